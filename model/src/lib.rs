@@ -1,0 +1,17 @@
+//! # horus-model
+//!
+//! The one specification of Horus in this repository: the wire format, the switch configuration and
+//! the reference scheduler (leaf and spine) at the granularity of pipeline passes. The hardware
+//! pipeline, the P4 program and the simulator are all checked against this crate.
+//!
+//! - [`wire`]: Ethernet / IPv4 / UDP 1234 / the 11-byte Horus header.
+//! - [`fixed`]: the 16.16 fixed-point load format and the additive factor.
+//! - [`config`]: the switch configuration (TOML) and its validation.
+//! - [`rng`]: the random generator the scheduler and the hardware share, bit for bit.
+//! - [`sched`]: the reference leaf and spine schedulers.
+
+pub mod config;
+pub mod fixed;
+pub mod rng;
+pub mod sched;
+pub mod wire;
