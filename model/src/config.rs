@@ -1,1 +1,913 @@
-//! placeholder
+//! The switch configuration: the single source of truth for one switch's pools, nodes and
+//! parameters.
+//!
+//! An operator writes one TOML file per switch (FPGA SmartNIC or simulator). It has five
+//! sections, all with `deny_unknown_fields` so that a misspelt key is an error rather than a
+//! silently ignored line:
+//!
+//! ```toml
+//! [switch]                 # required: who this switch is
+//! role = "leaf"            # "leaf" (schedules tasks to workers) or "spine" (to racks)
+//! id = 3
+//! mac = "02:00:00:00:00:03"
+//! ip = "10.0.0.3"
+//! pass_through_port = 1
+//! control_port = 0
+//!
+//! [sizes]                  # optional: table sizes (defaults depend on the role)
+//! [defaults]               # optional: per-pool parameters every pool inherits
+//!
+//! [[spines]]               # leaf only: the spines this leaf reports to
+//! id = 1
+//! mac = "02:00:00:00:01:01"
+//! ip = "10.0.1.1"
+//! udp_port = 1234
+//! port = 2
+//!
+//! [[pools]]                # the pools this switch schedules
+//! id = 7
+//! spine = 1                # leaf only
+//! spine_node = 12          # leaf only
+//!   [[pools.nodes]]        # leaf: workers; spine: racks (leaves)
+//!   id = 0
+//!   mac = "02:00:00:03:00:01"
+//!   ip = "10.0.3.1"
+//!   udp_port = 5000
+//!   port = 8
+//! ```
+//!
+//! [`Config::from_toml_str`] and [`Config::from_file`] parse that text into a raw, as-written form,
+//! resolve it (role-dependent [`Sizes`], [`PoolParams`] overlaid on `[defaults]`, pool capacity
+//! defaulting to the number of nodes listed, `report_delta` converted to 16.16 fixed point) and
+//! [validate](Config::validate) the result. A [`Config`] therefore always holds concrete values.
+//! [`Config::to_toml_string`] writes a config back in the same format; parsing that text gives an
+//! equal [`Config`].
+//!
+//! Errors ([`ConfigError`]) name the offending key as a path such as `pools[2].nodes[3].id`; when
+//! a config has several problems, the first one in document order (`switch`, `sizes`, `defaults`,
+//! `spines`, `pools` in the order of the fields of each entry) is reported.
+//!
+//! `Config` also implements serde's `Serialize` and `Deserialize` in this same operator format
+//! (deserializing validates), so it can be embedded in other serde formats. The other types
+//! serialize in their resolved form (for example [`PoolParams::report_delta_raw`]).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::wire::MacAddr;
+
+/// Default source UDP port of the Horus messages a switch generates.
+pub const DEFAULT_UDP_PORT: u16 = 1234;
+
+/// Default timeout of a multi-packet connection-table entry, in microseconds.
+pub const DEFAULT_CONN_TIMEOUT_US: u32 = 20_000;
+
+/// Largest allowed `workers` count of one rack in one pool at a spine.
+pub const MAX_RACK_WORKERS: u16 = 4096;
+
+/// Largest allowed `sizes.conn_table` (entries).
+pub const MAX_CONN_TABLE: u32 = 65_536;
+
+/// 1.0 in 16.16 fixed point.
+const FIXED_ONE: f64 = 65_536.0;
+
+/// An error loading or validating a switch configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{}: {message}", path.display())]
+    Io {
+        /// The file that could not be read.
+        path: PathBuf,
+        /// The operating system's message.
+        message: String,
+    },
+    /// The text is not valid TOML or does not match the schema (unknown or missing key, wrong
+    /// type, integer out of range). The message is toml's and includes line and column.
+    #[error("{message}")]
+    Parse {
+        /// toml's message, including the line and column of the problem.
+        message: String,
+    },
+    /// The config is well-formed but breaks a rule, for example a duplicate node ID.
+    #[error("{key}: {message}")]
+    Invalid {
+        /// Path of the offending key, e.g. `pools[2].nodes[3].id` or `sizes.conn_table`.
+        key: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// What a switch schedules tasks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A rack's top-of-rack switch: schedules tasks to the workers of its rack and reports to
+    /// spines. Written `"leaf"`.
+    Leaf,
+    /// A spine switch: schedules tasks to racks (leaves). Written `"spine"`.
+    Spine,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Leaf => "leaf",
+            Role::Spine => "spine",
+        })
+    }
+}
+
+/// The `[switch]` section: this switch's identity and ports. Required.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Leaf or spine. Required.
+    pub role: Role,
+    /// This switch's ID. For a leaf, its leaf ID, which spines write into `dst_id` of the tasks
+    /// they send to this rack. Required.
+    pub id: u16,
+    /// Source MAC address of the messages this switch generates. Required.
+    pub mac: MacAddr,
+    /// Source IPv4 address of the messages this switch generates. Required.
+    pub ip: Ipv4Addr,
+    /// Source UDP port of the messages this switch generates. Default 1234
+    /// ([`DEFAULT_UDP_PORT`]).
+    #[serde(default = "default_udp_port")]
+    pub udp_port: u16,
+    /// Egress port for non-Horus frames and for frames this role does not schedule. Required.
+    pub pass_through_port: u8,
+    /// Egress port for controller packets (KEEP_ALIVE, WORKER_ID, ...). Required.
+    pub control_port: u8,
+    /// Timeout of a multi-packet connection-table entry, in microseconds; at least 1. Default
+    /// 20000 ([`DEFAULT_CONN_TIMEOUT_US`]).
+    #[serde(default = "default_conn_timeout_us")]
+    pub conn_timeout_us: u32,
+}
+
+fn default_udp_port() -> u16 {
+    DEFAULT_UDP_PORT
+}
+
+fn default_conn_timeout_us() -> u32 {
+    DEFAULT_CONN_TIMEOUT_US
+}
+
+/// The `[sizes]` section: table sizes of the hardware or model. Each key is optional; missing
+/// ones take the role's default ([`Sizes::default_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sizes {
+    /// Number of pool slots (count); pool IDs must be below it. 1..=65535. Default 64.
+    pub pools: u16,
+    /// Number of node slots (count); node IDs must be below it and the pools' capacities must sum
+    /// to at most it. 1..=65535. Default 4096 on a leaf, 1024 on a spine.
+    pub nodes: u16,
+    /// Number of multi-packet connection-table entries; a power of two in 1..=65536. Default 1024.
+    pub conn_table: u32,
+}
+
+impl Sizes {
+    /// The sizes used when `[sizes]` (or one of its keys) is omitted: 64 pools, 1024 connection
+    /// entries, and 4096 nodes on a leaf or 1024 nodes on a spine.
+    pub const fn default_for(role: Role) -> Sizes {
+        match role {
+            Role::Leaf => Sizes {
+                pools: 64,
+                nodes: 4096,
+                conn_table: 1024,
+            },
+            Role::Spine => Sizes {
+                pools: 64,
+                nodes: 1024,
+                conn_table: 1024,
+            },
+        }
+    }
+}
+
+/// Per-pool scheduling parameters, resolved: `[defaults]` overlaid by a pool's own overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolParams {
+    /// A leaf links its rack into the spine's idle list when the pool's idle-worker count
+    /// reaches this (workers); at least 1. Default 1.
+    pub idle_link_at: u16,
+    /// A leaf unlinks its rack from the spine's idle list when the pool's idle-worker count falls
+    /// to this or below (workers); below `idle_link_at`, the gap being the hysteresis. Default 0.
+    pub idle_unlink_at: u16,
+    /// A leaf sends a load report when the pool's average load (tasks per worker) moved by at
+    /// least this much since its last report, in 16.16 fixed point (raw = round(x * 65536)); at
+    /// least 1. Written in TOML as the float `report_delta` (> 0 and < 65536). Default 65536
+    /// (`report_delta = 1.0`).
+    pub report_delta_raw: u32,
+}
+
+impl Default for PoolParams {
+    /// `idle_link_at = 1`, `idle_unlink_at = 0`, `report_delta = 1.0`.
+    fn default() -> Self {
+        PoolParams {
+            idle_link_at: 1,
+            idle_unlink_at: 0,
+            report_delta_raw: 65_536,
+        }
+    }
+}
+
+impl PoolParams {
+    /// `report_delta_raw` as a number of tasks per worker (exact).
+    pub fn report_delta(&self) -> f64 {
+        f64::from(self.report_delta_raw) / FIXED_ONE
+    }
+}
+
+/// One `[[spines]]` entry (leaf only): a spine this leaf reports to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpineLink {
+    /// The spine's switch ID, referenced by [`PoolConfig::spine`]; unique among the spines.
+    /// Required.
+    pub id: u16,
+    /// The spine's MAC address (destination of messages to it). Required.
+    pub mac: MacAddr,
+    /// The spine's IPv4 address. Required.
+    pub ip: Ipv4Addr,
+    /// The spine's UDP port (destination port of messages to it). Required.
+    pub udp_port: u16,
+    /// Egress port of this switch towards the spine. Required.
+    pub port: u8,
+}
+
+/// One `[[pools]]` entry, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolConfig {
+    /// The pool's ID; unique, below `sizes.pools`. Required.
+    pub id: u16,
+    /// Node slots reserved for this pool (count), so that nodes can be added at run time; at
+    /// least the number of nodes listed and at least 1. Default: the number of nodes listed.
+    pub capacity: u16,
+    /// Leaf only, required there: ID of the spine this pool reports to (one of `[[spines]]`).
+    /// `None` on a spine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spine: Option<u16>,
+    /// Leaf only, required there: this leaf's node ID at that spine for this pool; unique per
+    /// spine. `None` on a spine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spine_node: Option<u16>,
+    /// Scheduling parameters: `[defaults]` overlaid by the pool's own `idle_link_at`,
+    /// `idle_unlink_at` and `report_delta` keys, each optional.
+    pub params: PoolParams,
+    /// The pool's nodes (`[[pools.nodes]]`): workers at a leaf, racks at a spine. Default: none.
+    pub nodes: Vec<NodeConfig>,
+}
+
+/// One `[[pools.nodes]]` entry: a worker (at a leaf) or a rack, i.e. a leaf (at a spine).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// Node ID at this switch: the worker ID at a leaf, the (pool, leaf) slot at a spine; unique
+    /// across all pools of the switch and below `sizes.nodes`. Required.
+    pub id: u16,
+    /// The node's MAC address (destination of tasks sent to it). Required.
+    pub mac: MacAddr,
+    /// The node's IPv4 address. Required.
+    pub ip: Ipv4Addr,
+    /// The node's UDP port (destination port of tasks sent to it). Required.
+    pub udp_port: u16,
+    /// Egress port of this switch towards the node. Required.
+    pub port: u8,
+    /// Spine only, required there: the pool's worker count in that rack (workers), 1..=4096; it
+    /// gives the rack's additive load factor. `None` at a leaf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u16>,
+    /// Spine only, required there: the leaf switch ID written into `dst_id` of tasks sent to that
+    /// rack; unique within the pool. `None` at a leaf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<u16>,
+}
+
+/// A switch's complete, resolved and validated configuration.
+///
+/// Its serde implementations use the operator's TOML format (the same as
+/// [`Config::from_toml_str`] and [`Config::to_toml_string`]); deserializing validates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawConfig", into = "RawConfig")]
+pub struct Config {
+    /// `[switch]`: identity and ports. Required.
+    pub switch: SwitchConfig,
+    /// `[sizes]`: table sizes. Default: [`Sizes::default_for`] the role, key by key.
+    pub sizes: Sizes,
+    /// `[defaults]`: parameters every pool inherits. Default: [`PoolParams::default`], key by key.
+    pub defaults: PoolParams,
+    /// `[[spines]]` (leaf only): the spines this leaf reports to. Default: none.
+    pub spines: Vec<SpineLink>,
+    /// `[[pools]]`: the pools this switch schedules. Default: none.
+    pub pools: Vec<PoolConfig>,
+}
+
+impl Config {
+    /// Parses, resolves and validates a config from TOML text.
+    ///
+    /// ```
+    /// use horus_model::config::{Config, Role};
+    ///
+    /// let config = Config::from_toml_str(
+    ///     r#"
+    ///     [switch]
+    ///     role = "spine"
+    ///     id = 1
+    ///     mac = "02:00:00:00:01:01"
+    ///     ip = "10.0.1.1"
+    ///     pass_through_port = 5
+    ///     control_port = 0
+    ///
+    ///     [[pools]]
+    ///     id = 7
+    ///       [[pools.nodes]]
+    ///       id = 0
+    ///       mac = "02:00:00:00:00:03"
+    ///       ip = "10.0.0.3"
+    ///       udp_port = 1234
+    ///       port = 3
+    ///       workers = 8
+    ///       leaf = 3
+    ///     "#,
+    /// )?;
+    /// assert_eq!(config.switch.role, Role::Spine);
+    /// assert_eq!(config.sizes.nodes, 1024); // the spine default
+    /// assert_eq!(config.pool(7).map(|p| p.capacity), Some(1)); // the number of nodes listed
+    /// # Ok::<(), horus_model::config::ConfigError>(())
+    /// ```
+    pub fn from_toml_str(s: &str) -> Result<Config, ConfigError> {
+        let raw: RawConfig = toml::from_str(s).map_err(|e| ConfigError::Parse {
+            message: e.to_string(),
+        })?;
+        Config::try_from(raw)
+    }
+
+    /// Reads, parses, resolves and validates a config file.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Config::from_toml_str(&text)
+    }
+
+    /// Checks every rule of the schema and returns the first violation in document order.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check(None)
+    }
+
+    /// The pool with this ID, if any.
+    pub fn pool(&self, id: u16) -> Option<&PoolConfig> {
+        self.pools.iter().find(|p| p.id == id)
+    }
+
+    /// Writes the config as TOML. All sizes and defaults are written explicitly; a pool's
+    /// parameters are written only where they differ from `[defaults]`. Parsing the text with
+    /// [`Config::from_toml_str`] gives a config equal to `self` (if `self` is valid).
+    pub fn to_toml_string(&self) -> String {
+        match toml::to_string(&RawConfig::from(self)) {
+            Ok(text) => text,
+            // Unreachable: every value is a table, array, string, integer or float, and `None`
+            // fields are skipped. Degrade to a comment rather than panic.
+            Err(e) => format!("# cannot write config as TOML: {e}\n"),
+        }
+    }
+
+    /// Resolves a parsed config: fills in role-dependent sizes, overlays pool parameters on the
+    /// defaults, defaults capacities and converts `report_delta` to fixed point (saturating; an
+    /// unrepresentable value is reported by [`Config::check`]).
+    fn resolve(raw: &RawConfig) -> Config {
+        let base = Sizes::default_for(raw.switch.role);
+        let sizes = match &raw.sizes {
+            None => base,
+            Some(s) => Sizes {
+                pools: s.pools.unwrap_or(base.pools),
+                nodes: s.nodes.unwrap_or(base.nodes),
+                conn_table: s.conn_table.unwrap_or(base.conn_table),
+            },
+        };
+        let defaults = raw.defaults.overlay(&PoolParams::default());
+        let pools = raw
+            .pools
+            .iter()
+            .map(|p| PoolConfig {
+                id: p.id,
+                capacity: p
+                    .capacity
+                    .unwrap_or_else(|| u16::try_from(p.nodes.len()).unwrap_or(u16::MAX)),
+                spine: p.spine,
+                spine_node: p.spine_node,
+                params: p.overrides().overlay(&defaults),
+                nodes: p.nodes.clone(),
+            })
+            .collect();
+        Config {
+            switch: raw.switch.clone(),
+            sizes,
+            defaults,
+            spines: raw.spines.clone(),
+            pools,
+        }
+    }
+
+    /// Validates in document order. With the parsed form at hand, `report_delta` is checked as
+    /// written (so that NaN, 0 or 1e9 get a precise message) rather than as converted.
+    fn check(&self, raw: Option<&RawConfig>) -> Result<(), ConfigError> {
+        if self.switch.conn_timeout_us == 0 {
+            return Err(invalid("switch.conn_timeout_us", "must be at least 1 us"));
+        }
+        self.sizes.check()?;
+        let written_delta = raw.and_then(|r| r.defaults.report_delta);
+        check_params(&self.defaults, written_delta, "defaults")?;
+        self.check_spines()?;
+
+        let mut seen = Seen::default();
+        for (i, pool) in self.pools.iter().enumerate() {
+            let written_delta = raw
+                .and_then(|r| r.pools.get(i))
+                .and_then(|p| p.report_delta);
+            self.check_pool(i, pool, written_delta, &mut seen)?;
+        }
+
+        let reserved: u64 = self.pools.iter().map(|p| u64::from(p.capacity)).sum();
+        if reserved > u64::from(self.sizes.nodes) {
+            return Err(invalid(
+                "pools",
+                format!(
+                    "pools reserve {reserved} node slots but sizes.nodes is {}",
+                    self.sizes.nodes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_spines(&self) -> Result<(), ConfigError> {
+        if self.switch.role == Role::Spine {
+            if !self.spines.is_empty() {
+                return Err(invalid("spines", "a spine has no linked spines"));
+            }
+            return Ok(());
+        }
+        let mut ids: HashMap<u16, usize> = HashMap::new();
+        for (i, spine) in self.spines.iter().enumerate() {
+            if let Some(j) = ids.insert(spine.id, i) {
+                return Err(invalid(
+                    format!("spines[{i}].id"),
+                    format!("duplicate spine ID {} (also spines[{j}].id)", spine.id),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_pool(
+        &self,
+        i: usize,
+        pool: &PoolConfig,
+        written_delta: Option<f64>,
+        seen: &mut Seen,
+    ) -> Result<(), ConfigError> {
+        let key = format!("pools[{i}]");
+
+        if let Some(&j) = seen.pools.get(&pool.id) {
+            return Err(invalid(
+                format!("{key}.id"),
+                format!("duplicate pool ID {} (also pools[{j}].id)", pool.id),
+            ));
+        }
+        seen.pools.insert(pool.id, i);
+        if pool.id >= self.sizes.pools {
+            return Err(invalid(
+                format!("{key}.id"),
+                format!(
+                    "pool ID {} out of range: must be below sizes.pools = {}",
+                    pool.id, self.sizes.pools
+                ),
+            ));
+        }
+
+        if pool.nodes.is_empty() && pool.capacity == 0 {
+            return Err(invalid(
+                format!("{key}.capacity"),
+                "empty pool: no nodes listed and capacity 0 (list nodes or set capacity >= 1)",
+            ));
+        }
+        if pool.nodes.len() > usize::from(pool.capacity) {
+            return Err(invalid(
+                format!("{key}.capacity"),
+                format!(
+                    "pool has {} nodes but capacity {}",
+                    pool.nodes.len(),
+                    pool.capacity
+                ),
+            ));
+        }
+
+        match self.switch.role {
+            Role::Leaf => self.check_leaf_pool_link(&key, i, pool, seen)?,
+            Role::Spine => {
+                if pool.spine.is_some() {
+                    return Err(invalid(
+                        format!("{key}.spine"),
+                        "only allowed on a leaf: a spine's pools are not linked to spines",
+                    ));
+                }
+                if pool.spine_node.is_some() {
+                    return Err(invalid(
+                        format!("{key}.spine_node"),
+                        "only allowed on a leaf: a spine's pools are not linked to spines",
+                    ));
+                }
+            }
+        }
+
+        check_params(&pool.params, written_delta, &key)?;
+
+        let mut leaves: HashMap<u16, usize> = HashMap::new();
+        for (j, node) in pool.nodes.iter().enumerate() {
+            let node_key = format!("{key}.nodes[{j}]");
+            if let Some(&(pi, nj)) = seen.nodes.get(&node.id) {
+                return Err(invalid(
+                    format!("{node_key}.id"),
+                    format!(
+                        "duplicate node ID {} (also pools[{pi}].nodes[{nj}].id)",
+                        node.id
+                    ),
+                ));
+            }
+            seen.nodes.insert(node.id, (i, j));
+            if node.id >= self.sizes.nodes {
+                return Err(invalid(
+                    format!("{node_key}.id"),
+                    format!(
+                        "node ID {} out of range: must be below sizes.nodes = {}",
+                        node.id, self.sizes.nodes
+                    ),
+                ));
+            }
+            match self.switch.role {
+                Role::Leaf => check_worker_node(&node_key, node)?,
+                Role::Spine => check_rack_node(&node_key, &key, j, node, &mut leaves)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn check_leaf_pool_link(
+        &self,
+        key: &str,
+        i: usize,
+        pool: &PoolConfig,
+        seen: &mut Seen,
+    ) -> Result<(), ConfigError> {
+        let Some(spine) = pool.spine else {
+            return Err(invalid(
+                format!("{key}.spine"),
+                "required on a leaf: the ID of the spine this pool reports to",
+            ));
+        };
+        if !self.spines.iter().any(|s| s.id == spine) {
+            return Err(invalid(
+                format!("{key}.spine"),
+                format!("unknown spine {spine} (not listed in [[spines]])"),
+            ));
+        }
+        let Some(spine_node) = pool.spine_node else {
+            return Err(invalid(
+                format!("{key}.spine_node"),
+                "required on a leaf: this leaf's node ID at the spine for this pool",
+            ));
+        };
+        if let Some(&j) = seen.spine_nodes.get(&(spine, spine_node)) {
+            return Err(invalid(
+                format!("{key}.spine_node"),
+                format!(
+                    "duplicate spine_node {spine_node} at spine {spine} (also pools[{j}].spine_node)"
+                ),
+            ));
+        }
+        seen.spine_nodes.insert((spine, spine_node), i);
+        Ok(())
+    }
+}
+
+/// IDs seen so far while validating pools, with where they were first seen.
+#[derive(Default)]
+struct Seen {
+    /// Pool ID -> pool index.
+    pools: HashMap<u16, usize>,
+    /// Node ID -> (pool index, node index).
+    nodes: HashMap<u16, (usize, usize)>,
+    /// (spine ID, spine_node) -> pool index.
+    spine_nodes: HashMap<(u16, u16), usize>,
+}
+
+impl Sizes {
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.pools == 0 {
+            return Err(invalid("sizes.pools", "must be at least 1"));
+        }
+        if self.nodes == 0 {
+            return Err(invalid("sizes.nodes", "must be at least 1"));
+        }
+        if !self.conn_table.is_power_of_two() || self.conn_table > MAX_CONN_TABLE {
+            return Err(invalid(
+                "sizes.conn_table",
+                format!(
+                    "must be a power of two in 1..={MAX_CONN_TABLE} (got {})",
+                    self.conn_table
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Checks resolved parameters under `prefix` (`defaults` or `pools[i]`). `written_delta` is the
+/// `report_delta` written at that place, if known.
+fn check_params(
+    params: &PoolParams,
+    written_delta: Option<f64>,
+    prefix: &str,
+) -> Result<(), ConfigError> {
+    if params.idle_link_at == 0 {
+        return Err(invalid(
+            format!("{prefix}.idle_link_at"),
+            "must be at least 1",
+        ));
+    }
+    if params.idle_unlink_at >= params.idle_link_at {
+        return Err(invalid(
+            format!("{prefix}.idle_unlink_at"),
+            format!(
+                "must be below idle_link_at to leave a hysteresis gap (got idle_unlink_at = {}, \
+                 idle_link_at = {})",
+                params.idle_unlink_at, params.idle_link_at
+            ),
+        ));
+    }
+    let key = format!("{prefix}.report_delta");
+    match written_delta {
+        Some(x) => check_report_delta(x).map_err(|message| invalid(key, message)),
+        None if params.report_delta_raw == 0 => Err(invalid(
+            key,
+            "must be at least 1/65536 (raw 16.16 value 1), got raw 0",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Checks a written `report_delta`; on success, [`delta_to_raw`] is exact and at least 1.
+fn check_report_delta(x: f64) -> Result<(), String> {
+    if !x.is_finite() {
+        return Err(format!("must be a finite number (got {x})"));
+    }
+    if x <= 0.0 {
+        return Err(format!("must be positive (got {x})"));
+    }
+    if x >= FIXED_ONE {
+        return Err(format!("must be below 65536 (got {x})"));
+    }
+    let raw = (x * FIXED_ONE).round();
+    if raw < 1.0 {
+        return Err(format!(
+            "{x} is below the 16.16 fixed-point resolution: must be at least 1/65536 \
+             (about 0.0000153)"
+        ));
+    }
+    if raw > f64::from(u32::MAX) {
+        return Err(format!(
+            "{x} rounds to 65536.0 in 16.16 fixed point, which does not fit: must be below 65536"
+        ));
+    }
+    Ok(())
+}
+
+/// `round(x * 65536)`, saturating at 0 and `u32::MAX` (NaN gives 0).
+fn delta_to_raw(x: f64) -> u32 {
+    // `as` saturates and maps NaN to 0; out-of-range values are rejected by the validation.
+    (x * FIXED_ONE).round() as u32
+}
+
+/// Checks a node of a leaf (a worker).
+fn check_worker_node(node_key: &str, node: &NodeConfig) -> Result<(), ConfigError> {
+    if node.workers.is_some() {
+        return Err(invalid(
+            format!("{node_key}.workers"),
+            "only allowed on a spine: a leaf's nodes are single workers",
+        ));
+    }
+    if node.leaf.is_some() {
+        return Err(invalid(
+            format!("{node_key}.leaf"),
+            "only allowed on a spine: a leaf's nodes are workers, not racks",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a node of a spine (a rack); `leaves` maps the pool's leaf IDs seen so far to node
+/// indices.
+fn check_rack_node(
+    node_key: &str,
+    pool_key: &str,
+    j: usize,
+    node: &NodeConfig,
+    leaves: &mut HashMap<u16, usize>,
+) -> Result<(), ConfigError> {
+    match node.workers {
+        None => {
+            return Err(invalid(
+                format!("{node_key}.workers"),
+                format!(
+                    "required on a spine: the pool's worker count in that rack \
+                     (1..={MAX_RACK_WORKERS})"
+                ),
+            ));
+        }
+        Some(w) if w == 0 || w > MAX_RACK_WORKERS => {
+            return Err(invalid(
+                format!("{node_key}.workers"),
+                format!("must be in 1..={MAX_RACK_WORKERS} (got {w})"),
+            ));
+        }
+        Some(_) => {}
+    }
+    let Some(leaf) = node.leaf else {
+        return Err(invalid(
+            format!("{node_key}.leaf"),
+            "required on a spine: the leaf switch ID of that rack",
+        ));
+    };
+    if let Some(&k) = leaves.get(&leaf) {
+        return Err(invalid(
+            format!("{node_key}.leaf"),
+            format!("duplicate leaf {leaf} in this pool (also {pool_key}.nodes[{k}].leaf)"),
+        ));
+    }
+    leaves.insert(leaf, j);
+    Ok(())
+}
+
+impl TryFrom<RawConfig> for Config {
+    type Error = ConfigError;
+
+    fn try_from(raw: RawConfig) -> Result<Config, ConfigError> {
+        let config = Config::resolve(&raw);
+        config.check(Some(&raw))?;
+        Ok(config)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The as-written form.
+
+/// The config as written in TOML, before defaults are applied.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    switch: SwitchConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sizes: Option<RawSizes>,
+    #[serde(default)]
+    defaults: RawParams,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    spines: Vec<SpineLink>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pools: Vec<RawPool>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSizes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pools: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nodes: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    conn_table: Option<u32>,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idle_link_at: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idle_unlink_at: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    report_delta: Option<f64>,
+}
+
+impl RawParams {
+    fn overlay(&self, base: &PoolParams) -> PoolParams {
+        PoolParams {
+            idle_link_at: self.idle_link_at.unwrap_or(base.idle_link_at),
+            idle_unlink_at: self.idle_unlink_at.unwrap_or(base.idle_unlink_at),
+            report_delta_raw: self
+                .report_delta
+                .map_or(base.report_delta_raw, delta_to_raw),
+        }
+    }
+
+    /// The keys of `params` that differ from `base`.
+    fn diff(params: &PoolParams, base: &PoolParams) -> RawParams {
+        RawParams {
+            idle_link_at: (params.idle_link_at != base.idle_link_at).then_some(params.idle_link_at),
+            idle_unlink_at: (params.idle_unlink_at != base.idle_unlink_at)
+                .then_some(params.idle_unlink_at),
+            report_delta: (params.report_delta_raw != base.report_delta_raw)
+                .then_some(params.report_delta()),
+        }
+    }
+}
+
+/// A pool as written; the parameter overrides sit directly in the pool's table.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPool {
+    id: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    capacity: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spine: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spine_node: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idle_link_at: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idle_unlink_at: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    report_delta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    nodes: Vec<NodeConfig>,
+}
+
+impl RawPool {
+    fn overrides(&self) -> RawParams {
+        RawParams {
+            idle_link_at: self.idle_link_at,
+            idle_unlink_at: self.idle_unlink_at,
+            report_delta: self.report_delta,
+        }
+    }
+}
+
+impl From<&Config> for RawConfig {
+    fn from(c: &Config) -> RawConfig {
+        RawConfig {
+            switch: c.switch.clone(),
+            sizes: Some(RawSizes {
+                pools: Some(c.sizes.pools),
+                nodes: Some(c.sizes.nodes),
+                conn_table: Some(c.sizes.conn_table),
+            }),
+            defaults: RawParams {
+                idle_link_at: Some(c.defaults.idle_link_at),
+                idle_unlink_at: Some(c.defaults.idle_unlink_at),
+                report_delta: Some(c.defaults.report_delta()),
+            },
+            spines: c.spines.clone(),
+            pools: c
+                .pools
+                .iter()
+                .map(|p| {
+                    let overrides = RawParams::diff(&p.params, &c.defaults);
+                    RawPool {
+                        id: p.id,
+                        capacity: Some(p.capacity),
+                        spine: p.spine,
+                        spine_node: p.spine_node,
+                        idle_link_at: overrides.idle_link_at,
+                        idle_unlink_at: overrides.idle_unlink_at,
+                        report_delta: overrides.report_delta,
+                        nodes: p.nodes.clone(),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<Config> for RawConfig {
+    fn from(c: Config) -> RawConfig {
+        RawConfig::from(&c)
+    }
+}

@@ -1,0 +1,401 @@
+//! Control-plane operations, run as passes so that they serialise with traffic.
+//!
+//! Each operation is validated first, as the host driver does before it writes the control port
+//! (a refused operation changes nothing), then runs as one pass that obeys the switch rule; a node
+//! removal needs two. A control pass is a barrier: it enters only when no resubmitted pass is in
+//! flight, so the second pass of an idleAdd, an idleRemove or a task never meets a table that a
+//! reconfiguration changed under it.
+
+use thiserror::Error;
+
+use super::state::{NodeEntry, NodeState, PoolCfg};
+use super::{
+    AvgChange, IdleIndex, NodeAddr, NodeRef, Params, PassResult, RemoveFinish, Resubmit, Scheduler,
+    SpineRef, Stage,
+};
+use crate::config::{Config, Role};
+use crate::fixed::{Load, MAX_WORKERS};
+use crate::wire::Endpoint;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlOp {
+    /// Create or re-place an empty pool: its slot region `[base, base + capacity)` in the idle and
+    /// member lists, its parameters, and (leaf) its spine.
+    ConfigurePool {
+        pool: u16,
+        base: u16,
+        capacity: u16,
+        params: Params,
+        spine: Option<SpineRef>,
+    },
+    /// Change a pool's parameters; takes effect from the next pass.
+    SetPoolParams { pool: u16, params: Params },
+    /// Add a node to a pool. A leaf's new worker is idle: it is pushed onto the idle list. A spine's
+    /// node is a rack of `workers` workers of the pool (its additive factor is `1/workers`).
+    AddNode {
+        pool: u16,
+        node: u16,
+        addr: NodeAddr,
+        workers: u16,
+    },
+    /// Remove a node from its pool (a failed worker or rack): two passes.
+    RemoveNode { pool: u16, node: u16 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ControlError {
+    #[error("{0} resubmitted pass(es) in flight: a control pass waits until none is")]
+    Busy(u32),
+    #[error("pool {pool} is out of range (the pool table has {limit} entries)")]
+    PoolOutOfRange { pool: u16, limit: u16 },
+    #[error("pool {0} is not configured")]
+    PoolNotConfigured(u16),
+    #[error("pool {0} still has nodes; remove them before re-placing it")]
+    PoolNotEmpty(u16),
+    #[error("pool {pool}: region [{base}, {end}) does not fit the {limit} node slots or is empty")]
+    BadRegion {
+        pool: u16,
+        base: u16,
+        end: u32,
+        limit: u16,
+    },
+    #[error("pool {pool}: region overlaps pool {other}'s")]
+    RegionOverlap { pool: u16, other: u16 },
+    #[error(
+        "pool {0}: invalid parameters (need link_at >= 1, unlink_at < link_at, report_delta > 0)"
+    )]
+    BadParams(u16),
+    #[error("node {node} is out of range (the node table has {limit} entries)")]
+    NodeOutOfRange { node: u16, limit: u16 },
+    #[error("node {0} is already in use")]
+    NodeInUse(u16),
+    #[error("node {node} is not a node of pool {pool}")]
+    NodeNotInPool { pool: u16, node: u16 },
+    #[error("pool {0} is full")]
+    PoolFull(u16),
+    #[error("node {node}: worker count {workers} outside 1..={max}", max = MAX_WORKERS)]
+    BadWorkerCount { node: u16, workers: u16 },
+    #[error("pool {0}'s idle list is locked by a removal in flight; retry")]
+    Locked(u16),
+}
+
+/// The control passes that configure a fresh scheduler from `cfg`: each pool's region is placed
+/// after the previous pool's, in the order of the file.
+pub fn config_ops(cfg: &Config) -> Vec<ControlOp> {
+    let mut ops = Vec::new();
+    let mut base = 0u16;
+    for p in &cfg.pools {
+        let spine = match (p.spine, p.spine_node) {
+            (Some(id), Some(node)) if cfg.switch.role == Role::Leaf => Some(SpineRef { id, node }),
+            _ => None,
+        };
+        ops.push(ControlOp::ConfigurePool {
+            pool: p.id,
+            base,
+            capacity: p.capacity,
+            params: (&p.params).into(),
+            spine,
+        });
+        for n in &p.nodes {
+            let addr = NodeAddr {
+                endpoint: Endpoint {
+                    mac: n.mac,
+                    ip: n.ip,
+                    udp_port: n.udp_port,
+                },
+                port: n.port,
+                dst_id: n.leaf.unwrap_or(n.id),
+            };
+            ops.push(ControlOp::AddNode {
+                pool: p.id,
+                node: n.id,
+                addr,
+                workers: n.workers.unwrap_or(1),
+            });
+        }
+        base = base.saturating_add(p.capacity);
+    }
+    ops
+}
+
+impl Scheduler {
+    /// Runs a control operation. On `Err` nothing changed.
+    pub fn control(&mut self, op: ControlOp) -> Result<PassResult, ControlError> {
+        self.validate(&op)?;
+        self.begin();
+        self.counters.control_passes += 1;
+        Ok(match op {
+            ControlOp::ConfigurePool {
+                pool,
+                base,
+                capacity,
+                params,
+                spine,
+            } => {
+                let p = usize::from(pool);
+                self.touch(Stage::PoolCfg);
+                self.t.pool_cfg[p] = PoolCfg {
+                    valid: true,
+                    base,
+                    capacity,
+                    n: 0,
+                    params,
+                    spine,
+                };
+                self.touch(Stage::IdleCtl);
+                self.t.idle_ctl[p] = Default::default();
+                self.touch(Stage::PoolAvg);
+                self.t.pool_avg[p] = Default::default();
+                PassResult::default()
+            }
+            ControlOp::SetPoolParams { pool, params } => {
+                self.touch(Stage::PoolCfg);
+                let cfg = &mut self.t.pool_cfg[usize::from(pool)];
+                cfg.params = params;
+                let cfg = *cfg;
+                // New thresholds apply at once: the link rule runs as if `p` had just changed.
+                self.touch(Stage::IdleCtl);
+                let ctl = &mut self.t.idle_ctl[usize::from(pool)];
+                let signal = if self.role == Role::Leaf {
+                    Scheduler::link_update(ctl, &cfg, None)
+                } else {
+                    None
+                };
+                let mut r = PassResult::default();
+                self.leaf_tail(pool, &cfg, AvgChange::None, signal, &mut r);
+                r
+            }
+            ControlOp::AddNode {
+                pool,
+                node,
+                addr,
+                workers,
+            } => self.add_node(pool, node, addr, workers),
+            ControlOp::RemoveNode { pool, node } => self.remove_node_first(pool, node),
+        })
+    }
+
+    fn check_pool(&self, pool: u16) -> Result<PoolCfg, ControlError> {
+        if pool >= self.sizes.pools {
+            return Err(ControlError::PoolOutOfRange {
+                pool,
+                limit: self.sizes.pools,
+            });
+        }
+        let cfg = self.t.pool_cfg[usize::from(pool)];
+        if cfg.valid {
+            Ok(cfg)
+        } else {
+            Err(ControlError::PoolNotConfigured(pool))
+        }
+    }
+
+    fn check_node(&self, node: u16) -> Result<NodeEntry, ControlError> {
+        if node >= self.sizes.nodes {
+            return Err(ControlError::NodeOutOfRange {
+                node,
+                limit: self.sizes.nodes,
+            });
+        }
+        Ok(self.t.node[usize::from(node)])
+    }
+
+    /// What the host driver checks before it issues `op`; reads only.
+    fn validate(&self, op: &ControlOp) -> Result<(), ControlError> {
+        if self.in_flight > 0 {
+            return Err(ControlError::Busy(self.in_flight));
+        }
+        match *op {
+            ControlOp::ConfigurePool {
+                pool,
+                base,
+                capacity,
+                params,
+                ..
+            } => {
+                if pool >= self.sizes.pools {
+                    return Err(ControlError::PoolOutOfRange {
+                        pool,
+                        limit: self.sizes.pools,
+                    });
+                }
+                let cur = self.t.pool_cfg[usize::from(pool)];
+                if cur.valid && cur.n > 0 {
+                    return Err(ControlError::PoolNotEmpty(pool));
+                }
+                let end = u32::from(base) + u32::from(capacity);
+                if capacity == 0 || end > u32::from(self.sizes.nodes) {
+                    return Err(ControlError::BadRegion {
+                        pool,
+                        base,
+                        end,
+                        limit: self.sizes.nodes,
+                    });
+                }
+                if !params.is_valid() {
+                    return Err(ControlError::BadParams(pool));
+                }
+                let overlap = self.t.pool_cfg.iter().enumerate().find(|(i, c)| {
+                    *i != usize::from(pool)
+                        && c.valid
+                        && u32::from(c.base) < end
+                        && u32::from(base) < u32::from(c.base) + u32::from(c.capacity)
+                });
+                if let Some((other, _)) = overlap {
+                    return Err(ControlError::RegionOverlap {
+                        pool,
+                        other: other as u16,
+                    });
+                }
+            }
+            ControlOp::SetPoolParams { pool, params } => {
+                self.check_pool(pool)?;
+                if !params.is_valid() {
+                    return Err(ControlError::BadParams(pool));
+                }
+            }
+            ControlOp::AddNode {
+                pool,
+                node,
+                workers,
+                ..
+            } => {
+                let cfg = self.check_pool(pool)?;
+                if self.check_node(node)?.state != NodeState::Free {
+                    return Err(ControlError::NodeInUse(node));
+                }
+                if cfg.n >= cfg.capacity {
+                    return Err(ControlError::PoolFull(pool));
+                }
+                if self.role == Role::Spine && !(1..=MAX_WORKERS).contains(&u32::from(workers)) {
+                    return Err(ControlError::BadWorkerCount { node, workers });
+                }
+            }
+            ControlOp::RemoveNode { pool, node } => {
+                self.check_pool(pool)?;
+                let e = self.check_node(node)?;
+                if e.state != NodeState::Active || e.pool != pool {
+                    return Err(ControlError::NodeNotInPool { pool, node });
+                }
+                if self.t.idle_ctl[usize::from(pool)].locked {
+                    return Err(ControlError::Locked(pool));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn add_node(&mut self, pool: u16, node: u16, addr: NodeAddr, workers: u16) -> PassResult {
+        let leaf = self.is_leaf();
+        self.touch(Stage::PoolCfg);
+        let cfg = &mut self.t.pool_cfg[usize::from(pool)];
+        let slot = cfg.n;
+        cfg.n += 1;
+        let cfg = *cfg;
+        let factor = if leaf {
+            Load::ONE
+        } else {
+            Load::additive_factor(u32::from(workers))
+        };
+        let me = NodeRef { node, factor };
+        self.touch(Stage::Node);
+        self.t.node[usize::from(node)] = NodeEntry {
+            state: NodeState::Active,
+            pool,
+            slot,
+            factor,
+        };
+        // A new worker has an empty queue: it is idle. A new rack is idle only when its leaf says so.
+        let signal = if leaf {
+            self.push_idle(pool, &cfg, me)
+        } else {
+            self.touch(Stage::IdleIndex);
+            self.t.idle_index[usize::from(node)] = IdleIndex::Absent;
+            None
+        };
+        let at = usize::from(cfg.base) + usize::from(slot);
+        self.touch(Stage::Members1);
+        self.t.members1[at] = me;
+        self.touch(Stage::Members2);
+        self.t.members2[at] = me;
+        self.set_load(node, Load::ZERO);
+        let mut r = PassResult::default();
+        let change = AvgChange::Rescale {
+            old: u32::from(slot),
+            new: u32::from(cfg.n),
+            removed_tasks: 0,
+        };
+        self.leaf_tail(pool, &cfg, change, signal, &mut r);
+        self.touch(Stage::NodeAddr);
+        self.t.node_addr[usize::from(node)] = Some(addr);
+        r
+    }
+
+    /// First pass of a removal: free the node, take it out of the idle list (first half of the
+    /// two-pass removal), read the pool's last member and the node's queue.
+    fn remove_node_first(&mut self, pool: u16, node: u16) -> PassResult {
+        self.touch(Stage::PoolCfg);
+        let cfg = self.t.pool_cfg[usize::from(pool)];
+        self.touch(Stage::Node);
+        let slot = self.t.node[usize::from(node)].slot;
+        self.t.node[usize::from(node)] = NodeEntry::default();
+        let (finish, signal) = self
+            .remove_first(pool, &cfg, node)
+            .unwrap_or((RemoveFinish::Nothing, None));
+        self.touch(Stage::Members1);
+        let last_member = self.t.members1[usize::from(cfg.base) + usize::from(cfg.n) - 1];
+        let i = usize::from(node);
+        self.touch(Stage::Load1);
+        let load = self.t.load1[i];
+        self.touch(Stage::Drift1);
+        let q = load.corrected(self.t.drift1[i]);
+        let mut r = PassResult::default();
+        let change = AvgChange::Rescale {
+            old: u32::from(cfg.n),
+            new: u32::from(cfg.n) - 1,
+            removed_tasks: u64::from(q.integer()),
+        };
+        self.leaf_tail(pool, &cfg, change, signal, &mut r);
+        r.resubmit = Some(self.hand_out(Resubmit::RemoveNode {
+            pool,
+            node,
+            slot,
+            last_member,
+            finish,
+        }));
+        r
+    }
+
+    /// Second pass: move the last member into the freed slot, finish the idle-list removal.
+    pub(super) fn remove_node_second(
+        &mut self,
+        pool: u16,
+        node: u16,
+        slot: u16,
+        last_member: NodeRef,
+        finish: RemoveFinish,
+    ) -> PassResult {
+        self.touch(Stage::PoolCfg);
+        let cfg = &mut self.t.pool_cfg[usize::from(pool)];
+        cfg.n -= 1;
+        let cfg = *cfg;
+        let moved = last_member.node != node;
+        if moved {
+            self.touch(Stage::Node);
+            self.t.node[usize::from(last_member.node)].slot = slot;
+        }
+        let signal = self.remove_finish(pool, &cfg, finish);
+        if moved {
+            let at = usize::from(cfg.base) + usize::from(slot);
+            self.touch(Stage::Members1);
+            self.t.members1[at] = last_member;
+            self.touch(Stage::Members2);
+            self.t.members2[at] = last_member;
+        }
+        let mut r = PassResult::default();
+        self.leaf_tail(pool, &cfg, AvgChange::None, signal, &mut r);
+        self.touch(Stage::NodeAddr);
+        self.t.node_addr[usize::from(node)] = None;
+        r
+    }
+}

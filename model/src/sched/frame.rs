@@ -1,0 +1,274 @@
+//! The scheduler at the level of frames: what a switch port sees. This is what the co-simulation
+//! compares with the hardware, byte for byte.
+//!
+//! - A frame that is not a Horus candidate (not IPv4, IPv4 with options or fragmented, not UDP, not
+//!   UDP port 1234, or too short to tell) leaves unchanged through the pass-through port.
+//! - A Horus candidate the parser rejects is dropped and counted: a runt Ethernet frame, a bad IPv4
+//!   checksum ([`DropReason::BadChecksum`]), inconsistent lengths, an unknown type or a misplaced
+//!   flag ([`DropReason::Malformed`]).
+//! - Otherwise the header goes through [`Scheduler`]. A forwarded task is rewritten with
+//!   [`wire::rewrite`] towards its node; a signal is the mirrored frame turned into a message with
+//!   [`wire::signal_frame`]. When a pass emits both, the forwarded frame leaves first.
+
+use super::{
+    ControlError, ControlOp, DropReason, Emit, Packet, PassResult, Resubmit, Scheduler, Target,
+};
+use crate::config::Config;
+use crate::wire::{self, Endpoint, HorusFrame, HorusHeader, Layer, WireError};
+
+/// A frame entering the switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InFrame {
+    pub frame: Vec<u8>,
+    /// Microseconds, wrapping (connection-table timeouts).
+    pub time_us: u32,
+}
+
+/// A frame leaving the switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutFrame {
+    pub port: u8,
+    pub frame: Vec<u8>,
+}
+
+/// A resubmitted pass with the frame it carries (empty for a control pass).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameResubmit {
+    pub frame: Vec<u8>,
+    pub resubmit: Resubmit,
+}
+
+/// A pass at the frame level.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FramePass {
+    Frame(InFrame),
+    Resubmit(FrameResubmit),
+    Control(ControlOp),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrameResult {
+    /// In the order they leave.
+    pub outputs: Vec<OutFrame>,
+    pub resubmit: Option<FrameResubmit>,
+    /// The header-level result (decision, drop reason); `None` for frames the scheduler never saw.
+    pub pass: Option<PassResult>,
+    /// The parser's verdict on a frame that was dropped before the scheduler.
+    pub parse_error: Option<WireError>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SpineAddr {
+    id: u16,
+    endpoint: Endpoint,
+    port: u8,
+}
+
+/// A [`Scheduler`] with its ports and addresses.
+#[derive(Clone, Debug)]
+pub struct FrameSwitch {
+    sched: Scheduler,
+    me: Endpoint,
+    pass_through_port: u8,
+    control_port: u8,
+    spines: Vec<SpineAddr>,
+}
+
+impl FrameSwitch {
+    /// A switch configured from `cfg`, and the frames its configuration passes emitted.
+    pub fn from_config(
+        cfg: &Config,
+        seed: u64,
+    ) -> Result<(FrameSwitch, Vec<OutFrame>), ControlError> {
+        let s = &cfg.switch;
+        let sched = Scheduler::new(s.role, s.id, cfg.sizes, s.conn_timeout_us, seed);
+        let spines = cfg
+            .spines
+            .iter()
+            .map(|l| SpineAddr {
+                id: l.id,
+                endpoint: Endpoint {
+                    mac: l.mac,
+                    ip: l.ip,
+                    udp_port: l.udp_port,
+                },
+                port: l.port,
+            })
+            .collect();
+        let mut sw = FrameSwitch {
+            sched,
+            me: Endpoint {
+                mac: s.mac,
+                ip: s.ip,
+                udp_port: s.udp_port,
+            },
+            pass_through_port: s.pass_through_port,
+            control_port: s.control_port,
+            spines,
+        };
+        let mut out = Vec::new();
+        for op in super::control::config_ops(cfg) {
+            out.extend(sw.process(FramePass::Control(op))?.outputs);
+        }
+        Ok((sw, out))
+    }
+
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.sched
+    }
+
+    pub fn process(&mut self, pass: FramePass) -> Result<FrameResult, ControlError> {
+        Ok(match pass {
+            FramePass::Frame(f) => self.frame(f),
+            FramePass::Resubmit(FrameResubmit { frame, resubmit }) => {
+                let r = self.sched.resubmit(resubmit);
+                self.emit(&frame, r)
+            }
+            FramePass::Control(op) => {
+                let r = self.sched.control(op)?;
+                self.emit(&[], r)
+            }
+        })
+    }
+
+    fn frame(&mut self, f: InFrame) -> FrameResult {
+        let parsed = wire::parse_frame(&f.frame);
+        let header = match parsed {
+            Ok(HorusFrame { header, .. }) => header,
+            Err(e) => {
+                let drop = match e {
+                    WireError::Truncated {
+                        layer: Layer::Ethernet,
+                        ..
+                    } => Some(DropReason::Malformed),
+                    WireError::Truncated { .. }
+                    | WireError::NotIpv4 { .. }
+                    | WireError::NotIpv4Version { .. }
+                    | WireError::Ipv4Options { .. }
+                    | WireError::Fragmented { .. }
+                    | WireError::NotUdp { .. }
+                    | WireError::WrongPort { .. } => None,
+                    WireError::Ipv4Checksum { .. } => Some(DropReason::BadChecksum),
+                    _ => Some(DropReason::Malformed),
+                };
+                return self.not_scheduled(f.frame, drop, e);
+            }
+        };
+        let r = self.sched.packet(Packet {
+            header,
+            time_us: f.time_us,
+        });
+        self.emit(&f.frame, r)
+    }
+
+    /// A frame the parser did not hand to the scheduler: passed through, or dropped and counted.
+    fn not_scheduled(
+        &mut self,
+        frame: Vec<u8>,
+        drop: Option<DropReason>,
+        e: WireError,
+    ) -> FrameResult {
+        let mut res = FrameResult::default();
+        match drop {
+            Some(reason) => {
+                self.sched.count_frame_drop(reason);
+                res.parse_error = Some(e);
+            }
+            None => {
+                self.sched.count_pass_through();
+                res.outputs.push(OutFrame {
+                    port: self.pass_through_port,
+                    frame,
+                });
+            }
+        }
+        res
+    }
+
+    fn emit(&self, frame: &[u8], r: PassResult) -> FrameResult {
+        let mut outputs = Vec::with_capacity(2);
+        if let Some(e) = r.forward {
+            outputs.extend(self.out_frame(frame, e, false));
+        }
+        if let Some((_, e)) = r.signal {
+            outputs.extend(self.out_frame(frame, e, true));
+        }
+        FrameResult {
+            outputs,
+            resubmit: r.resubmit.map(|resubmit| FrameResubmit {
+                frame: frame.to_vec(),
+                resubmit,
+            }),
+            pass: Some(r),
+            parse_error: None,
+        }
+    }
+
+    fn out_frame(&self, frame: &[u8], e: Emit, mirror: bool) -> Option<OutFrame> {
+        match e.target {
+            Target::PassThrough => Some(OutFrame {
+                port: self.pass_through_port,
+                frame: frame.to_vec(),
+            }),
+            Target::Control => Some(OutFrame {
+                port: self.control_port,
+                frame: frame.to_vec(),
+            }),
+            Target::Node { addr, .. } => {
+                // Only parsed frames reach a node, so the rewrite cannot fail.
+                wire::rewrite(frame, &addr.endpoint, &e.header)
+                    .ok()
+                    .map(|f| OutFrame {
+                        port: addr.port,
+                        frame: f,
+                    })
+            }
+            Target::Spine(id) => {
+                debug_assert!(mirror);
+                let spine = self.spines.iter().find(|s| s.id == id)?;
+                let template;
+                let original = if frame.is_empty() {
+                    template = self.template(&spine.endpoint, &e.header);
+                    &template[..]
+                } else {
+                    frame
+                };
+                wire::signal_frame(original, &self.me, &spine.endpoint, &e.header)
+                    .ok()
+                    .map(|f| OutFrame {
+                        port: spine.port,
+                        frame: f,
+                    })
+            }
+        }
+    }
+
+    /// The frame a control pass mirrors when it has none of its own.
+    fn template(&self, dst: &Endpoint, header: &HorusHeader) -> Vec<u8> {
+        HorusFrame {
+            src: self.me,
+            dst: *dst,
+            ip_id: 0,
+            ttl: 64,
+            dscp_ecn: 0,
+            dont_fragment: true,
+            udp_checksum: 0,
+            header: *header,
+            payload: Vec::new(),
+        }
+        .to_bytes()
+    }
+}
+
+impl Scheduler {
+    /// A frame dropped by the parser still counts as a pass.
+    pub(crate) fn count_frame_drop(&mut self, reason: DropReason) {
+        self.begin();
+        self.counters.drop(reason);
+    }
+
+    pub(crate) fn count_pass_through(&mut self) {
+        self.begin();
+        self.counters.passed_through += 1;
+    }
+}

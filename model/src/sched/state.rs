@@ -1,0 +1,287 @@
+//! The scheduler's tables, in stage order, and the guard that enforces the switch rule.
+//!
+//! Each table below is a register array that a pipeline keeps in exactly one stage. [`Stage`] lists
+//! them in pipeline order; the model touches them in that order and at most once per pass, and in
+//! debug builds [`AccessGuard`] checks both on every access, so a model change that a switch pipeline
+//! could not run fails every test that exercises it.
+
+use crate::config::PoolParams;
+use crate::fixed::{Drift, Load, RackAverage};
+use crate::wire::Endpoint;
+
+/// The pipeline stages that own a table, in the order a pass visits them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// `poolCfg[pool]`: base and capacity of the pool's slot region, member count, parameters.
+    PoolCfg,
+    /// `node[node]`: state, pool, member slot and additive factor of each node.
+    Node,
+    /// `idleCtl[pool]`: the idle-list pointer `p`, the removal lock and (leaf) the spine link flag.
+    IdleCtl,
+    /// `idleList[base + i]`: idle nodes, contiguous at the top (Algorithm 1).
+    IdleList,
+    /// `idleIndex[node]`: where a node sits in the idle list, or that an add is pending.
+    IdleIndex,
+    /// `members1[base + i]`: the pool's nodes, sampled by the first random index.
+    Members1,
+    /// `members2[base + i]`: identical copy, sampled by the second random index.
+    Members2,
+    /// `loadList1[node]` (Algorithm 2).
+    Load1,
+    /// `loadList2[node]`: identical copy.
+    Load2,
+    /// `driftList1[node]`: read-modify-written by the lazy drift check.
+    Drift1,
+    /// `driftList2[node]`: identical copy.
+    Drift2,
+    /// `poolAvg[pool]` (leaf): the rack average and the value last reported to the spine.
+    PoolAvg,
+    /// `conn[hash(pool, taskID)]`: multi-packet task affinity (§A.4).
+    Conn,
+    /// `nodeAddr[node]`: where a task for the node goes (deparser rewrite).
+    NodeAddr,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 14] = [
+        Stage::PoolCfg,
+        Stage::Node,
+        Stage::IdleCtl,
+        Stage::IdleList,
+        Stage::IdleIndex,
+        Stage::Members1,
+        Stage::Members2,
+        Stage::Load1,
+        Stage::Load2,
+        Stage::Drift1,
+        Stage::Drift2,
+        Stage::PoolAvg,
+        Stage::Conn,
+        Stage::NodeAddr,
+    ];
+
+    /// The table's name as the paper and the docs write it.
+    pub fn table_name(self) -> &'static str {
+        match self {
+            Stage::PoolCfg => "poolCfg",
+            Stage::Node => "node",
+            Stage::IdleCtl => "idleCtl",
+            Stage::IdleList => "idleList",
+            Stage::IdleIndex => "idleIndex",
+            Stage::Members1 => "members1",
+            Stage::Members2 => "members2",
+            Stage::Load1 => "loadList1",
+            Stage::Load2 => "loadList2",
+            Stage::Drift1 => "driftList1",
+            Stage::Drift2 => "driftList2",
+            Stage::PoolAvg => "poolAvg",
+            Stage::Conn => "conn",
+            Stage::NodeAddr => "nodeAddr",
+        }
+    }
+}
+
+/// Records the tables a pass touched, to check the switch rule (debug builds).
+#[derive(Clone, Debug, Default)]
+pub struct AccessGuard {
+    last: Option<Stage>,
+    touched: Vec<Stage>,
+}
+
+impl AccessGuard {
+    pub(crate) fn begin(&mut self) {
+        self.last = None;
+        self.touched.clear();
+    }
+
+    /// Declares one access to `stage`'s table. Panics (debug builds) if the pass already touched
+    /// this table or a later one: the model would then do something a pipeline cannot.
+    #[inline]
+    pub(crate) fn touch(&mut self, stage: Stage) {
+        if cfg!(debug_assertions) {
+            assert!(
+                self.last.is_none_or(|last| last < stage),
+                "switch rule broken: {:?} touched after {:?} in one pass ({:?})",
+                stage,
+                self.last,
+                self.touched
+            );
+            self.touched.push(stage);
+        }
+        self.last = Some(stage);
+    }
+
+    /// The tables the last pass touched, in order (debug builds; empty in release builds).
+    pub fn touched(&self) -> &[Stage] {
+        &self.touched
+    }
+}
+
+/// `poolCfg` entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolCfg {
+    pub valid: bool,
+    /// First slot of the pool's region in `idleList` and `members`.
+    pub base: u16,
+    /// Slots reserved for the pool.
+    pub capacity: u16,
+    /// Current number of nodes (`members[base .. base + n]`).
+    pub n: u16,
+    pub params: Params,
+    /// Leaf: the spine this pool reports to, and our node ID at that spine.
+    pub spine: Option<SpineRef>,
+}
+
+/// Per-pool parameters a leaf uses to decide what to tell its spine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Params {
+    /// Link the rack to the spine's idle list when the idle count reaches this (>= 1).
+    pub link_at: u16,
+    /// Unlink it when the idle count falls to this or below (< `link_at`).
+    pub unlink_at: u16,
+    /// Send a load report when the average moved by at least this much since the last one.
+    pub report_delta: Load,
+}
+
+impl Params {
+    pub fn is_valid(&self) -> bool {
+        self.link_at >= 1 && self.unlink_at < self.link_at && self.report_delta.0 >= 1
+    }
+}
+
+impl From<&PoolParams> for Params {
+    fn from(p: &PoolParams) -> Params {
+        Params {
+            link_at: p.idle_link_at,
+            unlink_at: p.idle_unlink_at,
+            report_delta: Load(p.report_delta_raw),
+        }
+    }
+}
+
+/// A leaf pool's link to a spine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpineRef {
+    /// The spine switch's ID (it writes it into `src_id` of the tasks it forwards).
+    pub id: u16,
+    /// This leaf's node ID at that spine for this pool (`src_id` of our messages).
+    pub node: u16,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NodeState {
+    #[default]
+    Free,
+    Active,
+}
+
+/// `node` entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeEntry {
+    pub state: NodeState,
+    pub pool: u16,
+    /// Position in the pool's `members` lists.
+    pub slot: u16,
+    /// What one task adds to this node's load: 1.0 for a worker, 1/w for a rack of w workers.
+    pub factor: Load,
+}
+
+/// `idleCtl` entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IdleCtl {
+    /// The paper's `p`: number of idle nodes, which sit at `idleList[base .. base + p]`.
+    pub p: u16,
+    /// Held between the two passes of a removal from the middle of the list.
+    pub locked: bool,
+    /// Leaf: whether this rack is (believed to be) in the spine's idle list for the pool.
+    pub linked: bool,
+}
+
+/// An `idleList` / `members` entry: a node and its additive factor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NodeRef {
+    pub node: u16,
+    pub factor: Load,
+}
+
+/// `idleIndex` entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdleIndex {
+    #[default]
+    Absent,
+    /// An idleAdd passed its duplicate check; its commit pass is in flight.
+    Pending,
+    /// In the idle list at this position.
+    Member(u16),
+}
+
+/// `poolAvg` entry (leaf).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolAvg {
+    pub avg: RackAverage,
+    /// The average sent in the last load report.
+    pub reported: Load,
+}
+
+/// `conn` entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnEntry {
+    pub valid: bool,
+    pub pool: u16,
+    pub seq: u16,
+    pub node: u16,
+    /// Time of insertion, microseconds, wrapping.
+    pub stamp_us: u32,
+}
+
+/// `nodeAddr` entry: how a task for this node leaves the switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeAddr {
+    pub endpoint: Endpoint,
+    /// Egress port.
+    pub port: u8,
+    /// Written into `dst_id`: the worker ID (leaf) or the leaf switch ID (spine).
+    pub dst_id: u16,
+}
+
+/// All tables of one switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tables {
+    pub pool_cfg: Vec<PoolCfg>,
+    pub node: Vec<NodeEntry>,
+    pub idle_ctl: Vec<IdleCtl>,
+    pub idle_list: Vec<NodeRef>,
+    pub idle_index: Vec<IdleIndex>,
+    pub members1: Vec<NodeRef>,
+    pub members2: Vec<NodeRef>,
+    pub load1: Vec<Load>,
+    pub load2: Vec<Load>,
+    pub drift1: Vec<Drift>,
+    pub drift2: Vec<Drift>,
+    pub pool_avg: Vec<PoolAvg>,
+    pub conn: Vec<ConnEntry>,
+    pub node_addr: Vec<Option<NodeAddr>>,
+}
+
+impl Tables {
+    pub fn new(pools: u16, nodes: u16, conn: u32) -> Tables {
+        let p = usize::from(pools);
+        let n = usize::from(nodes);
+        Tables {
+            pool_cfg: vec![PoolCfg::default(); p],
+            node: vec![NodeEntry::default(); n],
+            idle_ctl: vec![IdleCtl::default(); p],
+            idle_list: vec![NodeRef::default(); n],
+            idle_index: vec![IdleIndex::default(); n],
+            members1: vec![NodeRef::default(); n],
+            members2: vec![NodeRef::default(); n],
+            load1: vec![Load::ZERO; n],
+            load2: vec![Load::ZERO; n],
+            drift1: vec![Drift::ZERO; n],
+            drift2: vec![Drift::ZERO; n],
+            pool_avg: vec![PoolAvg::default(); p],
+            conn: vec![ConnEntry::default(); conn as usize],
+            node_addr: vec![None; n],
+        }
+    }
+}
