@@ -37,7 +37,7 @@ pub fn leaf_config(
         );
         for _ in 0..n {
             s += &format!(
-                "[[pools.nodes]]\nid = {id}\nmac = \"02:00:00:03:00:{id:02x}\"\nip = \"10.0.3.{id}\"\nudp_port = 5000\nport = {}\n",
+                "[[pools.nodes]]\nid = {id}\nmac = \"02:00:00:03:00:{id:02x}\"\nip = \"10.0.3.{id}\"\nudp_port = 1234\nport = {}\n",
                 8 + id % 8
             );
             id += 1;
