@@ -799,3 +799,27 @@ fn every_pass_obeys_the_switch_rule() {
         assert!(stages.windows(2).all(|w| w[0] < w[1]), "{stages:?}");
     }
 }
+
+#[test]
+fn example_configs_configure_schedulers_that_keep_their_invariants() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/");
+    for (name, role, signals) in [
+        ("example-leaf.toml", Role::Leaf, 3),
+        ("example-spine.toml", Role::Spine, 0),
+    ] {
+        let cfg =
+            horus_model::config::Config::from_file(std::path::Path::new(&format!("{root}{name}")))
+                .unwrap();
+        let (mut s, startup) = Scheduler::from_config(&cfg, 1).unwrap();
+        assert_eq!((s.role(), startup.len()), (role, signals), "{name}");
+        s.check_invariants().unwrap();
+        for p in &cfg.pools {
+            for seq in 0..20 {
+                run(&mut s, task(p.id, seq));
+            }
+        }
+        s.check_invariants().unwrap();
+        assert_eq!(s.counters().tasks, 20 * cfg.pools.len() as u64);
+        assert_eq!(s.counters().tasks_forwarded, s.counters().tasks);
+    }
+}

@@ -23,7 +23,7 @@ pub mod counters;
 pub mod frame;
 pub mod state;
 
-pub use control::{ControlError, ControlOp};
+pub use control::{ControlError, ControlOp, config_ops};
 pub use counters::{Counters, DropReason, Signal};
 pub use state::{AccessGuard, IdleIndex, NodeAddr, NodeRef, Params, SpineRef, Stage, Tables};
 

@@ -1,0 +1,61 @@
+//! `horusctl` on the shipped example configurations and on a broken one.
+
+use std::process::Command;
+
+fn horusctl(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_horusctl"))
+        .args(args)
+        .output()
+        .expect("horusctl runs")
+}
+
+fn config(name: &str) -> String {
+    format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn check_prints_the_control_passes_of_the_example_leaf() {
+    let out = horusctl(&["check", &config("example-leaf.toml")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("leaf switch 3, 3 pool(s)"), "{text}");
+    assert!(
+        text.contains("17 control passes; 3 startup message(s) to spines"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_accepts_the_example_spine() {
+    let out = horusctl(&["check", &config("example-spine.toml")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("spine switch 1")
+    );
+}
+
+#[test]
+fn check_names_the_offending_key_of_an_invalid_config() {
+    let dir = std::env::temp_dir().join(format!("horusctl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    let text = std::fs::read_to_string(config("example-leaf.toml"))
+        .unwrap()
+        .replace("idle_unlink_at = 1", "idle_unlink_at = 5");
+    std::fs::write(&bad, text).unwrap();
+    let out = horusctl(&["check", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("pools[0].idle_unlink_at"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
