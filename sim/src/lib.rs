@@ -1,1 +1,35 @@
+//! # horus-sim
+//!
+//! A deterministic discrete-event simulator of task scheduling across a whole datacenter, built to
+//! evaluate Horus (NSDI'24) against its baselines at the scale of the paper's §5: a k = 48 fat tree
+//! of 27,648 servers with about 1,000 worker pools, microsecond tasks, per-hop delay and loss, and
+//! switch, leaf and worker failures.
+//!
+//! The files follow the architecture:
+//! - [`queue`], the event queue (a radix heap on (time, sequence)) and simulated time.
+//! - [`engine`], clients, network hops, worker FCFS queues, failures; calls the policy.
+//! - [`topology`], [`placement`], [`pydict`], [`cluster`]: the fat tree, which slots each pool
+//!   occupies (random, or the public Horus simulator's datasets) and the per-pool view of it.
+//! - [`workload`], service-time distributions, traces and load schedules.
+//! - [`policy`], the `Policy` trait and the policies (random, RackSched variants, JSQ, JIQ, the
+//!   Horus ablations; Horus itself wraps the `horus-model` crate there).
+//! - [`metrics`], [`output`], [`plot`], [`sweep`]: measurement, JSON / CSV / SVG output and
+//!   parallel sweeps.
+//! - [`config`], [`rng`]: one run's configuration and its seeded random streams.
+//!
+//! A run is a pure function of its [`config::SimConfig`]: the same seed gives identical results.
 
+pub mod cluster;
+pub mod config;
+pub mod engine;
+pub mod metrics;
+pub mod output;
+pub mod placement;
+pub mod plot;
+pub mod policy;
+pub mod pydict;
+pub mod queue;
+pub mod rng;
+pub mod sweep;
+pub mod topology;
+pub mod workload;

@@ -1,0 +1,139 @@
+//! One run's configuration, with the paper's defaults (Horus §5.1).
+
+use crate::placement::RandomPools;
+use crate::policy::PolicySpec;
+use crate::queue::Nanos;
+use crate::topology::Topology;
+use crate::workload::LoadSchedule;
+use anyhow::{Context, ensure};
+use serde::{Deserialize, Serialize};
+
+/// Where the pools come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PoolSource {
+    Random(RandomPools),
+    /// Given sizes, placed on random slots (tests and single-rack studies).
+    Sizes(Vec<u32>),
+    /// A public-simulator dataset file.
+    Dataset(String),
+}
+
+/// What fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FailureTarget {
+    /// A global worker ID.
+    Worker(u32),
+    /// A rack's leaf switch: its workers become unreachable.
+    Leaf(u32),
+    /// An aggregation (spine) switch by global index `pod * k/2 + i`.
+    Spine(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureSpec {
+    pub at_ns: Nanos,
+    pub target: FailureTarget,
+}
+
+impl FailureSpec {
+    /// Parses `worker:ID@MS`, `leaf:RACK@MS` or `spine:SWITCH@MS`.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let (what, at) = text
+            .split_once('@')
+            .context("failure must look like KIND:INDEX@MS")?;
+        let (kind, index) = what
+            .split_once(':')
+            .context("failure must look like KIND:INDEX@MS")?;
+        let index: u32 = index
+            .parse()
+            .with_context(|| format!("bad index in failure {text:?}"))?;
+        let ms: f64 = at
+            .parse()
+            .with_context(|| format!("bad time in failure {text:?}"))?;
+        let target = match kind {
+            "worker" => FailureTarget::Worker(index),
+            "leaf" => FailureTarget::Leaf(index),
+            "spine" => FailureTarget::Spine(index),
+            _ => anyhow::bail!("unknown failure kind {kind:?} (worker, leaf, spine)"),
+        };
+        Ok(Self {
+            at_ns: (ms * 1e6).round() as Nanos,
+            target,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub topology: Topology,
+    pub pools: PoolSource,
+    pub policy: PolicySpec,
+    /// A name from [`crate::workload::WORKLOADS`] or `trace:PATH`.
+    pub workload: String,
+    pub load: LoadSchedule,
+    /// Arrivals stop at `sim_ns`; the run then drains for at most `drain_ns`.
+    pub sim_ns: Nanos,
+    pub drain_ns: Nanos,
+    /// Tasks arriving before this are not recorded in the latency histograms.
+    pub warmup_ns: Nanos,
+    pub hop_delay_ns: Nanos,
+    pub loss: f64,
+    /// Latency of each extra pipeline pass (a resubmit). An assumption: the paper only bounds the
+    /// whole scheduling latency, resubmits included, by 1.6 us (Fig. 9d).
+    pub resubmit_ns: Nanos,
+    /// From a failure until the controller has told the schedulers (keep-alive timeout plus the
+    /// control messages' travel).
+    pub detect_ns: Nanos,
+    /// Period of the queue-imbalance samples; 0 disables them.
+    pub sample_ns: Nanos,
+    /// Start every worker with a geometric(load) number of tasks, the stationary queue of an M/M/1
+    /// at that load, instead of empty. Exact for random dispatch of exponential tasks, a warm start
+    /// otherwise.
+    pub prefill: bool,
+    pub failures: Vec<FailureSpec>,
+    /// Keep latency histograms per pool (the overall ones are always kept). Off for runs with
+    /// tens of thousands of pools, where they would dominate memory.
+    pub pool_histograms: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            topology: Topology::default(),
+            pools: PoolSource::Random(RandomPools::default()),
+            policy: PolicySpec::Random,
+            workload: "exp".into(),
+            load: LoadSchedule::constant(0.5),
+            sim_ns: 50_000_000,
+            drain_ns: 1_000_000_000,
+            warmup_ns: 5_000_000,
+            hop_delay_ns: 5_000,
+            loss: 1e-5,
+            resubmit_ns: 500,
+            detect_ns: 100_000,
+            sample_ns: 50_000,
+            prefill: false,
+            failures: Vec::new(),
+            pool_histograms: true,
+        }
+    }
+}
+
+impl SimConfig {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        self.topology.validate()?;
+        ensure!(
+            (0.0..1.0).contains(&self.loss),
+            "loss must be in [0, 1), got {}",
+            self.loss
+        );
+        ensure!(self.sim_ns > 0, "simulated time must be positive");
+        ensure!(
+            !self.prefill || self.load.steps[0].1 < 1.0,
+            "prefill needs an initial load below 1"
+        );
+        Ok(())
+    }
+}

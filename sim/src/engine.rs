@@ -1,0 +1,757 @@
+//! The discrete-event engine: clients, the network, worker agents and failures around a policy.
+//!
+//! Time is integer nanoseconds; events leave the [`EventQueue`] by (time, insertion order), and
+//! every random draw comes from a labelled stream of the seed, so a run is a pure function of its
+//! configuration. The life of a task:
+//!
+//! 1. *Arrival* (Poisson per pool): the task reaches one of its pool's spine schedulers, the pod
+//!    chosen at random in proportion to the pool's workers in each pod (Horus §3.1). The spine's
+//!    decision travels to the chosen leaf over 1 hop (3 across pods), plus one resubmit latency per
+//!    extra pass.
+//! 2. *At leaf*: the leaf's decision travels 1 hop to the worker.
+//! 3. *At worker*: one FCFS queue per worker; the task is served when it reaches the head.
+//! 4. *Done*: the agent replies to its leaf (1 hop) with the worker's remaining queue length.
+//!
+//! Every hop may lose the packet with the configured probability. Arrivals stop at `sim_ns`; the
+//! run then drains until no task is left (or the drain limit), so that Little's law can be checked.
+
+use crate::cluster::Cluster;
+use crate::config::{FailureTarget, PoolSource, SimConfig};
+use crate::metrics::{
+    FailureMetrics, Imbalance, Latency, Little, MessageRate, Metrics, PoolSummary, Summary,
+};
+use crate::placement::{self, PoolPlacement};
+use crate::policy::{Ctx, FailureNotice, Message, Node, Policy, Reply, TaskHeader};
+use crate::queue::{EventQueue, Nanos};
+use crate::rng::{self, SimRng, Stream};
+use crate::workload::ServiceTime;
+use anyhow::Context;
+use rand::Rng;
+
+const NONE: u32 = u32::MAX;
+/// How often (in events) the progress callback runs.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    Arrival(u32),
+    AtLeaf { task: u32, rack: u32 },
+    AtWorker { task: u32, worker: u32 },
+    Done(u32),
+    Reply { worker: u32, qlen: u32, tag: u16 },
+    Msg(u32),
+    Fail(u32),
+    Notice(u32),
+    Sample,
+}
+
+struct Task {
+    header: TaskHeader,
+    /// Arrival at the spine; `Nanos::MAX` marks a free slot.
+    arrival: Nanos,
+    service: Nanos,
+    /// Next task in the same worker's FCFS queue.
+    next: u32,
+    measured: bool,
+    resubmitted: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Worker {
+    head: u32,
+    tail: u32,
+    len: u32,
+    failed: bool,
+}
+
+/// Why a task was lost: in the network, or because of failure `i`.
+#[derive(Clone, Copy)]
+enum Loss {
+    Network,
+    Failure(u32),
+}
+
+pub struct Engine {
+    cfg: SimConfig,
+    cluster: Cluster,
+    service: ServiceTime,
+    policy: Box<dyn Policy>,
+    queue: EventQueue<Ev>,
+    now: Nanos,
+    tasks: Vec<Task>,
+    free_tasks: Vec<u32>,
+    live_tasks: u64,
+    workers: Vec<Worker>,
+    messages: Vec<Message>,
+    free_messages: Vec<u32>,
+    outbox: Vec<Message>,
+    pool_rngs: Vec<SimRng>,
+    entry_rng: SimRng,
+    policy_rng: SimRng,
+    net_rng: SimRng,
+    /// Hops left before the next lost packet (geometric skips: one draw per loss, not per hop).
+    hops_to_loss: u64,
+    /// Per pool: arrival capacity (workers / mean service) in tasks per ns.
+    capacity: Vec<f64>,
+    /// Per pool: cumulative workers over its pods, for the proportional spine choice.
+    pod_cumulative: Vec<Vec<u32>>,
+    /// Per pool, per pod slot: the aggregation switch hosting its spine scheduler now.
+    spine_host: Vec<Vec<u32>>,
+    /// Physical state, and the controller's knowledge of it (after the notice).
+    switch_failed: Vec<Option<u32>>,
+    rack_failed: Vec<Option<u32>>,
+    worker_failure: Vec<Option<u32>>,
+    known_dead_workers: Vec<bool>,
+    known_dead_racks: Vec<bool>,
+    metrics: Metrics,
+}
+
+impl Engine {
+    pub fn new(cfg: &SimConfig) -> anyhow::Result<Self> {
+        cfg.validate()?;
+        let placements: Vec<PoolPlacement> = match &cfg.pools {
+            PoolSource::Random(r) => {
+                placement::place_random(&cfg.topology, &r.sizes(cfg.seed), cfg.seed)?
+            }
+            PoolSource::Sizes(sizes) => placement::place_random(&cfg.topology, sizes, cfg.seed)?,
+            PoolSource::Dataset(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading dataset {path}"))?;
+                placement::read_dataset(&text, &cfg.topology)
+                    .with_context(|| format!("dataset {path}"))?
+            }
+        };
+        anyhow::ensure!(
+            placements.iter().all(|p| !p.slots.is_empty()),
+            "every pool needs at least one worker"
+        );
+        let cluster = Cluster::new(cfg.topology, &placements);
+        let service = ServiceTime::named(&cfg.workload)?;
+        let mean = service.mean_ns();
+        let n_workers = cluster.total_workers() as usize;
+        let mut engine = Self {
+            capacity: cluster
+                .pools
+                .iter()
+                .map(|p| p.workers() as f64 / mean)
+                .collect(),
+            pod_cumulative: cluster
+                .pools
+                .iter()
+                .map(|p| {
+                    p.pods
+                        .iter()
+                        .scan(0, |acc, d| Some(*acc + d.workers).inspect(|&s| *acc = s))
+                        .collect()
+                })
+                .collect(),
+            spine_host: cluster
+                .pools
+                .iter()
+                .map(|p| p.pods.iter().map(|d| d.spine_switch).collect())
+                .collect(),
+            switch_failed: vec![None; cfg.topology.spines() as usize],
+            rack_failed: vec![None; cfg.topology.racks() as usize],
+            worker_failure: vec![None; n_workers],
+            known_dead_workers: vec![false; n_workers],
+            known_dead_racks: vec![false; cfg.topology.racks() as usize],
+            pool_rngs: (0..cluster.pools.len())
+                .map(|p| rng::stream(cfg.seed, Stream::Workload, p as u64))
+                .collect(),
+            entry_rng: rng::stream(cfg.seed, Stream::Entry, 0),
+            policy_rng: rng::stream(cfg.seed, Stream::Policy, 0),
+            net_rng: rng::stream(cfg.seed, Stream::Network, 0),
+            hops_to_loss: 0,
+            metrics: Metrics::new(cluster.pools.len(), cfg.pool_histograms),
+            workers: vec![
+                Worker {
+                    head: NONE,
+                    tail: NONE,
+                    len: 0,
+                    failed: false
+                };
+                n_workers
+            ],
+            policy: Box::new(crate::policy::random::RandomPolicy),
+            cfg: cfg.clone(),
+            cluster,
+            service,
+            queue: EventQueue::new(),
+            now: 0,
+            tasks: Vec::new(),
+            free_tasks: Vec::new(),
+            live_tasks: 0,
+            messages: Vec::new(),
+            free_messages: Vec::new(),
+            outbox: Vec::new(),
+        };
+        engine.hops_to_loss = engine.draw_hops_to_loss();
+        if cfg.prefill {
+            engine.prefill();
+        }
+        let queue_len: Vec<u32> = engine.workers.iter().map(|w| w.len).collect();
+        engine.policy = cfg
+            .policy
+            .build(&engine.cluster, &queue_len, &mut engine.policy_rng);
+        engine.metrics.messages = vec![0; engine.policy.message_kinds().len()];
+        for p in 0..engine.cluster.pools.len() as u32 {
+            engine.schedule_arrival(p);
+        }
+        for (i, f) in cfg.failures.iter().enumerate() {
+            engine.queue.push(f.at_ns, Ev::Fail(i as u32));
+            engine.metrics.failures.push(FailureMetrics {
+                what: format!("{:?}", f.target),
+                at_us: f.at_ns as f64 / 1e3,
+                ..Default::default()
+            });
+        }
+        if cfg.sample_ns > 0 {
+            engine.queue.push(cfg.sample_ns, Ev::Sample);
+        }
+        Ok(engine)
+    }
+
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// Runs to the end; `progress` is called now and then with the simulated time.
+    pub fn run(mut self, progress: &mut dyn FnMut(Nanos)) -> Summary {
+        let stop = self.cfg.sim_ns.saturating_add(self.cfg.drain_ns);
+        while let Some((t, ev)) = self.queue.pop() {
+            if t > stop {
+                break;
+            }
+            self.now = t;
+            self.metrics.events += 1;
+            if self.metrics.events % PROGRESS_EVERY == 0 {
+                progress(t);
+            }
+            self.handle(ev);
+            if self.live_tasks == 0 && t >= self.cfg.sim_ns {
+                break;
+            }
+        }
+        self.summarize()
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrival(pool) => self.on_arrival(pool),
+            Ev::AtLeaf { task, rack } => self.on_leaf(task, rack),
+            Ev::AtWorker { task, worker } => self.on_worker(task, worker),
+            Ev::Done(worker) => self.on_done(worker),
+            Ev::Reply { worker, qlen, tag } => self.on_reply(worker, qlen, tag),
+            Ev::Msg(i) => self.on_message(i),
+            Ev::Fail(i) => self.on_fail(i),
+            Ev::Notice(i) => self.on_notice(i),
+            Ev::Sample => self.on_sample(),
+        }
+    }
+
+    /// Calls the policy with a context, then puts the messages it sent on the wire.
+    fn with_policy<R>(&mut self, f: impl FnOnce(&mut dyn Policy, &mut Ctx) -> R) -> R {
+        let mut ctx = Ctx {
+            cluster: &self.cluster,
+            rng: &mut self.policy_rng,
+            now: self.now,
+            dead_workers: &self.known_dead_workers,
+            dead_racks: &self.known_dead_racks,
+            outbox: &mut self.outbox,
+        };
+        let r = f(self.policy.as_mut(), &mut ctx);
+        while let Some(msg) = self.outbox.pop() {
+            self.metrics.messages[msg.kind as usize] += 1;
+            let hops = self.node_hops(msg.pool, msg.from, msg.to);
+            if let Some(at) = self.transmit(hops, 0) {
+                let i = match self.free_messages.pop() {
+                    Some(i) => {
+                        self.messages[i as usize] = msg;
+                        i
+                    }
+                    None => {
+                        self.messages.push(msg);
+                        self.messages.len() as u32 - 1
+                    }
+                };
+                self.queue.push(at, Ev::Msg(i));
+            }
+        }
+        r
+    }
+
+    fn node_hops(&self, pool: u32, a: Node, b: Node) -> u32 {
+        let p = &self.cluster.pools[pool as usize];
+        let pod_of = |n: Node| match n {
+            Node::Spine(d) => p.pods[d as usize].pod,
+            Node::Leaf(r) => self.cluster.topology.pod_of_rack(p.racks[r as usize].rack),
+        };
+        let same_pod = pod_of(a) == pod_of(b);
+        match (a, b) {
+            (Node::Spine(_), Node::Spine(_)) => 2,
+            (Node::Leaf(_), Node::Leaf(_)) => {
+                if same_pod {
+                    2
+                } else {
+                    4
+                }
+            }
+            _ => {
+                if same_pod {
+                    1
+                } else {
+                    3
+                }
+            }
+        }
+    }
+
+    fn draw_hops_to_loss(&mut self) -> u64 {
+        if self.cfg.loss <= 0.0 {
+            return u64::MAX;
+        }
+        let u: f64 = 1.0 - self.net_rng.random::<f64>(); // in (0, 1]
+        (u.ln() / (1.0 - self.cfg.loss).ln())
+            .floor()
+            .min(u64::MAX as f64 / 2.0) as u64
+    }
+
+    /// Sends a packet over `hops` hops with `extra` processing time: its arrival time, or None if
+    /// one of the hops lost it.
+    fn transmit(&mut self, hops: u32, extra: Nanos) -> Option<Nanos> {
+        if self.hops_to_loss < hops as u64 {
+            self.hops_to_loss = self.draw_hops_to_loss();
+            return None;
+        }
+        self.hops_to_loss -= hops as u64;
+        Some(self.now + hops as Nanos * self.cfg.hop_delay_ns + extra)
+    }
+
+    fn schedule_arrival(&mut self, pool: u32) {
+        let rng = &mut self.pool_rngs[pool as usize];
+        if let Some(t) = self
+            .cfg
+            .load
+            .next_arrival(self.now, self.capacity[pool as usize], rng)
+            .filter(|&t| t < self.cfg.sim_ns)
+        {
+            self.queue.push(t, Ev::Arrival(pool));
+        }
+    }
+
+    fn new_task(&mut self, pool: u32, service: Nanos, measured: bool) -> u32 {
+        let task = Task {
+            header: TaskHeader {
+                pool,
+                spine: 0,
+                hint: 0,
+                tag: 0,
+            },
+            arrival: self.now,
+            service,
+            next: NONE,
+            measured,
+            resubmitted: false,
+        };
+        self.live_tasks += 1;
+        self.metrics.pools[pool as usize].enter(self.now);
+        match self.free_tasks.pop() {
+            Some(i) => {
+                self.tasks[i as usize] = task;
+                i
+            }
+            None => {
+                self.tasks.push(task);
+                self.tasks.len() as u32 - 1
+            }
+        }
+    }
+
+    fn free_task(&mut self, i: u32) {
+        let t = &mut self.tasks[i as usize];
+        self.metrics.pools[t.header.pool as usize].leave(self.now, t.arrival);
+        t.arrival = Nanos::MAX;
+        self.live_tasks -= 1;
+        self.free_tasks.push(i);
+    }
+
+    fn lose(&mut self, task: u32, why: Loss) {
+        let header = self.tasks[task as usize].header;
+        self.metrics.pools[header.pool as usize].lost += 1;
+        match why {
+            Loss::Network => self.metrics.lost_in_network += 1,
+            Loss::Failure(f) => {
+                let m = &mut self.metrics.failures[f as usize];
+                m.tasks_lost += 1;
+                m.converge_us = m.converge_us.max(self.now as f64 / 1e3 - m.at_us);
+            }
+        }
+        self.policy.on_task_lost(&header);
+        self.free_task(task);
+    }
+
+    fn on_arrival(&mut self, pool: u32) {
+        let service = self.service.sample(&mut self.pool_rngs[pool as usize]);
+        let measured = self.now >= self.cfg.warmup_ns;
+        let task = self.new_task(pool, service, measured);
+        self.schedule_arrival(pool);
+
+        let cumulative = &self.pod_cumulative[pool as usize];
+        let x = self
+            .entry_rng
+            .random_range(0..*cumulative.last().expect("pool has workers"));
+        let pod = cumulative.partition_point(|&c| c <= x) as u32;
+        if let Some(f) = self.switch_failed[self.spine_host[pool as usize][pod as usize] as usize] {
+            return self.lose(task, Loss::Failure(f));
+        }
+        let mut header = self.tasks[task as usize].header;
+        header.spine = pod;
+        let d = self.with_policy(|p, ctx| p.on_task_at_spine(ctx, &mut header));
+        let p = &self.cluster.pools[pool as usize];
+        assert!(
+            (d.node as usize) < p.racks.len(),
+            "policy chose rack slot {} of a pool with {} racks",
+            d.node,
+            p.racks.len()
+        );
+        let hops = self
+            .cluster
+            .topology
+            .spine_leaf_hops(p.pods[pod as usize].pod, p.racks[d.node as usize].rack);
+        self.forward(task, header, d.passes, hops, |task| Ev::AtLeaf {
+            task,
+            rack: d.node,
+        });
+    }
+
+    /// Stores the updated header and sends the task on, or loses it on the way.
+    fn forward(
+        &mut self,
+        task: u32,
+        header: TaskHeader,
+        passes: u32,
+        hops: u32,
+        ev: impl FnOnce(u32) -> Ev,
+    ) {
+        let t = &mut self.tasks[task as usize];
+        t.header = header;
+        if passes > 1 && !t.resubmitted {
+            t.resubmitted = true;
+            self.metrics.pools[header.pool as usize].resubmitted += 1;
+        }
+        match self.transmit(hops, (passes.max(1) - 1) as Nanos * self.cfg.resubmit_ns) {
+            Some(at) => self.queue.push(at, ev(task)),
+            None => self.lose(task, Loss::Network),
+        }
+    }
+
+    fn on_leaf(&mut self, task: u32, rack: u32) {
+        let mut header = self.tasks[task as usize].header;
+        let pool = &self.cluster.pools[header.pool as usize];
+        if let Some(f) = self.rack_failed[pool.racks[rack as usize].rack as usize] {
+            return self.lose(task, Loss::Failure(f));
+        }
+        let d = self.with_policy(|p, ctx| p.on_task_at_leaf(ctx, rack, &mut header));
+        let pool = &self.cluster.pools[header.pool as usize];
+        assert!(
+            pool.worker_rack.get(d.node as usize) == Some(&rack),
+            "leaf of rack slot {rack} chose worker {} outside its rack",
+            d.node
+        );
+        let worker = pool.worker_base + d.node;
+        self.forward(task, header, d.passes, 1, |task| Ev::AtWorker {
+            task,
+            worker,
+        });
+    }
+
+    fn enqueue(&mut self, task: u32, worker: u32) {
+        let w = &mut self.workers[worker as usize];
+        w.len += 1;
+        if w.tail == NONE {
+            w.head = task;
+            w.tail = task;
+            let at = self.now + self.tasks[task as usize].service;
+            self.queue.push(at, Ev::Done(worker));
+        } else {
+            self.tasks[w.tail as usize].next = task;
+            w.tail = task;
+        }
+    }
+
+    fn on_worker(&mut self, task: u32, worker: u32) {
+        let rack = self.cluster.workers[worker as usize].rack;
+        if let Some(f) = self.worker_failure[worker as usize].or(self.rack_failed[rack as usize]) {
+            return self.lose(task, Loss::Failure(f));
+        }
+        self.enqueue(task, worker);
+    }
+
+    fn on_done(&mut self, worker: u32) {
+        let w = &mut self.workers[worker as usize];
+        if w.failed {
+            return; // its queue was lost with it
+        }
+        let task = w.head;
+        w.head = self.tasks[task as usize].next;
+        w.len -= 1;
+        if w.head == NONE {
+            w.tail = NONE;
+        } else {
+            let at = self.now + self.tasks[w.head as usize].service;
+            self.queue.push(at, Ev::Done(worker));
+        }
+        let qlen = w.len;
+        let t = &self.tasks[task as usize];
+        let (pool, tag) = (t.header.pool, t.header.tag);
+        let pm = &mut self.metrics.pools[pool as usize];
+        pm.completed += 1;
+        if t.measured {
+            let (response, service) = (self.now - t.arrival, t.service);
+            self.metrics.record(pool, response, service);
+        }
+        self.free_task(task);
+        let local = worker - self.cluster.pools[pool as usize].worker_base;
+        self.policy.on_task_left_worker(pool, local);
+        if let Some(at) = self.transmit(1, 0) {
+            self.queue.push(at, Ev::Reply { worker, qlen, tag });
+        }
+    }
+
+    fn on_reply(&mut self, worker: u32, qlen: u32, tag: u16) {
+        let info = self.cluster.workers[worker as usize];
+        if self.rack_failed[info.rack as usize].is_some() {
+            return;
+        }
+        let pool = &self.cluster.pools[info.pool as usize];
+        let local = worker - pool.worker_base;
+        let rack = pool.worker_rack[local as usize];
+        let reply = Reply {
+            pool: info.pool,
+            worker: local,
+            qlen,
+            tag,
+        };
+        self.with_policy(|p, ctx| p.on_reply_at_leaf(ctx, rack, reply));
+    }
+
+    fn on_message(&mut self, i: u32) {
+        let msg = self.messages[i as usize];
+        self.free_messages.push(i);
+        let pool = &self.cluster.pools[msg.pool as usize];
+        let dead = match msg.to {
+            Node::Spine(d) => self.switch_failed
+                [self.spine_host[msg.pool as usize][d as usize] as usize]
+                .is_some(),
+            Node::Leaf(r) => self.rack_failed[pool.racks[r as usize].rack as usize].is_some(),
+        };
+        if !dead {
+            self.with_policy(|p, ctx| p.on_message(ctx, msg));
+        }
+    }
+
+    /// Fails a worker: its queued tasks are lost now.
+    fn fail_worker(&mut self, worker: u32, f: u32) {
+        let w = &mut self.workers[worker as usize];
+        if w.failed {
+            return;
+        }
+        w.failed = true;
+        let mut task = std::mem::replace(&mut w.head, NONE);
+        w.tail = NONE;
+        w.len = 0;
+        while task != NONE {
+            let next = self.tasks[task as usize].next;
+            self.lose(task, Loss::Failure(f));
+            task = next;
+        }
+    }
+
+    fn on_fail(&mut self, i: u32) {
+        let spec = self.cfg.failures[i as usize];
+        let topo = self.cluster.topology;
+        match spec.target {
+            FailureTarget::Worker(w) if (w as usize) < self.workers.len() => {
+                self.worker_failure[w as usize] = Some(i);
+                self.fail_worker(w, i);
+            }
+            FailureTarget::Leaf(r) if r < topo.racks() => {
+                self.rack_failed[r as usize] = Some(i);
+                for w in 0..self.workers.len() as u32 {
+                    if self.cluster.workers[w as usize].rack == r {
+                        self.fail_worker(w, i);
+                    }
+                }
+            }
+            FailureTarget::Spine(s) if s < topo.spines() => {
+                self.switch_failed[s as usize] = Some(i)
+            }
+            other => panic!("failure target {other:?} is outside the topology"),
+        }
+        // The controller reacts after detection plus the hops of its notices.
+        self.queue.push(
+            self.now + self.cfg.detect_ns + 2 * self.cfg.hop_delay_ns,
+            Ev::Notice(i),
+        );
+    }
+
+    fn on_notice(&mut self, i: u32) {
+        let spec = self.cfg.failures[i as usize];
+        let mut notices = Vec::new();
+        match spec.target {
+            FailureTarget::Worker(w) => {
+                self.known_dead_workers[w as usize] = true;
+                let info = self.cluster.workers[w as usize];
+                notices.push(FailureNotice::Worker {
+                    pool: info.pool,
+                    worker: w - self.cluster.pools[info.pool as usize].worker_base,
+                });
+            }
+            FailureTarget::Leaf(r) => {
+                self.known_dead_racks[r as usize] = true;
+                for (p, pool) in self.cluster.pools.iter().enumerate() {
+                    if let Some(slot) = pool.racks.iter().position(|x| x.rack == r) {
+                        notices.push(FailureNotice::Rack {
+                            pool: p as u32,
+                            rack: slot as u32,
+                        });
+                    }
+                }
+            }
+            FailureTarget::Spine(s) => {
+                // Re-host every pool spine of the failed switch on the next live switch of its pod.
+                let per_pod = self.cluster.topology.racks_per_pod();
+                let pod_base = s / per_pod * per_pod;
+                let replacement = (1..per_pod)
+                    .map(|k| pod_base + (s - pod_base + k) % per_pod)
+                    .find(|&c| self.switch_failed[c as usize].is_none());
+                for (p, hosts) in self.spine_host.iter_mut().enumerate() {
+                    for (d, host) in hosts.iter_mut().enumerate() {
+                        if *host == s
+                            && let Some(c) = replacement
+                        {
+                            *host = c;
+                            notices.push(FailureNotice::SpineRestarted {
+                                pool: p as u32,
+                                pod: d as u32,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        for n in notices {
+            self.with_policy(|p, ctx| p.on_failure_notice(ctx, n));
+        }
+    }
+
+    fn on_sample(&mut self) {
+        for (p, pool) in self.cluster.pools.iter().enumerate() {
+            let workers = &self.workers
+                [pool.worker_base as usize..(pool.worker_base + pool.workers()) as usize];
+            let (sum, max) = workers
+                .iter()
+                .fold((0u64, 0u32), |(s, m), w| (s + w.len as u64, m.max(w.len)));
+            if sum > 0 {
+                let ratio = max as f64 * workers.len() as f64 / sum as f64;
+                self.metrics.pools[p]
+                    .imbalance
+                    .saturating_record((ratio * 1e3).round() as u64);
+            }
+        }
+        if self.now + self.cfg.sample_ns < self.cfg.sim_ns {
+            self.queue.push(self.now + self.cfg.sample_ns, Ev::Sample);
+        }
+    }
+
+    /// Starts each worker with a geometric(load) number of unmeasured tasks.
+    fn prefill(&mut self) {
+        let rho = self.cfg.load.steps[0].1;
+        let mut rng = rng::stream(self.cfg.seed, Stream::Workload, u64::MAX);
+        for w in 0..self.workers.len() as u32 {
+            let pool = self.cluster.workers[w as usize].pool;
+            while rng.random::<f64>() < rho {
+                let service = self.service.sample(&mut rng);
+                let task = self.new_task(pool, service, false);
+                self.enqueue(task, w);
+            }
+        }
+    }
+
+    fn summarize(mut self) -> Summary {
+        let end = self.now;
+        // Count unfinished tasks up to the end so that the area and the sojourns cover the same time.
+        let mut unfinished = 0;
+        for t in &self.tasks {
+            if t.arrival != Nanos::MAX {
+                unfinished += 1;
+                let pm = &mut self.metrics.pools[t.header.pool as usize];
+                pm.sojourn_sum += (end - t.arrival) as u128;
+            }
+        }
+        let m = &mut self.metrics;
+        let mut pools = Vec::with_capacity(m.pools.len());
+        let (mut area, mut sojourn, mut tasks, mut completed, mut resubmitted, mut lost) =
+            (0u128, 0u128, 0u64, 0u64, 0u64, 0u64);
+        for (i, pm) in m.pools.iter_mut().enumerate() {
+            pm.area += pm.in_system as u128 * (end - pm.last_change) as u128;
+            pm.last_change = end;
+            area += pm.area;
+            sojourn += pm.sojourn_sum;
+            tasks += pm.arrived;
+            completed += pm.completed;
+            resubmitted += pm.resubmitted;
+            lost += pm.lost;
+            let pool = &self.cluster.pools[i];
+            pools.push(PoolSummary {
+                pool: i as u32,
+                app_id: pool.app_id,
+                workers: pool.workers(),
+                racks: pool.racks.len() as u32,
+                arrived: pm.arrived,
+                completed: pm.completed,
+                lost: pm.lost,
+                resubmitted_fraction: pm.resubmitted as f64 / pm.arrived.max(1) as f64,
+                response: pm.response.as_ref().map(Latency::of).unwrap_or_default(),
+                wait: pm.wait.as_ref().map(Latency::of).unwrap_or_default(),
+                imbalance: Imbalance::of(&pm.imbalance),
+                little: Little::of(pm.area, pm.sojourn_sum, pm.arrived, end),
+            });
+        }
+        let kinds = self.policy.message_kinds();
+        Summary {
+            policy: self.cfg.policy.name().into(),
+            workload: self.cfg.workload.clone(),
+            load: self.cfg.load.mean_until(self.cfg.sim_ns),
+            seed: self.cfg.seed,
+            sim_ms: self.cfg.sim_ns as f64 / 1e6,
+            end_ms: end as f64 / 1e6,
+            events: m.events,
+            tasks,
+            completed,
+            unfinished,
+            lost_in_network: m.lost_in_network,
+            lost_to_failures: lost - m.lost_in_network,
+            resubmitted_fraction: resubmitted as f64 / tasks.max(1) as f64,
+            response: Latency::of(&m.overall_response),
+            wait: Latency::of(&m.overall_wait),
+            little: Little::of(area, sojourn, tasks, end),
+            messages: kinds
+                .iter()
+                .zip(&m.messages)
+                .map(|(k, &c)| MessageRate {
+                    kind: (*k).into(),
+                    count: c,
+                    per_task: c as f64 / tasks.max(1) as f64,
+                })
+                .collect(),
+            failures: m.failures.clone(),
+            pools,
+        }
+    }
+}
+
+/// Builds and runs one configuration.
+pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Nanos)) -> anyhow::Result<Summary> {
+    Ok(Engine::new(cfg)?.run(progress))
+}

@@ -1,0 +1,232 @@
+//! `horus-sim`: run one simulation or sweep load x policy x workload.
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use horus_sim::config::{FailureSpec, PoolSource, SimConfig};
+use horus_sim::output::{self, SweepRow};
+use horus_sim::placement::RandomPools;
+use horus_sim::policy::{POLICIES, PolicySpec};
+use horus_sim::topology::Topology;
+use horus_sim::workload::{LoadSchedule, WORKLOADS};
+use horus_sim::{engine, plot, sweep};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Datacenter-scale task-scheduling simulator (Horus and baselines)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// One simulation: writes <out>/<policy>-<workload>.json and ...-pools.csv.
+    Run {
+        #[arg(long, default_value = "random", help = format!("one of: {}", POLICIES.join(", ")))]
+        policy: String,
+        #[arg(long, default_value = "exp", help = format!("one of: {}, or trace:PATH", WORKLOADS.join(", ")))]
+        workload: String,
+        /// Load as a fraction of each pool's capacity: 0.9, or a schedule MS:LOAD,MS:LOAD,...
+        #[arg(long, default_value = "0.5")]
+        load: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Every combination of policies, workloads and loads, in parallel; writes sweep.csv,
+    /// sweep.json and p99-<workload>.svg under --out.
+    Sweep {
+        #[arg(long, value_delimiter = ',', default_value = "random,rs-lb,rs-h,jsq")]
+        policies: Vec<String>,
+        #[arg(long, value_delimiter = ',', default_value = "exp")]
+        workloads: Vec<String>,
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "0.1,0.3,0.5,0.7,0.8,0.9,0.95"
+        )]
+        loads: Vec<f64>,
+        /// Tail target for the "throughput at a p99 target" summary.
+        #[arg(long, default_value_t = 2000.0)]
+        p99_target_us: f64,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args)]
+struct Common {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Simulated time during which tasks arrive.
+    #[arg(long, default_value_t = 50.0)]
+    sim_ms: f64,
+    /// Tasks arriving before this are not measured.
+    #[arg(long)]
+    warmup_ms: Option<f64>,
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Fat-tree pods (k); racks = k*k/2.
+    #[arg(long, default_value_t = 48)]
+    pods: u32,
+    #[arg(long, default_value_t = 24)]
+    servers_per_rack: u32,
+    #[arg(long, default_value_t = 32)]
+    slots_per_server: u32,
+    /// Number of random pools (exponential sizes, min 50, max 20,000, mean 685).
+    #[arg(long, default_value_t = 1000)]
+    pools: u32,
+    /// Read pools from a public Horus simulator dataset instead.
+    #[arg(long)]
+    dataset: Option<String>,
+    #[arg(long, default_value_t = 5.0)]
+    hop_delay_us: f64,
+    #[arg(long, default_value_t = 1e-5)]
+    loss: f64,
+    #[arg(long, default_value_t = 500)]
+    resubmit_ns: u64,
+    #[arg(long, default_value_t = 100.0)]
+    detect_us: f64,
+    /// Failures: worker:ID@MS, leaf:RACK@MS, spine:SWITCH@MS (repeatable).
+    #[arg(long = "fail")]
+    failures: Vec<String>,
+    /// Start workers in the M/M/1 stationary state instead of empty.
+    #[arg(long)]
+    prefill: bool,
+    /// Small and fast: 8 pods, 20 pools, 5 ms (overrides those options).
+    #[arg(long)]
+    quick: bool,
+}
+
+impl Common {
+    fn config(&self, policy: &str, workload: &str, load: &str) -> anyhow::Result<SimConfig> {
+        let (pods, pools, sim_ms) = if self.quick {
+            (8, 20, 5.0)
+        } else {
+            (self.pods, self.pools, self.sim_ms)
+        };
+        let sim_ns = (sim_ms * 1e6) as u64;
+        Ok(SimConfig {
+            seed: self.seed,
+            topology: Topology {
+                pods,
+                servers_per_rack: self.servers_per_rack,
+                slots_per_server: self.slots_per_server,
+            },
+            pools: match &self.dataset {
+                Some(path) => PoolSource::Dataset(path.clone()),
+                None => PoolSource::Random(RandomPools {
+                    count: pools,
+                    ..RandomPools::default()
+                }),
+            },
+            policy: PolicySpec::named(policy)?,
+            workload: workload.to_string(),
+            load: LoadSchedule::parse(load)?,
+            sim_ns,
+            warmup_ns: self.warmup_ms.map_or(sim_ns / 10, |ms| (ms * 1e6) as u64),
+            hop_delay_ns: (self.hop_delay_us * 1e3).round() as u64,
+            loss: self.loss,
+            resubmit_ns: self.resubmit_ns,
+            detect_ns: (self.detect_us * 1e3).round() as u64,
+            prefill: self.prefill,
+            failures: self
+                .failures
+                .iter()
+                .map(|f| FailureSpec::parse(f))
+                .collect::<anyhow::Result<_>>()?,
+            ..SimConfig::default()
+        })
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Run {
+            policy,
+            workload,
+            load,
+            common,
+        } => {
+            let cfg = common.config(&policy, &workload, &load)?;
+            eprintln!(
+                "seed {}: {} on {} at load {load}, {} ms",
+                cfg.seed,
+                policy,
+                workload,
+                cfg.sim_ns as f64 / 1e6
+            );
+            let bar = ProgressBar::new(cfg.sim_ns / 1000);
+            bar.set_style(ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} us simulated, eta {eta}",
+            )?);
+            let started = std::time::Instant::now();
+            let summary = engine::run(&cfg, &mut |now| {
+                bar.set_position((now / 1000).min(cfg.sim_ns / 1000))
+            })?;
+            bar.finish_and_clear();
+            let secs = started.elapsed().as_secs_f64();
+            let name = workload.replace(['/', ':'], "_");
+            output::write_run(&common.out, &format!("{policy}-{name}"), &summary)?;
+            println!(
+                "{} tasks, p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}",
+                summary.tasks,
+                summary.response.p50_us,
+                summary.response.p99_us,
+                summary.response.p999_us,
+                summary.little.relative_error,
+                summary.events,
+                summary.events as f64 / secs / 1e6,
+                common.out.display()
+            );
+        }
+        Command::Sweep {
+            policies,
+            workloads,
+            loads,
+            p99_target_us,
+            common,
+        } => {
+            let base = common.config("random", "exp", "0.5")?;
+            let specs = policies
+                .iter()
+                .map(|p| PolicySpec::named(p))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let configs = sweep::points(&base, &specs, &workloads, &loads);
+            eprintln!(
+                "seed {}: {} runs on {} threads",
+                base.seed,
+                configs.len(),
+                rayon::current_num_threads()
+            );
+            let bar = ProgressBar::new(configs.len() as u64);
+            bar.set_style(ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta}",
+            )?);
+            let summaries = sweep::run_all(&configs, &|_| bar.inc(1))?;
+            bar.finish_and_clear();
+            let rows: Vec<SweepRow> = summaries.iter().map(SweepRow::from).collect();
+            let throughput: Vec<_> = workloads
+                .iter()
+                .flat_map(|w| policies.iter().map(move |p| (p, w)))
+                .map(|(p, w)| serde_json::json!({ "policy": p, "workload": w, "p99_target_us": p99_target_us, "max_load": output::throughput_at_p99(&rows, p, w, p99_target_us) }))
+                .collect();
+            output::write_sweep(
+                &common.out,
+                &rows,
+                &serde_json::json!({ "seed": base.seed, "throughput_at_p99_target": throughput }),
+            )?;
+            plot::p99_vs_load(&common.out, &rows).context("plotting")?;
+            for r in &rows {
+                println!(
+                    "{:10} {:14} load {:.2}: p99 {:9.1} us",
+                    r.policy, r.workload, r.load, r.response_p99_us
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,260 @@
+//! What a run measures, and its summary.
+//!
+//! - Response time: from the task's arrival at its spine scheduler until its worker finishes it
+//!   (Horus §4.1); wait time: the part of it not spent in service (network, scheduling, queueing).
+//!   Recorded per pool and overall in HDR histograms (3 significant digits), for tasks arriving
+//!   after the warm-up; prefilled tasks are never recorded.
+//! - Little's law: the integral of the number of tasks in the system over time, against the sum of
+//!   the tasks' sojourns. Both are integers in nanoseconds, so `L = lambda W` must hold exactly once
+//!   unfinished tasks are counted up to the end of the run; a mismatch is a bookkeeping bug.
+//! - Queue imbalance: max / mean tasks per worker of a pool, sampled periodically (Horus §5.2).
+//! - Resubmitted tasks, scheduler messages per task by kind, tasks lost in the network and because
+//!   of each failure, and each failure's convergence time (last loss it caused minus its time).
+
+use crate::queue::Nanos;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Auto-resizing, so a pool's histogram only grows as far as its largest value.
+fn latency_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new(3).expect("valid precision");
+    h.auto(true);
+    h
+}
+
+/// Imbalance ratios are recorded in thousandths.
+fn ratio_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 10_000_000, 2).expect("valid bounds")
+}
+
+pub struct PoolMetrics {
+    /// Per-pool latency histograms; None when disabled for runs with very many pools.
+    pub response: Option<Histogram<u64>>,
+    pub wait: Option<Histogram<u64>>,
+    pub imbalance: Histogram<u64>,
+    pub arrived: u64,
+    pub completed: u64,
+    pub lost: u64,
+    pub resubmitted: u64,
+    /// Tasks in the system now, and the integral of that count since time 0.
+    pub in_system: u64,
+    pub area: u128,
+    pub last_change: Nanos,
+    /// Sum of the sojourns of tasks that left (finished or lost).
+    pub sojourn_sum: u128,
+}
+
+impl PoolMetrics {
+    fn new(histograms: bool) -> Self {
+        Self {
+            response: histograms.then(latency_histogram),
+            wait: histograms.then(latency_histogram),
+            imbalance: ratio_histogram(),
+            arrived: 0,
+            completed: 0,
+            lost: 0,
+            resubmitted: 0,
+            in_system: 0,
+            area: 0,
+            last_change: 0,
+            sojourn_sum: 0,
+        }
+    }
+
+    fn advance(&mut self, now: Nanos) {
+        self.area += self.in_system as u128 * (now - self.last_change) as u128;
+        self.last_change = now;
+    }
+
+    pub fn enter(&mut self, now: Nanos) {
+        self.advance(now);
+        self.in_system += 1;
+        self.arrived += 1;
+    }
+
+    pub fn leave(&mut self, now: Nanos, arrival: Nanos) {
+        self.advance(now);
+        self.in_system -= 1;
+        self.sojourn_sum += (now - arrival) as u128;
+    }
+}
+
+/// Losses and convergence of one injected failure.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FailureMetrics {
+    pub what: String,
+    pub at_us: f64,
+    pub tasks_lost: u64,
+    /// Last loss this failure caused, minus its time; 0 if it caused none.
+    pub converge_us: f64,
+}
+
+pub struct Metrics {
+    pub pools: Vec<PoolMetrics>,
+    pub overall_response: Histogram<u64>,
+    pub overall_wait: Histogram<u64>,
+    pub messages: Vec<u64>,
+    pub lost_in_network: u64,
+    pub failures: Vec<FailureMetrics>,
+    pub events: u64,
+}
+
+impl Metrics {
+    pub fn new(pools: usize, pool_histograms: bool) -> Self {
+        Self {
+            pools: (0..pools)
+                .map(|_| PoolMetrics::new(pool_histograms))
+                .collect(),
+            overall_response: latency_histogram(),
+            overall_wait: latency_histogram(),
+            messages: Vec::new(),
+            lost_in_network: 0,
+            failures: Vec::new(),
+            events: 0,
+        }
+    }
+
+    pub fn record(&mut self, pool: u32, response: Nanos, service: Nanos) {
+        let p = &mut self.pools[pool as usize];
+        let wait = response - service;
+        let record = |h: &mut Histogram<u64>, v: Nanos| {
+            h.record(v.max(1))
+                .expect("auto-resizing histogram takes any value")
+        };
+        if let (Some(r), Some(w)) = (&mut p.response, &mut p.wait) {
+            record(r, response);
+            record(w, wait);
+        }
+        record(&mut self.overall_response, response);
+        record(&mut self.overall_wait, wait);
+    }
+}
+
+/// Percentiles of a latency histogram in microseconds.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Latency {
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+}
+
+impl Latency {
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1e3;
+        Self {
+            count: h.len(),
+            mean_us: h.mean() / 1e3,
+            p50_us: us(0.5),
+            p99_us: us(0.99),
+            p999_us: us(0.999),
+        }
+    }
+}
+
+/// Imbalance percentiles (max / mean queue per pool).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Imbalance {
+    pub samples: u64,
+    pub p1: f64,
+    pub p50: f64,
+    pub p99: f64,
+}
+
+impl Imbalance {
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        let r = |q: f64| h.value_at_quantile(q) as f64 / 1e3;
+        Self {
+            samples: h.len(),
+            p1: r(0.01),
+            p50: r(0.5),
+            p99: r(0.99),
+        }
+    }
+}
+
+/// Little's law as measured: `L` time-averaged tasks in system, `lambda` tasks per us, `W` mean
+/// sojourn in us, and the relative gap between `L` and `lambda W`.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Little {
+    pub l: f64,
+    pub lambda_per_us: f64,
+    pub w_us: f64,
+    pub relative_error: f64,
+}
+
+impl Little {
+    pub fn of(area: u128, sojourn_sum: u128, tasks: u64, end: Nanos) -> Self {
+        if end == 0 || tasks == 0 {
+            return Self::default();
+        }
+        let l = area as f64 / end as f64;
+        let lambda = tasks as f64 / end as f64 * 1e3;
+        let w = sojourn_sum as f64 / tasks as f64 / 1e3;
+        let relative_error = if l > 0.0 {
+            (l - lambda * w).abs() / l
+        } else {
+            0.0
+        };
+        Self {
+            l,
+            lambda_per_us: lambda,
+            w_us: w,
+            relative_error,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PoolSummary {
+    pub pool: u32,
+    pub app_id: u32,
+    pub workers: u32,
+    pub racks: u32,
+    pub arrived: u64,
+    pub completed: u64,
+    pub lost: u64,
+    pub resubmitted_fraction: f64,
+    pub response: Latency,
+    pub wait: Latency,
+    pub imbalance: Imbalance,
+    pub little: Little,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MessageRate {
+    pub kind: String,
+    pub count: u64,
+    pub per_task: f64,
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    pub policy: String,
+    pub workload: String,
+    pub load: f64,
+    pub seed: u64,
+    pub sim_ms: f64,
+    pub end_ms: f64,
+    pub events: u64,
+    pub tasks: u64,
+    pub completed: u64,
+    pub unfinished: u64,
+    pub lost_in_network: u64,
+    pub lost_to_failures: u64,
+    pub resubmitted_fraction: f64,
+    pub response: Latency,
+    pub wait: Latency,
+    pub little: Little,
+    pub messages: Vec<MessageRate>,
+    pub failures: Vec<FailureMetrics>,
+    pub pools: Vec<PoolSummary>,
+}

@@ -1,0 +1,167 @@
+//! Results on disk: the full summary as JSON, one CSV row per pool, and sweep tables.
+
+use crate::metrics::Summary;
+use anyhow::Context;
+use serde::Serialize;
+use std::path::Path;
+
+/// Writes `summary.json` and `pools.csv` under `dir`, prefixed by `stem`.
+pub fn write_run(dir: &Path, stem: &str, summary: &Summary) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let json = dir.join(format!("{stem}.json"));
+    std::fs::write(&json, serde_json::to_string_pretty(summary)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    let mut csv = csv::Writer::from_path(dir.join(format!("{stem}-pools.csv")))?;
+    for p in &summary.pools {
+        csv.serialize(PoolRow::from(p))?;
+    }
+    csv.flush()?;
+    Ok(())
+}
+
+/// The flat form of a pool's summary that CSV needs.
+#[derive(Serialize)]
+struct PoolRow {
+    pool: u32,
+    app_id: u32,
+    workers: u32,
+    racks: u32,
+    arrived: u64,
+    completed: u64,
+    lost: u64,
+    resubmitted_fraction: f64,
+    response_mean_us: f64,
+    response_p50_us: f64,
+    response_p99_us: f64,
+    response_p999_us: f64,
+    wait_p50_us: f64,
+    wait_p99_us: f64,
+    wait_p999_us: f64,
+    imbalance_p50: f64,
+    imbalance_p99: f64,
+    little_relative_error: f64,
+}
+
+impl From<&crate::metrics::PoolSummary> for PoolRow {
+    fn from(p: &crate::metrics::PoolSummary) -> Self {
+        Self {
+            pool: p.pool,
+            app_id: p.app_id,
+            workers: p.workers,
+            racks: p.racks,
+            arrived: p.arrived,
+            completed: p.completed,
+            lost: p.lost,
+            resubmitted_fraction: p.resubmitted_fraction,
+            response_mean_us: p.response.mean_us,
+            response_p50_us: p.response.p50_us,
+            response_p99_us: p.response.p99_us,
+            response_p999_us: p.response.p999_us,
+            wait_p50_us: p.wait.p50_us,
+            wait_p99_us: p.wait.p99_us,
+            wait_p999_us: p.wait.p999_us,
+            imbalance_p50: p.imbalance.p50,
+            imbalance_p99: p.imbalance.p99,
+            little_relative_error: p.little.relative_error,
+        }
+    }
+}
+
+/// One sweep point, overall numbers only.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepRow {
+    pub policy: String,
+    pub workload: String,
+    pub load: f64,
+    pub tasks: u64,
+    pub response_mean_us: f64,
+    pub response_p50_us: f64,
+    pub response_p99_us: f64,
+    pub response_p999_us: f64,
+    pub wait_p99_us: f64,
+    pub resubmitted_fraction: f64,
+    pub messages_per_task: f64,
+    pub lost: u64,
+    pub little_relative_error: f64,
+}
+
+impl From<&Summary> for SweepRow {
+    fn from(s: &Summary) -> Self {
+        Self {
+            policy: s.policy.clone(),
+            workload: s.workload.clone(),
+            load: s.load,
+            tasks: s.tasks,
+            response_mean_us: s.response.mean_us,
+            response_p50_us: s.response.p50_us,
+            response_p99_us: s.response.p99_us,
+            response_p999_us: s.response.p999_us,
+            wait_p99_us: s.wait.p99_us,
+            resubmitted_fraction: s.resubmitted_fraction,
+            messages_per_task: s.messages.iter().fold(0.0, |sum, m| sum + m.per_task),
+            lost: s.lost_in_network + s.lost_to_failures,
+            little_relative_error: s.little.relative_error,
+        }
+    }
+}
+
+/// The highest load of a policy and workload whose p99 stays within `target_us` (Horus §4.1:
+/// "throughput at a target tail response time"), None if no load meets it.
+pub fn throughput_at_p99(
+    rows: &[SweepRow],
+    policy: &str,
+    workload: &str,
+    target_us: f64,
+) -> Option<f64> {
+    rows.iter()
+        .filter(|r| r.policy == policy && r.workload == workload && r.response_p99_us <= target_us)
+        .map(|r| r.load)
+        .reduce(f64::max)
+}
+
+pub fn write_sweep(dir: &Path, rows: &[SweepRow], extra: &serde_json::Value) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut csv = csv::Writer::from_path(dir.join("sweep.csv"))?;
+    for r in rows {
+        csv.serialize(r)?;
+    }
+    csv.flush()?;
+    let json = serde_json::json!({ "rows": rows, "summary": extra });
+    std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&json)?)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(policy: &str, load: f64, p99: f64) -> SweepRow {
+        SweepRow {
+            policy: policy.into(),
+            workload: "exp".into(),
+            load,
+            tasks: 1,
+            response_mean_us: 0.0,
+            response_p50_us: 0.0,
+            response_p99_us: p99,
+            response_p999_us: 0.0,
+            wait_p99_us: 0.0,
+            resubmitted_fraction: 0.0,
+            messages_per_task: 0.0,
+            lost: 0,
+            little_relative_error: 0.0,
+        }
+    }
+
+    #[test]
+    fn throughput_at_target_is_the_highest_load_meeting_it() {
+        let rows = [
+            row("a", 0.5, 300.0),
+            row("a", 0.7, 900.0),
+            row("a", 0.9, 5000.0),
+            row("b", 0.5, 3000.0),
+        ];
+        assert_eq!(throughput_at_p99(&rows, "a", "exp", 1000.0), Some(0.7));
+        assert_eq!(throughput_at_p99(&rows, "b", "exp", 1000.0), None);
+    }
+}

@@ -1,0 +1,285 @@
+//! Scheduling policies and the interface the engine offers them.
+//!
+//! A task enters at one spine scheduler of its pool, which picks a rack ([`Policy::on_task_at_spine`]);
+//! the leaf scheduler of that rack picks a worker ([`Policy::on_task_at_leaf`]); the worker's reply
+//! passes the leaf ([`Policy::on_reply_at_leaf`]). Schedulers talk to each other only through
+//! [`Message`]s, which the engine delivers with the network's per-hop delay and loss. A decision may
+//! take several pipeline passes (a Tofino resubmit); each extra pass adds the configured resubmit
+//! latency and marks the task as resubmitted. Policies own all their state; the engine owns time,
+//! workers and the network, so a new policy is a new file here plus one line in [`PolicySpec`].
+//!
+//! Implemented, each documented in its own file with its source:
+//! - [`random::RandomPolicy`], uniform random worker.
+//! - [`racksched`], RackSched (power-of-2 on reply-driven queue lengths) and its datacenter
+//!   extensions RS (replicated pool-wide state), RS-LB, RS-H and the Po2-DU ablation.
+//! - [`jsq::JsqIdeal`], join-the-shortest-queue with zero-delay state.
+//! - [`jiq::Jiq`], join-idle-queue.
+//! - [`idle_only::IdleOnly`], the Horus idle-list ablation.
+//!
+//! The Horus policy itself goes in `policy/horus.rs`: a thin adapter from these hooks to the leaf and
+//! spine schedulers of the `horus-model` crate, whose per-pass results map onto [`Decision::passes`]
+//! and whose idleAdd / idleRemove / loadUpdate packets map onto [`Message`]s.
+
+pub mod idle_only;
+pub mod jiq;
+pub mod jsq;
+pub mod racksched;
+pub mod random;
+
+use crate::cluster::Cluster;
+use crate::queue::Nanos;
+use crate::rng::SimRng;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// The header fields schedulers read and write on a task packet.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskHeader {
+    pub pool: u32,
+    /// Spine slot (pool-local pod index) that received the task.
+    pub spine: u32,
+    /// Scratch a spine may fill for the leaf (for example the worker it already chose).
+    pub hint: u32,
+    /// A flag the leaf sets and the worker echoes in its reply (Horus: "popped from the idle list");
+    /// the spine may also use it towards the leaf.
+    pub tag: u16,
+}
+
+/// A scheduler's choice: a pool-local rack slot (at a spine) or pool-local worker (at a leaf).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub node: u32,
+    /// Pipeline passes used, at least 1; every pass beyond the first is a resubmit.
+    pub passes: u32,
+}
+
+impl Decision {
+    pub fn to(node: u32) -> Self {
+        Self { node, passes: 1 }
+    }
+}
+
+/// A worker's reply as its leaf sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Reply {
+    pub pool: u32,
+    /// Pool-local worker.
+    pub worker: u32,
+    /// Tasks left at the worker (queued plus in service) after this one finished.
+    pub qlen: u32,
+    /// The task's `tag`, echoed.
+    pub tag: u16,
+}
+
+/// A pool's scheduler: spine `pod_slot` or leaf `rack_slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    Spine(u32),
+    Leaf(u32),
+}
+
+/// A scheduler-to-scheduler packet. `kind` indexes [`Policy::message_kinds`].
+#[derive(Clone, Copy, Debug)]
+pub struct Message {
+    pub pool: u32,
+    pub from: Node,
+    pub to: Node,
+    pub kind: u8,
+    /// Payload: a worker or rack slot, a load, ... as the policy defines.
+    pub value: u32,
+    pub value2: u32,
+}
+
+/// What the controller tells the schedulers after detecting a failure.
+#[derive(Clone, Copy, Debug)]
+pub enum FailureNotice {
+    /// A pool-local worker is gone.
+    Worker { pool: u32, worker: u32 },
+    /// A pool's rack slot is gone (its leaf switch failed).
+    Rack { pool: u32, rack: u32 },
+    /// The pool's spine scheduler in `pod` was moved to another aggregation switch with empty state.
+    SpineRestarted { pool: u32, pod: u32 },
+}
+
+/// The view of the simulation a policy gets on each call.
+pub struct Ctx<'a> {
+    pub cluster: &'a Cluster,
+    pub rng: &'a mut SimRng,
+    pub now: Nanos,
+    /// Per global worker: known dead by the controller (after the failure notice).
+    pub(crate) dead_workers: &'a [bool],
+    /// Per rack: known dead by the controller.
+    pub(crate) dead_racks: &'a [bool],
+    pub(crate) outbox: &'a mut Vec<Message>,
+}
+
+impl Ctx<'_> {
+    pub fn send(&mut self, msg: Message) {
+        self.outbox.push(msg);
+    }
+
+    /// False once the controller has announced that this pool-local worker or its rack failed.
+    pub fn worker_usable(&self, pool: u32, worker: u32) -> bool {
+        let global = (self.cluster.pools[pool as usize].worker_base + worker) as usize;
+        !self.dead_workers[global] && !self.dead_racks[self.cluster.workers[global].rack as usize]
+    }
+
+    pub fn rack_usable(&self, pool: u32, rack_slot: u32) -> bool {
+        !self.dead_racks[self.cluster.pools[pool as usize].racks[rack_slot as usize].rack as usize]
+    }
+
+    /// A uniformly random usable worker among pool-local `first..first + count`, or any of them
+    /// when a few draws find none usable (the task is then lost, as it would be in a real system).
+    pub fn random_worker(&mut self, pool: u32, first: u32, count: u32) -> u32 {
+        let mut w = first + self.rng.random_range(0..count);
+        for _ in 0..8 {
+            if self.worker_usable(pool, w) {
+                break;
+            }
+            w = first + self.rng.random_range(0..count);
+        }
+        w
+    }
+
+    /// A uniformly random usable rack slot among `first..first + count`.
+    pub fn random_rack(&mut self, pool: u32, first: u32, count: u32) -> u32 {
+        let mut r = first + self.rng.random_range(0..count);
+        for _ in 0..8 {
+            if self.rack_usable(pool, r) {
+                break;
+            }
+            r = first + self.rng.random_range(0..count);
+        }
+        r
+    }
+}
+
+/// A scheduling policy. Pool-local indices throughout (see [`crate::cluster`]).
+pub trait Policy: Send {
+    /// Names of the message kinds this policy sends, indexed by [`Message::kind`]; the metrics
+    /// report messages per task for each.
+    fn message_kinds(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// A task reached spine `task.spine` of `task.pool`: pick a rack slot.
+    fn on_task_at_spine(&mut self, ctx: &mut Ctx, task: &mut TaskHeader) -> Decision;
+
+    /// A task reached the leaf of rack slot `rack`: pick a worker of that rack.
+    fn on_task_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, task: &mut TaskHeader) -> Decision;
+
+    /// A worker's reply reached its leaf.
+    fn on_reply_at_leaf(&mut self, _ctx: &mut Ctx, _rack: u32, _reply: Reply) {}
+
+    /// A message from another scheduler arrived.
+    fn on_message(&mut self, _ctx: &mut Ctx, _msg: Message) {}
+
+    /// Zero-delay oracle: a task left pool-local `worker` (finished, or lost after being assigned to
+    /// it). Real policies ignore it; JSQ-ideal uses it.
+    fn on_task_left_worker(&mut self, _pool: u32, _worker: u32) {}
+
+    /// Zero-delay oracle: a task was lost before reaching a worker.
+    fn on_task_lost(&mut self, _task: &TaskHeader) {}
+
+    fn on_failure_notice(&mut self, _ctx: &mut Ctx, _notice: FailureNotice) {}
+}
+
+/// The policies and their parameters, as chosen on the command line and echoed in the results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "kebab-case")]
+pub enum PolicySpec {
+    Random,
+    /// RackSched with one pool-wide, replicated table of worker loads at the spines.
+    Rs {
+        samples: u32,
+    },
+    /// Uniform load balancer to racks, RackSched inside each rack.
+    RsLb {
+        samples: u32,
+    },
+    /// RackSched at spines (over racks) and leaves (over workers); a leaf reports its average
+    /// load after every reply.
+    RsH {
+        samples: u32,
+    },
+    /// Horus structure with power-of-2 on reply-driven loads only; a leaf reports when its
+    /// average moved by at least `threshold`.
+    Po2Du {
+        samples: u32,
+        threshold: f64,
+    },
+    JsqIdeal,
+    Jiq,
+    IdleOnly,
+}
+
+/// Names accepted by [`PolicySpec::named`].
+pub const POLICIES: &[&str] = &[
+    "random",
+    "rs",
+    "rs-lb",
+    "rs-h",
+    "po2-du",
+    "jsq",
+    "jiq",
+    "idle-only",
+];
+
+impl PolicySpec {
+    /// A policy with its default parameters.
+    pub fn named(name: &str) -> anyhow::Result<Self> {
+        Ok(match name {
+            "random" => Self::Random,
+            "rs" => Self::Rs { samples: 2 },
+            "rs-lb" => Self::RsLb { samples: 2 },
+            "rs-h" => Self::RsH { samples: 2 },
+            "po2-du" => Self::Po2Du {
+                samples: 2,
+                threshold: 1.0,
+            },
+            "jsq" => Self::JsqIdeal,
+            "jiq" => Self::Jiq,
+            "idle-only" => Self::IdleOnly,
+            _ => anyhow::bail!("unknown policy {name:?}; known: {}", POLICIES.join(", ")),
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Random => "random",
+            Self::Rs { .. } => "rs",
+            Self::RsLb { .. } => "rs-lb",
+            Self::RsH { .. } => "rs-h",
+            Self::Po2Du { .. } => "po2-du",
+            Self::JsqIdeal => "jsq",
+            Self::Jiq => "jiq",
+            Self::IdleOnly => "idle-only",
+        }
+    }
+
+    /// Builds the policy for a cluster; `queue_len` is the initial queue length of every global
+    /// worker (non-zero only when the run starts prefilled).
+    pub fn build(&self, cluster: &Cluster, queue_len: &[u32], rng: &mut SimRng) -> Box<dyn Policy> {
+        use racksched::{RackSched, SpineMode};
+        match *self {
+            Self::Random => Box::new(random::RandomPolicy),
+            Self::Rs { samples } => Box::new(RackSched::new(cluster, samples, SpineMode::PoolWide)),
+            Self::RsLb { samples } => {
+                Box::new(RackSched::new(cluster, samples, SpineMode::UniformRack))
+            }
+            Self::RsH { samples } => Box::new(RackSched::new(
+                cluster,
+                samples,
+                SpineMode::RackLoads { threshold: 0.0 },
+            )),
+            Self::Po2Du { samples, threshold } => Box::new(RackSched::new(
+                cluster,
+                samples,
+                SpineMode::RackLoads { threshold },
+            )),
+            Self::JsqIdeal => Box::new(jsq::JsqIdeal::new(cluster, queue_len)),
+            Self::Jiq => Box::new(jiq::Jiq::new(cluster, queue_len, rng)),
+            Self::IdleOnly => Box::new(idle_only::IdleOnly::new(cluster, queue_len)),
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! Task service times and the offered load over time.
+//!
+//! Service-time distributions (all times in microseconds in the names, nanoseconds in the code):
+//! - `exp`: exponential, mean 100 us (Horus §5.1).
+//! - `bimodal`: 50 % 50 us, 50 % 500 us (Horus §5.1).
+//! - `trimodal`: 1/3 each 50, 500, 5,000 us (Horus §5.1; the middle mode is lost in our copy of
+//!   the paper's text, the authors' simulator has it).
+//! - `rocksdb-50-50` / `rocksdb-90-10`: RocksDB GET / SCAN mixes of the testbed (Horus §4.1); a GET
+//!   takes 40 us and a SCAN 650 us, the medians reported there. We have no published spread around
+//!   those medians, so each request type is a constant.
+//! - `tpcc`: TPC-C transactions of 21.6, 22.68, 71.28, 332.64, 378 us at 44/4/44/4/4 % (Horus §4.1,
+//!   as in RackSched).
+//! - a trace: one service time in microseconds per line, drawn uniformly at random.
+//!
+//! Arrivals are Poisson per pool at rate `load x workers / mean service time`, load being a fraction
+//! of the pool's capacity, constant or piecewise constant over time.
+
+use crate::queue::Nanos;
+use crate::rng::SimRng;
+use anyhow::{Context, ensure};
+use rand::Rng;
+use rand_distr::{Distribution, Exp1};
+use serde::{Deserialize, Serialize};
+
+const US: f64 = 1_000.0;
+
+/// A service-time distribution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ServiceTime {
+    Exponential {
+        mean_ns: f64,
+    },
+    /// Constant values (ns) with probabilities summing to 1.
+    Discrete {
+        values_ns: Vec<u64>,
+        probs: Vec<f64>,
+    },
+    /// Samples drawn uniformly from a trace (ns).
+    Trace {
+        values_ns: Vec<u64>,
+    },
+}
+
+/// The named workloads the command line accepts.
+pub const WORKLOADS: &[&str] = &[
+    "exp",
+    "bimodal",
+    "trimodal",
+    "rocksdb-50-50",
+    "rocksdb-90-10",
+    "tpcc",
+];
+
+impl ServiceTime {
+    /// A named workload from [`WORKLOADS`], or `trace:PATH`.
+    pub fn named(name: &str) -> anyhow::Result<Self> {
+        let d = |pairs: &[(f64, f64)]| ServiceTime::Discrete {
+            values_ns: pairs
+                .iter()
+                .map(|(us, _)| (us * US).round() as u64)
+                .collect(),
+            probs: pairs.iter().map(|(_, p)| *p).collect(),
+        };
+        Ok(match name {
+            "exp" => ServiceTime::Exponential {
+                mean_ns: 100.0 * US,
+            },
+            "bimodal" => d(&[(50.0, 0.5), (500.0, 0.5)]),
+            "trimodal" => d(&[(50.0, 1.0 / 3.0), (500.0, 1.0 / 3.0), (5000.0, 1.0 / 3.0)]),
+            "rocksdb-50-50" => d(&[(40.0, 0.5), (650.0, 0.5)]),
+            "rocksdb-90-10" => d(&[(40.0, 0.9), (650.0, 0.1)]),
+            "tpcc" => d(&[
+                (21.6, 0.44),
+                (22.68, 0.04),
+                (71.28, 0.44),
+                (332.64, 0.04),
+                (378.0, 0.04),
+            ]),
+            _ => match name.strip_prefix("trace:") {
+                Some(path) => Self::read_trace(
+                    &std::fs::read_to_string(path)
+                        .with_context(|| format!("reading trace {path}"))?,
+                )?,
+                None => anyhow::bail!(
+                    "unknown workload {name:?}; known: {} or trace:PATH",
+                    WORKLOADS.join(", ")
+                ),
+            },
+        })
+    }
+
+    /// Parses a trace: one service time in microseconds per line; blank lines and `#` comments skipped.
+    pub fn read_trace(text: &str) -> anyhow::Result<Self> {
+        let mut values_ns = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let us: f64 = line
+                .parse()
+                .with_context(|| format!("trace line {}: {line:?} is not a number", i + 1))?;
+            ensure!(
+                us.is_finite() && us > 0.0,
+                "trace line {}: service time must be positive, got {us}",
+                i + 1
+            );
+            values_ns.push((us * US).round().max(1.0) as u64);
+        }
+        ensure!(!values_ns.is_empty(), "trace has no service times");
+        Ok(ServiceTime::Trace { values_ns })
+    }
+
+    pub fn mean_ns(&self) -> f64 {
+        match self {
+            ServiceTime::Exponential { mean_ns } => *mean_ns,
+            ServiceTime::Discrete { values_ns, probs } => values_ns
+                .iter()
+                .zip(probs)
+                .map(|(&v, p)| v as f64 * p)
+                .sum(),
+            ServiceTime::Trace { values_ns } => {
+                values_ns.iter().sum::<u64>() as f64 / values_ns.len() as f64
+            }
+        }
+    }
+
+    /// One service time, at least 1 ns so that every task occupies its worker.
+    pub fn sample(&self, rng: &mut SimRng) -> Nanos {
+        match self {
+            ServiceTime::Exponential { mean_ns } => {
+                let x: f64 = Exp1.sample(rng);
+                ((x * mean_ns).round() as Nanos).max(1)
+            }
+            ServiceTime::Discrete { values_ns, probs } => {
+                let mut u: f64 = rng.random();
+                for (v, p) in values_ns.iter().zip(probs) {
+                    if u < *p {
+                        return *v;
+                    }
+                    u -= p;
+                }
+                *values_ns.last().expect("non-empty")
+            }
+            ServiceTime::Trace { values_ns } => values_ns[rng.random_range(0..values_ns.len())],
+        }
+    }
+}
+
+/// Offered load as a fraction of each pool's capacity: `[(from_ns, load), ...]`, the first entry
+/// starting at 0. A single entry is a constant load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadSchedule {
+    pub steps: Vec<(Nanos, f64)>,
+}
+
+impl LoadSchedule {
+    pub fn constant(load: f64) -> Self {
+        Self {
+            steps: vec![(0, load)],
+        }
+    }
+
+    /// Parses `0.5` or `0:0.5,20:0.9` (times in milliseconds).
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        if let Ok(load) = text.trim().parse::<f64>() {
+            return Ok(Self::constant(load)).and_then(|s| s.validated());
+        }
+        let mut steps = Vec::new();
+        for part in text.split(',') {
+            let (ms, load) = part
+                .split_once(':')
+                .with_context(|| format!("load step {part:?} is not MS:LOAD"))?;
+            let ms: f64 = ms
+                .trim()
+                .parse()
+                .with_context(|| format!("bad time in {part:?}"))?;
+            let load: f64 = load
+                .trim()
+                .parse()
+                .with_context(|| format!("bad load in {part:?}"))?;
+            steps.push(((ms * 1e6).round() as Nanos, load));
+        }
+        Self { steps }.validated()
+    }
+
+    fn validated(self) -> anyhow::Result<Self> {
+        ensure!(
+            self.steps.first().is_some_and(|s| s.0 == 0),
+            "the load schedule must start at time 0"
+        );
+        ensure!(
+            self.steps.windows(2).all(|w| w[0].0 < w[1].0),
+            "load steps must be in increasing time order"
+        );
+        ensure!(
+            self.steps.iter().all(|s| s.1.is_finite() && s.1 >= 0.0),
+            "loads must be non-negative"
+        );
+        Ok(self)
+    }
+
+    /// The load in force at `t` and when it next changes.
+    fn at(&self, t: Nanos) -> (f64, Option<Nanos>) {
+        let i = self.steps.partition_point(|s| s.0 <= t) - 1;
+        (self.steps[i].1, self.steps.get(i + 1).map(|s| s.0))
+    }
+
+    /// The time-weighted mean load over `[0, end)`.
+    pub fn mean_until(&self, end: Nanos) -> f64 {
+        let mut sum = 0.0;
+        for (i, &(t, load)) in self.steps.iter().enumerate() {
+            let stop = self.steps.get(i + 1).map_or(end, |s| s.0.min(end));
+            if stop > t {
+                sum += load * (stop - t) as f64;
+            }
+        }
+        sum / end.max(1) as f64
+    }
+
+    /// The next arrival after `now` of a Poisson process whose rate is `load(t) x capacity_per_ns`.
+    /// The exponential gap is memoryless, so when a step boundary comes first the draw restarts
+    /// there with the new rate: the result is the exact piecewise-constant Poisson process.
+    pub fn next_arrival(
+        &self,
+        now: Nanos,
+        capacity_per_ns: f64,
+        rng: &mut SimRng,
+    ) -> Option<Nanos> {
+        let mut t = now;
+        loop {
+            let (load, change) = self.at(t);
+            let rate = load * capacity_per_ns;
+            let gap: f64 = Exp1.sample(rng);
+            let candidate = if rate > 0.0 {
+                t as f64 + gap / rate
+            } else {
+                f64::INFINITY
+            };
+            match change {
+                Some(c) if candidate >= c as f64 => t = c,
+                _ if candidate.is_finite() => return Some((candidate.round() as Nanos).max(now)),
+                _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{Stream, stream};
+
+    #[test]
+    fn sample_means_match_declared_means() {
+        for name in WORKLOADS {
+            let w = ServiceTime::named(name).unwrap();
+            let mut rng = stream(1, Stream::Workload, 0);
+            let n = 200_000;
+            let mean = (0..n).map(|_| w.sample(&mut rng) as f64).sum::<f64>() / n as f64;
+            assert!(
+                (mean / w.mean_ns() - 1.0).abs() < 0.02,
+                "{name}: sample mean {mean} vs {}",
+                w.mean_ns()
+            );
+        }
+    }
+
+    #[test]
+    fn tpcc_mean_is_the_weighted_sum_of_its_transactions() {
+        let w = ServiceTime::named("tpcc").unwrap();
+        let expected =
+            (21.6 * 0.44 + 22.68 * 0.04 + 71.28 * 0.44 + 332.64 * 0.04 + 378.0 * 0.04) * 1000.0;
+        assert!((w.mean_ns() - expected).abs() < 1.0);
+    }
+
+    #[test]
+    fn trace_reader_accepts_comments_and_rejects_garbage() {
+        assert_eq!(
+            ServiceTime::read_trace("# us\n10\n\n2.5\n").unwrap(),
+            ServiceTime::Trace {
+                values_ns: vec![10_000, 2_500]
+            }
+        );
+        assert!(
+            ServiceTime::read_trace("10\nabc\n")
+                .unwrap_err()
+                .to_string()
+                .contains("line 2")
+        );
+        assert!(ServiceTime::read_trace("-1\n").is_err());
+        assert!(ServiceTime::read_trace("# nothing\n").is_err());
+    }
+
+    #[test]
+    fn poisson_arrivals_follow_the_load_schedule() {
+        let s = LoadSchedule::parse("0:0.2,10:0.8").unwrap();
+        let mut rng = stream(2, Stream::Workload, 0);
+        let rate = 0.001; // capacity: one task per us
+        let (mut t, mut before, mut after) = (0, 0u32, 0u32);
+        while let Some(next) = s
+            .next_arrival(t, rate, &mut rng)
+            .filter(|&n| n < 20_000_000)
+        {
+            t = next;
+            if t < 10_000_000 {
+                before += 1
+            } else {
+                after += 1
+            }
+        }
+        // Expected 2,000 and 8,000 arrivals; 5 % is about 4 standard deviations of the first.
+        assert!((before as f64 / 2000.0 - 1.0).abs() < 0.1, "{before}");
+        assert!((after as f64 / 8000.0 - 1.0).abs() < 0.05, "{after}");
+        assert!((s.mean_until(20_000_000) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn load_schedule_rejects_bad_input() {
+        assert!(LoadSchedule::parse("5:0.5").is_err());
+        assert!(LoadSchedule::parse("0:0.5,0:0.6").is_err());
+        assert!(LoadSchedule::parse("-0.1").is_err());
+        assert_eq!(
+            LoadSchedule::parse("0.7").unwrap(),
+            LoadSchedule::constant(0.7)
+        );
+    }
+}

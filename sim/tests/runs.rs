@@ -1,0 +1,136 @@
+//! Properties every run must have: Little's law, determinism, failure accounting.
+//! Small datacenters (4-8 pods, a few pools, a few ms); about 10 s in a debug build.
+
+use horus_sim::config::{FailureSpec, FailureTarget, PoolSource, SimConfig};
+use horus_sim::engine::{self, Engine};
+use horus_sim::metrics::Summary;
+use horus_sim::placement::RandomPools;
+use horus_sim::policy::{POLICIES, PolicySpec};
+use horus_sim::topology::Topology;
+use horus_sim::workload::LoadSchedule;
+
+fn small(policy: &str, workload: &str, load: &str) -> SimConfig {
+    SimConfig {
+        seed: 7,
+        topology: Topology {
+            pods: 8,
+            ..Topology::default()
+        },
+        pools: PoolSource::Random(RandomPools {
+            count: 6,
+            ..RandomPools::default()
+        }),
+        policy: PolicySpec::named(policy).unwrap(),
+        workload: workload.into(),
+        load: LoadSchedule::parse(load).unwrap(),
+        sim_ns: 3_000_000,
+        warmup_ns: 300_000,
+        loss: 1e-3, // high, so that losses happen in short runs
+        ..SimConfig::default()
+    }
+}
+
+fn run(cfg: &SimConfig) -> Summary {
+    engine::run(cfg, &mut |_| {}).unwrap()
+}
+
+#[test]
+fn littles_law_holds_overall_and_per_pool_for_every_policy() {
+    for policy in POLICIES {
+        let s = run(&small(policy, "bimodal", "0:0.5,1:0.95"));
+        assert!(s.tasks > 10_000, "{policy}: {} tasks", s.tasks);
+        assert!(
+            s.little.relative_error < 1e-9,
+            "{policy}: L {} vs lambda W {}",
+            s.little.l,
+            s.little.lambda_per_us * s.little.w_us
+        );
+        for p in &s.pools {
+            assert!(
+                p.little.relative_error < 1e-9,
+                "{policy} pool {}: {:?}",
+                p.pool,
+                p.little
+            );
+        }
+        // Every task is accounted for: finished, lost or still there at the end.
+        assert_eq!(
+            s.completed + s.lost_in_network + s.lost_to_failures + s.unfinished,
+            s.tasks,
+            "{policy}"
+        );
+        assert!(
+            s.lost_in_network > 0,
+            "{policy}: a 1e-3 loss rate must lose some tasks"
+        );
+    }
+}
+
+#[test]
+fn the_same_seed_gives_identical_results_and_another_seed_does_not() {
+    let cfg = small("rs-h", "trimodal", "0.8");
+    let a = run(&cfg);
+    assert_eq!(a, run(&cfg));
+    let b = run(&SimConfig { seed: 8, ..cfg });
+    assert_ne!(a.response, b.response);
+}
+
+#[test]
+fn policies_see_the_same_tasks_for_the_same_seed() {
+    let a = run(&small("random", "exp", "0.7"));
+    let b = run(&small("jsq", "exp", "0.7"));
+    assert_eq!(a.tasks, b.tasks);
+    // And load awareness pays: ideal JSQ beats random dispatch on the tail.
+    assert!(
+        b.response.p99_us < a.response.p99_us / 2.0,
+        "jsq {} vs random {}",
+        b.response.p99_us,
+        a.response.p99_us
+    );
+}
+
+#[test]
+fn a_leaf_failure_loses_tasks_only_until_the_controller_reacts() {
+    let mut cfg = small("rs-lb", "exp", "0.6");
+    cfg.loss = 0.0;
+    cfg.detect_ns = 200_000;
+    // Rack 0 of pod 0: with 6 pools spread over 32 racks, some pool has workers there.
+    cfg.failures = vec![FailureSpec {
+        at_ns: 1_000_000,
+        target: FailureTarget::Leaf(0),
+    }];
+    let s = run(&cfg);
+    let f = &s.failures[0];
+    assert!(f.tasks_lost > 0, "the failed rack held queued tasks");
+    assert_eq!(s.lost_to_failures, f.tasks_lost);
+    // Losses stop once schedulers know (detection plus two hops), give or take tasks in flight.
+    assert!(
+        f.converge_us <= 200.0 + 10.0 + 20.0,
+        "converged after {} us",
+        f.converge_us
+    );
+    assert!(s.little.relative_error < 1e-9);
+}
+
+#[test]
+fn a_spine_failure_is_repaired_by_rehosting_its_schedulers() {
+    let mut cfg = small("idle-only", "exp", "0.6");
+    cfg.loss = 0.0;
+    // The switch hosting pool 0's spine scheduler in its first pod.
+    let switch = Engine::new(&cfg).unwrap().cluster().pools[0].pods[0].spine_switch;
+    cfg.failures = vec![FailureSpec {
+        at_ns: 1_000_000,
+        target: FailureTarget::Spine(switch),
+    }];
+    let s = run(&cfg);
+    let f = &s.failures[0];
+    assert!(
+        f.tasks_lost > 0,
+        "tasks reaching the dead spine are lost until the notice"
+    );
+    assert!(
+        f.converge_us <= (cfg.detect_ns + 2 * cfg.hop_delay_ns) as f64 / 1e3 + 1.0,
+        "{f:?}"
+    );
+    assert_eq!(s.completed + s.lost_to_failures + s.unfinished, s.tasks);
+}
