@@ -97,16 +97,12 @@ fn random_hot_index_traffic_is_atomic() {
             s ^= s >> 7;
             s ^= s << 17;
             let r = s as u32;
-            (r % 5 != 0).then(|| {
-                (
-                    if r % 3 == 0 {
-                        (r >> 8) as u8 & 7
-                    } else {
-                        (r >> 8) as u8 & 1
-                    },
-                    (r >> 16) as u16,
-                )
-            })
+            let index = if r % 3 == 0 {
+                (r >> 8) as u8 & 7
+            } else {
+                (r >> 8) as u8 & 1
+            };
+            (r % 5 != 0).then_some((index, (r >> 16) as u16))
         })
         .collect();
     check(passes);
