@@ -9,4 +9,6 @@
 //! every stage is built on.
 
 pub mod check;
+pub mod deparser;
+pub mod parser;
 pub mod table;

@@ -1,0 +1,1 @@
+//! Deparser (being written).

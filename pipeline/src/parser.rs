@@ -1,0 +1,1 @@
+//! First-beat parser (being written).
