@@ -21,6 +21,7 @@ pub mod check;
 mod control;
 pub mod counters;
 pub mod frame;
+pub mod plan;
 pub mod state;
 
 pub use control::{ControlError, ControlOp, config_ops};
@@ -231,8 +232,8 @@ impl Scheduler {
     pub fn in_flight(&self) -> u32 {
         self.in_flight
     }
-    /// The tables the last pass touched, in order (debug builds).
-    pub fn last_pass_stages(&self) -> &[Stage] {
+    /// The tables the last pass touched, in order.
+    pub fn last_pass_stages(&self) -> Vec<Stage> {
         self.guard.touched()
     }
 

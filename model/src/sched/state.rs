@@ -81,39 +81,37 @@ impl Stage {
     }
 }
 
-/// Records the tables a pass touched, to check the switch rule (debug builds).
+/// Records the tables a pass touched, in order, and (debug builds) checks the switch rule.
 #[derive(Clone, Debug, Default)]
 pub struct AccessGuard {
-    last: Option<Stage>,
-    touched: Vec<Stage>,
+    touched: [Option<Stage>; Stage::ALL.len()],
+    len: usize,
 }
 
 impl AccessGuard {
     pub(crate) fn begin(&mut self) {
-        self.last = None;
-        self.touched.clear();
+        self.len = 0;
     }
 
     /// Declares one access to `stage`'s table. Panics (debug builds) if the pass already touched
     /// this table or a later one: the model would then do something a pipeline cannot.
     #[inline]
     pub(crate) fn touch(&mut self, stage: Stage) {
-        if cfg!(debug_assertions) {
-            assert!(
-                self.last.is_none_or(|last| last < stage),
-                "switch rule broken: {:?} touched after {:?} in one pass ({:?})",
-                stage,
-                self.last,
-                self.touched
-            );
-            self.touched.push(stage);
+        let last = self.len.checked_sub(1).and_then(|i| self.touched[i]);
+        debug_assert!(
+            last.is_none_or(|last| last < stage),
+            "switch rule broken: {stage:?} touched after {last:?} in one pass ({:?})",
+            self.touched()
+        );
+        if self.len < self.touched.len() {
+            self.touched[self.len] = Some(stage);
+            self.len += 1;
         }
-        self.last = Some(stage);
     }
 
-    /// The tables the last pass touched, in order (debug builds; empty in release builds).
-    pub fn touched(&self) -> &[Stage] {
-        &self.touched
+    /// The tables the last pass touched, in order.
+    pub fn touched(&self) -> Vec<Stage> {
+        self.touched[..self.len].iter().flatten().copied().collect()
     }
 }
 
