@@ -155,12 +155,18 @@ pub const AVG_FRAC_BITS: u32 = 32;
 
 /// The per-pool average load of a leaf's workers (paper §A.2), kept by adding and subtracting an
 /// additive unit. See the [module docs](self) for the format and its error bound.
+///
+/// The number of outstanding tasks is kept beside the accumulator so that a change of the worker
+/// count can rescale it exactly with a multiplication (`acc = tasks · unit`), which a control pass
+/// can do; traffic passes only add and subtract, as on a switch. `acc == tasks · unit` always.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RackAverage {
     /// The average in 32.32 fixed point.
     pub acc: u64,
     /// What one task adds: `round(2^32 / workers)`; 0 while the pool has no workers.
     pub unit: u64,
+    /// Tasks started and not yet finished, as far as the leaf knows.
+    pub tasks: u32,
 }
 
 impl RackAverage {
@@ -178,33 +184,34 @@ impl RackAverage {
         RackAverage {
             acc: 0,
             unit: Self::unit_for(workers),
+            tasks: 0,
         }
     }
 
-    /// A task was sent to one of the pool's workers.
+    /// A task was sent to one of the pool's workers. The count saturates at `u32::MAX` (and the
+    /// accumulator with it), so `acc == tasks · unit` stays exact.
     pub fn task_started(&mut self) {
-        self.acc = self.acc.saturating_add(self.unit);
+        if self.tasks < u32::MAX {
+            self.tasks += 1;
+            self.acc += self.unit;
+        }
     }
 
-    /// A worker of the pool finished a task. Saturates at zero: replies for tasks the leaf never
-    /// counted (lost state, a restarted leaf) must not wrap the average.
+    /// A worker of the pool finished a task. Nothing happens at zero: replies for tasks the leaf
+    /// never counted (lost state, a restarted leaf) must not wrap the average.
     pub fn task_finished(&mut self) {
-        self.acc = self.acc.saturating_sub(self.unit);
+        if self.tasks > 0 {
+            self.tasks -= 1;
+            self.acc -= self.unit;
+        }
     }
 
-    /// The worker count changed from `old` to `new` while `removed_tasks` tasks left with a removed
-    /// worker: keep the number of outstanding tasks, minus those, and spread it over the new count.
-    /// This is control-plane arithmetic (a division), done once per reconfiguration.
-    pub fn rescale(&mut self, old: u32, new: u32, removed_tasks: u64) {
-        let total = u128::from(self.acc) * u128::from(old);
-        let total = total.saturating_sub(u128::from(removed_tasks) << AVG_FRAC_BITS);
-        self.unit = Self::unit_for(new);
-        self.acc = if new == 0 {
-            0
-        } else {
-            let n = u128::from(new);
-            u64::try_from((total + n / 2) / n).unwrap_or(u64::MAX)
-        };
+    /// The worker count became `workers` while `removed_tasks` tasks left with a removed worker:
+    /// keep the other outstanding tasks and spread them over the new count.
+    pub fn rescale(&mut self, workers: u32, removed_tasks: u32) {
+        self.tasks = self.tasks.saturating_sub(removed_tasks);
+        self.unit = Self::unit_for(workers);
+        self.acc = u64::from(self.tasks) * self.unit;
     }
 
     /// The value reported to the spine: the accumulator truncated to 16.16, saturating.
@@ -254,7 +261,7 @@ mod tests {
         assert_eq!(Load::ZERO.saturating_sub(Load::ONE), Load::ZERO);
         let mut avg = RackAverage::new(3);
         avg.task_finished();
-        assert_eq!(avg.acc, 0);
+        assert_eq!((avg.acc, avg.tasks), (0, 0));
     }
 
     #[test]
@@ -264,9 +271,10 @@ mod tests {
             avg.task_started();
         }
         // 8 tasks on 4 workers; a worker holding 2 leaves: 6 tasks on 3 workers = 2.0.
-        avg.rescale(4, 3, 2);
-        assert_eq!(avg.load(), Load::from_tasks(2));
-        avg.rescale(3, 0, 0);
-        assert_eq!((avg.acc, avg.unit), (0, 0));
+        avg.rescale(3, 2);
+        assert_eq!((avg.tasks, avg.acc), (6, 6 * avg.unit));
+        assert!((avg.to_f64() - 2.0).abs() <= 6.0 * 2f64.powi(-33), "{}", avg.to_f64());
+        avg.rescale(0, 0);
+        assert_eq!((avg.acc, avg.unit, avg.tasks), (0, 0, 6));
     }
 }

@@ -79,6 +79,7 @@ proptest! {
                 outstanding = outstanding.saturating_sub(1);
             }
             prop_assert_eq!(avg.acc, outstanding * avg.unit);
+            prop_assert_eq!(u64::from(avg.tasks), outstanding);
         }
         check_bound(w, outstanding.max(1));
     }

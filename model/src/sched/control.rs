@@ -321,8 +321,7 @@ impl Scheduler {
         self.set_load(node, Load::ZERO);
         let mut r = PassResult::default();
         let change = AvgChange::Rescale {
-            old: u32::from(slot),
-            new: u32::from(cfg.n),
+            workers: u32::from(cfg.n),
             removed_tasks: 0,
         };
         self.leaf_tail(pool, &cfg, change, signal, &mut r);
@@ -351,9 +350,8 @@ impl Scheduler {
         let q = load.corrected(self.t.drift1[i]);
         let mut r = PassResult::default();
         let change = AvgChange::Rescale {
-            old: u32::from(cfg.n),
-            new: u32::from(cfg.n) - 1,
-            removed_tasks: u64::from(q.integer()),
+            workers: u32::from(cfg.n) - 1,
+            removed_tasks: u32::from(q.integer()),
         };
         self.leaf_tail(pool, &cfg, change, signal, &mut r);
         r.resubmit = Some(self.hand_out(Resubmit::RemoveNode {

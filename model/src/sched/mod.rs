@@ -170,9 +170,8 @@ enum AvgChange {
     TaskFinished,
     /// The pool's worker count changed (control plane); `removed_tasks` left with a removed worker.
     Rescale {
-        old: u32,
-        new: u32,
-        removed_tasks: u64,
+        workers: u32,
+        removed_tasks: u32,
     },
 }
 
@@ -568,10 +567,9 @@ impl Scheduler {
             AvgChange::TaskStarted => pa.avg.task_started(),
             AvgChange::TaskFinished => pa.avg.task_finished(),
             AvgChange::Rescale {
-                old,
-                new,
+                workers,
                 removed_tasks,
-            } => pa.avg.rescale(old, new, removed_tasks),
+            } => pa.avg.rescale(workers, removed_tasks),
         }
         let Some(spine) = cfg.spine else { return };
         let cur = pa.avg.load();
