@@ -11,4 +11,7 @@
 pub mod check;
 pub mod deparser;
 pub mod parser;
+pub mod phv;
+pub mod stages;
 pub mod table;
+pub mod verilog;

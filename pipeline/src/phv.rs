@@ -1,0 +1,178 @@
+//! The pass descriptor: everything a pass carries from stage to stage (a switch's packet header
+//! vector), and the entry types of the tables.
+//!
+//! Field names follow `horus_model::sched`. IDs are 16 bits as on the wire; a stage indexes its
+//! table with the low bits the size preset gives it, after the decode step has dropped IDs beyond
+//! the preset. Loads and factors are 16.16 (`Load`), drifts signed 16.16 (`Drift`) in two's
+//! complement, as in `horus_model::fixed`.
+//!
+//! What a pass does is a set of one-hot flags (`is_*`), decided once by the decode step (first
+//! passes) or by the pass that resubmitted it. Flags rather than an encoded operation keep the
+//! stages free of operation constants: rust-hdl emits integer literals 32 bits wide and every enum
+//! variant as a parameter in every module, both of which `verilator -Wall` rejects.
+
+use rust_hdl::prelude::*;
+
+/// Drop codes: `1 + DropReason as u8` (`horus_model::sched::DropReason`), 0 = not dropped.
+pub fn drop_code(r: horus_model::sched::DropReason) -> u64 {
+    1 + r as u64
+}
+
+/// The pass descriptor.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct Phv {
+    /// NEW_TASK, first pass.
+    pub is_task: Bit,
+    /// NEW_TASK_RANDOM.
+    pub is_random: Bit,
+    /// TASK_CONTINUATION.
+    pub is_cont: Bit,
+    /// TASK_DONE at a leaf.
+    pub is_reply: Bit,
+    /// TASK_DONE_IDLE at a leaf: a reply and the first pass of an idleAdd.
+    pub is_reply_idle: Bit,
+    /// QUEUE_SIGNAL / QUEUE_SIGNAL_INIT at a spine.
+    pub is_load_update: Bit,
+    /// IDLE_SIGNAL at a spine: first pass of an idleAdd.
+    pub is_idle_add: Bit,
+    /// IDLE_REMOVE at a spine: first pass of a removal.
+    pub is_idle_remove: Bit,
+    /// Second pass of a task (Algorithm 2, resubmit path).
+    pub is_sched2: Bit,
+    /// Second pass of an idleAdd.
+    pub is_add_commit: Bit,
+    /// Second pass of an idleRemove.
+    pub is_remove_finish: Bit,
+    /// Forwarded unchanged to the pass-through port.
+    pub is_pass_through: Bit,
+    /// Forwarded unchanged to the control port.
+    pub is_to_control: Bit,
+    /// Control: configure a pool (`ControlOp::ConfigurePool`).
+    pub is_ctl_pool: Bit,
+    /// Control: set a pool's parameters.
+    pub is_ctl_params: Bit,
+    /// Control: add a node (`src` = the node, `factor` its factor, the address fields its address).
+    pub is_ctl_add: Bit,
+    /// Control: remove a node, first pass.
+    pub is_ctl_remove: Bit,
+    /// Control: remove a node, second pass.
+    pub is_ctl_remove2: Bit,
+    // The Horus header.
+    pub pkt_type: Bits<7>,
+    pub more: Bit,
+    pub pool: Bits<16>,
+    pub src: Bits<16>,
+    pub dst: Bits<16>,
+    pub qlen: Bits<16>,
+    pub seq: Bits<16>,
+    /// Arrival time, microseconds, wrapping.
+    pub time: Bits<32>,
+    /// Frame buffer slot of the frame this pass carries.
+    pub handle: Bits<8>,
+    /// Drop code (0: not dropped).
+    pub drop: Bits<4>,
+    // poolCfg.
+    pub base: Bits<16>,
+    pub cap: Bits<16>,
+    pub n: Bits<16>,
+    pub link_at: Bits<16>,
+    pub unlink_at: Bits<16>,
+    pub report_delta: Bits<32>,
+    pub spine_ok: Bit,
+    pub spine_id: Bits<16>,
+    pub spine_node: Bits<16>,
+    /// The two samples, in `[0, n)` (32 bits wide: the multiply-high leaves them there).
+    pub r1: Bits<32>,
+    pub r2: Bits<32>,
+    /// A node's member slot (control passes).
+    pub slot: Bits<16>,
+    /// node: the source node's factor.
+    pub factor: Bits<32>,
+    // idleCtl / idleList / idleIndex.
+    pub idle: Bit,
+    pub pos: Bits<16>,
+    /// The signal this pass sends (at most one).
+    pub sig_idle_add: Bit,
+    pub sig_idle_remove: Bit,
+    pub sig_load_update: Bit,
+    /// A removal's outcome (`horus_model::sched::RemoveFinish`; none set = nothing), and the
+    /// former top of the list (`last`).
+    pub fin_unlock: Bit,
+    pub fin_move: Bit,
+    pub fin_abort: Bit,
+    pub last_node: Bits<16>,
+    pub last_f: Bits<32>,
+    /// Power of two: sample `a` (then `sel`) and `b` (then `other`): node, factor, load, drift,
+    /// corrected queue. Carried into a task's second pass.
+    pub a_node: Bits<16>,
+    pub a_f: Bits<32>,
+    pub a_l: Bits<32>,
+    pub a_d: Bits<32>,
+    pub a_q: Bits<32>,
+    pub b_node: Bits<16>,
+    pub b_f: Bits<32>,
+    pub b_l: Bits<32>,
+    pub b_d: Bits<32>,
+    pub b_q: Bits<32>,
+    /// The node the task goes to, and its factor.
+    pub chosen: Bits<16>,
+    pub chosen_f: Bits<32>,
+    pub assigned: Bit,
+    pub resubmit: Bit,
+    /// Leaf: the rack average after this pass (16.16), for a signal.
+    pub avg: Bits<32>,
+    // nodeAddr: the forwarded header's destination.
+    pub fwd: Bit,
+    pub egress: Bits<8>,
+    pub mac: Bits<48>,
+    pub ip: Bits<32>,
+    pub port: Bits<16>,
+    pub out_dst: Bits<16>,
+}
+
+/// `poolCfg` entry.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct PoolCfgEntry {
+    pub valid: Bit,
+    pub base: Bits<16>,
+    pub cap: Bits<16>,
+    pub n: Bits<16>,
+    pub link_at: Bits<16>,
+    pub unlink_at: Bits<16>,
+    pub report_delta: Bits<32>,
+    pub spine_ok: Bit,
+    pub spine_id: Bits<16>,
+    pub spine_node: Bits<16>,
+}
+
+/// `node` entry.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct NodeEntry {
+    pub active: Bit,
+    pub pool: Bits<16>,
+    pub slot: Bits<16>,
+    pub factor: Bits<32>,
+}
+
+/// `idleCtl` entry.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct IdleCtlEntry {
+    pub p: Bits<16>,
+    pub locked: Bit,
+    pub linked: Bit,
+}
+
+/// `idleList` and `members` entry: a node and its factor.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct NodeRefEntry {
+    pub node: Bits<16>,
+    pub factor: Bits<32>,
+}
+
+/// `idleIndex` entry: absent when neither flag is set.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct IdleIndexEntry {
+    pub pending: Bit,
+    pub member: Bit,
+    pub pos: Bits<16>,
+}

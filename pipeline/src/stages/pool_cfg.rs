@@ -1,0 +1,176 @@
+//! Stage 0: `poolCfg[pool]`, and the random generator.
+//!
+//! Every pass of a pool reads its configuration here (slot region, member count, link thresholds,
+//! report delta, spine). A first pass of a task for a configured pool advances the xorshift64
+//! generator once and draws its two samples in `[0, n)` (`horus_model::rng`); a pool that is not
+//! configured drops the pass (`unknown_pool`), a task for an empty pool is dropped after the draw
+//! (`empty_pool`). Control passes write the entry.
+
+use crate::phv::{Phv, PoolCfgEntry, drop_code};
+use crate::table::RmwTable;
+use horus_model::rng::DEFAULT_SEED;
+use horus_model::sched::DropReason;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct PoolCfgStage<const P: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    /// The generator's state, for the co-simulation's read-back.
+    pub rng_state: Signal<Out, Bits<64>>,
+    cfg_table: RmwTable<PoolCfgEntry, P>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    rng: DFFWithInit<Bits<64>>,
+    // Cycle-1 values.
+    e: Signal<Local, PoolCfgEntry>,
+    w: Signal<Local, PoolCfgEntry>,
+    reads: Signal<Local, Bit>,
+    draws: Signal<Local, Bit>,
+    x1: Signal<Local, Bits<64>>,
+    x2: Signal<Local, Bits<64>>,
+    x3: Signal<Local, Bits<64>>,
+    p1_hi: Signal<Local, Bits<32>>,
+    p1_lo: Signal<Local, Bits<32>>,
+    p2_hi: Signal<Local, Bits<32>>,
+    p2_lo: Signal<Local, Bits<32>>,
+    sum1: Signal<Local, Bits<32>>,
+    sum2: Signal<Local, Bits<32>>,
+    one: Constant<Bits<16>>,
+    unknown_pool: Constant<Bits<4>>,
+    empty_pool: Constant<Bits<4>>,
+}
+
+impl<const P: usize> PoolCfgStage<P> {
+    pub fn new(seed: u64) -> Self {
+        let seed = if seed == 0 { DEFAULT_SEED } else { seed };
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            rng_state: Default::default(),
+            cfg_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            rng: DFFWithInit::new(seed.into()),
+            e: Default::default(),
+            w: Default::default(),
+            reads: Default::default(),
+            draws: Default::default(),
+            x1: Default::default(),
+            x2: Default::default(),
+            x3: Default::default(),
+            p1_hi: Default::default(),
+            p1_lo: Default::default(),
+            p2_hi: Default::default(),
+            p2_lo: Default::default(),
+            sum1: Default::default(),
+            sum2: Default::default(),
+            one: Constant::new(1.into()),
+            unknown_pool: Constant::new(drop_code(DropReason::UnknownPool).into()),
+            empty_pool: Constant::new(drop_code(DropReason::EmptyPool).into()),
+        }
+    }
+}
+
+impl<const P: usize> Logic for PoolCfgStage<P> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out, rng);
+        clock!(self, clock, cfg_table);
+        // Cycle 0.
+        self.cfg_table.rd_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.e.next = self.cfg_table.rd_data.val();
+        self.w.next = self.cfg_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        self.cfg_table.wr_en.next = false;
+        self.cfg_table.wr_addr.next = self.s1.q.val().pool.get_bits::<P>(0);
+        self.reads.next = (self.s1.q.val().is_task
+            | self.s1.q.val().is_random
+            | self.s1.q.val().is_cont
+            | self.s1.q.val().is_reply
+            | self.s1.q.val().is_reply_idle
+            | self.s1.q.val().is_load_update
+            | self.s1.q.val().is_idle_add
+            | self.s1.q.val().is_idle_remove
+            | self.s1.q.val().is_sched2
+            | self.s1.q.val().is_add_commit
+            | self.s1.q.val().is_remove_finish
+            | self.s1.q.val().is_ctl_add
+            | self.s1.q.val().is_ctl_remove
+            | self.s1.q.val().is_ctl_remove2)
+            & !self.s1.q.val().drop.any();
+        if self.reads.val() {
+            self.out.d.next.base = self.e.val().base;
+            self.out.d.next.cap = self.e.val().cap;
+            self.out.d.next.n = self.e.val().n;
+            self.out.d.next.link_at = self.e.val().link_at;
+            self.out.d.next.unlink_at = self.e.val().unlink_at;
+            self.out.d.next.report_delta = self.e.val().report_delta;
+            self.out.d.next.spine_ok = self.e.val().spine_ok;
+            self.out.d.next.spine_id = self.e.val().spine_id;
+            self.out.d.next.spine_node = self.e.val().spine_node;
+            if !self.e.val().valid {
+                self.out.d.next.drop = self.unknown_pool.val();
+            }
+        }
+        // The generator: one step per task first pass of a configured pool.
+        self.draws.next = self.reads.val()
+            & self.e.val().valid
+            & (self.s1.q.val().is_task | self.s1.q.val().is_random);
+        self.x1.next = self.rng.q.val() ^ (self.rng.q.val() << 13);
+        self.x2.next = self.x1.val() ^ (self.x1.val() >> 7);
+        self.x3.next = self.x2.val() ^ (self.x2.val() << 17);
+        // (r32 * n) >> 32 from two 16x16 products.
+        self.p1_hi.next = self.x3.val().get_bits::<16>(16) * self.e.val().n;
+        self.p1_lo.next = self.x3.val().get_bits::<16>(0) * self.e.val().n;
+        self.p2_hi.next = self.x3.val().get_bits::<16>(48) * self.e.val().n;
+        self.p2_lo.next = self.x3.val().get_bits::<16>(32) * self.e.val().n;
+        self.sum1.next = self.p1_hi.val() + (self.p1_lo.val() >> 16);
+        self.sum2.next = self.p2_hi.val() + (self.p2_lo.val() >> 16);
+        if self.draws.val() {
+            self.rng.d.next = self.x3.val();
+            self.out.d.next.r1 = self.sum1.val() >> 16;
+            self.out.d.next.r2 = self.sum2.val() >> 16;
+            if !self.e.val().n.any() {
+                self.out.d.next.drop = self.empty_pool.val();
+            }
+        }
+        // Control passes.
+        if self.s1.q.val().is_ctl_pool {
+            self.w.next.valid = true;
+            self.w.next.base = self.s1.q.val().base;
+            self.w.next.cap = self.s1.q.val().cap;
+            self.w.next.n = self.e.val().n ^ self.e.val().n;
+            self.cfg_table.wr_en.next = true;
+        }
+        if self.s1.q.val().is_ctl_pool | self.s1.q.val().is_ctl_params {
+            self.w.next.link_at = self.s1.q.val().link_at;
+            self.w.next.unlink_at = self.s1.q.val().unlink_at;
+            self.w.next.report_delta = self.s1.q.val().report_delta;
+            self.cfg_table.wr_en.next = true;
+        }
+        if self.s1.q.val().is_ctl_pool {
+            self.w.next.spine_ok = self.s1.q.val().spine_ok;
+            self.w.next.spine_id = self.s1.q.val().spine_id;
+            self.w.next.spine_node = self.s1.q.val().spine_node;
+        }
+        if self.s1.q.val().is_ctl_add {
+            self.out.d.next.slot = self.e.val().n;
+            self.w.next.n = self.e.val().n + self.one.val();
+            self.out.d.next.n = self.e.val().n + self.one.val();
+            self.cfg_table.wr_en.next = true;
+        }
+        if self.s1.q.val().is_ctl_remove2 {
+            self.w.next.n = self.e.val().n - self.one.val();
+            self.out.d.next.n = self.e.val().n - self.one.val();
+            self.cfg_table.wr_en.next = true;
+        }
+        self.cfg_table.wr_data.next = self.w.val();
+        self.pass_out.next = self.out.q.val();
+        self.rng_state.next = self.rng.q.val();
+    }
+}

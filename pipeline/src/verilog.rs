@@ -1,0 +1,137 @@
+//! Verilog emission: rust-hdl's generator plus one normalization.
+//!
+//! rust-hdl writes a constant part-select as `x[(64'h2a)+:(16)]` (struct fields) or
+//! `x[(32'h10)+:(16)]` (`get_bits`). The sized offset makes `verilator -Wall` warn (WIDTH: the index
+//! needs only as many bits as the vector). The same offset as an unsized decimal, `x[42 +: 16]`,
+//! means the same thing and lints clean. A part-select of a part-select, `x[26 +: 16][0 +: 6]`
+//! (a field's low bits), is valid SystemVerilog that Yosys 0.23 rejects; it is folded into
+//! `x[26 +: 6]`. Every Verilog we emit goes through [`normalize`]; nothing else is changed.
+
+use rust_hdl::prelude::{Block, generate_verilog};
+
+/// The Verilog of `block`, normalized.
+pub fn emit<B: Block>(block: &B) -> String {
+    normalize(&generate_verilog(block))
+}
+
+/// Rewrites every `[(S'hH)+:(W)]` (any size `S`) into `[D +: W]` with `D` the decimal value of `H`,
+/// then folds nested constant part-selects.
+pub fn normalize(v: &str) -> String {
+    fold_nested(&unsize(v))
+}
+
+fn unsize(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut rest = v;
+    while let Some(at) = rest.find("[(") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 2..];
+        match part_select(tail) {
+            Some((text, used)) => {
+                out.push_str(&text);
+                rest = &tail[used..];
+            }
+            None => {
+                out.push_str("[(");
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `[A +: W][B +: V]` (decimal constants, `B + V <= W`) becomes `[A+B +: V]`, repeatedly.
+fn fold_nested(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut rest = v;
+    while let Some(at) = rest.find('[') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let Some((mut a, mut w, mut used)) = select(tail) else {
+            out.push('[');
+            rest = &tail[1..];
+            continue;
+        };
+        while let Some((b, v, more)) = select(&tail[used..]).filter(|(b, v, _)| b + v <= w) {
+            a += b;
+            w = v;
+            used += more;
+        }
+        out.push_str(&format!("[{a} +: {w}]"));
+        rest = &tail[used..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Parses `[A +: W]` (decimal) at the start of `t`: `(A, W, bytes used)`.
+fn select(t: &str) -> Option<(u64, u64, usize)> {
+    let t2 = t.strip_prefix('[')?;
+    let plus = t2.find(" +: ")?;
+    let a: u64 = t2[..plus].parse().ok()?;
+    let close = t2.find(']')?;
+    let w: u64 = t2[plus + 4..close].parse().ok()?;
+    Some((a, w, close + 2))
+}
+
+/// Parses `S'hH)+:(W)]` at the start of `t`: the rewritten select and the bytes it used.
+fn part_select(t: &str) -> Option<(String, usize)> {
+    let quote = t.find("'h")?;
+    t[..quote].parse::<u32>().ok()?;
+    let close = t.find(")+:(")?;
+    let offset = u64::from_str_radix(&t[quote + 2..close], 16).ok()?;
+    let after = &t[close + 4..];
+    let end = after.find(")]")?;
+    let width: u64 = after[..end].parse().ok()?;
+    Some((format!("[{offset} +: {width}]"), close + 4 + end + 2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize;
+
+    #[test]
+    fn sized_part_select_offsets_become_unsized_decimals() {
+        assert_eq!(
+            normalize("a = s1$q[(64'h2a)+:(16)];"),
+            "a = s1$q[42 +: 16];"
+        );
+        assert_eq!(
+            normalize("x[(64'h0)+:(1)] y[(64'h10)+:(32)]"),
+            "x[0 +: 1] y[16 +: 32]"
+        );
+        assert_eq!(normalize("s[(32'h10)+:(16)]"), "s[16 +: 16]");
+    }
+
+    #[test]
+    fn nested_constant_part_selects_are_folded() {
+        assert_eq!(
+            normalize("a = p[(64'h1a)+:(16)][(32'h0)+:(6)];"),
+            "a = p[26 +: 6];"
+        );
+        assert_eq!(
+            normalize("a = p[4 +: 16][2 +: 8][1 +: 3] + q[0 +: 2];"),
+            "a = p[7 +: 3] + q[0 +: 2];"
+        );
+        assert_eq!(
+            normalize("a = p[0 +: 4][2 +: 8];"),
+            "a = p[0 +: 4][2 +: 8];",
+            "out of range: left alone"
+        );
+    }
+
+    #[test]
+    fn anything_else_is_left_alone() {
+        for s in [
+            "a = b + 32'h1;",
+            "x[(64'hzz)+:(4)]",
+            "x[(64'h1)+:(w)]",
+            "[(64'h",
+            "m[(a)+:(4)]",
+            "[(x'h1)+:(2)]",
+        ] {
+            assert_eq!(normalize(s), s);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Drives a stage (a block with fields `clock`, `pass_in`, `pass_out`) one pass per clock in
+//! rust-hdl's simulator and collects what leaves it.
+#![allow(dead_code, unused_macros)]
+
+/// Cycles a stage takes.
+pub const STAGE_LATENCY: usize = 2;
+
+/// `drive!(Type, uut, passes)`: feeds `passes: Vec<Option<Phv>>` one per clock (`None`: an idle cycle)
+/// and returns, in order, the pass that left the stage for each input pass.
+macro_rules! drive {
+    ($ty:ty, $uut:expr, $passes:expr) => {{
+        use rust_hdl::prelude::*;
+        use std::sync::{Arc, Mutex};
+        let mut uut: $ty = $uut;
+        let passes: Vec<Option<horus_pipeline::phv::Phv>> = $passes;
+        uut.connect_all();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let n = passes.len();
+        let mut sim = Simulation::new();
+        sim.add_clock(5, |x: &mut Box<$ty>| x.clock.next = !x.clock.val());
+        sim.add_testbench(move |mut sim: Sim<$ty>| {
+            let mut x = sim.init()?;
+            wait_clock_true!(sim, clock, x);
+            let mut fed: Vec<bool> = Vec::new();
+            for i in 0..n + common::STAGE_LATENCY {
+                let p = passes.get(i).copied().flatten();
+                x.pass_in.next = p.unwrap_or_default();
+                fed.push(p.is_some());
+                wait_clock_cycle!(sim, clock, x);
+                if i + 1 >= common::STAGE_LATENCY && fed[i + 1 - common::STAGE_LATENCY] {
+                    sink.lock().unwrap().push(x.pass_out.val());
+                }
+            }
+            sim.done(x)?;
+            Ok(())
+        });
+        sim.run(Box::new(uut), 20 * (n as u64 + 20)).unwrap();
+        let out = seen.lock().unwrap().clone();
+        out
+    }};
+}
+pub(crate) use drive;
+
+/// Lint and synthesis of a block's Verilog; returns the synthesis report.
+pub fn lint_and_synth<B: rust_hdl::prelude::Block>(
+    name: &str,
+    mut uut: B,
+) -> horus_pipeline::check::SynthReport {
+    uut.connect_all();
+    let v = horus_pipeline::verilog::emit(&uut);
+    horus_pipeline::check::verilator_lint(name, &v).unwrap();
+    horus_pipeline::check::yosys_synth(name, &v).unwrap()
+}
