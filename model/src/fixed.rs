@@ -114,27 +114,31 @@ impl fmt::Display for Load {
     }
 }
 
-/// A drift value: signed 16.16, two's complement, wrapping.
+/// A drift value: signed 16.16, two's complement, saturating at the ends of the 32-bit range.
 ///
 /// Drift counts the tasks sent to a node since its load was last set. It is signed so that a
 /// resubmitted pass can move the drift it *saw* into the load (`drift -= seen; load += seen`) even
 /// when other passes changed the drift in between: `load + drift` is then conserved exactly under
-/// any interleaving of task passes, which saturating arithmetic would not give. See
-/// `docs/algorithm.md`.
+/// any interleaving of task passes, which clamping at zero would not give. It saturates at
+/// ±32768 tasks rather than wrap. See `docs/algorithm.md`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Drift(pub i32);
 
 impl Drift {
     pub const ZERO: Drift = Drift(0);
 
-    /// Adds a load step (an additive factor), wrapping.
+    /// Adds a load step (an additive factor). Saturates: a node that never replies must not wrap
+    /// to a negative drift and look empty.
     pub fn plus(self, step: Load) -> Drift {
-        Drift(self.0.wrapping_add(step.0 as i32))
+        Drift(
+            self.0
+                .saturating_add(i32::try_from(step.0).unwrap_or(i32::MAX)),
+        )
     }
 
-    /// Subtracts a drift seen earlier, wrapping.
+    /// Subtracts a drift seen earlier, saturating.
     pub fn minus(self, seen: Drift) -> Drift {
-        Drift(self.0.wrapping_sub(seen.0))
+        Drift(self.0.saturating_sub(seen.0))
     }
 
     /// Whether this drift is at most `diff`: the lazy check of Algorithm 2 (signed compare).
@@ -206,11 +210,17 @@ impl RackAverage {
         }
     }
 
-    /// The worker count became `workers` while `removed_tasks` tasks left with a removed worker:
-    /// keep the other outstanding tasks and spread them over the new count.
-    pub fn rescale(&mut self, workers: u32, removed_tasks: u32) {
-        self.tasks = self.tasks.saturating_sub(removed_tasks);
-        self.unit = Self::unit_for(workers);
+    /// The worker count changed, and with it the unit (`unit_for(workers)`, computed by the
+    /// control plane), while `removed_tasks` tasks left with a removed worker: keep the other
+    /// outstanding tasks and spread them over the new count. A pool left without workers forgets
+    /// its tasks.
+    pub fn rescale(&mut self, unit: u64, removed_tasks: u32) {
+        self.tasks = if unit == 0 {
+            0
+        } else {
+            self.tasks.saturating_sub(removed_tasks)
+        };
+        self.unit = unit;
         self.acc = u64::from(self.tasks) * self.unit;
     }
 
@@ -271,10 +281,18 @@ mod tests {
             avg.task_started();
         }
         // 8 tasks on 4 workers; a worker holding 2 leaves: 6 tasks on 3 workers = 2.0.
-        avg.rescale(3, 2);
+        avg.rescale(RackAverage::unit_for(3), 2);
         assert_eq!((avg.tasks, avg.acc), (6, 6 * avg.unit));
-        assert!((avg.to_f64() - 2.0).abs() <= 6.0 * 2f64.powi(-33), "{}", avg.to_f64());
-        avg.rescale(0, 0);
-        assert_eq!((avg.acc, avg.unit, avg.tasks), (0, 0, 6));
+        assert!(
+            (avg.to_f64() - 2.0).abs() <= 6.0 * 2f64.powi(-33),
+            "{}",
+            avg.to_f64()
+        );
+        avg.rescale(RackAverage::unit_for(0), 0);
+        assert_eq!(
+            (avg.acc, avg.unit, avg.tasks),
+            (0, 0, 0),
+            "an empty pool forgets its tasks"
+        );
     }
 }

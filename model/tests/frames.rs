@@ -185,6 +185,8 @@ fn malformed_horus_frames_are_dropped_counted_and_change_no_table() {
         (flag, DropReason::Malformed),
         (short_udp, DropReason::Malformed),
         (good[..10].to_vec(), DropReason::Malformed),
+        // UDP to port 1234, cut inside the Horus header.
+        (good[..48].to_vec(), DropReason::Malformed),
     ];
     for (f, reason) in cases {
         let n = sw.scheduler().counters().drop_count(reason);

@@ -217,19 +217,25 @@ fn tasks_between_a_first_pass_and_its_resubmission_are_not_lost() {
     set(&mut s, 1, 5, 1);
     let q0 = |s: &Scheduler| s.queue_of(0).integer() + s.queue_of(1).integer();
     let before = q0(&s);
-    // Both samples are node 0 or 1; diff = 0 < drift = 1: every task resubmits.
+    // Equal loads, drift 1 > diff 0: every task whose samples differ resubmits; hold all second
+    // passes while the other tasks run, then feed them back.
     let mut held = Vec::new();
-    for seq in 0..5 {
+    for seq in 0..12 {
         let r = s.packet(Packet {
             header: task(0, seq),
             time_us: 0,
         });
-        held.push(r.resubmit.expect("resubmits"));
+        held.extend(r.resubmit);
     }
+    assert!(held.len() >= 3, "{} of 12 tasks resubmitted", held.len());
     for rs in held {
         assert!(s.resubmit(rs).forward.is_some());
     }
-    assert_eq!(q0(&s), before + 5, "five tasks, five more queued tasks");
+    assert_eq!(
+        q0(&s),
+        before + 12,
+        "twelve tasks, twelve more queued tasks"
+    );
     s.check_invariants().unwrap();
 }
 
@@ -380,8 +386,18 @@ fn tasks_use_power_of_two_while_a_removal_holds_the_lock() {
         matches!(r.decision, Some(Decision::Pow2 { .. })),
         "no pop under the lock: {r:?}"
     );
+    let mut sent = vec![r];
     if let Some(rs) = r.resubmit {
-        s.resubmit(rs);
+        sent.push(s.resubmit(rs));
+    }
+    // The first pass of the removal already took node 0 out of the pool's members.
+    for _ in 0..30 {
+        sent.extend(run(&mut s, task(0, 2)).results);
+    }
+    for r in &sent {
+        if let Some(Target::Node { node, .. }) = r.forward.map(|e| e.target) {
+            assert_ne!(node, 0, "a task went to the node being removed");
+        }
     }
     s.resubmit(removal.resubmit.unwrap());
     s.check_invariants().unwrap();
@@ -634,7 +650,9 @@ fn bad_ids_and_wrong_roles_are_dropped_with_their_reason_and_change_nothing() {
         let before = s.tables().clone();
         let r = run(s, h);
         assert_eq!(r.last().drop, Some(reason), "{h}");
-        assert!(r.last().forward.is_none());
+        // A reply from an unknown node still reaches its client; everything else is dropped.
+        let forward = h.pkt_type.is_reply().then_some(Target::PassThrough);
+        assert_eq!(r.last().forward.map(|e| e.target), forward, "{h}");
         assert_eq!(s.tables(), &before, "{h} changed a table");
         assert_eq!(s.counters().drop_count(reason), 1);
     }
@@ -687,7 +705,7 @@ fn removing_a_worker_compacts_the_members_and_takes_it_out_of_the_idle_list() {
 fn adding_a_worker_makes_it_idle_and_sampled() {
     let mut s = leaf(&[1]);
     tasks(&mut s, 0, 1);
-    let addr = s.tables().node_addr[0].unwrap();
+    let addr = s.tables().node_addr[0].unwrap().addr;
     let t = control(
         &mut s,
         ControlOp::AddNode {
@@ -713,7 +731,7 @@ fn control_passes_wait_for_resubmitted_passes_and_refuse_bad_operations() {
         header: idle_signal(0, 0),
         time_us: 0,
     });
-    let addr = s.tables().node_addr[0].unwrap();
+    let addr = s.tables().node_addr[0].unwrap().addr;
     assert_eq!(
         s.control(ControlOp::RemoveNode { pool: 0, node: 1 }),
         Err(ControlError::Busy(1))
@@ -820,4 +838,121 @@ fn example_configs_configure_schedulers_that_keep_their_invariants() {
         assert_eq!(s.counters().tasks, 20 * cfg.pools.len() as u64);
         assert_eq!(s.counters().tasks_forwarded, s.counters().tasks);
     }
+}
+
+#[test]
+fn two_samples_of_one_node_never_resubmit() {
+    // A spine pool of one rack: both samples are that rack, whatever its drift.
+    let mut s = spine(&[&[4]]);
+    for seq in 0..100 {
+        let t = run(&mut s, task(0, seq));
+        assert_eq!(t.results.len(), 1, "task {seq} resubmitted");
+    }
+    assert_eq!(s.counters().pow2_resubmits, 0);
+    assert_eq!(s.queue_of(0), Load(100 * 0x4000));
+}
+
+#[test]
+fn first_packet_of_a_multi_packet_task_never_resubmits_so_its_continuations_follow() {
+    let mut s = busy_leaf(4, (1, 3));
+    set(&mut s, 1, 2, 5);
+    set(&mut s, 3, 4, 0);
+    let mut first = task(0, 9);
+    first.more_packets = true;
+    let r = s.packet(Packet {
+        header: first,
+        time_us: 0,
+    });
+    assert_eq!(
+        r.decision,
+        Some(Decision::Pow2 {
+            sel: 1,
+            other: 3,
+            resubmit: false
+        }),
+        "drift 5 > diff 2, but no second pass"
+    );
+    let mut cont = header(PacketType::TaskContinuation, 0, 999, 0, 9);
+    cont.more_packets = false;
+    assert_eq!(
+        run(&mut s, cont).last().decision,
+        Some(Decision::Continuation { node: 1 })
+    );
+}
+
+#[test]
+fn removing_a_busy_worker_sends_no_idle_messages() {
+    // One idle worker (p = link_at = 1): removing a busy one ends where it began.
+    let mut s = leaf(&[2]);
+    tasks(&mut s, 0, 1);
+    let busy = if s.idle_nodes(0) == vec![0] { 1 } else { 0 };
+    let t = control(
+        &mut s,
+        ControlOp::RemoveNode {
+            pool: 0,
+            node: busy,
+        },
+    );
+    assert!(t.signals().is_empty(), "{:?}", t.signals());
+    assert!(s.tables().idle_ctl[0].linked);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_pool_emptied_and_refilled_starts_from_a_zero_average() {
+    let mut s = leaf(&[1]);
+    tasks(&mut s, 0, 2);
+    let addr = s.tables().node_addr[0].unwrap().addr;
+    control(&mut s, ControlOp::RemoveNode { pool: 0, node: 0 });
+    control(
+        &mut s,
+        ControlOp::AddNode {
+            pool: 0,
+            node: 5,
+            addr,
+            workers: 1,
+        },
+    );
+    assert_eq!(s.tables().pool_avg[0].avg.tasks, 0);
+    assert_eq!(s.tables().pool_avg[0].avg.load(), Load::ZERO);
+}
+
+#[test]
+fn drift_saturates_instead_of_wrapping_to_an_empty_looking_queue() {
+    // A one-worker pool: both samples are worker 0, so every task charges its drift.
+    let mut s = busy_leaf(1, (0, 0));
+    let t = s.tables_mut();
+    t.drift1[0] = Drift(i32::MAX - 10);
+    t.drift2[0] = Drift(i32::MAX - 10);
+    for seq in 0..4 {
+        run(&mut s, task(0, seq));
+    }
+    assert_eq!(s.tables().drift1[0], Drift(i32::MAX));
+    assert!(s.queue_of(0) > Load::from_tasks(30_000));
+}
+
+#[test]
+fn continuation_does_not_follow_a_node_id_now_in_another_pool() {
+    let mut s = leaf(&[2, 1]);
+    let mut first = task(0, 42);
+    first.more_packets = true;
+    let Some(Target::Node { node, addr }) = run(&mut s, first).forwards().last().map(|e| e.target)
+    else {
+        panic!()
+    };
+    control(&mut s, ControlOp::RemoveNode { pool: 0, node });
+    control(
+        &mut s,
+        ControlOp::AddNode {
+            pool: 1,
+            node,
+            addr,
+            workers: 1,
+        },
+    );
+    let cont = header(PacketType::TaskContinuation, 0, 999, 0, 42);
+    assert_eq!(
+        run(&mut s, cont).last().drop,
+        Some(DropReason::ContinuationMiss)
+    );
 }

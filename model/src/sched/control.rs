@@ -10,11 +10,11 @@ use thiserror::Error;
 
 use super::state::{NodeEntry, NodeState, PoolCfg};
 use super::{
-    AvgChange, IdleIndex, NodeAddr, NodeRef, Params, PassResult, RemoveFinish, Resubmit, Scheduler,
-    SpineRef, Stage,
+    AddrEntry, AvgChange, IdleIndex, NodeAddr, NodeRef, Params, PassResult, RemoveFinish, Resubmit,
+    Scheduler, SpineRef, Stage,
 };
 use crate::config::{Config, Role};
-use crate::fixed::{Load, MAX_WORKERS};
+use crate::fixed::{Load, MAX_WORKERS, RackAverage};
 use crate::wire::Endpoint;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +79,17 @@ pub enum ControlError {
     Locked(u16),
 }
 
+/// Values the host computes before it issues a control pass.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostValues {
+    /// The new node's additive factor (a division at the spine).
+    factor: Load,
+    /// The rack average's unit for the new worker count (a division).
+    unit: u64,
+    /// The pool's last member, which a removal moves into the freed slot.
+    last_member: NodeRef,
+}
+
 /// The control passes that configure a fresh scheduler from `cfg`: each pool's region is placed
 /// after the previous pool's, in the order of the file.
 pub fn config_ops(cfg: &Config) -> Vec<ControlOp> {
@@ -120,8 +131,13 @@ pub fn config_ops(cfg: &Config) -> Vec<ControlOp> {
 
 impl Scheduler {
     /// Runs a control operation. On `Err` nothing changed.
+    ///
+    /// What the host driver reads and computes before it issues the pass happens first, outside the
+    /// pass: validation, the divisions (additive factor, rack-average unit) and, for a removal, the
+    /// pool's last member. The pass itself only carries these values into the tables.
     pub fn control(&mut self, op: ControlOp) -> Result<PassResult, ControlError> {
         self.validate(&op)?;
+        let host = self.host_values(&op);
         self.begin();
         self.counters.control_passes += 1;
         Ok(match op {
@@ -166,12 +182,11 @@ impl Scheduler {
                 r
             }
             ControlOp::AddNode {
-                pool,
-                node,
-                addr,
-                workers,
-            } => self.add_node(pool, node, addr, workers),
-            ControlOp::RemoveNode { pool, node } => self.remove_node_first(pool, node),
+                pool, node, addr, ..
+            } => self.add_node(pool, node, addr, host.factor, host.unit),
+            ControlOp::RemoveNode { pool, node } => {
+                self.remove_node_first(pool, node, host.last_member, host.unit)
+            }
         })
     }
 
@@ -198,6 +213,29 @@ impl Scheduler {
             });
         }
         Ok(self.t.node[usize::from(node)])
+    }
+
+    /// The values the host computes for `op` from the tables it reads (see [`Scheduler::control`]).
+    fn host_values(&self, op: &ControlOp) -> HostValues {
+        let mut h = HostValues::default();
+        match *op {
+            ControlOp::AddNode { pool, workers, .. } => {
+                let n = self.t.pool_cfg[usize::from(pool)].n;
+                h.factor = if self.role == Role::Leaf {
+                    Load::ONE
+                } else {
+                    Load::additive_factor(u32::from(workers))
+                };
+                h.unit = RackAverage::unit_for(u32::from(n) + 1);
+            }
+            ControlOp::RemoveNode { pool, .. } => {
+                let cfg = self.t.pool_cfg[usize::from(pool)];
+                h.last_member = self.t.members1[usize::from(cfg.base) + usize::from(cfg.n) - 1];
+                h.unit = RackAverage::unit_for(u32::from(cfg.n) - 1);
+            }
+            _ => {}
+        }
+        h
     }
 
     /// What the host driver checks before it issues `op`; reads only.
@@ -285,18 +323,20 @@ impl Scheduler {
         Ok(())
     }
 
-    fn add_node(&mut self, pool: u16, node: u16, addr: NodeAddr, workers: u16) -> PassResult {
+    fn add_node(
+        &mut self,
+        pool: u16,
+        node: u16,
+        addr: NodeAddr,
+        factor: Load,
+        unit: u64,
+    ) -> PassResult {
         let leaf = self.is_leaf();
         self.touch(Stage::PoolCfg);
         let cfg = &mut self.t.pool_cfg[usize::from(pool)];
         let slot = cfg.n;
         cfg.n += 1;
         let cfg = *cfg;
-        let factor = if leaf {
-            Load::ONE
-        } else {
-            Load::additive_factor(u32::from(workers))
-        };
         let me = NodeRef { node, factor };
         self.touch(Stage::Node);
         self.t.node[usize::from(node)] = NodeEntry {
@@ -321,28 +361,43 @@ impl Scheduler {
         self.set_load(node, Load::ZERO);
         let mut r = PassResult::default();
         let change = AvgChange::Rescale {
-            workers: u32::from(cfg.n),
+            unit,
             removed_tasks: 0,
         };
         self.leaf_tail(pool, &cfg, change, signal, &mut r);
         self.touch(Stage::NodeAddr);
-        self.t.node_addr[usize::from(node)] = Some(addr);
+        self.t.node_addr[usize::from(node)] = Some(AddrEntry { pool, addr });
         r
     }
 
     /// First pass of a removal: free the node, take it out of the idle list (first half of the
-    /// two-pass removal), read the pool's last member and the node's queue.
-    fn remove_node_first(&mut self, pool: u16, node: u16) -> PassResult {
+    /// two-pass removal), move the pool's last member into its slot, clear its address and rescale
+    /// the rack average without its queue. From here on no task can choose the node.
+    fn remove_node_first(
+        &mut self,
+        pool: u16,
+        node: u16,
+        last_member: NodeRef,
+        unit: u64,
+    ) -> PassResult {
         self.touch(Stage::PoolCfg);
-        let cfg = self.t.pool_cfg[usize::from(pool)];
+        let cfg = &mut self.t.pool_cfg[usize::from(pool)];
+        cfg.n -= 1;
+        let cfg = *cfg;
         self.touch(Stage::Node);
         let slot = self.t.node[usize::from(node)].slot;
         self.t.node[usize::from(node)] = NodeEntry::default();
-        let (finish, signal) = self
+        let finish = self
             .remove_first(pool, &cfg, node)
-            .unwrap_or((RemoveFinish::Nothing, None));
-        self.touch(Stage::Members1);
-        let last_member = self.t.members1[usize::from(cfg.base) + usize::from(cfg.n) - 1];
+            .unwrap_or(RemoveFinish::Nothing);
+        let moved = (last_member.node != node).then_some((last_member.node, slot));
+        if moved.is_some() {
+            let at = usize::from(cfg.base) + usize::from(slot);
+            self.touch(Stage::Members1);
+            self.t.members1[at] = last_member;
+            self.touch(Stage::Members2);
+            self.t.members2[at] = last_member;
+        }
         let i = usize::from(node);
         self.touch(Stage::Load1);
         let load = self.t.load1[i];
@@ -350,50 +405,39 @@ impl Scheduler {
         let q = load.corrected(self.t.drift1[i]);
         let mut r = PassResult::default();
         let change = AvgChange::Rescale {
-            workers: u32::from(cfg.n) - 1,
+            unit,
             removed_tasks: u32::from(q.integer()),
         };
-        self.leaf_tail(pool, &cfg, change, signal, &mut r);
-        r.resubmit = Some(self.hand_out(Resubmit::RemoveNode {
-            pool,
-            node,
-            slot,
-            last_member,
-            finish,
-        }));
+        self.leaf_tail(pool, &cfg, change, None, &mut r);
+        self.touch(Stage::NodeAddr);
+        self.t.node_addr[i] = None;
+        if moved.is_some() || finish != RemoveFinish::Nothing {
+            r.resubmit = Some(self.hand_out(Resubmit::RemoveNode {
+                pool,
+                moved,
+                finish,
+            }));
+        }
         r
     }
 
-    /// Second pass: move the last member into the freed slot, finish the idle-list removal.
+    /// Second pass: record the moved member's new slot and finish the idle-list removal (the
+    /// leaf's link rule runs here, once, on the final idle count).
     pub(super) fn remove_node_second(
         &mut self,
         pool: u16,
-        node: u16,
-        slot: u16,
-        last_member: NodeRef,
+        moved: Option<(u16, u16)>,
         finish: RemoveFinish,
     ) -> PassResult {
         self.touch(Stage::PoolCfg);
-        let cfg = &mut self.t.pool_cfg[usize::from(pool)];
-        cfg.n -= 1;
-        let cfg = *cfg;
-        let moved = last_member.node != node;
-        if moved {
+        let cfg = self.t.pool_cfg[usize::from(pool)];
+        if let Some((node, slot)) = moved {
             self.touch(Stage::Node);
-            self.t.node[usize::from(last_member.node)].slot = slot;
+            self.t.node[usize::from(node)].slot = slot;
         }
         let signal = self.remove_finish(pool, &cfg, finish);
-        if moved {
-            let at = usize::from(cfg.base) + usize::from(slot);
-            self.touch(Stage::Members1);
-            self.t.members1[at] = last_member;
-            self.touch(Stage::Members2);
-            self.t.members2[at] = last_member;
-        }
         let mut r = PassResult::default();
         self.leaf_tail(pool, &cfg, AvgChange::None, signal, &mut r);
-        self.touch(Stage::NodeAddr);
-        self.t.node_addr[usize::from(node)] = None;
         r
     }
 }

@@ -2,10 +2,13 @@
 //! compares with the hardware, byte for byte.
 //!
 //! - A frame that is not a Horus candidate (not IPv4, IPv4 with options or fragmented, not UDP, not
-//!   UDP port 1234, or too short to tell) leaves unchanged through the pass-through port.
-//! - A Horus candidate the parser rejects is dropped and counted: a runt Ethernet frame, a bad IPv4
-//!   checksum ([`DropReason::BadChecksum`]), inconsistent lengths, an unknown type or a misplaced
-//!   flag ([`DropReason::Malformed`]).
+//!   UDP port 1234, or too short to see its UDP header) leaves unchanged through the pass-through
+//!   port.
+//! - An IPv4 frame with a bad header checksum is dropped and counted ([`DropReason::BadChecksum`]),
+//!   Horus or not, as a router drops it.
+//! - A frame to UDP port 1234 the parser rejects is dropped and counted
+//!   ([`DropReason::Malformed`]): cut inside the Horus header, inconsistent lengths, an unknown
+//!   type, a misplaced flag; so is a runt Ethernet frame.
 //! - Otherwise the header goes through [`Scheduler`]. A forwarded task is rewritten with
 //!   [`wire::rewrite`] towards its node; a signal is the mirrored frame turned into a message with
 //!   [`wire::signal_frame`]. When a pass emits both, the forwarded frame leaves first.

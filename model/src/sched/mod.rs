@@ -26,7 +26,9 @@ pub mod state;
 
 pub use control::{ControlError, ControlOp, config_ops};
 pub use counters::{Counters, DropReason, Signal};
-pub use state::{AccessGuard, IdleIndex, NodeAddr, NodeRef, Params, SpineRef, Stage, Tables};
+pub use state::{
+    AccessGuard, AddrEntry, IdleIndex, NodeAddr, NodeRef, Params, SpineRef, Stage, Tables,
+};
 
 use crate::config::{Config, Role, Sizes};
 use crate::fixed::{Drift, Load};
@@ -85,12 +87,11 @@ pub enum Resubmit {
         time_us: u32,
         op: PacketResubmit,
     },
-    /// Second pass of [`ControlOp::RemoveNode`].
+    /// Second pass of [`ControlOp::RemoveNode`]: the member that moved into the freed slot, if
+    /// any, and how the idle-list removal ends.
     RemoveNode {
         pool: u16,
-        node: u16,
-        slot: u16,
-        last_member: NodeRef,
+        moved: Option<(u16, u16)>,
         finish: RemoveFinish,
     },
 }
@@ -170,7 +171,7 @@ enum AvgChange {
     TaskFinished,
     /// The pool's worker count changed (control plane); `removed_tasks` left with a removed worker.
     Rescale {
-        workers: u32,
+        unit: u64,
         removed_tasks: u32,
     },
 }
@@ -315,14 +316,28 @@ impl Scheduler {
             TaskContinuation => self.continuation(h, pkt.time_us),
             _ => {
                 // Messages from a node: replies at a leaf, rack messages at a spine.
-                if h.src_id >= self.sizes.nodes {
-                    return self.dropped(r, DropReason::NodeOutOfRange);
+                let bad = if h.src_id >= self.sizes.nodes {
+                    Some(DropReason::NodeOutOfRange)
+                } else {
+                    self.touch(Stage::Node);
+                    let e = self.t.node[usize::from(h.src_id)];
+                    (e.state != NodeState::Active || e.pool != h.pool_id)
+                        .then_some(DropReason::NodeNotInPool)
+                };
+                if let Some(reason) = bad {
+                    // A reply from a node we do not know (removed, or misconfigured) still belongs
+                    // to its client: it goes on; only its state update is dropped.
+                    let mut r = self.dropped(r, reason);
+                    if h.pkt_type.is_reply() {
+                        self.counters.passed_through += 1;
+                        r.forward = Some(Emit {
+                            target: Target::PassThrough,
+                            header: h,
+                        });
+                    }
+                    return r;
                 }
-                self.touch(Stage::Node);
                 let node = self.t.node[usize::from(h.src_id)];
-                if node.state != NodeState::Active || node.pool != h.pool_id {
-                    return self.dropped(r, DropReason::NodeNotInPool);
-                }
                 let me = NodeRef {
                     node: h.src_id,
                     factor: node.factor,
@@ -436,7 +451,9 @@ impl Scheduler {
         self.touch(Stage::Drift1);
         let d_sel = self.t.drift1[usize::from(sel.node)];
         // CHECKDRIFT: the decision is right unless the drift could make `sel` the longer queue.
-        if d_sel.at_most(diff) {
+        // Two samples of one node leave nothing to compare, and the first packet of a multi-packet
+        // task must leave on its first pass, before its continuations arrive: neither resubmits.
+        if d_sel.at_most(diff) || m1.node == m2.node || h.more_packets {
             self.t.drift1[usize::from(sel.node)] = d_sel.plus(sel.factor);
             self.touch(Stage::Drift2);
             let d2 = &mut self.t.drift2[usize::from(sel.node)];
@@ -526,8 +543,10 @@ impl Scheduler {
 
     fn forward_to(&mut self, h: HorusHeader, node: u16, from_idle: bool, r: &mut PassResult) {
         self.touch(Stage::NodeAddr);
-        let Some(addr) = self.t.node_addr[usize::from(node)] else {
-            // Only a continuation can follow an entry to a node removed since; it is lost with it.
+        let entry = self.t.node_addr[usize::from(node)].filter(|e| e.pool == h.pool_id);
+        let Some(AddrEntry { addr, .. }) = entry else {
+            // Only a continuation can follow an entry to a node removed since (or whose ID now
+            // belongs to another pool); it is lost with the node.
             *r = self.dropped(*r, DropReason::ContinuationMiss);
             return;
         };
@@ -567,9 +586,9 @@ impl Scheduler {
             AvgChange::TaskStarted => pa.avg.task_started(),
             AvgChange::TaskFinished => pa.avg.task_finished(),
             AvgChange::Rescale {
-                workers,
+                unit,
                 removed_tasks,
-            } => pa.avg.rescale(workers, removed_tasks),
+            } => pa.avg.rescale(unit, removed_tasks),
         }
         let Some(spine) = cfg.spine else { return };
         let cur = pa.avg.load();
@@ -727,7 +746,7 @@ impl Scheduler {
         let r = PassResult::default();
         match self.remove_first(h.pool_id, cfg, me.node) {
             Err(reason) => self.dropped(r, reason),
-            Ok((finish, _)) => {
+            Ok(finish) => {
                 if let RemoveFinish::Abort { .. } = finish {
                     self.counters.drop(DropReason::IdleRemoveNotMember);
                 }
@@ -751,7 +770,7 @@ impl Scheduler {
         pool: u16,
         cfg: &PoolCfg,
         node: u16,
-    ) -> Result<(RemoveFinish, Option<Signal>), DropReason> {
+    ) -> Result<RemoveFinish, DropReason> {
         self.touch(Stage::IdleCtl);
         let ctl = &mut self.t.idle_ctl[usize::from(pool)];
         if ctl.locked {
@@ -763,16 +782,11 @@ impl Scheduler {
         ctl.locked = true;
         ctl.p -= 1;
         let top = ctl.p;
-        let signal = if self.role == Role::Leaf {
-            Self::link_update(ctl, cfg, None)
-        } else {
-            None
-        };
         self.touch(Stage::IdleList);
         let last = self.t.idle_list[usize::from(cfg.base) + usize::from(top)];
         self.touch(Stage::IdleIndex);
         let idx = &mut self.t.idle_index[usize::from(node)];
-        let finish = match *idx {
+        Ok(match *idx {
             IdleIndex::Member(pos) => {
                 *idx = IdleIndex::Absent;
                 if last.node == node {
@@ -782,49 +796,47 @@ impl Scheduler {
                 }
             }
             _ => RemoveFinish::Abort { last },
-        };
-        Ok((finish, signal))
+        })
     }
 
     /// The second pass of a removal (Algorithm 1, B): `idleList[removedIdx] <- lastNode;
-    /// idleIndex[lastNode] <- removedIdx`, then release the lock.
+    /// idleIndex[lastNode] <- removedIdx`, then release the lock. A leaf's link rule runs here, on
+    /// the final idle count (running it on the first pass as well would send idleRemove and then
+    /// idleAdd for a removal that ends where it began).
     fn remove_finish(&mut self, pool: u16, cfg: &PoolCfg, finish: RemoveFinish) -> Option<Signal> {
         if finish == RemoveFinish::Nothing {
             return None;
         }
         let base = usize::from(cfg.base);
         self.touch(Stage::IdleCtl);
+        let leaf = self.role == Role::Leaf;
         let ctl = &mut self.t.idle_ctl[usize::from(pool)];
         ctl.locked = false;
-        match finish {
+        let (pos, last) = match finish {
             RemoveFinish::Nothing => unreachable!("returned above"),
-            RemoveFinish::Unlock => {
-                self.counters.idle_removes += 1;
-                None
-            }
-            RemoveFinish::Move { pos, last } => {
-                self.touch(Stage::IdleList);
-                self.t.idle_list[base + usize::from(pos)] = last;
-                self.touch(Stage::IdleIndex);
-                self.t.idle_index[usize::from(last.node)] = IdleIndex::Member(pos);
-                self.counters.idle_removes += 1;
-                None
-            }
+            RemoveFinish::Unlock => (None, None),
+            RemoveFinish::Move { pos, last } => (Some(pos), Some(last)),
             RemoveFinish::Abort { last } => {
                 let pos = ctl.p;
                 ctl.p += 1;
-                let signal = if self.role == Role::Leaf {
-                    Self::link_update(ctl, cfg, None)
-                } else {
-                    None
-                };
-                self.touch(Stage::IdleList);
-                self.t.idle_list[base + usize::from(pos)] = last;
-                self.touch(Stage::IdleIndex);
-                self.t.idle_index[usize::from(last.node)] = IdleIndex::Member(pos);
-                signal
+                (Some(pos), Some(last))
             }
+        };
+        let signal = if leaf {
+            Self::link_update(ctl, cfg, None)
+        } else {
+            None
+        };
+        if let (Some(pos), Some(last)) = (pos, last) {
+            self.touch(Stage::IdleList);
+            self.t.idle_list[base + usize::from(pos)] = last;
+            self.touch(Stage::IdleIndex);
+            self.t.idle_index[usize::from(last.node)] = IdleIndex::Member(pos);
         }
+        if !matches!(finish, RemoveFinish::Abort { .. }) {
+            self.counters.idle_removes += 1;
+        }
+        signal
     }
 
     fn hand_out(&mut self, r: Resubmit) -> Resubmit {
@@ -836,6 +848,10 @@ impl Scheduler {
     pub fn resubmit(&mut self, rs: Resubmit) -> PassResult {
         self.begin();
         self.counters.resubmit_passes += 1;
+        debug_assert!(
+            self.in_flight > 0,
+            "a resubmitted pass that was never handed out, or fed back twice"
+        );
         self.in_flight = self.in_flight.saturating_sub(1);
         match rs {
             Resubmit::Packet {
@@ -858,11 +874,9 @@ impl Scheduler {
             }
             Resubmit::RemoveNode {
                 pool,
-                node,
-                slot,
-                last_member,
+                moved,
                 finish,
-            } => self.remove_node_second(pool, node, slot, last_member, finish),
+            } => self.remove_node_second(pool, moved, finish),
         }
     }
 

@@ -106,7 +106,11 @@ pub fn stage_plan() -> Vec<PlanRow> {
     for d in t.drift1.iter_mut().chain(t.drift2.iter_mut()) {
         *d = Drift(5 << 16);
     }
-    let first = leaf.packet(header(PacketType::NewTask, 0, false));
+    // Two samples of one node never resubmit: draw until the samples differ.
+    let first = (0..64)
+        .map(|_| leaf.packet(header(PacketType::NewTask, 0, false)))
+        .find(|r| r.resubmit.is_some())
+        .expect("a pass with two different samples resubmits");
     leaf.record("task, power of two, resubmit");
     leaf.resubmit(first);
     leaf.record("task, second pass");

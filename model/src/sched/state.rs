@@ -232,7 +232,7 @@ pub struct ConnEntry {
     pub stamp_us: u32,
 }
 
-/// `nodeAddr` entry: how a task for this node leaves the switch.
+/// How a task for a node leaves the switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeAddr {
     pub endpoint: Endpoint,
@@ -258,7 +258,15 @@ pub struct Tables {
     pub drift2: Vec<Drift>,
     pub pool_avg: Vec<PoolAvg>,
     pub conn: Vec<ConnEntry>,
-    pub node_addr: Vec<Option<NodeAddr>>,
+    pub node_addr: Vec<Option<AddrEntry>>,
+}
+
+/// `nodeAddr` entry: the node's address and the pool it was added to (a continuation whose entry
+/// names a node ID that now belongs to another pool must not follow it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddrEntry {
+    pub pool: u16,
+    pub addr: NodeAddr,
 }
 
 impl Tables {
@@ -281,5 +289,32 @@ impl Tables {
             conn: vec![ConnEntry::default(); conn as usize],
             node_addr: vec![None; n],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "switch rule broken"))]
+    fn touching_a_table_twice_or_out_of_order_breaks_the_switch_rule() {
+        let mut g = AccessGuard::default();
+        g.begin();
+        g.touch(Stage::Load1);
+        g.touch(Stage::Load1);
+        // Release builds do not check; the order is still recorded.
+        assert_eq!(g.touched(), vec![Stage::Load1, Stage::Load1]);
+    }
+
+    #[test]
+    fn the_guard_records_the_tables_a_pass_touched_in_order() {
+        let mut g = AccessGuard::default();
+        g.begin();
+        g.touch(Stage::PoolCfg);
+        g.touch(Stage::Drift2);
+        assert_eq!(g.touched(), vec![Stage::PoolCfg, Stage::Drift2]);
+        g.begin();
+        assert!(g.touched().is_empty());
     }
 }
