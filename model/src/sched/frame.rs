@@ -141,7 +141,7 @@ impl FrameSwitch {
             Err(e) => {
                 let drop = match e {
                     WireError::Truncated {
-                        layer: Layer::Ethernet,
+                        layer: Layer::Ethernet | Layer::Horus,
                         ..
                     } => Some(DropReason::Malformed),
                     WireError::Truncated { .. }
