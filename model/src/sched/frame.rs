@@ -19,6 +19,27 @@ use super::{
 use crate::config::Config;
 use crate::wire::{self, Endpoint, HorusFrame, HorusHeader, Layer, WireError};
 
+/// What the switch does with a frame the parser rejects: `None`, pass it through unchanged (not a
+/// Horus candidate); `Some(reason)`, drop and count it. The one rule for the model and the
+/// hardware parser.
+pub fn rejected_frame_verdict(e: &WireError) -> Option<DropReason> {
+    match e {
+        WireError::Truncated {
+            layer: Layer::Ethernet | Layer::Horus,
+            ..
+        } => Some(DropReason::Malformed),
+        WireError::Truncated { .. }
+        | WireError::NotIpv4 { .. }
+        | WireError::NotIpv4Version { .. }
+        | WireError::Ipv4Options { .. }
+        | WireError::Fragmented { .. }
+        | WireError::NotUdp { .. }
+        | WireError::WrongPort { .. } => None,
+        WireError::Ipv4Checksum { .. } => Some(DropReason::BadChecksum),
+        _ => Some(DropReason::Malformed),
+    }
+}
+
 /// A frame entering the switch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InFrame {
@@ -139,21 +160,7 @@ impl FrameSwitch {
         let header = match parsed {
             Ok(HorusFrame { header, .. }) => header,
             Err(e) => {
-                let drop = match e {
-                    WireError::Truncated {
-                        layer: Layer::Ethernet | Layer::Horus,
-                        ..
-                    } => Some(DropReason::Malformed),
-                    WireError::Truncated { .. }
-                    | WireError::NotIpv4 { .. }
-                    | WireError::NotIpv4Version { .. }
-                    | WireError::Ipv4Options { .. }
-                    | WireError::Fragmented { .. }
-                    | WireError::NotUdp { .. }
-                    | WireError::WrongPort { .. } => None,
-                    WireError::Ipv4Checksum { .. } => Some(DropReason::BadChecksum),
-                    _ => Some(DropReason::Malformed),
-                };
+                let drop = rejected_frame_verdict(&e);
                 return self.not_scheduled(f.frame, drop, e);
             }
         };
