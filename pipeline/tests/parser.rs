@@ -6,9 +6,7 @@
 use std::net::Ipv4Addr;
 
 use horus_model::sched::DropReason;
-use horus_model::wire::{
-    self, Endpoint, HorusFrame, HorusHeader, Layer, MacAddr, PacketType, WireError,
-};
+use horus_model::wire::{self, Endpoint, HorusFrame, HorusHeader, MacAddr, PacketType, WireError};
 use horus_pipeline::parser::{
     CLASS_DROP_CHECKSUM, CLASS_DROP_MALFORMED, CLASS_HORUS, CLASS_PASS_THROUGH, PARSER_LATENCY,
     Parsed, Parser,
