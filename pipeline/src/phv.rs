@@ -57,6 +57,8 @@ pub struct Phv {
     pub is_ctl_remove: Bit,
     /// Control: remove a node, second pass.
     pub is_ctl_remove2: Bit,
+    /// A removal's second pass moves a member (`src`) into the freed `slot`.
+    pub fin_move_member: Bit,
     // The Horus header.
     pub pkt_type: Bits<7>,
     pub more: Bit,

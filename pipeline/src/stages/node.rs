@@ -1,0 +1,116 @@
+//! Stage 1: `node[src]`.
+//!
+//! Messages from a node (worker replies at a leaf; idleAdd, idleRemove and loadUpdate at a spine)
+//! name it in `src`; this stage checks that it is an active node of the pass's pool and hands on
+//! its additive factor. An ID beyond the table is dropped as `node_out_of_range`, an unknown or
+//! foreign node as `node_not_in_pool`; a reply is still forwarded to its client (only its update
+//! is dropped). Control passes write the entry: a node added, freed, or moved to another member
+//! slot by a removal.
+
+use crate::phv::{NodeEntry, Phv, drop_code};
+use crate::table::RmwTable;
+use horus_model::sched::DropReason;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct NodeStage<const N: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    node_table: RmwTable<NodeEntry, N>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    e: Signal<Local, NodeEntry>,
+    w: Signal<Local, NodeEntry>,
+    checks: Signal<Local, Bit>,
+    out_of_range: Signal<Local, Bit>,
+    not_in_pool: Signal<Local, Bit>,
+    /// `2^N`: the first node ID beyond the table.
+    limit: Constant<Bits<16>>,
+    code_out_of_range: Constant<Bits<4>>,
+    code_not_in_pool: Constant<Bits<4>>,
+}
+
+impl<const N: usize> Default for NodeStage<N> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            node_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            e: Default::default(),
+            w: Default::default(),
+            checks: Default::default(),
+            out_of_range: Default::default(),
+            not_in_pool: Default::default(),
+            limit: Constant::new((1u64 << N).into()),
+            code_out_of_range: Constant::new(drop_code(DropReason::NodeOutOfRange).into()),
+            code_not_in_pool: Constant::new(drop_code(DropReason::NodeNotInPool).into()),
+        }
+    }
+}
+
+impl<const N: usize> Logic for NodeStage<N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out);
+        clock!(self, clock, node_table);
+        // Cycle 0.
+        self.node_table.rd_addr.next = self.pass_in.val().src.get_bits::<N>(0);
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.e.next = self.node_table.rd_data.val();
+        self.w.next = self.node_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        self.node_table.wr_addr.next = self.s1.q.val().src.get_bits::<N>(0);
+        self.node_table.wr_en.next = false;
+        self.checks.next = (self.s1.q.val().is_reply
+            | self.s1.q.val().is_reply_idle
+            | self.s1.q.val().is_load_update
+            | self.s1.q.val().is_idle_add
+            | self.s1.q.val().is_idle_remove)
+            & !self.s1.q.val().drop.any();
+        self.out_of_range.next = self.s1.q.val().src >= self.limit.val();
+        self.not_in_pool.next = !self.e.val().active | (self.e.val().pool != self.s1.q.val().pool);
+        if self.checks.val() {
+            self.out.d.next.factor = self.e.val().factor;
+            if self.out_of_range.val() | self.not_in_pool.val() {
+                if self.out_of_range.val() {
+                    self.out.d.next.drop = self.code_out_of_range.val();
+                } else {
+                    self.out.d.next.drop = self.code_not_in_pool.val();
+                }
+                // The pass does nothing more; a reply still goes on to its client.
+                self.out.d.next.is_pass_through =
+                    self.s1.q.val().is_reply | self.s1.q.val().is_reply_idle;
+                self.out.d.next.is_reply = false;
+                self.out.d.next.is_reply_idle = false;
+                self.out.d.next.is_load_update = false;
+                self.out.d.next.is_idle_add = false;
+                self.out.d.next.is_idle_remove = false;
+            }
+        }
+        // Control passes.
+        if self.s1.q.val().is_ctl_add {
+            self.w.next.active = true;
+            self.w.next.pool = self.s1.q.val().pool;
+            self.w.next.slot = self.s1.q.val().slot;
+            self.w.next.factor = self.s1.q.val().factor;
+            self.node_table.wr_en.next = true;
+        }
+        if self.s1.q.val().is_ctl_remove {
+            // Hand the freed slot to the second pass, which records the moved member there.
+            self.out.d.next.slot = self.e.val().slot;
+            self.w.next.active = false;
+            self.node_table.wr_en.next = true;
+        }
+        if self.s1.q.val().is_ctl_remove2 & self.s1.q.val().fin_move_member {
+            self.w.next.slot = self.s1.q.val().slot;
+            self.node_table.wr_en.next = true;
+        }
+        self.node_table.wr_data.next = self.w.val();
+        self.pass_out.next = self.out.q.val();
+    }
+}
