@@ -93,7 +93,8 @@ pub struct Phv {
     // idleCtl / idleList / idleIndex.
     pub idle: Bit,
     pub pos: Bits<16>,
-    /// The signal this pass sends (at most one).
+    /// The signal this pass sends (at most one), and whether it re-sends a lost one (§A.3).
+    pub repair: Bit,
     pub sig_idle_add: Bit,
     pub sig_idle_remove: Bit,
     pub sig_load_update: Bit,

@@ -38,6 +38,7 @@ pub struct PoolCfgStage<const P: usize> {
     sum1: Signal<Local, Bits<32>>,
     sum2: Signal<Local, Bits<32>>,
     one: Constant<Bits<16>>,
+    zero: Constant<Bits<16>>,
     unknown_pool: Constant<Bits<4>>,
     empty_pool: Constant<Bits<4>>,
 }
@@ -68,6 +69,7 @@ impl<const P: usize> PoolCfgStage<P> {
             sum1: Default::default(),
             sum2: Default::default(),
             one: Constant::new(1.into()),
+            zero: Constant::new(0.into()),
             unknown_pool: Constant::new(drop_code(DropReason::UnknownPool).into()),
             empty_pool: Constant::new(drop_code(DropReason::EmptyPool).into()),
         }
@@ -144,7 +146,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.w.next.valid = true;
             self.w.next.base = self.s1.q.val().base;
             self.w.next.cap = self.s1.q.val().cap;
-            self.w.next.n = self.e.val().n ^ self.e.val().n;
+            self.w.next.n = self.zero.val();
             self.cfg_table.wr_en.next = true;
         }
         if self.s1.q.val().is_ctl_pool | self.s1.q.val().is_ctl_params {

@@ -1,0 +1,176 @@
+//! Stage 2: `idleCtl[pool]`: the idle list's pointer `p`, the removal lock and (leaf) the link to
+//! the spine's idle list (Algorithm 1; §3.4 and §A.3 for the link rule and its repair).
+//!
+//! - A task takes the idle path when `p > 0` and the lock is free; a leaf pops (`p -= 1`, position
+//!   `p`), a spine only reads (position `p - 1`).
+//! - An idleAdd's commit pass (and a leaf's new worker) pushes: position `p`, `p += 1`.
+//! - A removal's first pass takes the lock and `p -= 1` (position `p`, the former top), unless the
+//!   lock is held (`idle_remove_locked`) or the list is empty (`idle_remove_not_member`); its
+//!   second pass releases the lock and, when the node was not in the list, pushes the former top
+//!   back.
+//! - A leaf runs its link rule whenever `p` changed, and on every NEW_TASK: link at
+//!   `p >= link_at` (idleAdd), unlink at `p <= unlink_at` (idleRemove), else re-send the message
+//!   the spine's idle-selected flag shows was lost (a task from this pool's spine only).
+
+use crate::phv::{IdleCtlEntry, Phv, drop_code};
+use crate::table::RmwTable;
+use horus_model::sched::DropReason;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct IdleCtlStage<const P: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    ctl_table: RmwTable<IdleCtlEntry, P>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    e: Signal<Local, IdleCtlEntry>,
+    w: Signal<Local, IdleCtlEntry>,
+    live: Signal<Local, Bit>,
+    push: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
+    changed: Signal<Local, Bit>,
+    from_spine: Signal<Local, Bit>,
+    is_leaf: Constant<Bit>,
+    one: Constant<Bits<16>>,
+    zero: Constant<Bits<16>>,
+    code_locked: Constant<Bits<4>>,
+    code_not_member: Constant<Bits<4>>,
+}
+
+impl<const P: usize> IdleCtlStage<P> {
+    pub fn new(is_leaf: bool) -> Self {
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            ctl_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            e: Default::default(),
+            w: Default::default(),
+            live: Default::default(),
+            push: Default::default(),
+            take: Default::default(),
+            changed: Default::default(),
+            from_spine: Default::default(),
+            is_leaf: Constant::new(is_leaf),
+            one: Constant::new(1.into()),
+            zero: Constant::new(0.into()),
+            code_locked: Constant::new(drop_code(DropReason::IdleRemoveLocked).into()),
+            code_not_member: Constant::new(drop_code(DropReason::IdleRemoveNotMember).into()),
+        }
+    }
+}
+
+impl<const P: usize> Logic for IdleCtlStage<P> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out);
+        clock!(self, clock, ctl_table);
+        // Cycle 0.
+        self.ctl_table.rd_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.e.next = self.ctl_table.rd_data.val();
+        self.w.next = self.ctl_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        self.ctl_table.wr_addr.next = self.s1.q.val().pool.get_bits::<P>(0);
+        self.ctl_table.wr_en.next = false;
+        self.live.next = !self.s1.q.val().drop.any();
+        self.changed.next = false;
+
+        // A task: the idle path, when the list has a node and no removal holds it.
+        if self.live.val() & self.s1.q.val().is_task & self.e.val().p.any() & !self.e.val().locked {
+            self.out.d.next.idle = true;
+            self.out.d.next.pos = self.e.val().p - self.one.val();
+            if self.is_leaf.val() {
+                self.w.next.p = self.e.val().p - self.one.val();
+                self.changed.next = true;
+                self.ctl_table.wr_en.next = true;
+            }
+        }
+        // Pushes: an idleAdd's commit, a leaf's new worker, a removal that found its node absent.
+        self.push.next = self.live.val()
+            & (self.s1.q.val().is_add_commit
+                | (self.s1.q.val().is_ctl_add & self.is_leaf.val())
+                | ((self.s1.q.val().is_remove_finish | self.s1.q.val().is_ctl_remove2)
+                    & self.s1.q.val().fin_abort));
+        if self.push.val() {
+            self.out.d.next.pos = self.e.val().p;
+            self.w.next.p = self.e.val().p + self.one.val();
+            self.changed.next = true;
+            self.ctl_table.wr_en.next = true;
+        }
+        // A removal's first pass: take the lock and the top.
+        self.take.next =
+            self.live.val() & (self.s1.q.val().is_idle_remove | self.s1.q.val().is_ctl_remove);
+        if self.take.val() {
+            if self.e.val().locked {
+                self.out.d.next.drop = self.code_locked.val();
+                self.out.d.next.is_idle_remove = false;
+            } else if !self.e.val().p.any() {
+                // Nothing to take: a network removal is dropped, a control removal goes on.
+                if self.s1.q.val().is_idle_remove {
+                    self.out.d.next.drop = self.code_not_member.val();
+                    self.out.d.next.is_idle_remove = false;
+                }
+            } else {
+                self.out.d.next.idle = true;
+                self.out.d.next.pos = self.e.val().p - self.one.val();
+                self.w.next.p = self.e.val().p - self.one.val();
+                self.w.next.locked = true;
+                self.ctl_table.wr_en.next = true;
+            }
+        }
+        // A removal's second pass releases the lock (the link rule runs on the final count).
+        if self.live.val()
+            & (self.s1.q.val().is_remove_finish | self.s1.q.val().is_ctl_remove2)
+            & (self.s1.q.val().fin_unlock | self.s1.q.val().fin_move | self.s1.q.val().fin_abort)
+        {
+            self.w.next.locked = false;
+            self.changed.next = true;
+            self.ctl_table.wr_en.next = true;
+        }
+        if self.s1.q.val().is_ctl_pool {
+            self.w.next.p = self.zero.val();
+            self.w.next.locked = false;
+            self.w.next.linked = false;
+            self.ctl_table.wr_en.next = true;
+        }
+        if self.s1.q.val().is_ctl_params {
+            self.changed.next = true;
+        }
+
+        // The leaf's link rule, on the new count.
+        self.from_spine.next =
+            self.s1.q.val().is_task & (self.s1.q.val().src == self.s1.q.val().spine_id);
+        if self.is_leaf.val()
+            & self.s1.q.val().spine_ok
+            & self.live.val()
+            & (self.changed.val() | self.s1.q.val().is_task)
+        {
+            if !self.e.val().linked & (self.w.val().p >= self.s1.q.val().link_at) {
+                self.w.next.linked = true;
+                self.out.d.next.sig_idle_add = true;
+                self.ctl_table.wr_en.next = true;
+            } else if self.e.val().linked & (self.w.val().p <= self.s1.q.val().unlink_at) {
+                self.w.next.linked = false;
+                self.out.d.next.sig_idle_remove = true;
+                self.ctl_table.wr_en.next = true;
+            } else if self.from_spine.val() {
+                if self.s1.q.val().qlen.any() & !self.e.val().linked {
+                    self.out.d.next.sig_idle_remove = true;
+                    self.out.d.next.repair = true;
+                }
+                if !self.s1.q.val().qlen.any() & self.e.val().linked {
+                    self.out.d.next.sig_idle_add = true;
+                    self.out.d.next.repair = true;
+                }
+            }
+        }
+        self.ctl_table.wr_data.next = self.w.val();
+        self.pass_out.next = self.out.q.val();
+    }
+}

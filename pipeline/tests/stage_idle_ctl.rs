@@ -1,0 +1,218 @@
+//! Stage 2 (`idleCtl`) against the model's semantics for it: pops and pushes back to back, the
+//! removal lock, the link rule with hysteresis and the idle-selected repair (Algorithm 1, §3.4,
+//! §A.3). The expected sequences are the ones `horus_model::sched` produces for the same passes
+//! (see model/tests/scheduler.rs for the model side of each).
+
+mod common;
+
+use common::*;
+use horus_model::sched::DropReason;
+use horus_pipeline::phv::{Phv, drop_code};
+use horus_pipeline::stages::idle_ctl::IdleCtlStage;
+use rust_hdl::prelude::*;
+
+fn b16(v: u64) -> Bits<16> {
+    v.into()
+}
+
+fn base(link_at: u64, unlink_at: u64) -> Phv {
+    Phv {
+        spine_ok: true,
+        spine_id: b16(9),
+        link_at: b16(link_at),
+        unlink_at: b16(unlink_at),
+        ..Default::default()
+    }
+}
+
+/// (idle, pos, signal) of a pass leaving the stage: signal 'A' idleAdd, 'R' idleRemove, '-' none.
+fn seen(p: &Phv) -> (bool, usize, char) {
+    let sig = if p.sig_idle_add {
+        'A'
+    } else if p.sig_idle_remove {
+        'R'
+    } else {
+        '-'
+    };
+    (p.idle, p.pos.index(), sig)
+}
+
+#[test]
+fn leaf_pops_back_to_back_and_links_with_hysteresis() {
+    let b = base(2, 0);
+    let passes = vec![
+        Some(Phv {
+            is_ctl_pool: true,
+            ..b
+        }),
+        Some(Phv {
+            is_ctl_add: true,
+            ..b
+        }),
+        Some(Phv {
+            is_ctl_add: true,
+            ..b
+        }),
+        Some(Phv {
+            is_ctl_add: true,
+            ..b
+        }),
+        Some(Phv {
+            is_task: true,
+            src: b16(77),
+            ..b
+        }),
+        Some(Phv {
+            is_task: true,
+            src: b16(77),
+            ..b
+        }),
+        Some(Phv {
+            is_task: true,
+            src: b16(77),
+            ..b
+        }),
+        Some(Phv {
+            is_task: true,
+            src: b16(77),
+            ..b
+        }),
+        // From the spine, flag 1, but we are unlinked: re-send idleRemove.
+        Some(Phv {
+            is_task: true,
+            src: b16(9),
+            qlen: b16(1),
+            ..b
+        }),
+        Some(Phv {
+            is_add_commit: true,
+            ..b
+        }),
+        Some(Phv {
+            is_add_commit: true,
+            ..b
+        }),
+        // Linked again; a spine task with flag 0 says the spine lost our idleAdd.
+        Some(Phv {
+            is_task: true,
+            src: b16(9),
+            qlen: b16(0),
+            ..b
+        }),
+    ];
+    let out = drive!(IdleCtlStage<4>, IdleCtlStage::new(true), passes);
+    let got: Vec<_> = out.iter().map(seen).collect();
+    assert_eq!(
+        &got[1..],
+        &[
+            (false, 0, '-'), // push at 0, p = 1
+            (false, 1, 'A'), // push at 1, p = 2 >= link_at
+            (false, 2, '-'), // push at 2, p = 3
+            (true, 2, '-'),  // pop 2, p = 2
+            (true, 1, '-'),  // pop 1, p = 1 (> unlink_at)
+            (true, 0, 'R'),  // pop 0, p = 0: unlink
+            (false, 0, '-'), // empty: power of two
+            (false, 0, 'R'), // repair
+            (false, 0, '-'), // push at 0, p = 1
+            (false, 1, 'A'), // push at 1, p = 2: link
+            (true, 1, 'A'), // pop 1, p = 1 > unlink_at: still linked, so flag 0 means a lost idleAdd
+        ][..],
+        "{got:?}"
+    );
+    assert!(out[8].repair && out[11].repair && !out[6].repair);
+}
+
+#[test]
+fn spine_picks_without_popping_and_removals_take_the_lock() {
+    let b = base(1, 0);
+    let not_member = drop_code(DropReason::IdleRemoveNotMember) as usize;
+    let locked = drop_code(DropReason::IdleRemoveLocked) as usize;
+    let passes = vec![
+        Some(Phv {
+            is_idle_remove: true,
+            ..b
+        }),
+        Some(Phv {
+            is_add_commit: true,
+            ..b
+        }),
+        Some(Phv {
+            is_add_commit: true,
+            ..b
+        }),
+        Some(Phv {
+            is_add_commit: true,
+            ..b
+        }),
+        Some(Phv { is_task: true, ..b }),
+        Some(Phv { is_task: true, ..b }),
+        Some(Phv {
+            is_idle_remove: true,
+            ..b
+        }),
+        Some(Phv {
+            is_idle_remove: true,
+            ..b
+        }),
+        Some(Phv { is_task: true, ..b }),
+        Some(Phv {
+            is_remove_finish: true,
+            fin_move: true,
+            ..b
+        }),
+        Some(Phv { is_task: true, ..b }),
+        Some(Phv {
+            is_idle_remove: true,
+            ..b
+        }),
+        Some(Phv {
+            is_remove_finish: true,
+            fin_abort: true,
+            ..b
+        }),
+        Some(Phv { is_task: true, ..b }),
+    ];
+    let out = drive!(IdleCtlStage<4>, IdleCtlStage::new(false), passes);
+    assert_eq!(
+        out[0].drop.index(),
+        not_member,
+        "removal from an empty list"
+    );
+    let got: Vec<_> = out.iter().map(seen).collect();
+    assert_eq!(
+        got[1..4],
+        [(false, 0, '-'), (false, 1, '-'), (false, 2, '-')],
+        "pushes; a spine sends nothing"
+    );
+    assert_eq!(
+        (got[4], got[5]),
+        ((true, 2, '-'), (true, 2, '-')),
+        "a spine reads the top without popping"
+    );
+    assert_eq!(
+        (out[6].idle, out[6].pos.index(), out[6].drop.index()),
+        (true, 2, 0),
+        "takes the lock and the top"
+    );
+    assert_eq!(out[7].drop.index(), locked);
+    assert!(!out[8].idle, "no idle path under the lock");
+    assert_eq!(got[10], (true, 1, '-'), "unlocked, p = 2");
+    assert_eq!(out[11].pos.index(), 1);
+    assert_eq!(
+        out[12].pos.index(),
+        1,
+        "an aborted removal pushes the former top back"
+    );
+    assert_eq!(got[13], (true, 1, '-'));
+}
+
+#[test]
+fn idle_ctl_stage_verilog_is_lint_clean_and_synthesizes() {
+    for (name, leaf) in [
+        ("stage_idle_ctl_leaf", true),
+        ("stage_idle_ctl_spine", false),
+    ] {
+        let r = lint_and_synth(name, IdleCtlStage::<6>::new(leaf));
+        println!("idleCtl stage ({name}): {r}");
+    }
+}
