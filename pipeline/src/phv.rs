@@ -71,8 +71,11 @@ pub struct Phv {
     pub time: Bits<32>,
     /// Frame buffer slot of the frame this pass carries.
     pub handle: Bits<8>,
-    /// Drop code (0: not dropped).
+    /// Drop code (0: not dropped): the pass does nothing more.
     pub drop: Bits<4>,
+    /// A sub-operation dropped and counted while the pass goes on (a duplicate idleAdd on a reply,
+    /// an idleRemove of a node not in the list); same codes as `drop`.
+    pub sub_drop: Bits<4>,
     // poolCfg.
     pub base: Bits<16>,
     pub cap: Bits<16>,

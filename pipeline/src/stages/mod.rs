@@ -2,5 +2,7 @@
 //! pass presents its index in cycle 0 and reads, computes and writes its table in cycle 1.
 
 pub mod idle_ctl;
+pub mod idle_index;
+pub mod idle_list;
 pub mod node;
 pub mod pool_cfg;

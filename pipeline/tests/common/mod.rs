@@ -5,10 +5,13 @@
 /// Cycles a stage takes.
 pub const STAGE_LATENCY: usize = 2;
 
-/// `drive!(Type, uut, passes)`: feeds `passes: Vec<Option<Phv>>` one per clock (`None`: an idle cycle)
+/// `drive!(Type, uut, passes[, latency])`: feeds `passes: Vec<Option<Phv>>` one per clock (`None`: an idle cycle)
 /// and returns, in order, the pass that left the stage for each input pass.
 macro_rules! drive {
-    ($ty:ty, $uut:expr, $passes:expr) => {{
+    ($ty:ty, $uut:expr, $passes:expr) => {
+        drive!($ty, $uut, $passes, common::STAGE_LATENCY)
+    };
+    ($ty:ty, $uut:expr, $passes:expr, $latency:expr) => {{
         use rust_hdl::prelude::*;
         use std::sync::{Arc, Mutex};
         let mut uut: $ty = $uut;
@@ -17,18 +20,19 @@ macro_rules! drive {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
         let n = passes.len();
+        let latency: usize = $latency;
         let mut sim = Simulation::new();
         sim.add_clock(5, |x: &mut Box<$ty>| x.clock.next = !x.clock.val());
         sim.add_testbench(move |mut sim: Sim<$ty>| {
             let mut x = sim.init()?;
             wait_clock_true!(sim, clock, x);
             let mut fed: Vec<bool> = Vec::new();
-            for i in 0..n + common::STAGE_LATENCY {
+            for i in 0..n + latency {
                 let p = passes.get(i).copied().flatten();
                 x.pass_in.next = p.unwrap_or_default();
                 fed.push(p.is_some());
                 wait_clock_cycle!(sim, clock, x);
-                if i + 1 >= common::STAGE_LATENCY && fed[i + 1 - common::STAGE_LATENCY] {
+                if i + 1 >= latency && fed[i + 1 - latency] {
                     sink.lock().unwrap().push(x.pass_out.val());
                 }
             }

@@ -1,0 +1,165 @@
+//! Stage 4: `idleIndex[node]`: where a node sits in the idle list, or that its add is pending.
+//!
+//! - A leaf's pop clears the popped node's entry.
+//! - An idleAdd's first pass (TASK_DONE_IDLE at a leaf, IDLE_SIGNAL at a spine) turns an absent
+//!   entry into pending and asks for the commit pass; any other entry makes it a duplicate
+//!   (`idle_add_duplicate`: a reply's own update still happens, a spine's message is dropped).
+//! - A push (commit, a leaf's new worker, an aborted removal's former top) records the position.
+//! - A removal's first pass reads the node's position and clears it, and decides the second pass:
+//!   only unlock (it was the top), move the former top into the hole, or abort (not in the list).
+//! - A removal's second pass records the moved node's new position.
+
+use crate::phv::{IdleIndexEntry, Phv, drop_code};
+use crate::table::RmwTable;
+use horus_model::sched::DropReason;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct IdleIndexStage<const N: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    index_table: RmwTable<IdleIndexEntry, N>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    /// The node the pass addresses, cycle 0 and cycle 1.
+    who: Signal<Local, Bits<N>>,
+    who1: Signal<Local, Bits<N>>,
+    e: Signal<Local, IdleIndexEntry>,
+    w: Signal<Local, IdleIndexEntry>,
+    live: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    adds: Signal<Local, Bit>,
+    takes: Signal<Local, Bit>,
+    pushes_src: Signal<Local, Bit>,
+    places_last: Signal<Local, Bit>,
+    is_leaf: Constant<Bit>,
+    code_duplicate: Constant<Bits<4>>,
+    code_not_member: Constant<Bits<4>>,
+}
+
+impl<const N: usize> IdleIndexStage<N> {
+    pub fn new(is_leaf: bool) -> Self {
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            index_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            who: Default::default(),
+            who1: Default::default(),
+            e: Default::default(),
+            w: Default::default(),
+            live: Default::default(),
+            pop: Default::default(),
+            adds: Default::default(),
+            takes: Default::default(),
+            pushes_src: Default::default(),
+            places_last: Default::default(),
+            is_leaf: Constant::new(is_leaf),
+            code_duplicate: Constant::new(drop_code(DropReason::IdleAddDuplicate).into()),
+            code_not_member: Constant::new(drop_code(DropReason::IdleRemoveNotMember).into()),
+        }
+    }
+}
+
+impl<const N: usize> Logic for IdleIndexStage<N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out);
+        clock!(self, clock, index_table);
+        // Cycle 0: the popped node, the former top being placed, or the message's node.
+        self.who.next = self.pass_in.val().src.get_bits::<N>(0);
+        if self.pass_in.val().is_task {
+            self.who.next = self.pass_in.val().chosen.get_bits::<N>(0);
+        }
+        if (self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2)
+            & (self.pass_in.val().fin_move | self.pass_in.val().fin_abort)
+        {
+            self.who.next = self.pass_in.val().last_node.get_bits::<N>(0);
+        }
+        self.index_table.rd_addr.next = self.who.val();
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.who1.next = self.s1.q.val().src.get_bits::<N>(0);
+        if self.s1.q.val().is_task {
+            self.who1.next = self.s1.q.val().chosen.get_bits::<N>(0);
+        }
+        self.places_last.next = (self.s1.q.val().is_remove_finish | self.s1.q.val().is_ctl_remove2)
+            & (self.s1.q.val().fin_move | self.s1.q.val().fin_abort);
+        if self.places_last.val() {
+            self.who1.next = self.s1.q.val().last_node.get_bits::<N>(0);
+        }
+        self.index_table.wr_addr.next = self.who1.val();
+        self.index_table.wr_en.next = false;
+        self.e.next = self.index_table.rd_data.val();
+        self.w.next = self.index_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        self.live.next = !self.s1.q.val().drop.any();
+
+        // A leaf's pop.
+        self.pop.next =
+            self.live.val() & self.is_leaf.val() & self.s1.q.val().is_task & self.s1.q.val().idle;
+        if self.pop.val() {
+            self.w.next.member = false;
+            self.w.next.pending = false;
+            self.index_table.wr_en.next = true;
+        }
+        // An idleAdd's first pass.
+        self.adds.next =
+            self.live.val() & (self.s1.q.val().is_reply_idle | self.s1.q.val().is_idle_add);
+        if self.adds.val() {
+            if self.e.val().member | self.e.val().pending {
+                if self.s1.q.val().is_idle_add {
+                    self.out.d.next.drop = self.code_duplicate.val();
+                    self.out.d.next.is_idle_add = false;
+                } else {
+                    self.out.d.next.sub_drop = self.code_duplicate.val();
+                }
+            } else {
+                self.w.next.pending = true;
+                self.index_table.wr_en.next = true;
+                self.out.d.next.resubmit = true;
+            }
+        }
+        // Pushes record the new position.
+        self.pushes_src.next = self.live.val()
+            & (self.s1.q.val().is_add_commit | (self.s1.q.val().is_ctl_add & self.is_leaf.val()));
+        if self.pushes_src.val() | (self.live.val() & self.places_last.val()) {
+            self.w.next.pending = false;
+            self.w.next.member = true;
+            self.w.next.pos = self.s1.q.val().pos;
+            self.index_table.wr_en.next = true;
+        }
+        if self.live.val() & self.s1.q.val().is_ctl_add & !self.is_leaf.val() {
+            self.w.next.pending = false;
+            self.w.next.member = false;
+            self.index_table.wr_en.next = true;
+        }
+        // A removal's first pass (stage 2 took the top: `idle`).
+        self.takes.next = self.live.val()
+            & (self.s1.q.val().is_idle_remove | self.s1.q.val().is_ctl_remove)
+            & self.s1.q.val().idle;
+        if self.takes.val() {
+            if self.e.val().member {
+                self.w.next.member = false;
+                self.index_table.wr_en.next = true;
+                if self.s1.q.val().last_node == self.s1.q.val().src {
+                    self.out.d.next.fin_unlock = true;
+                } else {
+                    self.out.d.next.fin_move = true;
+                    self.out.d.next.pos = self.e.val().pos;
+                }
+            } else {
+                self.out.d.next.fin_abort = true;
+                if self.s1.q.val().is_idle_remove {
+                    self.out.d.next.sub_drop = self.code_not_member.val();
+                }
+            }
+            self.out.d.next.resubmit = true;
+        }
+        self.index_table.wr_data.next = self.w.val();
+        self.pass_out.next = self.out.q.val();
+    }
+}
