@@ -59,6 +59,10 @@ pub struct Phv {
     pub is_ctl_remove2: Bit,
     /// A removal's second pass moves a member (`src`) into the freed `slot`.
     pub fin_move_member: Bit,
+    /// A removal's first pass: the pool's last member (read by the host), which moves into the
+    /// freed member slot.
+    pub mv_node: Bits<16>,
+    pub mv_f: Bits<32>,
     // The Horus header.
     pub pkt_type: Bits<7>,
     pub more: Bit,
@@ -67,6 +71,9 @@ pub struct Phv {
     pub dst: Bits<16>,
     pub qlen: Bits<16>,
     pub seq: Bits<16>,
+    /// `qlen.seq_num` as one 16.16 value (`qlen` the integer part): a leaf-to-spine load, or, masked
+    /// to its integer part, a worker's queue length. Filled from the header's bytes 7..11.
+    pub wire_load: Bits<32>,
     /// Arrival time, microseconds, wrapping.
     pub time: Bits<32>,
     /// Frame buffer slot of the frame this pass carries.
@@ -120,6 +127,8 @@ pub struct Phv {
     pub b_l: Bits<32>,
     pub b_d: Bits<32>,
     pub b_q: Bits<32>,
+    /// `l_other - l_sel` (after stage 8).
+    pub diff: Bits<32>,
     /// The node the task goes to, and its factor.
     pub chosen: Bits<16>,
     pub chosen_f: Bits<32>,

@@ -4,5 +4,7 @@
 pub mod idle_ctl;
 pub mod idle_index;
 pub mod idle_list;
+pub mod load;
+pub mod members;
 pub mod node;
 pub mod pool_cfg;

@@ -1,0 +1,188 @@
+//! Stages 7 and 8: `loadList1` and `loadList2` (Algorithm 2), one copy per sample.
+//!
+//! - A task off the idle path reads sample `a`'s load from copy 1 and sample `b`'s from copy 2;
+//!   copy 2 then compares them: the smaller becomes `sel` (kept in `a`, ties to sample 1), the
+//!   other `other` (in `b`), and `diff = l_other - l_sel`.
+//! - A worker reply (leaf: the queue length) or a loadUpdate (spine: the 16.16 average) sets the
+//!   node's load in both copies; a new node starts at 0.
+//! - A task's second pass charges the winner (the smaller corrected queue, ties to `sel`) in both
+//!   copies: `load += drift_seen + factor`, clamped to `[0, 2^32)` as `Load::corrected` does.
+
+use crate::phv::Phv;
+use crate::table::RmwTable;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct LoadStage<const N: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    load_table: RmwTable<Bits<32>, N>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    who: Signal<Local, Bits<N>>,
+    who1: Signal<Local, Bits<16>>,
+    live: Signal<Local, Bit>,
+    sample: Signal<Local, Bit>,
+    sets: Signal<Local, Bit>,
+    a_wins: Signal<Local, Bit>,
+    a_wins1: Signal<Local, Bit>,
+    // The second pass's charge: step = drift_seen + factor (saturating), then load + step clamped.
+    w_d: Signal<Local, Bits<32>>,
+    w_f: Signal<Local, Bits<32>>,
+    step: Signal<Local, Bits<32>>,
+    step_sat: Signal<Local, Bits<32>>,
+    sum: Signal<Local, Bits<32>>,
+    charged: Signal<Local, Bits<32>>,
+    l_a: Signal<Local, Bits<32>>,
+    l_b: Signal<Local, Bits<32>>,
+    first: Constant<Bit>,
+    is_leaf: Constant<Bit>,
+    int_mask: Constant<Bits<32>>,
+    zero: Constant<Bits<32>>,
+    max: Constant<Bits<32>>,
+    max_pos: Constant<Bits<32>>,
+}
+
+impl<const N: usize> LoadStage<N> {
+    pub fn new(first: bool, is_leaf: bool) -> Self {
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            load_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            who: Default::default(),
+            who1: Default::default(),
+            live: Default::default(),
+            sample: Default::default(),
+            sets: Default::default(),
+            a_wins: Default::default(),
+            a_wins1: Default::default(),
+            w_d: Default::default(),
+            w_f: Default::default(),
+            step: Default::default(),
+            step_sat: Default::default(),
+            sum: Default::default(),
+            charged: Default::default(),
+            l_a: Default::default(),
+            l_b: Default::default(),
+            first: Constant::new(first),
+            is_leaf: Constant::new(is_leaf),
+            int_mask: Constant::new(0xffff_0000u64.into()),
+            zero: Constant::new(0.into()),
+            max: Constant::new(0xffff_ffffu64.into()),
+            max_pos: Constant::new(0x7fff_ffffu64.into()),
+        }
+    }
+}
+
+impl<const N: usize> Logic for LoadStage<N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out);
+        clock!(self, clock, load_table);
+        // Cycle 0: the sample, the reporting node, or the second pass's winner.
+        self.a_wins.next = self.pass_in.val().a_q <= self.pass_in.val().b_q;
+        self.who.next = self.pass_in.val().src.get_bits::<N>(0);
+        if self.pass_in.val().is_task {
+            self.who.next = self.pass_in.val().b_node.get_bits::<N>(0);
+            if self.first.val() {
+                self.who.next = self.pass_in.val().a_node.get_bits::<N>(0);
+            }
+        }
+        if self.pass_in.val().is_sched2 {
+            self.who.next = self.pass_in.val().b_node.get_bits::<N>(0);
+            if self.a_wins.val() {
+                self.who.next = self.pass_in.val().a_node.get_bits::<N>(0);
+            }
+        }
+        self.load_table.rd_addr.next = self.who.val();
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.a_wins1.next = self.s1.q.val().a_q <= self.s1.q.val().b_q;
+        self.who1.next = self.s1.q.val().src;
+        if self.s1.q.val().is_sched2 {
+            self.who1.next = self.s1.q.val().b_node;
+            if self.a_wins1.val() {
+                self.who1.next = self.s1.q.val().a_node;
+            }
+        }
+        self.load_table.wr_addr.next = self.who1.val().get_bits::<N>(0);
+        self.load_table.wr_en.next = false;
+        self.load_table.wr_data.next = self.load_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        self.live.next = !self.s1.q.val().drop.any();
+
+        // Sampling; copy 2 also orders the samples.
+        self.sample.next = self.live.val() & self.s1.q.val().is_task & !self.s1.q.val().idle;
+        self.l_a.next = self.s1.q.val().a_l;
+        self.l_b.next = self.load_table.rd_data.val();
+        if self.sample.val() & self.first.val() {
+            self.out.d.next.a_l = self.load_table.rd_data.val();
+        }
+        if self.sample.val() & !self.first.val() {
+            self.out.d.next.b_l = self.l_b.val();
+            self.out.d.next.diff = self.l_b.val() - self.l_a.val();
+            if self.l_b.val() < self.l_a.val() {
+                self.out.d.next.a_node = self.s1.q.val().b_node;
+                self.out.d.next.a_f = self.s1.q.val().b_f;
+                self.out.d.next.a_l = self.l_b.val();
+                self.out.d.next.b_node = self.s1.q.val().a_node;
+                self.out.d.next.b_f = self.s1.q.val().a_f;
+                self.out.d.next.b_l = self.l_a.val();
+                self.out.d.next.diff = self.l_a.val() - self.l_b.val();
+            }
+        }
+
+        // Reports set the load; a new node starts at zero.
+        self.sets.next = self.live.val()
+            & (self.s1.q.val().is_reply
+                | self.s1.q.val().is_reply_idle
+                | self.s1.q.val().is_load_update);
+        if self.sets.val() {
+            self.load_table.wr_en.next = true;
+            if self.is_leaf.val() {
+                self.load_table.wr_data.next = self.s1.q.val().wire_load & self.int_mask.val();
+            } else {
+                self.load_table.wr_data.next = self.s1.q.val().wire_load;
+            }
+        }
+        if self.s1.q.val().is_ctl_add {
+            self.load_table.wr_en.next = true;
+            self.load_table.wr_data.next = self.zero.val();
+        }
+
+        // The second pass: charge the winner.
+        self.w_d.next = self.s1.q.val().b_d;
+        self.w_f.next = self.s1.q.val().b_f;
+        if self.a_wins1.val() {
+            self.w_d.next = self.s1.q.val().a_d;
+            self.w_f.next = self.s1.q.val().a_f;
+        }
+        // step = drift + factor, saturating at the largest positive drift (the factor is positive).
+        self.step.next = self.w_d.val() + self.w_f.val();
+        self.step_sat.next = self.step.val();
+        if !self.w_d.val().get_bit(31) & self.step.val().get_bit(31) {
+            self.step_sat.next = self.max_pos.val();
+        }
+        // load + step, clamped to [0, 2^32): a positive step overflows when the sum wraps below
+        // the load, a negative one underflows when it wraps above it.
+        self.sum.next = self.load_table.rd_data.val() + self.step_sat.val();
+        self.charged.next = self.sum.val();
+        if !self.step_sat.val().get_bit(31) & (self.sum.val() < self.load_table.rd_data.val()) {
+            self.charged.next = self.max.val();
+        }
+        if self.step_sat.val().get_bit(31) & (self.sum.val() > self.load_table.rd_data.val()) {
+            self.charged.next = self.zero.val();
+        }
+        if self.live.val() & self.s1.q.val().is_sched2 {
+            self.load_table.wr_en.next = true;
+            self.load_table.wr_data.next = self.charged.val();
+            self.out.d.next.chosen = self.who1.val();
+            self.out.d.next.chosen_f = self.w_f.val();
+        }
+        self.pass_out.next = self.out.q.val();
+    }
+}
