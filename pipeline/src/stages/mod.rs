@@ -1,6 +1,7 @@
 //! The stages, one per table, in pipeline order (`docs/pipeline.md`). Each takes two cycles: the
 //! pass presents its index in cycle 0 and reads, computes and writes its table in cycle 1.
 
+pub mod drift;
 pub mod idle_ctl;
 pub mod idle_index;
 pub mod idle_list;

@@ -1,0 +1,216 @@
+//! Stages 9 and 10: `driftList1` and `driftList2` (Algorithm 2): the lazy drift check.
+//!
+//! Drift is signed 16.16 (`horus_model::fixed::Drift`), saturating.
+//!
+//! - Copy 1, a task off the idle path: `d = driftList1[sel]`. If `d <= diff` (or both samples are
+//!   one node, or the task has more packets) the decision stands: charge `sel`. Otherwise the task
+//!   resubmits with `sel`'s corrected queue `l + d` and the drift it saw; copy 2 then reads `other`'s
+//!   drift and corrected queue.
+//! - Both copies charge (`+= factor`) the node a task goes to: popped, picked, random, or decided.
+//! - Reports reset the drift to 0 in both copies; so does a node's addition.
+//! - A task's second pass takes the winner's seen drift out of both copies (the load stages put it
+//!   into the load): `load + drift` stays exact under any interleaving.
+
+use crate::phv::Phv;
+use crate::table::RmwTable;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct DriftStage<const N: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    drift_table: RmwTable<Bits<32>, N>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    who: Signal<Local, Bits<N>>,
+    who1: Signal<Local, Bits<N>>,
+    live: Signal<Local, Bit>,
+    p2: Signal<Local, Bit>,
+    stands: Signal<Local, Bit>,
+    charge: Signal<Local, Bit>,
+    charge_f: Signal<Local, Bits<32>>,
+    d: Signal<Local, Bits<32>>,
+    plus: Signal<Local, Bits<32>>,
+    plus_sat: Signal<Local, Bits<32>>,
+    seen: Signal<Local, Bits<32>>,
+    minus: Signal<Local, Bits<32>>,
+    minus_sat: Signal<Local, Bits<32>>,
+    // corrected(l, d) for the sample this copy reads on a resubmission.
+    l: Signal<Local, Bits<32>>,
+    q: Signal<Local, Bits<32>>,
+    q_sat: Signal<Local, Bits<32>>,
+    first: Constant<Bit>,
+    zero: Constant<Bits<32>>,
+    max: Constant<Bits<32>>,
+    max_pos: Constant<Bits<32>>,
+    min_neg: Constant<Bits<32>>,
+}
+
+impl<const N: usize> DriftStage<N> {
+    pub fn new(first: bool) -> Self {
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            drift_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            who: Default::default(),
+            who1: Default::default(),
+            live: Default::default(),
+            p2: Default::default(),
+            stands: Default::default(),
+            charge: Default::default(),
+            charge_f: Default::default(),
+            d: Default::default(),
+            plus: Default::default(),
+            plus_sat: Default::default(),
+            seen: Default::default(),
+            minus: Default::default(),
+            minus_sat: Default::default(),
+            l: Default::default(),
+            q: Default::default(),
+            q_sat: Default::default(),
+            first: Constant::new(first),
+            zero: Constant::new(0.into()),
+            max: Constant::new(0xffff_ffffu64.into()),
+            max_pos: Constant::new(0x7fff_ffffu64.into()),
+            min_neg: Constant::new(0x8000_0000u64.into()),
+        }
+    }
+}
+
+impl<const N: usize> Logic for DriftStage<N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out);
+        clock!(self, clock, drift_table);
+        // Cycle 0: reports address their node; a task off the idle path its `sel` (copy 1) or,
+        // when copy 1 resubmitted it, its `other` (copy 2); everything else the chosen node.
+        self.who.next = self.pass_in.val().chosen.get_bits::<N>(0);
+        if self.pass_in.val().is_reply
+            | self.pass_in.val().is_reply_idle
+            | self.pass_in.val().is_load_update
+            | self.pass_in.val().is_ctl_add
+        {
+            self.who.next = self.pass_in.val().src.get_bits::<N>(0);
+        }
+        if self.pass_in.val().is_task & !self.pass_in.val().idle {
+            self.who.next = self.pass_in.val().a_node.get_bits::<N>(0);
+            if !self.first.val() & self.pass_in.val().resubmit {
+                self.who.next = self.pass_in.val().b_node.get_bits::<N>(0);
+            }
+        }
+        self.drift_table.rd_addr.next = self.who.val();
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.who1.next = self.s1.q.val().chosen.get_bits::<N>(0);
+        if self.s1.q.val().is_reply
+            | self.s1.q.val().is_reply_idle
+            | self.s1.q.val().is_load_update
+            | self.s1.q.val().is_ctl_add
+        {
+            self.who1.next = self.s1.q.val().src.get_bits::<N>(0);
+        }
+        if self.s1.q.val().is_task & !self.s1.q.val().idle {
+            self.who1.next = self.s1.q.val().a_node.get_bits::<N>(0);
+            if !self.first.val() & self.s1.q.val().resubmit {
+                self.who1.next = self.s1.q.val().b_node.get_bits::<N>(0);
+            }
+        }
+        self.drift_table.wr_addr.next = self.who1.val();
+        self.drift_table.wr_en.next = false;
+        self.drift_table.wr_data.next = self.drift_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        self.live.next = !self.s1.q.val().drop.any();
+        self.d.next = self.drift_table.rd_data.val();
+
+        // corrected(l, d): the load of this copy's sample plus the drift, clamped to [0, 2^32).
+        self.l.next = self.s1.q.val().b_l;
+        if self.first.val() {
+            self.l.next = self.s1.q.val().a_l;
+        }
+        self.q.next = self.l.val() + self.d.val();
+        self.q_sat.next = self.q.val();
+        if !self.d.val().get_bit(31) & (self.q.val() < self.l.val()) {
+            self.q_sat.next = self.max.val();
+        }
+        if self.d.val().get_bit(31) & (self.q.val() > self.l.val()) {
+            self.q_sat.next = self.zero.val();
+        }
+        // Copy 1 decides whether a power-of-two decision stands (d <= diff, signed against
+        // unsigned: a negative drift always passes).
+        self.p2.next = self.live.val() & self.s1.q.val().is_task & !self.s1.q.val().idle;
+        self.stands.next = self.d.val().get_bit(31)
+            | (self.d.val() <= self.s1.q.val().diff)
+            | (self.s1.q.val().a_node == self.s1.q.val().b_node)
+            | self.s1.q.val().more;
+        if self.p2.val() & self.first.val() {
+            if self.stands.val() {
+                self.out.d.next.chosen = self.s1.q.val().a_node;
+                self.out.d.next.chosen_f = self.s1.q.val().a_f;
+            } else {
+                self.out.d.next.resubmit = true;
+                self.out.d.next.a_d = self.d.val();
+                self.out.d.next.a_q = self.q_sat.val();
+            }
+        }
+        if self.p2.val() & !self.first.val() & self.s1.q.val().resubmit {
+            self.out.d.next.b_d = self.d.val();
+            self.out.d.next.b_q = self.q_sat.val();
+        }
+
+        // Charges: a popped or picked node, a random node, a decision that stands.
+        self.charge_f.next = self.s1.q.val().chosen_f;
+        if self.p2.val() {
+            self.charge_f.next = self.s1.q.val().a_f;
+        }
+        self.charge.next = self.live.val()
+            & ((self.s1.q.val().is_task & self.s1.q.val().idle)
+                | self.s1.q.val().is_random
+                | (self.p2.val() & self.first.val() & self.stands.val())
+                | (self.p2.val() & !self.first.val() & !self.s1.q.val().resubmit));
+        self.plus.next = self.d.val() + self.charge_f.val();
+        self.plus_sat.next = self.plus.val();
+        if !self.d.val().get_bit(31) & self.plus.val().get_bit(31) {
+            self.plus_sat.next = self.max_pos.val();
+        }
+        if self.charge.val() {
+            self.drift_table.wr_en.next = true;
+            self.drift_table.wr_data.next = self.plus_sat.val();
+            self.out.d.next.assigned = true;
+        }
+        // Reports and new nodes: drift 0.
+        if self.live.val()
+            & (self.s1.q.val().is_reply
+                | self.s1.q.val().is_reply_idle
+                | self.s1.q.val().is_load_update
+                | self.s1.q.val().is_ctl_add)
+        {
+            self.drift_table.wr_en.next = true;
+            self.drift_table.wr_data.next = self.zero.val();
+        }
+        // A task's second pass: the winner's seen drift moves into its load.
+        self.seen.next = self.s1.q.val().b_d;
+        if self.s1.q.val().a_q <= self.s1.q.val().b_q {
+            self.seen.next = self.s1.q.val().a_d;
+        }
+        self.minus.next = self.d.val() - self.seen.val();
+        self.minus_sat.next = self.minus.val();
+        if (self.d.val().get_bit(31) != self.seen.val().get_bit(31))
+            & (self.minus.val().get_bit(31) != self.d.val().get_bit(31))
+        {
+            self.minus_sat.next = self.max_pos.val();
+            if self.d.val().get_bit(31) {
+                self.minus_sat.next = self.min_neg.val();
+            }
+        }
+        if self.live.val() & self.s1.q.val().is_sched2 {
+            self.drift_table.wr_en.next = true;
+            self.drift_table.wr_data.next = self.minus_sat.val();
+            self.out.d.next.assigned = true;
+        }
+        self.pass_out.next = self.out.q.val();
+    }
+}
