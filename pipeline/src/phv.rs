@@ -136,6 +136,15 @@ pub struct Phv {
     pub resubmit: Bit,
     /// Leaf: the rack average after this pass (16.16), for a signal.
     pub avg: Bits<32>,
+    /// Control, leaf: the rack average's unit for the new worker count (`round(2^32 / n)`,
+    /// computed by the host; up to 2^32 for one worker).
+    pub unit: Bits<64>,
+    /// Control, a removal's first pass: the removed node's queue (load + drift, 16.16).
+    pub removed_q: Bits<32>,
+    /// Connection-table events, for the counters.
+    pub ev_conn_insert: Bit,
+    pub ev_conn_collision: Bit,
+    pub ev_conn_expired: Bit,
     // nodeAddr: the forwarded header's destination.
     pub fwd: Bit,
     pub egress: Bits<8>,

@@ -208,3 +208,18 @@ fn drift_stage_verilog_is_lint_clean_and_synthesizes() {
         println!("driftList stage ({name}, 4096 nodes): {r}");
     }
 }
+
+#[test]
+fn a_removal_reads_the_nodes_queue_for_the_rack_average() {
+    let mut passes: Vec<Option<Phv>> = (0..2).map(|n| Some(add(n))).collect();
+    passes.extend([Some(report(1, 5)), Some(random(1)), Some(random(1))]);
+    passes.push(Some(Phv {
+        is_ctl_remove: true,
+        src: b16(1),
+        mv_node: b16(0),
+        mv_f: b32(load(1)),
+        ..Default::default()
+    }));
+    let out = drive!(PowerOfTwo, PowerOfTwo::default(), passes, LATENCY);
+    assert_eq!(out[5].removed_q.index() as u64, load(7), "load 5 + drift 2");
+}

@@ -93,6 +93,7 @@ impl<const N: usize> Logic for DriftStage<N> {
             | self.pass_in.val().is_reply_idle
             | self.pass_in.val().is_load_update
             | self.pass_in.val().is_ctl_add
+            | self.pass_in.val().is_ctl_remove
         {
             self.who.next = self.pass_in.val().src.get_bits::<N>(0);
         }
@@ -110,6 +111,7 @@ impl<const N: usize> Logic for DriftStage<N> {
             | self.s1.q.val().is_reply_idle
             | self.s1.q.val().is_load_update
             | self.s1.q.val().is_ctl_add
+            | self.s1.q.val().is_ctl_remove
         {
             self.who1.next = self.s1.q.val().src.get_bits::<N>(0);
         }
@@ -138,6 +140,10 @@ impl<const N: usize> Logic for DriftStage<N> {
         }
         if self.d.val().get_bit(31) & (self.q.val() > self.l.val()) {
             self.q_sat.next = self.zero.val();
+        }
+        // A removal's first pass: the node's queue, for the rack average (copy 1).
+        if self.s1.q.val().is_ctl_remove & self.first.val() {
+            self.out.d.next.removed_q = self.q_sat.val();
         }
         // Copy 1 decides whether a power-of-two decision stands (d <= diff, signed against
         // unsigned: a negative drift always passes).

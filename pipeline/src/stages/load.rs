@@ -136,6 +136,10 @@ impl<const N: usize> Logic for LoadStage<N> {
             }
         }
 
+        // A removal's first pass reads the node's load (copy 1) for the rack average.
+        if self.s1.q.val().is_ctl_remove & self.first.val() {
+            self.out.d.next.a_l = self.load_table.rd_data.val();
+        }
         // Reports set the load; a new node starts at zero.
         self.sets.next = self.live.val()
             & (self.s1.q.val().is_reply
