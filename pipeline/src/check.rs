@@ -30,8 +30,11 @@ impl fmt::Display for SynthReport {
     }
 }
 
-fn work_dir(name: &str) -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir().join("horus-pipeline-check").join(name);
+/// A scratch folder for `name`, private to this process (test runs may overlap).
+pub fn work_dir(name: &str) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir()
+        .join(format!("horus-pipeline-check-{}", std::process::id()))
+        .join(name);
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     Ok(dir)
 }

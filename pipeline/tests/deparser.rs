@@ -492,7 +492,7 @@ fn verilator_sim(
     inputs: &[(&str, usize)],
     vectors: &[Vector],
 ) -> Vec<(bool, Beat)> {
-    let dir = std::env::temp_dir().join("horus-pipeline-check").join(name);
+    let dir = horus_pipeline::check::work_dir(name).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let width: usize = inputs.iter().map(|(_, w)| w).sum();
