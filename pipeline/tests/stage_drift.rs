@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use horus_model::fixed::Load;
 use horus_pipeline::phv::Phv;
 use horus_pipeline::stages::{drift::DriftStage, load::LoadStage, members::MembersStage};
 use rust_hdl::prelude::*;
@@ -54,18 +53,6 @@ impl Logic for PowerOfTwo {
 }
 
 const LATENCY: usize = 12;
-
-fn b16(v: u64) -> Bits<16> {
-    v.into()
-}
-
-fn b32(v: u64) -> Bits<32> {
-    v.into()
-}
-
-fn load(tasks: u64) -> u64 {
-    u64::from(Load::from_tasks(tasks as u16).0)
-}
 
 fn add(node: u64) -> Phv {
     Phv {

@@ -11,10 +11,6 @@ use horus_pipeline::phv::{Phv, drop_code};
 use horus_pipeline::stages::idle_ctl::IdleCtlStage;
 use rust_hdl::prelude::*;
 
-fn b16(v: u64) -> Bits<16> {
-    v.into()
-}
-
 fn base(link_at: u64, unlink_at: u64) -> Phv {
     Phv {
         spine_ok: true,

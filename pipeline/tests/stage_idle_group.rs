@@ -50,10 +50,6 @@ impl Logic for IdleGroup {
 
 const LATENCY: usize = 6;
 
-fn b16(v: u64) -> Bits<16> {
-    v.into()
-}
-
 fn factor(node: u64) -> Bits<32> {
     (0x1000 * (node + 1)).into()
 }

@@ -9,10 +9,6 @@ use horus_pipeline::phv::{Phv, drop_code};
 use horus_pipeline::stages::node::NodeStage;
 use rust_hdl::prelude::*;
 
-fn b16(v: u64) -> Bits<16> {
-    v.into()
-}
-
 fn add(node: u64, pool: u64, slot: u64, factor: u64) -> Phv {
     Phv {
         is_ctl_add: true,

@@ -10,10 +10,6 @@ use horus_pipeline::phv::{Phv, drop_code};
 use horus_pipeline::stages::pool_cfg::PoolCfgStage;
 use rust_hdl::prelude::*;
 
-fn b16(v: u64) -> Bits<16> {
-    v.into()
-}
-
 fn configure(pool: u64, base: u64, cap: u64) -> Phv {
     Phv {
         is_ctl_pool: true,

@@ -46,6 +46,21 @@ macro_rules! drive {
 }
 pub(crate) use drive;
 
+/// A 16-bit descriptor field.
+pub fn b16(v: u64) -> rust_hdl::prelude::Bits<16> {
+    v.into()
+}
+
+/// A 32-bit descriptor field.
+pub fn b32(v: u64) -> rust_hdl::prelude::Bits<32> {
+    v.into()
+}
+
+/// `tasks` as a 16.16 load.
+pub fn load(tasks: u64) -> u64 {
+    u64::from(horus_model::fixed::Load::from_tasks(tasks as u16).0)
+}
+
 /// Lint and synthesis of a block's Verilog; returns the synthesis report.
 pub fn lint_and_synth<B: rust_hdl::prelude::Block>(
     name: &str,
