@@ -1,0 +1,160 @@
+//! Stage 12: `conn[hash(pool, seq)]`: multi-packet task affinity (§A.4).
+//!
+//! The slot is `((seq * 0x9E37) ^ (pool * 0x7F4B)) mod 2^C`, as `horus_model::sched` computes it.
+//! An entry is expired once `time - stamp >= timeout` (microseconds, wrapping).
+//!
+//! - A pass that places a task (a task first pass, a random task, a task's second pass) whose
+//!   header says more packets follow remembers the chosen node, unless the slot holds a live entry
+//!   of another task (`ev_conn_collision`: the task's continuations will miss). An expired foreign
+//!   entry is replaced (`ev_conn_expired`).
+//! - A continuation that finds its own live entry goes to its node (`chosen`); the last packet
+//!   frees the entry. No entry is `continuation_miss`; so is an expired one, which is freed
+//!   (`ev_conn_expired`).
+
+use crate::phv::{Phv, drop_code};
+use crate::table::RmwTable;
+use horus_model::sched::DropReason;
+use rust_hdl::prelude::*;
+
+/// `conn` entry.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct ConnEntry {
+    pub valid: Bit,
+    pub pool: Bits<16>,
+    pub seq: Bits<16>,
+    pub node: Bits<16>,
+    /// Time of insertion, microseconds, wrapping.
+    pub stamp: Bits<32>,
+}
+
+#[derive(LogicBlock)]
+pub struct ConnStage<const C: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    conn_table: RmwTable<ConnEntry, C>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    /// The slot, hashed once in cycle 0 and kept for the write in cycle 1.
+    slot1: DFF<Bits<C>>,
+    hash_seq: Signal<Local, Bits<32>>,
+    hash_pool: Signal<Local, Bits<32>>,
+    /// The model's 32-bit hash, of which only the low C bits are read; named `unused_*` so that
+    /// Verilator's UNUSED lint knows the rest is dropped on purpose.
+    unused_hash: Signal<Local, Bits<32>>,
+    slot0: Signal<Local, Bits<C>>,
+    e: Signal<Local, ConnEntry>,
+    w: Signal<Local, ConnEntry>,
+    live: Signal<Local, Bit>,
+    same: Signal<Local, Bit>,
+    hit: Signal<Local, Bit>,
+    expired: Signal<Local, Bit>,
+    insert: Signal<Local, Bit>,
+    cont: Signal<Local, Bit>,
+    k_seq: Constant<Bits<16>>,
+    k_pool: Constant<Bits<16>>,
+    timeout: Constant<Bits<32>>,
+    code_miss: Constant<Bits<4>>,
+}
+
+impl<const C: usize> ConnStage<C> {
+    /// A table of `2^C` entries (`C <= 16`: the hash keeps the low bits of 32-bit products) whose
+    /// entries expire after `timeout_us` microseconds.
+    pub fn new(timeout_us: u32) -> Self {
+        assert!(C <= 16, "the connection table has at most 2^16 entries");
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            conn_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            slot1: Default::default(),
+            hash_seq: Default::default(),
+            hash_pool: Default::default(),
+            unused_hash: Default::default(),
+            slot0: Default::default(),
+            e: Default::default(),
+            w: Default::default(),
+            live: Default::default(),
+            same: Default::default(),
+            hit: Default::default(),
+            expired: Default::default(),
+            insert: Default::default(),
+            cont: Default::default(),
+            k_seq: Constant::new(0x9E37.into()),
+            k_pool: Constant::new(0x7F4B.into()),
+            timeout: Constant::new(u64::from(timeout_us).into()),
+            code_miss: Constant::new(drop_code(DropReason::ContinuationMiss).into()),
+        }
+    }
+}
+
+impl<const C: usize> Logic for ConnStage<C> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out, slot1);
+        clock!(self, clock, conn_table);
+        // Cycle 0. The model's products are 32 bits wrapping; the slot needs only their low C bits,
+        // which the 16 x 16 products give exactly.
+        self.hash_seq.next = self.pass_in.val().seq * self.k_seq.val();
+        self.hash_pool.next = self.pass_in.val().pool * self.k_pool.val();
+        self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
+        self.slot0.next = self.unused_hash.val().get_bits::<C>(0);
+        self.conn_table.rd_addr.next = self.slot0.val();
+        self.slot1.d.next = self.slot0.val();
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.e.next = self.conn_table.rd_data.val();
+        self.w.next = self.conn_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        self.conn_table.wr_addr.next = self.slot1.q.val();
+        self.conn_table.wr_en.next = false;
+        self.live.next = !self.s1.q.val().drop.any();
+        self.same.next =
+            (self.e.val().pool == self.s1.q.val().pool) & (self.e.val().seq == self.s1.q.val().seq);
+        self.hit.next = self.e.val().valid & self.same.val();
+        self.expired.next = (self.s1.q.val().time - self.e.val().stamp) >= self.timeout.val();
+        // The first packet of a multi-packet task, as the model's `assign` runs it.
+        self.insert.next = self.live.val()
+            & self.s1.q.val().assigned
+            & (self.s1.q.val().is_task | self.s1.q.val().is_random | self.s1.q.val().is_sched2)
+            & self.s1.q.val().more;
+        if self.insert.val() {
+            if self.e.val().valid & !self.same.val() & !self.expired.val() {
+                self.out.d.next.ev_conn_collision = true;
+            } else {
+                if self.e.val().valid & !self.same.val() {
+                    self.out.d.next.ev_conn_expired = true;
+                }
+                self.out.d.next.ev_conn_insert = true;
+                self.w.next.valid = true;
+                self.w.next.pool = self.s1.q.val().pool;
+                self.w.next.seq = self.s1.q.val().seq;
+                self.w.next.node = self.s1.q.val().chosen;
+                self.w.next.stamp = self.s1.q.val().time;
+                self.conn_table.wr_en.next = true;
+            }
+        }
+        self.cont.next = self.live.val() & self.s1.q.val().is_cont;
+        if self.cont.val() {
+            if !self.hit.val() {
+                self.out.d.next.drop = self.code_miss.val();
+            } else if self.expired.val() {
+                self.out.d.next.ev_conn_expired = true;
+                self.out.d.next.drop = self.code_miss.val();
+                self.w.next.valid = false;
+                self.conn_table.wr_en.next = true;
+            } else {
+                self.out.d.next.chosen = self.e.val().node;
+                // The last packet frees the entry.
+                if !self.s1.q.val().more {
+                    self.w.next.valid = false;
+                    self.conn_table.wr_en.next = true;
+                }
+            }
+        }
+        self.conn_table.wr_data.next = self.w.val();
+        self.pass_out.next = self.out.q.val();
+    }
+}

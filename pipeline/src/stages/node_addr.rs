@@ -1,0 +1,125 @@
+//! Stage 13: `nodeAddr[node]`: where a task for a node goes.
+//!
+//! A pass that forwards a task (a task first pass, a random task, a task's second pass, or a
+//! continuation that found its entry) reads its chosen node's address: MAC, IPv4, UDP port,
+//! egress port and the `dst_id` the rewritten header carries (`fwd`, for the deparser). The entry
+//! must belong to the pass's pool: a continuation may follow its connection-table entry to a node
+//! removed since, or whose ID now belongs to another pool; it is lost with the node
+//! (`continuation_miss`, as the model's `forward_to`). Control passes write the entry of `src`: a
+//! node added (with its pool), or removed.
+
+use crate::phv::{Phv, drop_code};
+use crate::table::RmwTable;
+use horus_model::sched::DropReason;
+use rust_hdl::prelude::*;
+
+/// `nodeAddr` entry: the node's address and the pool it was added to.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct AddrEntry {
+    pub valid: Bit,
+    pub pool: Bits<16>,
+    pub mac: Bits<48>,
+    pub ip: Bits<32>,
+    /// UDP port.
+    pub port: Bits<16>,
+    /// Egress port.
+    pub egress: Bits<8>,
+    /// Written into the header's `dst_id`: the worker ID (leaf) or the rack's leaf ID (spine).
+    pub dst_id: Bits<16>,
+}
+
+#[derive(LogicBlock)]
+pub struct NodeAddrStage<const N: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    addr_table: RmwTable<AddrEntry, N>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    who: Signal<Local, Bits<N>>,
+    who1: Signal<Local, Bits<N>>,
+    e: Signal<Local, AddrEntry>,
+    w: Signal<Local, AddrEntry>,
+    forwards: Signal<Local, Bit>,
+    code_miss: Constant<Bits<4>>,
+}
+
+impl<const N: usize> Default for NodeAddrStage<N> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            addr_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            who: Default::default(),
+            who1: Default::default(),
+            e: Default::default(),
+            w: Default::default(),
+            forwards: Default::default(),
+            code_miss: Constant::new(drop_code(DropReason::ContinuationMiss).into()),
+        }
+    }
+}
+
+impl<const N: usize> Logic for NodeAddrStage<N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out);
+        clock!(self, clock, addr_table);
+        // Cycle 0: a forward reads its chosen node, a control pass writes the node it names.
+        self.who.next = self.pass_in.val().chosen.get_bits::<N>(0);
+        if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
+            self.who.next = self.pass_in.val().src.get_bits::<N>(0);
+        }
+        self.addr_table.rd_addr.next = self.who.val();
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.who1.next = self.s1.q.val().chosen.get_bits::<N>(0);
+        if self.s1.q.val().is_ctl_add | self.s1.q.val().is_ctl_remove {
+            self.who1.next = self.s1.q.val().src.get_bits::<N>(0);
+        }
+        self.addr_table.wr_addr.next = self.who1.val();
+        self.addr_table.wr_en.next = false;
+        self.e.next = self.addr_table.rd_data.val();
+        self.w.next = self.addr_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        // A continuation that missed its entry arrives dropped; one that hit is not `assigned`.
+        self.forwards.next = !self.s1.q.val().drop.any()
+            & ((self.s1.q.val().assigned
+                & (self.s1.q.val().is_task
+                    | self.s1.q.val().is_random
+                    | self.s1.q.val().is_sched2))
+                | self.s1.q.val().is_cont);
+        if self.forwards.val() {
+            if self.e.val().valid & (self.e.val().pool == self.s1.q.val().pool) {
+                self.out.d.next.fwd = true;
+                self.out.d.next.mac = self.e.val().mac;
+                self.out.d.next.ip = self.e.val().ip;
+                self.out.d.next.port = self.e.val().port;
+                self.out.d.next.egress = self.e.val().egress;
+                self.out.d.next.out_dst = self.e.val().dst_id;
+            } else {
+                self.out.d.next.drop = self.code_miss.val();
+            }
+        }
+        // Control passes write whatever earlier stages did with them, as the model does.
+        if self.s1.q.val().is_ctl_add {
+            self.w.next.valid = true;
+            self.w.next.pool = self.s1.q.val().pool;
+            self.w.next.mac = self.s1.q.val().mac;
+            self.w.next.ip = self.s1.q.val().ip;
+            self.w.next.port = self.s1.q.val().port;
+            self.w.next.egress = self.s1.q.val().egress;
+            self.w.next.dst_id = self.s1.q.val().out_dst;
+            self.addr_table.wr_en.next = true;
+        }
+        if self.s1.q.val().is_ctl_remove {
+            self.w.next.valid = false;
+            self.addr_table.wr_en.next = true;
+        }
+        self.addr_table.wr_data.next = self.w.val();
+        self.pass_out.next = self.out.q.val();
+    }
+}
