@@ -5,11 +5,15 @@
 //! lists, fixed-point averaging. It implements exactly the semantics of `horus-model`, following the
 //! stage plan in `docs/pipeline.md`; `rtl-gen` emits its Verilog.
 //!
-//! Built so far: [`table::RmwTable`], the stateful read-modify-write table with forwarding that
-//! every stage is built on.
+//! Built: [`table::RmwTable`], the stateful read-modify-write table with forwarding that every
+//! stage is built on; the first-beat [`parser`]; the [`deparser`]; the pass descriptor
+//! ([`phv`]); and the fourteen [`stages`], each tested against the model. Not yet: the decode
+//! step, the pass mux with the resubmit path, the frame buffer, the egress arbiter, the AXI4-Lite
+//! control port and the top levels (`docs/pipeline.md`).
 
 pub mod check;
 pub mod deparser;
+pub mod mul;
 pub mod parser;
 pub mod phv;
 pub mod stages;

@@ -10,4 +10,5 @@ pub mod load;
 pub mod members;
 pub mod node;
 pub mod node_addr;
+pub mod pool_avg;
 pub mod pool_cfg;

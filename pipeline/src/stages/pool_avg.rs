@@ -1,0 +1,163 @@
+//! Stage 11: `poolAvg[pool]` (leaf): the rack average (`horus_model::fixed::RackAverage`), the
+//! load-report rule and the load a signal carries (the model's `leaf_tail`).
+//!
+//! - The average changes when the pass places a task (`assigned` on a task's first pass, a random
+//!   task or a second pass: one task more), on a reply (one task less), and on a control pass that
+//!   adds or removes a worker (rescale to the new `unit`, forgetting the integer part of the
+//!   removed worker's queue, all tasks when the pool is left without workers).
+//! - With a spine: an idle signal decided in `idleCtl` leaves with the current average; otherwise
+//!   a pass that changed the average sends a load report when the average moved by at least
+//!   `report_delta` since the last report. A displaced report waits for a later change.
+//! - Configuring a pool clears its entry. A spine instance passes everything through untouched.
+
+use crate::mul::RescaleMul;
+use crate::phv::Phv;
+use crate::table::RmwTable;
+use rust_hdl::prelude::*;
+
+/// `poolAvg` entry: the accumulator (32.32), what one task adds (`round(2^32 / workers)`, up to
+/// 2^32), the tasks it counts, and the average (16.16) the last load report carried.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct PoolAvgEntry {
+    pub acc: Bits<64>,
+    pub unit: Bits<64>,
+    pub tasks: Bits<32>,
+    pub reported: Bits<32>,
+}
+
+#[derive(LogicBlock)]
+pub struct PoolAvgStage<const P: usize> {
+    pub clock: Signal<In, Clock>,
+    pub pass_in: Signal<In, Phv>,
+    pub pass_out: Signal<Out, Phv>,
+    avg_table: RmwTable<PoolAvgEntry, P>,
+    s1: DFF<Phv>,
+    out: DFF<Phv>,
+    /// The rescale: the tasks kept and `kept * unit`.
+    rescaler: RescaleMul,
+    e: Signal<Local, PoolAvgEntry>,
+    w: Signal<Local, PoolAvgEntry>,
+    live: Signal<Local, Bit>,
+    started: Signal<Local, Bit>,
+    finished: Signal<Local, Bit>,
+    rescale: Signal<Local, Bit>,
+    /// The new average, 16.16, and how far it moved from the last report.
+    cur: Signal<Local, Bits<32>>,
+    moved: Signal<Local, Bits<32>>,
+    is_leaf: Constant<Bit>,
+    one: Constant<Bits<32>>,
+    max: Constant<Bits<32>>,
+    zero16: Constant<Bits<16>>,
+    zero_entry: Constant<PoolAvgEntry>,
+}
+
+impl<const P: usize> PoolAvgStage<P> {
+    pub fn new(is_leaf: bool) -> Self {
+        Self {
+            clock: Default::default(),
+            pass_in: Default::default(),
+            pass_out: Default::default(),
+            avg_table: Default::default(),
+            s1: Default::default(),
+            out: Default::default(),
+            rescaler: Default::default(),
+            e: Default::default(),
+            w: Default::default(),
+            live: Default::default(),
+            started: Default::default(),
+            finished: Default::default(),
+            rescale: Default::default(),
+            cur: Default::default(),
+            moved: Default::default(),
+            is_leaf: Constant::new(is_leaf),
+            one: Constant::new(1.into()),
+            max: Constant::new(0xffff_ffffu64.into()),
+            zero16: Constant::new(0.into()),
+            zero_entry: Constant::new(PoolAvgEntry::default()),
+        }
+    }
+}
+
+impl<const P: usize> Logic for PoolAvgStage<P> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, s1, out);
+        clock!(self, clock, avg_table);
+        // Cycle 0.
+        self.avg_table.rd_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
+        self.s1.d.next = self.pass_in.val();
+        // Cycle 1.
+        self.e.next = self.avg_table.rd_data.val();
+        self.w.next = self.avg_table.rd_data.val();
+        self.out.d.next = self.s1.q.val();
+        self.avg_table.wr_addr.next = self.s1.q.val().pool.get_bits::<P>(0);
+        self.avg_table.wr_en.next = false;
+        self.live.next = !self.s1.q.val().drop.any();
+
+        // The model's AvgChange: at most one of the three holds.
+        self.started.next = self.is_leaf.val()
+            & self.live.val()
+            & self.s1.q.val().assigned
+            & (self.s1.q.val().is_task | self.s1.q.val().is_random | self.s1.q.val().is_sched2);
+        self.finished.next = self.is_leaf.val()
+            & self.live.val()
+            & (self.s1.q.val().is_reply | self.s1.q.val().is_reply_idle);
+        self.rescale.next = self.is_leaf.val()
+            & self.live.val()
+            & (self.s1.q.val().is_ctl_add | self.s1.q.val().is_ctl_remove);
+        // The count saturates and never wraps below 0, so `acc == tasks * unit` stays exact.
+        if self.started.val() & (self.e.val().tasks != self.max.val()) {
+            self.w.next.tasks = self.e.val().tasks + self.one.val();
+            self.w.next.acc = self.e.val().acc + self.e.val().unit;
+            self.avg_table.wr_en.next = true;
+        }
+        if self.finished.val() & self.e.val().tasks.any() {
+            self.w.next.tasks = self.e.val().tasks - self.one.val();
+            self.w.next.acc = self.e.val().acc - self.e.val().unit;
+            self.avg_table.wr_en.next = true;
+        }
+        // Rescale: a removal forgets the integer part of the removed worker's queue. The rescaler's
+        // inputs come from the registers and the table only (see `mul.rs`).
+        self.rescaler.tasks.next = self.avg_table.rd_data.val().tasks;
+        self.rescaler.removed.next = self.s1.q.val().removed_q.get_bits::<16>(16);
+        if self.s1.q.val().is_ctl_add {
+            self.rescaler.removed.next = self.zero16.val();
+        }
+        self.rescaler.unit.next = self.s1.q.val().unit.get_bits::<33>(0);
+        if self.rescale.val() {
+            self.w.next.tasks = self.rescaler.kept.val();
+            self.w.next.unit = self.s1.q.val().unit;
+            self.w.next.acc = self.rescaler.acc.val();
+            self.avg_table.wr_en.next = true;
+        }
+
+        // Signals: the new average, truncated to 16.16 and saturating.
+        self.cur.next = self.w.val().acc.get_bits::<32>(16);
+        if self.w.val().acc.get_bits::<16>(48).any() {
+            self.cur.next = self.max.val();
+        }
+        self.moved.next = self.cur.val() - self.e.val().reported;
+        if self.cur.val() < self.e.val().reported {
+            self.moved.next = self.e.val().reported - self.cur.val();
+        }
+        if self.is_leaf.val() & self.live.val() & self.s1.q.val().spine_ok {
+            if self.s1.q.val().sig_idle_add | self.s1.q.val().sig_idle_remove {
+                // An idle signal has priority; `reported` stays, so the report waits.
+                self.out.d.next.avg = self.cur.val();
+            } else if (self.started.val() | self.finished.val() | self.rescale.val())
+                & (self.moved.val() >= self.s1.q.val().report_delta)
+            {
+                self.out.d.next.sig_load_update = true;
+                self.out.d.next.avg = self.cur.val();
+                self.w.next.reported = self.cur.val();
+                self.avg_table.wr_en.next = true;
+            }
+        }
+        if self.is_leaf.val() & self.s1.q.val().is_ctl_pool {
+            self.w.next = self.zero_entry.val();
+            self.avg_table.wr_en.next = true;
+        }
+        self.avg_table.wr_data.next = self.w.val();
+        self.pass_out.next = self.out.q.val();
+    }
+}

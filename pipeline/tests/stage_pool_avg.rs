@@ -1,0 +1,419 @@
+//! Stage 11 `poolAvg`: the rack average's exact arithmetic, the load-report rule and the signals'
+//! averages against `horus_model::sched::Scheduler` driven with the equivalent passes, rescales on
+//! added and removed workers, and a spine instance that touches nothing.
+
+mod common;
+
+use common::*;
+use horus_model::config::{Role, Sizes};
+use horus_model::fixed::{Load, RackAverage};
+use horus_model::sched::{
+    ControlOp, Decision, NodeAddr, Packet, PacketResubmit, Params, Pass, PassResult, Resubmit,
+    Scheduler, Signal, SpineRef,
+};
+use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
+use horus_pipeline::phv::Phv;
+use horus_pipeline::stages::pool_avg::PoolAvgStage;
+use rust_hdl::prelude::*;
+
+const POOL: u16 = 5;
+const HALF: u32 = 0x8000;
+
+/// A leaf pass on `POOL` with a spine.
+fn base(report_delta: u32) -> Phv {
+    Phv {
+        pool: u64::from(POOL).into(),
+        spine_ok: true,
+        report_delta: u64::from(report_delta).into(),
+        ..Default::default()
+    }
+}
+
+/// What left the stage: the signal and the average it carries.
+fn signal(p: &Phv) -> Option<(Signal, u32)> {
+    let avg = u64::from(p.avg) as u32;
+    let flags = [
+        (p.sig_idle_add, Signal::IdleAdd),
+        (p.sig_idle_remove, Signal::IdleRemove),
+        (p.sig_load_update, Signal::LoadUpdate),
+    ];
+    let set: Vec<Signal> = flags.iter().filter(|f| f.0).map(|f| f.1).collect();
+    assert!(set.len() <= 1, "at most one signal: {set:?}");
+    set.first().map(|&s| (s, avg))
+}
+
+fn run(passes: &[Phv]) -> Vec<Option<(Signal, u32)>> {
+    let out = drive!(
+        PoolAvgStage<6>,
+        PoolAvgStage::new(true),
+        passes.iter().copied().map(Some).collect()
+    );
+    assert_eq!(out.len(), passes.len());
+    out.iter().map(signal).collect()
+}
+
+fn started(delta: u32) -> Phv {
+    Phv {
+        is_task: true,
+        assigned: true,
+        ..base(delta)
+    }
+}
+
+fn finished(delta: u32) -> Phv {
+    Phv {
+        is_reply: true,
+        ..base(delta)
+    }
+}
+
+fn add(delta: u32, workers: u32) -> Phv {
+    Phv {
+        is_ctl_add: true,
+        unit: RackAverage::unit_for(workers).into(),
+        ..base(delta)
+    }
+}
+
+fn remove(delta: u32, workers: u32, removed_q: u32) -> Phv {
+    Phv {
+        is_ctl_remove: true,
+        unit: RackAverage::unit_for(workers).into(),
+        removed_q: u64::from(removed_q).into(),
+        ..base(delta)
+    }
+}
+
+/// With `report_delta` = 2^-16 every pass that moves the truncated average reports it, so the
+/// signals show `acc >> 16` pass by pass; `expected` replays the model's `RackAverage`.
+fn expected(avg: &mut RackAverage, reported: &mut u32, p: &Phv) -> Option<(Signal, u32)> {
+    if p.is_ctl_add || p.is_ctl_remove {
+        let removed = if p.is_ctl_remove {
+            u64::from(p.removed_q) as u32 >> 16
+        } else {
+            0
+        };
+        avg.rescale(u64::from(p.unit), removed);
+    } else if p.is_reply {
+        avg.task_finished();
+    } else if p.assigned {
+        avg.task_started();
+    } else {
+        // No change (a task's first pass that resubmits): no report.
+        return None;
+    }
+    let cur = avg.load().0;
+    (cur.abs_diff(*reported) >= 1).then(|| {
+        *reported = cur;
+        (Signal::LoadUpdate, cur)
+    })
+}
+
+fn check_exact(passes: &[Phv]) {
+    let seen = run(passes);
+    let mut avg = RackAverage::default();
+    let mut reported = 0;
+    for (i, (p, s)) in passes.iter().zip(&seen).enumerate() {
+        assert_eq!(*s, expected(&mut avg, &mut reported, p), "pass {i}");
+    }
+}
+
+#[test]
+fn k_starts_then_k_finishes_return_exactly_to_the_start() {
+    // Three workers: the unit is inexact (round(2^32 / 3)), the accumulator stays tasks * unit.
+    let k = 200;
+    let mut passes = vec![add(1, 3)];
+    passes.extend((0..k).map(|_| started(1)));
+    passes.extend((0..k).map(|_| finished(1)));
+    // Finishing at zero changes nothing (a reply the leaf never counted), nor does a task's first
+    // pass that resubmits (not assigned).
+    passes.push(finished(1));
+    passes.push(Phv {
+        is_task: true,
+        ..base(1)
+    });
+    passes.extend([
+        Phv {
+            is_random: true,
+            assigned: true,
+            ..base(1)
+        },
+        Phv {
+            is_sched2: true,
+            assigned: true,
+            ..base(1)
+        },
+        finished(1),
+        finished(1),
+    ]);
+    check_exact(&passes);
+    let seen = run(&passes);
+    assert_eq!(
+        seen[k],
+        Some((
+            Signal::LoadUpdate,
+            ((k as u64 * RackAverage::unit_for(3)) >> 16) as u32
+        ))
+    );
+    assert_eq!(
+        seen[2 * k],
+        Some((Signal::LoadUpdate, 0)),
+        "back to exactly 0"
+    );
+}
+
+#[test]
+fn rescales_on_added_and_removed_workers() {
+    let d = 1;
+    let passes = vec![
+        // One worker: unit 2^32, three tasks.
+        add(d, 1),
+        started(d),
+        started(d),
+        started(d),
+        // Two workers: 3 tasks spread, 1.5.
+        add(d, 2),
+        started(d),
+        // One removed with a queue of 2.75: two tasks leave, two stay on one worker.
+        remove(d, 1, 0x2_c000),
+        // A removal taking more than there is leaves 0; an empty pool (unit 0) forgets its tasks.
+        add(d, 2),
+        started(d),
+        started(d),
+        remove(d, 1, 0x9_0000),
+        started(d),
+        started(d),
+        remove(d, 0, 0),
+        // Tasks counted while the pool is empty add nothing; a new worker forgets nothing more.
+        started(d),
+        add(d, 1),
+        finished(d),
+        finished(d),
+    ];
+    check_exact(&passes);
+}
+
+/// Runs `passes` through the model, each resubmitted pass right after its first pass, and
+/// returns the equivalent stage passes (what stages 0-10 would have put in the descriptor) and the
+/// signal the model sent on each.
+fn through_model(passes: Vec<Pass>) -> (Vec<Phv>, Vec<Option<(Signal, u32)>>) {
+    let mut m = Scheduler::new(
+        Role::Leaf,
+        1,
+        Sizes {
+            pools: 64,
+            nodes: 64,
+            conn_table: 64,
+        },
+        1_000_000,
+        7,
+    );
+    let mut phvs = Vec::new();
+    let mut signals = Vec::new();
+    let mut queue: std::collections::VecDeque<Pass> = passes.into();
+    while let Some(pass) = queue.pop_front() {
+        let delta = m.tables().pool_cfg[usize::from(POOL)].params.report_delta.0;
+        let n = u32::from(m.tables().pool_cfg[usize::from(POOL)].n);
+        let mut p = base(delta);
+        match pass {
+            Pass::Control(ControlOp::ConfigurePool { .. }) => p.is_ctl_pool = true,
+            Pass::Control(ControlOp::AddNode { .. }) => {
+                p.is_ctl_add = true;
+                p.unit = RackAverage::unit_for(n + 1).into();
+            }
+            Pass::Control(ControlOp::RemoveNode { node, .. }) => {
+                let i = usize::from(node);
+                let q = m.tables().load1[i].corrected(m.tables().drift1[i]);
+                p.is_ctl_remove = true;
+                p.unit = RackAverage::unit_for(n - 1).into();
+                p.removed_q = u64::from(q.0).into();
+            }
+            Pass::Control(_) => unreachable!("not used here"),
+            Pass::Packet(pk) => match pk.header.pkt_type {
+                PacketType::NewTask => p.is_task = true,
+                PacketType::NewTaskRandom => p.is_random = true,
+                PacketType::TaskDone => p.is_reply = true,
+                PacketType::TaskDoneIdle => p.is_reply_idle = true,
+                t => unreachable!("{t:?} not used here"),
+            },
+            Pass::Resubmit(Resubmit::Packet { op, .. }) => match op {
+                PacketResubmit::Schedule { .. } => p.is_sched2 = true,
+                PacketResubmit::IdleAddCommit { .. } => p.is_add_commit = true,
+                PacketResubmit::IdleRemoveFinish { .. } => p.is_remove_finish = true,
+            },
+            Pass::Resubmit(Resubmit::RemoveNode { .. }) => p.is_ctl_remove2 = true,
+        }
+        let r: PassResult = m.process(pass).unwrap();
+        assert_eq!(r.drop, None, "{pass:?}");
+        p.assigned = matches!(
+            r.decision,
+            Some(
+                Decision::Idle { .. }
+                    | Decision::Pow2 {
+                        resubmit: false,
+                        ..
+                    }
+                    | Decision::Resubmitted { .. }
+                    | Decision::Random { .. }
+            )
+        );
+        let sig = r
+            .signal
+            .map(|(s, e)| (s, Load::from_wire(e.header.qlen, e.header.seq_num).0));
+        // The idle signals are decided upstream (idleCtl): they come in with the pass.
+        p.sig_idle_add = matches!(sig, Some((Signal::IdleAdd, _)));
+        p.sig_idle_remove = matches!(sig, Some((Signal::IdleRemove, _)));
+        if let Some(rs) = r.resubmit {
+            queue.push_front(Pass::Resubmit(rs));
+        }
+        phvs.push(p);
+        signals.push(sig);
+    }
+    (phvs, signals)
+}
+
+fn configure() -> Pass {
+    Pass::Control(ControlOp::ConfigurePool {
+        pool: POOL,
+        base: 0,
+        capacity: 8,
+        params: Params {
+            link_at: 4,
+            unlink_at: 2,
+            report_delta: Load(HALF),
+        },
+        spine: Some(SpineRef { id: 100, node: 9 }),
+    })
+}
+
+fn add_node(node: u16) -> Pass {
+    Pass::Control(ControlOp::AddNode {
+        pool: POOL,
+        node,
+        addr: NodeAddr {
+            endpoint: Endpoint {
+                mac: MacAddr([2, 0, 0, 0, 0, node as u8]),
+                ip: [10, 0, 0, node as u8].into(),
+                udp_port: 1234,
+            },
+            port: 1,
+            dst_id: node,
+        },
+        workers: 1,
+    })
+}
+
+fn packet(pkt_type: PacketType, src: u16, qlen: u16) -> Pass {
+    Pass::Packet(Packet {
+        header: HorusHeader {
+            pkt_type,
+            more_packets: false,
+            pool_id: POOL,
+            src_id: src,
+            dst_id: 1,
+            qlen,
+            seq_num: 0,
+        },
+        time_us: 0,
+    })
+}
+
+fn task() -> Pass {
+    packet(PacketType::NewTask, 200, 0)
+}
+
+#[test]
+fn report_rule_and_idle_signals_match_the_model() {
+    let mut passes = vec![configure()];
+    passes.extend((0..4).map(add_node));
+    // Four idle pops: 0.25, 0.5 (the report is displaced by idleRemove at unlink_at = 2), 0.75
+    // (the report goes out now), 1.0; then busy tasks (power of two, resubmits) and a random one.
+    passes.extend((0..8).map(|_| task()));
+    passes.push(packet(PacketType::NewTaskRandom, 200, 0));
+    // Replies bring it down; an idle worker's reply is also an idleAdd (commit on its second pass).
+    passes.extend([
+        packet(PacketType::TaskDone, 0, 2),
+        packet(PacketType::TaskDone, 1, 1),
+        packet(PacketType::TaskDone, 2, 2),
+        packet(PacketType::TaskDone, 0, 1),
+        packet(PacketType::TaskDoneIdle, 1, 0),
+        packet(PacketType::TaskDone, 3, 1),
+        packet(PacketType::TaskDone, 2, 1),
+    ]);
+    // Worker changes with tasks outstanding: a fifth worker, then removals down to one worker
+    // (unit 2^32) and an empty pool (unit 0 forgets the tasks).
+    passes.push(add_node(4));
+    passes.extend((0..3).map(|_| task()));
+    passes.extend([0, 1, 2, 3].map(|n| {
+        Pass::Control(ControlOp::RemoveNode {
+            pool: POOL,
+            node: n,
+        })
+    }));
+    passes.extend((0..3).map(|_| task()));
+    passes.push(Pass::Control(ControlOp::RemoveNode {
+        pool: POOL,
+        node: 4,
+    }));
+    // Re-configuring the empty pool clears it; it starts again from 0.
+    passes.push(configure());
+    passes.push(add_node(5));
+    passes.extend((0..2).map(|_| task()));
+    let (phvs, want) = through_model(passes);
+    let seen = run(&phvs);
+    for (i, (s, w)) in seen.iter().zip(&want).enumerate() {
+        assert_eq!(s, w, "pass {i}: {:?}", phvs[i]);
+    }
+    // The first four tasks (passes 5..9), spelled out.
+    let q = |x: u32| x * (1 << 14);
+    assert_eq!(
+        seen[5..9],
+        [
+            None,
+            Some((Signal::IdleRemove, q(2))),
+            Some((Signal::LoadUpdate, q(3))),
+            None
+        ]
+    );
+    let loads = want
+        .iter()
+        .flatten()
+        .filter(|s| s.0 == Signal::LoadUpdate)
+        .count();
+    println!(
+        "{} passes, {loads} load reports, all as the model",
+        phvs.len()
+    );
+    assert!(loads >= 4);
+}
+
+#[test]
+fn spine_instance_touches_nothing() {
+    let mut passes = vec![add(HALF, 2)];
+    passes.extend((0..6).map(|_| started(1)));
+    passes.extend([
+        Phv {
+            sig_idle_add: true,
+            ..finished(1)
+        },
+        remove(1, 1, 0x1_0000),
+        Phv {
+            is_ctl_pool: true,
+            ..base(1)
+        },
+        finished(1),
+    ]);
+    let out = drive!(
+        PoolAvgStage<6>,
+        PoolAvgStage::new(false),
+        passes.iter().copied().map(Some).collect()
+    );
+    assert_eq!(out, passes);
+}
+
+#[test]
+fn pool_avg_stage_verilog_is_lint_clean_and_synthesizes() {
+    let r = lint_and_synth("stage_pool_avg", PoolAvgStage::<6>::new(true));
+    println!("poolAvg (64 pools): {r}");
+    assert!(r.luts > 0 && r.ffs > 0, "{r}");
+}
