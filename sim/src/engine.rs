@@ -27,8 +27,8 @@ use crate::rng::{self, SimRng, Stream};
 use crate::workload::ServiceTime;
 use anyhow::Context;
 use rand::Rng;
+use std::collections::VecDeque;
 
-const NONE: u32 = u32::MAX;
 /// How often (in events) the progress callback runs.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
@@ -45,23 +45,41 @@ enum Ev {
     Sample,
 }
 
+/// A task on its way to a worker (at a spine, a leaf or on the wire). Slots are reused last in,
+/// first out, so the few live ones stay in cache.
 struct Task {
     header: TaskHeader,
     /// Arrival at the spine; `Nanos::MAX` marks a free slot.
     arrival: Nanos,
     service: Nanos,
-    /// Next task in the same worker's FCFS queue.
-    next: u32,
     measured: bool,
     resubmitted: bool,
 }
 
+/// A task in a worker's queue: what is left to know about it, 16 bytes, contiguous per worker.
 #[derive(Clone, Copy)]
+struct Queued {
+    /// Arrival at the spine, with [`MEASURED`] set for tasks recorded in the histograms.
+    arrival: Nanos,
+    service: Nanos,
+}
+
+const MEASURED: Nanos = 1 << 63;
+
+impl Queued {
+    fn arrival(&self) -> Nanos {
+        self.arrival & !MEASURED
+    }
+}
+
 struct Worker {
-    head: u32,
-    tail: u32,
-    len: u32,
+    /// FCFS: the front is in service.
+    queue: VecDeque<Queued>,
+    pool: u32,
     failed: bool,
+    /// Received a task with `tag` 1 (or started prefilled) since it last ran dry: its next
+    /// reply with an empty queue carries `tag` 1 (see [`Reply::tag`]).
+    announce: bool,
 }
 
 /// Why a task was lost: in the network, or because of failure `i`.
@@ -103,11 +121,25 @@ pub struct Engine {
     worker_failure: Vec<Option<u32>>,
     known_dead_workers: Vec<bool>,
     known_dead_racks: Vec<bool>,
+    /// No failure announced yet: policies may skip their usability checks.
+    nothing_dead: bool,
     metrics: Metrics,
 }
 
 impl Engine {
     pub fn new(cfg: &SimConfig) -> anyhow::Result<Self> {
+        Self::with_custom_policy(cfg, |cluster, queue_len, rng| {
+            cfg.policy.build(cluster, queue_len, rng)
+        })
+    }
+
+    /// As [`Engine::new`], with the policy built by `build` (given the cluster, the initial queue
+    /// of every global worker and the policy's random stream) instead of from `cfg.policy`, which
+    /// then only names it in the summary. For tests that instrument a policy.
+    pub fn with_custom_policy(
+        cfg: &SimConfig,
+        build: impl FnOnce(&Cluster, &[u32], &mut SimRng) -> Box<dyn Policy>,
+    ) -> anyhow::Result<Self> {
         cfg.validate()?;
         let placements: Vec<PoolPlacement> = match &cfg.pools {
             PoolSource::Random(r) => {
@@ -155,6 +187,7 @@ impl Engine {
             worker_failure: vec![None; n_workers],
             known_dead_workers: vec![false; n_workers],
             known_dead_racks: vec![false; cfg.topology.racks() as usize],
+            nothing_dead: true,
             pool_rngs: (0..cluster.pools.len())
                 .map(|p| rng::stream(cfg.seed, Stream::Workload, p as u64))
                 .collect(),
@@ -163,15 +196,16 @@ impl Engine {
             net_rng: rng::stream(cfg.seed, Stream::Network, 0),
             hops_to_loss: 0,
             metrics: Metrics::new(cluster.pools.len(), cfg.pool_histograms),
-            workers: vec![
-                Worker {
-                    head: NONE,
-                    tail: NONE,
-                    len: 0,
-                    failed: false
-                };
-                n_workers
-            ],
+            workers: cluster
+                .workers
+                .iter()
+                .map(|w| Worker {
+                    queue: VecDeque::new(),
+                    pool: w.pool,
+                    failed: false,
+                    announce: false,
+                })
+                .collect(),
             policy: Box::new(crate::policy::random::RandomPolicy),
             cfg: cfg.clone(),
             cluster,
@@ -189,10 +223,12 @@ impl Engine {
         if cfg.prefill {
             engine.prefill();
         }
-        let queue_len: Vec<u32> = engine.workers.iter().map(|w| w.len).collect();
-        engine.policy = cfg
-            .policy
-            .build(&engine.cluster, &queue_len, &mut engine.policy_rng);
+        let queue_len: Vec<u32> = engine
+            .workers
+            .iter()
+            .map(|w| w.queue.len() as u32)
+            .collect();
+        engine.policy = build(&engine.cluster, &queue_len, &mut engine.policy_rng);
         engine.metrics.messages = vec![0; engine.policy.message_kinds().len()];
         for p in 0..engine.cluster.pools.len() as u32 {
             engine.schedule_arrival(p);
@@ -257,13 +293,14 @@ impl Engine {
             now: self.now,
             dead_workers: &self.known_dead_workers,
             dead_racks: &self.known_dead_racks,
+            nothing_dead: self.nothing_dead,
             outbox: &mut self.outbox,
         };
         let r = f(self.policy.as_mut(), &mut ctx);
         while let Some(msg) = self.outbox.pop() {
             self.metrics.messages[msg.kind as usize] += 1;
             let hops = self.node_hops(msg.pool, msg.from, msg.to);
-            if let Some(at) = self.transmit(hops, 0) {
+            if let Some(delay) = self.transmit(hops, 0) {
                 let i = match self.free_messages.pop() {
                     Some(i) => {
                         self.messages[i as usize] = msg;
@@ -274,7 +311,7 @@ impl Engine {
                         self.messages.len() as u32 - 1
                     }
                 };
-                self.queue.push(at, Ev::Msg(i));
+                self.queue.push_after(delay, Ev::Msg(i));
             }
         }
         r
@@ -316,15 +353,15 @@ impl Engine {
             .min(u64::MAX as f64 / 2.0) as u64
     }
 
-    /// Sends a packet over `hops` hops with `extra` processing time: its arrival time, or None if
-    /// one of the hops lost it.
+    /// Sends a packet over `hops` hops with `extra` processing time: its delay, or None if one of
+    /// the hops lost it.
     fn transmit(&mut self, hops: u32, extra: Nanos) -> Option<Nanos> {
         if self.hops_to_loss < hops as u64 {
             self.hops_to_loss = self.draw_hops_to_loss();
             return None;
         }
         self.hops_to_loss -= hops as u64;
-        Some(self.now + hops as Nanos * self.cfg.hop_delay_ns + extra)
+        Some(hops as Nanos * self.cfg.hop_delay_ns + extra)
     }
 
     fn schedule_arrival(&mut self, pool: u32) {
@@ -349,7 +386,6 @@ impl Engine {
             },
             arrival: self.now,
             service,
-            next: NONE,
             measured,
             resubmitted: false,
         };
@@ -367,17 +403,29 @@ impl Engine {
         }
     }
 
-    fn free_task(&mut self, i: u32) {
-        let t = &mut self.tasks[i as usize];
-        self.metrics.pools[t.header.pool as usize].leave(self.now, t.arrival);
-        t.arrival = Nanos::MAX;
-        self.live_tasks -= 1;
+    /// Frees a task's slot when it leaves the network (into a worker queue, or lost).
+    fn free_slot(&mut self, i: u32) {
+        self.tasks[i as usize].arrival = Nanos::MAX;
         self.free_tasks.push(i);
     }
 
+    /// A task of `pool` that arrived at `arrival` left the system.
+    fn leave(&mut self, pool: u32, arrival: Nanos) {
+        self.metrics.pools[pool as usize].leave(self.now, arrival);
+        self.live_tasks -= 1;
+    }
+
     fn lose(&mut self, task: u32, why: Loss) {
-        let header = self.tasks[task as usize].header;
-        self.metrics.pools[header.pool as usize].lost += 1;
+        let t = &self.tasks[task as usize];
+        let (header, arrival) = (t.header, t.arrival);
+        self.count_loss(header.pool, why);
+        self.policy.on_task_lost(&header);
+        self.leave(header.pool, arrival);
+        self.free_slot(task);
+    }
+
+    fn count_loss(&mut self, pool: u32, why: Loss) {
+        self.metrics.pools[pool as usize].lost += 1;
         match why {
             Loss::Network => self.metrics.lost_in_network += 1,
             Loss::Failure(f) => {
@@ -386,8 +434,6 @@ impl Engine {
                 m.converge_us = m.converge_us.max(self.now as f64 / 1e3 - m.at_us);
             }
         }
-        self.policy.on_task_lost(&header);
-        self.free_task(task);
     }
 
     fn on_arrival(&mut self, pool: u32) {
@@ -440,7 +486,7 @@ impl Engine {
             self.metrics.pools[header.pool as usize].resubmitted += 1;
         }
         match self.transmit(hops, (passes.max(1) - 1) as Nanos * self.cfg.resubmit_ns) {
-            Some(at) => self.queue.push(at, ev(task)),
+            Some(delay) => self.queue.push_after(delay, ev(task)),
             None => self.lose(task, Loss::Network),
         }
     }
@@ -465,17 +511,12 @@ impl Engine {
         });
     }
 
-    fn enqueue(&mut self, task: u32, worker: u32) {
+    /// Puts a task at the end of a worker's queue, starting it if the worker was idle.
+    fn enqueue(&mut self, worker: u32, q: Queued) {
         let w = &mut self.workers[worker as usize];
-        w.len += 1;
-        if w.tail == NONE {
-            w.head = task;
-            w.tail = task;
-            let at = self.now + self.tasks[task as usize].service;
-            self.queue.push(at, Ev::Done(worker));
-        } else {
-            self.tasks[w.tail as usize].next = task;
-            w.tail = task;
+        w.queue.push_back(q);
+        if w.queue.len() == 1 {
+            self.queue.push(self.now + q.service, Ev::Done(worker));
         }
     }
 
@@ -484,7 +525,14 @@ impl Engine {
         if let Some(f) = self.worker_failure[worker as usize].or(self.rack_failed[rack as usize]) {
             return self.lose(task, Loss::Failure(f));
         }
-        self.enqueue(task, worker);
+        let t = &self.tasks[task as usize];
+        let q = Queued {
+            arrival: t.arrival | if t.measured { MEASURED } else { 0 },
+            service: t.service,
+        };
+        self.workers[worker as usize].announce |= t.header.tag != 0;
+        self.free_slot(task);
+        self.enqueue(worker, q);
     }
 
     fn on_done(&mut self, worker: u32) {
@@ -492,29 +540,28 @@ impl Engine {
         if w.failed {
             return; // its queue was lost with it
         }
-        let task = w.head;
-        w.head = self.tasks[task as usize].next;
-        w.len -= 1;
-        if w.head == NONE {
-            w.tail = NONE;
-        } else {
-            let at = self.now + self.tasks[w.head as usize].service;
+        let done = w
+            .queue
+            .pop_front()
+            .expect("a Done event has a task in service");
+        if let Some(next) = w.queue.front() {
+            let at = self.now + next.service;
             self.queue.push(at, Ev::Done(worker));
         }
-        let qlen = w.len;
-        let t = &self.tasks[task as usize];
-        let (pool, tag) = (t.header.pool, t.header.tag);
-        let pm = &mut self.metrics.pools[pool as usize];
-        pm.completed += 1;
-        if t.measured {
-            let (response, service) = (self.now - t.arrival, t.service);
-            self.metrics.record(pool, response, service);
+        let qlen = w.queue.len() as u32;
+        let tag = u16::from(qlen == 0 && std::mem::take(&mut w.announce));
+        let pool = w.pool;
+        self.metrics.pools[pool as usize].completed += 1;
+        let arrival = done.arrival();
+        if done.arrival & MEASURED != 0 {
+            self.metrics.record(pool, self.now - arrival, done.service);
         }
-        self.free_task(task);
+        self.leave(pool, arrival);
         let local = worker - self.cluster.pools[pool as usize].worker_base;
         self.policy.on_task_left_worker(pool, local);
-        if let Some(at) = self.transmit(1, 0) {
-            self.queue.push(at, Ev::Reply { worker, qlen, tag });
+        if let Some(delay) = self.transmit(1, 0) {
+            self.queue
+                .push_after(delay, Ev::Reply { worker, qlen, tag });
         }
     }
 
@@ -557,13 +604,13 @@ impl Engine {
             return;
         }
         w.failed = true;
-        let mut task = std::mem::replace(&mut w.head, NONE);
-        w.tail = NONE;
-        w.len = 0;
-        while task != NONE {
-            let next = self.tasks[task as usize].next;
-            self.lose(task, Loss::Failure(f));
-            task = next;
+        let pool = w.pool;
+        let lost = std::mem::take(&mut w.queue);
+        let local = worker - self.cluster.pools[pool as usize].worker_base;
+        for q in lost.iter() {
+            self.count_loss(pool, Loss::Failure(f));
+            self.policy.on_task_left_worker(pool, local);
+            self.leave(pool, q.arrival());
         }
     }
 
@@ -601,6 +648,7 @@ impl Engine {
         match spec.target {
             FailureTarget::Worker(w) => {
                 self.known_dead_workers[w as usize] = true;
+                self.nothing_dead = false;
                 let info = self.cluster.workers[w as usize];
                 notices.push(FailureNotice::Worker {
                     pool: info.pool,
@@ -609,6 +657,7 @@ impl Engine {
             }
             FailureTarget::Leaf(r) => {
                 self.known_dead_racks[r as usize] = true;
+                self.nothing_dead = false;
                 for (p, pool) in self.cluster.pools.iter().enumerate() {
                     if let Some(slot) = pool.racks.iter().position(|x| x.rack == r) {
                         notices.push(FailureNotice::Rack {
@@ -649,9 +698,10 @@ impl Engine {
         for (p, pool) in self.cluster.pools.iter().enumerate() {
             let workers = &self.workers
                 [pool.worker_base as usize..(pool.worker_base + pool.workers()) as usize];
-            let (sum, max) = workers
-                .iter()
-                .fold((0u64, 0u32), |(s, m), w| (s + w.len as u64, m.max(w.len)));
+            let (sum, max) = workers.iter().fold((0u64, 0u32), |(s, m), w| {
+                let len = w.queue.len() as u32;
+                (s + len as u64, m.max(len))
+            });
             if sum > 0 {
                 let ratio = max as f64 * workers.len() as f64 / sum as f64;
                 self.metrics.pools[p]
@@ -669,11 +719,20 @@ impl Engine {
         let rho = self.cfg.load.steps[0].1;
         let mut rng = rng::stream(self.cfg.seed, Stream::Workload, u64::MAX);
         for w in 0..self.workers.len() as u32 {
-            let pool = self.cluster.workers[w as usize].pool;
+            let pool = self.workers[w as usize].pool;
             while rng.random::<f64>() < rho {
                 let service = self.service.sample(&mut rng);
-                let task = self.new_task(pool, service, false);
-                self.enqueue(task, w);
+                self.live_tasks += 1;
+                self.metrics.pools[pool as usize].enter(self.now);
+                self.enqueue(
+                    w,
+                    Queued {
+                        arrival: self.now,
+                        service,
+                    },
+                );
+                // A busy worker is in no idle list: it announces itself when it runs dry.
+                self.workers[w as usize].announce = true;
             }
         }
     }
@@ -687,6 +746,12 @@ impl Engine {
                 unfinished += 1;
                 let pm = &mut self.metrics.pools[t.header.pool as usize];
                 pm.sojourn_sum += (end - t.arrival) as u128;
+            }
+        }
+        for w in &self.workers {
+            for q in w.queue.iter() {
+                unfinished += 1;
+                self.metrics.pools[w.pool as usize].sojourn_sum += (end - q.arrival()) as u128;
             }
         }
         let m = &mut self.metrics;
@@ -746,6 +811,7 @@ impl Engine {
                 })
                 .collect(),
             failures: m.failures.clone(),
+            policy_counters: self.policy.counters(),
             pools,
         }
     }

@@ -6,13 +6,14 @@
 //! switch, leaf and worker failures.
 //!
 //! The files follow the architecture:
-//! - [`queue`], the event queue (a radix heap on (time, sequence)) and simulated time.
+//! - [`queue`], the event queue (FIFO lanes for network delays and a radix heap, one (time,
+//!   sequence) order) and simulated time.
 //! - [`engine`], clients, network hops, worker FCFS queues, failures; calls the policy.
 //! - [`topology`], [`placement`], [`pydict`], [`cluster`]: the fat tree, which slots each pool
 //!   occupies (random, or the public Horus simulator's datasets) and the per-pool view of it.
 //! - [`workload`], service-time distributions, traces and load schedules.
 //! - [`policy`], the `Policy` trait and the policies (random, RackSched variants, JSQ, JIQ, the
-//!   Horus ablations; Horus itself wraps the `horus-model` crate there).
+//!   Horus ablations, and Horus itself, which runs the `horus-model` crate's schedulers).
 //! - [`metrics`], [`output`], [`plot`], [`sweep`]: measurement, JSON / CSV / SVG output and
 //!   parallel sweeps.
 //! - [`config`], [`rng`]: one run's configuration and its seeded random streams.

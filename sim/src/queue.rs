@@ -1,4 +1,4 @@
-//! The event queue: a radix heap keyed by (time, sequence number).
+//! The event queue: FIFO lanes for fixed delays and a radix heap, keyed by (time, sequence number).
 //!
 //! A discrete-event simulation only ever schedules events at or after the current time, so the keys
 //! popped from the queue never decrease. A radix heap exploits that: an element moves between its
@@ -12,15 +12,33 @@
 /// Simulated time in integer nanoseconds.
 pub type Nanos = u64;
 
+/// At most this many FIFO lanes (distinct delays of [`EventQueue::push_after`]); further delays go
+/// to the radix heap.
+const MAX_LANES: usize = 16;
+
 /// A monotone priority queue of `T` ordered by (time, insertion order).
+///
+/// Two stores, one order. Events scheduled a fixed delay after the current time (network hops:
+/// [`EventQueue::push_after`]) go to a FIFO lane per distinct delay: the current time never
+/// decreases, so each lane is sorted by construction and costs one `VecDeque` push and pop per
+/// event. Everything else (service completions, arrivals) goes to the radix heap. `pop` takes the
+/// smallest (time, sequence) key among the lanes' fronts and the heap's minimum, so the order is
+/// exactly that of a single priority queue.
 pub struct EventQueue<T> {
-    /// `buckets[i]` holds keys whose highest bit differing from `last` is bit `i - 1`;
-    /// `buckets[0]` holds only a key equal to `last`.
-    buckets: Vec<Vec<(u128, T)>>,
-    /// The last popped key: every key in the queue is at least this.
-    last: u128,
+    heap: RadixHeap<T>,
+    lanes: Vec<Lane<T>>,
+    /// The key at the front of each lane (`u128::MAX` when empty), kept apart so that `pop` scans
+    /// one small array instead of every lane's buffer.
+    fronts: Vec<u128>,
+    /// Time of the last popped event.
+    now: Nanos,
     next_seq: u64,
     len: usize,
+}
+
+struct Lane<T> {
+    delay: Nanos,
+    items: std::collections::VecDeque<(u128, T)>,
 }
 
 impl<T> Default for EventQueue<T> {
@@ -32,8 +50,10 @@ impl<T> Default for EventQueue<T> {
 impl<T> EventQueue<T> {
     pub fn new() -> Self {
         Self {
-            buckets: (0..129).map(|_| Vec::new()).collect(),
-            last: 0,
+            heap: RadixHeap::new(),
+            lanes: Vec::new(),
+            fronts: Vec::new(),
+            now: 0,
             next_seq: 0,
             len: 0,
         }
@@ -47,14 +67,40 @@ impl<T> EventQueue<T> {
         self.len == 0
     }
 
+    fn key(&mut self, time: Nanos) -> u128 {
+        let key = ((time as u128) << 64) | self.next_seq as u128;
+        self.next_seq += 1;
+        self.len += 1;
+        key
+    }
+
     /// Schedules `item` at `time`. Panics if `time` lies before the last popped event: that would
     /// be a causality bug in the caller, not something to paper over.
     pub fn push(&mut self, time: Nanos, item: T) {
-        let key = ((time as u128) << 64) | self.next_seq as u128;
-        assert!(key >= self.last, "event scheduled in the past: {time} ns");
-        self.next_seq += 1;
-        self.len += 1;
-        self.buckets[bucket_of(key, self.last)].push((key, item));
+        assert!(time >= self.now, "event scheduled in the past: {time} ns");
+        let key = self.key(time);
+        self.heap.push(key, item);
+    }
+
+    /// Schedules `item` at `delay` after the last popped event (the current time). Meant for
+    /// delays drawn from a small set, such as whole network hops.
+    pub fn push_after(&mut self, delay: Nanos, item: T) {
+        let key = self.key(self.now + delay);
+        match self.lanes.iter().position(|l| l.delay == delay) {
+            Some(i) => {
+                if self.lanes[i].items.is_empty() {
+                    self.fronts[i] = key;
+                }
+                self.lanes[i].items.push_back((key, item));
+            }
+            None if self.lanes.len() < MAX_LANES => {
+                let mut items = std::collections::VecDeque::new();
+                items.push_back((key, item));
+                self.lanes.push(Lane { delay, items });
+                self.fronts.push(key);
+            }
+            None => self.heap.push(key, item),
+        }
     }
 
     /// Removes the earliest event, returning its time and payload.
@@ -62,28 +108,116 @@ impl<T> EventQueue<T> {
         if self.len == 0 {
             return None;
         }
+        let mut best = self.heap.min_key().unwrap_or(u128::MAX);
+        let mut from = usize::MAX;
+        for (i, &k) in self.fronts.iter().enumerate() {
+            if k < best {
+                best = k;
+                from = i;
+            }
+        }
+        let (key, item) = if from != usize::MAX {
+            let lane = &mut self.lanes[from].items;
+            let popped = lane.pop_front().expect("front seen above");
+            self.fronts[from] = lane.front().map_or(u128::MAX, |&(k, _)| k);
+            popped
+        } else {
+            self.heap.pop().expect("len > 0 and no lane has an event")
+        };
+        self.len -= 1;
+        self.now = (key >> 64) as Nanos;
+        Some((self.now, item))
+    }
+}
+
+/// A radix heap on unique u128 keys that never go below the last popped key.
+struct RadixHeap<T> {
+    /// `buckets[i]` holds keys whose highest bit differing from `last` is bit `i - 1`;
+    /// `buckets[0]` holds only a key equal to `last`.
+    buckets: Vec<Vec<(u128, T)>>,
+    /// Bit `i` set iff `buckets[i]` is non-empty: the lowest non-empty bucket is one
+    /// `trailing_zeros` away instead of a scan over 129 vectors.
+    nonempty: [u64; 3],
+    /// The last popped key: every key in the heap is at least this.
+    last: u128,
+    len: usize,
+    /// The smallest key, when known (computed lazily after a pop).
+    min: Option<u128>,
+}
+
+impl<T> RadixHeap<T> {
+    fn new() -> Self {
+        Self {
+            buckets: (0..129).map(|_| Vec::new()).collect(),
+            nonempty: [0; 3],
+            last: 0,
+            len: 0,
+            min: None,
+        }
+    }
+
+    fn push(&mut self, key: u128, item: T) {
+        debug_assert!(key >= self.last);
+        if self.len == 0 {
+            self.min = Some(key);
+        } else if let Some(m) = self.min {
+            self.min = Some(m.min(key));
+        }
+        self.len += 1;
+        self.put(key, item);
+    }
+
+    fn put(&mut self, key: u128, item: T) {
+        let b = bucket_of(key, self.last);
+        self.nonempty[b / 64] |= 1 << (b % 64);
+        self.buckets[b].push((key, item));
+    }
+
+    fn lowest_nonempty(&self) -> usize {
+        let w = self.nonempty.iter().position(|&w| w != 0).expect("len > 0");
+        w * 64 + self.nonempty[w].trailing_zeros() as usize
+    }
+
+    /// The smallest key, without moving anything (`last` may only advance when a key is popped,
+    /// since keys between the current time and the minimum may still be pushed).
+    fn min_key(&mut self) -> Option<u128> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.min.is_none() {
+            let b = &self.buckets[self.lowest_nonempty()];
+            self.min = b.iter().map(|(k, _)| *k).min();
+        }
+        self.min
+    }
+
+    fn pop(&mut self) -> Option<(u128, T)> {
+        if self.len == 0 {
+            return None;
+        }
         if self.buckets[0].is_empty() {
-            let i = self
-                .buckets
-                .iter()
-                .position(|b| !b.is_empty())
-                .expect("len > 0");
+            let i = self.lowest_nonempty();
             // Every key of bucket i lands in a lower bucket once `last` is its minimum, so the
             // bucket can be drained in place and handed back with its capacity.
             let mut moved = std::mem::take(&mut self.buckets[i]);
+            self.nonempty[i / 64] &= !(1 << (i % 64));
             self.last = moved
                 .iter()
                 .map(|(k, _)| *k)
                 .min()
                 .expect("non-empty bucket");
             for (key, item) in moved.drain(..) {
-                self.buckets[bucket_of(key, self.last)].push((key, item));
+                self.put(key, item);
             }
             self.buckets[i] = moved;
         }
-        let (key, item) = self.buckets[0].pop().expect("bucket 0 filled above");
+        let popped = self.buckets[0].pop().expect("bucket 0 filled above");
+        if self.buckets[0].is_empty() {
+            self.nonempty[0] &= !1;
+        }
         self.len -= 1;
-        Some(((key >> 64) as Nanos, item))
+        self.min = None;
+        Some(popped)
     }
 }
 
@@ -106,9 +240,15 @@ mod tests {
         let mut id = 0u64;
         for _ in 0..20_000 {
             if rng.random_bool(0.55) || q.is_empty() {
-                // Many ties on purpose: delays drawn from a tiny range.
-                let t = now + rng.random_range(0..4u64) * 1000;
-                q.push(t, id);
+                // Many ties on purpose: delays drawn from a tiny range, half of them through the
+                // lanes (more distinct delays than lanes, so some overflow into the heap).
+                let delay = rng.random_range(0..24u64) * 1000;
+                let t = now + delay;
+                if rng.random_bool(0.5) {
+                    q.push_after(delay, id);
+                } else {
+                    q.push(t, id);
+                }
                 reference.push((t, id));
                 id += 1;
             } else {

@@ -16,10 +16,11 @@
 //! - [`jiq::Jiq`], join-idle-queue.
 //! - [`idle_only::IdleOnly`], the Horus idle-list ablation.
 //!
-//! The Horus policy itself goes in `policy/horus.rs`: a thin adapter from these hooks to the leaf and
-//! spine schedulers of the `horus-model` crate, whose per-pass results map onto [`Decision::passes`]
-//! and whose idleAdd / idleRemove / loadUpdate packets map onto [`Message`]s.
+//! - [`horus::Horus`], Horus itself: a thin adapter from these hooks to the leaf and spine
+//!   schedulers of the `horus-model` crate, whose per-pass results map onto [`Decision::passes`]
+//!   and whose idleAdd / idleRemove / loadUpdate packets map onto [`Message`]s.
 
+pub mod horus;
 pub mod idle_only;
 pub mod jiq;
 pub mod jsq;
@@ -67,7 +68,11 @@ pub struct Reply {
     pub worker: u32,
     /// Tasks left at the worker (queued plus in service) after this one finished.
     pub qlen: u32,
-    /// The task's `tag`, echoed.
+    /// The worker's idle announcement: 1 if this reply leaves the worker empty (`qlen` 0) and it
+    /// received a task with `tag` 1 since it last ran dry (or started with a prefilled queue).
+    /// Horus: a worker popped from its leaf's idle list answers TASK_DONE_IDLE when it runs dry,
+    /// so it is in the idle list at most once; the flag is sticky because a popped worker may get
+    /// more (power-of-two) tasks before it runs dry. 0 otherwise.
     pub tag: u16,
 }
 
@@ -110,6 +115,8 @@ pub struct Ctx<'a> {
     pub(crate) dead_workers: &'a [bool],
     /// Per rack: known dead by the controller.
     pub(crate) dead_racks: &'a [bool],
+    /// True until the controller announces the first failure.
+    pub(crate) nothing_dead: bool,
     pub(crate) outbox: &'a mut Vec<Message>,
 }
 
@@ -120,11 +127,17 @@ impl Ctx<'_> {
 
     /// False once the controller has announced that this pool-local worker or its rack failed.
     pub fn worker_usable(&self, pool: u32, worker: u32) -> bool {
+        if self.nothing_dead {
+            return true;
+        }
         let global = (self.cluster.pools[pool as usize].worker_base + worker) as usize;
         !self.dead_workers[global] && !self.dead_racks[self.cluster.workers[global].rack as usize]
     }
 
     pub fn rack_usable(&self, pool: u32, rack_slot: u32) -> bool {
+        if self.nothing_dead {
+            return true;
+        }
         !self.dead_racks[self.cluster.pools[pool as usize].racks[rack_slot as usize].rack as usize]
     }
 
@@ -182,6 +195,12 @@ pub trait Policy: Send {
     fn on_task_lost(&mut self, _task: &TaskHeader) {}
 
     fn on_failure_notice(&mut self, _ctx: &mut Ctx, _notice: FailureNotice) {}
+
+    /// The policy's own counters at the end of a run, `(name, value)`, echoed in the summary
+    /// (Horus: the model schedulers' counters summed over leaves and spines).
+    fn counters(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 /// The policies and their parameters, as chosen on the command line and echoed in the results.
@@ -211,6 +230,12 @@ pub enum PolicySpec {
     JsqIdeal,
     Jiq,
     IdleOnly,
+    /// Horus, run by the `horus-model` reference scheduler ([`horus::Horus`]).
+    Horus {
+        link_at: u16,
+        unlink_at: u16,
+        report_delta: f64,
+    },
 }
 
 /// Names accepted by [`PolicySpec::named`].
@@ -223,6 +248,7 @@ pub const POLICIES: &[&str] = &[
     "jsq",
     "jiq",
     "idle-only",
+    "horus",
 ];
 
 impl PolicySpec {
@@ -240,6 +266,14 @@ impl PolicySpec {
             "jsq" => Self::JsqIdeal,
             "jiq" => Self::Jiq,
             "idle-only" => Self::IdleOnly,
+            "horus" => {
+                let d = horus::HorusParams::default();
+                Self::Horus {
+                    link_at: d.link_at,
+                    unlink_at: d.unlink_at,
+                    report_delta: d.report_delta,
+                }
+            }
             _ => anyhow::bail!("unknown policy {name:?}; known: {}", POLICIES.join(", ")),
         })
     }
@@ -254,6 +288,7 @@ impl PolicySpec {
             Self::JsqIdeal => "jsq",
             Self::Jiq => "jiq",
             Self::IdleOnly => "idle-only",
+            Self::Horus { .. } => "horus",
         }
     }
 
@@ -280,6 +315,20 @@ impl PolicySpec {
             Self::JsqIdeal => Box::new(jsq::JsqIdeal::new(cluster, queue_len)),
             Self::Jiq => Box::new(jiq::Jiq::new(cluster, queue_len, rng)),
             Self::IdleOnly => Box::new(idle_only::IdleOnly::new(cluster, queue_len)),
+            Self::Horus {
+                link_at,
+                unlink_at,
+                report_delta,
+            } => Box::new(horus::Horus::new(
+                cluster,
+                queue_len,
+                rng,
+                horus::HorusParams {
+                    link_at,
+                    unlink_at,
+                    report_delta,
+                },
+            )),
         }
     }
 }

@@ -1,0 +1,895 @@
+//! Horus (NSDI'24), run by the reference scheduler of the `horus-model` crate.
+//!
+//! This file is only an adapter: every scheduling decision, idle list, drift check, resubmission,
+//! link rule, load report and §A.3 repair is the model's [`Scheduler`], the same code the pipeline
+//! and the P4 program are checked against (`docs/algorithm.md`). The adapter
+//!
+//! - builds one leaf [`Scheduler`] per rack and one spine [`Scheduler`] per aggregation switch, and
+//!   configures them through control passes as the controller would. Pool and node IDs are per
+//!   switch (u16): a leaf's pools are the pools with workers in its rack, numbered in pool order,
+//!   its nodes are those workers; a spine's pools are the pools whose pod scheduler it hosts
+//!   ([`crate::cluster::PoolPod::spine_switch`]), its nodes the (pool, rack) pairs of that pod. Leaf
+//!   switch IDs are the rack indices, spine IDs `racks + switch`;
+//! - turns the engine's hooks into first passes (NEW_TASK at a spine and at a leaf, TASK_DONE /
+//!   TASK_DONE_IDLE at a leaf, IDLE_SIGNAL / IDLE_REMOVE / QUEUE_SIGNAL at a spine), feeds every
+//!   resubmission straight back as the next pass (so passes of one packet are back to back; each
+//!   extra pass costs the engine's resubmit latency through [`Decision::passes`]), and turns the
+//!   leaves' signals into [`Message`]s that the engine delivers with network delay and loss;
+//! - carries the spine's forwarded header to the leaf: `src_id` (the spine's ID) in
+//!   [`TaskHeader::hint`] and the idle-selected flag `qlen` in [`TaskHeader::tag`]; the leaf's flag
+//!   (worker popped from the idle list) goes to the worker in `tag`, and the engine's worker answers
+//!   TASK_DONE_IDLE when it runs dry after such a task ([`Reply::tag`]);
+//! - runs the controller's reactions to failures as control passes: a failed worker or rack is
+//!   removed from its leaf or spine ([`ControlOp::RemoveNode`]); a spine restarted on another switch
+//!   is a fresh scheduler with the same switch ID and node IDs and empty state, which the leaves
+//!   re-learn through the §A.3 repair and their next load reports.
+//!
+//! Optionally one switch's passes can be recorded ([`Horus::with_recorder`]) with everything
+//! needed to replay them into a fresh [`Scheduler`]: the test that the simulated Horus makes
+//! exactly the model's decisions.
+
+use super::{Ctx, Decision, FailureNotice, Message, Node, Policy, Reply, TaskHeader};
+use crate::cluster::Cluster;
+use crate::rng::SimRng;
+use horus_model::config::{Role, Sizes};
+use horus_model::fixed::{Load, MAX_WORKERS};
+use horus_model::sched::{
+    ControlOp, IdleIndex, NodeAddr, NodeRef, Packet, Params, Pass, PassResult, Resubmit, Scheduler,
+    SpineRef, Target,
+};
+use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
+use rand::Rng;
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
+
+/// Message kinds, indexed like [`Policy::message_kinds`].
+const IDLE_ADD: u8 = 0;
+const IDLE_REMOVE: u8 = 1;
+const LOAD_UPDATE: u8 = 2;
+/// `src_id` of a task as a client sends it (no scheduler's ID).
+const CLIENT_ID: u16 = u16::MAX;
+/// Connection-table entries per switch: the simulator has single-packet tasks only.
+const CONN_TABLE: u32 = 1;
+const CONN_TIMEOUT_US: u32 = 20_000;
+
+/// Horus' per-pool parameters (the same for every pool), see `docs/algorithm.md`, decision 6-7.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HorusParams {
+    /// A leaf links its rack to the spine's idle list when this many workers are idle.
+    pub link_at: u16,
+    /// ... and unlinks it when this many or fewer are.
+    pub unlink_at: u16,
+    /// A leaf reports its rack average when it moved by at least this much.
+    pub report_delta: f64,
+}
+
+impl Default for HorusParams {
+    fn default() -> Self {
+        Self {
+            link_at: 1,
+            unlink_at: 0,
+            report_delta: 1.0,
+        }
+    }
+}
+
+impl HorusParams {
+    fn model(&self) -> Params {
+        Params {
+            link_at: self.link_at,
+            unlink_at: self.unlink_at,
+            report_delta: Load::from_f64(self.report_delta)
+                .filter(|d| d.0 > 0)
+                .expect("report_delta must be a positive 16.16 value"),
+        }
+    }
+}
+
+/// A switch of the simulated datacenter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switch {
+    /// The leaf of a physical rack.
+    Leaf(u32),
+    /// A spine scheduler instance (an aggregation switch, or a restarted pool spine).
+    Spine(u32),
+}
+
+/// Everything one switch's scheduler went through, in pass order, with what each pass returned.
+#[derive(Clone, Debug)]
+pub struct Recording {
+    pub switch: Switch,
+    pub role: Role,
+    pub id: u16,
+    pub sizes: Sizes,
+    pub conn_timeout_us: u32,
+    pub seed: u64,
+    /// False if state was written outside passes (a prefilled start preloads the tables).
+    pub passes_only: bool,
+    pub passes: Vec<(Pass, PassResult)>,
+}
+
+impl Recording {
+    /// A fresh scheduler built exactly as the recorded one was.
+    pub fn fresh_scheduler(&self) -> Scheduler {
+        Scheduler::new(
+            self.role,
+            self.id,
+            self.sizes,
+            self.conn_timeout_us,
+            self.seed,
+        )
+    }
+}
+
+/// Where pool-local rack slot `r` of a pool lives: its leaf, and its node at its spine.
+#[derive(Clone, Copy, Debug)]
+struct LeafSlot {
+    /// Index in `Horus::leaves`.
+    leaf: u32,
+    /// The pool's ID at that leaf, and the node ID of the rack's first worker of the pool.
+    pool: u16,
+    first_node: u16,
+}
+
+/// Where pool-local pod slot `d` of a pool has its spine scheduler.
+#[derive(Clone, Copy, Debug)]
+struct SpineSlot {
+    /// Index in `Horus::spines`.
+    spine: u32,
+    /// The pool's ID at that spine, and the node ID of the pod's first rack of the pool.
+    pool: u16,
+    first_node: u16,
+}
+
+pub struct Horus {
+    leaves: Vec<Scheduler>,
+    spines: Vec<Scheduler>,
+    /// Per pool: offset of its rack slots in `leaf_slots` and of its pod slots in `spine_slots`.
+    rack_base: Vec<u32>,
+    pod_base: Vec<u32>,
+    leaf_slots: Vec<LeafSlot>,
+    spine_slots: Vec<SpineSlot>,
+    /// Leaf index per physical rack (u32::MAX: the rack has no pool).
+    leaf_of_rack: Vec<u32>,
+    /// Spine index per aggregation switch (u32::MAX: it hosts no pool's spine).
+    spine_of_switch: Vec<u32>,
+    params: Params,
+    /// Seed source for spines restarted after a failure.
+    restart_seed: u64,
+    /// Counters of every switch after configuration, subtracted from what [`Policy::counters`]
+    /// reports so that it counts the run only.
+    baseline: Vec<(String, u64)>,
+    recorder: Option<(Switch, Arc<Mutex<Recording>>)>,
+}
+
+fn addr(dst_id: u16) -> NodeAddr {
+    NodeAddr {
+        endpoint: Endpoint {
+            mac: MacAddr([2, 0, 0, 0, (dst_id >> 8) as u8, dst_id as u8]),
+            ip: Ipv4Addr::new(10, 0, (dst_id >> 8) as u8, dst_id as u8),
+            udp_port: horus_model::wire::HORUS_UDP_PORT,
+        },
+        port: 0,
+        dst_id,
+    }
+}
+
+fn header(pkt_type: PacketType, pool: u16, src: u16, dst: u16, qlen: u16, seq: u16) -> HorusHeader {
+    HorusHeader {
+        pkt_type,
+        more_packets: false,
+        pool_id: pool,
+        src_id: src,
+        dst_id: dst,
+        qlen,
+        seq_num: seq,
+    }
+}
+
+fn id16(x: usize, what: &str) -> u16 {
+    u16::try_from(x).unwrap_or_else(|_| panic!("{what} {x} does not fit a 16-bit Horus ID"))
+}
+
+/// The result of a packet and of the resubmissions it caused.
+struct Outcome {
+    /// The last pass's forwarded packet (the decision of a task).
+    forward: Option<horus_model::sched::Emit>,
+    /// Signals emitted by any of the passes, in order (at most one per pass).
+    signals: [Option<horus_model::sched::Emit>; 2],
+    passes: u32,
+}
+
+impl Horus {
+    /// Builds and configures every switch. `queue_len` is the initial queue of every global worker:
+    /// when some are non-zero (a prefilled start) the leaves' tables are preloaded to match.
+    pub fn new(
+        cluster: &Cluster,
+        queue_len: &[u32],
+        rng: &mut SimRng,
+        params: HorusParams,
+    ) -> Self {
+        Self::build(cluster, queue_len, rng, params, None)
+    }
+
+    /// As [`Horus::new`], recording every pass of `switch` into the returned [`Recording`].
+    pub fn with_recorder(
+        cluster: &Cluster,
+        queue_len: &[u32],
+        rng: &mut SimRng,
+        params: HorusParams,
+        switch: Switch,
+    ) -> (Self, Arc<Mutex<Recording>>) {
+        let h = Self::build(cluster, queue_len, rng, params, Some(switch));
+        let rec = h.recorder.as_ref().expect("recorder requested").1.clone();
+        (h, rec)
+    }
+
+    fn build(
+        cluster: &Cluster,
+        queue_len: &[u32],
+        rng: &mut SimRng,
+        params: HorusParams,
+        record: Option<Switch>,
+    ) -> Self {
+        let topo = cluster.topology;
+        let racks = topo.racks();
+        id16(racks as usize + topo.spines() as usize, "switch ID");
+        let model_params = params.model();
+
+        // Which pools each rack and each aggregation switch serves, in pool order.
+        let mut rack_pools: Vec<Vec<(u32, u32)>> = vec![Vec::new(); racks as usize];
+        let mut switch_pools: Vec<Vec<(u32, u32)>> = vec![Vec::new(); topo.spines() as usize];
+        let mut rack_base = Vec::with_capacity(cluster.pools.len());
+        let mut pod_base = Vec::with_capacity(cluster.pools.len());
+        let (mut nr, mut nd) = (0u32, 0u32);
+        for (p, pool) in cluster.pools.iter().enumerate() {
+            rack_base.push(nr);
+            pod_base.push(nd);
+            nr += pool.racks.len() as u32;
+            nd += pool.pods.len() as u32;
+            for (r, rack) in pool.racks.iter().enumerate() {
+                rack_pools[rack.rack as usize].push((p as u32, r as u32));
+            }
+            for (d, pod) in pool.pods.iter().enumerate() {
+                switch_pools[pod.spine_switch as usize].push((p as u32, d as u32));
+            }
+        }
+        let placeholder_leaf = LeafSlot {
+            leaf: u32::MAX,
+            pool: 0,
+            first_node: 0,
+        };
+        let placeholder_spine = SpineSlot {
+            spine: u32::MAX,
+            pool: 0,
+            first_node: 0,
+        };
+        let mut h = Horus {
+            leaves: Vec::new(),
+            spines: Vec::new(),
+            rack_base,
+            pod_base,
+            leaf_slots: vec![placeholder_leaf; nr as usize],
+            spine_slots: vec![placeholder_spine; nd as usize],
+            leaf_of_rack: vec![u32::MAX; racks as usize],
+            spine_of_switch: vec![u32::MAX; topo.spines() as usize],
+            params: model_params,
+            restart_seed: rng.random(),
+            baseline: Vec::new(),
+            recorder: None,
+        };
+
+        // Spines first, so that the leaves' first idleAdd signals find their racks configured.
+        for (s, pools) in switch_pools.iter().enumerate() {
+            if pools.is_empty() {
+                continue;
+            }
+            let nodes: usize = pools
+                .iter()
+                .map(|&(p, d)| cluster.pools[p as usize].pods[d as usize].racks as usize)
+                .sum();
+            let sizes = Sizes {
+                pools: id16(pools.len(), "pool count"),
+                nodes: id16(nodes.max(1), "node count"),
+                conn_table: CONN_TABLE,
+            };
+            let idx = h.spines.len() as u32;
+            h.spine_of_switch[s] = idx;
+            let id = id16(racks as usize + s, "spine ID");
+            let seed = rng.random();
+            h.start_switch(Switch::Spine(idx), Role::Spine, id, sizes, seed, record);
+            let mut node = 0u16;
+            for (sp, &(p, d)) in pools.iter().enumerate() {
+                let pool = &cluster.pools[p as usize];
+                let pod = &pool.pods[d as usize];
+                h.spine_slots[(h.pod_base[p as usize] + d) as usize] = SpineSlot {
+                    spine: idx,
+                    pool: sp as u16,
+                    first_node: node,
+                };
+                h.configure_spine_pool(cluster, p, d, sp as u16, node, |_| true);
+                node += pod.racks as u16;
+            }
+        }
+
+        let prefilled = queue_len.iter().any(|&q| q > 0);
+        let mut init_signals = Vec::new();
+        for (rack, pools) in rack_pools.iter().enumerate() {
+            if pools.is_empty() {
+                continue;
+            }
+            let nodes: usize = pools
+                .iter()
+                .map(|&(p, r)| cluster.pools[p as usize].racks[r as usize].workers as usize)
+                .sum();
+            let sizes = Sizes {
+                pools: id16(pools.len(), "pool count"),
+                nodes: id16(nodes, "node count"),
+                conn_table: CONN_TABLE,
+            };
+            let idx = h.leaves.len() as u32;
+            h.leaf_of_rack[rack] = idx;
+            let seed = rng.random();
+            let id = id16(rack, "leaf ID");
+            h.start_switch(Switch::Leaf(idx), Role::Leaf, id, sizes, seed, record);
+            let mut node = 0u16;
+            let mut base = 0u16;
+            for (lp, &(p, r)) in pools.iter().enumerate() {
+                let pool = &cluster.pools[p as usize];
+                let prack = &pool.racks[r as usize];
+                h.leaf_slots[(h.rack_base[p as usize] + r) as usize] = LeafSlot {
+                    leaf: idx,
+                    pool: lp as u16,
+                    first_node: node,
+                };
+                let spine = h.spine_slots[(h.pod_base[p as usize] + prack.pod_slot) as usize];
+                let spine_id = h.spines[spine.spine as usize].id();
+                let my_node =
+                    spine.first_node + (r - pool.pods[prack.pod_slot as usize].first_rack) as u16;
+                let workers = prack.workers as u16;
+                let ops = std::iter::once(ControlOp::ConfigurePool {
+                    pool: lp as u16,
+                    base,
+                    capacity: workers,
+                    params: model_params,
+                    spine: Some(SpineRef {
+                        id: spine_id,
+                        node: my_node,
+                    }),
+                })
+                .chain((0..workers).map(|i| ControlOp::AddNode {
+                    pool: lp as u16,
+                    node: node + i,
+                    addr: addr(node + i),
+                    workers: 1,
+                }));
+                for op in ops {
+                    let o = h.run(Switch::Leaf(idx), Pass::Control(op));
+                    init_signals.extend(o.signals.into_iter().flatten().map(|e| (p, r, e)));
+                }
+                node += workers;
+                base += workers;
+            }
+        }
+
+        if prefilled {
+            // Workers start with queues: preload the leaves to match, then tell the spines.
+            if let Some((_, rec)) = &h.recorder {
+                rec.lock().expect("recorder").passes_only = false;
+            }
+            for (p, pool) in cluster.pools.iter().enumerate() {
+                for r in 0..pool.racks.len() as u32 {
+                    let q: Vec<u32> = (0..pool.racks[r as usize].workers)
+                        .map(|i| {
+                            queue_len[(pool.worker_base + pool.racks[r as usize].first_worker + i)
+                                as usize]
+                        })
+                        .collect();
+                    if let Some(e) = h.preload_leaf(p as u32, r, &q) {
+                        init_signals.push((p as u32, r, e));
+                    }
+                }
+            }
+            // The signals of the configuration passes are stale: the preload decided the links.
+            init_signals.retain(|(_, _, e)| e.header.pkt_type == PacketType::QueueSignal);
+            let mut linked = Vec::new();
+            for (p, pool) in cluster.pools.iter().enumerate() {
+                for r in 0..pool.racks.len() as u32 {
+                    let slot = h.leaf_slots[(h.rack_base[p] + r) as usize];
+                    let leaf = &h.leaves[slot.leaf as usize];
+                    if leaf.tables().idle_ctl[usize::from(slot.pool)].linked {
+                        let cfg = leaf.tables().pool_cfg[usize::from(slot.pool)];
+                        let spine = cfg.spine.expect("leaf pools have a spine");
+                        let hdr = header(
+                            PacketType::IdleSignal,
+                            slot.pool,
+                            spine.node,
+                            spine.id,
+                            0,
+                            0,
+                        );
+                        linked.push((p as u32, r, hdr));
+                    }
+                }
+            }
+            for (p, r, hdr) in linked {
+                init_signals.push((
+                    p,
+                    r,
+                    horus_model::sched::Emit {
+                        target: Target::Spine(hdr.dst_id),
+                        header: hdr,
+                    },
+                ));
+            }
+        }
+        for (p, r, e) in init_signals {
+            let pod_slot = cluster.pools[p as usize].racks[r as usize].pod_slot;
+            h.deliver_to_spine(p, pod_slot, e.header);
+        }
+        h.baseline = h.raw_counters();
+        h
+    }
+
+    fn start_switch(
+        &mut self,
+        switch: Switch,
+        role: Role,
+        id: u16,
+        sizes: Sizes,
+        seed: u64,
+        record: Option<Switch>,
+    ) {
+        let sched = Scheduler::new(role, id, sizes, CONN_TIMEOUT_US, seed);
+        match switch {
+            Switch::Leaf(_) => self.leaves.push(sched),
+            Switch::Spine(_) => self.spines.push(sched),
+        }
+        if record == Some(switch) {
+            let rec = Recording {
+                switch,
+                role,
+                id,
+                sizes,
+                conn_timeout_us: CONN_TIMEOUT_US,
+                seed,
+                passes_only: true,
+                passes: Vec::new(),
+            };
+            self.recorder = Some((switch, Arc::new(Mutex::new(rec))));
+        }
+    }
+
+    /// Configures pool `p`'s spine of pod slot `d` as pool `sp` of its spine, with node IDs from
+    /// `first_node`, adding the racks `keep` accepts.
+    fn configure_spine_pool(
+        &mut self,
+        cluster: &Cluster,
+        p: u32,
+        d: u32,
+        sp: u16,
+        first_node: u16,
+        keep: impl Fn(u32) -> bool,
+    ) {
+        let pool = &cluster.pools[p as usize];
+        let pod = &pool.pods[d as usize];
+        let spine = self.spine_slots[(self.pod_base[p as usize] + d) as usize].spine;
+        let ops = std::iter::once(ControlOp::ConfigurePool {
+            pool: sp,
+            base: first_node,
+            capacity: pod.racks as u16,
+            params: self.params,
+            spine: None,
+        })
+        .chain(
+            (0..pod.racks)
+                .filter(|&i| keep(pod.first_rack + i))
+                .map(|i| {
+                    let rack = &pool.racks[(pod.first_rack + i) as usize];
+                    ControlOp::AddNode {
+                        pool: sp,
+                        node: first_node + i as u16,
+                        addr: addr(rack.rack as u16),
+                        workers: rack.workers.min(MAX_WORKERS) as u16,
+                    }
+                }),
+        );
+        for op in ops {
+            self.run(Switch::Spine(spine), Pass::Control(op));
+        }
+    }
+
+    /// Writes a prefilled rack's state into its leaf as if its workers had reported their queues:
+    /// busy workers out of the idle list, loads and the rack average set, the link decided. Returns
+    /// the load report the spine must get.
+    fn preload_leaf(&mut self, p: u32, r: u32, queues: &[u32]) -> Option<horus_model::sched::Emit> {
+        let slot = self.leaf_slots[(self.rack_base[p as usize] + r) as usize];
+        let leaf = &mut self.leaves[slot.leaf as usize];
+        let pool = usize::from(slot.pool);
+        let t = leaf.tables_mut();
+        let cfg = t.pool_cfg[pool];
+        let mut idle = 0u16;
+        let mut total = 0u64;
+        for (i, &q) in queues.iter().enumerate() {
+            let node = slot.first_node + i as u16;
+            let n = usize::from(node);
+            t.load1[n] = Load::from_tasks(q.min(u16::MAX as u32) as u16);
+            t.load2[n] = t.load1[n];
+            total += u64::from(q);
+            if q == 0 {
+                t.idle_list[usize::from(cfg.base + idle)] = NodeRef {
+                    node,
+                    factor: Load::ONE,
+                };
+                t.idle_index[n] = IdleIndex::Member(idle);
+                idle += 1;
+            } else {
+                t.idle_index[n] = IdleIndex::Absent;
+            }
+        }
+        let ctl = &mut t.idle_ctl[pool];
+        ctl.p = idle;
+        ctl.linked = idle >= cfg.params.link_at;
+        let avg = &mut t.pool_avg[pool];
+        // As if each queued task had passed the leaf: the count, and the accumulator it implies.
+        avg.avg.tasks = u32::try_from(total).unwrap_or(u32::MAX);
+        avg.avg.acc = u64::from(avg.avg.tasks) * avg.avg.unit;
+        avg.reported = avg.avg.load();
+        let spine = cfg.spine.expect("leaf pools have a spine");
+        let (qlen, seq) = avg.reported.to_wire();
+        (total > 0).then(|| horus_model::sched::Emit {
+            target: Target::Spine(spine.id),
+            header: header(
+                PacketType::QueueSignal,
+                slot.pool,
+                spine.node,
+                spine.id,
+                qlen,
+                seq,
+            ),
+        })
+    }
+
+    fn sched(&mut self, s: Switch) -> &mut Scheduler {
+        match s {
+            Switch::Leaf(i) => &mut self.leaves[i as usize],
+            Switch::Spine(i) => &mut self.spines[i as usize],
+        }
+    }
+
+    /// One pass, recorded if it is the recorded switch's. A control operation the switch refuses
+    /// (the controller's view is stale, e.g. a node already removed) is no pass: nothing happens.
+    fn pass(&mut self, s: Switch, pass: Pass) -> PassResult {
+        let sched = self.sched(s);
+        let result = match pass {
+            Pass::Packet(p) => sched.packet(p),
+            Pass::Resubmit(r) => sched.resubmit(r),
+            Pass::Control(op) => match sched.control(op) {
+                Ok(r) => r,
+                Err(_) => return PassResult::default(),
+            },
+        };
+        if let Some((rs, rec)) = &self.recorder
+            && *rs == s
+        {
+            rec.lock().expect("recorder").passes.push((pass, result));
+        }
+        result
+    }
+
+    /// A pass and, back to back, the resubmissions it asks for.
+    fn run(&mut self, s: Switch, first: Pass) -> Outcome {
+        let mut r = self.pass(s, first);
+        let mut out = Outcome {
+            forward: None,
+            signals: [r.signal.map(|x| x.1), None],
+            passes: 1,
+        };
+        while let Some(rs) = r.resubmit {
+            let next: Resubmit = rs;
+            r = self.pass(s, Pass::Resubmit(next));
+            out.passes += 1;
+            if let Some((_, e)) = r.signal {
+                let slot = if out.signals[0].is_none() { 0 } else { 1 };
+                debug_assert!(out.signals[slot].is_none(), "at most two passes per packet");
+                out.signals[slot] = Some(e);
+            }
+        }
+        out.forward = r.forward;
+        out
+    }
+
+    fn packet(&mut self, s: Switch, header: HorusHeader, now: crate::queue::Nanos) -> Outcome {
+        let time_us = (now / 1000) as u32;
+        self.run(s, Pass::Packet(Packet { header, time_us }))
+    }
+
+    /// A leaf's signal for pool `p`, rack slot `r`, put on the wire to its spine.
+    fn send_signal(ctx: &mut Ctx, p: u32, r: u32, e: horus_model::sched::Emit) {
+        let h = e.header;
+        let kind = match h.pkt_type {
+            PacketType::IdleSignal => IDLE_ADD,
+            PacketType::IdleRemove => IDLE_REMOVE,
+            PacketType::QueueSignal => LOAD_UPDATE,
+            other => unreachable!("a leaf signals only idle and load messages, not {other:?}"),
+        };
+        let pod_slot = ctx.cluster.pools[p as usize].racks[r as usize].pod_slot;
+        ctx.send(Message {
+            pool: p,
+            from: Node::Leaf(r),
+            to: Node::Spine(pod_slot),
+            kind,
+            value: (u32::from(h.qlen) << 16) | u32::from(h.seq_num),
+            value2: u32::from(h.src_id),
+        });
+    }
+
+    /// A leaf message arriving at pool `p`'s spine of pod slot `d`: its first pass there.
+    fn deliver_to_spine(&mut self, p: u32, d: u32, leaf_header: HorusHeader) {
+        let slot = self.spine_slots[(self.pod_base[p as usize] + d) as usize];
+        let spine = Switch::Spine(slot.spine);
+        let id = self.spines[slot.spine as usize].id();
+        let h = HorusHeader {
+            pool_id: slot.pool,
+            dst_id: id,
+            ..leaf_header
+        };
+        self.packet(spine, h, 0);
+    }
+
+    /// Every switch's counters summed, leaves as `leaf.NAME` and spines as `spine.NAME`.
+    fn raw_counters(&self) -> Vec<(String, u64)> {
+        let mut out = Vec::new();
+        for (prefix, scheds) in [("leaf", &self.leaves), ("spine", &self.spines)] {
+            let mut sum: Vec<(String, u64)> = Vec::new();
+            for s in scheds {
+                let e = s.counters().entries();
+                if sum.is_empty() {
+                    sum = e;
+                } else {
+                    for (acc, (_, v)) in sum.iter_mut().zip(e) {
+                        acc.1 = acc.1.wrapping_add(v);
+                    }
+                }
+            }
+            out.extend(sum.into_iter().map(|(k, v)| (format!("{prefix}.{k}"), v)));
+        }
+        out
+    }
+
+    /// The leaf scheduler of a physical rack, for inspection.
+    pub fn leaf(&self, rack: u32) -> Option<&Scheduler> {
+        self.leaf_of_rack
+            .get(rack as usize)
+            .and_then(|&i| self.leaves.get(i as usize))
+    }
+
+    /// Index of the leaf of a physical rack, as [`Switch::Leaf`] takes it.
+    pub fn leaf_index(cluster: &Cluster, rack: u32) -> Option<u32> {
+        // Leaves are numbered in rack order over the racks that hold some pool.
+        let mut used = vec![false; cluster.topology.racks() as usize];
+        for pool in &cluster.pools {
+            for r in &pool.racks {
+                used[r.rack as usize] = true;
+            }
+        }
+        used.get(rack as usize)
+            .copied()
+            .unwrap_or(false)
+            .then(|| used[..rack as usize].iter().filter(|&&u| u).count() as u32)
+    }
+}
+
+impl Policy for Horus {
+    fn message_kinds(&self) -> &'static [&'static str] {
+        &["idle-add", "idle-remove", "load-update"]
+    }
+
+    fn on_task_at_spine(&mut self, ctx: &mut Ctx, task: &mut TaskHeader) -> Decision {
+        let p = task.pool;
+        let slot = self.spine_slots[(self.pod_base[p as usize] + task.spine) as usize];
+        let h = header(PacketType::NewTask, slot.pool, CLIENT_ID, 0, 0, 0);
+        let o = self.packet(Switch::Spine(slot.spine), h, ctx.now);
+        let pod = &ctx.cluster.pools[p as usize].pods[task.spine as usize];
+        let rack = match o.forward {
+            Some(e) => {
+                let Target::Node { node, .. } = e.target else {
+                    unreachable!("a spine forwards tasks to a rack")
+                };
+                task.hint = u32::from(e.header.src_id);
+                task.tag = e.header.qlen;
+                pod.first_rack + u32::from(node - slot.first_node)
+            }
+            // No rack left in this pod (all failed): the task goes to a dead rack and is lost.
+            None => {
+                task.hint = u32::from(CLIENT_ID);
+                task.tag = 0;
+                let (first, n) = (pod.first_rack, pod.racks);
+                ctx.random_rack(p, first, n)
+            }
+        };
+        Decision {
+            node: rack,
+            passes: o.passes,
+        }
+    }
+
+    fn on_task_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, task: &mut TaskHeader) -> Decision {
+        let p = task.pool;
+        let slot = self.leaf_slots[(self.rack_base[p as usize] + rack) as usize];
+        let h = header(
+            PacketType::NewTask,
+            slot.pool,
+            task.hint as u16,
+            0,
+            task.tag,
+            0,
+        );
+        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now);
+        for e in o.signals.into_iter().flatten() {
+            Self::send_signal(ctx, p, rack, e);
+        }
+        let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
+        let worker = match o.forward {
+            Some(e) => {
+                let Target::Node { node, .. } = e.target else {
+                    unreachable!("a leaf forwards tasks to a worker")
+                };
+                task.tag = e.header.qlen;
+                r.first_worker + u32::from(node - slot.first_node)
+            }
+            // Every worker of the pool in this rack was removed: the task is lost with them.
+            None => {
+                task.tag = 0;
+                r.first_worker
+            }
+        };
+        Decision {
+            node: worker,
+            passes: o.passes,
+        }
+    }
+
+    fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
+        let p = reply.pool;
+        let slot = self.leaf_slots[(self.rack_base[p as usize] + rack) as usize];
+        let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
+        let node = slot.first_node + (reply.worker - r.first_worker) as u16;
+        let kind = if reply.qlen == 0 && reply.tag != 0 {
+            PacketType::TaskDoneIdle
+        } else {
+            PacketType::TaskDone
+        };
+        let qlen = reply.qlen.min(u32::from(u16::MAX)) as u16;
+        let h = header(kind, slot.pool, node, 0, qlen, 0);
+        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now);
+        for e in o.signals.into_iter().flatten() {
+            Self::send_signal(ctx, p, rack, e);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Ctx, msg: Message) {
+        let Node::Spine(d) = msg.to else {
+            unreachable!("Horus sends messages to spines only")
+        };
+        let pkt_type = match msg.kind {
+            IDLE_ADD => PacketType::IdleSignal,
+            IDLE_REMOVE => PacketType::IdleRemove,
+            _ => PacketType::QueueSignal,
+        };
+        let h = header(
+            pkt_type,
+            0,
+            msg.value2 as u16,
+            0,
+            (msg.value >> 16) as u16,
+            msg.value as u16,
+        );
+        let slot = self.spine_slots[(self.pod_base[msg.pool as usize] + d) as usize];
+        let id = self.spines[slot.spine as usize].id();
+        let h = HorusHeader {
+            pool_id: slot.pool,
+            dst_id: id,
+            ..h
+        };
+        self.packet(Switch::Spine(slot.spine), h, ctx.now);
+    }
+
+    fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
+        match notice {
+            FailureNotice::Worker { pool, worker } => {
+                let p = &ctx.cluster.pools[pool as usize];
+                let r = p.worker_rack[worker as usize];
+                let slot = self.leaf_slots[(self.rack_base[pool as usize] + r) as usize];
+                let node = slot.first_node + (worker - p.racks[r as usize].first_worker) as u16;
+                let o = self.run(
+                    Switch::Leaf(slot.leaf),
+                    Pass::Control(ControlOp::RemoveNode {
+                        pool: slot.pool,
+                        node,
+                    }),
+                );
+                for e in o.signals.into_iter().flatten() {
+                    Self::send_signal(ctx, pool, r, e);
+                }
+            }
+            FailureNotice::Rack { pool, rack } => {
+                let d = ctx.cluster.pools[pool as usize].racks[rack as usize].pod_slot;
+                let first_rack = ctx.cluster.pools[pool as usize].pods[d as usize].first_rack;
+                let slot = self.spine_slots[(self.pod_base[pool as usize] + d) as usize];
+                let node = slot.first_node + (rack - first_rack) as u16;
+                let spine = &self.spines[slot.spine as usize];
+                // A restarted spine may never have added the rack.
+                if spine.tables().node[usize::from(node)].state
+                    == horus_model::sched::state::NodeState::Active
+                {
+                    self.run(
+                        Switch::Spine(slot.spine),
+                        Pass::Control(ControlOp::RemoveNode {
+                            pool: slot.pool,
+                            node,
+                        }),
+                    );
+                }
+            }
+            FailureNotice::SpineRestarted { pool, pod } => {
+                // A fresh scheduler with the failed one's switch ID and node IDs, holding only
+                // this pool: the leaves keep addressing it as before.
+                let i = (self.pod_base[pool as usize] + pod) as usize;
+                let old = self.spine_slots[i];
+                let d = &ctx.cluster.pools[pool as usize].pods[pod as usize];
+                let id = self.spines[old.spine as usize].id();
+                let sizes = Sizes {
+                    pools: 1,
+                    nodes: old.first_node + d.racks as u16,
+                    conn_table: CONN_TABLE,
+                };
+                self.restart_seed = self
+                    .restart_seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let idx = self.spines.len() as u32;
+                self.start_switch(
+                    Switch::Spine(idx),
+                    Role::Spine,
+                    id,
+                    sizes,
+                    self.restart_seed,
+                    None,
+                );
+                self.spine_slots[i] = SpineSlot {
+                    spine: idx,
+                    pool: 0,
+                    first_node: old.first_node,
+                };
+                let usable: Vec<bool> = (0..ctx.cluster.pools[pool as usize].racks.len() as u32)
+                    .map(|r| ctx.rack_usable(pool, r))
+                    .collect();
+                self.configure_spine_pool(ctx.cluster, pool, pod, 0, old.first_node, |r| {
+                    usable[r as usize]
+                });
+            }
+        }
+    }
+
+    fn counters(&self) -> Vec<(String, u64)> {
+        self.raw_counters()
+            .into_iter()
+            .zip(&self.baseline)
+            .map(|((k, v), (_, b))| (k, v.wrapping_sub(*b)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_parameters_are_the_documented_ones() {
+        let p = HorusParams::default().model();
+        assert_eq!((p.link_at, p.unlink_at), (1, 0));
+        assert_eq!(p.report_delta, Load::ONE);
+        assert!(p.is_valid());
+    }
+}
