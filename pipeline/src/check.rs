@@ -83,6 +83,50 @@ pub fn verilator_lint(name: &str, verilog: &str) -> Result<(), String> {
     }
 }
 
+/// Builds a Verilator simulation of `files` (file name, contents; module `tb` is the test bench,
+/// which reads `vectors.hex` if it likes) in a fresh folder for `name`, runs it and returns what it
+/// printed.
+pub fn verilator_run(name: &str, files: &[(&str, &str)]) -> Result<String, String> {
+    let dir = work_dir(name)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).map_err(|e| format!("writing {file}: {e}"))?;
+    }
+    let sources: Vec<&str> = files
+        .iter()
+        .map(|(f, _)| *f)
+        .filter(|f| f.ends_with(".v"))
+        .collect();
+    run(
+        Command::new("verilator")
+            .args([
+                "--binary",
+                "-j",
+                "2",
+                "-Wno-fatal",
+                "--top-module",
+                "tb",
+                "-o",
+                "sim",
+            ])
+            .args(&sources)
+            .current_dir(&dir),
+        "verilator",
+    )?;
+    let out = Command::new(dir.join("obj_dir/sim"))
+        .current_dir(&dir)
+        .output()
+        .map_err(|e| format!("running the simulation: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "simulation failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Synthesizes `verilog` (top module `top`) for UltraScale+ and reads the figures.
 pub fn yosys_synth(name: &str, verilog: &str) -> Result<SynthReport, String> {
     let dir = work_dir(name)?;

@@ -9,7 +9,6 @@
 //! is sent as 0xFFFF), and original frames with the IPv4 reserved flag set.
 
 use std::net::Ipv4Addr;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use horus_model::rng::Xorshift64;
@@ -492,9 +491,6 @@ fn verilator_sim(
     inputs: &[(&str, usize)],
     vectors: &[Vector],
 ) -> Vec<(bool, Beat)> {
-    let dir = horus_pipeline::check::work_dir(name).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
     let width: usize = inputs.iter().map(|(_, w)| w).sum();
     let decls: String = inputs
         .iter()
@@ -531,8 +527,6 @@ endmodule
         names = names.join(", "),
         cycles = n + 3,
     );
-    std::fs::write(dir.join("top.v"), verilog).unwrap();
-    std::fs::write(dir.join("tb.v"), tb).unwrap();
     let hex: Vec<String> = vectors
         .iter()
         .map(|v| {
@@ -540,34 +534,16 @@ endmodule
             v.hex()
         })
         .collect();
-    std::fs::write(dir.join("vectors.hex"), hex.join("\n") + "\n").unwrap();
-    let build = Command::new("verilator")
-        .args([
-            "--binary",
-            "-j",
-            "2",
-            "-Wno-fatal",
-            "--top-module",
-            "tb",
-            "-o",
-            "sim",
-            "tb.v",
-            "top.v",
-        ])
-        .current_dir(&dir)
-        .output()
-        .expect("verilator runs (apt-get install verilator g++ make, or scripts/test.sh)");
-    assert!(
-        build.status.success(),
-        "verilator --binary failed:\n{}",
-        String::from_utf8_lossy(&build.stderr)
-    );
-    let run = Command::new(dir.join("obj_dir/sim"))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "simulation failed");
-    String::from_utf8_lossy(&run.stdout)
+    let printed = horus_pipeline::check::verilator_run(
+        name,
+        &[
+            ("vectors.hex", &(hex.join("\n") + "\n")),
+            ("tb.v", &tb),
+            ("top.v", verilog),
+        ],
+    )
+    .unwrap();
+    printed
         .lines()
         .filter_map(|l| {
             let (valid, beat) = l.split_once(' ')?;

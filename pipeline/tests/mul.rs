@@ -5,7 +5,6 @@ use horus_model::fixed::RackAverage;
 use horus_pipeline::mul::RescaleMul;
 use horus_pipeline::verilog::emit;
 use rust_hdl::prelude::*;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 /// (tasks, removed, unit): corners (0, 1, the largest count, one worker's unit 2^32, an empty
@@ -96,18 +95,11 @@ fn verilog_matches_the_model_in_verilator() {
     let cases = cases();
     let mut uut = RescaleMul::default();
     uut.connect_all();
-    let dir = std::env::temp_dir()
-        .join("horus-pipeline-check")
-        .join("rescale_mul_sim");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
     // One vector per case, 84 bits: tasks, removed, unit (33 bits, padded to 36).
     let vectors: Vec<String> = cases
         .iter()
         .map(|&(t, r, u)| format!("{:08x}{:04x}{:09x}", t, r, u))
         .collect();
-    std::fs::write(dir.join("vectors.hex"), vectors.join("\n") + "\n").unwrap();
-    std::fs::write(dir.join("top.v"), emit(&uut)).unwrap();
     let tb = format!(
         "`timescale 1ns/1ps
 module tb;
@@ -133,32 +125,16 @@ endmodule
 ",
         last = cases.len() - 1
     );
-    std::fs::write(dir.join("tb.v"), tb).unwrap();
-    let build = Command::new("verilator")
-        .args([
-            "--binary",
-            "-Wno-fatal",
-            "--top-module",
-            "tb",
-            "-o",
-            "sim",
-            "tb.v",
-            "top.v",
-        ])
-        .current_dir(&dir)
-        .output()
-        .expect("verilator runs (apt-get install verilator g++ make, or scripts/test.sh)");
-    assert!(
-        build.status.success(),
-        "verilator --binary failed:\n{}",
-        String::from_utf8_lossy(&build.stderr)
-    );
-    let run = Command::new(dir.join("obj_dir/sim"))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "simulation failed");
-    let seen: Vec<(u64, u64)> = String::from_utf8_lossy(&run.stdout)
+    let printed = horus_pipeline::check::verilator_run(
+        "rescale_mul_sim",
+        &[
+            ("vectors.hex", &(vectors.join("\n") + "\n")),
+            ("tb.v", &tb),
+            ("top.v", &emit(&uut)),
+        ],
+    )
+    .unwrap();
+    let seen: Vec<(u64, u64)> = printed
         .lines()
         .filter_map(|l| {
             let (k, a) = l.trim().split_once(' ')?;
