@@ -175,6 +175,32 @@ mod tests {
     }
 
     #[test]
+    fn c_header_compiles_and_carries_the_wire_constants() {
+        let dir = std::env::temp_dir().join(format!("rtl-gen-c-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("horus_wire.h"), c_header()).unwrap();
+        let want =
+            PacketType::TaskContinuation.code() as usize + wire::QLEN_OFFSET + wire::HEADER_LEN;
+        fs::write(
+            dir.join("t.c"),
+            "#include \"horus_wire.h\"\nint main(void) { return HORUS_TASK_CONTINUATION + HORUS_QLEN_OFFSET + HORUS_HEADER_LEN; }\n",
+        )
+        .unwrap();
+        let cc = std::process::Command::new("cc")
+            .args(["-Wall", "-Werror", "-o", "t", "t.c"])
+            .current_dir(&dir)
+            .status()
+            .expect("a C compiler (cc) runs");
+        assert!(cc.success());
+        let code = std::process::Command::new(dir.join("t"))
+            .status()
+            .unwrap()
+            .code();
+        assert_eq!(code, Some(want as i32));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn unchanged_content_is_not_rewritten() {
         let dir = std::env::temp_dir().join(format!("rtl-gen-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
