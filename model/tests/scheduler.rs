@@ -342,6 +342,11 @@ fn removal_of_a_node_not_in_the_list_rolls_back() {
     let t = run(&mut s, idle_remove(0, 2));
     assert_eq!(s.counters().drop_count(DropReason::IdleRemoveNotMember), 1);
     assert_eq!(
+        t.results[0].drop,
+        Some(DropReason::IdleRemoveNotMember),
+        "the first pass reports the drop it counted"
+    );
+    assert_eq!(
         t.results.len(),
         2,
         "the abort still needs the second pass to unlock"

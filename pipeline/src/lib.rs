@@ -12,9 +12,11 @@
 //! control port and the top levels (`docs/pipeline.md`).
 
 pub mod check;
+pub mod core;
 pub mod deparser;
 pub mod mul;
 pub mod parser;
+pub mod pass;
 pub mod phv;
 pub mod stages;
 pub mod table;

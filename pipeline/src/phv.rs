@@ -21,6 +21,8 @@ pub fn drop_code(r: horus_model::sched::DropReason) -> u64 {
 /// The pass descriptor.
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct Phv {
+    /// A pass occupies this slot (0: a bubble, which changes nothing).
+    pub live: Bit,
     /// NEW_TASK, first pass.
     pub is_task: Bit,
     /// NEW_TASK_RANDOM.

@@ -79,15 +79,16 @@ pub enum ControlError {
     Locked(u16),
 }
 
-/// Values the host computes before it issues a control pass.
-#[derive(Clone, Copy, Debug, Default)]
-struct HostValues {
+/// Values the host computes before it issues a control pass (the hardware's control pass carries
+/// them; see [`Scheduler::host_values`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostValues {
     /// The new node's additive factor (a division at the spine).
-    factor: Load,
+    pub factor: Load,
     /// The rack average's unit for the new worker count (a division).
-    unit: u64,
+    pub unit: u64,
     /// The pool's last member, which a removal moves into the freed slot.
-    last_member: NodeRef,
+    pub last_member: NodeRef,
 }
 
 /// The control passes that configure a fresh scheduler from `cfg`: each pool's region is placed
@@ -216,7 +217,8 @@ impl Scheduler {
     }
 
     /// The values the host computes for `op` from the tables it reads (see [`Scheduler::control`]).
-    fn host_values(&self, op: &ControlOp) -> HostValues {
+    /// Meaningful only for an `op` that [`Scheduler::validate`] accepts.
+    pub fn host_values(&self, op: &ControlOp) -> HostValues {
         let mut h = HostValues::default();
         match *op {
             ControlOp::AddNode { pool, workers, .. } => {
@@ -239,7 +241,7 @@ impl Scheduler {
     }
 
     /// What the host driver checks before it issues `op`; reads only.
-    fn validate(&self, op: &ControlOp) -> Result<(), ControlError> {
+    pub fn validate(&self, op: &ControlOp) -> Result<(), ControlError> {
         if self.in_flight > 0 {
             return Err(ControlError::Busy(self.in_flight));
         }

@@ -24,7 +24,7 @@ pub mod frame;
 pub mod plan;
 pub mod state;
 
-pub use control::{ControlError, ControlOp, config_ops};
+pub use control::{ControlError, ControlOp, HostValues, config_ops};
 pub use counters::{Counters, DropReason, Signal};
 pub use state::{
     AccessGuard, AddrEntry, IdleIndex, NodeAddr, NodeRef, Params, SpineRef, Stage, Tables,
@@ -747,9 +747,12 @@ impl Scheduler {
         match self.remove_first(h.pool_id, cfg, me.node) {
             Err(reason) => self.dropped(r, reason),
             Ok(finish) => {
-                if let RemoveFinish::Abort { .. } = finish {
-                    self.counters.drop(DropReason::IdleRemoveNotMember);
-                }
+                // A node not in the list: the removal is dropped and counted, but the second pass
+                // still runs to put the taken top back and release the lock.
+                let r = match finish {
+                    RemoveFinish::Abort { .. } => self.dropped(r, DropReason::IdleRemoveNotMember),
+                    _ => r,
+                };
                 let resubmit = self.hand_out(Resubmit::Packet {
                     header: h,
                     time_us: 0,

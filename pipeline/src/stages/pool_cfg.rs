@@ -149,6 +149,14 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.w.next.n = self.zero.val();
             self.cfg_table.wr_en.next = true;
         }
+        if self.s1.q.val().is_ctl_params {
+            // The link rule runs at once on the new thresholds (stage 2): it needs the pool's
+            // spine; the pass already carries the new parameters.
+            self.out.d.next.n = self.e.val().n;
+            self.out.d.next.spine_ok = self.e.val().spine_ok;
+            self.out.d.next.spine_id = self.e.val().spine_id;
+            self.out.d.next.spine_node = self.e.val().spine_node;
+        }
         if self.s1.q.val().is_ctl_pool | self.s1.q.val().is_ctl_params {
             self.w.next.link_at = self.s1.q.val().link_at;
             self.w.next.unlink_at = self.s1.q.val().unlink_at;
@@ -166,7 +174,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.out.d.next.n = self.e.val().n + self.one.val();
             self.cfg_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_remove2 {
+        if self.s1.q.val().is_ctl_remove {
             self.w.next.n = self.e.val().n - self.one.val();
             self.out.d.next.n = self.e.val().n - self.one.val();
             self.cfg_table.wr_en.next = true;

@@ -1,0 +1,383 @@
+//! The scheduler core: the decode step, the pass mux with the resubmit path, and the fourteen
+//! stages in the order of the stage plan (`docs/pipeline.md`).
+//!
+//! One pass enters stage 0 per clock. Priority: a resubmitted pass (the second pass of a task, of
+//! an idleAdd, of an idleRemove or of a node removal), then a control pass, then a new packet.
+//! `pkt_ready` is low while a resubmitted pass or a control pass takes the slot. A control pass
+//! waits until the stages are empty, so no resubmitted pass is in flight when it runs (the model's
+//! barrier, `ControlError::Busy`); meanwhile no packet enters.
+//!
+//! ```text
+//!   pkt (parsed header) --> decode --+
+//!   ctl (control pass) --------------+--> mux --> stage 0 ... stage 13 --> out
+//!                                    ^                              |
+//!                                    +---- second pass <------------+ (resubmit)
+//! ```
+//!
+//! `trace_valid` / `trace` show every pass as it enters stage 0, in order: the co-simulation's
+//! scoreboard runs the reference model in exactly that order. Unconnected, they cost nothing.
+
+use crate::parser::{
+    CLASS_DROP_MALFORMED, CLASS_HORUS, CLASS_PASS_THROUGH, Parsed, bit_cast_parsed_bits,
+};
+use crate::phv::{Phv, drop_code};
+use crate::stages::{
+    conn::ConnStage, drift::DriftStage, idle_ctl::IdleCtlStage, idle_index::IdleIndexStage,
+    idle_list::IdleListStage, load::LoadStage, members::MembersStage, node::NodeStage,
+    node_addr::NodeAddrStage, pool_avg::PoolAvgStage, pool_cfg::PoolCfgStage,
+};
+use horus_model::config::Role;
+use horus_model::sched::DropReason;
+use horus_model::wire::PacketType;
+use rust_hdl::prelude::*;
+
+/// Cycles from a pass entering stage 0 to leaving stage 13.
+pub const CORE_LATENCY: usize = 28;
+
+/// The scheduler core for `2^P` pools, `2^N` node slots and `2^C` connection entries.
+#[derive(LogicBlock)]
+pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
+    pub clock: Signal<In, Clock>,
+    /* New packets: the parser's verdict, the arrival time and the frame buffer slot. */
+    pub pkt_valid: Signal<In, Bit>,
+    pub pkt: Signal<In, Parsed>,
+    pub pkt_time: Signal<In, Bits<32>>,
+    pub pkt_handle: Signal<In, Bits<8>>,
+    pub pkt_ready: Signal<Out, Bit>,
+    /* Control passes: a descriptor with one `is_ctl_*` flag and the values the host computed. */
+    pub ctl_valid: Signal<In, Bit>,
+    pub ctl: Signal<In, Phv>,
+    pub ctl_ready: Signal<Out, Bit>,
+    /* Every pass leaving stage 13 (a first pass that resubmits included: `resubmit`). */
+    pub out_valid: Signal<Out, Bit>,
+    pub out: Signal<Out, Phv>,
+    /* Every pass entering stage 0, in order. */
+    pub trace_valid: Signal<Out, Bit>,
+    pub trace: Signal<Out, Phv>,
+    /// The generator's state.
+    pub rng_state: Signal<Out, Bits<64>>,
+    /// Passes inside the stages.
+    pub in_flight: Signal<Out, Bits<8>>,
+
+    pool_cfg: PoolCfgStage<P>,
+    node: NodeStage<N>,
+    idle_ctl: IdleCtlStage<P>,
+    idle_list: IdleListStage<N>,
+    idle_index: IdleIndexStage<N>,
+    members1: MembersStage<N>,
+    members2: MembersStage<N>,
+    load1: LoadStage<N>,
+    load2: LoadStage<N>,
+    drift1: DriftStage<N>,
+    drift2: DriftStage<N>,
+    pool_avg: PoolAvgStage<P>,
+    conn: ConnStage<C>,
+    node_addr: NodeAddrStage<N>,
+    count: DFF<Bits<8>>,
+
+    /* Decode. */
+    /// The header as one vector; only its qlen and seq_num bits are read (the name matches
+    /// Verilator's default `--unused-regexp`).
+    header_unused: Signal<Local, Bits<90>>,
+    dec: Signal<Local, Phv>,
+    t: Signal<Local, Bits<7>>,
+    legacy: Signal<Local, Bit>,
+    to_control: Signal<Local, Bit>,
+    reply: Signal<Local, Bit>,
+    spine_msg: Signal<Local, Bit>,
+    /* The resubmit path. */
+    back: Signal<Local, Phv>,
+    second: Signal<Local, Phv>,
+    moved: Signal<Local, Bit>,
+    resub: Signal<Local, Bit>,
+    /* The mux. */
+    ctl_go: Signal<Local, Bit>,
+    pkt_go: Signal<Local, Bit>,
+    enter: Signal<Local, Phv>,
+
+    is_leaf: Constant<Bit>,
+    zero_phv: Constant<Phv>,
+    pool_limit: Constant<Bits<16>>,
+    class_horus: Constant<Bits<2>>,
+    class_pass: Constant<Bits<2>>,
+    class_malformed: Constant<Bits<2>>,
+    sh16: Constant<Bits<32>>,
+    one8: Constant<Bits<8>>,
+    t_task: Constant<Bits<7>>,
+    t_random: Constant<Bits<7>>,
+    t_done: Constant<Bits<7>>,
+    t_done_idle: Constant<Bits<7>>,
+    t_queue_remove: Constant<Bits<7>>,
+    t_scan: Constant<Bits<7>>,
+    t_idle_signal: Constant<Bits<7>>,
+    t_queue_signal: Constant<Bits<7>>,
+    t_probe: Constant<Bits<7>>,
+    t_probe_resp: Constant<Bits<7>>,
+    t_idle_remove: Constant<Bits<7>>,
+    t_keep_alive: Constant<Bits<7>>,
+    t_worker_id: Constant<Bits<7>>,
+    t_worker_id_ack: Constant<Bits<7>>,
+    t_remove_ack: Constant<Bits<7>>,
+    t_queue_signal_init: Constant<Bits<7>>,
+    t_cont: Constant<Bits<7>>,
+    code_legacy: Constant<Bits<4>>,
+    code_wrong_role: Constant<Bits<4>>,
+    code_pool_range: Constant<Bits<4>>,
+    code_malformed: Constant<Bits<4>>,
+    code_checksum: Constant<Bits<4>>,
+}
+
+impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
+    /// A core for `role` whose generator starts at `seed` (`horus_model::rng`) and whose
+    /// connection entries expire after `conn_timeout_us`.
+    pub fn new(role: Role, seed: u64, conn_timeout_us: u32) -> Self {
+        assert!(P <= 16 && N <= 16, "pool and node IDs are 16 bits");
+        let leaf = role == Role::Leaf;
+        let t = |p: PacketType| Constant::new(Bits::<7>::from(u64::from(p.code())));
+        let code = |r: DropReason| Constant::new(Bits::<4>::from(drop_code(r)));
+        let class = |c: u64| Constant::new(Bits::<2>::from(c));
+        Self {
+            clock: Default::default(),
+            pkt_valid: Default::default(),
+            pkt: Default::default(),
+            pkt_time: Default::default(),
+            pkt_handle: Default::default(),
+            pkt_ready: Default::default(),
+            ctl_valid: Default::default(),
+            ctl: Default::default(),
+            ctl_ready: Default::default(),
+            out_valid: Default::default(),
+            out: Default::default(),
+            trace_valid: Default::default(),
+            trace: Default::default(),
+            rng_state: Default::default(),
+            in_flight: Default::default(),
+            pool_cfg: PoolCfgStage::new(seed),
+            node: Default::default(),
+            idle_ctl: IdleCtlStage::new(leaf),
+            idle_list: IdleListStage::new(leaf),
+            idle_index: IdleIndexStage::new(leaf),
+            members1: MembersStage::new(true),
+            members2: MembersStage::new(false),
+            load1: LoadStage::new(true, leaf),
+            load2: LoadStage::new(false, leaf),
+            drift1: DriftStage::new(true),
+            drift2: DriftStage::new(false),
+            pool_avg: PoolAvgStage::new(leaf),
+            conn: ConnStage::new(conn_timeout_us),
+            node_addr: Default::default(),
+            count: Default::default(),
+            header_unused: Default::default(),
+            dec: Default::default(),
+            t: Default::default(),
+            legacy: Default::default(),
+            to_control: Default::default(),
+            reply: Default::default(),
+            spine_msg: Default::default(),
+            back: Default::default(),
+            second: Default::default(),
+            moved: Default::default(),
+            resub: Default::default(),
+            ctl_go: Default::default(),
+            pkt_go: Default::default(),
+            enter: Default::default(),
+            is_leaf: Constant::new(leaf),
+            zero_phv: Constant::new(Phv::default()),
+            pool_limit: Constant::new((1u64 << P).into()),
+            class_horus: class(CLASS_HORUS),
+            class_pass: class(CLASS_PASS_THROUGH),
+            class_malformed: class(CLASS_DROP_MALFORMED),
+            sh16: Constant::new(16.into()),
+            one8: Constant::new(1.into()),
+            t_task: t(PacketType::NewTask),
+            t_random: t(PacketType::NewTaskRandom),
+            t_done: t(PacketType::TaskDone),
+            t_done_idle: t(PacketType::TaskDoneIdle),
+            t_queue_remove: t(PacketType::QueueRemove),
+            t_scan: t(PacketType::ScanQueueSignal),
+            t_idle_signal: t(PacketType::IdleSignal),
+            t_queue_signal: t(PacketType::QueueSignal),
+            t_probe: t(PacketType::ProbeIdleQueue),
+            t_probe_resp: t(PacketType::ProbeIdleResponse),
+            t_idle_remove: t(PacketType::IdleRemove),
+            t_keep_alive: t(PacketType::KeepAlive),
+            t_worker_id: t(PacketType::WorkerId),
+            t_worker_id_ack: t(PacketType::WorkerIdAck),
+            t_remove_ack: t(PacketType::RemoveAck),
+            t_queue_signal_init: t(PacketType::QueueSignalInit),
+            t_cont: t(PacketType::TaskContinuation),
+            code_legacy: code(DropReason::LegacyType),
+            code_wrong_role: code(DropReason::WrongRole),
+            code_pool_range: code(DropReason::PoolOutOfRange),
+            code_malformed: code(DropReason::Malformed),
+            code_checksum: code(DropReason::BadChecksum),
+        }
+    }
+}
+
+impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, count);
+        clock!(
+            self, clock, pool_cfg, node, idle_ctl, idle_list, idle_index, members1, members2,
+            load1, load2, drift1, drift2, pool_avg, conn, node_addr
+        );
+
+        // ---- Decode: a new packet's operation from its type and the role, as
+        // `Scheduler::packet` does before its first table.
+        self.header_unused.next = bit_cast_parsed_bits(self.pkt.val());
+        self.t.next = self.pkt.val().pkt_type;
+        self.dec.next = self.zero_phv.val();
+        self.dec.next.live = true;
+        self.dec.next.pkt_type = self.pkt.val().pkt_type;
+        self.dec.next.more = self.pkt.val().more_packets;
+        self.dec.next.pool = self.pkt.val().pool_id;
+        self.dec.next.src = self.pkt.val().src_id;
+        self.dec.next.dst = self.pkt.val().dst_id;
+        self.dec.next.qlen = self.pkt.val().qlen;
+        self.dec.next.seq = self.pkt.val().seq_num;
+        // Bits 58..90 hold qlen then seq_num; swapped halves give qlen.seq_num as one 16.16 value.
+        self.dec.next.wire_load = (self.header_unused.val().get_bits::<32>(58) << self.sh16.val())
+            | (self.header_unused.val().get_bits::<32>(58) >> self.sh16.val());
+        self.dec.next.time = self.pkt_time.val();
+        self.dec.next.handle = self.pkt_handle.val();
+        self.legacy.next = (self.t.val() == self.t_queue_remove.val())
+            | (self.t.val() == self.t_scan.val())
+            | (self.t.val() == self.t_probe.val())
+            | (self.t.val() == self.t_probe_resp.val());
+        self.to_control.next = (self.t.val() == self.t_keep_alive.val())
+            | (self.t.val() == self.t_worker_id.val())
+            | (self.t.val() == self.t_worker_id_ack.val())
+            | (self.t.val() == self.t_remove_ack.val());
+        self.reply.next =
+            (self.t.val() == self.t_done.val()) | (self.t.val() == self.t_done_idle.val());
+        self.spine_msg.next = (self.t.val() == self.t_idle_signal.val())
+            | (self.t.val() == self.t_queue_signal.val())
+            | (self.t.val() == self.t_queue_signal_init.val())
+            | (self.t.val() == self.t_idle_remove.val());
+        if self.pkt.val().class == self.class_horus.val() {
+            if self.legacy.val() {
+                self.dec.next.drop = self.code_legacy.val();
+            } else if self.to_control.val() {
+                self.dec.next.is_to_control = true;
+            } else if self.reply.val() & !self.is_leaf.val() {
+                self.dec.next.is_pass_through = true;
+            } else if self.spine_msg.val() & self.is_leaf.val() {
+                self.dec.next.drop = self.code_wrong_role.val();
+            } else if self.pkt.val().pool_id >= self.pool_limit.val() {
+                self.dec.next.drop = self.code_pool_range.val();
+            } else {
+                self.dec.next.is_task = self.t.val() == self.t_task.val();
+                self.dec.next.is_random = self.t.val() == self.t_random.val();
+                self.dec.next.is_cont = self.t.val() == self.t_cont.val();
+                self.dec.next.is_reply = self.t.val() == self.t_done.val();
+                self.dec.next.is_reply_idle = self.t.val() == self.t_done_idle.val();
+                self.dec.next.is_idle_add = self.t.val() == self.t_idle_signal.val();
+                self.dec.next.is_load_update = (self.t.val() == self.t_queue_signal.val())
+                    | (self.t.val() == self.t_queue_signal_init.val());
+                self.dec.next.is_idle_remove = self.t.val() == self.t_idle_remove.val();
+            }
+        } else if self.pkt.val().class == self.class_pass.val() {
+            self.dec.next.is_pass_through = true;
+        } else if self.pkt.val().class == self.class_malformed.val() {
+            self.dec.next.drop = self.code_malformed.val();
+        } else {
+            self.dec.next.drop = self.code_checksum.val();
+        }
+
+        // ---- The resubmit path: a first pass that asked for a second pass comes back as that
+        // pass, carrying everything it learned; the per-pass results start afresh.
+        self.back.next = self.node_addr.pass_out.val();
+        self.moved.next = self.back.val().mv_node != self.back.val().src;
+        self.resub.next = self.back.val().live
+            & !self.back.val().drop.any()
+            & ((self.back.val().resubmit
+                & (self.back.val().is_task
+                    | self.back.val().is_reply_idle
+                    | self.back.val().is_idle_add
+                    | self.back.val().is_idle_remove))
+                | (self.back.val().is_ctl_remove & (self.back.val().resubmit | self.moved.val())));
+        self.second.next = self.back.val();
+        self.second.next.is_task = false;
+        self.second.next.is_random = false;
+        self.second.next.is_cont = false;
+        self.second.next.is_reply = false;
+        self.second.next.is_reply_idle = false;
+        self.second.next.is_load_update = false;
+        self.second.next.is_idle_add = false;
+        self.second.next.is_idle_remove = false;
+        self.second.next.is_pass_through = false;
+        self.second.next.is_to_control = false;
+        self.second.next.is_ctl_remove = false;
+        self.second.next.is_sched2 = self.back.val().is_task;
+        self.second.next.is_add_commit =
+            self.back.val().is_reply_idle | self.back.val().is_idle_add;
+        self.second.next.is_remove_finish = self.back.val().is_idle_remove;
+        self.second.next.is_ctl_remove2 = self.back.val().is_ctl_remove;
+        if self.back.val().is_ctl_remove {
+            // The member that moved into the freed slot is the node the second pass updates.
+            self.second.next.src = self.back.val().mv_node;
+            self.second.next.fin_move_member = self.moved.val();
+        }
+        self.second.next.resubmit = false;
+        self.second.next.drop = self.zero_phv.val().drop;
+        self.second.next.sub_drop = self.zero_phv.val().sub_drop;
+        self.second.next.idle = false;
+        self.second.next.repair = false;
+        self.second.next.sig_idle_add = false;
+        self.second.next.sig_idle_remove = false;
+        self.second.next.sig_load_update = false;
+        self.second.next.assigned = false;
+        self.second.next.ev_conn_insert = false;
+        self.second.next.ev_conn_collision = false;
+        self.second.next.ev_conn_expired = false;
+        self.second.next.fwd = false;
+
+        // ---- The mux.
+        self.ctl_go.next = self.ctl_valid.val() & !self.resub.val() & !self.count.q.val().any();
+        self.pkt_go.next = self.pkt_valid.val() & !self.resub.val() & !self.ctl_valid.val();
+        self.enter.next = self.zero_phv.val();
+        if self.resub.val() {
+            self.enter.next = self.second.val();
+        } else if self.ctl_go.val() {
+            self.enter.next = self.ctl.val();
+            self.enter.next.live = true;
+        } else if self.pkt_go.val() {
+            self.enter.next = self.dec.val();
+        }
+        self.pkt_ready.next = !self.resub.val() & !self.ctl_valid.val();
+        self.ctl_ready.next = self.ctl_go.val();
+        // Passes in the stages: one more for each that enters, one fewer for each that leaves.
+        self.count.d.next = self.count.q.val();
+        if self.enter.val().live & !self.back.val().live {
+            self.count.d.next = self.count.q.val() + self.one8.val();
+        }
+        if !self.enter.val().live & self.back.val().live {
+            self.count.d.next = self.count.q.val() - self.one8.val();
+        }
+
+        // ---- The stages, in the order of the stage plan.
+        self.pool_cfg.pass_in.next = self.enter.val();
+        self.node.pass_in.next = self.pool_cfg.pass_out.val();
+        self.idle_ctl.pass_in.next = self.node.pass_out.val();
+        self.idle_list.pass_in.next = self.idle_ctl.pass_out.val();
+        self.idle_index.pass_in.next = self.idle_list.pass_out.val();
+        self.members1.pass_in.next = self.idle_index.pass_out.val();
+        self.members2.pass_in.next = self.members1.pass_out.val();
+        self.load1.pass_in.next = self.members2.pass_out.val();
+        self.load2.pass_in.next = self.load1.pass_out.val();
+        self.drift1.pass_in.next = self.load2.pass_out.val();
+        self.drift2.pass_in.next = self.drift1.pass_out.val();
+        self.pool_avg.pass_in.next = self.drift2.pass_out.val();
+        self.conn.pass_in.next = self.pool_avg.pass_out.val();
+        self.node_addr.pass_in.next = self.conn.pass_out.val();
+
+        self.out_valid.next = self.back.val().live;
+        self.out.next = self.back.val();
+        self.trace_valid.next = self.enter.val().live;
+        self.trace.next = self.enter.val();
+        self.rng_state.next = self.pool_cfg.rng_state.val();
+        self.in_flight.next = self.count.q.val();
+    }
+}
