@@ -14,6 +14,7 @@
 pub mod check;
 pub mod core;
 pub mod deparser;
+pub mod fifo;
 pub mod mul;
 pub mod parser;
 pub mod pass;
