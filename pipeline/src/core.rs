@@ -20,7 +20,7 @@
 use crate::parser::{
     CLASS_DROP_MALFORMED, CLASS_HORUS, CLASS_PASS_THROUGH, Parsed, bit_cast_parsed_bits,
 };
-use crate::phv::{Phv, drop_code};
+use crate::phv::{BUF_BITS, HANDLE_BITS, Phv, drop_code};
 use crate::stages::{
     conn::ConnStage, drift::DriftStage, idle_ctl::IdleCtlStage, idle_index::IdleIndexStage,
     idle_list::IdleListStage, load::LoadStage, members::MembersStage, node::NodeStage,
@@ -34,6 +34,34 @@ use rust_hdl::prelude::*;
 /// Cycles from a pass entering stage 0 to leaving stage 13.
 pub const CORE_LATENCY: usize = 28;
 
+/// Whether a pass leaving stage 13 comes back as its second pass: a task whose drift check
+/// failed, an idleAdd's or idleRemove's first pass, a node removal with a member to move or an
+/// idle-list removal to finish.
+#[derive(LogicBlock, Default)]
+pub struct AsksSecondPass {
+    pub pass: Signal<In, Phv>,
+    pub again: Signal<Out, Bit>,
+    /// The descriptor fields not read (the name matches Verilator's `--unused-regexp`).
+    pass_unused: Signal<Local, Phv>,
+}
+
+impl Logic for AsksSecondPass {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.again.next = self.pass.val().live
+            & !self.pass.val().drop.any()
+            & ((self.pass.val().resubmit
+                & (self.pass.val().is_task
+                    | self.pass.val().is_reply_idle
+                    | self.pass.val().is_idle_add
+                    | self.pass.val().is_idle_remove))
+                | (self.pass.val().is_ctl_remove
+                    & (self.pass.val().resubmit
+                        | (self.pass.val().mv_node != self.pass.val().src))));
+        self.pass_unused.next = self.pass.val();
+    }
+}
+
 /// The scheduler core for `2^P` pools, `2^N` node slots and `2^C` connection entries.
 #[derive(LogicBlock)]
 pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
@@ -42,7 +70,9 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     pub pkt_valid: Signal<In, Bit>,
     pub pkt: Signal<In, Parsed>,
     pub pkt_time: Signal<In, Bits<32>>,
-    pub pkt_handle: Signal<In, Bits<8>>,
+    pub pkt_handle: Signal<In, Bits<HANDLE_BITS>>,
+    pub pkt_start: Signal<In, Bits<BUF_BITS>>,
+    pub pkt_len: Signal<In, Bits<16>>,
     pub pkt_ready: Signal<Out, Bit>,
     /* Control passes: a descriptor with one `is_ctl_*` flag and the values the host computed. */
     pub ctl_valid: Signal<In, Bit>,
@@ -51,6 +81,8 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     /* Every pass leaving stage 13 (a first pass that resubmits included: `resubmit`). */
     pub out_valid: Signal<Out, Bit>,
     pub out: Signal<Out, Phv>,
+    /// The leaving pass comes back as its second pass (its frame stays in the buffer).
+    pub out_again: Signal<Out, Bit>,
     /* Every pass entering stage 0, in order. */
     pub trace_valid: Signal<Out, Bit>,
     pub trace: Signal<Out, Phv>,
@@ -74,6 +106,7 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     conn: ConnStage<C>,
     node_addr: NodeAddrStage<N>,
     count: DFF<Bits<8>>,
+    asks: AsksSecondPass,
 
     /* Decode. */
     /// The header as one vector; only its qlen and seq_num bits are read (the name matches
@@ -142,12 +175,15 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
             pkt: Default::default(),
             pkt_time: Default::default(),
             pkt_handle: Default::default(),
+            pkt_start: Default::default(),
+            pkt_len: Default::default(),
             pkt_ready: Default::default(),
             ctl_valid: Default::default(),
             ctl: Default::default(),
             ctl_ready: Default::default(),
             out_valid: Default::default(),
             out: Default::default(),
+            out_again: Default::default(),
             trace_valid: Default::default(),
             trace: Default::default(),
             rng_state: Default::default(),
@@ -167,6 +203,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
             conn: ConnStage::new(conn_timeout_us),
             node_addr: Default::default(),
             count: Default::default(),
+            asks: Default::default(),
             header_unused: Default::default(),
             dec: Default::default(),
             t: Default::default(),
@@ -242,6 +279,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
             | (self.header_unused.val().get_bits::<32>(58) >> self.sh16.val());
         self.dec.next.time = self.pkt_time.val();
         self.dec.next.handle = self.pkt_handle.val();
+        self.dec.next.start = self.pkt_start.val();
+        self.dec.next.len = self.pkt_len.val();
         self.legacy.next = (self.t.val() == self.t_queue_remove.val())
             | (self.t.val() == self.t_scan.val())
             | (self.t.val() == self.t_probe.val())
@@ -290,14 +329,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         // pass, carrying everything it learned; the per-pass results start afresh.
         self.back.next = self.node_addr.pass_out.val();
         self.moved.next = self.back.val().mv_node != self.back.val().src;
-        self.resub.next = self.back.val().live
-            & !self.back.val().drop.any()
-            & ((self.back.val().resubmit
-                & (self.back.val().is_task
-                    | self.back.val().is_reply_idle
-                    | self.back.val().is_idle_add
-                    | self.back.val().is_idle_remove))
-                | (self.back.val().is_ctl_remove & (self.back.val().resubmit | self.moved.val())));
+        self.asks.pass.next = self.node_addr.pass_out.val();
+        self.resub.next = self.asks.again.val();
         self.second.next = self.back.val();
         self.second.next.is_task = false;
         self.second.next.is_random = false;
@@ -346,7 +379,9 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         } else if self.pkt_go.val() {
             self.enter.next = self.dec.val();
         }
-        self.pkt_ready.next = !self.resub.val() & !self.ctl_valid.val();
+        // From a sub-block's output and a port alone, in its own statement: Verilator then sees
+        // no path from `pkt_valid` to `pkt_ready` (it would through a shared local).
+        self.pkt_ready.next = !self.asks.again.val() & !self.ctl_valid.val();
         self.ctl_ready.next = self.ctl_go.val();
         // Passes in the stages: one more for each that enters, one fewer for each that leaves.
         self.count.d.next = self.count.q.val();
@@ -375,6 +410,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
 
         self.out_valid.next = self.back.val().live;
         self.out.next = self.back.val();
+        self.out_again.next = self.resub.val();
         self.trace_valid.next = self.enter.val().live;
         self.trace.next = self.enter.val();
         self.rng_state.next = self.pool_cfg.rng_state.val();

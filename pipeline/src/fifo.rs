@@ -82,9 +82,11 @@ impl<T: Synth, const A: usize, const A1: usize> Logic for Fifo<T, A, A1> {
         if self.do_push.val() {
             self.wr_ptr.d.next = self.wr_ptr.q.val() + self.one.val();
         }
-        self.full.next = self.used.val() == self.capacity.val();
-        self.head_valid.next = self.used.val().any();
+        // The outputs from the registers alone, each in its own statement: no path from `push`
+        // or `pop` to them, and none that Verilator could see through a shared local.
+        self.full.next = (self.wr_ptr.q.val() - self.rd_ptr.q.val()) == self.capacity.val();
+        self.head_valid.next = (self.wr_ptr.q.val() - self.rd_ptr.q.val()).any();
         self.head.next = self.mem.rd_data.val();
-        self.count.next = self.used.val();
+        self.count.next = self.wr_ptr.q.val() - self.rd_ptr.q.val();
     }
 }

@@ -14,11 +14,14 @@
 pub mod check;
 pub mod core;
 pub mod deparser;
+pub mod egress;
 pub mod fifo;
+pub mod ingress;
 pub mod mul;
 pub mod parser;
 pub mod pass;
 pub mod phv;
 pub mod stages;
+pub mod switch;
 pub mod table;
 pub mod verilog;

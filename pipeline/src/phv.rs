@@ -13,6 +13,13 @@
 
 use rust_hdl::prelude::*;
 
+/// Frames the frame buffer holds at once (`2^HANDLE_BITS` slots).
+pub const HANDLE_BITS: usize = 6;
+/// 512-bit beats per frame-buffer slot (`2^SLOT_BEAT_BITS`: frames up to 2,048 bytes).
+pub const SLOT_BEAT_BITS: usize = 5;
+/// 512-bit beats the frame buffer holds (`2^BUF_BITS`, 128 KiB).
+pub const BUF_BITS: usize = HANDLE_BITS + SLOT_BEAT_BITS;
+
 /// Drop codes: `1 + DropReason as u8` (`horus_model::sched::DropReason`), 0 = not dropped.
 pub fn drop_code(r: horus_model::sched::DropReason) -> u64 {
     1 + r as u64
@@ -78,8 +85,11 @@ pub struct Phv {
     pub wire_load: Bits<32>,
     /// Arrival time, microseconds, wrapping.
     pub time: Bits<32>,
-    /// Frame buffer slot of the frame this pass carries.
-    pub handle: Bits<8>,
+    /// The frame this pass carries: its slot in the frame buffer, the slot's first beat and the
+    /// frame's length in bytes (`ingress`).
+    pub handle: Bits<HANDLE_BITS>,
+    pub start: Bits<BUF_BITS>,
+    pub len: Bits<16>,
     /// Drop code (0: not dropped): the pass does nothing more.
     pub drop: Bits<4>,
     /// A sub-operation dropped and counted while the pass goes on (a duplicate idleAdd on a reply,

@@ -61,8 +61,7 @@ fn run(seed: u64, push_percent: u64, pop_percent: u64, cycles: usize) -> (usize,
         Ok(())
     });
     sim.run(Box::new(uut), 10 * (cycles as u64 + 10)).unwrap();
-    let r = *result.lock().unwrap();
-    r
+    *result.lock().unwrap()
 }
 
 #[test]
@@ -74,7 +73,10 @@ fn matches_a_queue_when_mostly_empty() {
 #[test]
 fn matches_a_queue_when_often_full() {
     let (pushed, popped, fulls) = run(2, 90, 40, 3000);
-    assert!(pushed > 1000 && popped > 1000 && fulls > 100, "{fulls} pushes refused");
+    assert!(
+        pushed > 1000 && popped > 1000 && fulls > 100,
+        "{fulls} pushes refused"
+    );
 }
 
 #[test]

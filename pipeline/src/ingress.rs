@@ -1,0 +1,328 @@
+//! Ingress: the frame buffer and the parser in front of the scheduler core.
+//!
+//! Frames arrive as 512-bit AXI-Stream beats (byte `i` of a beat in `tdata[8i+7:8i]`, `tkeep`
+//! contiguous from byte 0). Each frame takes one slot of the frame buffer, `2^SLOT_BEAT_BITS` beats
+//! (2,048 bytes); slots are taken in ring order and given back, in any order, by the egress once
+//! the frame's last pass has left (`free_*`). When the next slot in the ring is still in use, the
+//! ingress holds `tready` low before the next frame's first beat.
+//!
+//! When a frame's last beat arrives, its first beat and its length go through the [`Parser`]; two
+//! cycles later its verdict, arrival time (`now_us` at the last beat) and length are written to
+//! the slot's descriptor, and the frame becomes ready. Frames are offered to the core in arrival
+//! order (`pkt_*`), one per cycle when the core takes them (`pkt_take`).
+//!
+//! A frame longer than a slot is received to its end, but only its first slot's worth of beats is
+//! kept, and the parser's verdict is replaced by `CLASS_DROP_MALFORMED`: it is dropped and counted
+//! as malformed (the model has no length limit; this is the hardware's, documented in
+//! `docs/pipeline.md`).
+//!
+//! ```text
+//!  s_axis --> [slot ring: beats] ------------------------------> buffer read port (egress)
+//!        \--> first beat + length --> parser (2) --> descriptor[slot], ready --> pkt_* (core)
+//! ```
+
+use crate::parser::{CLASS_DROP_MALFORMED, Parsed, Parser};
+use crate::phv::{BUF_BITS, HANDLE_BITS, SLOT_BEAT_BITS};
+use rust_hdl::prelude::*;
+
+/// What the core is given for a frame.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct FrameDesc {
+    pub parsed: Parsed,
+    pub time: Bits<32>,
+    pub len: Bits<16>,
+}
+
+/// `len = 64 * beats + (number of bytes kept in the last beat)`: a frame's length from the
+/// beats before its last and the last beat's `tkeep`. A hand-written primitive (rust-hdl cannot
+/// widen or concatenate lint-clean); `update` is the same in Rust.
+#[derive(LogicBlock, Default)]
+pub struct FrameLen {
+    /// Beats before the last one.
+    pub beats: Signal<In, Bits<10>>,
+    pub keep: Signal<In, Bits<64>>,
+    pub len: Signal<Out, Bits<16>>,
+}
+
+impl Logic for FrameLen {
+    fn update(&mut self) {
+        let keep = self.keep.val().to_u64();
+        let beats = self.beats.val().index() as u64;
+        self.len.next = (beats * 64 + u64::from(keep.count_ones())).into();
+    }
+
+    fn connect(&mut self) {
+        self.len.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "\
+reg [6:0] ones;
+integer i;
+always @(*) begin
+    ones = 7'd0;
+    for (i = 0; i < 64; i = i + 1) ones = ones + {6'd0, keep[i]};
+    len = {beats, 6'd0} + {9'd0, ones};
+end"
+            .into(),
+        )
+    }
+}
+
+#[derive(LogicBlock)]
+pub struct Ingress {
+    pub clock: Signal<In, Clock>,
+    /* AXI-Stream in. */
+    pub s_axis_tdata: Signal<In, Bits<512>>,
+    pub s_axis_tkeep: Signal<In, Bits<64>>,
+    pub s_axis_tvalid: Signal<In, Bit>,
+    pub s_axis_tready: Signal<Out, Bit>,
+    pub s_axis_tlast: Signal<In, Bit>,
+    /// Microseconds, wrapping: the arrival time of a frame is taken at its last beat.
+    pub now_us: Signal<In, Bits<32>>,
+    /* Frames to the core, in arrival order. */
+    pub pkt_valid: Signal<Out, Bit>,
+    pub pkt: Signal<Out, FrameDesc>,
+    pub pkt_handle: Signal<Out, Bits<HANDLE_BITS>>,
+    pub pkt_start: Signal<Out, Bits<BUF_BITS>>,
+    pub pkt_take: Signal<In, Bit>,
+    /* The buffer's read port: data one cycle after the address. */
+    pub buf_addr: Signal<In, Bits<BUF_BITS>>,
+    pub buf_data: Signal<Out, Bits<512>>,
+    /* A slot given back. */
+    pub free_valid: Signal<In, Bit>,
+    pub free_handle: Signal<In, Bits<HANDLE_BITS>>,
+
+    buffer: RAM<Bits<512>, BUF_BITS>,
+    descs: RAM<FrameDesc, HANDLE_BITS>,
+    parser: Parser,
+    frame_len: FrameLen,
+    in_frame: DFF<Bit>,
+    slot: DFF<Bits<HANDLE_BITS>>,
+    /// Where the frame's next beat goes.
+    wptr: DFF<Bits<BUF_BITS>>,
+    beat: DFF<Bits<10>>,
+    first: DFF<Bits<512>>,
+    alloc: DFF<Bits<HANDLE_BITS>>,
+    alloc_base: DFF<Bits<BUF_BITS>>,
+    busy: DFF<Bits<64>>,
+    ready: DFF<Bits<64>>,
+    sched: DFF<Bits<HANDLE_BITS>>,
+    sched_base: DFF<Bits<BUF_BITS>>,
+    // Beside the parser: slot, base, time, length, oversize.
+    p1: DFF<Bits<HANDLE_BITS>>,
+    p2: DFF<Bits<HANDLE_BITS>>,
+    p1_time: DFF<Bits<32>>,
+    p2_time: DFF<Bits<32>>,
+    p1_len: DFF<Bits<16>>,
+    p2_len: DFF<Bits<16>>,
+    p1_over: DFF<Bit>,
+    p2_over: DFF<Bit>,
+    // The descriptor written in cycle t is read back from cycle t + 2 on.
+    set_ready: DFF<Bit>,
+    set_slot: DFF<Bits<HANDLE_BITS>>,
+
+    take: Signal<Local, Bit>,
+    offered: Signal<Local, Bit>,
+    cur_slot: Signal<Local, Bits<HANDLE_BITS>>,
+    cur_wptr: Signal<Local, Bits<BUF_BITS>>,
+    cur_beat: Signal<Local, Bits<10>>,
+    stores: Signal<Local, Bit>,
+    verdict: Signal<Local, Parsed>,
+    desc: Signal<Local, FrameDesc>,
+    next_sched: Signal<Local, Bits<HANDLE_BITS>>,
+    next_busy: Signal<Local, Bits<64>>,
+    next_ready: Signal<Local, Bits<64>>,
+    slot_beats: Constant<Bits<10>>,
+    slot_size: Constant<Bits<BUF_BITS>>,
+    beat_max: Constant<Bits<10>>,
+    one10: Constant<Bits<10>>,
+    one64: Constant<Bits<64>>,
+    one_buf: Constant<Bits<BUF_BITS>>,
+    one_h: Constant<Bits<HANDLE_BITS>>,
+    zero10: Constant<Bits<10>>,
+    malformed: Constant<Bits<2>>,
+}
+
+impl Default for Ingress {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            s_axis_tdata: Default::default(),
+            s_axis_tkeep: Default::default(),
+            s_axis_tvalid: Default::default(),
+            s_axis_tready: Default::default(),
+            s_axis_tlast: Default::default(),
+            now_us: Default::default(),
+            pkt_valid: Default::default(),
+            pkt: Default::default(),
+            pkt_handle: Default::default(),
+            pkt_start: Default::default(),
+            pkt_take: Default::default(),
+            buf_addr: Default::default(),
+            buf_data: Default::default(),
+            free_valid: Default::default(),
+            free_handle: Default::default(),
+            buffer: Default::default(),
+            descs: Default::default(),
+            parser: Default::default(),
+            frame_len: Default::default(),
+            in_frame: Default::default(),
+            slot: Default::default(),
+            wptr: Default::default(),
+            beat: Default::default(),
+            first: Default::default(),
+            alloc: Default::default(),
+            alloc_base: Default::default(),
+            busy: Default::default(),
+            ready: Default::default(),
+            sched: Default::default(),
+            sched_base: Default::default(),
+            p1: Default::default(),
+            p2: Default::default(),
+            p1_time: Default::default(),
+            p2_time: Default::default(),
+            p1_len: Default::default(),
+            p2_len: Default::default(),
+            p1_over: Default::default(),
+            p2_over: Default::default(),
+            set_ready: Default::default(),
+            set_slot: Default::default(),
+            take: Default::default(),
+            offered: Default::default(),
+            cur_slot: Default::default(),
+            cur_wptr: Default::default(),
+            cur_beat: Default::default(),
+            stores: Default::default(),
+            verdict: Default::default(),
+            desc: Default::default(),
+            next_sched: Default::default(),
+            next_busy: Default::default(),
+            next_ready: Default::default(),
+            slot_beats: Constant::new((1u64 << SLOT_BEAT_BITS).into()),
+            slot_size: Constant::new((1u64 << SLOT_BEAT_BITS).into()),
+            beat_max: Constant::new(1023.into()),
+            one10: Constant::new(1.into()),
+            one64: Constant::new(1.into()),
+            one_buf: Constant::new(1.into()),
+            one_h: Constant::new(1.into()),
+            zero10: Constant::new(0.into()),
+            malformed: Constant::new(CLASS_DROP_MALFORMED.into()),
+        }
+    }
+}
+
+impl Logic for Ingress {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, in_frame, slot, wptr, beat, first, alloc, alloc_base, busy, ready, sched,
+            sched_base, p1, p2, p1_time, p2_time, p1_len, p2_len, p1_over, p2_over, set_ready,
+            set_slot
+        );
+        clock!(self, clock, parser);
+        self.buffer.read_clock.next = self.clock.val();
+        self.buffer.write_clock.next = self.clock.val();
+        self.descs.read_clock.next = self.clock.val();
+        self.descs.write_clock.next = self.clock.val();
+        self.next_busy.next = self.busy.q.val();
+        self.next_ready.next = self.ready.q.val();
+
+        // ---- Receive. A frame starts only in a free slot; its beats are then always taken.
+        self.s_axis_tready.next =
+            self.in_frame.q.val() | !self.busy.q.val().get_bit(self.alloc.q.val().index());
+        self.take.next = self.s_axis_tvalid.val() & self.s_axis_tready.val();
+        self.cur_slot.next = self.slot.q.val();
+        self.cur_wptr.next = self.wptr.q.val();
+        self.cur_beat.next = self.beat.q.val();
+        if !self.in_frame.q.val() {
+            self.cur_slot.next = self.alloc.q.val();
+            self.cur_wptr.next = self.alloc_base.q.val();
+            self.cur_beat.next = self.zero10.val();
+        }
+        self.stores.next = self.take.val() & (self.cur_beat.val() < self.slot_beats.val());
+        self.buffer.write_enable.next = self.stores.val();
+        self.buffer.write_address.next = self.cur_wptr.val();
+        self.buffer.write_data.next = self.s_axis_tdata.val();
+        self.frame_len.beats.next = self.cur_beat.val();
+        self.frame_len.keep.next = self.s_axis_tkeep.val();
+        self.parser.in_valid.next = self.take.val() & self.s_axis_tlast.val();
+        self.parser.first_beat.next = self.first.q.val();
+        if !self.in_frame.q.val() {
+            self.parser.first_beat.next = self.s_axis_tdata.val();
+        }
+        self.parser.frame_len.next = self.frame_len.len.val();
+        if self.take.val() {
+            if !self.in_frame.q.val() {
+                self.first.d.next = self.s_axis_tdata.val();
+                self.slot.d.next = self.alloc.q.val();
+                self.alloc.d.next = self.alloc.q.val() + self.one_h.val();
+                self.alloc_base.d.next = self.alloc_base.q.val() + self.slot_size.val();
+                self.next_busy.next = self.busy.q.val() | (self.one64.val() << self.alloc.q.val());
+            }
+            self.in_frame.d.next = !self.s_axis_tlast.val();
+            if self.stores.val() {
+                self.wptr.d.next = self.cur_wptr.val() + self.one_buf.val();
+            }
+            self.beat.d.next = self.cur_beat.val();
+            if self.cur_beat.val() != self.beat_max.val() {
+                self.beat.d.next = self.cur_beat.val() + self.one10.val();
+            }
+        }
+        self.p1.d.next = self.cur_slot.val();
+        self.p1_time.d.next = self.now_us.val();
+        self.p1_len.d.next = self.frame_len.len.val();
+        self.p1_over.d.next = self.cur_beat.val() >= self.slot_beats.val();
+        self.p2.d.next = self.p1.q.val();
+        self.p2_time.d.next = self.p1_time.q.val();
+        self.p2_len.d.next = self.p1_len.q.val();
+        self.p2_over.d.next = self.p1_over.q.val();
+
+        // ---- The parser's verdict becomes the slot's descriptor.
+        self.verdict.next = self.parser.out.val();
+        if self.p2_over.q.val() {
+            self.verdict.next.class = self.malformed.val();
+        }
+        self.desc.next.parsed = self.verdict.val();
+        self.desc.next.time = self.p2_time.q.val();
+        self.desc.next.len = self.p2_len.q.val();
+        self.descs.write_enable.next = self.parser.out_valid.val();
+        self.descs.write_address.next = self.p2.q.val();
+        self.descs.write_data.next = self.desc.val();
+        self.set_ready.d.next = self.parser.out_valid.val();
+        self.set_slot.d.next = self.p2.q.val();
+        if self.set_ready.q.val() {
+            self.next_ready.next = self.ready.q.val() | (self.one64.val() << self.set_slot.q.val());
+        }
+
+        // ---- Offer frames to the core in ring order.
+        // `pkt_valid` from the registers alone (no path from `pkt_take` that Verilator could
+        // see through a shared signal); `offered` is the same for the logic below.
+        self.pkt_valid.next = self.ready.q.val().get_bit(self.sched.q.val().index());
+        self.offered.next = self.ready.q.val().get_bit(self.sched.q.val().index());
+        self.pkt.next = self.descs.read_data.val();
+        self.pkt_handle.next = self.sched.q.val();
+        self.pkt_start.next = self.sched_base.q.val();
+        self.next_sched.next = self.sched.q.val();
+        if self.offered.val() & self.pkt_take.val() {
+            self.next_sched.next = self.sched.q.val() + self.one_h.val();
+            self.sched_base.d.next = self.sched_base.q.val() + self.slot_size.val();
+            self.next_ready.next =
+                self.next_ready.val() & !(self.one64.val() << self.sched.q.val());
+        }
+        self.sched.d.next = self.next_sched.val();
+        self.descs.read_address.next = self.next_sched.val();
+
+        // ---- Slots given back.
+        if self.free_valid.val() {
+            self.next_busy.next =
+                self.next_busy.val() & !(self.one64.val() << self.free_handle.val());
+        }
+        self.busy.d.next = self.next_busy.val();
+        self.ready.d.next = self.next_ready.val();
+
+        self.buffer.read_address.next = self.buf_addr.val();
+        self.buf_data.next = self.buffer.read_data.val();
+    }
+}
