@@ -233,3 +233,55 @@ fn resubmitted_task_leaves_on_its_second_pass_with_the_whole_frame() {
     assert!(resubmitted > 0);
     assert_eq!(sw.scheduler().counters().pow2_resubmits, resubmitted);
 }
+
+#[test]
+fn frames_longer_than_a_buffer_slot_are_dropped_as_malformed_whatever_they_carry() {
+    use horus_model::sched::frame::MAX_FRAME_LEN;
+    let mut sw = leaf_switch();
+    let before = sw.scheduler().tables().clone();
+    let fits = frame(
+        task(0, 1),
+        &vec![7; MAX_FRAME_LEN - wire::HORUS_OFFSET - wire::HEADER_LEN],
+    );
+    assert_eq!(fits.len(), MAX_FRAME_LEN);
+    let mut too_long = fits.clone();
+    too_long.push(0);
+    let r = send(&mut sw, too_long);
+    assert!(r.outputs.is_empty() && r.pass.is_none());
+    assert_eq!(
+        sw.scheduler().counters().drop_count(DropReason::Malformed),
+        1
+    );
+    assert_eq!(sw.scheduler().tables(), &before);
+    let r = send(&mut sw, fits);
+    assert_eq!(
+        r.outputs.len(),
+        1,
+        "a frame of exactly the limit is scheduled"
+    );
+}
+
+#[test]
+fn control_pass_signals_reach_a_spine_on_any_udp_port() {
+    let mut cfg = leaf_config(&[3], 1, 1, 0, 1.0);
+    cfg.spines[0].udp_port = 4321;
+    let (_, boot) = FrameSwitch::from_config(&cfg, 5).unwrap();
+    assert_eq!(
+        boot.len(),
+        1,
+        "the pool's first worker links the rack: one idleAdd"
+    );
+    let f = wire::parse_frame(&boot[0].frame);
+    assert!(
+        f.is_err(),
+        "not to the Horus port, so not a Horus frame by the parser's rules"
+    );
+    assert_eq!(
+        u16::from_be_bytes([boot[0].frame[36], boot[0].frame[37]]),
+        4321
+    );
+    assert_eq!(
+        boot[0].frame[wire::HORUS_OFFSET],
+        PacketType::IdleSignal.code()
+    );
+}

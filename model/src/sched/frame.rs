@@ -9,6 +9,8 @@
 //! - A frame to UDP port 1234 the parser rejects is dropped and counted
 //!   ([`DropReason::Malformed`]): cut inside the Horus header, inconsistent lengths, an unknown
 //!   type, a misplaced flag; so is a runt Ethernet frame.
+//! - A frame longer than [`MAX_FRAME_LEN`] (what one slot of the hardware's frame buffer holds) is
+//!   dropped and counted as malformed, whatever it carries.
 //! - Otherwise the header goes through [`Scheduler`]. A forwarded task is rewritten with
 //!   [`wire::rewrite`] towards its node; a signal is the mirrored frame turned into a message with
 //!   [`wire::signal_frame`]. When a pass emits both, the forwarded frame leaves first.
@@ -18,6 +20,10 @@ use super::{
 };
 use crate::config::Config;
 use crate::wire::{self, Endpoint, HorusFrame, HorusHeader, Layer, WireError};
+
+/// The longest frame the switch takes, in bytes: one slot of the hardware's frame buffer (32
+/// beats of 64 bytes). Longer frames are dropped and counted as [`DropReason::Malformed`].
+pub const MAX_FRAME_LEN: usize = 2048;
 
 /// What the switch does with a frame the parser rejects: `None`, pass it through unchanged (not a
 /// Horus candidate); `Some(reason)`, drop and count it. The one rule for the model and the
@@ -156,6 +162,10 @@ impl FrameSwitch {
     }
 
     fn frame(&mut self, f: InFrame) -> FrameResult {
+        if f.frame.len() > MAX_FRAME_LEN {
+            self.sched.count_frame_drop(DropReason::Malformed);
+            return FrameResult::default();
+        }
         let parsed = wire::parse_frame(&f.frame);
         let header = match parsed {
             Ok(HorusFrame { header, .. }) => header,
@@ -253,11 +263,16 @@ impl FrameSwitch {
         }
     }
 
-    /// The frame a control pass mirrors when it has none of its own.
+    /// The frame a control pass mirrors when it has none of its own. It is addressed to the Horus
+    /// port whatever the spine listens on: `signal_frame` takes only Horus frames, and writes the
+    /// spine's own address and port over it.
     fn template(&self, dst: &Endpoint, header: &HorusHeader) -> Vec<u8> {
         HorusFrame {
             src: self.me,
-            dst: *dst,
+            dst: Endpoint {
+                udp_port: wire::HORUS_UDP_PORT,
+                ..*dst
+            },
             ip_id: 0,
             ttl: 64,
             dscp_ecn: 0,
