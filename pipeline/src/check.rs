@@ -18,14 +18,15 @@ pub struct SynthReport {
     pub ffs: u64,
     /// RAMB36 equivalents (a RAMB18 counts one half).
     pub ramb36: f64,
+    pub dsps: u64,
 }
 
 impl fmt::Display for SynthReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} LUTs, {} FFs, {} RAMB36",
-            self.luts, self.ffs, self.ramb36
+            "{} LUTs, {} FFs, {} RAMB36, {} DSP48E2",
+            self.luts, self.ffs, self.ramb36, self.dsps
         )
     }
 }
@@ -62,6 +63,11 @@ fn run(cmd: &mut Command, tool: &str) -> Result<String, String> {
 
 /// `verilator --lint-only -Wall -Wno-DECLFILENAME` on `verilog` with top module `top`.
 pub fn verilator_lint(name: &str, verilog: &str) -> Result<(), String> {
+    verilator_lint_top(name, verilog, "top")
+}
+
+/// The same with the top module called `top`.
+pub fn verilator_lint_top(name: &str, verilog: &str, top: &str) -> Result<(), String> {
     let dir = work_dir(name)?;
     let path = write(&dir, verilog)?;
     let out = run(
@@ -71,7 +77,7 @@ pub fn verilator_lint(name: &str, verilog: &str) -> Result<(), String> {
                 "-Wall",
                 "-Wno-DECLFILENAME",
                 "--top-module",
-                "top",
+                top,
             ])
             .arg(&path),
         "verilator",
@@ -129,10 +135,15 @@ pub fn verilator_run(name: &str, files: &[(&str, &str)]) -> Result<String, Strin
 
 /// Synthesizes `verilog` (top module `top`) for UltraScale+ and reads the figures.
 pub fn yosys_synth(name: &str, verilog: &str) -> Result<SynthReport, String> {
+    yosys_synth_top(name, verilog, "top")
+}
+
+/// The same with the top module called `top`.
+pub fn yosys_synth_top(name: &str, verilog: &str, top: &str) -> Result<SynthReport, String> {
     let dir = work_dir(name)?;
     let path = write(&dir, verilog)?;
     let script = format!(
-        "read_verilog {}; synth_xilinx -family xcup -top top -flatten; tee -o {}/stat.txt stat",
+        "read_verilog {}; synth_xilinx -family xcup -top {top} -flatten; tee -o {}/stat.txt stat",
         path.display(),
         dir.display()
     );
@@ -157,6 +168,7 @@ fn parse_report(stat: &str) -> SynthReport {
             "FDRE" | "FDSE" | "FDCE" | "FDPE" => r.ffs += n,
             c if c.starts_with("RAMB36") => r.ramb36 += n as f64,
             c if c.starts_with("RAMB18") => ramb18 += n,
+            c if c.starts_with("DSP48") => r.dsps += n,
             _ => {}
         }
     }
@@ -170,8 +182,8 @@ mod tests {
 
     #[test]
     fn report_counts_luts_flip_flops_and_block_rams() {
-        let stat = "   Number of cells: 9\n     FDRE 12\n     LUT2 3\n     LUT6 4\n     RAMB18E2 3\n     RAMB36E2 1\n     CARRY8 2\n";
+        let stat = "   Number of cells: 9\n     FDRE 12\n     LUT2 3\n     LUT6 4\n     RAMB18E2 3\n     RAMB36E2 1\n     CARRY8 2\n     DSP48E2 5\n";
         let r = parse_report(stat);
-        assert_eq!((r.luts, r.ffs, r.ramb36), (7, 12, 2.5));
+        assert_eq!((r.luts, r.ffs, r.ramb36, r.dsps), (7, 12, 2.5, 5));
     }
 }

@@ -21,6 +21,7 @@ pub mod mul;
 pub mod parser;
 pub mod pass;
 pub mod phv;
+pub mod presets;
 pub mod stages;
 pub mod switch;
 pub mod table;

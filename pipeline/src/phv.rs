@@ -19,6 +19,7 @@ pub const HANDLE_BITS: usize = 6;
 pub const SLOT_BEAT_BITS: usize = 5;
 /// 512-bit beats the frame buffer holds (`2^BUF_BITS`, 128 KiB).
 pub const BUF_BITS: usize = HANDLE_BITS + SLOT_BEAT_BITS;
+const _: () = assert!(64 << SLOT_BEAT_BITS == horus_model::sched::frame::MAX_FRAME_LEN);
 
 /// Drop codes: `1 + DropReason as u8` (`horus_model::sched::DropReason`), 0 = not dropped.
 pub fn drop_code(r: horus_model::sched::DropReason) -> u64 {

@@ -14,6 +14,14 @@ pub fn emit<B: Block>(block: &B) -> String {
     normalize(&generate_verilog(block))
 }
 
+/// The Verilog of `block` with its top module called `name` (rust-hdl calls it `top` and its
+/// sub-modules `top$...`).
+pub fn emit_named<B: Block>(block: &B, name: &str) -> String {
+    emit(block)
+        .replace("module top(", &format!("module {name}("))
+        .replace("top$", &format!("{name}$"))
+}
+
 /// Rewrites every `[(S'hH)+:(W)]` (any size `S`) into `[D +: W]` with `D` the decimal value of `H`,
 /// then folds nested constant part-selects.
 pub fn normalize(v: &str) -> String {

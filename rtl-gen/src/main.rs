@@ -1,19 +1,23 @@
 //! `cargo run -p rtl-gen`: writes what is generated from the model's single sources of truth into
 //! `build/` (or `--out`), and says where.
 //!
-//! Today that is the wire format (a C header and JSON: header layout, offsets, packet types, the
-//! MORE_PACKETS flag) and the stage plan of the scheduler (the tables in pipeline order and the
-//! tables each kind of pass touches). The Verilog
-//! of the leaf and spine pipelines, the register maps and the board projects join them as the
-//! pipeline crate grows; they will be generated here from the same sources.
+//! That is the Verilog of the leaf and spine switches (`horus_leaf.v`, `horus_spine.v`, from
+//! `horus-pipeline` at a size preset), the wire format (a C header and JSON: header layout,
+//! offsets, packet types, the MORE_PACKETS flag) and the stage plan of the scheduler (the tables in
+//! pipeline order and the tables each kind of pass touches). `--check` runs Verilator's lint and a
+//! Yosys synthesis for UltraScale+ on the Verilog and prints the resource figures.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use clap::ValueEnum;
+use horus_model::config::Role;
+use horus_model::rng::DEFAULT_SEED;
 use horus_model::sched::{Stage, plan};
 use horus_model::wire::{self, PacketType};
+use horus_pipeline::presets::{self, Preset};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -24,6 +28,41 @@ struct Args {
     /// Output folder.
     #[arg(long, default_value = "build")]
     out: PathBuf,
+    /// Which switch to generate.
+    #[arg(long, value_enum, default_value_t = Which::Both)]
+    role: Which,
+    /// Table sizes: `default` (leaf: 64 pools, 4,096 worker slots; spine: 64 pools, 1,024 leaf
+    /// slots; 1,024 connection entries) or `small` (8 pools, 64 nodes, 16 connections).
+    #[arg(long, default_value = "default", value_parser = preset_name)]
+    preset: String,
+    /// The random generator's seed (0: the model's default).
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+    /// Connection-table entries expire after this many microseconds.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u32).range(1..))]
+    conn_timeout_us: u32,
+    /// Lint the Verilog with Verilator and synthesize it with Yosys for UltraScale+; print the
+    /// resource figures.
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Which {
+    Leaf,
+    Spine,
+    Both,
+}
+
+fn preset_name(s: &str) -> Result<String, String> {
+    if presets::names().contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "unknown preset; one of: {}",
+            presets::names().join(", ")
+        ))
+    }
 }
 
 const FIELDS: [(&str, usize, usize); 6] = [
@@ -129,23 +168,66 @@ fn write_if_changed(path: &Path, content: &str) -> Result<bool> {
 fn main() -> Result<()> {
     let args = Args::parse();
     fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let files = [
-        ("horus_wire.h", c_header()),
+    let roles: &[Role] = match args.role {
+        Which::Leaf => &[Role::Leaf],
+        Which::Spine => &[Role::Spine],
+        Which::Both => &[Role::Leaf, Role::Spine],
+    };
+    let mut tops: Vec<(Preset, String)> = Vec::new();
+    for &role in roles {
+        let p = presets::preset(&args.preset, role).expect("every preset has both roles");
+        tops.push((p, p.verilog(args.seed, args.conn_timeout_us)));
+    }
+    let mut files: Vec<(String, String)> = tops
+        .iter()
+        .map(|(p, v)| (format!("{}.v", p.module_name()), v.clone()))
+        .collect();
+    files.extend([
+        ("horus_wire.h".to_string(), c_header()),
         (
-            "horus_wire.json",
+            "horus_wire.json".to_string(),
             serde_json::to_string_pretty(&wire_json())? + "\n",
         ),
-        ("stage_plan.md", stage_plan()),
-    ];
-    for (name, content) in files {
+        ("stage_plan.md".to_string(), stage_plan()),
+    ]);
+    for (name, content) in &files {
         let path = args.out.join(name);
-        let changed = write_if_changed(&path, &content)?;
+        let changed = write_if_changed(&path, content)?;
         println!(
             "{} {}",
             if changed { "wrote    " } else { "unchanged" },
             path.display()
         );
     }
+    if args.check {
+        for (p, v) in &tops {
+            check(p, v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Lint and synthesis of one switch, with its figures.
+fn check(p: &Preset, verilog: &str) -> Result<()> {
+    let name = p.module_name();
+    let start = std::time::Instant::now();
+    horus_pipeline::check::verilator_lint_top(&name, verilog, &name)
+        .map_err(|e| anyhow::anyhow!("{name}: Verilator lint failed:\n{e}"))?;
+    println!(
+        "{name}: verilator --lint-only -Wall clean ({:.1} s)",
+        start.elapsed().as_secs_f64()
+    );
+    let start = std::time::Instant::now();
+    let r = horus_pipeline::check::yosys_synth_top(&name, verilog, &name)
+        .map_err(|e| anyhow::anyhow!("{name}: Yosys synthesis failed:\n{e}"))?;
+    println!(
+        "{name}: synth_xilinx -family xcup: {} LUTs, {} FFs, {} RAMB36, {} DSP48E2 ({:.0} s)",
+        r.luts,
+        r.ffs,
+        r.ramb36,
+        r.dsps,
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
