@@ -1,6 +1,10 @@
 //! # horus-cosim
 //!
-//! Verilator co-simulation of the Verilog that `rtl-gen` emits against `horus-model`, pass for pass
-//! and frame for frame, with a scoreboard, traffic generators and a pcap-in/pcap-out command.
-//!
-//! Not built yet: this crate holds the place of the co-simulation in the workspace (issue 4).
+//! Verilator co-simulation of the Verilog that `rtl-gen` emits against `horus-model`, frame for
+//! frame: [`verilated`] builds and drives the Verilated switch, [`traffic`] makes the inputs,
+//! [`bench`] is the scoreboard that runs the model's `FrameSwitch` in the order the switch's
+//! trace port shows and compares every output frame.
+
+pub mod bench;
+pub mod traffic;
+pub mod verilated;

@@ -1,0 +1,462 @@
+//! The scoreboard: a Verilated switch and the model's `FrameSwitch`, pass for pass.
+//!
+//! Frames go into `s_axis` beat by beat (with random idle cycles), control passes into the control
+//! port, and `m_axis` is read with random backpressure. Every pass the switch lets into its stages
+//! (the trace port) runs through the model in the same order: a frame (which one: its buffer
+//! slot), a resubmitted pass (the model's pending second passes, in order) or a control pass.
+//! Every frame leaving `m_axis` must equal the model's next output, byte for byte, with its
+//! egress port. The first difference stops the run with the pass, both frames and the cycle.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+use anyhow::{Result, bail};
+use horus_model::config::Config;
+use horus_model::sched::frame::{FramePass, FrameResubmit, FrameSwitch, InFrame, OutFrame};
+use horus_model::sched::{ControlOp, config_ops};
+use horus_pipeline::egress::{SpineEntry, SpineTable, SwitchCfg};
+use horus_pipeline::pass::{control_phv, mac_bits};
+use horus_pipeline::phv::Phv;
+use horus_pipeline::presets::Preset;
+use rust_hdl::prelude::Bits;
+
+use crate::traffic::{Input, Rng, Traffic};
+use crate::verilated::{Dut, Model, Port};
+
+/// The bits of a rust-hdl value as 32-bit words, least significant first.
+pub fn words<const N: usize>(b: Bits<N>) -> Vec<u32> {
+    let mut w = vec![0u32; N.div_ceil(32)];
+    for i in 0..N {
+        if b.get_bit(i) {
+            w[i / 32] |= 1 << (i % 32);
+        }
+    }
+    w
+}
+
+/// `width` bits at `offset` of a word vector.
+pub fn field(w: &[u32], offset: usize, width: usize) -> u64 {
+    (0..width).fold(0, |acc, i| {
+        let b = offset + i;
+        acc | (u64::from((w[b / 32] >> (b % 32)) & 1) << i)
+    })
+}
+
+/// The switch's configuration port values for `cfg`.
+pub fn switch_cfg(cfg: &Config) -> Result<(Vec<u32>, Vec<u32>)> {
+    let s = &cfg.switch;
+    let sc = SwitchCfg {
+        id: u64::from(s.id).into(),
+        mac: mac_bits(s.mac).into(),
+        ip: u64::from(u32::from(s.ip)).into(),
+        udp: u64::from(s.udp_port).into(),
+        pass_through_port: u64::from(s.pass_through_port).into(),
+        control_port: u64::from(s.control_port).into(),
+    };
+    if cfg.spines.len() > horus_pipeline::egress::SPINES {
+        bail!(
+            "{} spines configured; the hardware holds {}",
+            cfg.spines.len(),
+            horus_pipeline::egress::SPINES
+        );
+    }
+    let entry = |i: usize| {
+        cfg.spines
+            .get(i)
+            .map(|l| SpineEntry {
+                valid: true,
+                id: u64::from(l.id).into(),
+                mac: mac_bits(l.mac).into(),
+                ip: u64::from(u32::from(l.ip)).into(),
+                udp: u64::from(l.udp_port).into(),
+                egress: u64::from(l.port).into(),
+            })
+            .unwrap_or_default()
+    };
+    let st = SpineTable {
+        s0: entry(0),
+        s1: entry(1),
+        s2: entry(2),
+        s3: entry(3),
+    };
+    Ok((words(sc.into()), words(st.into())))
+}
+
+/// Knobs of a run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub frames: usize,
+    pub seed: u64,
+    /// Percent of cycles with a beat offered on `s_axis` (within a frame and between frames).
+    pub input_busy: u64,
+    /// Percent of cycles with `m_axis_tready` high.
+    pub output_ready: u64,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    pub cycles: u64,
+    pub frames_in: u64,
+    pub frames_out: u64,
+    pub passes: u64,
+    pub first_passes: u64,
+    pub resubmitted: u64,
+    pub controls: u64,
+    /// Wall time of the run.
+    pub seconds: f64,
+}
+
+struct Ports {
+    s_tdata: Port,
+    s_tkeep: Port,
+    s_tvalid: Port,
+    s_tready: Port,
+    s_tlast: Port,
+    m_tdata: Port,
+    m_tkeep: Port,
+    m_tvalid: Port,
+    m_tready: Port,
+    m_tlast: Port,
+    m_tuser: Port,
+    now_us: Port,
+    cfg: Port,
+    spines: Port,
+    ctl_valid: Port,
+    ctl: Port,
+    ctl_ready: Port,
+    trace_valid: Port,
+    trace: Port,
+    rng_state: Port,
+    in_flight: Port,
+    overflow: Port,
+}
+
+impl Ports {
+    fn of(m: &Model) -> Ports {
+        let p = |n: &str| m.port(n).clone();
+        Ports {
+            s_tdata: p("s_axis_tdata"),
+            s_tkeep: p("s_axis_tkeep"),
+            s_tvalid: p("s_axis_tvalid"),
+            s_tready: p("s_axis_tready"),
+            s_tlast: p("s_axis_tlast"),
+            m_tdata: p("m_axis_tdata"),
+            m_tkeep: p("m_axis_tkeep"),
+            m_tvalid: p("m_axis_tvalid"),
+            m_tready: p("m_axis_tready"),
+            m_tlast: p("m_axis_tlast"),
+            m_tuser: p("m_axis_tuser"),
+            now_us: p("now_us"),
+            cfg: p("cfg"),
+            spines: p("spines"),
+            ctl_valid: p("ctl_valid"),
+            ctl: p("ctl"),
+            ctl_ready: p("ctl_ready"),
+            trace_valid: p("trace_valid"),
+            trace: p("trace"),
+            rng_state: p("rng_state"),
+            in_flight: p("in_flight"),
+            overflow: p("overflow"),
+        }
+    }
+}
+
+/// Offsets of the descriptor fields the scoreboard reads from the trace port.
+struct TraceFields {
+    handle: (usize, usize),
+    time: (usize, usize),
+    second: [usize; 4],
+}
+
+impl TraceFields {
+    fn new() -> TraceFields {
+        let p = Phv::default();
+        TraceFields {
+            handle: (p.get_my_offset_handle(), p.get_my_width_handle()),
+            time: (p.get_my_offset_time(), p.get_my_width_time()),
+            second: [
+                p.get_my_offset_is_sched2(),
+                p.get_my_offset_is_add_commit(),
+                p.get_my_offset_is_remove_finish(),
+                p.get_my_offset_is_ctl_remove2(),
+            ],
+        }
+    }
+}
+
+/// One 512-bit beat: data words, keep words, last.
+type Beat = ([u32; 16], [u32; 2], bool);
+
+/// Frame bytes as beats.
+fn beats(frame: &[u8]) -> Vec<Beat> {
+    let n = frame.len().div_ceil(64).max(1);
+    (0..n)
+        .map(|b| {
+            let chunk = &frame[(b * 64).min(frame.len())..((b + 1) * 64).min(frame.len())];
+            let mut data = [0u32; 16];
+            for (i, &byte) in chunk.iter().enumerate() {
+                data[i / 4] |= u32::from(byte) << (8 * (i % 4));
+            }
+            let keep = if chunk.len() == 64 {
+                u64::MAX
+            } else {
+                (1u64 << chunk.len()) - 1
+            };
+            (data, [keep as u32, (keep >> 32) as u32], b + 1 == n)
+        })
+        .collect()
+}
+
+fn hex(f: &[u8]) -> String {
+    let mut s = String::new();
+    for (i, b) in f.iter().enumerate() {
+        if i % 32 == 0 {
+            let _ = write!(s, "\n  {i:4}:");
+        }
+        let _ = write!(s, " {b:02x}");
+    }
+    s
+}
+
+fn describe_difference(got: &OutFrame, want: &OutFrame) -> String {
+    let first = got
+        .frame
+        .iter()
+        .zip(&want.frame)
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.frame.len().min(want.frame.len()));
+    format!(
+        "port {} vs {} (model), length {} vs {}, first differing byte {first}\nhardware:{}\nmodel:{}",
+        got.port,
+        want.port,
+        got.frame.len(),
+        want.frame.len(),
+        hex(&got.frame),
+        hex(&want.frame)
+    )
+}
+
+/// Runs `opts.frames` inputs of random traffic through the switch `preset` (Verilog `verilog`)
+/// and the model configured by `cfg`; the switch's generator starts at `seed`.
+pub fn run(
+    model: &Model,
+    preset: &Preset,
+    cfg: &Config,
+    seed: u64,
+    opts: &RunOptions,
+) -> Result<RunReport> {
+    assert_eq!(preset.role, cfg.switch.role);
+    let start = std::time::Instant::now();
+    let ports = Ports::of(model);
+    let tf = TraceFields::new();
+    let mut dut: Dut = model.instance()?;
+    let (sc, st) = switch_cfg(cfg)?;
+    dut.set(&ports.cfg, &sc);
+    dut.set(&ports.spines, &st);
+    // The model starts with the switch section and spines only; the pools come in as control
+    // passes through the hardware's control port.
+    let mut bare = cfg.clone();
+    bare.pools.clear();
+    let (mut sw, boot) = FrameSwitch::from_config(&bare, seed)?;
+    assert!(boot.is_empty());
+    let mut inputs: VecDeque<Input> = config_ops(cfg).into_iter().map(Input::Control).collect();
+    let mut traffic = Traffic::new(cfg.switch.role, opts.seed);
+    let mut bench_rng = Rng::new(opts.seed ^ 0x9e37_79b9_7f4a_7c15);
+    let mut r = RunReport::default();
+    let mut generated = 0usize;
+
+    // Frames in the switch's buffer slots (the ingress takes slots in ring order).
+    let mut slots: Vec<Vec<u8>> = vec![Vec::new(); 1 << horus_pipeline::phv::HANDLE_BITS];
+    let mut alloc = 0usize;
+    let mut sending: Option<(Vec<Beat>, usize)> = None;
+    let mut pending: VecDeque<FrameResubmit> = VecDeque::new();
+    let mut expected: VecDeque<(u64, OutFrame)> = VecDeque::new();
+    let mut out_frame: Vec<u8> = Vec::new();
+    let mut time_us = 0u32;
+    let mut quiet = 0u32;
+    let debug = std::env::var("HORUS_COSIM_DEBUG").is_ok();
+    // The control pass on offer, computed again only when a pass has run through the model.
+    let mut ctl_words: Option<(u64, Vec<u32>)> = None;
+
+    loop {
+        // ---- Inputs of this cycle.
+        if sending.is_none() && matches!(inputs.front(), Some(Input::Frame(_))) {
+            let Some(Input::Frame(f)) = inputs.pop_front() else {
+                unreachable!()
+            };
+            sending = Some((beats(&f), 0));
+            let n = slots.len();
+            slots[alloc % n] = f;
+        }
+        if inputs.is_empty() && generated < opts.frames && sending.is_none() {
+            inputs.push_back(traffic.next(sw.scheduler()));
+            generated += 1;
+        }
+        let offer = sending.is_some() && bench_rng.chance(opts.input_busy);
+        if let Some((b, i)) = &sending {
+            let (data, keep, last) = &b[*i];
+            dut.set(&ports.s_tdata, data);
+            dut.set(&ports.s_tkeep, keep);
+            dut.set(&ports.s_tlast, &[u32::from(*last)]);
+        }
+        dut.set(&ports.s_tvalid, &[u32::from(offer)]);
+        let ctl_op: Option<ControlOp> = match inputs.front() {
+            Some(Input::Control(op)) if sending.is_none() => Some(*op),
+            _ => None,
+        };
+        match &ctl_op {
+            Some(op) if ctl_words.as_ref().is_none_or(|(at, _)| *at != r.passes) => {
+                let w = words(control_phv(sw.scheduler(), op).into());
+                dut.set(&ports.ctl, &w);
+                ctl_words = Some((r.passes, w));
+            }
+            Some(_) => {}
+            None => ctl_words = None,
+        }
+        dut.set(&ports.ctl_valid, &[u32::from(ctl_op.is_some())]);
+        let ready = bench_rng.chance(opts.output_ready);
+        dut.set(&ports.m_tready, &[u32::from(ready)]);
+        if bench_rng.chance(20) {
+            time_us = time_us.wrapping_add(1);
+        }
+        dut.set(&ports.now_us, &[time_us]);
+
+        dut.step();
+
+        // ---- What happened in it.
+        if dut.get_bit(&ports.overflow) {
+            bail!("cycle {}: the egress overflowed", dut.cycles);
+        }
+        if offer && dut.get_bit(&ports.s_tready) {
+            let (b, i) = sending.as_mut().expect("offered");
+            if *i == 0 {
+                alloc += 1;
+                r.frames_in += 1;
+            }
+            *i += 1;
+            if *i == b.len() {
+                sending = None;
+            }
+        }
+        if dut.get_bit(&ports.trace_valid) {
+            let t = dut.get(&ports.trace).to_vec();
+            r.passes += 1;
+            let second = tf.second.iter().any(|&o| field(&t, o, 1) == 1);
+            let pass = if dut.get_bit(&ports.ctl_ready) {
+                let Some(Input::Control(op)) = inputs.pop_front() else {
+                    bail!("a control pass entered that the bench did not offer")
+                };
+                r.controls += 1;
+                FramePass::Control(op)
+            } else if second {
+                r.resubmitted += 1;
+                match pending.pop_front() {
+                    Some(rs) => FramePass::Resubmit(rs),
+                    None => bail!(
+                        "cycle {}: pass {} is a second pass the model did not ask for",
+                        dut.cycles,
+                        r.passes
+                    ),
+                }
+            } else {
+                r.first_passes += 1;
+                let slot = field(&t, tf.handle.0, tf.handle.1) as usize;
+                FramePass::Frame(InFrame {
+                    frame: slots[slot].clone(),
+                    time_us: field(&t, tf.time.0, tf.time.1) as u32,
+                })
+            };
+            let res = sw
+                .process(pass.clone())
+                .map_err(|e| anyhow::anyhow!("pass {}: {e}", r.passes))?;
+            if debug {
+                eprintln!(
+                    "cycle {} pass {}: {:?} -> {} outputs, resubmit {}",
+                    dut.cycles,
+                    r.passes,
+                    match &pass {
+                        FramePass::Frame(f) => format!("frame of {} bytes", f.frame.len()),
+                        p => format!("{p:?}"),
+                    },
+                    res.outputs.len(),
+                    res.resubmit.is_some()
+                );
+            }
+            if let Some(rs) = res.resubmit {
+                pending.push_back(rs);
+            }
+            for o in res.outputs {
+                expected.push_back((r.passes, o));
+            }
+        }
+        if ready && dut.get_bit(&ports.m_tvalid) {
+            let data = dut.get(&ports.m_tdata).to_vec();
+            let keep = dut.get_u64(&ports.m_tkeep);
+            let n = keep.trailing_ones() as usize;
+            if keep != u64::MAX && keep >> n != 0 {
+                bail!("cycle {}: tkeep {keep:#x} is not contiguous", dut.cycles);
+            }
+            for i in 0..n {
+                out_frame.push((data[i / 4] >> (8 * (i % 4))) as u8);
+            }
+            if dut.get_bit(&ports.m_tlast) {
+                let got = OutFrame {
+                    port: dut.get_u64(&ports.m_tuser) as u8,
+                    frame: std::mem::take(&mut out_frame),
+                };
+                r.frames_out += 1;
+                match expected.pop_front() {
+                    Some((_, want)) if want == got => {}
+                    Some((pass, want)) => bail!(
+                        "cycle {}: output frame {} (from pass {pass}) differs from the model's:\n{}",
+                        dut.cycles,
+                        r.frames_out,
+                        describe_difference(&got, &want)
+                    ),
+                    None => bail!(
+                        "cycle {}: the switch sent a frame the model did not:\n{}",
+                        dut.cycles,
+                        hex(&got.frame)
+                    ),
+                }
+            }
+        }
+        // ---- Done when everything went in and everything expected came out.
+        let idle = inputs.is_empty()
+            && sending.is_none()
+            && generated >= opts.frames
+            && expected.is_empty()
+            && pending.is_empty()
+            && dut.get_u64(&ports.in_flight) == 0;
+        quiet = if idle { quiet + 1 } else { 0 };
+        if quiet > 200 {
+            break;
+        }
+        if dut.cycles > 200 * (opts.frames as u64 + 1000) {
+            bail!(
+                "no progress: {} frames in, {} out, {} expected outputs left, {} inputs left",
+                r.frames_in,
+                r.frames_out,
+                expected.len(),
+                inputs.len()
+            );
+        }
+    }
+    let rng = dut.get_u64(&ports.rng_state);
+    if rng != sw.scheduler().rng_state() {
+        bail!(
+            "generator state {rng:#x}, the model's {:#x}",
+            sw.scheduler().rng_state()
+        );
+    }
+    r.cycles = dut.cycles;
+    r.seconds = start.elapsed().as_secs_f64();
+    Ok(r)
+}
+
+/// The preset's Verilog, as `rtl-gen` emits it, for a switch whose generator starts at `seed` and
+/// whose connection entries expire after the configuration's timeout.
+pub fn verilog(preset: &Preset, cfg: &Config, seed: u64) -> String {
+    preset.verilog(seed, cfg.switch.conn_timeout_us)
+}

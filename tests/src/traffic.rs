@@ -1,0 +1,297 @@
+//! Traffic for the co-simulation: a switch configuration and a stream of inputs (frames of every
+//! kind, control operations) that follows the scheduler's state, so that most frames name real
+//! pools and nodes and hit them back to back.
+
+use std::net::Ipv4Addr;
+
+use horus_model::config::{Config, Role, Sizes};
+use horus_model::sched::frame::MAX_FRAME_LEN;
+use horus_model::sched::{ControlError, ControlOp, NodeAddr, Params, Scheduler};
+use horus_model::wire::{self, Endpoint, HorusFrame, HorusHeader, MacAddr, PacketType};
+
+/// xorshift64: the bench's own generator (the scheduler's is the model's).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+    pub fn word(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.word() % n
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// One input to the switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    Frame(Vec<u8>),
+    Control(ControlOp),
+}
+
+/// Pools 0, 1, 2 are configured (regions of 12, 10 and 9 slots: not powers of two); pool IDs
+/// 3..7 are not; node IDs of pool `p` are `p, p + 4, p + 8, ...`, half of them added at start.
+const POOLS: [(u16, u16); 3] = [(0, 12), (1, 10), (2, 9)];
+
+fn node_endpoint(node: u16) -> (MacAddr, Ipv4Addr, u16, u8) {
+    let n = node as u8;
+    (
+        MacAddr([0x02, 0, 0, 0xa0, (node >> 8) as u8, n]),
+        Ipv4Addr::new(10, 1, (node >> 8) as u8, n),
+        1000 + node,
+        n.wrapping_mul(3),
+    )
+}
+
+/// A configuration of `role` with the given sizes (at least 8 pools and 64 nodes).
+pub fn config(role: Role, sizes: Sizes, rng: &mut Rng) -> Config {
+    let role_name = match role {
+        Role::Leaf => "leaf",
+        Role::Spine => "spine",
+    };
+    let mut s = format!(
+        "[switch]\nrole = \"{role_name}\"\nid = 7\nmac = \"02:00:00:00:00:07\"\nip = \"10.0.0.7\"\n\
+         pass_through_port = 1\ncontrol_port = 0\nconn_timeout_us = 60\n\
+         [sizes]\npools = {}\nnodes = {}\nconn_table = {}\n",
+        sizes.pools, sizes.nodes, sizes.conn_table
+    );
+    if role == Role::Leaf {
+        for (i, id) in [100u16, 101, 102].iter().enumerate() {
+            s += &format!(
+                "[[spines]]\nid = {id}\nmac = \"02:00:00:00:01:{i:02x}\"\nip = \"10.0.1.{i}\"\nudp_port = {}\nport = {}\n",
+                1234 + i,
+                2 + i
+            );
+        }
+    }
+    for &(pool, capacity) in &POOLS {
+        let link_at = 1 + rng.below(3);
+        s += &format!(
+            "[[pools]]\nid = {pool}\ncapacity = {capacity}\nidle_link_at = {link_at}\nidle_unlink_at = {}\nreport_delta = {:?}\n",
+            rng.below(link_at),
+            0.25 * (1 + rng.below(6)) as f64
+        );
+        if role == Role::Leaf {
+            s += &format!("spine = {}\nspine_node = {}\n", 100 + pool, 20 + pool);
+        }
+        for k in 0..capacity / 2 {
+            let id = pool + 4 * k;
+            let (mac, ip, udp, port) = node_endpoint(id);
+            s += &format!(
+                "[[pools.nodes]]\nid = {id}\nmac = \"{mac}\"\nip = \"{ip}\"\nudp_port = {udp}\nport = {port}\n"
+            );
+            if role == Role::Spine {
+                s += &format!("workers = {}\nleaf = {}\n", 1 + rng.below(32), 200 + id);
+            }
+        }
+    }
+    Config::from_toml_str(&s).expect("the bench's configuration is valid")
+}
+
+/// The stream of inputs.
+pub struct Traffic {
+    pub rng: Rng,
+    role: Role,
+    /// The pool and source node of the current burst.
+    hot: (u16, u16),
+    /// Percent of inputs that are control operations (when one is possible).
+    pub control_percent: u64,
+}
+
+impl Traffic {
+    pub fn new(role: Role, seed: u64) -> Traffic {
+        Traffic {
+            rng: Rng::new(seed),
+            role,
+            hot: (0, 0),
+            control_percent: 1,
+        }
+    }
+
+    /// The next input, given the scheduler's state (for control operations it accepts).
+    pub fn next(&mut self, m: &Scheduler) -> Input {
+        if self.rng.chance(self.control_percent) && m.in_flight() == 0 {
+            if let Some(op) = self.control(m) {
+                return Input::Control(op);
+            }
+        }
+        Input::Frame(self.frame())
+    }
+
+    fn control(&mut self, m: &Scheduler) -> Option<ControlOp> {
+        for _ in 0..20 {
+            let (pool, _) = POOLS[self.rng.below(3) as usize];
+            let node = pool + 4 * self.rng.below(14) as u16;
+            let op = match self.rng.below(3) {
+                0 => ControlOp::SetPoolParams {
+                    pool,
+                    params: self.params(),
+                },
+                1 => {
+                    let (mac, ip, udp_port, port) = node_endpoint(node);
+                    ControlOp::AddNode {
+                        pool,
+                        node,
+                        addr: NodeAddr {
+                            endpoint: Endpoint { mac, ip, udp_port },
+                            port,
+                            dst_id: if self.role == Role::Spine {
+                                200 + node
+                            } else {
+                                node
+                            },
+                        },
+                        workers: if self.role == Role::Spine {
+                            1 + self.rng.below(32) as u16
+                        } else {
+                            1
+                        },
+                    }
+                }
+                _ => ControlOp::RemoveNode { pool, node },
+            };
+            let keeps_one = match op {
+                ControlOp::RemoveNode { .. } => m.tables().pool_cfg[usize::from(pool)].n > 1,
+                _ => true,
+            };
+            // A removal lock is released by the time the control pass enters (the core waits
+            // for empty stages); every other refusal stands.
+            let ok = match m.validate(&op) {
+                Ok(()) => true,
+                Err(ControlError::Locked(_)) => false,
+                Err(_) => false,
+            };
+            if ok && keeps_one {
+                return Some(op);
+            }
+        }
+        None
+    }
+
+    fn params(&mut self) -> Params {
+        let link_at = 1 + self.rng.below(3) as u16;
+        Params {
+            link_at,
+            unlink_at: self.rng.below(u64::from(link_at)) as u16,
+            report_delta: horus_model::fixed::Load(1 + self.rng.below(0x2_0000) as u32),
+        }
+    }
+
+    fn header(&mut self) -> HorusHeader {
+        use PacketType::*;
+        let r = &mut self.rng;
+        if r.chance(30) {
+            let pool = if r.chance(90) {
+                r.below(3)
+            } else {
+                3 + r.below(8)
+            } as u16;
+            self.hot.0 = if r.chance(3) {
+                8 + r.below(1000) as u16
+            } else {
+                pool
+            };
+            self.hot.1 = if r.chance(90) {
+                self.hot.0 % 4 + 4 * r.below(14) as u16
+            } else {
+                r.below(100) as u16
+            };
+        }
+        let (pool, src) = self.hot;
+        let x = r.below(100);
+        let t = match self.role {
+            Role::Leaf => match x {
+                0..35 => NewTask,
+                35..40 => NewTaskRandom,
+                40..50 => TaskContinuation,
+                50..72 => TaskDone,
+                72..92 => TaskDoneIdle,
+                _ => PacketType::ALL[r.below(17) as usize],
+            },
+            Role::Spine => match x {
+                0..35 => NewTask,
+                35..40 => NewTaskRandom,
+                40..48 => TaskContinuation,
+                48..62 => IdleSignal,
+                62..74 => IdleRemove,
+                74..90 => [QueueSignal, QueueSignalInit][r.below(2) as usize],
+                _ => PacketType::ALL[r.below(17) as usize],
+            },
+        };
+        let qlen = match t {
+            TaskDoneIdle => 0,
+            QueueSignal | QueueSignalInit => r.below(8) as u16,
+            _ => r.below(4) as u16,
+        };
+        let seq_num = match t {
+            QueueSignal | QueueSignalInit => r.word() as u16,
+            _ => r.below(6) as u16,
+        };
+        HorusHeader {
+            pkt_type: t,
+            more_packets: matches!(t, NewTask | NewTaskRandom | TaskContinuation) && r.chance(40),
+            pool_id: pool,
+            src_id: src,
+            dst_id: r.word() as u16,
+            qlen,
+            seq_num,
+        }
+    }
+
+    /// A frame: mostly a well-formed Horus frame; sometimes not Horus, broken, or too long.
+    pub fn frame(&mut self) -> Vec<u8> {
+        let header = self.header();
+        let r = &mut self.rng;
+        let payload_len = match r.below(100) {
+            0..70 => r.below(24),
+            70..95 => r.below(300),
+            _ => r.below(MAX_FRAME_LEN as u64 + 80 - 53),
+        } as usize;
+        let mut f = HorusFrame {
+            src: Endpoint {
+                mac: MacAddr([2, 0, 0, 9, 9, r.below(4) as u8]),
+                ip: Ipv4Addr::new(10, 9, 9, r.below(250) as u8),
+                udp_port: 40000 + r.below(100) as u16,
+            },
+            dst: Endpoint {
+                mac: MacAddr([2, 0, 0, 0, 0, 7]),
+                ip: Ipv4Addr::new(10, 0, 0, 7),
+                udp_port: wire::HORUS_UDP_PORT,
+            },
+            ip_id: r.word() as u16,
+            ttl: 1 + r.below(255) as u8,
+            dscp_ecn: r.below(256) as u8,
+            dont_fragment: r.chance(50),
+            udp_checksum: 0,
+            header,
+            payload: (0..payload_len).map(|i| (i as u8) ^ 0x5a).collect(),
+        };
+        if r.chance(50) {
+            f.udp_checksum = f.udp_checksum_full();
+        }
+        let mut bytes = f.to_bytes();
+        match r.below(100) {
+            // Not Horus: another ethertype, another UDP port.
+            0 => bytes[12..14].copy_from_slice(&0x0806u16.to_be_bytes()),
+            1 => {
+                bytes[36..38].copy_from_slice(&80u16.to_be_bytes());
+            }
+            // Broken: IPv4 checksum, an unknown type, a cut inside the header, a runt.
+            2 => bytes[24] ^= 0x5a,
+            3 => bytes[wire::HORUS_OFFSET] = 0x40 | (r.below(0x3f) as u8),
+            4 => bytes.truncate(wire::HORUS_OFFSET + r.below(wire::HEADER_LEN as u64) as usize),
+            5 => bytes.truncate(1 + r.below(13) as usize),
+            _ => {}
+        }
+        bytes
+    }
+}
