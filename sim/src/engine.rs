@@ -21,13 +21,13 @@ use crate::metrics::{
     FailureMetrics, Imbalance, Latency, Little, MessageRate, Metrics, PoolSummary, Summary,
 };
 use crate::placement::{self, PoolPlacement};
-use crate::policy::{Ctx, FailureNotice, Message, Node, Policy, Reply, TaskHeader};
+use crate::policy::{Ctx, FailureNotice, Message, Node, Policy, Reply, TaskHeader, Upcoming};
 use crate::queue::{EventQueue, Nanos};
 use crate::rng::{self, SimRng, Stream};
+use crate::worker::{MEASURED, NO_FAILURE, Queued, Worker};
 use crate::workload::ServiceTime;
 use anyhow::Context;
 use rand::Rng;
-use std::collections::VecDeque;
 
 /// How often (in events) the progress callback runs.
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -54,32 +54,6 @@ struct Task {
     service: Nanos,
     measured: bool,
     resubmitted: bool,
-}
-
-/// A task in a worker's queue: what is left to know about it, 16 bytes, contiguous per worker.
-#[derive(Clone, Copy)]
-struct Queued {
-    /// Arrival at the spine, with [`MEASURED`] set for tasks recorded in the histograms.
-    arrival: Nanos,
-    service: Nanos,
-}
-
-const MEASURED: Nanos = 1 << 63;
-
-impl Queued {
-    fn arrival(&self) -> Nanos {
-        self.arrival & !MEASURED
-    }
-}
-
-struct Worker {
-    /// FCFS: the front is in service.
-    queue: VecDeque<Queued>,
-    pool: u32,
-    failed: bool,
-    /// Received a task with `tag` 1 (or started prefilled) since it last ran dry: its next
-    /// reply with an empty queue carries `tag` 1 (see [`Reply::tag`]).
-    announce: bool,
 }
 
 /// Why a task was lost: in the network, or because of failure `i`.
@@ -118,7 +92,6 @@ pub struct Engine {
     /// Physical state, and the controller's knowledge of it (after the notice).
     switch_failed: Vec<Option<u32>>,
     rack_failed: Vec<Option<u32>>,
-    worker_failure: Vec<Option<u32>>,
     known_dead_workers: Vec<bool>,
     known_dead_racks: Vec<bool>,
     /// No failure announced yet: policies may skip their usability checks.
@@ -184,7 +157,6 @@ impl Engine {
                 .collect(),
             switch_failed: vec![None; cfg.topology.spines() as usize],
             rack_failed: vec![None; cfg.topology.racks() as usize],
-            worker_failure: vec![None; n_workers],
             known_dead_workers: vec![false; n_workers],
             known_dead_racks: vec![false; cfg.topology.racks() as usize],
             nothing_dead: true,
@@ -197,13 +169,14 @@ impl Engine {
             hops_to_loss: 0,
             metrics: Metrics::new(cluster.pools.len(), cfg.pool_histograms),
             workers: cluster
-                .workers
+                .pools
                 .iter()
-                .map(|w| Worker {
-                    queue: VecDeque::new(),
-                    pool: w.pool,
-                    failed: false,
-                    announce: false,
+                .enumerate()
+                .flat_map(|(i, p)| {
+                    // Global worker IDs are pool-major: pool i's workers from its worker_base.
+                    p.worker_rack.iter().enumerate().map(move |(local, &slot)| {
+                        Worker::new(i as u32, local as u32, p.racks[slot as usize].rack, slot)
+                    })
                 })
                 .collect(),
             policy: Box::new(crate::policy::random::RandomPolicy),
@@ -219,15 +192,12 @@ impl Engine {
             free_messages: Vec::new(),
             outbox: Vec::new(),
         };
+        debug_assert_eq!(engine.workers.len(), n_workers, "workers are pool-major");
         engine.hops_to_loss = engine.draw_hops_to_loss();
         if cfg.prefill {
             engine.prefill();
         }
-        let queue_len: Vec<u32> = engine
-            .workers
-            .iter()
-            .map(|w| w.queue.len() as u32)
-            .collect();
+        let queue_len: Vec<u32> = engine.workers.iter().map(|w| w.len()).collect();
         engine.policy = build(&engine.cluster, &queue_len, &mut engine.policy_rng);
         engine.metrics.messages = vec![0; engine.policy.message_kinds().len()];
         for p in 0..engine.cluster.pools.len() as u32 {
@@ -263,6 +233,10 @@ impl Engine {
             if self.metrics.events % PROGRESS_EVERY == 0 {
                 progress(t);
             }
+            self.prefetch_policy(ev);
+            if let Some(&next) = self.queue.peek() {
+                self.prefetch(next);
+            }
             self.handle(ev);
             if self.live_tasks == 0 && t >= self.cfg.sim_ns {
                 break;
@@ -283,6 +257,47 @@ impl Engine {
             Ev::Notice(i) => self.on_notice(i),
             Ev::Sample => self.on_sample(),
         }
+    }
+
+    /// Starts loading what `ev` will read first (see [`crate::prefetch`]).
+    fn prefetch(&self, ev: Ev) {
+        use crate::prefetch;
+        match ev {
+            Ev::Arrival(pool) => {
+                prefetch(&self.pool_rngs[pool as usize]);
+                prefetch(&self.metrics.pools[pool as usize].in_system);
+            }
+            Ev::AtLeaf { task, .. } => prefetch(&self.tasks[task as usize]),
+            Ev::AtWorker { task, worker } => {
+                prefetch(&self.tasks[task as usize]);
+                prefetch(&self.workers[worker as usize]);
+            }
+            Ev::Done(worker) | Ev::Reply { worker, .. } => prefetch(&self.workers[worker as usize]),
+            Ev::Msg(i) => prefetch(&self.messages[i as usize]),
+            Ev::Fail(_) | Ev::Notice(_) | Ev::Sample => {}
+        }
+    }
+
+    /// Tells the policy what `ev`, about to be handled, will ask of it; `prefetch` loaded what this
+    /// reads while the previous event was handled.
+    fn prefetch_policy(&self, ev: Ev) {
+        let next = match ev {
+            Ev::AtLeaf { task, rack } => Upcoming::TaskAtLeaf {
+                pool: self.tasks[task as usize].header.pool,
+                rack,
+            },
+            Ev::Reply { worker, .. } => {
+                let w = &self.workers[worker as usize];
+                Upcoming::ReplyAtLeaf {
+                    pool: w.pool,
+                    rack: w.rack_slot,
+                    worker: w.local,
+                }
+            }
+            Ev::Msg(i) => Upcoming::Message(self.messages[i as usize]),
+            _ => return,
+        };
+        self.policy.prefetch(&self.cluster, next);
     }
 
     /// Calls the policy with a context, then puts the messages it sent on the wire.
@@ -450,6 +465,8 @@ impl Engine {
         if let Some(f) = self.switch_failed[self.spine_host[pool as usize][pod as usize] as usize] {
             return self.lose(task, Loss::Failure(f));
         }
+        self.policy
+            .prefetch(&self.cluster, Upcoming::TaskAtSpine { pool, spine: pod });
         let mut header = self.tasks[task as usize].header;
         header.spine = pod;
         let d = self.with_policy(|p, ctx| p.on_task_at_spine(ctx, &mut header));
@@ -499,8 +516,11 @@ impl Engine {
         }
         let d = self.with_policy(|p, ctx| p.on_task_at_leaf(ctx, rack, &mut header));
         let pool = &self.cluster.pools[header.pool as usize];
+        // A rack slot's workers are contiguous: the same check as `worker_rack[node] == rack`,
+        // on the line the policy has just read.
+        let r = &pool.racks[rack as usize];
         assert!(
-            pool.worker_rack.get(d.node as usize) == Some(&rack),
+            d.node.wrapping_sub(r.first_worker) < r.workers,
             "leaf of rack slot {rack} chose worker {} outside its rack",
             d.node
         );
@@ -514,15 +534,20 @@ impl Engine {
     /// Puts a task at the end of a worker's queue, starting it if the worker was idle.
     fn enqueue(&mut self, worker: u32, q: Queued) {
         let w = &mut self.workers[worker as usize];
-        w.queue.push_back(q);
-        if w.queue.len() == 1 {
+        w.push_back(q);
+        if w.len() == 1 {
             self.queue.push(self.now + q.service, Ev::Done(worker));
         }
     }
 
     fn on_worker(&mut self, task: u32, worker: u32) {
-        let rack = self.cluster.workers[worker as usize].rack;
-        if let Some(f) = self.worker_failure[worker as usize].or(self.rack_failed[rack as usize]) {
+        let w = &self.workers[worker as usize];
+        let f = if w.failure != NO_FAILURE {
+            Some(w.failure)
+        } else {
+            self.rack_failed[w.rack as usize]
+        };
+        if let Some(f) = f {
             return self.lose(task, Loss::Failure(f));
         }
         let t = &self.tasks[task as usize];
@@ -540,24 +565,20 @@ impl Engine {
         if w.failed {
             return; // its queue was lost with it
         }
-        let done = w
-            .queue
-            .pop_front()
-            .expect("a Done event has a task in service");
-        if let Some(next) = w.queue.front() {
+        let done = w.pop_front().expect("a Done event has a task in service");
+        if let Some(next) = w.front() {
             let at = self.now + next.service;
             self.queue.push(at, Ev::Done(worker));
         }
-        let qlen = w.queue.len() as u32;
+        let qlen = w.len();
         let tag = u16::from(qlen == 0 && std::mem::take(&mut w.announce));
-        let pool = w.pool;
+        let (pool, local) = (w.pool, w.local);
         self.metrics.pools[pool as usize].completed += 1;
         let arrival = done.arrival();
         if done.arrival & MEASURED != 0 {
             self.metrics.record(pool, self.now - arrival, done.service);
         }
         self.leave(pool, arrival);
-        let local = worker - self.cluster.pools[pool as usize].worker_base;
         self.policy.on_task_left_worker(pool, local);
         if let Some(delay) = self.transmit(1, 0) {
             self.queue
@@ -566,16 +587,14 @@ impl Engine {
     }
 
     fn on_reply(&mut self, worker: u32, qlen: u32, tag: u16) {
-        let info = self.cluster.workers[worker as usize];
-        if self.rack_failed[info.rack as usize].is_some() {
+        let w = &self.workers[worker as usize];
+        if self.rack_failed[w.rack as usize].is_some() {
             return;
         }
-        let pool = &self.cluster.pools[info.pool as usize];
-        let local = worker - pool.worker_base;
-        let rack = pool.worker_rack[local as usize];
+        let rack = w.rack_slot;
         let reply = Reply {
-            pool: info.pool,
-            worker: local,
+            pool: w.pool,
+            worker: w.local,
             qlen,
             tag,
         };
@@ -604,13 +623,13 @@ impl Engine {
             return;
         }
         w.failed = true;
-        let pool = w.pool;
-        let lost = std::mem::take(&mut w.queue);
-        let local = worker - self.cluster.pools[pool as usize].worker_base;
-        for q in lost.iter() {
+        let (pool, local) = (w.pool, w.local);
+        let lost: Vec<Nanos> = w.iter().map(Queued::arrival).collect();
+        w.clear();
+        for arrival in lost {
             self.count_loss(pool, Loss::Failure(f));
             self.policy.on_task_left_worker(pool, local);
-            self.leave(pool, q.arrival());
+            self.leave(pool, arrival);
         }
     }
 
@@ -619,7 +638,7 @@ impl Engine {
         let topo = self.cluster.topology;
         match spec.target {
             FailureTarget::Worker(w) if (w as usize) < self.workers.len() => {
-                self.worker_failure[w as usize] = Some(i);
+                self.workers[w as usize].failure = i;
                 self.fail_worker(w, i);
             }
             FailureTarget::Leaf(r) if r < topo.racks() => {
@@ -699,7 +718,7 @@ impl Engine {
             let workers = &self.workers
                 [pool.worker_base as usize..(pool.worker_base + pool.workers()) as usize];
             let (sum, max) = workers.iter().fold((0u64, 0u32), |(s, m), w| {
-                let len = w.queue.len() as u32;
+                let len = w.len();
                 (s + len as u64, m.max(len))
             });
             if sum > 0 {
@@ -749,7 +768,7 @@ impl Engine {
             }
         }
         for w in &self.workers {
-            for q in w.queue.iter() {
+            for q in w.iter() {
                 unfinished += 1;
                 self.metrics.pools[w.pool as usize].sojourn_sum += (end - q.arrival()) as u128;
             }

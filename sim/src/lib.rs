@@ -9,6 +9,7 @@
 //! - [`queue`], the event queue (FIFO lanes for network delays and a radix heap, one (time,
 //!   sequence) order) and simulated time.
 //! - [`engine`], clients, network hops, worker FCFS queues, failures; calls the policy.
+//! - [`worker`], a worker's FCFS queue and facts in one cache line.
 //! - [`topology`], [`placement`], [`pydict`], [`cluster`]: the fat tree, which slots each pool
 //!   occupies (random, or the public Horus simulator's datasets) and the per-pool view of it.
 //! - [`workload`], service-time distributions, traces and load schedules.
@@ -33,4 +34,21 @@ pub mod queue;
 pub mod rng;
 pub mod sweep;
 pub mod topology;
+pub mod worker;
 pub mod workload;
+
+/// Asks the CPU to bring the cache line of `r` closer, without waiting for it: the engine calls
+/// it for what the next event will read, so that the cache misses of consecutive events overlap.
+/// A hint only: no effect on results.
+#[inline(always)]
+pub fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has; a prefetch reads no
+        // memory architecturally and never faults, and the pointer comes from a live reference.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(r).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}

@@ -103,6 +103,28 @@ impl<T> EventQueue<T> {
         }
     }
 
+    /// The earliest event, without removing it (until something earlier is pushed, the next
+    /// [`EventQueue::pop`]). Meant for prefetching what that event will touch.
+    pub fn peek(&mut self) -> Option<&T> {
+        if self.len == 0 {
+            return None;
+        }
+        let best = self.heap.min_key().unwrap_or(u128::MAX);
+        let mut from = usize::MAX;
+        let mut best_key = best;
+        for (i, &k) in self.fronts.iter().enumerate() {
+            if k < best_key {
+                best_key = k;
+                from = i;
+            }
+        }
+        if from != usize::MAX {
+            self.lanes[from].items.front().map(|(_, t)| t)
+        } else {
+            self.heap.peek()
+        }
+    }
+
     /// Removes the earliest event, returning its time and payload.
     pub fn pop(&mut self) -> Option<(Nanos, T)> {
         if self.len == 0 {
@@ -141,8 +163,8 @@ struct RadixHeap<T> {
     /// The last popped key: every key in the heap is at least this.
     last: u128,
     len: usize,
-    /// The smallest key, when known (computed lazily after a pop).
-    min: Option<u128>,
+    /// The smallest key and where it is (bucket, index), when known (computed lazily after a pop).
+    min: Option<(u128, usize, usize)>,
 }
 
 impl<T> RadixHeap<T> {
@@ -158,19 +180,19 @@ impl<T> RadixHeap<T> {
 
     fn push(&mut self, key: u128, item: T) {
         debug_assert!(key >= self.last);
-        if self.len == 0 {
-            self.min = Some(key);
-        } else if let Some(m) = self.min {
-            self.min = Some(m.min(key));
+        let at = self.put(key, item);
+        if self.len == 0 || self.min.is_some_and(|m| key < m.0) {
+            self.min = Some((key, at.0, at.1));
         }
         self.len += 1;
-        self.put(key, item);
     }
 
-    fn put(&mut self, key: u128, item: T) {
+    /// Files `key` in its bucket; returns the bucket and the index there.
+    fn put(&mut self, key: u128, item: T) -> (usize, usize) {
         let b = bucket_of(key, self.last);
         self.nonempty[b / 64] |= 1 << (b % 64);
         self.buckets[b].push((key, item));
+        (b, self.buckets[b].len() - 1)
     }
 
     fn lowest_nonempty(&self) -> usize {
@@ -185,10 +207,23 @@ impl<T> RadixHeap<T> {
             return None;
         }
         if self.min.is_none() {
-            let b = &self.buckets[self.lowest_nonempty()];
-            self.min = b.iter().map(|(k, _)| *k).min();
+            let i = self.lowest_nonempty();
+            let (j, k) = self.buckets[i]
+                .iter()
+                .enumerate()
+                .map(|(j, (k, _))| (j, *k))
+                .min_by_key(|&(_, k)| k)
+                .expect("non-empty bucket");
+            self.min = Some((k, i, j));
         }
-        self.min
+        self.min.map(|m| m.0)
+    }
+
+    /// The item with the smallest key.
+    fn peek(&mut self) -> Option<&T> {
+        self.min_key()?;
+        let (_, b, j) = self.min.expect("computed above");
+        Some(&self.buckets[b][j].1)
     }
 
     fn pop(&mut self) -> Option<(u128, T)> {
@@ -201,11 +236,14 @@ impl<T> RadixHeap<T> {
             // bucket can be drained in place and handed back with its capacity.
             let mut moved = std::mem::take(&mut self.buckets[i]);
             self.nonempty[i / 64] &= !(1 << (i % 64));
-            self.last = moved
-                .iter()
-                .map(|(k, _)| *k)
-                .min()
-                .expect("non-empty bucket");
+            self.last = match self.min {
+                Some((k, b, _)) if b == i => k,
+                _ => moved
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .min()
+                    .expect("non-empty bucket"),
+            };
             for (key, item) in moved.drain(..) {
                 self.put(key, item);
             }

@@ -28,7 +28,7 @@
 //! needed to replay them into a fresh [`Scheduler`]: the test that the simulated Horus makes
 //! exactly the model's decisions.
 
-use super::{Ctx, Decision, FailureNotice, Message, Node, Policy, Reply, TaskHeader};
+use super::{Ctx, Decision, FailureNotice, Message, Node, Policy, Reply, TaskHeader, Upcoming};
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
 use horus_model::config::{Role, Sizes};
@@ -868,6 +868,59 @@ impl Policy for Horus {
                 self.configure_spine_pool(ctx.cluster, pool, pod, 0, old.first_node, |r| {
                     usable[r as usize]
                 });
+            }
+        }
+    }
+
+    fn prefetch(&self, cluster: &Cluster, next: Upcoming) {
+        use crate::prefetch;
+        // The lines the model's pass reads first: the pool's configuration, idle control and
+        // average, and for a node's packet its entries in the per-node tables. The nodes a task
+        // pass picks depend on the model's own state and generator, so they are left to it.
+        let pool_lines = |s: &Scheduler, pool: u16| {
+            let t = s.tables();
+            let p = usize::from(pool);
+            if p < t.pool_cfg.len() {
+                prefetch(&t.pool_cfg[p]);
+                prefetch(&t.idle_ctl[p]);
+                prefetch(&t.pool_avg[p]);
+            }
+        };
+        let node_lines = |s: &Scheduler, node: u16| {
+            let t = s.tables();
+            let n = usize::from(node);
+            if n < t.node.len() {
+                prefetch(&t.node[n]);
+                prefetch(&t.load1[n]);
+                prefetch(&t.load2[n]);
+                prefetch(&t.drift1[n]);
+                prefetch(&t.drift2[n]);
+                prefetch(&t.idle_index[n]);
+            }
+        };
+        match next {
+            Upcoming::TaskAtSpine { pool, spine } => {
+                let slot = self.spine_slots[(self.pod_base[pool as usize] + spine) as usize];
+                pool_lines(&self.spines[slot.spine as usize], slot.pool);
+            }
+            Upcoming::TaskAtLeaf { pool, rack } => {
+                let slot = self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
+                pool_lines(&self.leaves[slot.leaf as usize], slot.pool);
+            }
+            Upcoming::ReplyAtLeaf { pool, rack, worker } => {
+                let slot = self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
+                let r = &cluster.pools[pool as usize].racks[rack as usize];
+                let leaf = &self.leaves[slot.leaf as usize];
+                pool_lines(leaf, slot.pool);
+                node_lines(leaf, slot.first_node + (worker - r.first_worker) as u16);
+            }
+            Upcoming::Message(msg) => {
+                if let Node::Spine(d) = msg.to {
+                    let slot = self.spine_slots[(self.pod_base[msg.pool as usize] + d) as usize];
+                    let spine = &self.spines[slot.spine as usize];
+                    pool_lines(spine, slot.pool);
+                    node_lines(spine, msg.value2 as u16);
+                }
             }
         }
     }

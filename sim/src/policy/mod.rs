@@ -106,6 +106,26 @@ pub enum FailureNotice {
     SpineRestarted { pool: u32, pod: u32 },
 }
 
+/// The policy call an event is about to make, for [`Policy::prefetch`].
+#[derive(Clone, Copy, Debug)]
+pub enum Upcoming {
+    TaskAtSpine {
+        pool: u32,
+        spine: u32,
+    },
+    TaskAtLeaf {
+        pool: u32,
+        rack: u32,
+    },
+    /// Pool-local rack slot and worker.
+    ReplyAtLeaf {
+        pool: u32,
+        rack: u32,
+        worker: u32,
+    },
+    Message(Message),
+}
+
 /// The view of the simulation a policy gets on each call.
 pub struct Ctx<'a> {
     pub cluster: &'a Cluster,
@@ -195,6 +215,11 @@ pub trait Policy: Send {
     fn on_task_lost(&mut self, _task: &TaskHeader) {}
 
     fn on_failure_notice(&mut self, _ctx: &mut Ctx, _notice: FailureNotice) {}
+
+    /// A hint that the call `next` comes soon: a policy may start loading the state it will read
+    /// (see [`crate::prefetch`]), so that the cache misses of consecutive events overlap. Must not
+    /// change any state.
+    fn prefetch(&self, _cluster: &Cluster, _next: Upcoming) {}
 
     /// The policy's own counters at the end of a run, `(name, value)`, echoed in the summary
     /// (Horus: the model schedulers' counters summed over leaves and spines).
