@@ -1,12 +1,13 @@
 //! Lint and synthesis of emitted Verilog: `verilator --lint-only -Wall` (DECLFILENAME aside: rust-hdl
 //! puts every module in one file) and Yosys `synth_xilinx -family xcup` (UltraScale+, the Alveo
-//! family), with the resource figures the README reports. (Yosys' `ltp` walks through mapped
-//! flip-flops after `synth_xilinx`, so it does not give register-to-register depth; that figure
-//! needs a netlist walk of its own and comes with the full pipeline.)
+//! family), with the resource figures the README reports and the logic depth: the longest
+//! register-to-register path in LUT levels, from a walk of Yosys' JSON netlist (`lut_depth`; Yosys'
+//! own `ltp` walks through mapped flip-flops after `synth_xilinx`, so it cannot give this figure).
 //!
 //! The tools are required: a missing tool is an error that says how to install it, never a silent
 //! pass (`scripts/test.sh` installs both).
 
+use serde_json::Value;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,15 +20,29 @@ pub struct SynthReport {
     /// RAMB36 equivalents (a RAMB18 counts one half).
     pub ramb36: f64,
     pub dsps: u64,
+    /// The longest register-to-register path in LUT levels (the rule is `lut_depth`'s).
+    pub lut_depth: u64,
+    /// Where that path starts and ends: "from <cell> to <cell>".
+    pub deepest: String,
 }
 
+/// `{}` prints the figures; `{:#}` adds where the deepest path runs.
 impl fmt::Display for SynthReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} LUTs, {} FFs, {} RAMB36, {} DSP48E2",
-            self.luts, self.ffs, self.ramb36, self.dsps
-        )
+            "{} LUTs, {} FFs, {} RAMB36, {} DSP48E2, {} LUT level{}",
+            self.luts,
+            self.ffs,
+            self.ramb36,
+            self.dsps,
+            self.lut_depth,
+            if self.lut_depth == 1 { "" } else { "s" }
+        )?;
+        if f.alternate() {
+            write!(f, " ({})", self.deepest)?;
+        }
+        Ok(())
     }
 }
 
@@ -142,14 +157,22 @@ pub fn yosys_synth(name: &str, verilog: &str) -> Result<SynthReport, String> {
 pub fn yosys_synth_top(name: &str, verilog: &str, top: &str) -> Result<SynthReport, String> {
     let dir = work_dir(name)?;
     let path = write(&dir, verilog)?;
+    let (stat, netlist) = (dir.join("stat.txt"), dir.join("netlist.json"));
     let script = format!(
-        "read_verilog {}; synth_xilinx -family xcup -top {top} -flatten; tee -o {}/stat.txt stat",
+        "read_verilog {}; synth_xilinx -family xcup -top {top} -flatten; tee -o {} stat; \
+         write_json {}",
         path.display(),
-        dir.display()
+        stat.display(),
+        netlist.display()
     );
     run(Command::new("yosys").args(["-q", "-p", &script]), "yosys")?;
-    let stat = std::fs::read_to_string(dir.join("stat.txt")).map_err(|e| e.to_string())?;
-    Ok(parse_report(&stat))
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let mut report = parse_report(&read(&stat)?);
+    let json = read(&netlist)?;
+    // Tens of megabytes for a whole switch (the cell library comes along): not kept.
+    let _ = std::fs::remove_file(&netlist);
+    (report.lut_depth, report.deepest) = lut_depth(&json, top)?;
+    Ok(report)
 }
 
 fn parse_report(stat: &str) -> SynthReport {
@@ -176,6 +199,480 @@ fn parse_report(stat: &str) -> SynthReport {
     r
 }
 
+/// The longest register-to-register path of module `top` in a Yosys `write_json` netlist mapped
+/// by `synth_xilinx`, in LUT levels, with where it starts and ends ("from <cell> to <cell>", a
+/// cell named by its type and the first public net it drives).
+///
+/// A path starts at a module input or at the output of a sequential cell and ends at a module
+/// output or at a sequential cell's input (clock pins aside). Between them, cell by cell:
+///
+/// - `LUT1`..`LUT6` and `INV` (a LUT1 in the fabric) are one level each;
+/// - `MUXF7`, `MUXF8`, `MUXF9` are one level each too: they widen a LUT (a LUT8 is a LUT6, a
+///   MUXF7 and a MUXF8, three levels), and their delay is of a LUT's order;
+/// - `CARRY4`/`CARRY8` are zero levels, but paths run through them, bit by bit (output bit `i`
+///   from `S`/`DI` bits `0..=i` and the carry inputs): a carry chain adds delay, not LUT levels;
+/// - buffers (`IBUF`, `OBUF`, `BUFG`, ...) are zero levels;
+/// - flip-flops and latches (`FD*`, `LD*`), block and ultra RAM (`RAMB*`, `URAM288`) and FIFOs
+///   are path ends and path starts;
+/// - a LUTRAM (`RAM32M`, `RAM64M8`, `RAM64X1D`, ...) or an SRL (`SRL16E`, `SRLC32E`) is written on
+///   the clock, so all its inputs end paths; its read is asynchronous, so its data output is one
+///   LUT level (two for a 128-deep one, which takes a MUXF7, three for 256, four for 512) after the
+///   later of its read-address inputs and its own contents (which start a path: an SRL read at a
+///   constant address counts one level); an SRL's cascade output (`Q15`, `Q31`) is a plain start;
+/// - a `DSP48E2` is followed register by register: with `PREG` set its outputs start paths,
+///   otherwise an output runs, at zero levels, from each data input with no enabled register on
+///   the way (`AREG`, `BREG`, `CREG`, `DREG`, `ADREG`, `MREG` when the multiplier is used,
+///   `INMODEREG`, `OPMODEREG`, `ALUMODEREG`, `CARRYINREG`, `CARRYINSELREG`), and its other inputs
+///   (registered ones, clock enables and resets) end paths. A combinational multiply is several
+///   nanoseconds that this figure does not show;
+/// - constant nets (`"0"`, `"1"`, `"x"`, or `GND`/`VCC`) carry no path.
+///
+/// Any other cell type is an error, so that a new primitive is not silently miscounted. A
+/// combinational loop is an error too. The walk is memoized: linear in the netlist's size.
+pub fn lut_depth(json: &str, top: &str) -> Result<(u64, String), String> {
+    let design: Value =
+        serde_json::from_str(json).map_err(|e| format!("reading the JSON netlist: {e}"))?;
+    let module = design
+        .get("modules")
+        .and_then(|m| m.get(top))
+        .ok_or_else(|| format!("no module {top} in the JSON netlist"))?;
+    let graph = Graph::new(module)?;
+    let mut memo = vec![State::New; graph.drivers.len()];
+    let mut deepest: Option<(u64, Point, Point)> = None;
+    for &(net, end) in &graph.sinks {
+        if let Some(a) = arrival(&graph, &mut memo, net)? {
+            if deepest.is_none_or(|(levels, _, _)| a.levels > levels) {
+                deepest = Some((a.levels, a.start, end));
+            }
+        }
+    }
+    Ok(match deepest {
+        Some((levels, from, to)) => (
+            levels,
+            format!(
+                "from {} to {}",
+                graph.describe(from, true),
+                graph.describe(to, false)
+            ),
+        ),
+        None => (0, "no register-to-register path".to_string()),
+    })
+}
+
+/// A path's end: bit `bit` of port number `port`, or cell number `n`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Point {
+    Port { port: usize, bit: usize },
+    Cell(usize),
+}
+
+/// How a net gets its value.
+#[derive(Debug)]
+enum Driver {
+    /// Undriven or constant: no path runs through it.
+    None,
+    /// A path start: a module input or a sequential output.
+    Start(Point),
+    /// A combinational output: `levels` after the latest of `deps`; with `state`, the cell's own
+    /// contents start a path too (a LUTRAM or SRL read, a DSP with registers).
+    Comb {
+        cell: usize,
+        levels: u64,
+        deps: Vec<usize>,
+        state: bool,
+    },
+}
+
+/// The deepest path to a net so far: how many levels and where it starts.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    levels: u64,
+    start: Point,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum State {
+    New,
+    /// On the walk's stack: meeting it again is a combinational loop.
+    Busy,
+    Done(Option<Arrival>),
+}
+
+/// What a cell type is to the walk.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// Combinational, every input to every output: LUTs and wide-function muxes, buffers.
+    Logic(u64),
+    Carry,
+    Constant,
+    Sequential,
+    /// LUTRAM and SRL, with the levels of a read.
+    AsyncRead(u64),
+    Dsp,
+}
+
+fn kind(ty: &str) -> Option<Kind> {
+    let prefixed = |p: &[&str]| p.iter().any(|p| ty.starts_with(p));
+    Some(match ty {
+        "LUT1" | "LUT2" | "LUT3" | "LUT4" | "LUT5" | "LUT6" | "INV" => Kind::Logic(1),
+        "MUXF7" | "MUXF8" | "MUXF9" => Kind::Logic(1),
+        "CARRY4" | "CARRY8" => Kind::Carry,
+        "GND" | "VCC" => Kind::Constant,
+        "SRL16E" | "SRLC16E" | "SRLC32E" => Kind::AsyncRead(1),
+        "DSP48E2" => Kind::Dsp,
+        _ if prefixed(&["IBUF", "OBUF", "IOBUF", "BUFG", "BUFH", "BUFCE"]) => Kind::Logic(0),
+        _ if prefixed(&["FD", "LD", "RAMB", "URAM", "FIFO"]) => Kind::Sequential,
+        _ if prefixed(&["RAM16", "RAM32", "RAM64"]) => Kind::AsyncRead(1),
+        _ if prefixed(&["RAM128X"]) => Kind::AsyncRead(2),
+        _ if prefixed(&["RAM256X"]) => Kind::AsyncRead(3),
+        _ if prefixed(&["RAM512X"]) => Kind::AsyncRead(4),
+        _ => return None,
+    })
+}
+
+/// Clock pins end no path.
+fn is_clock(ty: &str, pin: &str) -> bool {
+    pin == "C" || pin.contains("CLK") || (ty.starts_with("LD") && pin == "G")
+}
+
+/// Whether LUTRAM or SRL output `out` reads at address input `pin`.
+fn reads_at(out: &str, pin: &str) -> bool {
+    let numbered = |p: &str| {
+        p == "A"
+            || p.strip_prefix('A')
+                .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match out {
+        "DPO" => pin.starts_with("DPRA"),
+        "SPO" | "O" | "Q" => numbered(pin),
+        _ => out
+            .strip_prefix("DO")
+            .is_some_and(|port| pin.strip_prefix("ADDR") == Some(port)),
+    }
+}
+
+/// Whether DSP48E2 input `pin` meets an enabled register on its way to `P` (`None`: a clock
+/// enable or a reset, which only ends paths).
+fn dsp_registered(cell: &Value, pin: &str) -> Option<bool> {
+    let on = |name| flag(cell, name);
+    let mult = param(cell, "USE_MULT").is_none_or(|v| v != "NONE");
+    Some(match pin {
+        "A" | "ACIN" => on("AREG") || (mult && on("MREG")),
+        "B" | "BCIN" => on("BREG") || (mult && on("MREG")),
+        "D" => on("DREG") || on("ADREG") || (mult && on("MREG")),
+        "INMODE" => on("INMODEREG") || (mult && on("MREG")),
+        "C" => on("CREG"),
+        "OPMODE" => on("OPMODEREG"),
+        "ALUMODE" => on("ALUMODEREG"),
+        "CARRYIN" => on("CARRYINREG"),
+        "CARRYINSEL" => on("CARRYINSELREG"),
+        "PCIN" | "CARRYCASCIN" | "MULTSIGNIN" => false,
+        _ => return None,
+    })
+}
+
+/// Whether register parameter `name` is set (`AREG` = 1 or 2, ...).
+fn flag(cell: &Value, name: &str) -> bool {
+    param(cell, name).is_some_and(|v| v != "0")
+}
+
+/// A parameter's value, a binary number without its leading zeros (Yosys writes numbers as bit
+/// strings) or a string as written.
+fn param<'a>(cell: &'a Value, name: &str) -> Option<&'a str> {
+    let v = cell.get("parameters")?.get(name)?.as_str()?;
+    if !v.is_empty() && v.bytes().all(|b| b == b'0' || b == b'1') {
+        let v = v.trim_start_matches('0');
+        Some(if v.is_empty() { "0" } else { v })
+    } else {
+        Some(v.trim_end())
+    }
+}
+
+/// A netlist as the walk sees it: each net's driver and the path ends.
+struct Graph<'a> {
+    ports: Vec<(&'a str, usize)>,
+    cells: Vec<(&'a str, &'a Value)>,
+    netnames: Option<&'a serde_json::Map<String, Value>>,
+    drivers: Vec<Driver>,
+    sinks: Vec<(usize, Point)>,
+}
+
+/// The nets on the pins `keep` picks, constants aside.
+fn pin_nets(pins: &[(&str, Vec<Option<usize>>)], keep: impl Fn(&str) -> bool) -> Vec<usize> {
+    let kept = pins.iter().filter(|(p, _)| keep(p));
+    kept.flat_map(|(_, bits)| bits.iter().flatten().copied())
+        .collect()
+}
+
+/// The nets on a cell's pins of direction `dir` ("input", "output"), constants aside.
+fn pin_nets_of(cell: &Value, dir: &str) -> Vec<usize> {
+    let dirs = cell["port_directions"].as_object().into_iter().flatten();
+    let pins = dirs.filter(|(_, d)| d.as_str() == Some(dir));
+    pins.flat_map(|(p, _)| nets(&cell["connections"][p.as_str()]))
+        .flatten()
+        .collect()
+}
+
+/// A connection's nets, by bit; constants are `None`.
+fn nets(bits: &Value) -> Vec<Option<usize>> {
+    bits.as_array()
+        .map(|b| b.iter().map(|b| b.as_u64().map(|n| n as usize)).collect())
+        .unwrap_or_default()
+}
+
+impl<'a> Graph<'a> {
+    fn new(module: &'a Value) -> Result<Self, String> {
+        let empty = serde_json::Map::new();
+        let object = |v: Option<&'a Value>| v.and_then(Value::as_object);
+        let mut g = Graph {
+            ports: Vec::new(),
+            cells: Vec::new(),
+            netnames: object(module.get("netnames")),
+            drivers: Vec::new(),
+            sinks: Vec::new(),
+        };
+        let drive = |drivers: &mut Vec<Driver>, net: usize, d: Driver| {
+            if drivers.len() <= net {
+                drivers.resize_with(net + 1, || Driver::None);
+            }
+            drivers[net] = d;
+        };
+        for (name, p) in object(module.get("ports")).into_iter().flatten() {
+            let port = g.ports.len();
+            let bits = nets(&p["bits"]);
+            g.ports.push((name.as_str(), bits.len()));
+            let dir = p["direction"].as_str().unwrap_or("");
+            for (bit, net) in bits.into_iter().enumerate() {
+                let Some(net) = net else { continue };
+                let at = Point::Port { port, bit };
+                if dir != "output" {
+                    drive(&mut g.drivers, net, Driver::Start(at));
+                }
+                if dir != "input" {
+                    g.sinks.push((net, at));
+                }
+            }
+        }
+        for (name, cell) in object(module.get("cells")).into_iter().flatten() {
+            let n = g.cells.len();
+            g.cells.push((name.as_str(), cell));
+            let ty = cell["type"].as_str().unwrap_or("");
+            let kind = kind(ty).ok_or_else(|| {
+                format!("cell {name} is a {ty}: lut_depth (check.rs) does not know how deep it is")
+            })?;
+            let dirs = object(cell.get("port_directions"))
+                .ok_or_else(|| format!("cell {name} ({ty}) has no port directions"))?;
+            let conns = object(cell.get("connections")).unwrap_or(&empty);
+            let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+            for (pin, bits) in conns {
+                let bits = nets(bits);
+                match dirs.get(pin).and_then(Value::as_str) {
+                    Some("output") => outputs.push((pin.as_str(), bits)),
+                    Some(_) => inputs.push((pin.as_str(), bits)),
+                    None => return Err(format!("cell {name} ({ty}): no direction for {pin}")),
+                }
+            }
+            let ends = match kind {
+                Kind::Sequential | Kind::AsyncRead(_) => pin_nets(&inputs, |p| !is_clock(ty, p)),
+                Kind::Dsp => pin_nets(&inputs, |p| {
+                    !is_clock(ty, p) && dsp_registered(cell, p) != Some(false)
+                }),
+                Kind::Logic(_) | Kind::Carry | Kind::Constant => Vec::new(),
+            };
+            g.sinks
+                .extend(ends.into_iter().map(|net| (net, Point::Cell(n))));
+            for (out, bits) in &outputs {
+                for (i, net) in bits.iter().enumerate() {
+                    let Some(net) = *net else { continue };
+                    let comb = |levels, deps: Vec<usize>, state| Driver::Comb {
+                        cell: n,
+                        levels,
+                        deps,
+                        state,
+                    };
+                    let d = match kind {
+                        Kind::Constant => Driver::None,
+                        Kind::Sequential => Driver::Start(Point::Cell(n)),
+                        Kind::Logic(levels) => comb(levels, pin_nets(&inputs, |_| true), false),
+                        Kind::Carry => {
+                            let deps = inputs.iter().flat_map(|(_, b)| {
+                                // A bus input (S, DI) bit by bit; CI, CYINIT, CI_TOP whole.
+                                let upto = if b.len() > 1 { i + 1 } else { b.len() };
+                                b[..upto.min(b.len())].iter().flatten().copied()
+                            });
+                            comb(0, deps.collect(), false)
+                        }
+                        Kind::AsyncRead(levels) => {
+                            if inputs.iter().any(|(p, _)| reads_at(out, p)) {
+                                comb(levels, pin_nets(&inputs, |p| reads_at(out, p)), true)
+                            } else {
+                                Driver::Start(Point::Cell(n))
+                            }
+                        }
+                        Kind::Dsp => {
+                            let on = |reg| flag(cell, reg);
+                            let deps = match *out {
+                                // The A and B cascades leave before the multiplier.
+                                "ACOUT" => (!on("AREG") && !on("ACASCREG"))
+                                    .then(|| pin_nets(&inputs, |p| p == "A" || p == "ACIN")),
+                                "BCOUT" => (!on("BREG") && !on("BCASCREG"))
+                                    .then(|| pin_nets(&inputs, |p| p == "B" || p == "BCIN")),
+                                _ => (!on("PREG")).then(|| {
+                                    pin_nets(&inputs, |p| dsp_registered(cell, p) == Some(false))
+                                }),
+                            };
+                            match deps {
+                                Some(deps) => comb(0, deps, true),
+                                None => Driver::Start(Point::Cell(n)),
+                            }
+                        }
+                    };
+                    drive(&mut g.drivers, net, d);
+                }
+            }
+        }
+        // Every net the walk may meet has a driver, if only `None` (an undriven net).
+        let deps = g.drivers.iter().flat_map(|d| match d {
+            Driver::Comb { deps, .. } => deps.as_slice(),
+            _ => &[],
+        });
+        let sinks = g.sinks.iter().map(|&(net, _)| net);
+        let top = deps.copied().chain(sinks).max().map_or(0, |n| n + 1);
+        if g.drivers.len() < top {
+            g.drivers.resize_with(top, || Driver::None);
+        }
+        Ok(g)
+    }
+
+    /// A port bit or a cell, for the report: a cell by its type and the first public net it
+    /// drives, or else that of the buffer it drives (a flip-flop before an output port), or else
+    /// its own name.
+    fn describe(&self, at: Point, start: bool) -> String {
+        match at {
+            Point::Port { port, bit } => {
+                let (name, width) = self.ports[port];
+                let dir = if start { "input" } else { "output" };
+                if width == 1 {
+                    format!("{dir} {name}")
+                } else {
+                    format!("{dir} {name}[{bit}]")
+                }
+            }
+            Point::Cell(n) => {
+                let (name, cell) = self.cells[n];
+                let ty = cell["type"].as_str().unwrap_or("?");
+                let outputs = pin_nets_of(cell, "output");
+                // A flip-flop that drives an output port has its name after the OBUF.
+                let buffered = || {
+                    let buffers = self.cells.iter().filter(|(_, c)| {
+                        kind(c["type"].as_str().unwrap_or("")) == Some(Kind::Logic(0))
+                    });
+                    let fed = buffers.filter(|(_, c)| {
+                        pin_nets_of(c, "input").iter().any(|n| outputs.contains(n))
+                    });
+                    fed.flat_map(|(_, c)| pin_nets_of(c, "output"))
+                        .find_map(|net| self.net_name(net))
+                };
+                let named = outputs.iter().find_map(|&net| self.net_name(net));
+                let named = named.or_else(buffered);
+                format!("{ty} {}", named.unwrap_or_else(|| name.to_string()))
+            }
+        }
+    }
+
+    /// A public name of `net` ("name" or "name[i]"), if it has one.
+    fn net_name(&self, net: usize) -> Option<String> {
+        self.netnames?.iter().find_map(|(name, n)| {
+            if n["hide_name"].as_u64() == Some(1) {
+                return None;
+            }
+            let bits = nets(&n["bits"]);
+            let i = bits.iter().position(|&b| b == Some(net))?;
+            Some(if bits.len() == 1 {
+                name.clone()
+            } else {
+                format!("{name}[{i}]")
+            })
+        })
+    }
+}
+
+/// The deepest path to `net`, memoized in `memo`; an explicit stack rather than recursion, as
+/// chains can be long.
+fn arrival(g: &Graph, memo: &mut [State], net: usize) -> Result<Option<Arrival>, String> {
+    if let State::Done(a) = memo[net] {
+        return Ok(a);
+    }
+    memo[net] = State::Busy;
+    let mut stack = vec![(net, 0usize)];
+    while let Some(&(n, next)) = stack.last() {
+        if let Driver::Comb { deps, .. } = &g.drivers[n] {
+            if let Some(&d) = deps.get(next) {
+                stack.last_mut().expect("not empty").1 += 1;
+                match memo[d] {
+                    State::New => {
+                        memo[d] = State::Busy;
+                        stack.push((d, 0));
+                    }
+                    State::Busy => {
+                        return Err(format!(
+                            "combinational loop through {}",
+                            g.describe(Point::Cell(comb_cell(&g.drivers[d])), true)
+                        ));
+                    }
+                    State::Done(_) => {}
+                }
+                continue;
+            }
+        }
+        let a = match &g.drivers[n] {
+            Driver::None => None,
+            Driver::Start(at) => Some(Arrival {
+                levels: 0,
+                start: *at,
+            }),
+            Driver::Comb {
+                cell,
+                levels,
+                deps,
+                state,
+            } => {
+                let mut best: Option<Arrival> = None;
+                for &d in deps {
+                    if let State::Done(Some(a)) = memo[d] {
+                        if best.is_none_or(|b| a.levels > b.levels) {
+                            best = Some(a);
+                        }
+                    }
+                }
+                if *state && best.is_none() {
+                    best = Some(Arrival {
+                        levels: 0,
+                        start: Point::Cell(*cell),
+                    });
+                }
+                best.map(|b| Arrival {
+                    levels: b.levels + levels,
+                    start: b.start,
+                })
+            }
+        };
+        memo[n] = State::Done(a);
+        stack.pop();
+    }
+    match memo[net] {
+        State::Done(a) => Ok(a),
+        _ => unreachable!("the walk finishes what it starts"),
+    }
+}
+
+fn comb_cell(d: &Driver) -> usize {
+    match d {
+        Driver::Comb { cell, .. } => *cell,
+        _ => unreachable!("only combinational outputs are walked through"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +682,319 @@ mod tests {
         let stat = "   Number of cells: 9\n     FDRE 12\n     LUT2 3\n     LUT6 4\n     RAMB18E2 3\n     RAMB36E2 1\n     CARRY8 2\n     DSP48E2 5\n";
         let r = parse_report(stat);
         assert_eq!((r.luts, r.ffs, r.ramb36, r.dsps), (7, 12, 2.5, 5));
+    }
+
+    use serde_json::json;
+
+    /// A cell: its type, parameters and pins as (name, direction, nets); a number is a net, a
+    /// string a constant.
+    fn cell(ty: &str, parameters: Value, pins: &[(&str, &str, Value)]) -> Value {
+        let dirs: serde_json::Map<String, Value> = pins
+            .iter()
+            .map(|(p, d, _)| (p.to_string(), json!(d)))
+            .collect();
+        let conns: serde_json::Map<String, Value> = pins
+            .iter()
+            .map(|(p, _, b)| (p.to_string(), b.clone()))
+            .collect();
+        json!({ "type": ty, "parameters": parameters, "port_directions": dirs, "connections": conns })
+    }
+
+    /// A flip-flop from net `d` to net `q`, clocked by net 1.
+    fn ff(d: u64, q: u64) -> Value {
+        cell(
+            "FDRE",
+            json!({}),
+            &[
+                ("C", "input", json!([1])),
+                ("CE", "input", json!(["1"])),
+                ("R", "input", json!(["0"])),
+                ("D", "input", json!([d])),
+                ("Q", "output", json!([q])),
+            ],
+        )
+    }
+
+    /// A LUT from nets `inputs` to net `o`.
+    fn lut(inputs: &[u64], o: u64) -> Value {
+        let names = ["I0", "I1", "I2", "I3", "I4", "I5"];
+        let mut pins: Vec<_> = (inputs.iter().zip(names))
+            .map(|(&n, p)| (p, "input", json!([n])))
+            .collect();
+        pins.push(("O", "output", json!([o])));
+        cell(&format!("LUT{}", inputs.len()), json!({}), &pins)
+    }
+
+    /// Module `top` with ports `ports` (name, direction, nets), `cells` named c0, c1, ... and
+    /// net names `netnames` (name, nets).
+    fn netlist(
+        ports: &[(&str, &str, Value)],
+        cells: Vec<Value>,
+        netnames: &[(&str, Value)],
+    ) -> String {
+        let ports: serde_json::Map<String, Value> = ports
+            .iter()
+            .map(|(p, d, b)| (p.to_string(), json!({ "direction": d, "bits": b })))
+            .collect();
+        let cells: serde_json::Map<String, Value> = (cells.into_iter().enumerate())
+            .map(|(i, c)| (format!("c{i}"), c))
+            .collect();
+        let netnames: serde_json::Map<String, Value> = netnames
+            .iter()
+            .map(|(n, b)| (n.to_string(), json!({ "hide_name": 0, "bits": b })))
+            .collect();
+        json!({ "modules": { "top": { "ports": ports, "cells": cells, "netnames": netnames } } })
+            .to_string()
+    }
+
+    fn depth(json: &str) -> u64 {
+        lut_depth(json, "top").unwrap().0
+    }
+
+    #[test]
+    fn depth_counts_luts_between_flip_flops() {
+        // a_q -> LUT -> LUT -> b_q, and a shallower a_q -> LUT -> c_q beside it.
+        let cells = vec![ff(2, 10), lut(&[10, 3], 11), lut(&[11, 10], 12), ff(12, 13)];
+        let cells = [cells, vec![lut(&[10], 14), ff(14, 15)]].concat();
+        // An undriven net (99) carries no path.
+        let cells = [cells, vec![lut(&[99], 16), ff(16, 17)]].concat();
+        let ports = [("clk", "input", json!([1])), ("d", "input", json!([2, 3]))];
+        let names = [("a_q", json!([10])), ("b_q", json!([13]))];
+        let (levels, deepest) = lut_depth(&netlist(&ports, cells, &names), "top").unwrap();
+        assert_eq!(levels, 2);
+        assert_eq!(deepest, "from FDRE a_q to FDRE b_q");
+    }
+
+    #[test]
+    fn depth_runs_from_inputs_to_outputs_and_ignores_constants_and_clocks() {
+        let ports = [
+            ("a", "input", json!([2, 3])),
+            ("y", "output", json!([20, "0"])),
+        ];
+        // a -> IBUF -> LUT -> LUT -> OBUF -> y; a LUT of constants only, and a clock made by a
+        // LUT, take no part.
+        let buf = |ty, i, o| {
+            cell(
+                ty,
+                json!({}),
+                &[("I", "input", json!([i])), ("O", "output", json!([o]))],
+            )
+        };
+        let cells = vec![
+            buf("IBUF", 2, 4),
+            buf("IBUF", 3, 5),
+            lut(&[4, 5], 6),
+            lut(&[6], 7),
+            buf("OBUF", 7, 20),
+            cell(
+                "LUT2",
+                json!({}),
+                &[
+                    ("I0", "input", json!(["0"])),
+                    ("I1", "input", json!(["1"])),
+                    ("O", "output", json!([8])),
+                ],
+            ),
+            lut(&[8, 8], 9),
+            lut(&[9], 30),
+            lut(&[30], 31),
+            lut(&[31], 32),
+            cell(
+                "FDRE",
+                json!({}),
+                &[
+                    ("C", "input", json!([32])),
+                    ("D", "input", json!([4])),
+                    ("Q", "output", json!([33])),
+                ],
+            ),
+        ];
+        let (levels, deepest) = lut_depth(&netlist(&ports, cells, &[]), "top").unwrap();
+        assert_eq!(levels, 2);
+        assert_eq!(deepest, "from input a[0] to output y[0]");
+    }
+
+    /// A CARRY8 from `s` (8 nets) and the carry in `ci` to outputs `o` (8 nets).
+    fn carry8(s: &[u64], ci: u64, o: &[u64]) -> Value {
+        cell(
+            "CARRY8",
+            json!({}),
+            &[
+                ("CI", "input", json!([ci])),
+                ("CI_TOP", "input", json!(["0"])),
+                (
+                    "DI",
+                    "input",
+                    json!(["0", "0", "0", "0", "0", "0", "0", "0"]),
+                ),
+                ("S", "input", json!(s)),
+                ("O", "output", json!(o)),
+                (
+                    "CO",
+                    "output",
+                    json!(["x", "x", "x", "x", "x", "x", "x", o[7] + 100]),
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_carry_chain_adds_no_levels_bit_by_bit() {
+        // FFs 10..17 -> one LUT each (20..27) -> CARRY8 -> a second CARRY8 -> LUT -> FF.
+        let mut cells: Vec<Value> = (0..8).map(|i| ff(2, 10 + i)).collect();
+        cells.extend((0..8).map(|i| lut(&[10 + i], 20 + i)));
+        let o: Vec<u64> = (30..38).collect();
+        cells.push(carry8(&(20..28).collect::<Vec<_>>(), 3, &o));
+        let o2: Vec<u64> = (40..48).collect();
+        cells.push(carry8(&[o[7] + 100; 8], 3, &o2));
+        cells.extend([lut(&[47], 50), ff(50, 51)]);
+        let ports = [
+            ("clk", "input", json!([1])),
+            ("d", "input", json!([2])),
+            ("c", "input", json!([3])),
+        ];
+        assert_eq!(depth(&netlist(&ports, cells.clone(), &[])), 2);
+        // Bit 0 of the sum sees only S[0]: a deep cone into S[7] does not reach it.
+        cells.pop();
+        cells.pop();
+        cells.extend([ff(30, 60), lut(&[27], 61), lut(&[61], 62), lut(&[62], 63)]);
+        cells.push(carry8(
+            &[20, 21, 22, 23, 24, 25, 26, 63],
+            3,
+            &(70..78).collect::<Vec<_>>(),
+        ));
+        cells.extend([ff(70, 71), ff(77, 72)]);
+        let n = netlist(
+            &ports,
+            cells,
+            &[("low", json!([71])), ("high", json!([72]))],
+        );
+        let (levels, deepest) = lut_depth(&n, "top").unwrap();
+        assert_eq!(levels, 4);
+        assert!(deepest.ends_with("to FDRE high"), "{deepest}");
+    }
+
+    #[test]
+    fn wide_muxes_count_a_level_each() {
+        let mux = |ty, a, b, s, o| {
+            cell(
+                ty,
+                json!({}),
+                &[
+                    ("I0", "input", json!([a])),
+                    ("I1", "input", json!([b])),
+                    ("S", "input", json!([s])),
+                    ("O", "output", json!([o])),
+                ],
+            )
+        };
+        let cells = vec![
+            ff(2, 10),
+            lut(&[10], 11),
+            lut(&[10], 12),
+            mux("MUXF7", 11, 12, 10, 13),
+            mux("MUXF8", 13, 13, 10, 14),
+            ff(14, 15),
+        ];
+        let ports = [("clk", "input", json!([1])), ("d", "input", json!([2]))];
+        assert_eq!(depth(&netlist(&ports, cells, &[])), 3);
+    }
+
+    #[test]
+    fn a_lutram_read_is_one_level_from_its_address_and_its_writes_end_paths() {
+        let ram = |addr: u64, we: u64, o: u64| {
+            cell(
+                "RAM64M",
+                json!({}),
+                &[
+                    (
+                        "ADDRA",
+                        "input",
+                        json!([addr, addr, addr, addr, addr, addr]),
+                    ),
+                    ("ADDRD", "input", json!([10, 10, 10, 10, 10, 10])),
+                    ("DIA", "input", json!([10])),
+                    ("WE", "input", json!([we])),
+                    ("WCLK", "input", json!([1])),
+                    ("DOA", "output", json!([o])),
+                    ("DOD", "output", json!(["x"])),
+                ],
+            )
+        };
+        let ports = [("clk", "input", json!([1])), ("d", "input", json!([2]))];
+        // FF -> LUT -> LUT -> read address -> data -> LUT -> FF: 4.
+        let cells = vec![
+            ff(2, 10),
+            lut(&[10], 11),
+            lut(&[11], 12),
+            ram(12, 10, 13),
+            lut(&[13], 14),
+            ff(14, 15),
+        ];
+        assert_eq!(depth(&netlist(&ports, cells, &[])), 4);
+        // A constant read address: the contents start the path, one level before the LUT.
+        let cells = vec![ff(2, 10), ram(99, 10, 13), lut(&[13], 14), ff(14, 15)];
+        let cells = [
+            cells,
+            vec![cell("GND", json!({}), &[("G", "output", json!([99]))])],
+        ]
+        .concat();
+        assert_eq!(depth(&netlist(&ports, cells, &[])), 2);
+        // The write enable through three LUTs ends at the RAM.
+        let cells = vec![
+            ff(2, 10),
+            lut(&[10], 11),
+            lut(&[11], 12),
+            lut(&[12], 16),
+            ram(10, 16, 13),
+            ff(13, 15),
+        ];
+        assert_eq!(depth(&netlist(&ports, cells, &[])), 3);
+    }
+
+    #[test]
+    fn a_dsp_is_followed_register_by_register() {
+        let dsp = |preg: &str, areg: &str| {
+            cell(
+                "DSP48E2",
+                json!({ "PREG": preg, "AREG": areg, "BREG": "0", "MREG": "00000000000000000000000000000000", "USE_MULT": "MULTIPLY" }),
+                &[
+                    ("A", "input", json!([11])),
+                    ("B", "input", json!([10])),
+                    ("CLK", "input", json!([1])),
+                    ("CEP", "input", json!(["1"])),
+                    ("P", "output", json!([12, 13])),
+                ],
+            )
+        };
+        let ports = [("clk", "input", json!([1])), ("d", "input", json!([2]))];
+        // FF -> LUT -> A -> P -> LUT -> FF.
+        let around = |d| vec![ff(2, 10), lut(&[10], 11), d, lut(&[13], 14), ff(14, 15)];
+        let combinational = "00000000000000000000000000000000";
+        assert_eq!(
+            depth(&netlist(&ports, around(dsp(combinational, "0")), &[])),
+            2
+        );
+        assert_eq!(depth(&netlist(&ports, around(dsp("1", "0")), &[])), 1);
+        assert_eq!(
+            depth(&netlist(&ports, around(dsp(combinational, "2")), &[])),
+            1
+        );
+    }
+
+    #[test]
+    fn unknown_cells_and_loops_are_errors() {
+        let ports = [("clk", "input", json!([1])), ("d", "input", json!([2]))];
+        let odd = cell(
+            "XORCY",
+            json!({}),
+            &[("LI", "input", json!([2])), ("O", "output", json!([3]))],
+        );
+        let e = lut_depth(&netlist(&ports, vec![odd, ff(3, 4)], &[]), "top").unwrap_err();
+        assert!(e.contains("XORCY"), "{e}");
+        let cells = vec![ff(2, 10), lut(&[10, 12], 11), lut(&[11], 12), ff(12, 13)];
+        let e = lut_depth(&netlist(&ports, cells, &[]), "top").unwrap_err();
+        assert!(e.contains("combinational loop"), "{e}");
+        assert!(lut_depth(&netlist(&ports, vec![], &[]), "other").is_err());
     }
 }
