@@ -11,6 +11,7 @@
 //! step, the pass mux with the resubmit path, the frame buffer, the egress arbiter, the AXI4-Lite
 //! control port and the top levels (`docs/pipeline.md`).
 
+pub mod axil;
 pub mod check;
 pub mod core;
 pub mod deparser;
@@ -22,7 +23,9 @@ pub mod parser;
 pub mod pass;
 pub mod phv;
 pub mod presets;
+pub mod regmap;
 pub mod stages;
 pub mod switch;
 pub mod table;
+pub mod top;
 pub mod verilog;

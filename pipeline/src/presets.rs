@@ -1,8 +1,8 @@
 //! Named size presets: the table sizes of a generated switch. Sizes are const generics in the
-//! pipeline (`HorusSwitch<P, N, C>`: `2^P` pools, `2^N` node slots, `2^C` connection entries), so
+//! pipeline (`HorusTop<P, N, C>`: `2^P` pools, `2^N` node slots, `2^C` connection entries), so
 //! a preset is one instantiation; `rtl-gen --preset` picks one.
 
-use crate::switch::HorusSwitch;
+use crate::top::HorusTop;
 use horus_model::config::{Role, Sizes};
 use rust_hdl::prelude::Block;
 
@@ -109,7 +109,7 @@ impl Preset {
         let name = self.module_name();
         macro_rules! emit {
             ($p:literal, $n:literal, $c:literal) => {{
-                let mut s = HorusSwitch::<$p, $n, $c>::new(self.role, seed, conn_timeout_us);
+                let mut s = HorusTop::<$p, $n, $c>::new(self.role, seed, conn_timeout_us);
                 s.connect_all();
                 crate::verilog::emit_named(&s, &name)
             }};

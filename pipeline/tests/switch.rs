@@ -19,3 +19,10 @@ fn switch_verilog_is_lint_clean() {
     let v = horus_pipeline::verilog::emit(&uut);
     horus_pipeline::check::verilator_lint("switch", &v).unwrap();
 }
+
+#[test]
+fn top_verilog_is_lint_clean() {
+    let p = horus_pipeline::presets::preset("small", Role::Spine).unwrap();
+    let v = p.verilog(1, 60);
+    horus_pipeline::check::verilator_lint_top("top", &v, &p.module_name()).unwrap();
+}

@@ -1,7 +1,9 @@
 //! The scoreboard: a Verilated switch and the model's `FrameSwitch`, pass for pass.
 //!
-//! Frames go into `s_axis` beat by beat (with random idle cycles), control passes into the control
-//! port, and `m_axis` is read with random backpressure. Every pass the switch lets into its stages
+//! The switch is configured through its AXI4-Lite port as a host driver does (the switch's
+//! registers, then every control operation staged in the `CTL_*` registers and started with
+//! `CTL_GO`). Frames go into `s_axis` beat by beat (with random idle cycles) and `m_axis` is read
+//! with random backpressure. Every pass the switch lets into its stages
 //! (the trace port) runs through the model in the same order: a frame (which one: its buffer
 //! slot), a resubmitted pass (the model's pending second passes, in order) or a control pass.
 //! Every frame leaving `m_axis` must equal the model's next output, byte for byte, with its
@@ -14,10 +16,9 @@ use anyhow::{Result, bail};
 use horus_model::config::Config;
 use horus_model::sched::frame::{FramePass, FrameResubmit, FrameSwitch, InFrame, OutFrame};
 use horus_model::sched::{ControlOp, config_ops};
-use horus_pipeline::egress::{SpineEntry, SpineTable, SwitchCfg};
-use horus_pipeline::pass::{control_phv, mac_bits};
 use horus_pipeline::phv::Phv;
 use horus_pipeline::presets::Preset;
+use horus_pipeline::regmap::{self, RegFile};
 use rust_hdl::prelude::Bits;
 
 use crate::traffic::{Input, Rng, Traffic};
@@ -40,46 +41,6 @@ pub fn field(w: &[u32], offset: usize, width: usize) -> u64 {
         let b = offset + i;
         acc | (u64::from((w[b / 32] >> (b % 32)) & 1) << i)
     })
-}
-
-/// The switch's configuration port values for `cfg`.
-pub fn switch_cfg(cfg: &Config) -> Result<(Vec<u32>, Vec<u32>)> {
-    let s = &cfg.switch;
-    let sc = SwitchCfg {
-        id: u64::from(s.id).into(),
-        mac: mac_bits(s.mac).into(),
-        ip: u64::from(u32::from(s.ip)).into(),
-        udp: u64::from(s.udp_port).into(),
-        pass_through_port: u64::from(s.pass_through_port).into(),
-        control_port: u64::from(s.control_port).into(),
-    };
-    if cfg.spines.len() > horus_pipeline::egress::SPINES {
-        bail!(
-            "{} spines configured; the hardware holds {}",
-            cfg.spines.len(),
-            horus_pipeline::egress::SPINES
-        );
-    }
-    let entry = |i: usize| {
-        cfg.spines
-            .get(i)
-            .map(|l| SpineEntry {
-                valid: true,
-                id: u64::from(l.id).into(),
-                mac: mac_bits(l.mac).into(),
-                ip: u64::from(u32::from(l.ip)).into(),
-                udp: u64::from(l.udp_port).into(),
-                egress: u64::from(l.port).into(),
-            })
-            .unwrap_or_default()
-    };
-    let st = SpineTable {
-        s0: entry(0),
-        s1: entry(1),
-        s2: entry(2),
-        s3: entry(3),
-    };
-    Ok((words(sc.into()), words(st.into())))
 }
 
 /// Knobs of a run.
@@ -120,11 +81,21 @@ struct Ports {
     m_tlast: Port,
     m_tuser: Port,
     now_us: Port,
-    cfg: Port,
-    spines: Port,
-    ctl_valid: Port,
-    ctl: Port,
-    ctl_ready: Port,
+    awaddr: Port,
+    awvalid: Port,
+    awready: Port,
+    wdata: Port,
+    wstrb: Port,
+    wvalid: Port,
+    bready: Port,
+    bvalid: Port,
+    bresp: Port,
+    araddr: Port,
+    arvalid: Port,
+    rready: Port,
+    rvalid: Port,
+    rdata: Port,
+    rresp: Port,
     trace_valid: Port,
     trace: Port,
     rng_state: Port,
@@ -148,11 +119,21 @@ impl Ports {
             m_tlast: p("m_axis_tlast"),
             m_tuser: p("m_axis_tuser"),
             now_us: p("now_us"),
-            cfg: p("cfg"),
-            spines: p("spines"),
-            ctl_valid: p("ctl_valid"),
-            ctl: p("ctl"),
-            ctl_ready: p("ctl_ready"),
+            awaddr: p("s_axil_awaddr"),
+            awvalid: p("s_axil_awvalid"),
+            awready: p("s_axil_awready"),
+            wdata: p("s_axil_wdata"),
+            wstrb: p("s_axil_wstrb"),
+            wvalid: p("s_axil_wvalid"),
+            bready: p("s_axil_bready"),
+            bvalid: p("s_axil_bvalid"),
+            bresp: p("s_axil_bresp"),
+            araddr: p("s_axil_araddr"),
+            arvalid: p("s_axil_arvalid"),
+            rready: p("s_axil_rready"),
+            rvalid: p("s_axil_rvalid"),
+            rdata: p("s_axil_rdata"),
+            rresp: p("s_axil_rresp"),
             trace_valid: p("trace_valid"),
             trace: p("trace"),
             rng_state: p("rng_state"),
@@ -167,6 +148,7 @@ struct TraceFields {
     handle: (usize, usize),
     time: (usize, usize),
     second: [usize; 4],
+    control: [usize; 4],
 }
 
 impl TraceFields {
@@ -180,6 +162,12 @@ impl TraceFields {
                 p.get_my_offset_is_add_commit(),
                 p.get_my_offset_is_remove_finish(),
                 p.get_my_offset_is_ctl_remove2(),
+            ],
+            control: [
+                p.get_my_offset_is_ctl_pool(),
+                p.get_my_offset_is_ctl_params(),
+                p.get_my_offset_is_ctl_add(),
+                p.get_my_offset_is_ctl_remove(),
             ],
         }
     }
@@ -251,9 +239,16 @@ pub fn run(
     let ports = Ports::of(model);
     let tf = TraceFields::new();
     let mut dut: Dut = model.instance()?;
-    let (sc, st) = switch_cfg(cfg)?;
-    dut.set(&ports.cfg, &sc);
-    dut.set(&ports.spines, &st);
+    dut.set(&ports.bready, &[1]);
+    dut.set(&ports.rready, &[1]);
+    let id = axil_read(&mut dut, &ports, regmap::field("ID").byte_address())?;
+    if id != regmap::ID_VALUE {
+        bail!("ID register reads {id:#x}");
+    }
+    let sw_regs = RegFile::switch_config(cfg).map_err(anyhow::Error::msg)?;
+    for w in regmap::switch_words() {
+        axil_write(&mut dut, &ports, 4 * w, sw_regs.words[w])?;
+    }
     // The model starts with the switch section and spines only; the pools come in as control
     // passes through the hardware's control port.
     let mut bare = cfg.clone();
@@ -276,8 +271,9 @@ pub fn run(
     let mut time_us = 0u32;
     let mut quiet = 0u32;
     let debug = std::env::var("HORUS_COSIM_DEBUG").is_ok();
-    // The control pass on offer, computed again only when a pass has run through the model.
-    let mut ctl_words: Option<(u64, Vec<u32>)> = None;
+    // AXI4-Lite writes under way (byte address, value), and the control operation they stage.
+    let mut writes: VecDeque<(usize, u32)> = VecDeque::new();
+    let mut staged: Option<ControlOp> = None;
 
     loop {
         // ---- Inputs of this cycle.
@@ -301,20 +297,26 @@ pub fn run(
             dut.set(&ports.s_tlast, &[u32::from(*last)]);
         }
         dut.set(&ports.s_tvalid, &[u32::from(offer)]);
-        let ctl_op: Option<ControlOp> = match inputs.front() {
-            Some(Input::Control(op)) if sending.is_none() => Some(*op),
-            _ => None,
-        };
-        match &ctl_op {
-            Some(op) if ctl_words.as_ref().is_none_or(|(at, _)| *at != r.passes) => {
-                let w = words(control_phv(sw.scheduler(), op).into());
-                dut.set(&ports.ctl, &w);
-                ctl_words = Some((r.passes, w));
+        // A control operation at the head is staged through AXI4-Lite (with the host's values
+        // from the model's state now: only control passes change them) and started.
+        if staged.is_none() && sending.is_none() {
+            if let Some(Input::Control(op)) = inputs.front() {
+                let regs = RegFile::control(sw.scheduler(), op);
+                for w in regmap::control_words() {
+                    writes.push_back((4 * w, regs.words[w]));
+                }
+                writes.push_back((regmap::field("CTL_GO").byte_address(), 1));
+                staged = Some(*op);
             }
-            Some(_) => {}
-            None => ctl_words = None,
         }
-        dut.set(&ports.ctl_valid, &[u32::from(ctl_op.is_some())]);
+        let writing = writes.front().copied();
+        if let Some((addr, data)) = writing {
+            dut.set_u64(&ports.awaddr, addr as u64);
+            dut.set(&ports.wdata, &[data]);
+            dut.set(&ports.wstrb, &[0xf]);
+        }
+        dut.set(&ports.awvalid, &[u32::from(writing.is_some())]);
+        dut.set(&ports.wvalid, &[u32::from(writing.is_some())]);
         let ready = bench_rng.chance(opts.output_ready);
         dut.set(&ports.m_tready, &[u32::from(ready)]);
         if bench_rng.chance(20) {
@@ -325,6 +327,16 @@ pub fn run(
         dut.step();
 
         // ---- What happened in it.
+        if writing.is_some() && dut.get_bit(&ports.awready) {
+            writes.pop_front();
+        }
+        if dut.get_bit(&ports.bvalid) && dut.get_u64(&ports.bresp) != 0 {
+            bail!(
+                "cycle {}: an AXI4-Lite write answered {:#x}",
+                dut.cycles,
+                dut.get_u64(&ports.bresp)
+            );
+        }
         if dut.get_bit(&ports.overflow) {
             bail!("cycle {}: the egress overflowed", dut.cycles);
         }
@@ -343,10 +355,13 @@ pub fn run(
             let t = dut.get(&ports.trace).to_vec();
             r.passes += 1;
             let second = tf.second.iter().any(|&o| field(&t, o, 1) == 1);
-            let pass = if dut.get_bit(&ports.ctl_ready) {
-                let Some(Input::Control(op)) = inputs.pop_front() else {
-                    bail!("a control pass entered that the bench did not offer")
+            let control = tf.control.iter().any(|&o| field(&t, o, 1) == 1);
+            let pass = if control {
+                let (Some(op), Some(Input::Control(head))) = (staged.take(), inputs.pop_front())
+                else {
+                    bail!("a control pass entered that the bench did not start")
                 };
+                assert_eq!(op, head);
                 r.controls += 1;
                 FramePass::Control(op)
             } else if second {
@@ -424,6 +439,7 @@ pub fn run(
         }
         // ---- Done when everything went in and everything expected came out.
         let idle = inputs.is_empty()
+            && writes.is_empty()
             && sending.is_none()
             && generated >= opts.frames
             && expected.is_empty()
@@ -450,9 +466,59 @@ pub fn run(
             sw.scheduler().rng_state()
         );
     }
+    let status = axil_read(&mut dut, &ports, regmap::field("CTL_BUSY").byte_address())?;
+    if status != 0 {
+        bail!("STATUS reads {status:#x} at the end (busy, overflow or passes in flight)");
+    }
     r.cycles = dut.cycles;
     r.seconds = start.elapsed().as_secs_f64();
     Ok(r)
+}
+
+/// One AXI4-Lite write, waiting for its response (nothing else moves).
+fn axil_write(dut: &mut Dut, p: &Ports, addr: usize, data: u32) -> Result<()> {
+    dut.set_u64(&p.awaddr, addr as u64);
+    dut.set(&p.wdata, &[data]);
+    dut.set(&p.wstrb, &[0xf]);
+    dut.set(&p.awvalid, &[1]);
+    dut.set(&p.wvalid, &[1]);
+    for _ in 0..10 {
+        dut.step();
+        if dut.get_bit(&p.awready) {
+            dut.set(&p.awvalid, &[0]);
+            dut.set(&p.wvalid, &[0]);
+            for _ in 0..10 {
+                dut.step();
+                if dut.get_bit(&p.bvalid) {
+                    let resp = dut.get_u64(&p.bresp);
+                    if resp != 0 {
+                        bail!("write of {data:#x} to {addr:#x} answered {resp:#x}");
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+    bail!("write to {addr:#x}: no response")
+}
+
+/// One AXI4-Lite read.
+fn axil_read(dut: &mut Dut, p: &Ports, addr: usize) -> Result<u32> {
+    dut.set_u64(&p.araddr, addr as u64);
+    dut.set(&p.arvalid, &[1]);
+    dut.step();
+    dut.set(&p.arvalid, &[0]);
+    for _ in 0..10 {
+        dut.step();
+        if dut.get_bit(&p.rvalid) {
+            let resp = dut.get_u64(&p.rresp);
+            if resp != 0 {
+                bail!("read of {addr:#x} answered {resp:#x}");
+            }
+            return Ok(dut.get(&p.rdata)[0]);
+        }
+    }
+    bail!("read of {addr:#x}: no response")
 }
 
 /// The preset's Verilog, as `rtl-gen` emits it, for a switch whose generator starts at `seed` and

@@ -43,6 +43,7 @@ pub fn ports(verilog: &str, top: &str) -> Result<Vec<Port>> {
     let end = body.find("endmodule").context("no endmodule")?;
     let (mut words_in, mut words_out) = (0, 0);
     let mut out = Vec::new();
+    let mut clock = false;
     for line in body[..end].lines() {
         let line = line.trim();
         let input = line.starts_with("input ");
@@ -59,7 +60,8 @@ pub fn ports(verilog: &str, top: &str) -> Result<Vec<Port>> {
             .last()
             .context("port without a name")?
             .to_string();
-        if name == "clock" {
+        if name == "clk" {
+            clock = true;
             continue;
         }
         let counter = if input { &mut words_in } else { &mut words_out };
@@ -74,6 +76,9 @@ pub fn ports(verilog: &str, top: &str) -> Result<Vec<Port>> {
     }
     if out.is_empty() {
         bail!("module {top} has no ports");
+    }
+    if !clock {
+        bail!("module {top} has no input `clk`");
     }
     Ok(out)
 }
@@ -123,7 +128,7 @@ extern \"C\" {{
 void* cosim_new() {{
     Verilated::randReset(0);
     {class}* m = new {class};
-    m->clock = 0;
+    m->clk = 0;
     m->eval();
     return m;
 }}
@@ -131,9 +136,9 @@ void cosim_free(void* p) {{ delete static_cast<{class}*>(p); }}
 void cosim_step(void* p, const uint32_t* in, uint32_t* out) {{
     {class}* m = static_cast<{class}*>(p);
 {set}    m->eval();
-{get}    m->clock = 1;
+{get}    m->clk = 1;
     m->eval();
-    m->clock = 0;
+    m->clk = 0;
 }}
 }}
 "

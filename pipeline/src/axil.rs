@@ -1,0 +1,400 @@
+//! The AXI4-Lite control port: the register file of `regmap.rs`, the switch's configuration and
+//! the staged control pass.
+//!
+//! One write and one read at a time (a write is taken when the address and the data are both
+//! valid; the response follows in the next cycle). Writes outside the read-write registers and
+//! the doorbell, and reads beyond the map, answer SLVERR and change nothing. Byte strobes are
+//! honoured.
+//!
+//! A control pass is staged in the `CTL_*` registers and started by writing 1 to `CTL_GO`; it then
+//! waits for the pipeline (`ctl_valid` until `ctl_ready`) and `CTL_BUSY` reads 1 until it has
+//! entered. Software waits for `CTL_BUSY` to fall before it stages the next one.
+//!
+//! The field offsets below are the ones in `regmap::FIELDS`; a test writes every field through
+//! this port and checks where it lands.
+
+use crate::egress::{SpineEntry, SpineTable, SwitchCfg};
+use crate::phv::Phv;
+use crate::regmap::{ID_VALUE, WORDS};
+use horus_model::config::Role;
+use rust_hdl::prelude::*;
+
+/// Bits of the AXI4-Lite address.
+pub const AXIL_ADDR_BITS: usize = 12;
+const BITS: usize = 32 * WORDS;
+
+/// `wide = {0, narrow}`: zero extension, which rust-hdl cannot write lint-clean. Hand-written;
+/// `update` is the same in Rust.
+#[derive(LogicBlock, Default)]
+pub struct ZeroExtend<const A: usize, const B: usize> {
+    pub narrow: Signal<In, Bits<A>>,
+    pub wide: Signal<Out, Bits<B>>,
+}
+
+impl<const A: usize, const B: usize> Logic for ZeroExtend<A, B> {
+    fn update(&mut self) {
+        let mut w: Bits<B> = 0.into();
+        for i in 0..A {
+            w = w.replace_bit(i, self.narrow.val().get_bit(i));
+        }
+        self.wide.next = w;
+    }
+
+    fn connect(&mut self) {
+        self.wide.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        assert!(B > A);
+        Verilog::Custom(format!("assign wide = {{{}'d0, narrow}};", B - A))
+    }
+}
+
+#[derive(LogicBlock)]
+pub struct AxiLiteRegs {
+    pub clk: Signal<In, Clock>,
+    /// Synchronous reset of the port: no response pending, no control pass staged. The
+    /// registers keep their values.
+    pub rst: Signal<In, Bit>,
+    /* AXI4-Lite. */
+    pub s_axil_awaddr: Signal<In, Bits<AXIL_ADDR_BITS>>,
+    pub s_axil_awvalid: Signal<In, Bit>,
+    pub s_axil_awready: Signal<Out, Bit>,
+    pub s_axil_wdata: Signal<In, Bits<32>>,
+    pub s_axil_wstrb: Signal<In, Bits<4>>,
+    pub s_axil_wvalid: Signal<In, Bit>,
+    pub s_axil_wready: Signal<Out, Bit>,
+    pub s_axil_bresp: Signal<Out, Bits<2>>,
+    pub s_axil_bvalid: Signal<Out, Bit>,
+    pub s_axil_bready: Signal<In, Bit>,
+    pub s_axil_araddr: Signal<In, Bits<AXIL_ADDR_BITS>>,
+    pub s_axil_arvalid: Signal<In, Bit>,
+    pub s_axil_arready: Signal<Out, Bit>,
+    pub s_axil_rdata: Signal<Out, Bits<32>>,
+    pub s_axil_rresp: Signal<Out, Bits<2>>,
+    pub s_axil_rvalid: Signal<Out, Bit>,
+    pub s_axil_rready: Signal<In, Bit>,
+    /* To and from the datapath. */
+    pub cfg: Signal<Out, SwitchCfg>,
+    pub spines: Signal<Out, SpineTable>,
+    pub ctl_valid: Signal<Out, Bit>,
+    pub ctl: Signal<Out, Phv>,
+    pub ctl_ready: Signal<In, Bit>,
+    pub overflow: Signal<In, Bit>,
+    pub in_flight: Signal<In, Bits<8>>,
+
+    regs: DFF<Bits<BITS>>,
+    pending: DFF<Bit>,
+    bvalid: DFF<Bit>,
+    bresp: DFF<Bits<2>>,
+    rvalid: DFF<Bit>,
+    rdata: DFF<Bits<32>>,
+    rresp: DFF<Bits<2>>,
+    wdata_wide: ZeroExtend<32, BITS>,
+    wmask_wide: ZeroExtend<32, BITS>,
+    in_flight_wide: ZeroExtend<8, 32>,
+
+    take_w: Signal<Local, Bit>,
+    take_r: Signal<Local, Bit>,
+    wword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
+    rword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
+    wshift: Signal<Local, Bits<AXIL_ADDR_BITS>>,
+    rshift: Signal<Local, Bits<AXIL_ADDR_BITS>>,
+    wmask: Signal<Local, Bits<32>>,
+    /// The register file shifted to the word read; only its low 32 bits are used (the name
+    /// matches Verilator's `--unused-regexp`).
+    shifted_unused: Signal<Local, Bits<BITS>>,
+    status: Signal<Local, Bits<32>>,
+    rw_word: Signal<Local, Bit>,
+    sp: Signal<Local, SpineEntry>,
+    c: Signal<Local, Phv>,
+
+    id_value: Constant<Bits<32>>,
+    info_value: Constant<Bits<32>>,
+    zero_phv: Constant<Phv>,
+    word_mask: Constant<Bits<AXIL_ADDR_BITS>>,
+    two: Constant<Bits<AXIL_ADDR_BITS>>,
+    three: Constant<Bits<AXIL_ADDR_BITS>>,
+    zero32: Constant<Bits<32>>,
+    w_id: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_info: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_status: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_go: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_first_rw: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_last_rw: Constant<Bits<AXIL_ADDR_BITS>>,
+    byte0: Constant<Bits<32>>,
+    byte1: Constant<Bits<32>>,
+    byte2: Constant<Bits<32>>,
+    byte3: Constant<Bits<32>>,
+    one32: Constant<Bits<32>>,
+    two32: Constant<Bits<32>>,
+    sh8: Constant<Bits<32>>,
+    okay: Constant<Bits<2>>,
+    slverr: Constant<Bits<2>>,
+}
+
+impl AxiLiteRegs {
+    /// The port of a switch of `role` with `2^P` pools, `2^N` nodes and `2^C` connections (for
+    /// the read-only `ROLE` and `*_BITS` fields).
+    pub fn new(role: Role, pool_bits: usize, node_bits: usize, conn_bits: usize) -> Self {
+        let c = |v: u64| Constant::new(Bits::<AXIL_ADDR_BITS>::from(v));
+        let c32 = |v: u64| Constant::new(Bits::<32>::from(v));
+        let info = u64::from(role == Role::Spine)
+            | (pool_bits as u64) << 8
+            | (node_bits as u64) << 16
+            | (conn_bits as u64) << 24;
+        let last_rw = crate::regmap::FIELDS
+            .iter()
+            .filter(|f| f.access == crate::regmap::Access::Rw)
+            .map(|f| f.word + (f.lsb + f.width - 1) / 32)
+            .max()
+            .expect("read-write fields") as u64;
+        Self {
+            clk: Default::default(),
+            rst: Default::default(),
+            s_axil_awaddr: Default::default(),
+            s_axil_awvalid: Default::default(),
+            s_axil_awready: Default::default(),
+            s_axil_wdata: Default::default(),
+            s_axil_wstrb: Default::default(),
+            s_axil_wvalid: Default::default(),
+            s_axil_wready: Default::default(),
+            s_axil_bresp: Default::default(),
+            s_axil_bvalid: Default::default(),
+            s_axil_bready: Default::default(),
+            s_axil_araddr: Default::default(),
+            s_axil_arvalid: Default::default(),
+            s_axil_arready: Default::default(),
+            s_axil_rdata: Default::default(),
+            s_axil_rresp: Default::default(),
+            s_axil_rvalid: Default::default(),
+            s_axil_rready: Default::default(),
+            cfg: Default::default(),
+            spines: Default::default(),
+            ctl_valid: Default::default(),
+            ctl: Default::default(),
+            ctl_ready: Default::default(),
+            overflow: Default::default(),
+            in_flight: Default::default(),
+            regs: Default::default(),
+            pending: Default::default(),
+            bvalid: Default::default(),
+            bresp: Default::default(),
+            rvalid: Default::default(),
+            rdata: Default::default(),
+            rresp: Default::default(),
+            wdata_wide: Default::default(),
+            wmask_wide: Default::default(),
+            in_flight_wide: Default::default(),
+            take_w: Default::default(),
+            take_r: Default::default(),
+            wword: Default::default(),
+            rword: Default::default(),
+            wshift: Default::default(),
+            rshift: Default::default(),
+            wmask: Default::default(),
+            shifted_unused: Default::default(),
+            status: Default::default(),
+            rw_word: Default::default(),
+            sp: Default::default(),
+            c: Default::default(),
+            id_value: c32(u64::from(ID_VALUE)),
+            info_value: c32(info),
+            zero_phv: Constant::new(Phv::default()),
+            word_mask: c(0xffc),
+            two: c(2),
+            three: c(3),
+            zero32: c32(0),
+            w_id: c(0),
+            w_info: c(1),
+            w_status: c(2),
+            w_go: c(3),
+            w_first_rw: c(4),
+            w_last_rw: c(last_rw),
+            byte0: c32(0xff),
+            byte1: c32(0xff00),
+            byte2: c32(0xff_0000),
+            byte3: c32(0xff00_0000),
+            one32: c32(1),
+            two32: c32(2),
+            sh8: c32(8),
+            okay: Constant::new(0.into()),
+            slverr: Constant::new(2.into()),
+        }
+    }
+}
+
+impl Logic for AxiLiteRegs {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clk, regs, pending, bvalid, bresp, rvalid, rdata, rresp
+        );
+
+        // ---- Writes.
+        self.take_w.next =
+            self.s_axil_awvalid.val() & self.s_axil_wvalid.val() & !self.bvalid.q.val();
+        self.s_axil_awready.next =
+            self.s_axil_awvalid.val() & self.s_axil_wvalid.val() & !self.bvalid.q.val();
+        self.s_axil_wready.next =
+            self.s_axil_awvalid.val() & self.s_axil_wvalid.val() & !self.bvalid.q.val();
+        self.wword.next = self.s_axil_awaddr.val() >> self.two.val();
+        self.wshift.next = (self.s_axil_awaddr.val() & self.word_mask.val()) << self.three.val();
+        self.wmask.next = self.zero32.val();
+        if self.s_axil_wstrb.val().get_bit(0) {
+            self.wmask.next = self.wmask.val() | self.byte0.val();
+        }
+        if self.s_axil_wstrb.val().get_bit(1) {
+            self.wmask.next = self.wmask.val() | self.byte1.val();
+        }
+        if self.s_axil_wstrb.val().get_bit(2) {
+            self.wmask.next = self.wmask.val() | self.byte2.val();
+        }
+        if self.s_axil_wstrb.val().get_bit(3) {
+            self.wmask.next = self.wmask.val() | self.byte3.val();
+        }
+        self.wdata_wide.narrow.next = self.s_axil_wdata.val();
+        self.wmask_wide.narrow.next = self.wmask.val();
+        self.rw_word.next = (self.wword.val() >= self.w_first_rw.val())
+            & (self.wword.val() <= self.w_last_rw.val());
+        if self.take_w.val() {
+            self.bvalid.d.next = true;
+            self.bresp.d.next = self.slverr.val();
+            if self.rw_word.val() {
+                self.regs.d.next = (self.regs.q.val()
+                    & !(self.wmask_wide.wide.val() << self.wshift.val()))
+                    | ((self.wdata_wide.wide.val() & self.wmask_wide.wide.val())
+                        << self.wshift.val());
+                self.bresp.d.next = self.okay.val();
+            }
+            if self.wword.val() == self.w_go.val() {
+                self.bresp.d.next = self.okay.val();
+                if self.s_axil_wstrb.val().get_bit(0) & self.s_axil_wdata.val().get_bit(0) {
+                    self.pending.d.next = true;
+                }
+            }
+        }
+        if self.bvalid.q.val() & self.s_axil_bready.val() {
+            self.bvalid.d.next = false;
+        }
+        self.s_axil_bvalid.next = self.bvalid.q.val();
+        self.s_axil_bresp.next = self.bresp.q.val();
+
+        // ---- Reads.
+        self.take_r.next = self.s_axil_arvalid.val() & !self.rvalid.q.val();
+        self.s_axil_arready.next = self.s_axil_arvalid.val() & !self.rvalid.q.val();
+        self.rword.next = self.s_axil_araddr.val() >> self.two.val();
+        self.rshift.next = (self.s_axil_araddr.val() & self.word_mask.val()) << self.three.val();
+        self.shifted_unused.next = self.regs.q.val() >> self.rshift.val();
+        self.in_flight_wide.narrow.next = self.in_flight.val();
+        self.status.next = self.in_flight_wide.wide.val() << self.sh8.val();
+        if self.pending.q.val() {
+            self.status.next = self.status.val() | self.one32.val();
+        }
+        if self.overflow.val() {
+            self.status.next = self.status.val() | self.two32.val();
+        }
+        if self.take_r.val() {
+            self.rvalid.d.next = true;
+            self.rresp.d.next = self.okay.val();
+            self.rdata.d.next = self.shifted_unused.val().get_bits::<32>(0);
+            if self.rword.val() == self.w_id.val() {
+                self.rdata.d.next = self.id_value.val();
+            }
+            if self.rword.val() == self.w_info.val() {
+                self.rdata.d.next = self.info_value.val();
+            }
+            if self.rword.val() == self.w_status.val() {
+                self.rdata.d.next = self.status.val();
+            }
+            if self.rword.val() == self.w_go.val() {
+                self.rdata.d.next = self.zero32.val();
+                if self.pending.q.val() {
+                    self.rdata.d.next = self.one32.val();
+                }
+            }
+            if self.rword.val() > self.w_last_rw.val() {
+                self.rdata.d.next = self.zero32.val();
+                self.rresp.d.next = self.slverr.val();
+            }
+        }
+        if self.rvalid.q.val() & self.s_axil_rready.val() {
+            self.rvalid.d.next = false;
+        }
+        self.s_axil_rvalid.next = self.rvalid.q.val();
+        self.s_axil_rdata.next = self.rdata.q.val();
+        self.s_axil_rresp.next = self.rresp.q.val();
+
+        // ---- The control pass.
+        if self.ctl_ready.val() {
+            self.pending.d.next = false;
+        }
+        if self.rst.val() {
+            self.pending.d.next = false;
+            self.bvalid.d.next = false;
+            self.rvalid.d.next = false;
+        }
+        self.ctl_valid.next = self.pending.q.val();
+
+        // ---- The fields (offsets: regmap::FIELDS).
+        self.cfg.next.id = self.regs.q.val().get_bits::<16>(128);
+        self.cfg.next.udp = self.regs.q.val().get_bits::<16>(144);
+        self.cfg.next.mac = self.regs.q.val().get_bits::<48>(160);
+        self.cfg.next.pass_through_port = self.regs.q.val().get_bits::<8>(208);
+        self.cfg.next.control_port = self.regs.q.val().get_bits::<8>(216);
+        self.cfg.next.ip = self.regs.q.val().get_bits::<32>(224);
+        self.sp.next.valid = self.regs.q.val().get_bit(256);
+        self.sp.next.egress = self.regs.q.val().get_bits::<8>(264);
+        self.sp.next.id = self.regs.q.val().get_bits::<16>(272);
+        self.sp.next.mac = self.regs.q.val().get_bits::<48>(288);
+        self.sp.next.udp = self.regs.q.val().get_bits::<16>(336);
+        self.sp.next.ip = self.regs.q.val().get_bits::<32>(352);
+        self.spines.next.s0 = self.sp.val();
+        self.sp.next.valid = self.regs.q.val().get_bit(384);
+        self.sp.next.egress = self.regs.q.val().get_bits::<8>(392);
+        self.sp.next.id = self.regs.q.val().get_bits::<16>(400);
+        self.sp.next.mac = self.regs.q.val().get_bits::<48>(416);
+        self.sp.next.udp = self.regs.q.val().get_bits::<16>(464);
+        self.sp.next.ip = self.regs.q.val().get_bits::<32>(480);
+        self.spines.next.s1 = self.sp.val();
+        self.sp.next.valid = self.regs.q.val().get_bit(512);
+        self.sp.next.egress = self.regs.q.val().get_bits::<8>(520);
+        self.sp.next.id = self.regs.q.val().get_bits::<16>(528);
+        self.sp.next.mac = self.regs.q.val().get_bits::<48>(544);
+        self.sp.next.udp = self.regs.q.val().get_bits::<16>(592);
+        self.sp.next.ip = self.regs.q.val().get_bits::<32>(608);
+        self.spines.next.s2 = self.sp.val();
+        self.sp.next.valid = self.regs.q.val().get_bit(640);
+        self.sp.next.egress = self.regs.q.val().get_bits::<8>(648);
+        self.sp.next.id = self.regs.q.val().get_bits::<16>(656);
+        self.sp.next.mac = self.regs.q.val().get_bits::<48>(672);
+        self.sp.next.udp = self.regs.q.val().get_bits::<16>(720);
+        self.sp.next.ip = self.regs.q.val().get_bits::<32>(736);
+        self.spines.next.s3 = self.sp.val();
+        self.c.next = self.zero_phv.val();
+        self.c.next.is_ctl_pool = self.regs.q.val().get_bit(768);
+        self.c.next.is_ctl_params = self.regs.q.val().get_bit(769);
+        self.c.next.is_ctl_add = self.regs.q.val().get_bit(770);
+        self.c.next.is_ctl_remove = self.regs.q.val().get_bit(771);
+        self.c.next.pool = self.regs.q.val().get_bits::<16>(784);
+        self.c.next.src = self.regs.q.val().get_bits::<16>(800);
+        self.c.next.base = self.regs.q.val().get_bits::<16>(816);
+        self.c.next.cap = self.regs.q.val().get_bits::<16>(832);
+        self.c.next.link_at = self.regs.q.val().get_bits::<16>(848);
+        self.c.next.unlink_at = self.regs.q.val().get_bits::<16>(864);
+        self.c.next.spine_ok = self.regs.q.val().get_bit(880);
+        self.c.next.report_delta = self.regs.q.val().get_bits::<32>(896);
+        self.c.next.spine_id = self.regs.q.val().get_bits::<16>(928);
+        self.c.next.spine_node = self.regs.q.val().get_bits::<16>(944);
+        self.c.next.factor = self.regs.q.val().get_bits::<32>(960);
+        self.c.next.unit = self.regs.q.val().get_bits::<64>(992);
+        self.c.next.mac = self.regs.q.val().get_bits::<48>(1056);
+        self.c.next.egress = self.regs.q.val().get_bits::<8>(1104);
+        self.c.next.ip = self.regs.q.val().get_bits::<32>(1120);
+        self.c.next.port = self.regs.q.val().get_bits::<16>(1152);
+        self.c.next.out_dst = self.regs.q.val().get_bits::<16>(1168);
+        self.c.next.mv_node = self.regs.q.val().get_bits::<16>(1184);
+        self.c.next.mv_f = self.regs.q.val().get_bits::<32>(1216);
+        self.ctl.next = self.c.val();
+    }
+}

@@ -1,0 +1,562 @@
+//! The register map of the AXI4-Lite control port: the one definition. `rtl-gen` writes it as JSON
+//! and as a C header; the AXI4-Lite block (`axil.rs`) implements it and a test writes every field
+//! through the port and checks where it lands; the host driver reads it from here.
+//!
+//! 32-bit registers at byte address `4 * word`. A field wider than 32 bits (a MAC address, the
+//! rack average's unit) takes the low bits of its first word and continues in the next word, so
+//! that it is contiguous in the register file.
+
+/// How software may use a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Read only.
+    Ro,
+    /// Read and write.
+    Rw,
+    /// Write starts an action; reads return its status.
+    Doorbell,
+}
+
+impl Access {
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::Ro => "ro",
+            Access::Rw => "rw",
+            Access::Doorbell => "doorbell",
+        }
+    }
+}
+
+/// A field: `width` bits from bit `lsb` of register `word` (continuing into the next words when
+/// `lsb + width > 32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: &'static str,
+    pub word: usize,
+    pub lsb: usize,
+    pub width: usize,
+    pub access: Access,
+    pub doc: &'static str,
+}
+
+impl Field {
+    /// Bit offset in the register file.
+    pub const fn bit(&self) -> usize {
+        32 * self.word + self.lsb
+    }
+    pub const fn byte_address(&self) -> usize {
+        4 * self.word
+    }
+}
+
+const fn f(
+    name: &'static str,
+    word: usize,
+    lsb: usize,
+    width: usize,
+    access: Access,
+    doc: &'static str,
+) -> Field {
+    Field {
+        name,
+        word,
+        lsb,
+        width,
+        access,
+        doc,
+    }
+}
+
+/// Value of `ID`: "HORU".
+pub const ID_VALUE: u32 = 0x484f_5255;
+/// Words of the register file.
+pub const WORDS: usize = 64;
+/// First word of the spine table; each spine takes `SPINE_WORDS`.
+pub const SPINE_BASE: usize = 8;
+pub const SPINE_WORDS: usize = 4;
+
+use Access::*;
+
+use crate::egress::SPINES;
+use crate::pass::mac_bits;
+use horus_model::config::Config;
+use horus_model::sched::{ControlOp, Params, Scheduler};
+
+/// Every field, in address order.
+pub const FIELDS: &[Field] = &[
+    f("ID", 0, 0, 32, Ro, "0x484F5255 (\"HORU\")"),
+    f("ROLE", 1, 0, 1, Ro, "0: leaf, 1: spine"),
+    f("POOL_BITS", 1, 8, 8, Ro, "log2 of the pool table size"),
+    f("NODE_BITS", 1, 16, 8, Ro, "log2 of the node table size"),
+    f(
+        "CONN_BITS",
+        1,
+        24,
+        8,
+        Ro,
+        "log2 of the connection table size",
+    ),
+    f(
+        "CTL_BUSY",
+        2,
+        0,
+        1,
+        Ro,
+        "a control pass is staged and has not entered the pipeline yet",
+    ),
+    f(
+        "OVERFLOW",
+        2,
+        1,
+        1,
+        Ro,
+        "sticky: the egress lost a job or a beat (never expected)",
+    ),
+    f("IN_FLIGHT", 2, 8, 8, Ro, "passes in the pipeline's stages"),
+    f(
+        "CTL_GO",
+        3,
+        0,
+        1,
+        Doorbell,
+        "write 1: run the staged control pass; reads 1 while it waits",
+    ),
+    f(
+        "SWITCH_ID",
+        4,
+        0,
+        16,
+        Rw,
+        "this switch's ID (a spine writes it into src_id of the tasks it forwards)",
+    ),
+    f(
+        "SWITCH_UDP_PORT",
+        4,
+        16,
+        16,
+        Rw,
+        "source UDP port of the messages this switch sends",
+    ),
+    f(
+        "SWITCH_MAC",
+        5,
+        0,
+        48,
+        Rw,
+        "source MAC of the messages this switch sends",
+    ),
+    f(
+        "PASS_THROUGH_PORT",
+        6,
+        16,
+        8,
+        Rw,
+        "egress port of frames that are not Horus frames",
+    ),
+    f(
+        "CONTROL_PORT",
+        6,
+        24,
+        8,
+        Rw,
+        "egress port of controller packets",
+    ),
+    f(
+        "SWITCH_IP",
+        7,
+        0,
+        32,
+        Rw,
+        "source IPv4 address of the messages this switch sends",
+    ),
+    // Spines 0..3 (a leaf's; searched in order for a pool's spine ID).
+    f("SPINE0_VALID", 8, 0, 1, Rw, "spine entry in use"),
+    f(
+        "SPINE0_EGRESS",
+        8,
+        8,
+        8,
+        Rw,
+        "egress port towards the spine",
+    ),
+    f("SPINE0_ID", 8, 16, 16, Rw, "the spine's ID"),
+    f("SPINE0_MAC", 9, 0, 48, Rw, "the spine's MAC"),
+    f("SPINE0_UDP_PORT", 10, 16, 16, Rw, "the spine's UDP port"),
+    f("SPINE0_IP", 11, 0, 32, Rw, "the spine's IPv4 address"),
+    f("SPINE1_VALID", 12, 0, 1, Rw, "spine entry in use"),
+    f(
+        "SPINE1_EGRESS",
+        12,
+        8,
+        8,
+        Rw,
+        "egress port towards the spine",
+    ),
+    f("SPINE1_ID", 12, 16, 16, Rw, "the spine's ID"),
+    f("SPINE1_MAC", 13, 0, 48, Rw, "the spine's MAC"),
+    f("SPINE1_UDP_PORT", 14, 16, 16, Rw, "the spine's UDP port"),
+    f("SPINE1_IP", 15, 0, 32, Rw, "the spine's IPv4 address"),
+    f("SPINE2_VALID", 16, 0, 1, Rw, "spine entry in use"),
+    f(
+        "SPINE2_EGRESS",
+        16,
+        8,
+        8,
+        Rw,
+        "egress port towards the spine",
+    ),
+    f("SPINE2_ID", 16, 16, 16, Rw, "the spine's ID"),
+    f("SPINE2_MAC", 17, 0, 48, Rw, "the spine's MAC"),
+    f("SPINE2_UDP_PORT", 18, 16, 16, Rw, "the spine's UDP port"),
+    f("SPINE2_IP", 19, 0, 32, Rw, "the spine's IPv4 address"),
+    f("SPINE3_VALID", 20, 0, 1, Rw, "spine entry in use"),
+    f(
+        "SPINE3_EGRESS",
+        20,
+        8,
+        8,
+        Rw,
+        "egress port towards the spine",
+    ),
+    f("SPINE3_ID", 20, 16, 16, Rw, "the spine's ID"),
+    f("SPINE3_MAC", 21, 0, 48, Rw, "the spine's MAC"),
+    f("SPINE3_UDP_PORT", 22, 16, 16, Rw, "the spine's UDP port"),
+    f("SPINE3_IP", 23, 0, 32, Rw, "the spine's IPv4 address"),
+    // The staged control pass (horus_model::sched::ControlOp and the host's values).
+    f(
+        "CTL_CONFIGURE_POOL",
+        24,
+        0,
+        1,
+        Rw,
+        "operation: configure a pool",
+    ),
+    f(
+        "CTL_SET_PARAMS",
+        24,
+        1,
+        1,
+        Rw,
+        "operation: set a pool's parameters",
+    ),
+    f("CTL_ADD_NODE", 24, 2, 1, Rw, "operation: add a node"),
+    f("CTL_REMOVE_NODE", 24, 3, 1, Rw, "operation: remove a node"),
+    f("CTL_POOL", 24, 16, 16, Rw, "the pool"),
+    f("CTL_NODE", 25, 0, 16, Rw, "the node (add, remove)"),
+    f(
+        "CTL_BASE",
+        25,
+        16,
+        16,
+        Rw,
+        "the pool's first slot (configure)",
+    ),
+    f(
+        "CTL_CAPACITY",
+        26,
+        0,
+        16,
+        Rw,
+        "the pool's slots (configure)",
+    ),
+    f(
+        "CTL_LINK_AT",
+        26,
+        16,
+        16,
+        Rw,
+        "idle_link_at (configure, set)",
+    ),
+    f(
+        "CTL_UNLINK_AT",
+        27,
+        0,
+        16,
+        Rw,
+        "idle_unlink_at (configure, set)",
+    ),
+    f(
+        "CTL_SPINE_OK",
+        27,
+        16,
+        1,
+        Rw,
+        "the pool reports to a spine (configure, leaf)",
+    ),
+    f(
+        "CTL_REPORT_DELTA",
+        28,
+        0,
+        32,
+        Rw,
+        "report_delta, 16.16 (configure, set)",
+    ),
+    f(
+        "CTL_SPINE_ID",
+        29,
+        0,
+        16,
+        Rw,
+        "the pool's spine (configure, leaf)",
+    ),
+    f(
+        "CTL_SPINE_NODE",
+        29,
+        16,
+        16,
+        Rw,
+        "this rack's node ID at that spine (configure, leaf)",
+    ),
+    f(
+        "CTL_FACTOR",
+        30,
+        0,
+        32,
+        Rw,
+        "the new node's additive factor, 16.16 (add)",
+    ),
+    f(
+        "CTL_UNIT",
+        31,
+        0,
+        64,
+        Rw,
+        "rack-average unit for the new worker count, round(2^32 / n) (add, remove; leaf)",
+    ),
+    f("CTL_NODE_MAC", 33, 0, 48, Rw, "the new node's MAC (add)"),
+    f(
+        "CTL_NODE_EGRESS",
+        34,
+        16,
+        8,
+        Rw,
+        "the new node's egress port (add)",
+    ),
+    f(
+        "CTL_NODE_IP",
+        35,
+        0,
+        32,
+        Rw,
+        "the new node's IPv4 address (add)",
+    ),
+    f(
+        "CTL_NODE_UDP_PORT",
+        36,
+        0,
+        16,
+        Rw,
+        "the new node's UDP port (add)",
+    ),
+    f(
+        "CTL_NODE_DST_ID",
+        36,
+        16,
+        16,
+        Rw,
+        "dst_id of tasks sent to the new node (add)",
+    ),
+    f(
+        "CTL_LAST_MEMBER",
+        37,
+        0,
+        16,
+        Rw,
+        "the pool's last member, moved into the freed slot (remove)",
+    ),
+    f(
+        "CTL_LAST_MEMBER_FACTOR",
+        38,
+        0,
+        32,
+        Rw,
+        "that member's additive factor, 16.16 (remove)",
+    ),
+];
+
+/// Register values: what software writes, word by word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegFile {
+    pub words: [u32; WORDS],
+}
+
+impl Default for RegFile {
+    fn default() -> Self {
+        RegFile { words: [0; WORDS] }
+    }
+}
+
+impl RegFile {
+    /// Sets field `name` to `value` (its low `width` bits).
+    pub fn set(&mut self, name: &str, value: u64) -> &mut Self {
+        let f = field(name);
+        for i in 0..f.width {
+            let b = f.bit() + i;
+            let w = &mut self.words[b / 32];
+            *w = (*w & !(1 << (b % 32))) | ((((value >> i) & 1) as u32) << (b % 32));
+        }
+        self
+    }
+
+    /// Field `name`'s value.
+    pub fn get(&self, name: &str) -> u64 {
+        let f = field(name);
+        (0..f.width).fold(0, |acc, i| {
+            let b = f.bit() + i;
+            acc | (u64::from((self.words[b / 32] >> (b % 32)) & 1) << i)
+        })
+    }
+
+    /// The switch's own registers and its spine table, from `cfg` (at most 4 spines).
+    pub fn switch_config(cfg: &Config) -> Result<RegFile, String> {
+        let s = &cfg.switch;
+        if cfg.spines.len() > SPINES {
+            return Err(format!(
+                "{} spines configured; the hardware holds {SPINES}",
+                cfg.spines.len()
+            ));
+        }
+        let mut r = RegFile::default();
+        r.set("SWITCH_ID", s.id.into())
+            .set("SWITCH_UDP_PORT", s.udp_port.into())
+            .set("SWITCH_MAC", mac_bits(s.mac))
+            .set("PASS_THROUGH_PORT", s.pass_through_port.into())
+            .set("CONTROL_PORT", s.control_port.into())
+            .set("SWITCH_IP", u32::from(s.ip).into());
+        for (i, l) in cfg.spines.iter().enumerate() {
+            r.set(&format!("SPINE{i}_VALID"), 1)
+                .set(&format!("SPINE{i}_EGRESS"), l.port.into())
+                .set(&format!("SPINE{i}_ID"), l.id.into())
+                .set(&format!("SPINE{i}_MAC"), mac_bits(l.mac))
+                .set(&format!("SPINE{i}_UDP_PORT"), l.udp_port.into())
+                .set(&format!("SPINE{i}_IP"), u32::from(l.ip).into());
+        }
+        Ok(r)
+    }
+
+    /// The staged control pass for `op` when the scheduler's state is `m`, with the values the
+    /// host computes (`Scheduler::host_values`); `op` must be one `Scheduler::validate` accepts.
+    pub fn control(m: &Scheduler, op: &ControlOp) -> RegFile {
+        let host = m.host_values(op);
+        let mut r = RegFile::default();
+        match *op {
+            ControlOp::ConfigurePool {
+                pool,
+                base,
+                capacity,
+                ref params,
+                spine,
+            } => {
+                r.set("CTL_CONFIGURE_POOL", 1)
+                    .set("CTL_POOL", pool.into())
+                    .set("CTL_BASE", base.into())
+                    .set("CTL_CAPACITY", capacity.into());
+                params_of(&mut r, params);
+                if let Some(s) = spine {
+                    r.set("CTL_SPINE_OK", 1)
+                        .set("CTL_SPINE_ID", s.id.into())
+                        .set("CTL_SPINE_NODE", s.node.into());
+                }
+            }
+            ControlOp::SetPoolParams { pool, ref params } => {
+                r.set("CTL_SET_PARAMS", 1).set("CTL_POOL", pool.into());
+                params_of(&mut r, params);
+            }
+            ControlOp::AddNode {
+                pool, node, addr, ..
+            } => {
+                r.set("CTL_ADD_NODE", 1)
+                    .set("CTL_POOL", pool.into())
+                    .set("CTL_NODE", node.into())
+                    .set("CTL_FACTOR", host.factor.0.into())
+                    .set("CTL_UNIT", host.unit)
+                    .set("CTL_NODE_MAC", mac_bits(addr.endpoint.mac))
+                    .set("CTL_NODE_EGRESS", addr.port.into())
+                    .set("CTL_NODE_IP", u32::from(addr.endpoint.ip).into())
+                    .set("CTL_NODE_UDP_PORT", addr.endpoint.udp_port.into())
+                    .set("CTL_NODE_DST_ID", addr.dst_id.into());
+            }
+            ControlOp::RemoveNode { pool, node } => {
+                r.set("CTL_REMOVE_NODE", 1)
+                    .set("CTL_POOL", pool.into())
+                    .set("CTL_NODE", node.into())
+                    .set("CTL_LAST_MEMBER", host.last_member.node.into())
+                    .set("CTL_LAST_MEMBER_FACTOR", host.last_member.factor.0.into())
+                    .set("CTL_UNIT", host.unit);
+            }
+        }
+        r
+    }
+}
+
+fn params_of(r: &mut RegFile, p: &Params) {
+    r.set("CTL_LINK_AT", p.link_at.into())
+        .set("CTL_UNLINK_AT", p.unlink_at.into())
+        .set("CTL_REPORT_DELTA", p.report_delta.0.into());
+}
+
+/// Words of the staged control pass (`CTL_*`), which software writes before `CTL_GO`.
+pub fn control_words() -> std::ops::RangeInclusive<usize> {
+    let ctl = FIELDS
+        .iter()
+        .filter(|f| f.name.starts_with("CTL_") && f.access == Rw);
+    let first = ctl.clone().map(|f| f.word).min().unwrap_or(0);
+    let last = ctl
+        .map(|f| f.word + (f.lsb + f.width - 1) / 32)
+        .max()
+        .unwrap_or(0);
+    first..=last
+}
+
+/// Words of the switch's own registers and its spine table.
+pub fn switch_words() -> std::ops::RangeInclusive<usize> {
+    let w = FIELDS.iter().filter(|f| {
+        (f.name.starts_with("SWITCH_") || f.name.starts_with("SPINE") || f.name.ends_with("_PORT"))
+            && !f.name.starts_with("CTL_")
+    });
+    let first = w.clone().map(|f| f.word).min().unwrap_or(0);
+    let last = w
+        .map(|f| f.word + (f.lsb + f.width - 1) / 32)
+        .max()
+        .unwrap_or(0);
+    first..=last
+}
+
+/// The field called `name`.
+pub fn field(name: &str) -> &'static Field {
+    FIELDS
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no register field {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_do_not_overlap_and_fit_the_register_file() {
+        let mut used = vec![false; 32 * WORDS];
+        for f in FIELDS {
+            assert!(f.bit() + f.width <= 32 * WORDS, "{}", f.name);
+            assert!(f.width > 0 && (f.width <= 32 || f.lsb == 0), "{}", f.name);
+            for (b, u) in used.iter_mut().enumerate().skip(f.bit()).take(f.width) {
+                assert!(!*u, "{} overlaps another field at bit {b}", f.name);
+                *u = true;
+            }
+        }
+    }
+
+    #[test]
+    fn every_spine_has_the_same_layout() {
+        for i in 1..4 {
+            for name in ["VALID", "EGRESS", "ID", "MAC", "UDP_PORT", "IP"] {
+                let a = field(&format!("SPINE0_{name}"));
+                let b = field(&format!("SPINE{i}_{name}"));
+                assert_eq!(b.bit(), a.bit() + 32 * SPINE_WORDS * i, "SPINE{i}_{name}");
+                assert_eq!(b.width, a.width);
+            }
+        }
+        assert_eq!(field("SPINE0_VALID").word, SPINE_BASE);
+    }
+}
