@@ -1,16 +1,24 @@
 //! `horusctl`: the host side of a Horus scheduler.
 //!
 //! It turns a switch configuration into the control passes that program the scheduler's tables
-//! (the same passes the reference model runs, `horus_model::sched::ControlOp`), and will issue them
-//! through the pipeline's AXI4-Lite register map and read its counters once the hardware exists.
-//! Today: `horusctl check CONFIG` validates a configuration and prints the control passes it means.
+//! (the same passes the reference model runs, `horus_model::sched::ControlOp`) and into the
+//! AXI4-Lite register writes that issue them (`horus_pipeline::regmap`).
+//!
+//! - `horusctl check CONFIG` validates a configuration, for the model and for the hardware (a
+//!   size preset with its table sizes, at most four spines), and prints the control passes.
+//! - `horusctl writes CONFIG` prints the register writes that configure a freshly loaded switch,
+//!   one per line (`write ADDR VALUE`, and `wait-idle` where software must wait for `CTL_BUSY` to
+//!   read 0), for a driver script or a memory-mapped I/O tool.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use horus_model::config::Config;
 use horus_model::sched::{ControlOp, Scheduler};
+use horus_pipeline::regmap::{self, RegFile};
 
 #[derive(Parser, Debug)]
 #[command(version, about = "Configure a Horus scheduler and read its counters")]
@@ -26,6 +34,41 @@ enum Cmd {
         /// The switch configuration (TOML).
         config: PathBuf,
     },
+    /// Print the AXI4-Lite register writes that program a freshly loaded switch.
+    Writes {
+        /// The switch configuration (TOML).
+        config: PathBuf,
+    },
+}
+
+/// The hardware preset with `cfg`'s table sizes, or why none fits.
+fn hardware_preset(cfg: &Config) -> Result<horus_pipeline::presets::Preset> {
+    let p = horus_pipeline::presets::PRESETS
+        .iter()
+        .find(|p| p.role == cfg.switch.role && p.sizes() == cfg.sizes)
+        .copied();
+    p.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no hardware preset of a {} has the sizes {:?}; the presets: {}",
+            cfg.switch.role,
+            cfg.sizes,
+            horus_pipeline::presets::PRESETS
+                .iter()
+                .filter(|p| p.role == cfg.switch.role)
+                .map(|p| format!("{} {:?}", p.name, p.sizes()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+fn load(config: &Path) -> Result<Config> {
+    let cfg = Config::from_file(config).with_context(|| format!("{}", config.display()))?;
+    RegFile::switch_config(&cfg)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("{}: not for the hardware", config.display()))?;
+    hardware_preset(&cfg).with_context(|| format!("{}: not for the hardware", config.display()))?;
+    Ok(cfg)
 }
 
 fn describe(op: &ControlOp) -> String {
@@ -63,9 +106,37 @@ fn describe(op: &ControlOp) -> String {
 
 fn main() -> Result<()> {
     match Cli::parse().cmd {
+        Cmd::Writes { config } => {
+            let cfg = load(config.as_path())?;
+            let regs = RegFile::switch_config(&cfg).map_err(anyhow::Error::msg)?;
+            let mut out = String::new();
+            writeln!(out, "# {}: the switch's registers", config.display())?;
+            for w in regmap::switch_words() {
+                writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
+            }
+            // The host's values come from the state before each operation: run them in the model.
+            let mut bare = cfg.clone();
+            bare.pools.clear();
+            let (mut sched, _) = Scheduler::from_config(&bare, 1)?;
+            let go = regmap::field("CTL_GO").byte_address();
+            for op in horus_model::sched::config_ops(&cfg) {
+                writeln!(out, "# {}", describe(&op))?;
+                let regs = RegFile::control(&sched, &op);
+                for w in regmap::control_words() {
+                    writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
+                }
+                writeln!(out, "write 0x{go:03x} 0x00000001\nwait-idle")?;
+                sched.control(op)?;
+            }
+            // A closed pipe (`| head`) ends the output quietly.
+            match std::io::stdout().lock().write_all(out.as_bytes()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                r => Ok(r?),
+            }
+        }
         Cmd::Check { config } => {
-            let cfg =
-                Config::from_file(&config).with_context(|| format!("{}", config.display()))?;
+            let cfg = load(config.as_path())?;
+            let preset = hardware_preset(&cfg)?;
             let ops = horus_model::sched::config_ops(&cfg);
             // Run them through the model: what the model refuses, the hardware would too.
             let (sched, signals) = Scheduler::from_config(&cfg, 1)?;
@@ -83,6 +154,11 @@ fn main() -> Result<()> {
                 "{} control passes; {} startup message(s) to spines",
                 sched.counters().control_passes,
                 signals.len()
+            );
+            println!(
+                "hardware: {} (rtl-gen --preset {})",
+                preset.module_name(),
+                preset.name
             );
             Ok(())
         }

@@ -59,3 +59,42 @@ fn check_names_the_offending_key_of_an_invalid_config() {
     assert!(err.contains("pools[0].idle_unlink_at"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn writes_configure_the_switch_and_each_control_pass_through_the_register_map() {
+    let out = horusctl(&["writes", &config("example-leaf.toml")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // 17 control passes, each started by the doorbell (word 3) and waited for.
+    assert_eq!(
+        text.matches("write 0x00c 0x00000001\nwait-idle").count(),
+        17,
+        "{text}"
+    );
+    // The switch ID (3) in the low half of word 4.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("write 0x010 ") && l.ends_with("0003")),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_refuses_a_config_the_hardware_cannot_hold() {
+    let dir = std::env::temp_dir().join(format!("horusctl-hw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("sizes.toml");
+    let text = std::fs::read_to_string(config("example-leaf.toml"))
+        .unwrap()
+        .replace("nodes = 4096", "nodes = 2000");
+    std::fs::write(&bad, text).unwrap();
+    let out = horusctl(&["check", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("no hardware preset"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
