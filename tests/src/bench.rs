@@ -23,6 +23,7 @@ use rust_hdl::prelude::Bits;
 
 use crate::traffic::{Input, Rng, Traffic};
 use crate::verilated::{Dut, Model, Port};
+use horus_model::sched::Scheduler;
 
 /// The bits of a rust-hdl value as 32-bit words, least significant first.
 pub fn words<const N: usize>(b: Bits<N>) -> Vec<u32> {
@@ -234,6 +235,29 @@ pub fn run(
     seed: u64,
     opts: &RunOptions,
 ) -> Result<RunReport> {
+    let mut traffic = Traffic::new(cfg.switch.role, opts.seed);
+    let mut left = opts.frames;
+    let mut source = |m: &Scheduler| {
+        (left > 0).then(|| {
+            left -= 1;
+            traffic.next(m)
+        })
+    };
+    run_with(model, preset, cfg, seed, opts, &mut source, &mut |_| {})
+}
+
+/// Runs the inputs `source` gives (asked with the model's state, until it returns `None`)
+/// through the switch and the model; `sink` sees every output frame, after it matched the
+/// model's. `opts.frames` is not used.
+pub fn run_with(
+    model: &Model,
+    preset: &Preset,
+    cfg: &Config,
+    seed: u64,
+    opts: &RunOptions,
+    source: &mut dyn FnMut(&Scheduler) -> Option<Input>,
+    sink: &mut dyn FnMut(&OutFrame),
+) -> Result<RunReport> {
     assert_eq!(preset.role, cfg.switch.role);
     let start = std::time::Instant::now();
     let ports = Ports::of(model);
@@ -256,10 +280,9 @@ pub fn run(
     let (mut sw, boot) = FrameSwitch::from_config(&bare, seed)?;
     assert!(boot.is_empty());
     let mut inputs: VecDeque<Input> = config_ops(cfg).into_iter().map(Input::Control).collect();
-    let mut traffic = Traffic::new(cfg.switch.role, opts.seed);
     let mut bench_rng = Rng::new(opts.seed ^ 0x9e37_79b9_7f4a_7c15);
     let mut r = RunReport::default();
-    let mut generated = 0usize;
+    let mut exhausted = false;
 
     // Frames in the switch's buffer slots (the ingress takes slots in ring order).
     let mut slots: Vec<Vec<u8>> = vec![Vec::new(); 1 << horus_pipeline::phv::HANDLE_BITS];
@@ -285,9 +308,11 @@ pub fn run(
             let n = slots.len();
             slots[alloc % n] = f;
         }
-        if inputs.is_empty() && generated < opts.frames && sending.is_none() {
-            inputs.push_back(traffic.next(sw.scheduler()));
-            generated += 1;
+        if inputs.is_empty() && !exhausted && sending.is_none() {
+            match source(sw.scheduler()) {
+                Some(i) => inputs.push_back(i),
+                None => exhausted = true,
+            }
         }
         let offer = sending.is_some() && bench_rng.chance(opts.input_busy);
         if let Some((b, i)) = &sending {
@@ -422,7 +447,7 @@ pub fn run(
                 };
                 r.frames_out += 1;
                 match expected.pop_front() {
-                    Some((_, want)) if want == got => {}
+                    Some((_, want)) if want == got => sink(&got),
                     Some((pass, want)) => bail!(
                         "cycle {}: output frame {} (from pass {pass}) differs from the model's:\n{}",
                         dut.cycles,
@@ -441,7 +466,7 @@ pub fn run(
         let idle = inputs.is_empty()
             && writes.is_empty()
             && sending.is_none()
-            && generated >= opts.frames
+            && exhausted
             && expected.is_empty()
             && pending.is_empty()
             && dut.get_u64(&ports.in_flight) == 0;
@@ -449,7 +474,7 @@ pub fn run(
         if quiet > 200 {
             break;
         }
-        if dut.cycles > 200 * (opts.frames as u64 + 1000) {
+        if dut.cycles > 200 * (r.frames_in + r.controls + 1000) {
             bail!(
                 "no progress: {} frames in, {} out, {} expected outputs left, {} inputs left",
                 r.frames_in,
