@@ -21,8 +21,9 @@ use horus_pipeline::presets::Preset;
 use horus_pipeline::regmap::{self, RegFile};
 use rust_hdl::prelude::Bits;
 
-use crate::traffic::{Input, Rng, Traffic};
+use crate::traffic::{Input, Mix, Rng, Traffic};
 use crate::verilated::{Dut, Model, Port};
+use hdrhistogram::Histogram;
 use horus_model::sched::Scheduler;
 
 /// The bits of a rust-hdl value as 32-bit words, least significant first.
@@ -53,10 +54,12 @@ pub struct RunOptions {
     pub input_busy: u64,
     /// Percent of cycles with `m_axis_tready` high.
     pub output_ready: u64,
+    /// What the random traffic is made of.
+    pub mix: Mix,
 }
 
 /// What a run did.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RunReport {
     pub cycles: u64,
     pub frames_in: u64,
@@ -67,6 +70,24 @@ pub struct RunReport {
     pub controls: u64,
     /// Wall time of the run.
     pub seconds: f64,
+    /// Cycles from a frame's last input beat to the first beat of an output of its first pass.
+    pub latency: Histogram<u64>,
+}
+
+impl Default for RunReport {
+    fn default() -> Self {
+        RunReport {
+            cycles: 0,
+            frames_in: 0,
+            frames_out: 0,
+            passes: 0,
+            first_passes: 0,
+            resubmitted: 0,
+            controls: 0,
+            seconds: 0.0,
+            latency: Histogram::new(3).expect("a histogram of 3 significant figures"),
+        }
+    }
 }
 
 struct Ports {
@@ -236,6 +257,7 @@ pub fn run(
     opts: &RunOptions,
 ) -> Result<RunReport> {
     let mut traffic = Traffic::new(cfg.switch.role, opts.seed);
+    traffic.mix = opts.mix;
     let mut left = opts.frames;
     let mut source = |m: &Scheduler| {
         (left > 0).then(|| {
@@ -289,8 +311,12 @@ pub fn run_with(
     let mut alloc = 0usize;
     let mut sending: Option<(Vec<Beat>, usize)> = None;
     let mut pending: VecDeque<FrameResubmit> = VecDeque::new();
-    let mut expected: VecDeque<(u64, OutFrame)> = VecDeque::new();
+    // Expected outputs: the pass, the frame, and for a first pass the cycle its frame's last
+    // beat went in.
+    let mut expected: VecDeque<(u64, OutFrame, Option<u64>)> = VecDeque::new();
+    let mut last_beat_at: Vec<u64> = vec![0; slots.len()];
     let mut out_frame: Vec<u8> = Vec::new();
+    let mut out_started = 0u64;
     let mut time_us = 0u32;
     let mut quiet = 0u32;
     let debug = std::env::var("HORUS_COSIM_DEBUG").is_ok();
@@ -300,6 +326,12 @@ pub fn run_with(
 
     loop {
         // ---- Inputs of this cycle.
+        if inputs.is_empty() && !exhausted && sending.is_none() {
+            match source(sw.scheduler()) {
+                Some(i) => inputs.push_back(i),
+                None => exhausted = true,
+            }
+        }
         if sending.is_none() && matches!(inputs.front(), Some(Input::Frame(_))) {
             let Some(Input::Frame(f)) = inputs.pop_front() else {
                 unreachable!()
@@ -307,12 +339,6 @@ pub fn run_with(
             sending = Some((beats(&f), 0));
             let n = slots.len();
             slots[alloc % n] = f;
-        }
-        if inputs.is_empty() && !exhausted && sending.is_none() {
-            match source(sw.scheduler()) {
-                Some(i) => inputs.push_back(i),
-                None => exhausted = true,
-            }
         }
         let offer = sending.is_some() && bench_rng.chance(opts.input_busy);
         if let Some((b, i)) = &sending {
@@ -374,6 +400,7 @@ pub fn run_with(
             *i += 1;
             if *i == b.len() {
                 sending = None;
+                last_beat_at[(alloc - 1) % slots.len()] = dut.cycles;
             }
         }
         if dut.get_bit(&ports.trace_valid) {
@@ -381,6 +408,7 @@ pub fn run_with(
             r.passes += 1;
             let second = tf.second.iter().any(|&o| field(&t, o, 1) == 1);
             let control = tf.control.iter().any(|&o| field(&t, o, 1) == 1);
+            let mut first_in: Option<u64> = None;
             let pass = if control {
                 let (Some(op), Some(Input::Control(head))) = (staged.take(), inputs.pop_front())
                 else {
@@ -402,6 +430,7 @@ pub fn run_with(
             } else {
                 r.first_passes += 1;
                 let slot = field(&t, tf.handle.0, tf.handle.1) as usize;
+                first_in = Some(last_beat_at[slot]);
                 FramePass::Frame(InFrame {
                     frame: slots[slot].clone(),
                     time_us: field(&t, tf.time.0, tf.time.1) as u32,
@@ -427,13 +456,16 @@ pub fn run_with(
                 pending.push_back(rs);
             }
             for o in res.outputs {
-                expected.push_back((r.passes, o));
+                expected.push_back((r.passes, o, first_in));
             }
         }
         if ready && dut.get_bit(&ports.m_tvalid) {
             let data = dut.get(&ports.m_tdata).to_vec();
             let keep = dut.get_u64(&ports.m_tkeep);
             let n = keep.trailing_ones() as usize;
+            if out_frame.is_empty() {
+                out_started = dut.cycles;
+            }
             if keep != u64::MAX && keep >> n != 0 {
                 bail!("cycle {}: tkeep {keep:#x} is not contiguous", dut.cycles);
             }
@@ -447,8 +479,13 @@ pub fn run_with(
                 };
                 r.frames_out += 1;
                 match expected.pop_front() {
-                    Some((_, want)) if want == got => sink(&got),
-                    Some((pass, want)) => bail!(
+                    Some((_, want, first_in)) if want == got => {
+                        if let Some(at) = first_in {
+                            r.latency.record(out_started - at)?;
+                        }
+                        sink(&got)
+                    }
+                    Some((pass, want, _)) => bail!(
                         "cycle {}: output frame {} (from pass {pass}) differs from the model's:\n{}",
                         dut.cycles,
                         r.frames_out,

@@ -106,6 +106,7 @@ fn main() -> Result<()> {
         seed: 1,
         input_busy: args.input_busy,
         output_ready: args.output_ready,
+        mix: horus_cosim::traffic::Mix::Mixed,
     };
     let mut next = frames.into_iter();
     let mut outputs: Vec<OutFrame> = Vec::new();

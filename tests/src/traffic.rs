@@ -97,9 +97,23 @@ pub fn config(role: Role, sizes: Sizes, rng: &mut Rng) -> Config {
     Config::from_toml_str(&s).expect("the bench's configuration is valid")
 }
 
+/// What the traffic is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mix {
+    /// Every packet type, bad IDs, broken and foreign frames, control operations.
+    Mixed,
+    /// Only tasks for configured pools: the idle lists run dry, every worker is busy, tasks go
+    /// by power of two (with resubmissions).
+    Busy,
+    /// Tasks and as many idle replies (TASK_DONE_IDLE at a leaf, IDLE_SIGNAL at a spine): most
+    /// tasks find an idle node.
+    Idle,
+}
+
 /// The stream of inputs.
 pub struct Traffic {
     pub rng: Rng,
+    pub mix: Mix,
     role: Role,
     /// The pool and source node of the current burst.
     hot: (u16, u16),
@@ -111,6 +125,7 @@ impl Traffic {
     pub fn new(role: Role, seed: u64) -> Traffic {
         Traffic {
             rng: Rng::new(seed),
+            mix: Mix::Mixed,
             role,
             hot: (0, 0),
             control_percent: 1,
@@ -119,7 +134,7 @@ impl Traffic {
 
     /// The next input, given the scheduler's state (for control operations it accepts).
     pub fn next(&mut self, m: &Scheduler) -> Input {
-        if self.rng.chance(self.control_percent) && m.in_flight() == 0 {
+        if self.mix == Mix::Mixed && self.rng.chance(self.control_percent) && m.in_flight() == 0 {
             if let Some(op) = self.control(m) {
                 return Input::Control(op);
             }
@@ -206,27 +221,36 @@ impl Traffic {
                 r.below(100) as u16
             };
         }
-        let (pool, src) = self.hot;
+        let (mut pool, mut src) = self.hot;
         let x = r.below(100);
-        let t = match self.role {
-            Role::Leaf => match x {
-                0..35 => NewTask,
-                35..40 => NewTaskRandom,
-                40..50 => TaskContinuation,
-                50..72 => TaskDone,
-                72..92 => TaskDoneIdle,
-                _ => PacketType::ALL[r.below(17) as usize],
-            },
-            Role::Spine => match x {
-                0..35 => NewTask,
-                35..40 => NewTaskRandom,
-                40..48 => TaskContinuation,
-                48..62 => IdleSignal,
-                62..74 => IdleRemove,
-                74..90 => [QueueSignal, QueueSignalInit][r.below(2) as usize],
-                _ => PacketType::ALL[r.below(17) as usize],
+        let t = match (self.mix, self.role) {
+            (Mix::Busy, _) => NewTask,
+            (Mix::Idle, Role::Leaf) => [NewTask, TaskDoneIdle][r.below(2) as usize],
+            (Mix::Idle, Role::Spine) => [NewTask, IdleSignal][r.below(2) as usize],
+            (Mix::Mixed, role) => match role {
+                Role::Leaf => match x {
+                    0..35 => NewTask,
+                    35..40 => NewTaskRandom,
+                    40..50 => TaskContinuation,
+                    50..72 => TaskDone,
+                    72..92 => TaskDoneIdle,
+                    _ => PacketType::ALL[r.below(17) as usize],
+                },
+                Role::Spine => match x {
+                    0..35 => NewTask,
+                    35..40 => NewTaskRandom,
+                    40..48 => TaskContinuation,
+                    48..62 => IdleSignal,
+                    62..74 => IdleRemove,
+                    74..90 => [QueueSignal, QueueSignalInit][r.below(2) as usize],
+                    _ => PacketType::ALL[r.below(17) as usize],
+                },
             },
         };
+        if self.mix != Mix::Mixed {
+            pool %= 3;
+            src = pool + 4 * r.below(u64::from(POOLS[usize::from(pool)].1 / 2)) as u16;
+        }
         let qlen = match t {
             TaskDoneIdle => 0,
             QueueSignal | QueueSignalInit => r.below(8) as u16,
@@ -251,7 +275,11 @@ impl Traffic {
     pub fn frame(&mut self) -> Vec<u8> {
         let header = self.header();
         let r = &mut self.rng;
-        let payload_len = match r.below(100) {
+        let payload_len = match if self.mix == Mix::Mixed {
+            r.below(100)
+        } else {
+            0
+        } {
             0..70 => r.below(24),
             70..95 => r.below(300),
             _ => r.below(MAX_FRAME_LEN as u64 + 80 - 53),
@@ -279,6 +307,9 @@ impl Traffic {
             f.udp_checksum = f.udp_checksum_full();
         }
         let mut bytes = f.to_bytes();
+        if self.mix != Mix::Mixed {
+            return bytes;
+        }
         match r.below(100) {
             // Not Horus: another ethertype, another UDP port.
             0 => bytes[12..14].copy_from_slice(&0x0806u16.to_be_bytes()),

@@ -34,6 +34,7 @@ fn check(role: Role, input_busy: u64, output_ready: u64) {
         seed,
         input_busy,
         output_ready,
+        mix: horus_cosim::traffic::Mix::Mixed,
     };
     let r = run(&model, &preset, &cfg, DEFAULT_SEED, &opts).unwrap_or_else(|e| panic!("{e:#}"));
     eprintln!(
