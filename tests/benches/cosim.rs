@@ -19,9 +19,9 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(300_000);
     println!(
-        "| role | traffic | Mcycles/s | packets/cycle | first-pass latency p50 / p99 / max (cycles) | resubmitted passes |"
+        "| role | traffic | Mcycles/s | packets in/cycle | beats out/cycle | first-pass latency p50 / p99 / max (cycles) | resubmitted passes |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for role in [Role::Leaf, Role::Spine] {
         let preset = presets::preset(&preset_name, role).expect("a known preset");
         let cfg = config(role, preset.sizes(), &mut Rng::new(1));
@@ -37,9 +37,10 @@ fn main() {
             };
             let r = run(&model, &preset, &cfg, DEFAULT_SEED, &opts).expect("the run matches");
             println!(
-                "| {role:?} | {name} | {:.2} | {:.3} | {} / {} / {} | {:.1} % |",
+                "| {role:?} | {name} | {:.2} | {:.3} | {:.3} | {} / {} / {} | {:.1} % |",
                 r.cycles as f64 / r.seconds / 1e6,
                 r.frames_in as f64 / r.cycles as f64,
+                r.beats_out as f64 / r.cycles as f64,
                 r.latency.value_at_quantile(0.5),
                 r.latency.value_at_quantile(0.99),
                 r.latency.max(),

@@ -64,6 +64,8 @@ pub struct RunReport {
     pub cycles: u64,
     pub frames_in: u64,
     pub frames_out: u64,
+    /// Beats sent on `m_axis`.
+    pub beats_out: u64,
     pub passes: u64,
     pub first_passes: u64,
     pub resubmitted: u64,
@@ -80,6 +82,7 @@ impl Default for RunReport {
             cycles: 0,
             frames_in: 0,
             frames_out: 0,
+            beats_out: 0,
             passes: 0,
             first_passes: 0,
             resubmitted: 0,
@@ -466,6 +469,7 @@ pub fn run_with(
             if out_frame.is_empty() {
                 out_started = dut.cycles;
             }
+            r.beats_out += 1;
             if keep != u64::MAX && keep >> n != 0 {
                 bail!("cycle {}: tkeep {keep:#x} is not contiguous", dut.cycles);
             }
