@@ -82,6 +82,9 @@ pub struct AxiLiteRegs {
     pub ctl_ready: Signal<In, Bit>,
     pub overflow: Signal<In, Bit>,
     pub in_flight: Signal<In, Bits<8>>,
+    /// Every pass leaving the stages, for the counters.
+    pub done_valid: Signal<In, Bit>,
+    pub done: Signal<In, Phv>,
 
     regs: DFF<Bits<BITS>>,
     pending: DFF<Bit>,
@@ -90,6 +93,58 @@ pub struct AxiLiteRegs {
     rvalid: DFF<Bit>,
     rdata: DFF<Bits<32>>,
     rresp: DFF<Bits<2>>,
+    c0: DFF<Bits<32>>,
+    c1: DFF<Bits<32>>,
+    c2: DFF<Bits<32>>,
+    c3: DFF<Bits<32>>,
+    c4: DFF<Bits<32>>,
+    c5: DFF<Bits<32>>,
+    c6: DFF<Bits<32>>,
+    c7: DFF<Bits<32>>,
+    c8: DFF<Bits<32>>,
+    c9: DFF<Bits<32>>,
+    c10: DFF<Bits<32>>,
+    c11: DFF<Bits<32>>,
+    c12: DFF<Bits<32>>,
+    c13: DFF<Bits<32>>,
+    c14: DFF<Bits<32>>,
+    c15: DFF<Bits<32>>,
+    code1: Constant<Bits<4>>,
+    code2: Constant<Bits<4>>,
+    code3: Constant<Bits<4>>,
+    code4: Constant<Bits<4>>,
+    code5: Constant<Bits<4>>,
+    code6: Constant<Bits<4>>,
+    code7: Constant<Bits<4>>,
+    code8: Constant<Bits<4>>,
+    code9: Constant<Bits<4>>,
+    code10: Constant<Bits<4>>,
+    code11: Constant<Bits<4>>,
+    code12: Constant<Bits<4>>,
+    code13: Constant<Bits<4>>,
+    w_first_counter: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_last_counter: Constant<Bits<AXIL_ADDR_BITS>>,
+    k0: Constant<Bits<AXIL_ADDR_BITS>>,
+    k1: Constant<Bits<AXIL_ADDR_BITS>>,
+    k2: Constant<Bits<AXIL_ADDR_BITS>>,
+    k3: Constant<Bits<AXIL_ADDR_BITS>>,
+    k4: Constant<Bits<AXIL_ADDR_BITS>>,
+    k5: Constant<Bits<AXIL_ADDR_BITS>>,
+    k6: Constant<Bits<AXIL_ADDR_BITS>>,
+    k7: Constant<Bits<AXIL_ADDR_BITS>>,
+    k8: Constant<Bits<AXIL_ADDR_BITS>>,
+    k9: Constant<Bits<AXIL_ADDR_BITS>>,
+    k10: Constant<Bits<AXIL_ADDR_BITS>>,
+    k11: Constant<Bits<AXIL_ADDR_BITS>>,
+    k12: Constant<Bits<AXIL_ADDR_BITS>>,
+    k13: Constant<Bits<AXIL_ADDR_BITS>>,
+    k14: Constant<Bits<AXIL_ADDR_BITS>>,
+    k15: Constant<Bits<AXIL_ADDR_BITS>>,
+    second: Signal<Local, Bit>,
+    /// The leaving pass's fields the counters do not read (the name matches Verilator's
+    /// `--unused-regexp`).
+    done_unused: Signal<Local, Phv>,
+    first_ctl: Signal<Local, Bit>,
     wdata_wide: ZeroExtend<32, BITS>,
     wmask_wide: ZeroExtend<32, BITS>,
     in_flight_wide: ZeroExtend<8, 32>,
@@ -176,6 +231,8 @@ impl AxiLiteRegs {
             ctl_ready: Default::default(),
             overflow: Default::default(),
             in_flight: Default::default(),
+            done_valid: Default::default(),
+            done: Default::default(),
             regs: Default::default(),
             pending: Default::default(),
             bvalid: Default::default(),
@@ -183,6 +240,56 @@ impl AxiLiteRegs {
             rvalid: Default::default(),
             rdata: Default::default(),
             rresp: Default::default(),
+            c0: Default::default(),
+            c1: Default::default(),
+            c2: Default::default(),
+            c3: Default::default(),
+            c4: Default::default(),
+            c5: Default::default(),
+            c6: Default::default(),
+            c7: Default::default(),
+            c8: Default::default(),
+            c9: Default::default(),
+            c10: Default::default(),
+            c11: Default::default(),
+            c12: Default::default(),
+            c13: Default::default(),
+            c14: Default::default(),
+            c15: Default::default(),
+            code1: Constant::new(1.into()),
+            code2: Constant::new(2.into()),
+            code3: Constant::new(3.into()),
+            code4: Constant::new(4.into()),
+            code5: Constant::new(5.into()),
+            code6: Constant::new(6.into()),
+            code7: Constant::new(7.into()),
+            code8: Constant::new(8.into()),
+            code9: Constant::new(9.into()),
+            code10: Constant::new(10.into()),
+            code11: Constant::new(11.into()),
+            code12: Constant::new(12.into()),
+            code13: Constant::new(13.into()),
+            w_first_counter: c(crate::regmap::COUNTER_BASE as u64),
+            w_last_counter: c((crate::regmap::COUNTER_BASE + crate::regmap::COUNTERS - 1) as u64),
+            k0: c(0),
+            k1: c(1),
+            k2: c(2),
+            k3: c(3),
+            k4: c(4),
+            k5: c(5),
+            k6: c(6),
+            k7: c(7),
+            k8: c(8),
+            k9: c(9),
+            k10: c(10),
+            k11: c(11),
+            k12: c(12),
+            k13: c(13),
+            k14: c(14),
+            k15: c(15),
+            second: Default::default(),
+            done_unused: Default::default(),
+            first_ctl: Default::default(),
             wdata_wide: Default::default(),
             wmask_wide: Default::default(),
             in_flight_wide: Default::default(),
@@ -228,7 +335,8 @@ impl Logic for AxiLiteRegs {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, regs, pending, bvalid, bresp, rvalid, rdata, rresp
+            self, clk, regs, pending, bvalid, bresp, rvalid, rdata, rresp, c0, c1, c2, c3, c4, c5,
+            c6, c7, c8, c9, c10, c11, c12, c13, c14, c15
         );
 
         // ---- Writes.
@@ -317,6 +425,59 @@ impl Logic for AxiLiteRegs {
                 self.rdata.d.next = self.zero32.val();
                 self.rresp.d.next = self.slverr.val();
             }
+            if (self.rword.val() >= self.w_first_counter.val())
+                & (self.rword.val() <= self.w_last_counter.val())
+            {
+                self.rresp.d.next = self.okay.val();
+                if self.rword.val() == self.w_first_counter.val() + self.k0.val() {
+                    self.rdata.d.next = self.c0.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k1.val() {
+                    self.rdata.d.next = self.c1.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k2.val() {
+                    self.rdata.d.next = self.c2.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k3.val() {
+                    self.rdata.d.next = self.c3.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k4.val() {
+                    self.rdata.d.next = self.c4.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k5.val() {
+                    self.rdata.d.next = self.c5.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k6.val() {
+                    self.rdata.d.next = self.c6.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k7.val() {
+                    self.rdata.d.next = self.c7.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k8.val() {
+                    self.rdata.d.next = self.c8.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k9.val() {
+                    self.rdata.d.next = self.c9.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k10.val() {
+                    self.rdata.d.next = self.c10.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k11.val() {
+                    self.rdata.d.next = self.c11.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k12.val() {
+                    self.rdata.d.next = self.c12.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k13.val() {
+                    self.rdata.d.next = self.c13.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k14.val() {
+                    self.rdata.d.next = self.c14.q.val();
+                }
+                if self.rword.val() == self.w_first_counter.val() + self.k15.val() {
+                    self.rdata.d.next = self.c15.q.val();
+                }
+            }
         }
         if self.rvalid.q.val() & self.s_axil_rready.val() {
             self.rvalid.d.next = false;
@@ -324,6 +485,91 @@ impl Logic for AxiLiteRegs {
         self.s_axil_rvalid.next = self.rvalid.q.val();
         self.s_axil_rdata.next = self.rdata.q.val();
         self.s_axil_rresp.next = self.rresp.q.val();
+
+        // ---- Counters (the model's `Counters`): every pass leaving the stages.
+        self.second.next = self.done.val().is_sched2
+            | self.done.val().is_add_commit
+            | self.done.val().is_remove_finish
+            | self.done.val().is_ctl_remove2;
+        self.first_ctl.next = self.done.val().is_ctl_pool
+            | self.done.val().is_ctl_params
+            | self.done.val().is_ctl_add
+            | self.done.val().is_ctl_remove;
+        self.done_unused.next = self.done.val();
+        if self.done_valid.val() {
+            self.c0.d.next = self.c0.q.val() + self.one32.val();
+            if self.second.val() {
+                self.c1.d.next = self.c1.q.val() + self.one32.val();
+            }
+            if self.first_ctl.val() {
+                self.c2.d.next = self.c2.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code1.val())
+                | (self.done.val().sub_drop == self.code1.val())
+            {
+                self.c3.d.next = self.c3.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code2.val())
+                | (self.done.val().sub_drop == self.code2.val())
+            {
+                self.c4.d.next = self.c4.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code3.val())
+                | (self.done.val().sub_drop == self.code3.val())
+            {
+                self.c5.d.next = self.c5.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code4.val())
+                | (self.done.val().sub_drop == self.code4.val())
+            {
+                self.c6.d.next = self.c6.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code5.val())
+                | (self.done.val().sub_drop == self.code5.val())
+            {
+                self.c7.d.next = self.c7.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code6.val())
+                | (self.done.val().sub_drop == self.code6.val())
+            {
+                self.c8.d.next = self.c8.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code7.val())
+                | (self.done.val().sub_drop == self.code7.val())
+            {
+                self.c9.d.next = self.c9.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code8.val())
+                | (self.done.val().sub_drop == self.code8.val())
+            {
+                self.c10.d.next = self.c10.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code9.val())
+                | (self.done.val().sub_drop == self.code9.val())
+            {
+                self.c11.d.next = self.c11.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code10.val())
+                | (self.done.val().sub_drop == self.code10.val())
+            {
+                self.c12.d.next = self.c12.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code11.val())
+                | (self.done.val().sub_drop == self.code11.val())
+            {
+                self.c13.d.next = self.c13.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code12.val())
+                | (self.done.val().sub_drop == self.code12.val())
+            {
+                self.c14.d.next = self.c14.q.val() + self.one32.val();
+            }
+            if (self.done.val().drop == self.code13.val())
+                | (self.done.val().sub_drop == self.code13.val())
+            {
+                self.c15.d.next = self.c15.q.val() + self.one32.val();
+            }
+        }
 
         // ---- The control pass.
         if self.ctl_ready.val() {

@@ -372,7 +372,86 @@ pub const FIELDS: &[Field] = &[
         Rw,
         "that member's additive factor, 16.16 (remove)",
     ),
+    // Counters (wrapping at 2^32), as the model's `Counters`.
+    f("PASSES", 40, 0, 32, Ro, "passes of any kind"),
+    f(
+        "RESUBMIT_PASSES",
+        41,
+        0,
+        32,
+        Ro,
+        "resubmitted (second) passes",
+    ),
+    f("CONTROL_PASSES", 42, 0, 32, Ro, "control passes"),
+    f("DROP_MALFORMED", 43, 0, 32, Ro, "drops: malformed"),
+    f("DROP_BAD_CHECKSUM", 44, 0, 32, Ro, "drops: bad_checksum"),
+    f("DROP_LEGACY_TYPE", 45, 0, 32, Ro, "drops: legacy_type"),
+    f(
+        "DROP_POOL_OUT_OF_RANGE",
+        46,
+        0,
+        32,
+        Ro,
+        "drops: pool_out_of_range",
+    ),
+    f("DROP_UNKNOWN_POOL", 47, 0, 32, Ro, "drops: unknown_pool"),
+    f("DROP_EMPTY_POOL", 48, 0, 32, Ro, "drops: empty_pool"),
+    f(
+        "DROP_NODE_OUT_OF_RANGE",
+        49,
+        0,
+        32,
+        Ro,
+        "drops: node_out_of_range",
+    ),
+    f(
+        "DROP_NODE_NOT_IN_POOL",
+        50,
+        0,
+        32,
+        Ro,
+        "drops: node_not_in_pool",
+    ),
+    f("DROP_WRONG_ROLE", 51, 0, 32, Ro, "drops: wrong_role"),
+    f(
+        "DROP_CONTINUATION_MISS",
+        52,
+        0,
+        32,
+        Ro,
+        "drops: continuation_miss",
+    ),
+    f(
+        "DROP_IDLE_ADD_DUPLICATE",
+        53,
+        0,
+        32,
+        Ro,
+        "drops: idle_add_duplicate",
+    ),
+    f(
+        "DROP_IDLE_REMOVE_LOCKED",
+        54,
+        0,
+        32,
+        Ro,
+        "drops: idle_remove_locked",
+    ),
+    f(
+        "DROP_IDLE_REMOVE_NOT_MEMBER",
+        55,
+        0,
+        32,
+        Ro,
+        "drops: idle_remove_not_member",
+    ),
 ];
+
+/// The word of the counter of `PASSES`; the drop counters follow `CONTROL_PASSES` in the order of
+/// `DropReason::ALL`.
+pub const COUNTER_BASE: usize = 40;
+/// Counters.
+pub const COUNTERS: usize = 3 + horus_model::sched::DropReason::ALL.len();
 
 /// Register values: what software writes, word by word.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -545,6 +624,19 @@ mod tests {
                 *u = true;
             }
         }
+    }
+
+    #[test]
+    fn drop_counters_follow_the_models_drop_reasons() {
+        for (i, r) in horus_model::sched::DropReason::ALL.iter().enumerate() {
+            let f = field(&format!("DROP_{}", r.name().to_uppercase()));
+            assert_eq!(f.word, COUNTER_BASE + 3 + i);
+        }
+        assert_eq!(field("PASSES").word, COUNTER_BASE);
+        assert_eq!(
+            field("DROP_IDLE_REMOVE_NOT_MEMBER").word,
+            COUNTER_BASE + COUNTERS - 1
+        );
     }
 
     #[test]

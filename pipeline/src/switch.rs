@@ -40,9 +40,11 @@ pub struct HorusSwitch<const P: usize, const N: usize, const C: usize> {
     pub ctl_valid: Signal<In, Bit>,
     pub ctl: Signal<In, Phv>,
     pub ctl_ready: Signal<Out, Bit>,
-    /* Observation: every pass entering the stages. */
+    /* Observation: every pass entering and leaving the stages. */
     pub trace_valid: Signal<Out, Bit>,
     pub trace: Signal<Out, Phv>,
+    pub done_valid: Signal<Out, Bit>,
+    pub done: Signal<Out, Phv>,
     pub rng_state: Signal<Out, Bits<64>>,
     pub in_flight: Signal<Out, Bits<8>>,
     /// Sticky: the egress lost a job or a beat (never expected; see `Egress::overflow`).
@@ -78,6 +80,8 @@ impl<const P: usize, const N: usize, const C: usize> HorusSwitch<P, N, C> {
             ctl_ready: Default::default(),
             trace_valid: Default::default(),
             trace: Default::default(),
+            done_valid: Default::default(),
+            done: Default::default(),
             rng_state: Default::default(),
             in_flight: Default::default(),
             overflow: Default::default(),
@@ -132,6 +136,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusSwitch<P, N,
         // Observation.
         self.trace_valid.next = self.core.trace_valid.val();
         self.trace.next = self.core.trace.val();
+        self.done_valid.next = self.core.out_valid.val();
+        self.done.next = self.core.out.val();
         self.rng_state.next = self.core.rng_state.val();
         self.in_flight.next = self.core.in_flight.val();
         self.overflow.next = self.egress.overflow.val();

@@ -141,6 +141,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusTop<P, N, C>
         self.regs.ctl_ready.next = self.switch.ctl_ready.val();
         self.regs.overflow.next = self.switch.overflow.val();
         self.regs.in_flight.next = self.switch.in_flight.val();
+        self.regs.done_valid.next = self.switch.done_valid.val();
+        self.regs.done.next = self.switch.done.val();
         // AXI-Stream.
         self.switch.s_axis_tdata.next = self.s_axis_tdata.val();
         self.switch.s_axis_tkeep.next = self.s_axis_tkeep.val();

@@ -24,7 +24,7 @@ use rust_hdl::prelude::Bits;
 use crate::traffic::{Input, Mix, Rng, Traffic};
 use crate::verilated::{Dut, Model, Port};
 use hdrhistogram::Histogram;
-use horus_model::sched::Scheduler;
+use horus_model::sched::{DropReason, Scheduler};
 
 /// The bits of a rust-hdl value as 32-bit words, least significant first.
 pub fn words<const N: usize>(b: Bits<N>) -> Vec<u32> {
@@ -535,6 +535,19 @@ pub fn run_with(
     let status = axil_read(&mut dut, &ports, regmap::field("CTL_BUSY").byte_address())?;
     if status != 0 {
         bail!("STATUS reads {status:#x} at the end (busy, overflow or passes in flight)");
+    }
+    // The counters, read through AXI4-Lite, are the model's.
+    let c = sw.scheduler().counters();
+    let mut want = vec![c.passes, c.resubmit_passes, c.control_passes];
+    want.extend(DropReason::ALL.iter().map(|&d| c.drop_count(d)));
+    let names = regmap::FIELDS.iter().filter(|f| {
+        f.word >= regmap::COUNTER_BASE && f.word < regmap::COUNTER_BASE + regmap::COUNTERS
+    });
+    for (f, want) in names.zip(want) {
+        let got = axil_read(&mut dut, &ports, f.byte_address())?;
+        if u64::from(got) != want % (1 << 32) {
+            bail!("counter {}: {got}, the model's {want}", f.name);
+        }
     }
     r.cycles = dut.cycles;
     r.seconds = start.elapsed().as_secs_f64();
