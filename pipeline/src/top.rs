@@ -2,7 +2,7 @@
 //! (`axil.rs`), with the port names a SmartNIC shell expects (Corundum's application block,
 //! OpenNIC's 322 MHz box): `clk`, `rst`, `s_axis_*` / `m_axis_*` (512-bit AXI-Stream, the port
 //! in `tuser[7:0]`), `s_axil_*`. `now_us` is the shell's microsecond clock. `trace_*` shows every
-//! pass entering the stages, for test benches; unconnected it costs nothing.
+//! pass entering the stages (`trace_valid`, `trace_pass`), for test benches; unconnected it costs nothing.
 
 use crate::axil::{AXIL_ADDR_BITS, AxiLiteRegs};
 use crate::phv::Phv;
@@ -50,7 +50,8 @@ pub struct HorusTop<const P: usize, const N: usize, const C: usize> {
     pub now_us: Signal<In, Bits<32>>,
     /* Observation. */
     pub trace_valid: Signal<Out, Bit>,
-    pub trace: Signal<Out, Phv>,
+    /// The pass entering (not `trace`: Verilated models have a method of that name).
+    pub trace_pass: Signal<Out, Phv>,
     pub rng_state: Signal<Out, Bits<64>>,
     pub in_flight: Signal<Out, Bits<8>>,
     pub overflow: Signal<Out, Bit>,
@@ -98,7 +99,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusTop<P, N, C> {
             s_axil_rready: Default::default(),
             now_us: Default::default(),
             trace_valid: Default::default(),
-            trace: Default::default(),
+            trace_pass: Default::default(),
             rng_state: Default::default(),
             in_flight: Default::default(),
             overflow: Default::default(),
@@ -159,7 +160,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusTop<P, N, C>
         self.switch.now_us.next = self.now_us.val();
         // Observation.
         self.trace_valid.next = self.switch.trace_valid.val();
-        self.trace.next = self.switch.trace.val();
+        self.trace_pass.next = self.switch.trace.val();
         self.rng_state.next = self.switch.rng_state.val();
         self.in_flight.next = self.switch.in_flight.val();
         self.overflow.next = self.switch.overflow.val();

@@ -34,6 +34,7 @@ fn main() {
                 input_busy: 100,
                 output_ready: 100,
                 mix,
+                trace: None,
             };
             let r = run(&model, &preset, &cfg, DEFAULT_SEED, &opts).expect("the run matches");
             println!(

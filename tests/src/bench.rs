@@ -56,7 +56,25 @@ pub struct RunOptions {
     pub output_ready: u64,
     /// What the random traffic is made of.
     pub mix: Mix,
+    /// Write a VCD waveform of the cycles from `.0` on to the file `.1` (the model must have
+    /// been built with tracing, `Model::build_traced`).
+    pub trace: Option<(u64, std::path::PathBuf)>,
 }
+
+/// A run that failed, and the cycle it failed at (to replay it with a waveform).
+#[derive(Debug)]
+pub struct Failure {
+    pub cycle: u64,
+    pub message: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
 
 /// What a run did.
 #[derive(Clone, Debug)]
@@ -160,7 +178,7 @@ impl Ports {
             rdata: p("s_axil_rdata"),
             rresp: p("s_axil_rresp"),
             trace_valid: p("trace_valid"),
-            trace: p("trace"),
+            trace: p("trace_pass"),
             rng_state: p("rng_state"),
             in_flight: p("in_flight"),
             overflow: p("overflow"),
@@ -283,6 +301,26 @@ pub fn run_with(
     source: &mut dyn FnMut(&Scheduler) -> Option<Input>,
     sink: &mut dyn FnMut(&OutFrame),
 ) -> Result<RunReport> {
+    let mut cycle = 0;
+    run_inner(model, preset, cfg, seed, opts, source, sink, &mut cycle).map_err(|e| {
+        anyhow::Error::new(Failure {
+            cycle,
+            message: format!("{e:#}"),
+        })
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_inner(
+    model: &Model,
+    preset: &Preset,
+    cfg: &Config,
+    seed: u64,
+    opts: &RunOptions,
+    source: &mut dyn FnMut(&Scheduler) -> Option<Input>,
+    sink: &mut dyn FnMut(&OutFrame),
+    cycle: &mut u64,
+) -> Result<RunReport> {
     assert_eq!(preset.role, cfg.switch.role);
     let start = std::time::Instant::now();
     let ports = Ports::of(model);
@@ -378,7 +416,13 @@ pub fn run_with(
         }
         dut.set(&ports.now_us, &[time_us]);
 
+        if let Some((from, path)) = &opts.trace {
+            if dut.cycles == *from {
+                dut.start_trace(path)?;
+            }
+        }
         dut.step();
+        *cycle = dut.cycles;
 
         // ---- What happened in it.
         if writing.is_some() && dut.get_bit(&ports.awready) {

@@ -107,6 +107,7 @@ fn main() -> Result<()> {
         input_busy: args.input_busy,
         output_ready: args.output_ready,
         mix: horus_cosim::traffic::Mix::Mixed,
+        trace: None,
     };
     let mut next = frames.into_iter();
     let mut outputs: Vec<OutFrame> = Vec::new();
