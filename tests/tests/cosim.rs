@@ -128,7 +128,10 @@ fn a_traced_model_writes_the_waveform_of_a_run() {
     };
     let r = run(&model, &preset, &cfg, DEFAULT_SEED, &opts).unwrap();
     let vcd = std::fs::read_to_string(&path).unwrap();
-    assert!(vcd.contains("$enddefinitions") && vcd.contains(" clk "), "a VCD with the clock");
+    assert!(
+        vcd.contains("$enddefinitions") && vcd.contains(" clk "),
+        "a VCD with the clock"
+    );
     // Two value changes of the clock per cycle traced.
     let stamps = vcd.lines().filter(|l| l.starts_with('#')).count() as u64;
     assert_eq!(stamps, 2 * (r.cycles - 100));
