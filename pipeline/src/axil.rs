@@ -198,12 +198,7 @@ impl AxiLiteRegs {
             | (pool_bits as u64) << 8
             | (node_bits as u64) << 16
             | (conn_bits as u64) << 24;
-        let last_rw = crate::regmap::FIELDS
-            .iter()
-            .filter(|f| f.access == crate::regmap::Access::Rw)
-            .map(|f| f.word + (f.lsb + f.width - 1) / 32)
-            .max()
-            .expect("read-write fields") as u64;
+        let rw = crate::regmap::rw_words();
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -316,8 +311,8 @@ impl AxiLiteRegs {
             w_info: c(1),
             w_status: c(2),
             w_go: c(3),
-            w_first_rw: c(4),
-            w_last_rw: c(last_rw),
+            w_first_rw: c(*rw.start() as u64),
+            w_last_rw: c(*rw.end() as u64),
             byte0: c32(0xff),
             byte1: c32(0xff00),
             byte2: c32(0xff_0000),

@@ -47,6 +47,10 @@ impl Field {
     pub const fn byte_address(&self) -> usize {
         4 * self.word
     }
+    /// The last word the field occupies.
+    pub const fn last_word(&self) -> usize {
+        self.word + (self.lsb + self.width - 1) / 32
+    }
 }
 
 const fn f(
@@ -574,31 +578,27 @@ fn params_of(r: &mut RegFile, p: &Params) {
         .set("CTL_REPORT_DELTA", p.report_delta.0.into());
 }
 
-/// Words of the staged control pass (`CTL_*`), which software writes before `CTL_GO`.
-pub fn control_words() -> std::ops::RangeInclusive<usize> {
-    let ctl = FIELDS
-        .iter()
-        .filter(|f| f.name.starts_with("CTL_") && f.access == Rw);
-    let first = ctl.clone().map(|f| f.word).min().unwrap_or(0);
-    let last = ctl
-        .map(|f| f.word + (f.lsb + f.width - 1) / 32)
-        .max()
-        .unwrap_or(0);
+/// The words the fields matching `which` occupy, from the first's to the last's.
+fn span(which: impl Fn(&Field) -> bool) -> std::ops::RangeInclusive<usize> {
+    let fields = FIELDS.iter().filter(|f| which(f));
+    let first = fields.clone().map(|f| f.word).min().unwrap_or(0);
+    let last = fields.map(Field::last_word).max().unwrap_or(0);
     first..=last
 }
 
-/// Words of the switch's own registers and its spine table.
+/// Words of the staged control pass (`CTL_*`), which software writes before `CTL_GO`.
+pub fn control_words() -> std::ops::RangeInclusive<usize> {
+    span(|f| f.access == Rw && f.name.starts_with("CTL_"))
+}
+
+/// Words of the switch's own registers and its spine table: the other read-write fields.
 pub fn switch_words() -> std::ops::RangeInclusive<usize> {
-    let w = FIELDS.iter().filter(|f| {
-        (f.name.starts_with("SWITCH_") || f.name.starts_with("SPINE") || f.name.ends_with("_PORT"))
-            && !f.name.starts_with("CTL_")
-    });
-    let first = w.clone().map(|f| f.word).min().unwrap_or(0);
-    let last = w
-        .map(|f| f.word + (f.lsb + f.width - 1) / 32)
-        .max()
-        .unwrap_or(0);
-    first..=last
+    span(|f| f.access == Rw && !f.name.starts_with("CTL_"))
+}
+
+/// Every read-write word.
+pub fn rw_words() -> std::ops::RangeInclusive<usize> {
+    span(|f| f.access == Rw)
 }
 
 /// The field called `name`.
@@ -650,5 +650,8 @@ mod tests {
             }
         }
         assert_eq!(field("SPINE0_VALID").word, SPINE_BASE);
+        assert_eq!(switch_words(), 4..=23);
+        assert_eq!(control_words(), 24..=38);
+        assert_eq!(rw_words(), 4..=38);
     }
 }
