@@ -9,6 +9,9 @@
 //! - `horusctl writes CONFIG` prints the register writes that configure a freshly loaded switch,
 //!   one per line (`write ADDR VALUE`, and `wait-idle` where software must wait for `CTL_BUSY` to
 //!   read 0), for a driver script or a memory-mapped I/O tool.
+//! - `horusctl read TABLE INDEX` prints the register accesses that read one table entry back
+//!   (`CTL_READ_ENTRY`; `wait-read` where software must wait for `RB_BUSY` to read 0), and
+//!   `horusctl decode TABLE WORD...` names the fields of the `RB_DATA*` words read.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -17,7 +20,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use horus_model::config::Config;
-use horus_model::sched::{ControlOp, Scheduler};
+use horus_model::sched::{ControlOp, Scheduler, Stage};
+use horus_pipeline::readback::{self, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
 
 #[derive(Parser, Debug)]
@@ -39,6 +43,49 @@ enum Cmd {
         /// The switch configuration (TOML).
         config: PathBuf,
     },
+    /// Print the register accesses that read entry INDEX of a table back.
+    Read {
+        /// The table: its name in the stage plan (poolCfg, node, ..., nodeAddr) or number.
+        table: String,
+        index: u16,
+    },
+    /// Name the fields of an entry read back (the RB_DATA0.. words, hexadecimal or decimal).
+    Decode {
+        /// The table: its name in the stage plan or number.
+        table: String,
+        #[arg(required = true, num_args = 1..=RB_WORDS)]
+        words: Vec<String>,
+    },
+}
+
+/// A table by its name in the stage plan or its number.
+fn table(name: &str) -> Result<Stage> {
+    if let Ok(i) = name.parse::<usize>() {
+        return Stage::ALL.get(i).copied().ok_or_else(|| {
+            anyhow::anyhow!(
+                "no table {i}: tables are numbered 0..{}",
+                Stage::ALL.len() - 1
+            )
+        });
+    }
+    Stage::ALL
+        .iter()
+        .copied()
+        .find(|s| s.table_name().eq_ignore_ascii_case(name))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no table {name:?}; the tables: {}",
+                Stage::ALL.map(|s| s.table_name()).join(", ")
+            )
+        })
+}
+
+fn word(s: &str) -> Result<u32> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.with_context(|| format!("{s:?} is not a 32-bit word"))
 }
 
 /// The hardware preset with `cfg`'s table sizes, or why none fits.
@@ -106,6 +153,40 @@ fn describe(op: &ControlOp) -> String {
 
 fn main() -> Result<()> {
     match Cli::parse().cmd {
+        Cmd::Read { table: t, index } => {
+            let stage = table(&t)?;
+            let regs = RegFile::read_entry(stage, index);
+            let op = regmap::field("CTL_READ_ENTRY").word;
+            let at = regmap::field("CTL_INDEX").word;
+            println!("# read {}[{index}]", stage.table_name());
+            for w in [op, at] {
+                println!("write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w]);
+            }
+            println!(
+                "write 0x{:03x} 0x00000001\nwait-read",
+                regmap::field("CTL_GO").byte_address()
+            );
+            println!(
+                "read 0x{:03x}  # RB_VALID (bit 0): 1 when the table has this entry",
+                regmap::field("RB_VALID").byte_address()
+            );
+            for k in 0..RB_WORDS {
+                println!(
+                    "read 0x{:03x}  # RB_DATA{k}",
+                    regmap::field(&format!("RB_DATA{k}")).byte_address()
+                );
+            }
+            Ok(())
+        }
+        Cmd::Decode { table: t, words } => {
+            let stage = table(&t)?;
+            let mut w = [0u32; RB_WORDS];
+            for (k, s) in words.iter().enumerate() {
+                w[k] = word(s)?;
+            }
+            println!("{}: {}", stage.table_name(), readback::describe(stage, &w));
+            Ok(())
+        }
         Cmd::Writes { config } => {
             let cfg = load(config.as_path())?;
             let regs = RegFile::switch_config(&cfg).map_err(anyhow::Error::msg)?;

@@ -98,3 +98,39 @@ fn check_refuses_a_config_the_hardware_cannot_hold() {
     assert!(err.contains("no hardware preset"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn read_prints_the_accesses_and_decode_names_the_fields() {
+    let out = horusctl(&["read", "node", "17"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // CTL_READ_ENTRY (bit 4) and table 1 (bits 8..12) in word 24; index 17 in word 39.
+    assert!(text.contains("write 0x060 0x00000110"), "{text}");
+    assert!(text.contains("write 0x09c 0x00000011"), "{text}");
+    assert!(text.contains("wait-read"), "{text}");
+    assert!(text.contains("read 0x0e4  # RB_DATA0"), "{text}");
+
+    // node entry: active (bit 0), pool (1..17), slot (17..33), factor (33..65).
+    let out = horusctl(&["decode", "1", "0x00060005", "0x00020000", "0"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.trim(),
+        "node: active=0x1 pool=0x2 slot=0x3 factor=0x10000"
+    );
+
+    let out = horusctl(&["decode", "loadlist9", "1"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no table \"loadlist9\""));
+    let out = horusctl(&["read", "14", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no table 14"));
+}

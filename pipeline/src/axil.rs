@@ -15,7 +15,8 @@
 
 use crate::egress::{SpineEntry, SpineTable, SwitchCfg};
 use crate::phv::Phv;
-use crate::regmap::{ID_VALUE, WORDS};
+use crate::readback::{RB_BITS, RB_WORDS};
+use crate::regmap::{ID_VALUE, WORDS, field};
 use horus_model::config::Role;
 use rust_hdl::prelude::*;
 
@@ -85,9 +86,14 @@ pub struct AxiLiteRegs {
     /// Every pass leaving the stages, for the counters.
     pub done_valid: Signal<In, Bit>,
     pub done: Signal<In, Phv>,
+    /// The entry the last read kept, and whether a table took the read (`readback.rs`).
+    pub readback: Signal<In, Bits<RB_BITS>>,
+    pub readback_valid: Signal<In, Bit>,
 
     regs: DFF<Bits<BITS>>,
     pending: DFF<Bit>,
+    /// A read's pass is in the pipeline.
+    rb_busy: DFF<Bit>,
     bvalid: DFF<Bit>,
     bresp: DFF<Bits<2>>,
     rvalid: DFF<Bit>,
@@ -160,6 +166,12 @@ pub struct AxiLiteRegs {
     /// matches Verilator's `--unused-regexp`).
     shifted_unused: Signal<Local, Bits<BITS>>,
     status: Signal<Local, Bits<32>>,
+    rb_status: Signal<Local, Bits<32>>,
+    /// The read-back register shifted to the word read; only its low 32 bits are used.
+    rb_shifted_unused: Signal<Local, Bits<RB_BITS>>,
+    /// The staged operation flags, and whether exactly one is set.
+    ops: Signal<Local, Bits<5>>,
+    one_op: Signal<Local, Bit>,
     rw_word: Signal<Local, Bit>,
     sp: Signal<Local, SpineEntry>,
     c: Signal<Local, Phv>,
@@ -171,6 +183,11 @@ pub struct AxiLiteRegs {
     two: Constant<Bits<AXIL_ADDR_BITS>>,
     three: Constant<Bits<AXIL_ADDR_BITS>>,
     zero32: Constant<Bits<32>>,
+    one5: Constant<Bits<5>>,
+    w_rb_status: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_rb_first: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_rb_last: Constant<Bits<AXIL_ADDR_BITS>>,
+    five: Constant<Bits<AXIL_ADDR_BITS>>,
     w_id: Constant<Bits<AXIL_ADDR_BITS>>,
     w_info: Constant<Bits<AXIL_ADDR_BITS>>,
     w_status: Constant<Bits<AXIL_ADDR_BITS>>,
@@ -228,8 +245,11 @@ impl AxiLiteRegs {
             in_flight: Default::default(),
             done_valid: Default::default(),
             done: Default::default(),
+            readback: Default::default(),
+            readback_valid: Default::default(),
             regs: Default::default(),
             pending: Default::default(),
+            rb_busy: Default::default(),
             bvalid: Default::default(),
             bresp: Default::default(),
             rvalid: Default::default(),
@@ -297,6 +317,10 @@ impl AxiLiteRegs {
             wmask: Default::default(),
             shifted_unused: Default::default(),
             status: Default::default(),
+            rb_status: Default::default(),
+            rb_shifted_unused: Default::default(),
+            ops: Default::default(),
+            one_op: Default::default(),
             rw_word: Default::default(),
             sp: Default::default(),
             c: Default::default(),
@@ -307,6 +331,11 @@ impl AxiLiteRegs {
             two: c(2),
             three: c(3),
             zero32: c32(0),
+            one5: Constant::new(1.into()),
+            w_rb_status: c(field("RB_VALID").word as u64),
+            w_rb_first: c(field("RB_DATA0").word as u64),
+            w_rb_last: c(field(&format!("RB_DATA{}", RB_WORDS - 1)).word as u64),
+            five: c(5),
             w_id: c(0),
             w_info: c(1),
             w_status: c(2),
@@ -330,11 +359,14 @@ impl Logic for AxiLiteRegs {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, regs, pending, bvalid, bresp, rvalid, rdata, rresp, c0, c1, c2, c3, c4, c5,
-            c6, c7, c8, c9, c10, c11, c12, c13, c14, c15
+            self, clk, regs, pending, rb_busy, bvalid, bresp, rvalid, rdata, rresp, c0, c1, c2, c3,
+            c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15
         );
 
         // ---- Writes.
+        self.ops.next = self.regs.q.val().get_bits::<5>(768);
+        self.one_op.next =
+            self.ops.val().any() & !(self.ops.val() & (self.ops.val() - self.one5.val())).any();
         self.take_w.next =
             self.s_axil_awvalid.val() & self.s_axil_wvalid.val() & !self.bvalid.q.val();
         self.s_axil_awready.next =
@@ -373,7 +405,12 @@ impl Logic for AxiLiteRegs {
             if self.wword.val() == self.w_go.val() {
                 self.bresp.d.next = self.okay.val();
                 if self.s_axil_wstrb.val().get_bit(0) & self.s_axil_wdata.val().get_bit(0) {
-                    self.pending.d.next = true;
+                    if self.one_op.val() {
+                        self.pending.d.next = true;
+                    } else {
+                        // No operation staged, or several: nothing starts.
+                        self.bresp.d.next = self.slverr.val();
+                    }
                 }
             }
         }
@@ -390,6 +427,15 @@ impl Logic for AxiLiteRegs {
         self.rshift.next = (self.s_axil_araddr.val() & self.word_mask.val()) << self.three.val();
         self.shifted_unused.next = self.regs.q.val() >> self.rshift.val();
         self.in_flight_wide.narrow.next = self.in_flight.val();
+        self.rb_status.next = self.zero32.val();
+        if self.readback_valid.val() {
+            self.rb_status.next = self.one32.val();
+        }
+        if self.rb_busy.q.val() {
+            self.rb_status.next = self.rb_status.val() | self.two32.val();
+        }
+        self.rb_shifted_unused.next =
+            self.readback.val() >> ((self.rword.val() - self.w_rb_first.val()) << self.five.val());
         self.status.next = self.in_flight_wide.wide.val() << self.sh8.val();
         if self.pending.q.val() {
             self.status.next = self.status.val() | self.one32.val();
@@ -474,6 +520,17 @@ impl Logic for AxiLiteRegs {
                 }
             }
         }
+        if self.take_r.val() & (self.rword.val() == self.w_rb_status.val()) {
+            self.rresp.d.next = self.okay.val();
+            self.rdata.d.next = self.rb_status.val();
+        }
+        if self.take_r.val()
+            & (self.rword.val() >= self.w_rb_first.val())
+            & (self.rword.val() <= self.w_rb_last.val())
+        {
+            self.rresp.d.next = self.okay.val();
+            self.rdata.d.next = self.rb_shifted_unused.val().get_bits::<32>(0);
+        }
         if self.rvalid.q.val() & self.s_axil_rready.val() {
             self.rvalid.d.next = false;
         }
@@ -491,7 +548,8 @@ impl Logic for AxiLiteRegs {
             | self.done.val().is_ctl_add
             | self.done.val().is_ctl_remove;
         self.done_unused.next = self.done.val();
-        if self.done_valid.val() {
+        // A read is not counted: it changes nothing the model counts.
+        if self.done_valid.val() & !self.done.val().is_ctl_read {
             self.c0.d.next = self.c0.q.val() + self.one32.val();
             if self.second.val() {
                 self.c1.d.next = self.c1.q.val() + self.one32.val();
@@ -567,13 +625,20 @@ impl Logic for AxiLiteRegs {
         }
 
         // ---- The control pass.
+        if self.done_valid.val() & self.done.val().is_ctl_read {
+            self.rb_busy.d.next = false;
+        }
         if self.ctl_ready.val() {
             self.pending.d.next = false;
+            if self.regs.q.val().get_bit(772) {
+                self.rb_busy.d.next = true;
+            }
         }
         if self.rst.val() {
             self.pending.d.next = false;
             self.bvalid.d.next = false;
             self.rvalid.d.next = false;
+            self.rb_busy.d.next = false;
         }
         self.ctl_valid.next = self.pending.q.val();
 
@@ -617,6 +682,9 @@ impl Logic for AxiLiteRegs {
         self.c.next.is_ctl_params = self.regs.q.val().get_bit(769);
         self.c.next.is_ctl_add = self.regs.q.val().get_bit(770);
         self.c.next.is_ctl_remove = self.regs.q.val().get_bit(771);
+        self.c.next.is_ctl_read = self.regs.q.val().get_bit(772);
+        self.c.next.rd_table = self.regs.q.val().get_bits::<4>(776);
+        self.c.next.rd_index = self.regs.q.val().get_bits::<16>(1248);
         self.c.next.pool = self.regs.q.val().get_bits::<16>(784);
         self.c.next.src = self.regs.q.val().get_bits::<16>(800);
         self.c.next.base = self.regs.q.val().get_bits::<16>(816);

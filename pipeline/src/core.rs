@@ -21,6 +21,7 @@ use crate::parser::{
     CLASS_DROP_MALFORMED, CLASS_HORUS, CLASS_PASS_THROUGH, Parsed, bit_cast_parsed_bits,
 };
 use crate::phv::{BUF_BITS, HANDLE_BITS, Phv, drop_code};
+use crate::readback::RB_BITS;
 use crate::stages::{
     conn::ConnStage, drift::DriftStage, idle_ctl::IdleCtlStage, idle_index::IdleIndexStage,
     idle_list::IdleListStage, load::LoadStage, members::MembersStage, node::NodeStage,
@@ -90,6 +91,9 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     pub rng_state: Signal<Out, Bits<64>>,
     /// Passes inside the stages.
     pub in_flight: Signal<Out, Bits<8>>,
+    /// The entry the last read kept (`readback.rs`), and whether a table took the read.
+    pub readback: Signal<Out, Bits<RB_BITS>>,
+    pub readback_valid: Signal<Out, Bit>,
 
     pool_cfg: PoolCfgStage<P>,
     node: NodeStage<N>,
@@ -188,6 +192,8 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
             trace: Default::default(),
             rng_state: Default::default(),
             in_flight: Default::default(),
+            readback: Default::default(),
+            readback_valid: Default::default(),
             pool_cfg: PoolCfgStage::new(seed),
             node: Default::default(),
             idle_ctl: IdleCtlStage::new(leaf),
@@ -415,5 +421,61 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         self.trace.next = self.enter.val();
         self.rng_state.next = self.pool_cfg.rng_state.val();
         self.in_flight.next = self.count.q.val();
+
+        // ---- Reads: the entry of the table that took the last one.
+        self.readback.next = self.pool_cfg.rb.val();
+        if self.node.rb_hit.val() {
+            self.readback.next = self.node.rb.val();
+        }
+        if self.idle_ctl.rb_hit.val() {
+            self.readback.next = self.idle_ctl.rb.val();
+        }
+        if self.idle_list.rb_hit.val() {
+            self.readback.next = self.idle_list.rb.val();
+        }
+        if self.idle_index.rb_hit.val() {
+            self.readback.next = self.idle_index.rb.val();
+        }
+        if self.members1.rb_hit.val() {
+            self.readback.next = self.members1.rb.val();
+        }
+        if self.members2.rb_hit.val() {
+            self.readback.next = self.members2.rb.val();
+        }
+        if self.load1.rb_hit.val() {
+            self.readback.next = self.load1.rb.val();
+        }
+        if self.load2.rb_hit.val() {
+            self.readback.next = self.load2.rb.val();
+        }
+        if self.drift1.rb_hit.val() {
+            self.readback.next = self.drift1.rb.val();
+        }
+        if self.drift2.rb_hit.val() {
+            self.readback.next = self.drift2.rb.val();
+        }
+        if self.pool_avg.rb_hit.val() {
+            self.readback.next = self.pool_avg.rb.val();
+        }
+        if self.conn.rb_hit.val() {
+            self.readback.next = self.conn.rb.val();
+        }
+        if self.node_addr.rb_hit.val() {
+            self.readback.next = self.node_addr.rb.val();
+        }
+        self.readback_valid.next = self.pool_cfg.rb_hit.val()
+            | self.node.rb_hit.val()
+            | self.idle_ctl.rb_hit.val()
+            | self.idle_list.rb_hit.val()
+            | self.idle_index.rb_hit.val()
+            | self.members1.rb_hit.val()
+            | self.members2.rb_hit.val()
+            | self.load1.rb_hit.val()
+            | self.load2.rb_hit.val()
+            | self.drift1.rb_hit.val()
+            | self.drift2.rb_hit.val()
+            | self.pool_avg.rb_hit.val()
+            | self.conn.rb_hit.val()
+            | self.node_addr.rb_hit.val();
     }
 }

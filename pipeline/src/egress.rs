@@ -467,7 +467,8 @@ impl Logic for Egress {
             | self.pass.val().is_ctl_params
             | self.pass.val().is_ctl_add
             | self.pass.val().is_ctl_remove
-            | self.pass.val().is_ctl_remove2);
+            | self.pass.val().is_ctl_remove2
+            | self.pass.val().is_ctl_read);
         self.job.next.free = self.job.val().has_frame & !self.pass_again.val();
         self.job_fifo.data.next = self.job.val();
         self.job_fifo.push.next =

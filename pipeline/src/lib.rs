@@ -23,6 +23,7 @@ pub mod parser;
 pub mod pass;
 pub mod phv;
 pub mod presets;
+pub mod readback;
 pub mod regmap;
 pub mod stages;
 pub mod switch;

@@ -91,6 +91,16 @@ pub fn control_phv(m: &Scheduler, op: &ControlOp) -> Phv {
     p
 }
 
+/// The control pass that reads entry `index` of `stage`'s table back (`readback.rs`).
+pub fn read_phv(stage: horus_model::sched::Stage, index: u16) -> Phv {
+    Phv {
+        is_ctl_read: true,
+        rd_table: u64::from(crate::readback::table_number(stage)).into(),
+        rd_index: u64::from(index).into(),
+        ..Default::default()
+    }
+}
+
 /// Where a forwarded packet goes, as the egress sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Forward {

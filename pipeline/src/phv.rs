@@ -67,6 +67,10 @@ pub struct Phv {
     pub is_ctl_remove: Bit,
     /// Control: remove a node, second pass.
     pub is_ctl_remove2: Bit,
+    /// Control: read entry `rd_index` of the table of stage `rd_table` back (`readback.rs`).
+    pub is_ctl_read: Bit,
+    pub rd_table: Bits<4>,
+    pub rd_index: Bits<16>,
     /// A removal's second pass moves a member (`src`) into the freed `slot`.
     pub fin_move_member: Bit,
     /// A removal's first pass: the pool's last member (read by the host), which moves into the

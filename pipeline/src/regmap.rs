@@ -83,8 +83,9 @@ use Access::*;
 
 use crate::egress::SPINES;
 use crate::pass::mac_bits;
+use crate::readback::table_number;
 use horus_model::config::Config;
-use horus_model::sched::{ControlOp, Params, Scheduler};
+use horus_model::sched::{ControlOp, Params, Scheduler, Stage};
 
 /// Every field, in address order.
 pub const FIELDS: &[Field] = &[
@@ -245,6 +246,22 @@ pub const FIELDS: &[Field] = &[
     ),
     f("CTL_ADD_NODE", 24, 2, 1, Rw, "operation: add a node"),
     f("CTL_REMOVE_NODE", 24, 3, 1, Rw, "operation: remove a node"),
+    f(
+        "CTL_READ_ENTRY",
+        24,
+        4,
+        1,
+        Rw,
+        "operation: read entry CTL_INDEX of table CTL_TABLE into RB_*",
+    ),
+    f(
+        "CTL_TABLE",
+        24,
+        8,
+        4,
+        Rw,
+        "the table to read: its stage number in the stage plan (read)",
+    ),
     f("CTL_POOL", 24, 16, 16, Rw, "the pool"),
     f("CTL_NODE", 25, 0, 16, Rw, "the node (add, remove)"),
     f(
@@ -376,6 +393,7 @@ pub const FIELDS: &[Field] = &[
         Rw,
         "that member's additive factor, 16.16 (remove)",
     ),
+    f("CTL_INDEX", 39, 0, 16, Rw, "the entry to read (read)"),
     // Counters (wrapping at 2^32), as the model's `Counters`.
     f("PASSES", 40, 0, 32, Ro, "passes of any kind"),
     f(
@@ -448,6 +466,71 @@ pub const FIELDS: &[Field] = &[
         32,
         Ro,
         "drops: idle_remove_not_member",
+    ),
+    // The last read (CTL_READ_ENTRY).
+    f(
+        "RB_VALID",
+        56,
+        0,
+        1,
+        Ro,
+        "the last read named a table and an index within it: RB_DATA* hold the entry",
+    ),
+    f(
+        "RB_BUSY",
+        56,
+        1,
+        1,
+        Ro,
+        "a read was started and its pass has not left the pipeline yet",
+    ),
+    f(
+        "RB_DATA0",
+        57,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 0..31 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA1",
+        58,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 32..63 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA2",
+        59,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 64..95 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA3",
+        60,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 96..127 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA4",
+        61,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 128..159 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA5",
+        62,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 160..191 (the hardware entry's layout, readback.rs)",
     ),
 ];
 
@@ -572,6 +655,17 @@ impl RegFile {
     }
 }
 
+impl RegFile {
+    /// The staged control pass that reads entry `index` of `stage`'s table.
+    pub fn read_entry(stage: Stage, index: u16) -> RegFile {
+        let mut r = RegFile::default();
+        r.set("CTL_READ_ENTRY", 1)
+            .set("CTL_TABLE", table_number(stage).into())
+            .set("CTL_INDEX", index.into());
+        r
+    }
+}
+
 fn params_of(r: &mut RegFile, p: &Params) {
     r.set("CTL_LINK_AT", p.link_at.into())
         .set("CTL_UNLINK_AT", p.unlink_at.into())
@@ -651,7 +745,7 @@ mod tests {
         }
         assert_eq!(field("SPINE0_VALID").word, SPINE_BASE);
         assert_eq!(switch_words(), 4..=23);
-        assert_eq!(control_words(), 24..=38);
-        assert_eq!(rw_words(), 4..=38);
+        assert_eq!(control_words(), 24..=39);
+        assert_eq!(rw_words(), 4..=39);
     }
 }

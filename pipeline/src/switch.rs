@@ -9,6 +9,7 @@ use crate::core::HorusCore;
 use crate::egress::{Egress, SpineTable, SwitchCfg};
 use crate::ingress::Ingress;
 use crate::phv::Phv;
+use crate::readback::RB_BITS;
 use horus_model::config::Role;
 use rust_hdl::prelude::*;
 
@@ -47,6 +48,9 @@ pub struct HorusSwitch<const P: usize, const N: usize, const C: usize> {
     pub done: Signal<Out, Phv>,
     pub rng_state: Signal<Out, Bits<64>>,
     pub in_flight: Signal<Out, Bits<8>>,
+    /// The entry the last read kept, and whether a table took it (`readback.rs`).
+    pub readback: Signal<Out, Bits<RB_BITS>>,
+    pub readback_valid: Signal<Out, Bit>,
     /// Sticky: the egress lost a job or a beat (never expected; see `Egress::overflow`).
     pub overflow: Signal<Out, Bit>,
 
@@ -84,6 +88,8 @@ impl<const P: usize, const N: usize, const C: usize> HorusSwitch<P, N, C> {
             done: Default::default(),
             rng_state: Default::default(),
             in_flight: Default::default(),
+            readback: Default::default(),
+            readback_valid: Default::default(),
             overflow: Default::default(),
             ingress: Default::default(),
             core: HorusCore::new(role, seed, conn_timeout_us),
@@ -140,6 +146,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusSwitch<P, N,
         self.done.next = self.core.out.val();
         self.rng_state.next = self.core.rng_state.val();
         self.in_flight.next = self.core.in_flight.val();
+        self.readback.next = self.core.readback.val();
+        self.readback_valid.next = self.core.readback_valid.val();
         self.overflow.next = self.egress.overflow.val();
     }
 }

@@ -144,6 +144,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusTop<P, N, C>
         self.regs.in_flight.next = self.switch.in_flight.val();
         self.regs.done_valid.next = self.switch.done_valid.val();
         self.regs.done.next = self.switch.done.val();
+        self.regs.readback.next = self.switch.readback.val();
+        self.regs.readback_valid.next = self.switch.readback_valid.val();
         // AXI-Stream.
         self.switch.s_axis_tdata.next = self.s_axis_tdata.val();
         self.switch.s_axis_tkeep.next = self.s_axis_tkeep.val();

@@ -3,12 +3,14 @@
 //! byte strobes, the doorbell, read-only and unmapped addresses behave as documented.
 
 use horus_model::config::{Config, Role};
+use horus_model::sched::Stage;
 use horus_model::sched::{ControlOp, NodeAddr, Params, Scheduler, SpineRef};
 use horus_model::wire::{Endpoint, MacAddr};
 use horus_pipeline::axil::AxiLiteRegs;
 use horus_pipeline::egress::{SpineEntry, SpineTable, SwitchCfg};
-use horus_pipeline::pass::{control_phv, mac_bits};
+use horus_pipeline::pass::{control_phv, mac_bits, read_phv};
 use horus_pipeline::phv::Phv;
+use horus_pipeline::readback::{RB_BITS, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
 use rust_hdl::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -39,6 +41,19 @@ enum Op {
     Expect(Box<Expected>),
     /// Assert `ctl_ready` for one cycle.
     Ready,
+    /// Write a whole word and expect the response `resp`.
+    WriteResp {
+        addr: usize,
+        data: u32,
+        resp: u32,
+    },
+    /// Drive the read-back inputs from now on.
+    Readback {
+        words: [u32; RB_WORDS],
+        valid: bool,
+    },
+    /// A pass leaves the stages (one cycle of `done_valid`).
+    Done(Box<Phv>),
 }
 
 fn run(ops: Vec<Op>) {
@@ -98,6 +113,40 @@ fn run(ops: Vec<Op>) {
                             (cfg, spines, ctl, ctl_valid)
                         ));
                     }
+                }
+                Op::WriteResp { addr, data, resp } => {
+                    x.s_axil_awaddr.next = (addr as u64).into();
+                    x.s_axil_wdata.next = u64::from(data).into();
+                    x.s_axil_wstrb.next = 0xf.into();
+                    x.s_axil_awvalid.next = true;
+                    x.s_axil_wvalid.next = true;
+                    wait_clock_cycle!(sim, clk, x);
+                    x.s_axil_awvalid.next = false;
+                    x.s_axil_wvalid.next = false;
+                    let got = x.s_axil_bresp.val().index() as u32;
+                    if !x.s_axil_bvalid.val() || got != resp {
+                        sink.lock().unwrap().push(format!(
+                            "step {i}: write {addr:#x}: response {got} (valid {}), want {resp}",
+                            x.s_axil_bvalid.val()
+                        ));
+                    }
+                    wait_clock_cycle!(sim, clk, x);
+                }
+                Op::Readback { words, valid } => {
+                    let mut b = Bits::<RB_BITS>::default();
+                    for (k, w) in words.iter().enumerate() {
+                        for j in 0..32 {
+                            b = b.replace_bit(32 * k + j, (w >> j) & 1 == 1);
+                        }
+                    }
+                    x.readback.next = b;
+                    x.readback_valid.next = valid;
+                }
+                Op::Done(p) => {
+                    x.done.next = *p;
+                    x.done_valid.next = true;
+                    wait_clock_cycle!(sim, clk, x);
+                    x.done_valid.next = false;
                 }
                 Op::Ready => {
                     x.ctl_ready.next = true;
@@ -250,6 +299,90 @@ fn configuration_and_control_passes_land_where_the_register_map_says() {
             want: (0, 0),
         });
         m.control(op).unwrap();
+    }
+    run(ops);
+}
+
+#[test]
+fn reads_are_staged_started_and_answered_and_not_counted() {
+    let go = regmap::field("CTL_GO").byte_address();
+    let word = |name: &str| regmap::field(name).byte_address();
+    let idle = |ctl: Phv, ctl_valid: bool| {
+        Op::Expect(Box::new(Expected {
+            cfg: SwitchCfg::default(),
+            spines: SpineTable::default(),
+            ctl,
+            ctl_valid,
+        }))
+    };
+    let read = RegFile::read_entry(Stage::Node, 0xabc);
+    let mut both = read.clone();
+    both.set("CTL_ADD_NODE", 1);
+    let data = [
+        0x1111_1111,
+        0x2222_2222,
+        0x3333_3333,
+        0x4444_4444,
+        0x5555_5555,
+        0x6666_6666,
+    ];
+    let status = word("RB_VALID");
+    let mut ops = Vec::new();
+    // No operation staged, then two: the doorbell refuses and nothing starts.
+    ops.push(Op::WriteResp {
+        addr: go,
+        data: 1,
+        resp: 2,
+    });
+    ops.extend(writes(&both, regmap::control_words()));
+    ops.push(Op::WriteResp {
+        addr: go,
+        data: 1,
+        resp: 2,
+    });
+    ops.push(Op::Read {
+        addr: go,
+        want: (0, 0),
+    });
+    // One read: staged, started, busy until its pass leaves.
+    ops.extend(writes(&read, regmap::control_words()));
+    ops.push(idle(read_phv(Stage::Node, 0xabc), false));
+    ops.push(Op::WriteResp {
+        addr: go,
+        data: 1,
+        resp: 0,
+    });
+    ops.push(idle(read_phv(Stage::Node, 0xabc), true));
+    ops.push(Op::Ready);
+    ops.push(Op::Read {
+        addr: status,
+        want: (2, 0),
+    });
+    ops.push(Op::Readback {
+        words: data,
+        valid: true,
+    });
+    ops.push(Op::Read {
+        addr: status,
+        want: (3, 0),
+    });
+    ops.push(Op::Done(Box::new(read_phv(Stage::Node, 0xabc))));
+    ops.push(Op::Read {
+        addr: status,
+        want: (1, 0),
+    });
+    for (k, &d) in data.iter().enumerate() {
+        ops.push(Op::Read {
+            addr: word(&format!("RB_DATA{k}")),
+            want: (d, 0),
+        });
+    }
+    // The read's pass is not counted.
+    for name in ["PASSES", "CONTROL_PASSES"] {
+        ops.push(Op::Read {
+            addr: word(name),
+            want: (0, 0),
+        });
     }
     run(ops);
 }

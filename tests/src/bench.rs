@@ -18,13 +18,14 @@ use horus_model::sched::frame::{FramePass, FrameResubmit, FrameSwitch, InFrame, 
 use horus_model::sched::{ControlOp, config_ops};
 use horus_pipeline::phv::Phv;
 use horus_pipeline::presets::Preset;
+use horus_pipeline::readback::{self, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
 use rust_hdl::prelude::Bits;
 
 use crate::traffic::{Input, Mix, Rng, Traffic};
 use crate::verilated::{Dut, Model, Port};
 use hdrhistogram::Histogram;
-use horus_model::sched::{DropReason, Scheduler};
+use horus_model::sched::{DropReason, Scheduler, Stage};
 
 /// The bits of a rust-hdl value as 32-bit words, least significant first.
 pub fn words<const N: usize>(b: Bits<N>) -> Vec<u32> {
@@ -88,6 +89,8 @@ pub struct RunReport {
     pub first_passes: u64,
     pub resubmitted: u64,
     pub controls: u64,
+    /// Table entries read back and compared at the end.
+    pub entries_read: u64,
     /// Wall time of the run.
     pub seconds: f64,
     /// Cycles from a frame's last input beat to the first beat of an output of its first pass.
@@ -105,6 +108,7 @@ impl Default for RunReport {
             first_passes: 0,
             resubmitted: 0,
             controls: 0,
+            entries_read: 0,
             seconds: 0.0,
             latency: Histogram::new(3).expect("a histogram of 3 significant figures"),
         }
@@ -593,9 +597,80 @@ fn run_inner(
             bail!("counter {}: {got}, the model's {want}", f.name);
         }
     }
+    // Every entry of every table, read through AXI4-Lite, is the model's.
+    r.entries_read = compare_tables(&mut dut, &ports, sw.scheduler())?;
     r.cycles = dut.cycles;
     r.seconds = start.elapsed().as_secs_f64();
     Ok(r)
+}
+
+/// Reads every entry of every table back through the control port (`CTL_READ_ENTRY`) and
+/// compares it with the model's, in the hardware's layout (`readback::encode`); also checks that
+/// a read beyond a table or of no table finds nothing. Returns the entries read.
+fn compare_tables(dut: &mut Dut, p: &Ports, m: &Scheduler) -> Result<u64> {
+    let info = axil_read(dut, p, regmap::field("POOL_BITS").byte_address())?;
+    let (pool_bits, node_bits, conn_bits) = (
+        (info >> 8 & 0xff) as usize,
+        (info >> 16 & 0xff) as usize,
+        (info >> 24 & 0xff) as usize,
+    );
+    let index_word = regmap::field("CTL_INDEX").word;
+    let op_word = regmap::field("CTL_READ_ENTRY").word;
+    let read = |dut: &mut Dut, regs: &RegFile, what: &str| -> Result<Option<[u32; RB_WORDS]>> {
+        axil_write(dut, p, 4 * op_word, regs.words[op_word])?;
+        axil_write(dut, p, 4 * index_word, regs.words[index_word])?;
+        axil_write(dut, p, regmap::field("CTL_GO").byte_address(), 1)?;
+        let status = regmap::field("RB_VALID").byte_address();
+        let mut st = axil_read(dut, p, status)?;
+        let mut polls = 0;
+        while st & 2 != 0 || axil_read(dut, p, regmap::field("CTL_GO").byte_address())? != 0 {
+            polls += 1;
+            if polls > 100 {
+                bail!("reading {what}: RB_BUSY stays set");
+            }
+            st = axil_read(dut, p, status)?;
+        }
+        if st & 1 == 0 {
+            return Ok(None);
+        }
+        let mut w = [0u32; RB_WORDS];
+        for (k, w) in w.iter_mut().enumerate() {
+            *w = axil_read(dut, p, regmap::field(&format!("RB_DATA{k}")).byte_address())?;
+        }
+        Ok(Some(w))
+    };
+    let mut entries = 0;
+    for &stage in &Stage::ALL {
+        let len = readback::table_len(stage, pool_bits, node_bits, conn_bits);
+        for index in 0..len {
+            let what = format!("{}[{index}]", stage.table_name());
+            let regs = RegFile::read_entry(stage, index as u16);
+            let Some(got) = read(dut, &regs, &what)? else {
+                bail!("reading {what}: RB_VALID is 0");
+            };
+            let want = readback::encode(m.tables(), stage, index);
+            if got != want {
+                bail!(
+                    "{what} differs from the model's:\nhardware: {}\nmodel:    {}",
+                    readback::describe(stage, &got),
+                    readback::describe(stage, &want)
+                );
+            }
+            entries += 1;
+        }
+        if len < 1 << 16 {
+            let what = format!("{}[{len}] (beyond the table)", stage.table_name());
+            if read(dut, &RegFile::read_entry(stage, len as u16), &what)?.is_some() {
+                bail!("reading {what}: RB_VALID is 1");
+            }
+        }
+    }
+    let mut none = RegFile::read_entry(Stage::PoolCfg, 0);
+    none.set("CTL_TABLE", Stage::ALL.len() as u64);
+    if read(dut, &none, "table 14 (no such table)")?.is_some() {
+        bail!("reading table {}: RB_VALID is 1", Stage::ALL.len());
+    }
+    Ok(entries)
 }
 
 /// One AXI4-Lite write, waiting for its response (nothing else moves).

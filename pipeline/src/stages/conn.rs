@@ -12,8 +12,10 @@
 //!   (`ev_conn_expired`).
 
 use crate::phv::{Phv, drop_code};
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
 use horus_model::sched::DropReason;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 /// `conn` entry.
@@ -32,6 +34,10 @@ pub struct ConnStage<const C: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<ConnEntry>,
     conn_table: RmwTable<ConnEntry, C>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -66,6 +72,9 @@ impl<const C: usize> ConnStage<C> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(Stage::Conn, C),
             conn_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -94,7 +103,7 @@ impl<const C: usize> Logic for ConnStage<C> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out, slot1);
-        clock!(self, clock, conn_table);
+        clock!(self, clock, conn_table, rp);
         // Cycle 0. The model's products are 32 bits wrapping; the slot needs only their low C bits,
         // which the 16 x 16 products give exactly.
         self.hash_seq.next = self.pass_in.val().seq * self.k_seq.val();
@@ -102,6 +111,9 @@ impl<const C: usize> Logic for ConnStage<C> {
         self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
         self.slot0.next = self.unused_hash.val().get_bits::<C>(0);
         self.conn_table.rd_addr.next = self.slot0.val();
+        if self.pass_in.val().is_ctl_read {
+            self.conn_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<C>(0);
+        }
         self.slot1.d.next = self.slot0.val();
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
@@ -156,5 +168,15 @@ impl<const C: usize> Logic for ConnStage<C> {
         }
         self.conn_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.conn_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.conn_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

@@ -12,7 +12,9 @@
 //!   into the load): `load + drift` stays exact under any interleaving.
 
 use crate::phv::Phv;
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -20,6 +22,10 @@ pub struct DriftStage<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<Bits<32>>,
     drift_table: RmwTable<Bits<32>, N>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -53,6 +59,9 @@ impl<const N: usize> DriftStage<N> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(if first { Stage::Drift1 } else { Stage::Drift2 }, N),
             drift_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -85,7 +94,7 @@ impl<const N: usize> Logic for DriftStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out);
-        clock!(self, clock, drift_table);
+        clock!(self, clock, drift_table, rp);
         // Cycle 0: reports address their node; a task off the idle path its `sel` (copy 1) or,
         // when copy 1 resubmitted it, its `other` (copy 2); everything else the chosen node.
         self.who.next = self.pass_in.val().chosen.get_bits::<N>(0);
@@ -104,6 +113,9 @@ impl<const N: usize> Logic for DriftStage<N> {
             }
         }
         self.drift_table.rd_addr.next = self.who.val();
+        if self.pass_in.val().is_ctl_read {
+            self.drift_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.who1.next = self.s1.q.val().chosen.get_bits::<N>(0);
@@ -218,5 +230,15 @@ impl<const N: usize> Logic for DriftStage<N> {
             self.out.d.next.assigned = true;
         }
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.drift_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.drift_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

@@ -10,8 +10,10 @@
 //! - A removal's second pass records the moved node's new position.
 
 use crate::phv::{IdleIndexEntry, Phv, drop_code};
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
 use horus_model::sched::DropReason;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -19,6 +21,10 @@ pub struct IdleIndexStage<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<IdleIndexEntry>,
     index_table: RmwTable<IdleIndexEntry, N>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -34,6 +40,8 @@ pub struct IdleIndexStage<const N: usize> {
     pushes_src: Signal<Local, Bit>,
     places_last: Signal<Local, Bit>,
     is_leaf: Constant<Bit>,
+    /// An absent entry (cleared whole, as the model's `IdleIndex::Absent`).
+    absent: Constant<IdleIndexEntry>,
     code_duplicate: Constant<Bits<4>>,
     code_not_member: Constant<Bits<4>>,
 }
@@ -44,6 +52,9 @@ impl<const N: usize> IdleIndexStage<N> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(Stage::IdleIndex, N),
             index_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -58,6 +69,7 @@ impl<const N: usize> IdleIndexStage<N> {
             pushes_src: Default::default(),
             places_last: Default::default(),
             is_leaf: Constant::new(is_leaf),
+            absent: Constant::new(IdleIndexEntry::default()),
             code_duplicate: Constant::new(drop_code(DropReason::IdleAddDuplicate).into()),
             code_not_member: Constant::new(drop_code(DropReason::IdleRemoveNotMember).into()),
         }
@@ -68,7 +80,7 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out);
-        clock!(self, clock, index_table);
+        clock!(self, clock, index_table, rp);
         // Cycle 0: the popped node, the former top being placed, or the message's node.
         self.who.next = self.pass_in.val().src.get_bits::<N>(0);
         if self.pass_in.val().is_task {
@@ -80,6 +92,9 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
             self.who.next = self.pass_in.val().last_node.get_bits::<N>(0);
         }
         self.index_table.rd_addr.next = self.who.val();
+        if self.pass_in.val().is_ctl_read {
+            self.index_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.who1.next = self.s1.q.val().src.get_bits::<N>(0);
@@ -102,8 +117,7 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
         self.pop.next =
             self.live.val() & self.is_leaf.val() & self.s1.q.val().is_task & self.s1.q.val().idle;
         if self.pop.val() {
-            self.w.next.member = false;
-            self.w.next.pending = false;
+            self.w.next = self.absent.val();
             self.index_table.wr_en.next = true;
         }
         // An idleAdd's first pass.
@@ -133,8 +147,7 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
             self.index_table.wr_en.next = true;
         }
         if self.live.val() & self.s1.q.val().is_ctl_add & !self.is_leaf.val() {
-            self.w.next.pending = false;
-            self.w.next.member = false;
+            self.w.next = self.absent.val();
             self.index_table.wr_en.next = true;
         }
         // A removal's first pass (stage 2 took the top: `idle`).
@@ -143,7 +156,7 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
             & self.s1.q.val().idle;
         if self.takes.val() {
             if self.e.val().member {
-                self.w.next.member = false;
+                self.w.next = self.absent.val();
                 self.index_table.wr_en.next = true;
                 if self.s1.q.val().last_node == self.s1.q.val().src {
                     self.out.d.next.fin_unlock = true;
@@ -161,5 +174,15 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
         }
         self.index_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.index_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.index_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

@@ -6,7 +6,9 @@
 //! A removal's second pass writes `last` into the hole (`idleList[removedIdx] <- lastNode`).
 
 use crate::phv::{NodeRefEntry, Phv};
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -14,6 +16,10 @@ pub struct IdleListStage<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<NodeRefEntry>,
     list_table: RmwTable<NodeRefEntry, N>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -29,6 +35,9 @@ impl<const N: usize> IdleListStage<N> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(Stage::IdleList, N),
             list_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -44,11 +53,14 @@ impl<const N: usize> Logic for IdleListStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out);
-        clock!(self, clock, list_table);
+        clock!(self, clock, list_table, rp);
         // Cycle 0.
         // base + pos < 2^N by configuration: the sum is taken in N bits.
         self.list_table.rd_addr.next =
             self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().pos.get_bits::<N>(0);
+        if self.pass_in.val().is_ctl_read {
+            self.list_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.out.d.next = self.s1.q.val();
@@ -85,5 +97,15 @@ impl<const N: usize> Logic for IdleListStage<N> {
         }
         self.list_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.list_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.list_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

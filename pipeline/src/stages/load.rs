@@ -9,7 +9,9 @@
 //!   copies: `load += drift_seen + factor`, clamped to `[0, 2^32)` as `Load::corrected` does.
 
 use crate::phv::Phv;
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -17,6 +19,10 @@ pub struct LoadStage<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<Bits<32>>,
     load_table: RmwTable<Bits<32>, N>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -50,6 +56,9 @@ impl<const N: usize> LoadStage<N> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(if first { Stage::Load1 } else { Stage::Load2 }, N),
             load_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -82,7 +91,7 @@ impl<const N: usize> Logic for LoadStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out);
-        clock!(self, clock, load_table);
+        clock!(self, clock, load_table, rp);
         // Cycle 0: the sample, the reporting node, or the second pass's winner.
         self.a_wins.next = self.pass_in.val().a_q <= self.pass_in.val().b_q;
         self.who.next = self.pass_in.val().src.get_bits::<N>(0);
@@ -99,6 +108,9 @@ impl<const N: usize> Logic for LoadStage<N> {
             }
         }
         self.load_table.rd_addr.next = self.who.val();
+        if self.pass_in.val().is_ctl_read {
+            self.load_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.a_wins1.next = self.s1.q.val().a_q <= self.s1.q.val().b_q;
@@ -188,5 +200,15 @@ impl<const N: usize> Logic for LoadStage<N> {
             self.out.d.next.chosen_f = self.w_f.val();
         }
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.load_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.load_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

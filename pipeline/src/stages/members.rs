@@ -6,7 +6,9 @@
 //! `n`, and a removal's last member moved into the freed slot.
 
 use crate::phv::{NodeRefEntry, Phv};
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -14,6 +16,10 @@ pub struct MembersStage<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<NodeRefEntry>,
     member_table: RmwTable<NodeRefEntry, N>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -30,6 +36,16 @@ impl<const N: usize> MembersStage<N> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(
+                if first {
+                    Stage::Members1
+                } else {
+                    Stage::Members2
+                },
+                N,
+            ),
             member_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -45,7 +61,7 @@ impl<const N: usize> Logic for MembersStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out);
-        clock!(self, clock, member_table);
+        clock!(self, clock, member_table, rp);
         // Cycle 0: a task's sample, or a control pass's member slot.
         self.sample_in.next = self.pass_in.val().r2.get_bits::<N>(0);
         if self.first.val() {
@@ -57,6 +73,9 @@ impl<const N: usize> Logic for MembersStage<N> {
         // base + index < 2^N by configuration: the sum is taken in N bits.
         self.member_table.rd_addr.next =
             self.pass_in.val().base.get_bits::<N>(0) + self.sample_in.val();
+        if self.pass_in.val().is_ctl_read {
+            self.member_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.out.d.next = self.s1.q.val();
@@ -98,5 +117,15 @@ impl<const N: usize> Logic for MembersStage<N> {
         }
         self.member_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.member_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.member_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

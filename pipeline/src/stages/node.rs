@@ -8,8 +8,10 @@
 //! slot by a removal.
 
 use crate::phv::{NodeEntry, Phv, drop_code};
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
 use horus_model::sched::DropReason;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -17,6 +19,10 @@ pub struct NodeStage<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<NodeEntry>,
     node_table: RmwTable<NodeEntry, N>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -27,6 +33,8 @@ pub struct NodeStage<const N: usize> {
     not_in_pool: Signal<Local, Bit>,
     /// `2^N`: the first node ID beyond the table.
     limit: Constant<Bits<16>>,
+    /// A free entry (cleared whole, as the model's).
+    free: Constant<NodeEntry>,
     code_out_of_range: Constant<Bits<4>>,
     code_not_in_pool: Constant<Bits<4>>,
 }
@@ -37,6 +45,9 @@ impl<const N: usize> Default for NodeStage<N> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(Stage::Node, N),
             node_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -46,6 +57,7 @@ impl<const N: usize> Default for NodeStage<N> {
             out_of_range: Default::default(),
             not_in_pool: Default::default(),
             limit: Constant::new((1u64 << N).into()),
+            free: Constant::new(NodeEntry::default()),
             code_out_of_range: Constant::new(drop_code(DropReason::NodeOutOfRange).into()),
             code_not_in_pool: Constant::new(drop_code(DropReason::NodeNotInPool).into()),
         }
@@ -56,9 +68,12 @@ impl<const N: usize> Logic for NodeStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out);
-        clock!(self, clock, node_table);
+        clock!(self, clock, node_table, rp);
         // Cycle 0.
         self.node_table.rd_addr.next = self.pass_in.val().src.get_bits::<N>(0);
+        if self.pass_in.val().is_ctl_read {
+            self.node_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.e.next = self.node_table.rd_data.val();
@@ -103,7 +118,7 @@ impl<const N: usize> Logic for NodeStage<N> {
         if self.s1.q.val().is_ctl_remove {
             // Hand the freed slot to the second pass, which records the moved member there.
             self.out.d.next.slot = self.e.val().slot;
-            self.w.next.active = false;
+            self.w.next = self.free.val();
             self.node_table.wr_en.next = true;
         }
         if self.s1.q.val().is_ctl_remove2 & self.s1.q.val().fin_move_member {
@@ -112,5 +127,15 @@ impl<const N: usize> Logic for NodeStage<N> {
         }
         self.node_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.node_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.node_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

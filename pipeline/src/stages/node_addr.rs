@@ -9,8 +9,10 @@
 //! node added (with its pool), or removed.
 
 use crate::phv::{Phv, drop_code};
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
 use horus_model::sched::DropReason;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 /// `nodeAddr` entry: the node's address and the pool it was added to.
@@ -33,6 +35,10 @@ pub struct NodeAddrStage<const N: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<AddrEntry>,
     addr_table: RmwTable<AddrEntry, N>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -42,6 +48,8 @@ pub struct NodeAddrStage<const N: usize> {
     w: Signal<Local, AddrEntry>,
     forwards: Signal<Local, Bit>,
     code_miss: Constant<Bits<4>>,
+    /// A free entry (cleared whole, as the model's `None`).
+    free: Constant<AddrEntry>,
 }
 
 impl<const N: usize> Default for NodeAddrStage<N> {
@@ -50,6 +58,9 @@ impl<const N: usize> Default for NodeAddrStage<N> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(Stage::NodeAddr, N),
             addr_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -59,6 +70,7 @@ impl<const N: usize> Default for NodeAddrStage<N> {
             w: Default::default(),
             forwards: Default::default(),
             code_miss: Constant::new(drop_code(DropReason::ContinuationMiss).into()),
+            free: Constant::new(AddrEntry::default()),
         }
     }
 }
@@ -67,13 +79,16 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out);
-        clock!(self, clock, addr_table);
+        clock!(self, clock, addr_table, rp);
         // Cycle 0: a forward reads its chosen node, a control pass writes the node it names.
         self.who.next = self.pass_in.val().chosen.get_bits::<N>(0);
         if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
             self.who.next = self.pass_in.val().src.get_bits::<N>(0);
         }
         self.addr_table.rd_addr.next = self.who.val();
+        if self.pass_in.val().is_ctl_read {
+            self.addr_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.who1.next = self.s1.q.val().chosen.get_bits::<N>(0);
@@ -116,10 +131,20 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
             self.addr_table.wr_en.next = true;
         }
         if self.s1.q.val().is_ctl_remove {
-            self.w.next.valid = false;
+            self.w.next = self.free.val();
             self.addr_table.wr_en.next = true;
         }
         self.addr_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.addr_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.addr_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

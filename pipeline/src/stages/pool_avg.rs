@@ -12,7 +12,9 @@
 
 use crate::mul::RescaleMul;
 use crate::phv::Phv;
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 /// `poolAvg` entry: the accumulator (32.32), what one task adds (`round(2^32 / workers)`, up to
@@ -30,6 +32,10 @@ pub struct PoolAvgStage<const P: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<PoolAvgEntry>,
     avg_table: RmwTable<PoolAvgEntry, P>,
     s1: DFF<Phv>,
     out: DFF<Phv>,
@@ -57,6 +63,9 @@ impl<const P: usize> PoolAvgStage<P> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(Stage::PoolAvg, P),
             avg_table: Default::default(),
             s1: Default::default(),
             out: Default::default(),
@@ -82,9 +91,12 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out);
-        clock!(self, clock, avg_table);
+        clock!(self, clock, avg_table, rp);
         // Cycle 0.
         self.avg_table.rd_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
+        if self.pass_in.val().is_ctl_read {
+            self.avg_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<P>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.e.next = self.avg_table.rd_data.val();
@@ -159,5 +171,15 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         }
         self.avg_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.avg_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.avg_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

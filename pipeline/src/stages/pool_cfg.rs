@@ -7,9 +7,11 @@
 //! (`empty_pool`). Control passes write the entry.
 
 use crate::phv::{Phv, PoolCfgEntry, drop_code};
+use crate::readback::{RB_BITS, ReadPort};
 use crate::table::RmwTable;
 use horus_model::rng::DEFAULT_SEED;
 use horus_model::sched::DropReason;
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -17,6 +19,10 @@ pub struct PoolCfgStage<const P: usize> {
     pub clock: Signal<In, Clock>,
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// The last read's entry, and whether the read was this table's (`readback.rs`).
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rp: ReadPort<PoolCfgEntry>,
     /// The generator's state, for the co-simulation's read-back.
     pub rng_state: Signal<Out, Bits<64>>,
     cfg_table: RmwTable<PoolCfgEntry, P>,
@@ -50,6 +56,9 @@ impl<const P: usize> PoolCfgStage<P> {
             clock: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rp: ReadPort::new(Stage::PoolCfg, P),
             rng_state: Default::default(),
             cfg_table: Default::default(),
             s1: Default::default(),
@@ -80,9 +89,12 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, s1, out, rng);
-        clock!(self, clock, cfg_table);
+        clock!(self, clock, cfg_table, rp);
         // Cycle 0.
         self.cfg_table.rd_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
+        if self.pass_in.val().is_ctl_read {
+            self.cfg_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<P>(0);
+        }
         self.s1.d.next = self.pass_in.val();
         // Cycle 1.
         self.e.next = self.cfg_table.rd_data.val();
@@ -182,5 +194,15 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         self.cfg_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.rng_state.next = self.rng.q.val();
+        // Reads (`readback.rs`): keep the entry; nothing is written.
+        self.rp.read.next = self.s1.q.val().is_ctl_read;
+        self.rp.table_no.next = self.s1.q.val().rd_table;
+        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.entry.next = self.cfg_table.rd_data.val();
+        if self.s1.q.val().is_ctl_read {
+            self.cfg_table.wr_en.next = false;
+        }
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

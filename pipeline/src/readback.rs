@@ -1,0 +1,335 @@
+//! Reading a table entry back through the control port.
+//!
+//! A read is a control pass (`is_ctl_read`) that names a table by its stage number in the stage
+//! plan (`horus_model::sched::Stage::ALL`) and an index. Every stage presents that index to its
+//! table instead of its usual one; the stage that owns the named table, when the index is within
+//! the table, keeps the entry it sees (forwarded like any read) in a register, zero-extended to
+//! [`RB_BITS`]. The core shows the kept entry, and whether a stage took the read, to the AXI4-Lite
+//! block as `RB_DATA` and `RB_VALID`. A read changes nothing: no table is written, no counter
+//! counts it, the generator does not move.
+//!
+//! An entry's bits are the hardware entry's `LogicStruct` layout (first field in the lowest bits);
+//! [`encode`] writes the model's entry in that layout, so that a host or a test compares the
+//! switch's tables with the model's word for word.
+
+use horus_model::config::Sizes;
+use horus_model::sched::{Stage, Tables};
+use rust_hdl::prelude::*;
+
+use crate::pass::mac_bits;
+use crate::phv::{IdleCtlEntry, IdleIndexEntry, NodeEntry, NodeRefEntry, PoolCfgEntry};
+use crate::stages::conn::ConnEntry;
+use crate::stages::node_addr::AddrEntry;
+use crate::stages::pool_avg::PoolAvgEntry;
+
+/// Width of the read-back register: the widest entry (`poolAvg`).
+pub const RB_BITS: usize = 192;
+/// 32-bit words of the read-back register.
+pub const RB_WORDS: usize = RB_BITS / 32;
+
+/// A table entry that can be read back: its bits, zero-extended to [`RB_BITS`].
+pub trait Entry: Synth {
+    fn pack(self) -> Bits<RB_BITS>;
+}
+
+macro_rules! entry {
+    ($($t:ty),*) => {$(
+        impl Entry for $t {
+            fn pack(self) -> Bits<RB_BITS> {
+                bit_cast::<RB_BITS, { <$t>::BITS }>(Bits::<{ <$t>::BITS }>::from(self))
+            }
+        }
+    )*};
+}
+
+entry!(
+    PoolCfgEntry,
+    NodeEntry,
+    IdleCtlEntry,
+    NodeRefEntry,
+    IdleIndexEntry,
+    PoolAvgEntry,
+    ConnEntry,
+    AddrEntry
+);
+
+impl Entry for Bits<32> {
+    fn pack(self) -> Bits<RB_BITS> {
+        bit_cast::<RB_BITS, 32>(self)
+    }
+}
+
+/// `o = {0, i}`: an entry's bits, zero-extended. Hand-written (rust-hdl cannot widen a struct);
+/// `update` is the same in Rust.
+#[derive(LogicBlock, Default)]
+pub struct Pack<T: Entry> {
+    pub i: Signal<In, T>,
+    pub o: Signal<Out, Bits<RB_BITS>>,
+}
+
+impl<T: Entry> Logic for Pack<T> {
+    fn update(&mut self) {
+        self.o.next = self.i.val().pack();
+    }
+
+    fn connect(&mut self) {
+        self.o.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        assert!(T::BITS <= RB_BITS);
+        if T::BITS == RB_BITS {
+            Verilog::Custom("assign o = i;".into())
+        } else {
+            Verilog::Custom(format!("assign o = {{{}'d0, i}};", RB_BITS - T::BITS))
+        }
+    }
+}
+
+/// A stage's side of a read: in the pass's cycle 1, when the pass reads this stage's table at an
+/// index within it, keep the entry seen (`entry`, the table's `rd_data`). `hit` says whether the
+/// last read was this stage's.
+#[derive(LogicBlock)]
+pub struct ReadPort<T: Entry> {
+    pub clock: Signal<In, Clock>,
+    /// Cycle 1: the pass is a read (`is_ctl_read`), of this table (`rd_table`), at `rd_index`.
+    pub read: Signal<In, Bit>,
+    pub table_no: Signal<In, Bits<4>>,
+    pub index: Signal<In, Bits<16>>,
+    pub entry: Signal<In, T>,
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub hit: Signal<Out, Bit>,
+    pack: Pack<T>,
+    kept: DFF<Bits<RB_BITS>>,
+    took: DFF<Bit>,
+    take: Signal<Local, Bit>,
+    me: Constant<Bits<4>>,
+    /// Index bits beyond the table: an index with any of them set is not in it.
+    beyond: Constant<Bits<16>>,
+}
+
+impl<T: Entry> ReadPort<T> {
+    /// The read port of `stage`'s table of `2^addr_bits` entries.
+    pub fn new(stage: Stage, addr_bits: usize) -> Self {
+        Self {
+            clock: Default::default(),
+            read: Default::default(),
+            table_no: Default::default(),
+            index: Default::default(),
+            entry: Default::default(),
+            rb: Default::default(),
+            hit: Default::default(),
+            pack: Default::default(),
+            kept: Default::default(),
+            took: Default::default(),
+            take: Default::default(),
+            me: Constant::new(u64::from(table_number(stage)).into()),
+            beyond: Constant::new((0xffffu64 & !((1u64 << addr_bits) - 1)).into()),
+        }
+    }
+}
+
+impl<T: Entry> Logic for ReadPort<T> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, kept, took);
+        self.pack.i.next = self.entry.val();
+        self.take.next = self.read.val()
+            & (self.table_no.val() == self.me.val())
+            & !(self.index.val() & self.beyond.val()).any();
+        if self.read.val() {
+            self.took.d.next = self.take.val();
+        }
+        if self.take.val() {
+            self.kept.d.next = self.pack.o.val();
+        }
+        self.rb.next = self.kept.q.val();
+        self.hit.next = self.took.q.val();
+    }
+}
+
+/// The table's number in a read (`CTL_TABLE`): its stage number.
+pub fn table_number(stage: Stage) -> u8 {
+    Stage::ALL
+        .iter()
+        .position(|&s| s == stage)
+        .expect("a stage") as u8
+}
+
+/// Entries of `stage`'s table in a switch of `sizes`, as the hardware builds it (a power of two at
+/// least the configured size: the pipeline's address widths).
+pub fn table_len(stage: Stage, pool_bits: usize, node_bits: usize, conn_bits: usize) -> usize {
+    1 << match stage {
+        Stage::PoolCfg | Stage::IdleCtl | Stage::PoolAvg => pool_bits,
+        Stage::Conn => conn_bits,
+        _ => node_bits,
+    }
+}
+
+/// Entries of `stage`'s table in the model.
+pub fn model_len(stage: Stage, sizes: Sizes) -> usize {
+    match stage {
+        Stage::PoolCfg | Stage::IdleCtl | Stage::PoolAvg => usize::from(sizes.pools),
+        Stage::Conn => sizes.conn_table as usize,
+        _ => usize::from(sizes.nodes),
+    }
+}
+
+fn b<const N: usize>(v: u64) -> Bits<N> {
+    Bits::from(v)
+}
+
+fn words(v: Bits<RB_BITS>) -> [u32; RB_WORDS] {
+    let mut w = [0u32; RB_WORDS];
+    for (i, w) in w.iter_mut().enumerate() {
+        *w = v.get_bits::<32>(32 * i).index() as u32;
+    }
+    w
+}
+
+/// The model's entry `index` of `stage`'s table in the hardware's layout, as `RB_DATA` reads it;
+/// an index beyond the model's table reads as the hardware's untouched entry (zero).
+pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
+    let node_ref = |r: &horus_model::sched::NodeRef| NodeRefEntry {
+        node: b(r.node.into()),
+        factor: b(r.factor.0.into()),
+    };
+    let zero = [0; RB_WORDS];
+    let bits = match stage {
+        Stage::PoolCfg => t.pool_cfg.get(index).map(|e| {
+            PoolCfgEntry {
+                valid: e.valid,
+                base: b(e.base.into()),
+                cap: b(e.capacity.into()),
+                n: b(e.n.into()),
+                link_at: b(e.params.link_at.into()),
+                unlink_at: b(e.params.unlink_at.into()),
+                report_delta: b(e.params.report_delta.0.into()),
+                spine_ok: e.spine.is_some(),
+                spine_id: b(e.spine.map_or(0, |s| s.id).into()),
+                spine_node: b(e.spine.map_or(0, |s| s.node).into()),
+            }
+            .pack()
+        }),
+        Stage::Node => t.node.get(index).map(|e| {
+            NodeEntry {
+                active: e.state == horus_model::sched::state::NodeState::Active,
+                pool: b(e.pool.into()),
+                slot: b(e.slot.into()),
+                factor: b(e.factor.0.into()),
+            }
+            .pack()
+        }),
+        Stage::IdleCtl => t.idle_ctl.get(index).map(|e| {
+            IdleCtlEntry {
+                p: b(e.p.into()),
+                locked: e.locked,
+                linked: e.linked,
+            }
+            .pack()
+        }),
+        Stage::IdleList => t.idle_list.get(index).map(|e| node_ref(e).pack()),
+        Stage::IdleIndex => t.idle_index.get(index).map(|e| {
+            use horus_model::sched::IdleIndex::*;
+            let (pending, member, pos) = match *e {
+                Absent => (false, false, 0),
+                Pending => (true, false, 0),
+                Member(p) => (false, true, p),
+            };
+            IdleIndexEntry {
+                pending,
+                member,
+                pos: b(pos.into()),
+            }
+            .pack()
+        }),
+        Stage::Members1 => t.members1.get(index).map(|e| node_ref(e).pack()),
+        Stage::Members2 => t.members2.get(index).map(|e| node_ref(e).pack()),
+        Stage::Load1 => t.load1.get(index).map(|l| b::<32>(l.0.into()).pack()),
+        Stage::Load2 => t.load2.get(index).map(|l| b::<32>(l.0.into()).pack()),
+        Stage::Drift1 => t
+            .drift1
+            .get(index)
+            .map(|d| b::<32>(u64::from(d.0 as u32)).pack()),
+        Stage::Drift2 => t
+            .drift2
+            .get(index)
+            .map(|d| b::<32>(u64::from(d.0 as u32)).pack()),
+        Stage::PoolAvg => t.pool_avg.get(index).map(|e| {
+            PoolAvgEntry {
+                acc: b(e.avg.acc),
+                unit: b(e.avg.unit),
+                tasks: b(e.avg.tasks.into()),
+                reported: b(e.reported.0.into()),
+            }
+            .pack()
+        }),
+        Stage::Conn => t.conn.get(index).map(|e| {
+            ConnEntry {
+                valid: e.valid,
+                pool: b(e.pool.into()),
+                seq: b(e.seq.into()),
+                node: b(e.node.into()),
+                stamp: b(e.stamp_us.into()),
+            }
+            .pack()
+        }),
+        Stage::NodeAddr => t.node_addr.get(index).map(|e| match e {
+            None => AddrEntry::default().pack(),
+            Some(a) => AddrEntry {
+                valid: true,
+                pool: b(a.pool.into()),
+                mac: b(mac_bits(a.addr.endpoint.mac)),
+                ip: b(u32::from(a.addr.endpoint.ip).into()),
+                port: b(a.addr.endpoint.udp_port.into()),
+                egress: b(a.addr.port.into()),
+                dst_id: b(a.addr.dst_id.into()),
+            }
+            .pack(),
+        }),
+    };
+    bits.map_or(zero, words)
+}
+
+/// The hardware entry type of `stage`'s table.
+fn descriptor(stage: Stage) -> TypeDescriptor {
+    match stage {
+        Stage::PoolCfg => PoolCfgEntry::descriptor(),
+        Stage::Node => NodeEntry::descriptor(),
+        Stage::IdleCtl => IdleCtlEntry::descriptor(),
+        Stage::IdleList | Stage::Members1 | Stage::Members2 => NodeRefEntry::descriptor(),
+        Stage::IdleIndex => IdleIndexEntry::descriptor(),
+        Stage::Load1 | Stage::Load2 | Stage::Drift1 | Stage::Drift2 => Bits::<32>::descriptor(),
+        Stage::PoolAvg => PoolAvgEntry::descriptor(),
+        Stage::Conn => ConnEntry::descriptor(),
+        Stage::NodeAddr => AddrEntry::descriptor(),
+    }
+}
+
+/// The fields of an entry of `stage`'s table read back as `w`, by name, in hexadecimal (for
+/// error messages and `horusctl`).
+pub fn describe(stage: Stage, w: &[u32; RB_WORDS]) -> String {
+    let get = |off: usize, width: usize| -> u64 {
+        (0..width).fold(0, |acc, i| {
+            let bit = off + i;
+            acc | (u64::from((w[bit / 32] >> (bit % 32)) & 1) << i)
+        })
+    };
+    let width = |k: &TypeKind| match k {
+        TypeKind::Bits(n) | TypeKind::Signed(n) => *n,
+        _ => unreachable!("entries are flat structs of bit vectors"),
+    };
+    match descriptor(stage).kind {
+        TypeKind::Composite(fields) => {
+            let mut off = 0;
+            let mut s = Vec::new();
+            for f in fields {
+                let n = width(&f.kind.kind);
+                s.push(format!("{}={:#x}", f.fieldname, get(off, n)));
+                off += n;
+            }
+            s.join(" ")
+        }
+        k => format!("{:#x}", get(0, width(&k))),
+    }
+}
