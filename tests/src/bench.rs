@@ -91,6 +91,8 @@ pub struct RunReport {
     pub controls: u64,
     /// Table entries read back and compared at the end.
     pub entries_read: u64,
+    /// The model's counters at the end (the switch's equal them where it has them).
+    pub counters: horus_model::sched::Counters,
     /// Wall time of the run.
     pub seconds: f64,
     /// Cycles from a frame's last input beat to the first beat of an output of its first pass.
@@ -109,6 +111,7 @@ impl Default for RunReport {
             resubmitted: 0,
             controls: 0,
             entries_read: 0,
+            counters: Default::default(),
             seconds: 0.0,
             latency: Histogram::new(3).expect("a histogram of 3 significant figures"),
         }
@@ -261,14 +264,20 @@ fn describe_difference(got: &OutFrame, want: &OutFrame) -> String {
         .zip(&want.frame)
         .position(|(a, b)| a != b)
         .unwrap_or(got.frame.len().min(want.frame.len()));
+    let decoded = |f: &[u8]| match horus_model::wire::parse_frame(f) {
+        Ok(h) => format!("{h:#?}"),
+        Err(e) => format!("(not a Horus frame: {e})"),
+    };
     format!(
-        "port {} vs {} (model), length {} vs {}, first differing byte {first}\nhardware:{}\nmodel:{}",
+        "port {} vs {} (model), length {} vs {}, first differing byte {first}\nhardware:{}\n{}\nmodel:{}\n{}",
         got.port,
         want.port,
         got.frame.len(),
         want.frame.len(),
         hex(&got.frame),
-        hex(&want.frame)
+        decoded(&got.frame),
+        hex(&want.frame),
+        decoded(&want.frame)
     )
 }
 
@@ -599,6 +608,7 @@ fn run_inner(
     }
     // Every entry of every table, read through AXI4-Lite, is the model's.
     r.entries_read = compare_tables(&mut dut, &ports, sw.scheduler())?;
+    r.counters = sw.scheduler().counters().clone();
     r.cycles = dut.cycles;
     r.seconds = start.elapsed().as_secs_f64();
     Ok(r)
@@ -723,4 +733,32 @@ fn axil_read(dut: &mut Dut, p: &Ports, addr: usize) -> Result<u32> {
 /// whose connection entries expire after the configuration's timeout.
 pub fn verilog(preset: &Preset, cfg: &Config, seed: u64) -> String {
     preset.verilog(seed, cfg.switch.conn_timeout_us)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus_model::wire::{HorusHeader, PacketType};
+
+    #[test]
+    fn a_difference_is_shown_byte_by_byte_and_field_by_field() {
+        let frame = |src_id| OutFrame {
+            port: 3,
+            frame: crate::traffic::horus_frame(HorusHeader {
+                pkt_type: PacketType::NewTask,
+                more_packets: false,
+                pool_id: 0,
+                src_id,
+                dst_id: 0,
+                qlen: 0,
+                seq_num: 0,
+            }),
+        };
+        let d = describe_difference(&frame(1), &frame(2));
+        assert!(d.contains("first differing byte 46"), "{d}");
+        assert!(d.contains("src_id: 1") && d.contains("src_id: 2"), "{d}");
+        let mut runt = frame(1);
+        runt.frame.truncate(20);
+        assert!(describe_difference(&runt, &frame(1)).contains("not a Horus frame"));
+    }
 }

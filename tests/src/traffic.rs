@@ -97,6 +97,30 @@ pub fn config(role: Role, sizes: Sizes, rng: &mut Rng) -> Config {
     Config::from_toml_str(&s).expect("the bench's configuration is valid")
 }
 
+/// A well-formed Horus frame to this switch carrying `header` (and no payload).
+pub fn horus_frame(header: HorusHeader) -> Vec<u8> {
+    HorusFrame {
+        src: Endpoint {
+            mac: MacAddr([2, 0, 0, 9, 9, 1]),
+            ip: Ipv4Addr::new(10, 9, 9, 1),
+            udp_port: 40000,
+        },
+        dst: Endpoint {
+            mac: MacAddr([2, 0, 0, 0, 0, 7]),
+            ip: Ipv4Addr::new(10, 0, 0, 7),
+            udp_port: wire::HORUS_UDP_PORT,
+        },
+        ip_id: 1,
+        ttl: 64,
+        dscp_ecn: 0,
+        dont_fragment: true,
+        udp_checksum: 0,
+        header,
+        payload: Vec::new(),
+    }
+    .to_bytes()
+}
+
 /// What the traffic is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mix {
