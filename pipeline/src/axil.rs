@@ -23,6 +23,8 @@ use rust_hdl::prelude::*;
 /// Bits of the AXI4-Lite address.
 pub const AXIL_ADDR_BITS: usize = 12;
 const BITS: usize = 32 * WORDS;
+/// Bits of an offset in the register file.
+const RSHIFT_BITS: usize = BITS.trailing_zeros() as usize;
 
 /// `wide = {0, narrow}`: zero extension, which rust-hdl cannot write lint-clean. Hand-written;
 /// `update` is the same in Rust.
@@ -160,11 +162,9 @@ pub struct AxiLiteRegs {
     wword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
     rword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
     wshift: Signal<Local, Bits<AXIL_ADDR_BITS>>,
-    rshift: Signal<Local, Bits<AXIL_ADDR_BITS>>,
+    /// The read word's first bit in the register file (a word beyond it is not read from it).
+    rshift: Signal<Local, Bits<RSHIFT_BITS>>,
     wmask: Signal<Local, Bits<32>>,
-    /// The register file shifted to the word read; only its low 32 bits are used (the name
-    /// matches Verilator's `--unused-regexp`).
-    shifted_unused: Signal<Local, Bits<BITS>>,
     status: Signal<Local, Bits<32>>,
     rb_status: Signal<Local, Bits<32>>,
     /// The read-back register shifted to the word read; only its low 32 bits are used.
@@ -180,6 +180,8 @@ pub struct AxiLiteRegs {
     info_value: Constant<Bits<32>>,
     zero_phv: Constant<Phv>,
     word_mask: Constant<Bits<AXIL_ADDR_BITS>>,
+    word_mask_r: Constant<Bits<RSHIFT_BITS>>,
+    three_r: Constant<Bits<RSHIFT_BITS>>,
     two: Constant<Bits<AXIL_ADDR_BITS>>,
     three: Constant<Bits<AXIL_ADDR_BITS>>,
     zero32: Constant<Bits<32>>,
@@ -315,7 +317,6 @@ impl AxiLiteRegs {
             wshift: Default::default(),
             rshift: Default::default(),
             wmask: Default::default(),
-            shifted_unused: Default::default(),
             status: Default::default(),
             rb_status: Default::default(),
             rb_shifted_unused: Default::default(),
@@ -328,6 +329,8 @@ impl AxiLiteRegs {
             info_value: c32(info),
             zero_phv: Constant::new(Phv::default()),
             word_mask: c(0xffc),
+            word_mask_r: Constant::new(((BITS as u64 / 8 - 1) & !3).into()),
+            three_r: Constant::new(3.into()),
             two: c(2),
             three: c(3),
             zero32: c32(0),
@@ -424,8 +427,9 @@ impl Logic for AxiLiteRegs {
         self.take_r.next = self.s_axil_arvalid.val() & !self.rvalid.q.val();
         self.s_axil_arready.next = self.s_axil_arvalid.val() & !self.rvalid.q.val();
         self.rword.next = self.s_axil_araddr.val() >> self.two.val();
-        self.rshift.next = (self.s_axil_araddr.val() & self.word_mask.val()) << self.three.val();
-        self.shifted_unused.next = self.regs.q.val() >> self.rshift.val();
+        self.rshift.next = (self.s_axil_araddr.val().get_bits::<RSHIFT_BITS>(0)
+            & self.word_mask_r.val())
+            << self.three_r.val();
         self.in_flight_wide.narrow.next = self.in_flight.val();
         self.rb_status.next = self.zero32.val();
         if self.readback_valid.val() {
@@ -446,7 +450,10 @@ impl Logic for AxiLiteRegs {
         if self.take_r.val() {
             self.rvalid.d.next = true;
             self.rresp.d.next = self.okay.val();
-            self.rdata.d.next = self.shifted_unused.val().get_bits::<32>(0);
+            // The word read (a part-select at the read's bit offset: a 64-to-1 word mux).
+            if self.rword.val() <= self.w_last_rw.val() {
+                self.rdata.d.next = self.regs.q.val().get_bits::<32>(self.rshift.val().index());
+            }
             if self.rword.val() == self.w_id.val() {
                 self.rdata.d.next = self.id_value.val();
             }

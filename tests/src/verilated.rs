@@ -215,6 +215,14 @@ const VERILATOR_ARGS: [&str; 21] = [
     "libcosim.so",
 ];
 
+/// Extra Verilator arguments from `HORUS_VERILATOR_ARGS` (whitespace-separated), for
+/// experiments such as `-fno-inline` (one C++ function per module, for a profile by module).
+fn extra_args() -> Vec<String> {
+    std::env::var("HORUS_VERILATOR_ARGS")
+        .map(|a| a.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
 fn cache_root() -> PathBuf {
     // tests/ is one level below the workspace root.
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -241,6 +249,8 @@ impl Model {
         verilog.hash(&mut h);
         shim.hash(&mut h);
         VERILATOR_ARGS.hash(&mut h);
+        let extra = extra_args();
+        extra.hash(&mut h);
         let dir = cache_root().join(format!("{top}-{:016x}", h.finish()));
         let lib = dir.join("libcosim.so");
         if !lib.exists() {
@@ -254,6 +264,7 @@ impl Model {
             let out = Command::new("verilator")
                 .args(VERILATOR_ARGS)
                 .args(if trace { &["--trace"][..] } else { &[][..] })
+                .args(&extra)
                 .args(["--top-module", top])
                 .arg(format!("{top}.v"))
                 .arg("shim.cpp")
