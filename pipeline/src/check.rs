@@ -1,5 +1,5 @@
 //! Lint and synthesis of emitted Verilog: `verilator --lint-only -Wall` (DECLFILENAME aside: rust-hdl
-//! puts every module in one file) and Yosys `synth_xilinx -family xcup` (UltraScale+, the Alveo
+//! puts every module in one file) and Yosys `synth_xilinx -family xcup -uram` (UltraScale+, the Alveo
 //! family), with the resource figures the README reports and the logic depth: the longest
 //! register-to-register path in LUT levels, from a walk of Yosys' JSON netlist (`lut_depth`; Yosys'
 //! own `ltp` walks through mapped flip-flops after `synth_xilinx`, so it cannot give this figure).
@@ -19,6 +19,8 @@ pub struct SynthReport {
     pub ffs: u64,
     /// RAMB36 equivalents (a RAMB18 counts one half).
     pub ramb36: f64,
+    /// UltraRAM blocks (the memories `verilog::ram_styles` marks).
+    pub urams: u64,
     pub dsps: u64,
     /// The longest register-to-register path in LUT levels (the rule is `lut_depth`'s).
     pub lut_depth: u64,
@@ -31,10 +33,11 @@ impl fmt::Display for SynthReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} LUTs, {} FFs, {} RAMB36, {} DSP48E2, {} LUT level{}",
+            "{} LUTs, {} FFs, {} RAMB36, {} URAM288, {} DSP48E2, {} LUT level{}",
             self.luts,
             self.ffs,
             self.ramb36,
+            self.urams,
             self.dsps,
             self.lut_depth,
             if self.lut_depth == 1 { "" } else { "s" }
@@ -159,7 +162,7 @@ pub fn yosys_synth_top(name: &str, verilog: &str, top: &str) -> Result<SynthRepo
     let path = write(&dir, verilog)?;
     let (stat, netlist) = (dir.join("stat.txt"), dir.join("netlist.json"));
     let script = format!(
-        "read_verilog {}; synth_xilinx -family xcup -top {top} -flatten; tee -o {} stat; \
+        "read_verilog {}; synth_xilinx -family xcup -uram -top {top} -flatten; tee -o {} stat; \
          write_json {}",
         path.display(),
         stat.display(),
@@ -192,6 +195,7 @@ fn parse_report(stat: &str) -> SynthReport {
             c if c.starts_with("RAMB36") => r.ramb36 += n as f64,
             c if c.starts_with("RAMB18") => ramb18 += n,
             c if c.starts_with("DSP48") => r.dsps += n,
+            "URAM288" => r.urams += n,
             _ => {}
         }
     }
@@ -679,9 +683,9 @@ mod tests {
 
     #[test]
     fn report_counts_luts_flip_flops_and_block_rams() {
-        let stat = "   Number of cells: 9\n     FDRE 12\n     LUT2 3\n     LUT6 4\n     RAMB18E2 3\n     RAMB36E2 1\n     CARRY8 2\n     DSP48E2 5\n";
+        let stat = "   Number of cells: 9\n     FDRE 12\n     LUT2 3\n     LUT6 4\n     RAMB18E2 3\n     RAMB36E2 1\n     CARRY8 2\n     DSP48E2 5\n     URAM288 6\n";
         let r = parse_report(stat);
-        assert_eq!((r.luts, r.ffs, r.ramb36, r.dsps), (7, 12, 2.5, 5));
+        assert_eq!((r.luts, r.ffs, r.ramb36, r.urams, r.dsps), (7, 12, 2.5, 6, 5));
     }
 
     use serde_json::json;

@@ -422,47 +422,21 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         self.rng_state.next = self.pool_cfg.rng_state.val();
         self.in_flight.next = self.count.q.val();
 
-        // ---- Reads: the entry of the table that took the last one.
-        self.readback.next = self.pool_cfg.rb.val();
-        if self.node.rb_hit.val() {
-            self.readback.next = self.node.rb.val();
-        }
-        if self.idle_ctl.rb_hit.val() {
-            self.readback.next = self.idle_ctl.rb.val();
-        }
-        if self.idle_list.rb_hit.val() {
-            self.readback.next = self.idle_list.rb.val();
-        }
-        if self.idle_index.rb_hit.val() {
-            self.readback.next = self.idle_index.rb.val();
-        }
-        if self.members1.rb_hit.val() {
-            self.readback.next = self.members1.rb.val();
-        }
-        if self.members2.rb_hit.val() {
-            self.readback.next = self.members2.rb.val();
-        }
-        if self.load1.rb_hit.val() {
-            self.readback.next = self.load1.rb.val();
-        }
-        if self.load2.rb_hit.val() {
-            self.readback.next = self.load2.rb.val();
-        }
-        if self.drift1.rb_hit.val() {
-            self.readback.next = self.drift1.rb.val();
-        }
-        if self.drift2.rb_hit.val() {
-            self.readback.next = self.drift2.rb.val();
-        }
-        if self.pool_avg.rb_hit.val() {
-            self.readback.next = self.pool_avg.rb.val();
-        }
-        if self.conn.rb_hit.val() {
-            self.readback.next = self.conn.rb.val();
-        }
-        if self.node_addr.rb_hit.val() {
-            self.readback.next = self.node_addr.rb.val();
-        }
+        // ---- Reads: the entry of the table that took the last one (the others hold zero).
+        self.readback.next = self.pool_cfg.rb.val()
+            | self.node.rb.val()
+            | self.idle_ctl.rb.val()
+            | self.idle_list.rb.val()
+            | self.idle_index.rb.val()
+            | self.members1.rb.val()
+            | self.members2.rb.val()
+            | self.load1.rb.val()
+            | self.load2.rb.val()
+            | self.drift1.rb.val()
+            | self.drift2.rb.val()
+            | self.pool_avg.rb.val()
+            | self.conn.rb.val()
+            | self.node_addr.rb.val();
         self.readback_valid.next = self.pool_cfg.rb_hit.val()
             | self.node.rb_hit.val()
             | self.idle_ctl.rb_hit.val()

@@ -87,8 +87,9 @@ impl<T: Entry> Logic for Pack<T> {
 }
 
 /// A stage's side of a read: in the pass's cycle 1, when the pass reads this stage's table at an
-/// index within it, keep the entry seen (`entry`, the table's `rd_data`). `hit` says whether the
-/// last read was this stage's.
+/// index within it, keep the entry seen (`entry`, the table's `rd_data`); any other read clears
+/// it, so that the core ORs the stages' `rb` into the one read back. `hit` says whether the last
+/// read was this stage's.
 #[derive(LogicBlock)]
 pub struct ReadPort<T: Entry> {
     pub clock: Signal<In, Clock>,
@@ -100,9 +101,10 @@ pub struct ReadPort<T: Entry> {
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub hit: Signal<Out, Bit>,
     pack: Pack<T>,
-    kept: DFF<Bits<RB_BITS>>,
+    kept: DFF<T>,
     took: DFF<Bit>,
     take: Signal<Local, Bit>,
+    none: Constant<T>,
     me: Constant<Bits<4>>,
     /// Index bits beyond the table: an index with any of them set is not in it.
     beyond: Constant<Bits<16>>,
@@ -123,6 +125,7 @@ impl<T: Entry> ReadPort<T> {
             kept: Default::default(),
             took: Default::default(),
             take: Default::default(),
+            none: Constant::new(T::default()),
             me: Constant::new(u64::from(table_number(stage)).into()),
             beyond: Constant::new((0xffffu64 & !((1u64 << addr_bits) - 1)).into()),
         }
@@ -133,17 +136,18 @@ impl<T: Entry> Logic for ReadPort<T> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, kept, took);
-        self.pack.i.next = self.entry.val();
         self.take.next = self.read.val()
             & (self.table_no.val() == self.me.val())
             & !(self.index.val() & self.beyond.val()).any();
         if self.read.val() {
             self.took.d.next = self.take.val();
+            self.kept.d.next = self.none.val();
         }
         if self.take.val() {
-            self.kept.d.next = self.pack.o.val();
+            self.kept.d.next = self.entry.val();
         }
-        self.rb.next = self.kept.q.val();
+        self.pack.i.next = self.kept.q.val();
+        self.rb.next = self.pack.o.val();
         self.hit.next = self.took.q.val();
     }
 }

@@ -5,7 +5,12 @@
 //! needs only as many bits as the vector). The same offset as an unsized decimal, `x[42 +: 16]`,
 //! means the same thing and lints clean. A part-select of a part-select, `x[26 +: 16][0 +: 6]`
 //! (a field's low bits), is valid SystemVerilog that Yosys 0.23 rejects; it is folded into
-//! `x[26 +: 6]`. Every Verilog we emit goes through [`normalize`]; nothing else is changed.
+//! `x[26 +: 6]`. Every Verilog we emit goes through [`normalize`].
+//!
+//! One addition: a memory of at least [`URAM_MIN_WORDS`] words or [`URAM_MIN_BITS`] bits (a
+//! leaf's node-indexed tables, the frame buffer) is marked `(* ram_style = "ultra" *)`, so that
+//! synthesis for UltraScale+ puts it in UltraRAM (URAM288: 4,096 x 72 bits) and keeps the block
+//! RAM for the smaller tables ([`ram_styles`]). Simulators ignore the attribute.
 
 use rust_hdl::prelude::{Block, generate_verilog};
 
@@ -25,7 +30,38 @@ pub fn emit_named<B: Block>(block: &B, name: &str) -> String {
 /// Rewrites every `[(S'hH)+:(W)]` (any size `S`) into `[D +: W]` with `D` the decimal value of `H`,
 /// then folds nested constant part-selects.
 pub fn normalize(v: &str) -> String {
-    fold_nested(&unsize(v))
+    ram_styles(&fold_nested(&unsize(v)))
+}
+
+/// Memories at least this deep go to UltraRAM (its depth).
+pub const URAM_MIN_WORDS: u64 = 4096;
+/// Memories at least this large go to UltraRAM (a quarter of a megabit: eight RAMB36).
+pub const URAM_MIN_BITS: u64 = 256 * 1024;
+
+/// Marks every memory declaration `reg[W:0] mem[D:0];` (rust-hdl's RAM) of at least
+/// `URAM_MIN_WORDS` words or `URAM_MIN_BITS` bits with `(* ram_style = "ultra" *)`.
+pub fn ram_styles(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for line in v.split_inclusive('\n') {
+        let t = line.trim_start();
+        let big = t
+            .strip_prefix("reg[")
+            .and_then(|r| {
+                let (w, r) = r.split_once(":0] mem[")?;
+                let (d, r) = r.split_once(":0];")?;
+                r.trim().is_empty().then_some(())?;
+                Some((w.parse::<u64>().ok()? + 1, d.parse::<u64>().ok()? + 1))
+            })
+            .is_some_and(|(w, d)| d >= URAM_MIN_WORDS || w * d >= URAM_MIN_BITS);
+        if big {
+            out.push_str(&line[..line.len() - t.len()]);
+            out.push_str("(* ram_style = \"ultra\" *) ");
+            out.push_str(t);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 fn unsize(v: &str) -> String {
@@ -127,6 +163,17 @@ mod tests {
             "a = p[0 +: 4][2 +: 8];",
             "out of range: left alone"
         );
+    }
+
+    #[test]
+    fn large_memories_are_marked_for_ultraram() {
+        let v = "    reg[31:0] mem[4095:0];\n    reg[31:0] mem[1023:0];\n    reg[511:0] mem[2047:0];\n";
+        assert_eq!(
+            normalize(v),
+            "    (* ram_style = \"ultra\" *) reg[31:0] mem[4095:0];\n    reg[31:0] mem[1023:0];\n    \
+             (* ram_style = \"ultra\" *) reg[511:0] mem[2047:0];\n"
+        );
+        assert_eq!(normalize("reg[31:0] mem[4095:0]; // x"), "reg[31:0] mem[4095:0]; // x");
     }
 
     #[test]
