@@ -961,3 +961,32 @@ fn continuation_does_not_follow_a_node_id_now_in_another_pool() {
         Some(DropReason::ContinuationMiss)
     );
 }
+
+#[test]
+fn next_task_entries_names_what_the_next_task_pass_reads() {
+    let mut s = leaf(&[3]);
+    let (a, b) = s.next_task_entries(0).map(|(a, b)| (*a, *b)).unwrap();
+    assert_eq!((a.node, b.node), (2, 2), "the idle list's top");
+    run(&mut s, task(0, 1));
+    assert_eq!(s.next_task_entries(0).unwrap().0.node, 1);
+    assert_eq!(s.next_task_entries(7), None, "no such pool");
+    // Busy: the two members the generator will sample, and the pass's decision is between them.
+    let mut s = busy_leaf(5, (1, 3));
+    let rng = s.rng_state();
+    let (a, b) = s
+        .next_task_entries(0)
+        .map(|(a, b)| (a.node, b.node))
+        .unwrap();
+    assert_eq!(s.rng_state(), rng, "asking does not draw");
+    assert_eq!((a, b), (1, 3));
+    let r = s.packet(Packet {
+        header: task(0, 1),
+        time_us: 0,
+    });
+    let Some(Decision::Pow2 { sel, other, .. }) = r.decision else {
+        panic!("power of two expected, got {:?}", r.decision)
+    };
+    let mut got = [sel, other];
+    got.sort();
+    assert_eq!(got, [a.min(b), a.max(b)]);
+}

@@ -42,13 +42,27 @@ pub mod workload;
 /// A hint only: no effect on results.
 #[inline(always)]
 pub fn prefetch<T>(r: &T) {
+    prefetch_ptr(std::ptr::from_ref(r).cast::<u8>());
+}
+
+/// [`prefetch`] for every cache line of `*r` (a struct larger than one line).
+#[inline(always)]
+pub fn prefetch_all<T>(r: &T) {
+    let p = std::ptr::from_ref(r).cast::<u8>();
+    for off in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_ptr(p.wrapping_add(off));
+    }
+}
+
+#[inline(always)]
+fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has; a prefetch reads no
         // memory architecturally and never faults, and the pointer comes from a live reference.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(r).cast::<i8>()) };
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    let _ = p;
 }

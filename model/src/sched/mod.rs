@@ -237,6 +237,29 @@ impl Scheduler {
         self.guard.touched()
     }
 
+    /// The `idleList` or `members` entries that a NEW_TASK first pass of `pool` would read if it
+    /// were the next pass: the top of the idle list (twice) when the pool has an idle node and is
+    /// not locked, else the two sampled members. None for an unconfigured or empty pool. Changes
+    /// nothing (the generator is copied): for callers that prefetch what a pass will read, such
+    /// as a simulator running thousands of schedulers.
+    pub fn next_task_entries(&self, pool: u16) -> Option<(&NodeRef, &NodeRef)> {
+        let row = self.t.pools.get(usize::from(pool))?;
+        let (cfg, ctl) = (&row.cfg, &row.ctl);
+        if !cfg.valid || cfg.n == 0 {
+            return None;
+        }
+        let base = usize::from(cfg.base);
+        if ctl.p > 0 && !ctl.locked {
+            let top = self.t.idle_list.get(base + usize::from(ctl.p) - 1)?;
+            return Some((top, top));
+        }
+        let (r1, r2) = self.rng.clone().two_samples(cfg.n);
+        Some((
+            self.t.members1.get(base + usize::from(r1))?,
+            self.t.members2.get(base + usize::from(r2))?,
+        ))
+    }
+
     fn is_leaf(&self) -> bool {
         self.role == Role::Leaf
     }

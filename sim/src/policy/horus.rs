@@ -28,7 +28,9 @@
 //! needed to replay them into a fresh [`Scheduler`]: the test that the simulated Horus makes
 //! exactly the model's decisions.
 
-use super::{Ctx, Decision, FailureNotice, Message, Node, Policy, Reply, TaskHeader, Upcoming};
+use super::{
+    Ctx, Decision, FailureNotice, Message, Node, Policy, PrefetchStage, Reply, TaskHeader, Upcoming,
+};
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
 use horus_model::config::{Role, Sizes};
@@ -872,46 +874,80 @@ impl Policy for Horus {
         }
     }
 
-    fn prefetch(&self, cluster: &Cluster, next: Upcoming) {
-        use crate::prefetch;
-        // The lines the model's pass reads first: the pool's row (configuration, idle control and
-        // average), and for a node's packet the node's row. The nodes a task pass picks depend on
-        // the model's own state and generator, so they are left to it.
-        let pool_lines = |s: &Scheduler, pool: u16| {
-            if let Some(row) = s.tables().pools.get(usize::from(pool)) {
-                prefetch(row);
+    fn prefetch(&self, cluster: &Cluster, next: Upcoming, stage: PrefetchStage) {
+        use crate::{prefetch, prefetch_all};
+        // Index: where the call's switch and node are. Switch: the scheduler (generator, table
+        // handles, counters). Rows: the pool's row (configuration, idle control, average) and for
+        // a node's packet the node's row. Entries and Nodes: for a task, the idle-list top or the
+        // two members the pass will sample (the model tells, from a copy of its generator), then
+        // their rows.
+        let (slot_switch, slot_pool, first_node, s) = match next {
+            Upcoming::TaskAtSpine { pool, spine: d }
+            | Upcoming::Message(Message {
+                pool,
+                to: Node::Spine(d),
+                ..
+            }) => {
+                let slot = &self.spine_slots[(self.pod_base[pool as usize] + d) as usize];
+                if stage == PrefetchStage::Index {
+                    return prefetch(slot);
+                }
+                (slot.spine, slot.pool, slot.first_node, &self.spines)
             }
+            Upcoming::TaskAtLeaf { pool, rack } | Upcoming::ReplyAtLeaf { pool, rack, .. } => {
+                let slot = &self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
+                if stage == PrefetchStage::Index {
+                    prefetch(&cluster.pools[pool as usize].racks[rack as usize]);
+                    return prefetch(slot);
+                }
+                (slot.leaf, slot.pool, slot.first_node, &self.leaves)
+            }
+            Upcoming::Message(_) => return,
         };
-        let node_lines = |s: &Scheduler, node: u16| {
-            if let Some(row) = s.tables().nodes.get(usize::from(node)) {
-                prefetch(row);
-            }
-        };
-        match next {
-            Upcoming::TaskAtSpine { pool, spine } => {
-                let slot = self.spine_slots[(self.pod_base[pool as usize] + spine) as usize];
-                pool_lines(&self.spines[slot.spine as usize], slot.pool);
-            }
-            Upcoming::TaskAtLeaf { pool, rack } => {
-                let slot = self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
-                pool_lines(&self.leaves[slot.leaf as usize], slot.pool);
-            }
+        let s = &s[slot_switch as usize];
+        let t = s.tables();
+        let node = match next {
             Upcoming::ReplyAtLeaf { pool, rack, worker } => {
-                let slot = self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
                 let r = &cluster.pools[pool as usize].racks[rack as usize];
-                let leaf = &self.leaves[slot.leaf as usize];
-                pool_lines(leaf, slot.pool);
-                node_lines(leaf, slot.first_node + (worker - r.first_worker) as u16);
+                Some(first_node + (worker - r.first_worker) as u16)
             }
-            Upcoming::Message(msg) => {
-                if let Node::Spine(d) = msg.to {
-                    let slot = self.spine_slots[(self.pod_base[msg.pool as usize] + d) as usize];
-                    let spine = &self.spines[slot.spine as usize];
-                    pool_lines(spine, slot.pool);
-                    node_lines(spine, msg.value2 as u16);
+            Upcoming::Message(msg) => Some(msg.value2 as u16),
+            _ => None,
+        };
+        match stage {
+            PrefetchStage::Index => {}
+            PrefetchStage::Switch => prefetch_all(s),
+            PrefetchStage::Rows => {
+                if let Some(row) = t.pools.get(usize::from(slot_pool)) {
+                    prefetch(row);
+                }
+                if let Some(row) = node.and_then(|n| t.nodes.get(usize::from(n))) {
+                    prefetch(row);
+                }
+            }
+            PrefetchStage::Entries | PrefetchStage::Nodes => {
+                if node.is_some() {
+                    return;
+                }
+                let Some((a, b)) = s.next_task_entries(slot_pool) else {
+                    return;
+                };
+                if stage == PrefetchStage::Entries {
+                    prefetch(a);
+                    prefetch(b);
+                } else {
+                    for n in [a.node, b.node] {
+                        if let Some(row) = t.nodes.get(usize::from(n)) {
+                            prefetch(row);
+                        }
+                    }
                 }
             }
         }
+    }
+
+    fn prefetches(&self) -> bool {
+        true
     }
 
     fn counters(&self) -> Vec<(String, u64)> {
