@@ -37,6 +37,38 @@ pub mod topology;
 pub mod worker;
 pub mod workload;
 
+/// Restarts this process with glibc's heap on transparent huge pages (`glibc.malloc.hugetlb=1`)
+/// unless it already is, or `HORUS_SIM_HUGE_PAGES=0`. A datacenter-scale run touches hundreds of
+/// megabytes at random, so with 4 KiB pages nearly every access also misses the TLB; with huge
+/// pages the k = 48 Horus run is about a fifth faster. For binaries, before they do anything else;
+/// returns (doing nothing) where this does not apply or the restart fails. No effect on results.
+pub fn use_huge_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::process::CommandExt;
+        const TUNABLE: &str = "glibc.malloc.hugetlb=1";
+        let current = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+        if current.contains("glibc.malloc.hugetlb")
+            || std::env::var_os("HORUS_SIM_HUGE_PAGES").is_some_and(|v| v == "0")
+        {
+            return;
+        }
+        let Ok(exe) = std::env::current_exe() else {
+            return;
+        };
+        let tunables = if current.is_empty() {
+            TUNABLE.to_string()
+        } else {
+            format!("{current}:{TUNABLE}")
+        };
+        // Only returns if the exec failed: then carry on with the ordinary heap.
+        let _ = std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .env("GLIBC_TUNABLES", tunables)
+            .exec();
+    }
+}
+
 /// Asks the CPU to bring the cache line of `r` closer, without waiting for it: the engine calls
 /// it for what the next event will read, so that the cache misses of consecutive events overlap.
 /// A hint only: no effect on results.
