@@ -135,7 +135,7 @@ impl Harness {
 
     /// The pool of an active node.
     fn active(&self, node: u16) -> Option<u16> {
-        let e = self.s.tables().node.get(usize::from(node))?;
+        let e = self.s.tables().nodes.get(usize::from(node))?.node;
         (e.state == horus_model::sched::state::NodeState::Active).then_some(e.pool)
     }
 
@@ -166,7 +166,7 @@ impl Harness {
                 if task_decision {
                     prop_assert!(self.issued.contains_key(&seq), "unknown task {}", seq);
                     prop_assert!(self.forwarded.insert(seq), "task {} forwarded twice", seq);
-                    let factor = self.s.tables().node[usize::from(node)].factor;
+                    let factor = self.s.tables().nodes[usize::from(node)].node.factor;
                     *self.expect.entry(node).or_insert(0) += i64::from(factor.0);
                     if f.header.more_packets {
                         self.open.push((seq, pool, node));
@@ -297,12 +297,12 @@ impl Harness {
                 let addr = self
                     .s
                     .tables()
-                    .node_addr
+                    .nodes
                     .iter()
-                    .flatten()
+                    .filter_map(|r| r.addr)
                     .next()
                     .map(|e| e.addr);
-                let cfg = self.s.tables().pool_cfg[usize::from(pool)];
+                let cfg = self.s.tables().pools[usize::from(pool)].cfg;
                 if let Some(addr) = addr
                     && node < self.s.sizes().nodes
                     && self.active(node).is_none()
@@ -382,8 +382,8 @@ impl Harness {
                 continue;
             }
             let t = self.s.tables();
-            let got =
-                i64::from(t.load1[usize::from(node)].0) + i64::from(t.drift1[usize::from(node)].0);
+            let got = i64::from(t.nodes[usize::from(node)].load1.0)
+                + i64::from(t.nodes[usize::from(node)].drift1.0);
             prop_assert_eq!(got, want, "node {}: load + drift != reported + sent", node);
         }
         Ok(())

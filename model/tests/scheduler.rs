@@ -54,15 +54,15 @@ fn fig4_idle_removal_moves_the_last_node_into_the_hole_in_two_passes() {
             }
         }
     );
-    assert_eq!(s.tables().idle_ctl[0].p, 3);
-    assert!(s.tables().idle_ctl[0].locked);
-    assert_eq!(s.tables().idle_index[3], IdleIndex::Absent);
+    assert_eq!(s.tables().pools[0].ctl.p, 3);
+    assert!(s.tables().pools[0].ctl.locked);
+    assert_eq!(s.tables().nodes[3].idle_index, IdleIndex::Absent);
 
     // Pass 2 (Algorithm 1 lines 18-19): idleList[1] <- 7; idleIndex[7] <- 1; lock released.
     s.resubmit(rs);
     assert_eq!(s.idle_nodes(0), vec![4, 7, 6]);
-    assert_eq!(s.tables().idle_index[7], IdleIndex::Member(1));
-    assert!(!s.tables().idle_ctl[0].locked);
+    assert_eq!(s.tables().nodes[7].idle_index, IdleIndex::Member(1));
+    assert!(!s.tables().pools[0].ctl.locked);
     assert_eq!(s.counters().idle_removes, 1);
     s.check_invariants().unwrap();
 }
@@ -94,10 +94,10 @@ fn busy_leaf(n: u16, want: (u16, u16)) -> Scheduler {
 fn set(s: &mut Scheduler, node: u16, load: u16, drift: i32) {
     let t = s.tables_mut();
     let i = usize::from(node);
-    t.load1[i] = Load::from_tasks(load);
-    t.load2[i] = Load::from_tasks(load);
-    t.drift1[i] = Drift(drift << 16);
-    t.drift2[i] = Drift(drift << 16);
+    t.nodes[i].load1 = Load::from_tasks(load);
+    t.nodes[i].load2 = Load::from_tasks(load);
+    t.nodes[i].drift1 = Drift(drift << 16);
+    t.nodes[i].drift2 = Drift(drift << 16);
 }
 
 /// Fig. 13 / §A.1: m = 0 (load 3, drift 3), n = 2 (load 4, drift 1). The first pass picks m by load,
@@ -146,11 +146,11 @@ fn fig13_lazy_update_resubmits_and_the_second_pass_picks_the_truly_shorter_queue
     ));
     let t = s.tables();
     assert_eq!(
-        (t.load1[2], t.drift1[2]),
+        (t.nodes[2].load1, t.nodes[2].drift1),
         (Load::from_tasks(6), Drift::ZERO)
     );
     assert_eq!(
-        (t.load1[0], t.drift1[0]),
+        (t.nodes[0].load1, t.nodes[0].drift1),
         (Load::from_tasks(3), Drift(3 << 16)),
         "m is untouched"
     );
@@ -182,11 +182,11 @@ fn drift_equal_to_the_load_difference_needs_no_resubmission() {
         Target::Node { node: 1, .. }
     ));
     assert_eq!(
-        s.tables().drift1[1],
+        s.tables().nodes[1].drift1,
         Drift(3 << 16),
         "the drift check incremented d_m"
     );
-    assert_eq!(s.tables().drift2[1], Drift(3 << 16));
+    assert_eq!(s.tables().nodes[1].drift2, Drift(3 << 16));
 }
 
 #[test]
@@ -252,7 +252,7 @@ fn idle_worker_is_popped_once_and_the_task_says_so() {
     assert_eq!(f.header.qlen, 1, "qlen = 1: popped from the idle list");
     assert_eq!(f.header.dst_id, 2);
     assert_eq!(s.idle_nodes(0), vec![0, 1]);
-    assert_eq!(s.tables().idle_index[2], IdleIndex::Absent);
+    assert_eq!(s.tables().nodes[2].idle_index, IdleIndex::Absent);
     assert_eq!(
         s.queue_of(2),
         Load::ONE,
@@ -285,7 +285,7 @@ fn duplicate_idle_add_is_dropped_and_the_list_keeps_one_copy() {
         header: idle_signal(0, 0),
         time_us: 0,
     });
-    assert_eq!(s.tables().idle_index[0], IdleIndex::Pending);
+    assert_eq!(s.tables().nodes[0].idle_index, IdleIndex::Pending);
     // A re-sent idleAdd arrives before the first one's commit pass.
     let dup = s.packet(Packet {
         header: idle_signal(0, 0),
@@ -429,7 +429,7 @@ fn leaf_links_at_the_threshold_and_unlinks_when_the_idle_count_falls_to_the_lowe
     assert_eq!(sig(&mut s), None);
     assert_eq!(sig(&mut s), None);
     assert_eq!(sig(&mut s), Some(PacketType::IdleRemove));
-    assert!(!s.tables().idle_ctl[0].linked);
+    assert!(!s.tables().pools[0].ctl.linked);
     // Replies from idle workers: 1 -> 2 idle, no link yet; -> 3 idle: link.
     let done = |s: &mut Scheduler, w: u16| {
         run(s, header(PacketType::TaskDoneIdle, 0, w, 0, 0))
@@ -446,14 +446,14 @@ fn leaf_links_at_the_threshold_and_unlinks_when_the_idle_count_falls_to_the_lowe
 #[test]
 fn leaf_repairs_a_lost_idle_message_when_the_spine_flag_disagrees() {
     let mut s = leaf(&[2]);
-    assert!(s.tables().idle_ctl[0].linked);
+    assert!(s.tables().pools[0].ctl.linked);
     // The spine used power of two (flag 0) although we are linked: our idleAdd was lost.
     let t = run(&mut s, task_from_spine(0, 1, false));
     assert_eq!(t.signals()[0].header.pkt_type, PacketType::IdleSignal);
     assert_eq!(s.counters().idle_repairs, 1);
     run(&mut s, task(0, 2));
     assert!(
-        !s.tables().idle_ctl[0].linked,
+        !s.tables().pools[0].ctl.linked,
         "the last idle worker is gone"
     );
     // The spine still took us from its idle list (flag 1): our idleRemove was lost.
@@ -496,7 +496,7 @@ fn rack_average_is_reported_when_it_moves_by_the_delta_and_idle_signals_go_first
         kinds(&run(&mut s, header(PacketType::TaskDone, 0, 1, 0, 0))),
         vec![]
     );
-    assert_eq!(s.tables().pool_avg[0].avg.load(), Load(0x8000));
+    assert_eq!(s.tables().pools[0].avg.avg.load(), Load(0x8000));
     assert_eq!(
         kinds(&run(&mut s, header(PacketType::TaskDone, 0, 2, 0, 0))),
         vec![]
@@ -505,7 +505,7 @@ fn rack_average_is_reported_when_it_moves_by_the_delta_and_idle_signals_go_first
         kinds(&run(&mut s, header(PacketType::TaskDone, 0, 3, 0, 0))),
         vec![Signal::LoadUpdate]
     );
-    assert_eq!(s.tables().pool_avg[0].reported, Load::ZERO);
+    assert_eq!(s.tables().pools[0].avg.reported, Load::ZERO);
 }
 
 #[test]
@@ -513,8 +513,8 @@ fn spine_sets_load_from_the_leaf_report_and_resets_drift() {
     let mut s = spine(&[&[4, 4]]);
     run(&mut s, task(0, 1));
     run(&mut s, header(PacketType::QueueSignal, 0, 1, 2, 0x4000));
-    assert_eq!(s.tables().load1[1], Load(0x0002_4000));
-    assert_eq!(s.tables().drift1[1], Drift::ZERO);
+    assert_eq!(s.tables().nodes[1].load1, Load(0x0002_4000));
+    assert_eq!(s.tables().nodes[1].drift1, Drift::ZERO);
     assert_eq!(s.counters().load_updates, 1);
 }
 
@@ -689,12 +689,12 @@ fn removing_a_worker_compacts_the_members_and_takes_it_out_of_the_idle_list() {
     control(&mut s, ControlOp::RemoveNode { pool: 0, node: 1 });
     s.check_invariants().unwrap();
     let t = s.tables();
-    assert_eq!(t.pool_cfg[0].n, 3);
+    assert_eq!(t.pools[0].cfg.n, 3);
     assert_eq!(
         t.members1[1].node, 3,
         "the last member moved into the freed slot"
     );
-    assert_eq!(t.node[3].slot, 1);
+    assert_eq!(t.nodes[3].node.slot, 1);
     assert!(!s.idle_nodes(0).contains(&1));
     assert_eq!(
         run(&mut s, header(PacketType::TaskDone, 0, 1, 0, 0))
@@ -703,14 +703,14 @@ fn removing_a_worker_compacts_the_members_and_takes_it_out_of_the_idle_list() {
         Some(DropReason::NodeNotInPool)
     );
     // The rack average keeps worker 3's task over the 3 remaining workers.
-    assert_eq!(s.tables().pool_avg[0].avg.load(), Load(0x5555));
+    assert_eq!(s.tables().pools[0].avg.avg.load(), Load(0x5555));
 }
 
 #[test]
 fn adding_a_worker_makes_it_idle_and_sampled() {
     let mut s = leaf(&[1]);
     tasks(&mut s, 0, 1);
-    let addr = s.tables().node_addr[0].unwrap().addr;
+    let addr = s.tables().nodes[0].addr.unwrap().addr;
     let t = control(
         &mut s,
         ControlOp::AddNode {
@@ -736,7 +736,7 @@ fn control_passes_wait_for_resubmitted_passes_and_refuse_bad_operations() {
         header: idle_signal(0, 0),
         time_us: 0,
     });
-    let addr = s.tables().node_addr[0].unwrap().addr;
+    let addr = s.tables().nodes[0].addr.unwrap().addr;
     assert_eq!(
         s.control(ControlOp::RemoveNode { pool: 0, node: 1 }),
         Err(ControlError::Busy(1))
@@ -899,7 +899,7 @@ fn removing_a_busy_worker_sends_no_idle_messages() {
         },
     );
     assert!(t.signals().is_empty(), "{:?}", t.signals());
-    assert!(s.tables().idle_ctl[0].linked);
+    assert!(s.tables().pools[0].ctl.linked);
     s.check_invariants().unwrap();
 }
 
@@ -907,7 +907,7 @@ fn removing_a_busy_worker_sends_no_idle_messages() {
 fn a_pool_emptied_and_refilled_starts_from_a_zero_average() {
     let mut s = leaf(&[1]);
     tasks(&mut s, 0, 2);
-    let addr = s.tables().node_addr[0].unwrap().addr;
+    let addr = s.tables().nodes[0].addr.unwrap().addr;
     control(&mut s, ControlOp::RemoveNode { pool: 0, node: 0 });
     control(
         &mut s,
@@ -918,8 +918,8 @@ fn a_pool_emptied_and_refilled_starts_from_a_zero_average() {
             workers: 1,
         },
     );
-    assert_eq!(s.tables().pool_avg[0].avg.tasks, 0);
-    assert_eq!(s.tables().pool_avg[0].avg.load(), Load::ZERO);
+    assert_eq!(s.tables().pools[0].avg.avg.tasks, 0);
+    assert_eq!(s.tables().pools[0].avg.avg.load(), Load::ZERO);
 }
 
 #[test]
@@ -927,12 +927,12 @@ fn drift_saturates_instead_of_wrapping_to_an_empty_looking_queue() {
     // A one-worker pool: both samples are worker 0, so every task charges its drift.
     let mut s = busy_leaf(1, (0, 0));
     let t = s.tables_mut();
-    t.drift1[0] = Drift(i32::MAX - 10);
-    t.drift2[0] = Drift(i32::MAX - 10);
+    t.nodes[0].drift1 = Drift(i32::MAX - 10);
+    t.nodes[0].drift2 = Drift(i32::MAX - 10);
     for seq in 0..4 {
         run(&mut s, task(0, seq));
     }
-    assert_eq!(s.tables().drift1[0], Drift(i32::MAX));
+    assert_eq!(s.tables().nodes[0].drift1, Drift(i32::MAX));
     assert!(s.queue_of(0) > Load::from_tasks(30_000));
 }
 
@@ -960,4 +960,33 @@ fn continuation_does_not_follow_a_node_id_now_in_another_pool() {
         run(&mut s, cont).last().drop,
         Some(DropReason::ContinuationMiss)
     );
+}
+
+#[test]
+fn next_task_entries_names_what_the_next_task_pass_reads() {
+    let mut s = leaf(&[3]);
+    let (a, b) = s.next_task_entries(0).map(|(a, b)| (*a, *b)).unwrap();
+    assert_eq!((a.node, b.node), (2, 2), "the idle list's top");
+    run(&mut s, task(0, 1));
+    assert_eq!(s.next_task_entries(0).unwrap().0.node, 1);
+    assert_eq!(s.next_task_entries(7), None, "no such pool");
+    // Busy: the two members the generator will sample, and the pass's decision is between them.
+    let mut s = busy_leaf(5, (1, 3));
+    let rng = s.rng_state();
+    let (a, b) = s
+        .next_task_entries(0)
+        .map(|(a, b)| (a.node, b.node))
+        .unwrap();
+    assert_eq!(s.rng_state(), rng, "asking does not draw");
+    assert_eq!((a, b), (1, 3));
+    let r = s.packet(Packet {
+        header: task(0, 1),
+        time_us: 0,
+    });
+    let Some(Decision::Pow2 { sel, other, .. }) = r.decision else {
+        panic!("power of two expected, got {:?}", r.decision)
+    };
+    let mut got = [sel, other];
+    got.sort();
+    assert_eq!(got, [a.min(b), a.max(b)]);
 }

@@ -685,7 +685,10 @@ mod tests {
     fn report_counts_luts_flip_flops_and_block_rams() {
         let stat = "   Number of cells: 9\n     FDRE 12\n     LUT2 3\n     LUT6 4\n     RAMB18E2 3\n     RAMB36E2 1\n     CARRY8 2\n     DSP48E2 5\n     URAM288 6\n";
         let r = parse_report(stat);
-        assert_eq!((r.luts, r.ffs, r.ramb36, r.urams, r.dsps), (7, 12, 2.5, 6, 5));
+        assert_eq!(
+            (r.luts, r.ffs, r.ramb36, r.urams, r.dsps),
+            (7, 12, 2.5, 6, 5)
+        );
     }
 
     use serde_json::json;

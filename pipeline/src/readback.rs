@@ -200,7 +200,7 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
     };
     let zero = [0; RB_WORDS];
     let bits = match stage {
-        Stage::PoolCfg => t.pool_cfg.get(index).map(|e| {
+        Stage::PoolCfg => t.pools.get(index).map(|r| &r.cfg).map(|e| {
             PoolCfgEntry {
                 valid: e.valid,
                 base: b(e.base.into()),
@@ -215,7 +215,7 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
             }
             .pack()
         }),
-        Stage::Node => t.node.get(index).map(|e| {
+        Stage::Node => t.nodes.get(index).map(|r| &r.node).map(|e| {
             NodeEntry {
                 active: e.state == horus_model::sched::state::NodeState::Active,
                 pool: b(e.pool.into()),
@@ -224,7 +224,7 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
             }
             .pack()
         }),
-        Stage::IdleCtl => t.idle_ctl.get(index).map(|e| {
+        Stage::IdleCtl => t.pools.get(index).map(|r| &r.ctl).map(|e| {
             IdleCtlEntry {
                 p: b(e.p.into()),
                 locked: e.locked,
@@ -233,7 +233,7 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
             .pack()
         }),
         Stage::IdleList => t.idle_list.get(index).map(|e| node_ref(e).pack()),
-        Stage::IdleIndex => t.idle_index.get(index).map(|e| {
+        Stage::IdleIndex => t.nodes.get(index).map(|r| &r.idle_index).map(|e| {
             use horus_model::sched::IdleIndex::*;
             let (pending, member, pos) = match *e {
                 Absent => (false, false, 0),
@@ -249,17 +249,27 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
         }),
         Stage::Members1 => t.members1.get(index).map(|e| node_ref(e).pack()),
         Stage::Members2 => t.members2.get(index).map(|e| node_ref(e).pack()),
-        Stage::Load1 => t.load1.get(index).map(|l| b::<32>(l.0.into()).pack()),
-        Stage::Load2 => t.load2.get(index).map(|l| b::<32>(l.0.into()).pack()),
-        Stage::Drift1 => t
-            .drift1
+        Stage::Load1 => t
+            .nodes
             .get(index)
+            .map(|r| r.load1)
+            .map(|l| b::<32>(l.0.into()).pack()),
+        Stage::Load2 => t
+            .nodes
+            .get(index)
+            .map(|r| r.load2)
+            .map(|l| b::<32>(l.0.into()).pack()),
+        Stage::Drift1 => t
+            .nodes
+            .get(index)
+            .map(|r| r.drift1)
             .map(|d| b::<32>(u64::from(d.0 as u32)).pack()),
         Stage::Drift2 => t
-            .drift2
+            .nodes
             .get(index)
+            .map(|r| r.drift2)
             .map(|d| b::<32>(u64::from(d.0 as u32)).pack()),
-        Stage::PoolAvg => t.pool_avg.get(index).map(|e| {
+        Stage::PoolAvg => t.pools.get(index).map(|r| &r.avg).map(|e| {
             PoolAvgEntry {
                 acc: b(e.avg.acc),
                 unit: b(e.avg.unit),
@@ -278,7 +288,7 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
             }
             .pack()
         }),
-        Stage::NodeAddr => t.node_addr.get(index).map(|e| match e {
+        Stage::NodeAddr => t.nodes.get(index).map(|r| &r.addr).map(|e| match e {
             None => AddrEntry::default().pack(),
             Some(a) => AddrEntry {
                 valid: true,

@@ -167,13 +167,17 @@ mod tests {
 
     #[test]
     fn large_memories_are_marked_for_ultraram() {
-        let v = "    reg[31:0] mem[4095:0];\n    reg[31:0] mem[1023:0];\n    reg[511:0] mem[2047:0];\n";
+        let v =
+            "    reg[31:0] mem[4095:0];\n    reg[31:0] mem[1023:0];\n    reg[511:0] mem[2047:0];\n";
         assert_eq!(
             normalize(v),
             "    (* ram_style = \"ultra\" *) reg[31:0] mem[4095:0];\n    reg[31:0] mem[1023:0];\n    \
              (* ram_style = \"ultra\" *) reg[511:0] mem[2047:0];\n"
         );
-        assert_eq!(normalize("reg[31:0] mem[4095:0]; // x"), "reg[31:0] mem[4095:0]; // x");
+        assert_eq!(
+            normalize("reg[31:0] mem[4095:0]; // x"),
+            "reg[31:0] mem[4095:0]; // x"
+        );
     }
 
     #[test]

@@ -226,7 +226,7 @@ fn control(role: Role, g: &mut Gen, m: &Scheduler) -> ControlOp {
         let ok = m.validate(&op).is_ok();
         // Keep at least one node in each pool most of the time.
         let keeps = !matches!(op, ControlOp::RemoveNode { .. })
-            || m.tables().pool_cfg[usize::from(pool)].n > 2;
+            || m.tables().pools[usize::from(pool)].cfg.n > 2;
         if ok && keeps {
             return op;
         }

@@ -351,7 +351,7 @@ fn a_random_run_matches_the_model() {
     };
     let mut model = Scheduler::new(Role::Spine, 0, sizes, TIMEOUT, 1);
     for p in 0..POOLS {
-        model.tables_mut().pool_cfg[usize::from(p)] = PoolCfg {
+        model.tables_mut().pools[usize::from(p)].cfg = PoolCfg {
             valid: true,
             base: p,
             capacity: 1,
@@ -367,7 +367,7 @@ fn a_random_run_matches_the_model() {
     // Node `i` starts in pool `i mod POOLS`.
     for node in 0..NODES {
         let pool = node % POOLS;
-        model.tables_mut().node_addr[usize::from(node)] = Some(AddrEntry {
+        model.tables_mut().nodes[usize::from(node)].addr = Some(AddrEntry {
             pool,
             addr: addr_of(node),
         });
@@ -426,11 +426,11 @@ fn a_random_run_matches_the_model() {
             let pool = if pick(3) == 0 { pool } else { node % POOLS };
             let mut a = addr_of(node);
             a.dst_id = pick(1 << 16) as u16;
-            model.tables_mut().node_addr[usize::from(node)] = Some(AddrEntry { pool, addr: a });
+            model.tables_mut().nodes[usize::from(node)].addr = Some(AddrEntry { pool, addr: a });
             (add_addr(node, pool, a), None)
         } else {
             let node = pick(u64::from(NODES)) as u16;
-            model.tables_mut().node_addr[usize::from(node)] = None;
+            model.tables_mut().nodes[usize::from(node)].addr = None;
             (remove(node), None)
         };
         let c = model.counters();

@@ -212,8 +212,12 @@ fn through_model(passes: Vec<Pass>) -> (Vec<Phv>, Vec<Option<(Signal, u32)>>) {
     let mut signals = Vec::new();
     let mut queue: std::collections::VecDeque<Pass> = passes.into();
     while let Some(pass) = queue.pop_front() {
-        let delta = m.tables().pool_cfg[usize::from(POOL)].params.report_delta.0;
-        let n = u32::from(m.tables().pool_cfg[usize::from(POOL)].n);
+        let delta = m.tables().pools[usize::from(POOL)]
+            .cfg
+            .params
+            .report_delta
+            .0;
+        let n = u32::from(m.tables().pools[usize::from(POOL)].cfg.n);
         let mut p = base(delta);
         match pass {
             Pass::Control(ControlOp::ConfigurePool { .. }) => p.is_ctl_pool = true,
@@ -223,7 +227,9 @@ fn through_model(passes: Vec<Pass>) -> (Vec<Phv>, Vec<Option<(Signal, u32)>>) {
             }
             Pass::Control(ControlOp::RemoveNode { node, .. }) => {
                 let i = usize::from(node);
-                let q = m.tables().load1[i].corrected(m.tables().drift1[i]);
+                let q = m.tables().nodes[i]
+                    .load1
+                    .corrected(m.tables().nodes[i].drift1);
                 p.is_ctl_remove = true;
                 p.unit = RackAverage::unit_for(n - 1).into();
                 p.removed_q = u64::from(q.0).into();

@@ -25,6 +25,7 @@ fn cpu_seconds() -> Option<f64> {
 }
 
 fn main() {
+    horus_sim::use_huge_pages();
     let policies =
         std::env::var("HORUS_BENCH_POLICIES").unwrap_or_else(|_| "random,rs-h,jsq,horus".into());
     for policy in policies.split(',') {

@@ -21,8 +21,10 @@ use crate::metrics::{
     FailureMetrics, Imbalance, Latency, Little, MessageRate, Metrics, PoolSummary, Summary,
 };
 use crate::placement::{self, PoolPlacement};
-use crate::policy::{Ctx, FailureNotice, Message, Node, Policy, Reply, TaskHeader, Upcoming};
-use crate::queue::{EventQueue, Nanos};
+use crate::policy::{
+    Ctx, FailureNotice, Message, Node, Policy, PrefetchStage, Reply, TaskHeader, Upcoming,
+};
+use crate::queue::{EventQueue, LOOKAHEAD, Nanos};
 use crate::rng::{self, SimRng, Stream};
 use crate::worker::{MEASURED, NO_FAILURE, Queued, Worker};
 use crate::workload::ServiceTime;
@@ -96,6 +98,8 @@ pub struct Engine {
     known_dead_racks: Vec<bool>,
     /// No failure announced yet: policies may skip their usability checks.
     nothing_dead: bool,
+    /// [`Policy::prefetches`] of the policy.
+    policy_prefetches: bool,
     metrics: Metrics,
 }
 
@@ -160,6 +164,7 @@ impl Engine {
             known_dead_workers: vec![false; n_workers],
             known_dead_racks: vec![false; cfg.topology.racks() as usize],
             nothing_dead: true,
+            policy_prefetches: false,
             pool_rngs: (0..cluster.pools.len())
                 .map(|p| rng::stream(cfg.seed, Stream::Workload, p as u64))
                 .collect(),
@@ -199,6 +204,7 @@ impl Engine {
         }
         let queue_len: Vec<u32> = engine.workers.iter().map(|w| w.len()).collect();
         engine.policy = build(&engine.cluster, &queue_len, &mut engine.policy_rng);
+        engine.policy_prefetches = engine.policy.prefetches();
         engine.metrics.messages = vec![0; engine.policy.message_kinds().len()];
         for p in 0..engine.cluster.pools.len() as u32 {
             engine.schedule_arrival(p);
@@ -233,10 +239,7 @@ impl Engine {
             if self.metrics.events % PROGRESS_EVERY == 0 {
                 progress(t);
             }
-            self.prefetch_policy(ev);
-            if let Some(&next) = self.queue.peek() {
-                self.prefetch(next);
-            }
+            self.prefetch_ahead(ev);
             self.handle(ev);
             if self.live_tasks == 0 && t >= self.cfg.sim_ns {
                 break;
@@ -259,6 +262,51 @@ impl Engine {
         }
     }
 
+    /// Prefetches in stages, each following the pointers that the previous one brought in one event
+    /// earlier: the lines the event [`LOOKAHEAD`]` - 1` places ahead reads directly, the lines they
+    /// lead to for the next one, and so on down the policy's [`PrefetchStage`]s to the next event.
+    /// At the scale of a datacenter every event waits on memory; this way the waits of several
+    /// events overlap. `current` is the event about to be handled.
+    fn prefetch_ahead(&self, current: Ev) {
+        const DIRECT: usize = LOOKAHEAD - 1;
+        if let Some(&e) = self.queue.ahead(DIRECT) {
+            self.prefetch(e);
+        }
+        if let Some(&e) = self.queue.ahead(DIRECT - 1) {
+            self.prefetch_indirect(e);
+        }
+        if !self.policy_prefetches {
+            return;
+        }
+        // The spine of each arrival in the window: one copy of the entry stream draws for every
+        // arrival in order, starting with the current event's.
+        let mut spines = [0u32; LOOKAHEAD];
+        let mut rng = self.entry_rng.clone();
+        let mut draw = |pool: u32| {
+            let c = &self.pod_cumulative[pool as usize];
+            let x = rng.random_range(0..*c.last().expect("pool has workers"));
+            c.partition_point(|&v| v <= x) as u32
+        };
+        if let Ev::Arrival(pool) = current {
+            draw(pool);
+        }
+        for (pos, spine) in spines.iter_mut().enumerate().take(DIRECT) {
+            if let Some(&Ev::Arrival(pool)) = self.queue.ahead(pos) {
+                *spine = draw(pool);
+            }
+        }
+        for (i, stage) in PrefetchStage::ALL.into_iter().enumerate() {
+            let Some(pos) = (DIRECT - 1).checked_sub(i) else {
+                break;
+            };
+            if let Some(&e) = self.queue.ahead(pos)
+                && let Some(next) = self.upcoming(e, spines[pos])
+            {
+                self.policy.prefetch(&self.cluster, next, stage);
+            }
+        }
+    }
+
     /// Starts loading what `ev` will read first (see [`crate::prefetch`]).
     fn prefetch(&self, ev: Ev) {
         use crate::prefetch;
@@ -266,6 +314,9 @@ impl Engine {
             Ev::Arrival(pool) => {
                 prefetch(&self.pool_rngs[pool as usize]);
                 prefetch(&self.metrics.pools[pool as usize].in_system);
+                if let Some(c) = self.pod_cumulative[pool as usize].last() {
+                    prefetch(c);
+                }
             }
             Ev::AtLeaf { task, .. } => prefetch(&self.tasks[task as usize]),
             Ev::AtWorker { task, worker } => {
@@ -278,10 +329,31 @@ impl Engine {
         }
     }
 
-    /// Tells the policy what `ev`, about to be handled, will ask of it; `prefetch` loaded what this
-    /// reads while the previous event was handled.
-    fn prefetch_policy(&self, ev: Ev) {
-        let next = match ev {
+    /// The second stage of prefetching `ev`: what the lines [`Engine::prefetch`] loaded point to.
+    fn prefetch_indirect(&self, ev: Ev) {
+        use crate::prefetch;
+        match ev {
+            Ev::Done(worker) => {
+                let w = &self.workers[worker as usize];
+                if let Some(q) = w.next_out() {
+                    prefetch(q);
+                }
+                crate::prefetch_all(&self.metrics.pools[w.pool as usize]);
+            }
+            Ev::AtWorker { worker, .. } => {
+                if let Some(q) = self.workers[worker as usize].next_in() {
+                    prefetch(q);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The policy call that `ev` will make, as far as the lines [`Engine::prefetch`] loaded tell;
+    /// `spine` is the predicted spine of an arrival.
+    fn upcoming(&self, ev: Ev, spine: u32) -> Option<Upcoming> {
+        Some(match ev {
+            Ev::Arrival(pool) => Upcoming::TaskAtSpine { pool, spine },
             Ev::AtLeaf { task, rack } => Upcoming::TaskAtLeaf {
                 pool: self.tasks[task as usize].header.pool,
                 rack,
@@ -295,9 +367,8 @@ impl Engine {
                 }
             }
             Ev::Msg(i) => Upcoming::Message(self.messages[i as usize]),
-            _ => return,
-        };
-        self.policy.prefetch(&self.cluster, next);
+            _ => return None,
+        })
     }
 
     /// Calls the policy with a context, then puts the messages it sent on the wire.
@@ -465,8 +536,6 @@ impl Engine {
         if let Some(f) = self.switch_failed[self.spine_host[pool as usize][pod as usize] as usize] {
             return self.lose(task, Loss::Failure(f));
         }
-        self.policy
-            .prefetch(&self.cluster, Upcoming::TaskAtSpine { pool, spine: pod });
         let mut header = self.tasks[task as usize].header;
         header.spine = pod;
         let d = self.with_policy(|p, ctx| p.on_task_at_spine(ctx, &mut header));

@@ -144,6 +144,7 @@ impl Common {
 }
 
 fn main() -> anyhow::Result<()> {
+    horus_sim::use_huge_pages();
     match Cli::parse().command {
         Command::Run {
             policy,

@@ -8,6 +8,11 @@
 //! The key packs the time in its upper 64 bits and a global insertion counter in its lower 64 bits,
 //! so every key is unique and events at the same nanosecond leave in the order they were scheduled.
 //! That makes the pop order, and hence every result, a pure function of the seed.
+//!
+//! In front of both stores, a small sorted window holds the next few events (the smallest keys), so
+//! that the engine can see them before it handles them and start loading what they will touch
+//! ([`EventQueue::ahead`]): at the scale of a datacenter the simulation waits on memory, and
+//! prefetching a few events ahead overlaps those waits.
 
 /// Simulated time in integer nanoseconds.
 pub type Nanos = u64;
@@ -15,6 +20,9 @@ pub type Nanos = u64;
 /// At most this many FIFO lanes (distinct delays of [`EventQueue::push_after`]); further delays go
 /// to the radix heap.
 const MAX_LANES: usize = 16;
+
+/// Events kept in the sorted window in front of the lanes and the heap.
+pub const LOOKAHEAD: usize = 6;
 
 /// A monotone priority queue of `T` ordered by (time, insertion order).
 ///
@@ -25,6 +33,10 @@ const MAX_LANES: usize = 16;
 /// smallest (time, sequence) key among the lanes' fronts and the heap's minimum, so the order is
 /// exactly that of a single priority queue.
 pub struct EventQueue<T> {
+    /// The smallest keys, in order: at least `LOOKAHEAD` of them unless the queue holds fewer (more
+    /// when events were scheduled before the window's last), and every key in the lanes and the
+    /// heap is larger than the window's last.
+    window: std::collections::VecDeque<(u128, T)>,
     heap: RadixHeap<T>,
     lanes: Vec<Lane<T>>,
     /// The key at the front of each lane (`u128::MAX` when empty), kept apart so that `pop` scans
@@ -50,6 +62,7 @@ impl<T> Default for EventQueue<T> {
 impl<T> EventQueue<T> {
     pub fn new() -> Self {
         Self {
+            window: std::collections::VecDeque::with_capacity(LOOKAHEAD + 1),
             heap: RadixHeap::new(),
             lanes: Vec::new(),
             fronts: Vec::new(),
@@ -79,13 +92,33 @@ impl<T> EventQueue<T> {
     pub fn push(&mut self, time: Nanos, item: T) {
         assert!(time >= self.now, "event scheduled in the past: {time} ns");
         let key = self.key(time);
-        self.heap.push(key, item);
+        if let Err((key, item)) = self.file_in_window(key, item) {
+            self.heap.push(key, item);
+        }
+    }
+
+    /// Files `key` in the window if it belongs there (before the window's last key); gives the
+    /// event back otherwise. The window then holds more than [`LOOKAHEAD`] events until pops bring
+    /// it back: its last event cannot go back to the heap, which may have popped larger keys.
+    #[inline]
+    fn file_in_window(&mut self, key: u128, item: T) -> Result<(), (u128, T)> {
+        match self.window.back() {
+            Some(&(last, _)) if key < last => {
+                let at = self.window.partition_point(|&(k, _)| k < key);
+                self.window.insert(at, (key, item));
+                Ok(())
+            }
+            _ => Err((key, item)),
+        }
     }
 
     /// Schedules `item` at `delay` after the last popped event (the current time). Meant for
     /// delays drawn from a small set, such as whole network hops.
     pub fn push_after(&mut self, delay: Nanos, item: T) {
         let key = self.key(self.now + delay);
+        let Err((key, item)) = self.file_in_window(key, item) else {
+            return;
+        };
         match self.lanes.iter().position(|l| l.delay == delay) {
             Some(i) => {
                 if self.lanes[i].items.is_empty() {
@@ -103,33 +136,44 @@ impl<T> EventQueue<T> {
         }
     }
 
+    /// The event `i` places after the next one to pop (0: the next one), if it is among the next
+    /// [`LOOKAHEAD`] events. Events pushed before it is popped may still come first. Meant for
+    /// prefetching what those events will touch.
+    pub fn ahead(&self, i: usize) -> Option<&T> {
+        self.window.get(i).map(|(_, t)| t)
+    }
+
     /// The earliest event, without removing it (until something earlier is pushed, the next
-    /// [`EventQueue::pop`]). Meant for prefetching what that event will touch.
+    /// [`EventQueue::pop`]).
     pub fn peek(&mut self) -> Option<&T> {
-        if self.len == 0 {
-            return None;
-        }
-        let best = self.heap.min_key().unwrap_or(u128::MAX);
-        let mut from = usize::MAX;
-        let mut best_key = best;
-        for (i, &k) in self.fronts.iter().enumerate() {
-            if k < best_key {
-                best_key = k;
-                from = i;
+        self.fill();
+        self.ahead(0)
+    }
+
+    /// Tops the window up from the lanes and the heap.
+    fn fill(&mut self) {
+        while self.window.len() < LOOKAHEAD {
+            match self.pop_rest() {
+                Some(e) => self.window.push_back(e),
+                None => break,
             }
-        }
-        if from != usize::MAX {
-            self.lanes[from].items.front().map(|(_, t)| t)
-        } else {
-            self.heap.peek()
         }
     }
 
     /// Removes the earliest event, returning its time and payload.
     pub fn pop(&mut self) -> Option<(Nanos, T)> {
-        if self.len == 0 {
-            return None;
+        if self.window.is_empty() {
+            self.fill();
         }
+        let (key, item) = self.window.pop_front()?;
+        self.len -= 1;
+        self.now = (key >> 64) as Nanos;
+        self.fill();
+        Some((self.now, item))
+    }
+
+    /// The smallest key of the lanes and the heap.
+    fn pop_rest(&mut self) -> Option<(u128, T)> {
         let mut best = self.heap.min_key().unwrap_or(u128::MAX);
         let mut from = usize::MAX;
         for (i, &k) in self.fronts.iter().enumerate() {
@@ -138,17 +182,14 @@ impl<T> EventQueue<T> {
                 from = i;
             }
         }
-        let (key, item) = if from != usize::MAX {
+        if from != usize::MAX {
             let lane = &mut self.lanes[from].items;
             let popped = lane.pop_front().expect("front seen above");
             self.fronts[from] = lane.front().map_or(u128::MAX, |&(k, _)| k);
-            popped
+            Some(popped)
         } else {
-            self.heap.pop().expect("len > 0 and no lane has an event")
-        };
-        self.len -= 1;
-        self.now = (key >> 64) as Nanos;
-        Some((self.now, item))
+            self.heap.pop()
+        }
     }
 }
 
@@ -217,13 +258,6 @@ impl<T> RadixHeap<T> {
             self.min = Some((k, i, j));
         }
         self.min.map(|m| m.0)
-    }
-
-    /// The item with the smallest key.
-    fn peek(&mut self) -> Option<&T> {
-        self.min_key()?;
-        let (_, b, j) = self.min.expect("computed above");
-        Some(&self.buckets[b][j].1)
     }
 
     fn pop(&mut self) -> Option<(u128, T)> {

@@ -113,6 +113,18 @@ impl Worker {
         Some(done)
     }
 
+    /// The ring slot the next [`Worker::pop_front`] reads (the first waiting task), if any.
+    pub fn next_out(&self) -> Option<&Queued> {
+        (self.len > 1).then(|| &self.ring[self.start as usize])
+    }
+
+    /// The ring slot the next [`Worker::push_back`] writes, if it writes one without growing.
+    pub fn next_in(&self) -> Option<&Queued> {
+        let waiting = self.len.saturating_sub(1) as usize;
+        (self.len > 0 && waiting < self.ring.len())
+            .then(|| &self.ring[(self.start as usize + waiting) & (self.ring.len() - 1)])
+    }
+
     /// Every task at the worker, in queue order.
     pub fn iter(&self) -> impl Iterator<Item = &Queued> {
         let mask = self.ring.len().wrapping_sub(1);

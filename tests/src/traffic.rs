@@ -199,7 +199,7 @@ impl Traffic {
                 _ => ControlOp::RemoveNode { pool, node },
             };
             let keeps_one = match op {
-                ControlOp::RemoveNode { .. } => m.tables().pool_cfg[usize::from(pool)].n > 1,
+                ControlOp::RemoveNode { .. } => m.tables().pools[usize::from(pool)].cfg.n > 1,
                 _ => true,
             };
             // A removal lock is released by the time the control pass enters (the core waits

@@ -25,7 +25,13 @@ impl Scheduler {
         let nodes = usize::from(self.sizes.nodes);
         let mut seen_in_list = vec![false; nodes];
         let mut regions: Vec<(usize, usize, usize)> = Vec::new();
-        for (pool, cfg) in t.pool_cfg.iter().enumerate().filter(|(_, c)| c.valid) {
+        for (pool, cfg) in t
+            .pools
+            .iter()
+            .map(|r| &r.cfg)
+            .enumerate()
+            .filter(|(_, c)| c.valid)
+        {
             let base = usize::from(cfg.base);
             let end = base + usize::from(cfg.capacity);
             if end > nodes || cfg.n > cfg.capacity {
@@ -38,7 +44,7 @@ impl Scheduler {
                 return Err(format!("pool {pool}: region overlaps pool {other}"));
             }
             regions.push((pool, base, end));
-            let ctl = t.idle_ctl[pool];
+            let ctl = t.pools[pool].ctl;
             if ctl.locked {
                 return Err(format!(
                     "pool {pool}: idle list locked with nothing in flight"
@@ -50,7 +56,7 @@ impl Scheduler {
             for i in 0..usize::from(ctl.p) {
                 let e = t.idle_list[base + i];
                 let n = usize::from(e.node);
-                let entry = t.node[n];
+                let entry = t.nodes[n].node;
                 if entry.state != NodeState::Active
                     || usize::from(entry.pool) != pool
                     || entry.factor != e.factor
@@ -62,10 +68,10 @@ impl Scheduler {
                 if std::mem::replace(&mut seen_in_list[n], true) {
                     return Err(format!("pool {pool}: node {n} twice in the idle list"));
                 }
-                if t.idle_index[n] != IdleIndex::Member(i as u16) {
+                if t.nodes[n].idle_index != IdleIndex::Member(i as u16) {
                     return Err(format!(
                         "pool {pool}: idleIndex[{n}] = {:?}, expected Member({i})",
-                        t.idle_index[n]
+                        t.nodes[n].idle_index
                     ));
                 }
             }
@@ -77,7 +83,7 @@ impl Scheduler {
                         "pool {pool}: members1[{i}] = {m1:?} != members2[{i}] = {m2:?}"
                     ));
                 }
-                let entry = t.node[usize::from(m1.node)];
+                let entry = t.nodes[usize::from(m1.node)].node;
                 if entry.state != NodeState::Active
                     || usize::from(entry.pool) != pool
                     || usize::from(entry.slot) != i
@@ -91,8 +97,9 @@ impl Scheduler {
                 members += 1;
             }
             let active = t
-                .node
+                .nodes
                 .iter()
+                .map(|r| r.node)
                 .filter(|e| e.state == NodeState::Active && usize::from(e.pool) == pool)
                 .count();
             if active != members {
@@ -116,16 +123,16 @@ impl Scheduler {
             }
         }
         for (n, &listed) in seen_in_list.iter().enumerate() {
-            if !listed && t.idle_index[n] != IdleIndex::Absent {
+            if !listed && t.nodes[n].idle_index != IdleIndex::Absent {
                 return Err(format!(
                     "idleIndex[{n}] = {:?} but node {n} is not in an idle list",
-                    t.idle_index[n]
+                    t.nodes[n].idle_index
                 ));
             }
-            if t.load1[n] != t.load2[n] || t.drift1[n] != t.drift2[n] {
+            if t.nodes[n].load1 != t.nodes[n].load2 || t.nodes[n].drift1 != t.nodes[n].drift2 {
                 return Err(format!(
                     "node {n}: load copies {:?}/{:?}, drift copies {:?}/{:?}",
-                    t.load1[n], t.load2[n], t.drift1[n], t.drift2[n]
+                    t.nodes[n].load1, t.nodes[n].load2, t.nodes[n].drift1, t.nodes[n].drift2
                 ));
             }
         }
@@ -134,10 +141,16 @@ impl Scheduler {
 
     /// The idle nodes of `pool`, top of the list last (empty if the pool is not configured).
     pub fn idle_nodes(&self, pool: u16) -> Vec<u16> {
-        let Some(cfg) = self.t.pool_cfg.get(usize::from(pool)).filter(|c| c.valid) else {
+        let Some(cfg) = self
+            .t
+            .pools
+            .get(usize::from(pool))
+            .map(|r| r.cfg)
+            .filter(|c| c.valid)
+        else {
             return Vec::new();
         };
-        let p = usize::from(self.t.idle_ctl[usize::from(pool)].p);
+        let p = usize::from(self.t.pools[usize::from(pool)].ctl.p);
         let base = usize::from(cfg.base);
         self.t.idle_list[base..base + p]
             .iter()
@@ -148,6 +161,6 @@ impl Scheduler {
     /// A node's queue as this scheduler sees it: load + drift (first copies).
     pub fn queue_of(&self, node: u16) -> crate::fixed::Load {
         let i = usize::from(node);
-        self.t.load1[i].corrected(self.t.drift1[i])
+        self.t.nodes[i].load1.corrected(self.t.nodes[i].drift1)
     }
 }

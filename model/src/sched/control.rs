@@ -151,7 +151,7 @@ impl Scheduler {
             } => {
                 let p = usize::from(pool);
                 self.touch(Stage::PoolCfg);
-                self.t.pool_cfg[p] = PoolCfg {
+                self.t.pools[p].cfg = PoolCfg {
                     valid: true,
                     base,
                     capacity,
@@ -160,19 +160,19 @@ impl Scheduler {
                     spine,
                 };
                 self.touch(Stage::IdleCtl);
-                self.t.idle_ctl[p] = Default::default();
+                self.t.pools[p].ctl = Default::default();
                 self.touch(Stage::PoolAvg);
-                self.t.pool_avg[p] = Default::default();
+                self.t.pools[p].avg = Default::default();
                 PassResult::default()
             }
             ControlOp::SetPoolParams { pool, params } => {
                 self.touch(Stage::PoolCfg);
-                let cfg = &mut self.t.pool_cfg[usize::from(pool)];
+                let cfg = &mut self.t.pools[usize::from(pool)].cfg;
                 cfg.params = params;
                 let cfg = *cfg;
                 // New thresholds apply at once: the link rule runs as if `p` had just changed.
                 self.touch(Stage::IdleCtl);
-                let ctl = &mut self.t.idle_ctl[usize::from(pool)];
+                let ctl = &mut self.t.pools[usize::from(pool)].ctl;
                 let signal = if self.role == Role::Leaf {
                     Scheduler::link_update(ctl, &cfg, None)
                 } else {
@@ -198,7 +198,7 @@ impl Scheduler {
                 limit: self.sizes.pools,
             });
         }
-        let cfg = self.t.pool_cfg[usize::from(pool)];
+        let cfg = self.t.pools[usize::from(pool)].cfg;
         if cfg.valid {
             Ok(cfg)
         } else {
@@ -213,7 +213,7 @@ impl Scheduler {
                 limit: self.sizes.nodes,
             });
         }
-        Ok(self.t.node[usize::from(node)])
+        Ok(self.t.nodes[usize::from(node)].node)
     }
 
     /// The values the host computes for `op` from the tables it reads (see [`Scheduler::control`]).
@@ -222,7 +222,7 @@ impl Scheduler {
         let mut h = HostValues::default();
         match *op {
             ControlOp::AddNode { pool, workers, .. } => {
-                let n = self.t.pool_cfg[usize::from(pool)].n;
+                let n = self.t.pools[usize::from(pool)].cfg.n;
                 h.factor = if self.role == Role::Leaf {
                     Load::ONE
                 } else {
@@ -231,7 +231,7 @@ impl Scheduler {
                 h.unit = RackAverage::unit_for(u32::from(n) + 1);
             }
             ControlOp::RemoveNode { pool, .. } => {
-                let cfg = self.t.pool_cfg[usize::from(pool)];
+                let cfg = self.t.pools[usize::from(pool)].cfg;
                 h.last_member = self.t.members1[usize::from(cfg.base) + usize::from(cfg.n) - 1];
                 h.unit = RackAverage::unit_for(u32::from(cfg.n) - 1);
             }
@@ -259,7 +259,7 @@ impl Scheduler {
                         limit: self.sizes.pools,
                     });
                 }
-                let cur = self.t.pool_cfg[usize::from(pool)];
+                let cur = self.t.pools[usize::from(pool)].cfg;
                 if cur.valid && cur.n > 0 {
                     return Err(ControlError::PoolNotEmpty(pool));
                 }
@@ -275,12 +275,18 @@ impl Scheduler {
                 if !params.is_valid() {
                     return Err(ControlError::BadParams(pool));
                 }
-                let overlap = self.t.pool_cfg.iter().enumerate().find(|(i, c)| {
-                    *i != usize::from(pool)
-                        && c.valid
-                        && u32::from(c.base) < end
-                        && u32::from(base) < u32::from(c.base) + u32::from(c.capacity)
-                });
+                let overlap = self
+                    .t
+                    .pools
+                    .iter()
+                    .map(|r| r.cfg)
+                    .enumerate()
+                    .find(|(i, c)| {
+                        *i != usize::from(pool)
+                            && c.valid
+                            && u32::from(c.base) < end
+                            && u32::from(base) < u32::from(c.base) + u32::from(c.capacity)
+                    });
                 if let Some((other, _)) = overlap {
                     return Err(ControlError::RegionOverlap {
                         pool,
@@ -317,7 +323,7 @@ impl Scheduler {
                 if e.state != NodeState::Active || e.pool != pool {
                     return Err(ControlError::NodeNotInPool { pool, node });
                 }
-                if self.t.idle_ctl[usize::from(pool)].locked {
+                if self.t.pools[usize::from(pool)].ctl.locked {
                     return Err(ControlError::Locked(pool));
                 }
             }
@@ -335,13 +341,13 @@ impl Scheduler {
     ) -> PassResult {
         let leaf = self.is_leaf();
         self.touch(Stage::PoolCfg);
-        let cfg = &mut self.t.pool_cfg[usize::from(pool)];
+        let cfg = &mut self.t.pools[usize::from(pool)].cfg;
         let slot = cfg.n;
         cfg.n += 1;
         let cfg = *cfg;
         let me = NodeRef { node, factor };
         self.touch(Stage::Node);
-        self.t.node[usize::from(node)] = NodeEntry {
+        self.t.nodes[usize::from(node)].node = NodeEntry {
             state: NodeState::Active,
             pool,
             slot,
@@ -352,7 +358,7 @@ impl Scheduler {
             self.push_idle(pool, &cfg, me)
         } else {
             self.touch(Stage::IdleIndex);
-            self.t.idle_index[usize::from(node)] = IdleIndex::Absent;
+            self.t.nodes[usize::from(node)].idle_index = IdleIndex::Absent;
             None
         };
         let at = usize::from(cfg.base) + usize::from(slot);
@@ -368,7 +374,7 @@ impl Scheduler {
         };
         self.leaf_tail(pool, &cfg, change, signal, &mut r);
         self.touch(Stage::NodeAddr);
-        self.t.node_addr[usize::from(node)] = Some(AddrEntry { pool, addr });
+        self.t.nodes[usize::from(node)].addr = Some(AddrEntry { pool, addr });
         r
     }
 
@@ -383,12 +389,12 @@ impl Scheduler {
         unit: u64,
     ) -> PassResult {
         self.touch(Stage::PoolCfg);
-        let cfg = &mut self.t.pool_cfg[usize::from(pool)];
+        let cfg = &mut self.t.pools[usize::from(pool)].cfg;
         cfg.n -= 1;
         let cfg = *cfg;
         self.touch(Stage::Node);
-        let slot = self.t.node[usize::from(node)].slot;
-        self.t.node[usize::from(node)] = NodeEntry::default();
+        let slot = self.t.nodes[usize::from(node)].node.slot;
+        self.t.nodes[usize::from(node)].node = NodeEntry::default();
         let finish = self
             .remove_first(pool, &cfg, node)
             .unwrap_or(RemoveFinish::Nothing);
@@ -402,9 +408,9 @@ impl Scheduler {
         }
         let i = usize::from(node);
         self.touch(Stage::Load1);
-        let load = self.t.load1[i];
+        let load = self.t.nodes[i].load1;
         self.touch(Stage::Drift1);
-        let q = load.corrected(self.t.drift1[i]);
+        let q = load.corrected(self.t.nodes[i].drift1);
         let mut r = PassResult::default();
         let change = AvgChange::Rescale {
             unit,
@@ -412,7 +418,7 @@ impl Scheduler {
         };
         self.leaf_tail(pool, &cfg, change, None, &mut r);
         self.touch(Stage::NodeAddr);
-        self.t.node_addr[i] = None;
+        self.t.nodes[i].addr = None;
         if moved.is_some() || finish != RemoveFinish::Nothing {
             r.resubmit = Some(self.hand_out(Resubmit::RemoveNode {
                 pool,
@@ -432,10 +438,10 @@ impl Scheduler {
         finish: RemoveFinish,
     ) -> PassResult {
         self.touch(Stage::PoolCfg);
-        let cfg = self.t.pool_cfg[usize::from(pool)];
+        let cfg = self.t.pools[usize::from(pool)].cfg;
         if let Some((node, slot)) = moved {
             self.touch(Stage::Node);
-            self.t.node[usize::from(node)].slot = slot;
+            self.t.nodes[usize::from(node)].node.slot = slot;
         }
         let signal = self.remove_finish(pool, &cfg, finish);
         let mut r = PassResult::default();

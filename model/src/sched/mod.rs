@@ -237,6 +237,29 @@ impl Scheduler {
         self.guard.touched()
     }
 
+    /// The `idleList` or `members` entries that a NEW_TASK first pass of `pool` would read if it
+    /// were the next pass: the top of the idle list (twice) when the pool has an idle node and is
+    /// not locked, else the two sampled members. None for an unconfigured or empty pool. Changes
+    /// nothing (the generator is copied): for callers that prefetch what a pass will read, such
+    /// as a simulator running thousands of schedulers.
+    pub fn next_task_entries(&self, pool: u16) -> Option<(&NodeRef, &NodeRef)> {
+        let row = self.t.pools.get(usize::from(pool))?;
+        let (cfg, ctl) = (&row.cfg, &row.ctl);
+        if !cfg.valid || cfg.n == 0 {
+            return None;
+        }
+        let base = usize::from(cfg.base);
+        if ctl.p > 0 && !ctl.locked {
+            let top = self.t.idle_list.get(base + usize::from(ctl.p) - 1)?;
+            return Some((top, top));
+        }
+        let (r1, r2) = self.rng.clone().two_samples(cfg.n);
+        Some((
+            self.t.members1.get(base + usize::from(r1))?,
+            self.t.members2.get(base + usize::from(r2))?,
+        ))
+    }
+
     fn is_leaf(&self) -> bool {
         self.role == Role::Leaf
     }
@@ -295,7 +318,7 @@ impl Scheduler {
             return self.dropped(r, DropReason::PoolOutOfRange);
         }
         self.touch(Stage::PoolCfg);
-        let cfg = self.t.pool_cfg[usize::from(h.pool_id)];
+        let cfg = self.t.pools[usize::from(h.pool_id)].cfg;
         if !cfg.valid {
             return self.dropped(r, DropReason::UnknownPool);
         }
@@ -320,7 +343,7 @@ impl Scheduler {
                     Some(DropReason::NodeOutOfRange)
                 } else {
                     self.touch(Stage::Node);
-                    let e = self.t.node[usize::from(h.src_id)];
+                    let e = self.t.nodes[usize::from(h.src_id)].node;
                     (e.state != NodeState::Active || e.pool != h.pool_id)
                         .then_some(DropReason::NodeNotInPool)
                 };
@@ -337,7 +360,7 @@ impl Scheduler {
                     }
                     return r;
                 }
-                let node = self.t.node[usize::from(h.src_id)];
+                let node = self.t.nodes[usize::from(h.src_id)].node;
                 let me = NodeRef {
                     node: h.src_id,
                     factor: node.factor,
@@ -396,7 +419,7 @@ impl Scheduler {
         let mut r = PassResult::default();
 
         self.touch(Stage::IdleCtl);
-        let ctl = &mut self.t.idle_ctl[pool];
+        let ctl = &mut self.t.pools[pool].ctl;
         let idle = ctl.p > 0 && !ctl.locked;
         let pos = if idle {
             if leaf {
@@ -423,7 +446,7 @@ impl Scheduler {
             let n = self.t.idle_list[base + usize::from(pos)];
             if leaf {
                 self.touch(Stage::IdleIndex);
-                self.t.idle_index[usize::from(n.node)] = IdleIndex::Absent;
+                self.t.nodes[usize::from(n.node)].idle_index = IdleIndex::Absent;
             }
             self.charge_drift(n);
             self.counters.idle_hits += 1;
@@ -436,9 +459,9 @@ impl Scheduler {
         self.touch(Stage::Members2);
         let m2 = self.t.members2[base + usize::from(r2)];
         self.touch(Stage::Load1);
-        let l1 = self.t.load1[usize::from(m1.node)];
+        let l1 = self.t.nodes[usize::from(m1.node)].load1;
         self.touch(Stage::Load2);
-        let l2 = self.t.load2[usize::from(m2.node)];
+        let l2 = self.t.nodes[usize::from(m2.node)].load2;
         // Ties go to the first sample.
         let ((sel, l_sel), (other, l_other)) = if l1 <= l2 {
             ((m1, l1), (m2, l2))
@@ -449,14 +472,14 @@ impl Scheduler {
         self.counters.pow2_decisions += 1;
 
         self.touch(Stage::Drift1);
-        let d_sel = self.t.drift1[usize::from(sel.node)];
+        let d_sel = self.t.nodes[usize::from(sel.node)].drift1;
         // CHECKDRIFT: the decision is right unless the drift could make `sel` the longer queue.
         // Two samples of one node leave nothing to compare, and the first packet of a multi-packet
         // task must leave on its first pass, before its continuations arrive: neither resubmits.
         if d_sel.at_most(diff) || m1.node == m2.node || h.more_packets {
-            self.t.drift1[usize::from(sel.node)] = d_sel.plus(sel.factor);
+            self.t.nodes[usize::from(sel.node)].drift1 = d_sel.plus(sel.factor);
             self.touch(Stage::Drift2);
-            let d2 = &mut self.t.drift2[usize::from(sel.node)];
+            let d2 = &mut self.t.nodes[usize::from(sel.node)].drift2;
             *d2 = d2.plus(sel.factor);
             r.decision = Some(Decision::Pow2 {
                 sel: sel.node,
@@ -466,7 +489,7 @@ impl Scheduler {
             return self.assign(h, time_us, cfg, sel, false, signal, r);
         }
         self.touch(Stage::Drift2);
-        let d_other = self.t.drift2[usize::from(other.node)];
+        let d_other = self.t.nodes[usize::from(other.node)].drift2;
         self.counters.pow2_resubmits += 1;
         let sample = |n: NodeRef, l: Load, d: Drift| Sample {
             node: n.node,
@@ -515,9 +538,9 @@ impl Scheduler {
     fn charge_drift(&mut self, n: NodeRef) {
         let i = usize::from(n.node);
         self.touch(Stage::Drift1);
-        self.t.drift1[i] = self.t.drift1[i].plus(n.factor);
+        self.t.nodes[i].drift1 = self.t.nodes[i].drift1.plus(n.factor);
         self.touch(Stage::Drift2);
-        self.t.drift2[i] = self.t.drift2[i].plus(n.factor);
+        self.t.nodes[i].drift2 = self.t.nodes[i].drift2.plus(n.factor);
     }
 
     /// The tail of every pass that places a task on `n`: the rack average and signals (leaf), the
@@ -543,7 +566,9 @@ impl Scheduler {
 
     fn forward_to(&mut self, h: HorusHeader, node: u16, from_idle: bool, r: &mut PassResult) {
         self.touch(Stage::NodeAddr);
-        let entry = self.t.node_addr[usize::from(node)].filter(|e| e.pool == h.pool_id);
+        let entry = self.t.nodes[usize::from(node)]
+            .addr
+            .filter(|e| e.pool == h.pool_id);
         let Some(AddrEntry { addr, .. }) = entry else {
             // Only a continuation can follow an entry to a node removed since (or whose ID now
             // belongs to another pool); it is lost with the node.
@@ -580,7 +605,7 @@ impl Scheduler {
             return;
         }
         self.touch(Stage::PoolAvg);
-        let pa = &mut self.t.pool_avg[usize::from(pool)];
+        let pa = &mut self.t.pools[usize::from(pool)].avg;
         match change {
             AvgChange::None => {}
             AvgChange::TaskStarted => pa.avg.task_started(),
@@ -712,20 +737,20 @@ impl Scheduler {
     fn set_load(&mut self, node: u16, v: Load) {
         let i = usize::from(node);
         self.touch(Stage::Load1);
-        self.t.load1[i] = v;
+        self.t.nodes[i].load1 = v;
         self.touch(Stage::Load2);
-        self.t.load2[i] = v;
+        self.t.nodes[i].load2 = v;
         self.touch(Stage::Drift1);
-        self.t.drift1[i] = Drift::ZERO;
+        self.t.nodes[i].drift1 = Drift::ZERO;
         self.touch(Stage::Drift2);
-        self.t.drift2[i] = Drift::ZERO;
+        self.t.nodes[i].drift2 = Drift::ZERO;
     }
 
     /// First pass of an idleAdd: a node may be in the idle list once. `Absent -> Pending`, and the
     /// push happens on the commit pass; anything else is a duplicate and is dropped.
     fn idle_add_check(&mut self, h: HorusHeader, me: NodeRef, mut r: PassResult) -> PassResult {
         self.touch(Stage::IdleIndex);
-        let idx = &mut self.t.idle_index[usize::from(me.node)];
+        let idx = &mut self.t.nodes[usize::from(me.node)].idle_index;
         if *idx != IdleIndex::Absent {
             self.counters.drop(DropReason::IdleAddDuplicate);
             r.drop = Some(DropReason::IdleAddDuplicate);
@@ -775,7 +800,7 @@ impl Scheduler {
         node: u16,
     ) -> Result<RemoveFinish, DropReason> {
         self.touch(Stage::IdleCtl);
-        let ctl = &mut self.t.idle_ctl[usize::from(pool)];
+        let ctl = &mut self.t.pools[usize::from(pool)].ctl;
         if ctl.locked {
             return Err(DropReason::IdleRemoveLocked);
         }
@@ -788,7 +813,7 @@ impl Scheduler {
         self.touch(Stage::IdleList);
         let last = self.t.idle_list[usize::from(cfg.base) + usize::from(top)];
         self.touch(Stage::IdleIndex);
-        let idx = &mut self.t.idle_index[usize::from(node)];
+        let idx = &mut self.t.nodes[usize::from(node)].idle_index;
         Ok(match *idx {
             IdleIndex::Member(pos) => {
                 *idx = IdleIndex::Absent;
@@ -813,7 +838,7 @@ impl Scheduler {
         let base = usize::from(cfg.base);
         self.touch(Stage::IdleCtl);
         let leaf = self.role == Role::Leaf;
-        let ctl = &mut self.t.idle_ctl[usize::from(pool)];
+        let ctl = &mut self.t.pools[usize::from(pool)].ctl;
         ctl.locked = false;
         let (pos, last) = match finish {
             RemoveFinish::Nothing => unreachable!("returned above"),
@@ -834,7 +859,7 @@ impl Scheduler {
             self.touch(Stage::IdleList);
             self.t.idle_list[base + usize::from(pos)] = last;
             self.touch(Stage::IdleIndex);
-            self.t.idle_index[usize::from(last.node)] = IdleIndex::Member(pos);
+            self.t.nodes[usize::from(last.node)].idle_index = IdleIndex::Member(pos);
         }
         if !matches!(finish, RemoveFinish::Abort { .. }) {
             self.counters.idle_removes += 1;
@@ -863,7 +888,7 @@ impl Scheduler {
                 op,
             } => {
                 self.touch(Stage::PoolCfg);
-                let cfg = self.t.pool_cfg[usize::from(h.pool_id)];
+                let cfg = self.t.pools[usize::from(h.pool_id)].cfg;
                 match op {
                     PacketResubmit::Schedule { sel, other } => {
                         self.schedule_second(h, time_us, &cfg, sel, other)
@@ -899,13 +924,13 @@ impl Scheduler {
         let i = usize::from(w.node);
         let add = w.drift.plus(w.factor);
         self.touch(Stage::Load1);
-        self.t.load1[i] = self.t.load1[i].corrected(add);
+        self.t.nodes[i].load1 = self.t.nodes[i].load1.corrected(add);
         self.touch(Stage::Load2);
-        self.t.load2[i] = self.t.load2[i].corrected(add);
+        self.t.nodes[i].load2 = self.t.nodes[i].load2.corrected(add);
         self.touch(Stage::Drift1);
-        self.t.drift1[i] = self.t.drift1[i].minus(w.drift);
+        self.t.nodes[i].drift1 = self.t.nodes[i].drift1.minus(w.drift);
         self.touch(Stage::Drift2);
-        self.t.drift2[i] = self.t.drift2[i].minus(w.drift);
+        self.t.nodes[i].drift2 = self.t.nodes[i].drift2.minus(w.drift);
         let r = PassResult {
             decision: Some(Decision::Resubmitted { node: w.node }),
             ..Default::default()
@@ -935,7 +960,7 @@ impl Scheduler {
     /// `readInc(p); idleList[p] <- n; idleIndex[n] <- p`, and the leaf's link rule.
     fn push_idle(&mut self, pool: u16, cfg: &PoolCfg, n: NodeRef) -> Option<Signal> {
         self.touch(Stage::IdleCtl);
-        let ctl = &mut self.t.idle_ctl[usize::from(pool)];
+        let ctl = &mut self.t.pools[usize::from(pool)].ctl;
         let pos = ctl.p;
         debug_assert!(
             pos < cfg.capacity,
@@ -950,7 +975,7 @@ impl Scheduler {
         self.touch(Stage::IdleList);
         self.t.idle_list[usize::from(cfg.base) + usize::from(pos)] = n;
         self.touch(Stage::IdleIndex);
-        self.t.idle_index[usize::from(n.node)] = IdleIndex::Member(pos);
+        self.t.nodes[usize::from(n.node)].idle_index = IdleIndex::Member(pos);
         self.counters.idle_adds += 1;
         signal
     }

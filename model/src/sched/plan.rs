@@ -103,8 +103,8 @@ pub fn stage_plan() -> Vec<PlanRow> {
     leaf.packet(header(PacketType::NewTask, 0, false));
     leaf.record("task, power of two, no resubmit");
     let t = leaf.s.tables_mut();
-    for d in t.drift1.iter_mut().chain(t.drift2.iter_mut()) {
-        *d = Drift(5 << 16);
+    for row in &mut t.nodes {
+        (row.drift1, row.drift2) = (Drift(5 << 16), Drift(5 << 16));
     }
     // Two samples of one node never resubmit: draw until the samples differ.
     let first = (0..64)

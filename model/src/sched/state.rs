@@ -242,23 +242,55 @@ pub struct NodeAddr {
     pub dst_id: u16,
 }
 
-/// All tables of one switch.
+/// One pool's entries of the per-pool tables: `poolCfg`, `idleCtl` and `poolAvg`.
+///
+/// Each table is still one stage's register array (the [`Stage`]s a pass touches are what the
+/// switch rule constrains); the model only stores a pool's entries side by side, in one cache line,
+/// so that a pass reading several of them costs one memory access instead of one per table. That
+/// matters when a simulator runs thousands of schedulers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(align(64))]
+pub struct PoolRow {
+    /// `poolCfg[pool]`.
+    pub cfg: PoolCfg,
+    /// `idleCtl[pool]`.
+    pub ctl: IdleCtl,
+    /// `poolAvg[pool]` (used by leaves only).
+    pub avg: PoolAvg,
+}
+
+/// One node's entries of the per-node tables: `node`, `idleIndex`, `loadList1/2`, `driftList1/2`
+/// and `nodeAddr`, side by side in one cache line (see [`PoolRow`] for why).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(align(64))]
+pub struct NodeRow {
+    /// `node[node]`.
+    pub node: NodeEntry,
+    /// `idleIndex[node]`.
+    pub idle_index: IdleIndex,
+    /// `loadList1[node]`.
+    pub load1: Load,
+    /// `loadList2[node]`.
+    pub load2: Load,
+    /// `driftList1[node]`.
+    pub drift1: Drift,
+    /// `driftList2[node]`.
+    pub drift2: Drift,
+    /// `nodeAddr[node]`.
+    pub addr: Option<AddrEntry>,
+}
+
+/// All tables of one switch. The per-pool and per-node tables are stored by row ([`PoolRow`],
+/// [`NodeRow`]): `poolCfg[p]` is `pools[p].cfg`, `loadList1[n]` is `nodes[n].load1`, and so on.
+/// The slot-indexed tables (`idleList`, `members1/2`) and `conn` are arrays of their own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tables {
-    pub pool_cfg: Vec<PoolCfg>,
-    pub node: Vec<NodeEntry>,
-    pub idle_ctl: Vec<IdleCtl>,
+    pub pools: Vec<PoolRow>,
+    pub nodes: Vec<NodeRow>,
     pub idle_list: Vec<NodeRef>,
-    pub idle_index: Vec<IdleIndex>,
     pub members1: Vec<NodeRef>,
     pub members2: Vec<NodeRef>,
-    pub load1: Vec<Load>,
-    pub load2: Vec<Load>,
-    pub drift1: Vec<Drift>,
-    pub drift2: Vec<Drift>,
-    pub pool_avg: Vec<PoolAvg>,
     pub conn: Vec<ConnEntry>,
-    pub node_addr: Vec<Option<AddrEntry>>,
 }
 
 /// `nodeAddr` entry: the node's address and the pool it was added to (a continuation whose entry
@@ -274,20 +306,12 @@ impl Tables {
         let p = usize::from(pools);
         let n = usize::from(nodes);
         Tables {
-            pool_cfg: vec![PoolCfg::default(); p],
-            node: vec![NodeEntry::default(); n],
-            idle_ctl: vec![IdleCtl::default(); p],
+            pools: vec![PoolRow::default(); p],
+            nodes: vec![NodeRow::default(); n],
             idle_list: vec![NodeRef::default(); n],
-            idle_index: vec![IdleIndex::default(); n],
             members1: vec![NodeRef::default(); n],
             members2: vec![NodeRef::default(); n],
-            load1: vec![Load::ZERO; n],
-            load2: vec![Load::ZERO; n],
-            drift1: vec![Drift::ZERO; n],
-            drift2: vec![Drift::ZERO; n],
-            pool_avg: vec![PoolAvg::default(); p],
             conn: vec![ConnEntry::default(); conn as usize],
-            node_addr: vec![None; n],
         }
     }
 }
@@ -305,6 +329,12 @@ mod tests {
         g.touch(Stage::Load1);
         // Release builds do not check; the order is still recorded.
         assert_eq!(g.touched(), vec![Stage::Load1, Stage::Load1]);
+    }
+
+    #[test]
+    fn a_pool_row_and_a_node_row_fit_one_cache_line() {
+        assert_eq!(std::mem::size_of::<PoolRow>(), 64);
+        assert_eq!(std::mem::size_of::<NodeRow>(), 64);
     }
 
     #[test]

@@ -28,7 +28,9 @@
 //! needed to replay them into a fresh [`Scheduler`]: the test that the simulated Horus makes
 //! exactly the model's decisions.
 
-use super::{Ctx, Decision, FailureNotice, Message, Node, Policy, Reply, TaskHeader, Upcoming};
+use super::{
+    Ctx, Decision, FailureNotice, Message, Node, Policy, PrefetchStage, Reply, TaskHeader, Upcoming,
+};
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
 use horus_model::config::{Role, Sizes};
@@ -397,8 +399,8 @@ impl Horus {
                 for r in 0..pool.racks.len() as u32 {
                     let slot = h.leaf_slots[(h.rack_base[p] + r) as usize];
                     let leaf = &h.leaves[slot.leaf as usize];
-                    if leaf.tables().idle_ctl[usize::from(slot.pool)].linked {
-                        let cfg = leaf.tables().pool_cfg[usize::from(slot.pool)];
+                    if leaf.tables().pools[usize::from(slot.pool)].ctl.linked {
+                        let cfg = leaf.tables().pools[usize::from(slot.pool)].cfg;
                         let spine = cfg.spine.expect("leaf pools have a spine");
                         let hdr = header(
                             PacketType::IdleSignal,
@@ -507,30 +509,30 @@ impl Horus {
         let leaf = &mut self.leaves[slot.leaf as usize];
         let pool = usize::from(slot.pool);
         let t = leaf.tables_mut();
-        let cfg = t.pool_cfg[pool];
+        let cfg = t.pools[pool].cfg;
         let mut idle = 0u16;
         let mut total = 0u64;
         for (i, &q) in queues.iter().enumerate() {
             let node = slot.first_node + i as u16;
             let n = usize::from(node);
-            t.load1[n] = Load::from_tasks(q.min(u16::MAX as u32) as u16);
-            t.load2[n] = t.load1[n];
+            t.nodes[n].load1 = Load::from_tasks(q.min(u16::MAX as u32) as u16);
+            t.nodes[n].load2 = t.nodes[n].load1;
             total += u64::from(q);
             if q == 0 {
                 t.idle_list[usize::from(cfg.base + idle)] = NodeRef {
                     node,
                     factor: Load::ONE,
                 };
-                t.idle_index[n] = IdleIndex::Member(idle);
+                t.nodes[n].idle_index = IdleIndex::Member(idle);
                 idle += 1;
             } else {
-                t.idle_index[n] = IdleIndex::Absent;
+                t.nodes[n].idle_index = IdleIndex::Absent;
             }
         }
-        let ctl = &mut t.idle_ctl[pool];
+        let ctl = &mut t.pools[pool].ctl;
         ctl.p = idle;
         ctl.linked = idle >= cfg.params.link_at;
-        let avg = &mut t.pool_avg[pool];
+        let avg = &mut t.pools[pool].avg;
         // As if each queued task had passed the leaf: the count, and the accumulator it implies.
         avg.avg.tasks = u32::try_from(total).unwrap_or(u32::MAX);
         avg.avg.acc = u64::from(avg.avg.tasks) * avg.avg.unit;
@@ -820,7 +822,7 @@ impl Policy for Horus {
                 let node = slot.first_node + (rack - first_rack) as u16;
                 let spine = &self.spines[slot.spine as usize];
                 // A restarted spine may never have added the rack.
-                if spine.tables().node[usize::from(node)].state
+                if spine.tables().nodes[usize::from(node)].node.state
                     == horus_model::sched::state::NodeState::Active
                 {
                     self.run(
@@ -872,57 +874,80 @@ impl Policy for Horus {
         }
     }
 
-    fn prefetch(&self, cluster: &Cluster, next: Upcoming) {
-        use crate::prefetch;
-        // The lines the model's pass reads first: the pool's configuration, idle control and
-        // average, and for a node's packet its entries in the per-node tables. The nodes a task
-        // pass picks depend on the model's own state and generator, so they are left to it.
-        let pool_lines = |s: &Scheduler, pool: u16| {
-            let t = s.tables();
-            let p = usize::from(pool);
-            if p < t.pool_cfg.len() {
-                prefetch(&t.pool_cfg[p]);
-                prefetch(&t.idle_ctl[p]);
-                prefetch(&t.pool_avg[p]);
+    fn prefetch(&self, cluster: &Cluster, next: Upcoming, stage: PrefetchStage) {
+        use crate::{prefetch, prefetch_all};
+        // Index: where the call's switch and node are. Switch: the scheduler (generator, table
+        // handles, counters). Rows: the pool's row (configuration, idle control, average) and for
+        // a node's packet the node's row. Entries and Nodes: for a task, the idle-list top or the
+        // two members the pass will sample (the model tells, from a copy of its generator), then
+        // their rows.
+        let (slot_switch, slot_pool, first_node, s) = match next {
+            Upcoming::TaskAtSpine { pool, spine: d }
+            | Upcoming::Message(Message {
+                pool,
+                to: Node::Spine(d),
+                ..
+            }) => {
+                let slot = &self.spine_slots[(self.pod_base[pool as usize] + d) as usize];
+                if stage == PrefetchStage::Index {
+                    return prefetch(slot);
+                }
+                (slot.spine, slot.pool, slot.first_node, &self.spines)
             }
+            Upcoming::TaskAtLeaf { pool, rack } | Upcoming::ReplyAtLeaf { pool, rack, .. } => {
+                let slot = &self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
+                if stage == PrefetchStage::Index {
+                    prefetch(&cluster.pools[pool as usize].racks[rack as usize]);
+                    return prefetch(slot);
+                }
+                (slot.leaf, slot.pool, slot.first_node, &self.leaves)
+            }
+            Upcoming::Message(_) => return,
         };
-        let node_lines = |s: &Scheduler, node: u16| {
-            let t = s.tables();
-            let n = usize::from(node);
-            if n < t.node.len() {
-                prefetch(&t.node[n]);
-                prefetch(&t.load1[n]);
-                prefetch(&t.load2[n]);
-                prefetch(&t.drift1[n]);
-                prefetch(&t.drift2[n]);
-                prefetch(&t.idle_index[n]);
-            }
-        };
-        match next {
-            Upcoming::TaskAtSpine { pool, spine } => {
-                let slot = self.spine_slots[(self.pod_base[pool as usize] + spine) as usize];
-                pool_lines(&self.spines[slot.spine as usize], slot.pool);
-            }
-            Upcoming::TaskAtLeaf { pool, rack } => {
-                let slot = self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
-                pool_lines(&self.leaves[slot.leaf as usize], slot.pool);
-            }
+        let s = &s[slot_switch as usize];
+        let t = s.tables();
+        let node = match next {
             Upcoming::ReplyAtLeaf { pool, rack, worker } => {
-                let slot = self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
                 let r = &cluster.pools[pool as usize].racks[rack as usize];
-                let leaf = &self.leaves[slot.leaf as usize];
-                pool_lines(leaf, slot.pool);
-                node_lines(leaf, slot.first_node + (worker - r.first_worker) as u16);
+                Some(first_node + (worker - r.first_worker) as u16)
             }
-            Upcoming::Message(msg) => {
-                if let Node::Spine(d) = msg.to {
-                    let slot = self.spine_slots[(self.pod_base[msg.pool as usize] + d) as usize];
-                    let spine = &self.spines[slot.spine as usize];
-                    pool_lines(spine, slot.pool);
-                    node_lines(spine, msg.value2 as u16);
+            Upcoming::Message(msg) => Some(msg.value2 as u16),
+            _ => None,
+        };
+        match stage {
+            PrefetchStage::Index => {}
+            PrefetchStage::Switch => prefetch_all(s),
+            PrefetchStage::Rows => {
+                if let Some(row) = t.pools.get(usize::from(slot_pool)) {
+                    prefetch(row);
+                }
+                if let Some(row) = node.and_then(|n| t.nodes.get(usize::from(n))) {
+                    prefetch(row);
+                }
+            }
+            PrefetchStage::Entries | PrefetchStage::Nodes => {
+                if node.is_some() {
+                    return;
+                }
+                let Some((a, b)) = s.next_task_entries(slot_pool) else {
+                    return;
+                };
+                if stage == PrefetchStage::Entries {
+                    prefetch(a);
+                    prefetch(b);
+                } else {
+                    for n in [a.node, b.node] {
+                        if let Some(row) = t.nodes.get(usize::from(n)) {
+                            prefetch(row);
+                        }
+                    }
                 }
             }
         }
+    }
+
+    fn prefetches(&self) -> bool {
+        true
     }
 
     fn counters(&self) -> Vec<(String, u64)> {

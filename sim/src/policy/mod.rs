@@ -106,6 +106,33 @@ pub enum FailureNotice {
     SpineRestarted { pool: u32, pod: u32 },
 }
 
+/// How far ahead of its call [`Policy::prefetch`] runs, and so what it may load: a stage can only
+/// follow pointers that the previous stages brought in, one event earlier each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PrefetchStage {
+    /// The policy's own index entries for the call (e.g. which switch serves this rack).
+    Index,
+    /// The state of the switch (or other unit) the call will use.
+    Switch,
+    /// The rows of that state the call reads first (its pool, the node that sent a message).
+    Rows,
+    /// What those rows lead to (a task's idle-list top or sampled members).
+    Entries,
+    /// What the entries lead to (the rows of the candidate nodes). The last stage, run for the
+    /// next event.
+    Nodes,
+}
+
+impl PrefetchStage {
+    pub const ALL: [PrefetchStage; 5] = [
+        PrefetchStage::Index,
+        PrefetchStage::Switch,
+        PrefetchStage::Rows,
+        PrefetchStage::Entries,
+        PrefetchStage::Nodes,
+    ];
+}
+
 /// The policy call an event is about to make, for [`Policy::prefetch`].
 #[derive(Clone, Copy, Debug)]
 pub enum Upcoming {
@@ -217,9 +244,14 @@ pub trait Policy: Send {
     fn on_failure_notice(&mut self, _ctx: &mut Ctx, _notice: FailureNotice) {}
 
     /// A hint that the call `next` comes soon: a policy may start loading the state it will read
-    /// (see [`crate::prefetch`]), so that the cache misses of consecutive events overlap. Must not
-    /// change any state.
-    fn prefetch(&self, _cluster: &Cluster, _next: Upcoming) {}
+    /// (see [`crate::prefetch`]), so that the cache misses of consecutive events overlap. Called
+    /// for each [`PrefetchStage`] in turn as the call comes closer. Must not change any state.
+    fn prefetch(&self, _cluster: &Cluster, _next: Upcoming, _stage: PrefetchStage) {}
+
+    /// Whether [`Policy::prefetch`] does anything (the engine skips working out the calls if not).
+    fn prefetches(&self) -> bool {
+        false
+    }
 
     /// The policy's own counters at the end of a run, `(name, value)`, echoed in the summary
     /// (Horus: the model schedulers' counters summed over leaves and spines).
