@@ -505,5 +505,6 @@ fn conn_stage_verilog_is_lint_clean_and_synthesizes() {
 fn node_addr_stage_verilog_is_lint_clean_and_synthesizes() {
     let r = lint_and_synth("stage_node_addr", NodeAddrStage::<12>::default());
     println!("nodeAddr stage, 4096 nodes: {r}");
-    assert!(r.ramb36 > 0.0, "the address table maps to block RAM: {r}");
+    // 4,096 entries: UltraRAM (`verilog::ram_styles`).
+    assert!(r.urams > 0, "the address table maps to UltraRAM: {r}");
 }
