@@ -134,6 +134,6 @@ fn a_traced_model_writes_the_waveform_of_a_run() {
     );
     // Two value changes of the clock per cycle traced.
     let stamps = vcd.lines().filter(|l| l.starts_with('#')).count() as u64;
-    assert_eq!(stamps, 2 * (r.cycles - 100));
+    assert_eq!(stamps, 2 * (r.cycles + r.check_cycles - 100));
     std::fs::remove_file(&path).unwrap();
 }
