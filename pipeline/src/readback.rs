@@ -3,8 +3,8 @@
 //! A read is a control pass (`is_ctl_read`) that names a table by its stage number in the stage
 //! plan (`horus_model::sched::Stage::ALL`) and an index. Every stage presents that index to its
 //! table instead of its usual one; the stage that owns the named table, when the index is within
-//! the table, keeps the entry it sees (forwarded like any read) in a register, zero-extended to
-//! [`RB_BITS`]. The core shows the kept entry, and whether a stage took the read, to the AXI4-Lite
+//! the table, keeps the entry it sees (forwarded like any read) in a register of the entry's width;
+//! its output is zero-extended to [`RB_BITS`] and the core ORs the stages' outputs. The core shows the kept entry, and whether a stage took the read, to the AXI4-Lite
 //! block as `RB_DATA` and `RB_VALID`. A read changes nothing: no table is written, no counter
 //! counts it, the generator does not move.
 //!
@@ -12,7 +12,6 @@
 //! [`encode`] writes the model's entry in that layout, so that a host or a test compares the
 //! switch's tables with the model's word for word.
 
-use horus_model::config::Sizes;
 use horus_model::sched::{Stage, Tables};
 use rust_hdl::prelude::*;
 
@@ -167,15 +166,6 @@ pub fn table_len(stage: Stage, pool_bits: usize, node_bits: usize, conn_bits: us
         Stage::PoolCfg | Stage::IdleCtl | Stage::PoolAvg => pool_bits,
         Stage::Conn => conn_bits,
         _ => node_bits,
-    }
-}
-
-/// Entries of `stage`'s table in the model.
-pub fn model_len(stage: Stage, sizes: Sizes) -> usize {
-    match stage {
-        Stage::PoolCfg | Stage::IdleCtl | Stage::PoolAvg => usize::from(sizes.pools),
-        Stage::Conn => sizes.conn_table as usize,
-        _ => usize::from(sizes.nodes),
     }
 }
 

@@ -600,6 +600,15 @@ impl RegFile {
         Ok(r)
     }
 
+    /// The staged control pass that reads entry `index` of `stage`'s table.
+    pub fn read_entry(stage: Stage, index: u16) -> RegFile {
+        let mut r = RegFile::default();
+        r.set("CTL_READ_ENTRY", 1)
+            .set("CTL_TABLE", table_number(stage).into())
+            .set("CTL_INDEX", index.into());
+        r
+    }
+
     /// The staged control pass for `op` when the scheduler's state is `m`, with the values the
     /// host computes (`Scheduler::host_values`); `op` must be one `Scheduler::validate` accepts.
     pub fn control(m: &Scheduler, op: &ControlOp) -> RegFile {
@@ -651,17 +660,6 @@ impl RegFile {
                     .set("CTL_UNIT", host.unit);
             }
         }
-        r
-    }
-}
-
-impl RegFile {
-    /// The staged control pass that reads entry `index` of `stage`'s table.
-    pub fn read_entry(stage: Stage, index: u16) -> RegFile {
-        let mut r = RegFile::default();
-        r.set("CTL_READ_ENTRY", 1)
-            .set("CTL_TABLE", table_number(stage).into())
-            .set("CTL_INDEX", index.into());
         r
     }
 }
