@@ -32,8 +32,9 @@ use horus_model::sched::DropReason;
 use horus_model::wire::PacketType;
 use rust_hdl::prelude::*;
 
-/// Cycles from a pass entering stage 0 to leaving stage 13.
-pub const CORE_LATENCY: usize = 28;
+/// Cycles from a pass entering (the mux) to leaving stage 13: one in the entry register, one in
+/// each stage.
+pub const CORE_LATENCY: usize = 15;
 
 /// Whether a pass leaving stage 13 comes back as its second pass: a task whose drift check
 /// failed, an idleAdd's or idleRemove's first pass, a node removal with a member to move or an
@@ -109,6 +110,11 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     pool_avg: PoolAvgStage<P>,
     conn: ConnStage<C>,
     node_addr: NodeAddrStage<N>,
+    /// The pass that entered last cycle: stage 0's `pass_in` (the mux's output is its `early`).
+    entered: DFF<Phv>,
+    /// The last stage's `pass_next` (no stage follows; the name matches Verilator's
+    /// `--unused-regexp`).
+    last_next_unused: Signal<Local, Phv>,
     count: DFF<Bits<8>>,
     asks: AsksSecondPass,
 
@@ -208,6 +214,8 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
             pool_avg: PoolAvgStage::new(leaf),
             conn: ConnStage::new(conn_timeout_us),
             node_addr: Default::default(),
+            entered: Default::default(),
+            last_next_unused: Default::default(),
             count: Default::default(),
             asks: Default::default(),
             header_unused: Default::default(),
@@ -261,7 +269,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
 impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, count);
+        dff_setup!(self, clock, entered, count);
         clock!(
             self, clock, pool_cfg, node, idle_ctl, idle_list, idle_index, members1, members2,
             load1, load2, drift1, drift2, pool_avg, conn, node_addr
@@ -399,20 +407,38 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         }
 
         // ---- The stages, in the order of the stage plan.
-        self.pool_cfg.pass_in.next = self.enter.val();
+        // A stage reads its table with the index of the pass entering it (`early`, the previous
+        // stage's `pass_next`) while that pass is still in the previous stage.
+        self.entered.d.next = self.enter.val();
+        self.pool_cfg.early.next = self.enter.val();
+        self.pool_cfg.pass_in.next = self.entered.q.val();
+        self.node.early.next = self.pool_cfg.pass_next.val();
         self.node.pass_in.next = self.pool_cfg.pass_out.val();
+        self.idle_ctl.early.next = self.node.pass_next.val();
         self.idle_ctl.pass_in.next = self.node.pass_out.val();
+        self.idle_list.early.next = self.idle_ctl.pass_next.val();
         self.idle_list.pass_in.next = self.idle_ctl.pass_out.val();
+        self.idle_index.early.next = self.idle_list.pass_next.val();
         self.idle_index.pass_in.next = self.idle_list.pass_out.val();
+        self.members1.early.next = self.idle_index.pass_next.val();
         self.members1.pass_in.next = self.idle_index.pass_out.val();
+        self.members2.early.next = self.members1.pass_next.val();
         self.members2.pass_in.next = self.members1.pass_out.val();
+        self.load1.early.next = self.members2.pass_next.val();
         self.load1.pass_in.next = self.members2.pass_out.val();
+        self.load2.early.next = self.load1.pass_next.val();
         self.load2.pass_in.next = self.load1.pass_out.val();
+        self.drift1.early.next = self.load2.pass_next.val();
         self.drift1.pass_in.next = self.load2.pass_out.val();
+        self.drift2.early.next = self.drift1.pass_next.val();
         self.drift2.pass_in.next = self.drift1.pass_out.val();
+        self.pool_avg.early.next = self.drift2.pass_next.val();
         self.pool_avg.pass_in.next = self.drift2.pass_out.val();
+        self.conn.early.next = self.pool_avg.pass_next.val();
         self.conn.pass_in.next = self.pool_avg.pass_out.val();
+        self.node_addr.early.next = self.conn.pass_next.val();
         self.node_addr.pass_in.next = self.conn.pass_out.val();
+        self.last_next_unused.next = self.node_addr.pass_next.val();
 
         self.out_valid.next = self.back.val().live;
         self.out.next = self.back.val();

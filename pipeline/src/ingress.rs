@@ -8,7 +8,8 @@
 //!
 //! When a frame's last beat arrives, its first beat and its length go through the [`Parser`]; two
 //! cycles later its verdict, arrival time (`now_us` at the last beat) and length are written to
-//! the slot's descriptor, and the frame becomes ready. Frames are offered to the core in arrival
+//! the slot's descriptor, and the frame is ready from the next cycle on (the descriptor table is
+//! an [`RmwTable`], which forwards an entry written in a cycle to a read of it presented then). Frames are offered to the core in arrival
 //! order (`pkt_*`), one per cycle when the core takes them (`pkt_take`).
 //!
 //! A frame longer than a slot is received to its end, but only its first slot's worth of beats is
@@ -23,6 +24,7 @@
 
 use crate::parser::{CLASS_DROP_MALFORMED, Parsed, Parser};
 use crate::phv::{BUF_BITS, HANDLE_BITS, SLOT_BEAT_BITS};
+use crate::table::RmwTable;
 use rust_hdl::prelude::*;
 
 /// What the core is given for a frame.
@@ -95,7 +97,7 @@ pub struct Ingress {
     pub free_handle: Signal<In, Bits<HANDLE_BITS>>,
 
     buffer: RAM<Bits<512>, BUF_BITS>,
-    descs: RAM<FrameDesc, HANDLE_BITS>,
+    descs: RmwTable<FrameDesc, HANDLE_BITS>,
     parser: Parser,
     frame_len: FrameLen,
     in_frame: DFF<Bit>,
@@ -119,9 +121,6 @@ pub struct Ingress {
     p2_len: DFF<Bits<16>>,
     p1_over: DFF<Bit>,
     p2_over: DFF<Bit>,
-    // The descriptor written in cycle t is read back from cycle t + 2 on.
-    set_ready: DFF<Bit>,
-    set_slot: DFF<Bits<HANDLE_BITS>>,
 
     take: Signal<Local, Bit>,
     offered: Signal<Local, Bit>,
@@ -187,8 +186,6 @@ impl Default for Ingress {
             p2_len: Default::default(),
             p1_over: Default::default(),
             p2_over: Default::default(),
-            set_ready: Default::default(),
-            set_slot: Default::default(),
             take: Default::default(),
             offered: Default::default(),
             cur_slot: Default::default(),
@@ -218,14 +215,11 @@ impl Logic for Ingress {
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, slot, wptr, beat, first, alloc, alloc_base, busy, ready, sched,
-            sched_base, p1, p2, p1_time, p2_time, p1_len, p2_len, p1_over, p2_over, set_ready,
-            set_slot
+            sched_base, p1, p2, p1_time, p2_time, p1_len, p2_len, p1_over, p2_over
         );
-        clock!(self, clock, parser);
+        clock!(self, clock, parser, descs);
         self.buffer.read_clock.next = self.clock.val();
         self.buffer.write_clock.next = self.clock.val();
-        self.descs.read_clock.next = self.clock.val();
-        self.descs.write_clock.next = self.clock.val();
         self.next_busy.next = self.busy.q.val();
         self.next_ready.next = self.ready.q.val();
 
@@ -287,13 +281,13 @@ impl Logic for Ingress {
         self.desc.next.parsed = self.verdict.val();
         self.desc.next.time = self.p2_time.q.val();
         self.desc.next.len = self.p2_len.q.val();
-        self.descs.write_enable.next = self.parser.out_valid.val();
-        self.descs.write_address.next = self.p2.q.val();
-        self.descs.write_data.next = self.desc.val();
-        self.set_ready.d.next = self.parser.out_valid.val();
-        self.set_slot.d.next = self.p2.q.val();
-        if self.set_ready.q.val() {
-            self.next_ready.next = self.ready.q.val() | (self.one64.val() << self.set_slot.q.val());
+        self.descs.wr_en.next = self.parser.out_valid.val();
+        self.descs.wr_addr.next = self.p2.q.val();
+        self.descs.wr_data.next = self.desc.val();
+        // Ready from the next cycle on: the descriptor table forwards the entry written now to a
+        // read of its slot presented now.
+        if self.parser.out_valid.val() {
+            self.next_ready.next = self.ready.q.val() | (self.one64.val() << self.p2.q.val());
         }
 
         // ---- Offer frames to the core in ring order.
@@ -301,7 +295,7 @@ impl Logic for Ingress {
         // see through a shared signal); `offered` is the same for the logic below.
         self.pkt_valid.next = self.ready.q.val().get_bit(self.sched.q.val().index());
         self.offered.next = self.ready.q.val().get_bit(self.sched.q.val().index());
-        self.pkt.next = self.descs.read_data.val();
+        self.pkt.next = self.descs.rd_data.val();
         self.pkt_handle.next = self.sched.q.val();
         self.pkt_start.next = self.sched_base.q.val();
         self.next_sched.next = self.sched.q.val();
@@ -312,7 +306,7 @@ impl Logic for Ingress {
                 self.next_ready.val() & !(self.one64.val() << self.sched.q.val());
         }
         self.sched.d.next = self.next_sched.val();
-        self.descs.read_address.next = self.next_sched.val();
+        self.descs.rd_addr.next = self.next_sched.val();
 
         // ---- Slots given back.
         if self.free_valid.val() {

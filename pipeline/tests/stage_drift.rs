@@ -12,6 +12,7 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 struct PowerOfTwo {
     clock: Signal<In, Clock>,
+    early: Signal<In, Phv>,
     pass_in: Signal<In, Phv>,
     pass_out: Signal<Out, Phv>,
     m1: MembersStage<4>,
@@ -26,6 +27,7 @@ impl Default for PowerOfTwo {
     fn default() -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
             m1: MembersStage::new(true),
@@ -42,17 +44,23 @@ impl Logic for PowerOfTwo {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, m1, m2, l1, l2, d1, d2);
+        self.m1.early.next = self.early.val();
         self.m1.pass_in.next = self.pass_in.val();
+        self.m2.early.next = self.m1.pass_next.val();
         self.m2.pass_in.next = self.m1.pass_out.val();
+        self.l1.early.next = self.m2.pass_next.val();
         self.l1.pass_in.next = self.m2.pass_out.val();
+        self.l2.early.next = self.l1.pass_next.val();
         self.l2.pass_in.next = self.l1.pass_out.val();
+        self.d1.early.next = self.l2.pass_next.val();
         self.d1.pass_in.next = self.l2.pass_out.val();
+        self.d2.early.next = self.d1.pass_next.val();
         self.d2.pass_in.next = self.d1.pass_out.val();
         self.pass_out.next = self.d2.pass_out.val();
     }
 }
 
-const LATENCY: usize = 12;
+const LATENCY: usize = 6 + 1;
 
 fn add(node: u64) -> Phv {
     Phv {

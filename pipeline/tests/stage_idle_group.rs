@@ -17,6 +17,7 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 struct IdleGroup {
     clock: Signal<In, Clock>,
+    early: Signal<In, Phv>,
     pass_in: Signal<In, Phv>,
     pass_out: Signal<Out, Phv>,
     ctl: IdleCtlStage<2>,
@@ -28,6 +29,7 @@ impl IdleGroup {
     fn new(leaf: bool) -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
             ctl: IdleCtlStage::new(leaf),
@@ -41,14 +43,17 @@ impl Logic for IdleGroup {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, ctl, list, index);
+        self.ctl.early.next = self.early.val();
         self.ctl.pass_in.next = self.pass_in.val();
+        self.list.early.next = self.ctl.pass_next.val();
         self.list.pass_in.next = self.ctl.pass_out.val();
+        self.index.early.next = self.list.pass_next.val();
         self.index.pass_in.next = self.list.pass_out.val();
         self.pass_out.next = self.index.pass_out.val();
     }
 }
 
-const LATENCY: usize = 6;
+const LATENCY: usize = 3 + 1;
 
 fn factor(node: u64) -> Bits<32> {
     (0x1000 * (node + 1)).into()

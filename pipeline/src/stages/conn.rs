@@ -32,14 +32,21 @@ pub struct ConnEntry {
 #[derive(LogicBlock)]
 pub struct ConnStage<const C: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<ConnEntry>,
     conn_table: RmwTable<ConnEntry, C>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     /// The slot, hashed once in cycle 0 and kept for the write in cycle 1.
     slot1: DFF<Bits<C>>,
@@ -70,13 +77,15 @@ impl<const C: usize> ConnStage<C> {
         assert!(C <= 16, "the connection table has at most 2^16 entries");
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(Stage::Conn, C),
             conn_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             slot1: Default::default(),
             hash_seq: Default::default(),
@@ -102,36 +111,38 @@ impl<const C: usize> ConnStage<C> {
 impl<const C: usize> Logic for ConnStage<C> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out, slot1);
+        dff_setup!(self, clock, out, slot1);
         clock!(self, clock, conn_table, rp);
-        // Cycle 0. The model's products are 32 bits wrapping; the slot needs only their low C bits,
-        // which the 16 x 16 products give exactly.
-        self.hash_seq.next = self.pass_in.val().seq * self.k_seq.val();
-        self.hash_pool.next = self.pass_in.val().pool * self.k_pool.val();
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`). The model's products are 32 bits wrapping; the slot
+        // needs only their low C bits, which the 16 x 16 products give exactly.
+        self.hash_seq.next = self.early.val().seq * self.k_seq.val();
+        self.hash_pool.next = self.early.val().pool * self.k_pool.val();
         self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
         self.slot0.next = self.unused_hash.val().get_bits::<C>(0);
         self.conn_table.rd_addr.next = self.slot0.val();
-        if self.pass_in.val().is_ctl_read {
-            self.conn_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<C>(0);
+        if self.early.val().is_ctl_read {
+            self.conn_table.rd_addr.next = self.early.val().rd_index.get_bits::<C>(0);
         }
         self.slot1.d.next = self.slot0.val();
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
+        // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.conn_table.rd_data.val();
         self.w.next = self.conn_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
+        self.out.d.next = self.pass_in.val();
         self.conn_table.wr_addr.next = self.slot1.q.val();
         self.conn_table.wr_en.next = false;
-        self.live.next = !self.s1.q.val().drop.any();
-        self.same.next =
-            (self.e.val().pool == self.s1.q.val().pool) & (self.e.val().seq == self.s1.q.val().seq);
+        self.live.next = !self.pass_in.val().drop.any();
+        self.same.next = (self.e.val().pool == self.pass_in.val().pool)
+            & (self.e.val().seq == self.pass_in.val().seq);
         self.hit.next = self.e.val().valid & self.same.val();
-        self.expired.next = (self.s1.q.val().time - self.e.val().stamp) >= self.timeout.val();
+        self.expired.next = (self.pass_in.val().time - self.e.val().stamp) >= self.timeout.val();
         // The first packet of a multi-packet task, as the model's `assign` runs it.
         self.insert.next = self.live.val()
-            & self.s1.q.val().assigned
-            & (self.s1.q.val().is_task | self.s1.q.val().is_random | self.s1.q.val().is_sched2)
-            & self.s1.q.val().more;
+            & self.pass_in.val().assigned
+            & (self.pass_in.val().is_task
+                | self.pass_in.val().is_random
+                | self.pass_in.val().is_sched2)
+            & self.pass_in.val().more;
         if self.insert.val() {
             if self.e.val().valid & !self.same.val() & !self.expired.val() {
                 self.out.d.next.ev_conn_collision = true;
@@ -141,14 +152,14 @@ impl<const C: usize> Logic for ConnStage<C> {
                 }
                 self.out.d.next.ev_conn_insert = true;
                 self.w.next.valid = true;
-                self.w.next.pool = self.s1.q.val().pool;
-                self.w.next.seq = self.s1.q.val().seq;
-                self.w.next.node = self.s1.q.val().chosen;
-                self.w.next.stamp = self.s1.q.val().time;
+                self.w.next.pool = self.pass_in.val().pool;
+                self.w.next.seq = self.pass_in.val().seq;
+                self.w.next.node = self.pass_in.val().chosen;
+                self.w.next.stamp = self.pass_in.val().time;
                 self.conn_table.wr_en.next = true;
             }
         }
-        self.cont.next = self.live.val() & self.s1.q.val().is_cont;
+        self.cont.next = self.live.val() & self.pass_in.val().is_cont;
         if self.cont.val() {
             if !self.hit.val() {
                 self.out.d.next.drop = self.code_miss.val();
@@ -160,7 +171,7 @@ impl<const C: usize> Logic for ConnStage<C> {
             } else {
                 self.out.d.next.chosen = self.e.val().node;
                 // The last packet frees the entry.
-                if !self.s1.q.val().more {
+                if !self.pass_in.val().more {
                     self.w.next.valid = false;
                     self.conn_table.wr_en.next = true;
                 }
@@ -168,12 +179,13 @@ impl<const C: usize> Logic for ConnStage<C> {
         }
         self.conn_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.conn_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.conn_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

@@ -20,14 +20,21 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct DriftStage<const N: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<Bits<32>>,
     drift_table: RmwTable<Bits<32>, N>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     who1: Signal<Local, Bits<N>>,
@@ -57,13 +64,15 @@ impl<const N: usize> DriftStage<N> {
     pub fn new(first: bool) -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(if first { Stage::Drift1 } else { Stage::Drift2 }, N),
             drift_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -93,57 +102,58 @@ impl<const N: usize> DriftStage<N> {
 impl<const N: usize> Logic for DriftStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, drift_table, rp);
-        // Cycle 0: reports address their node; a task off the idle path its `sel` (copy 1) or,
-        // when copy 1 resubmitted it, its `other` (copy 2); everything else the chosen node.
-        self.who.next = self.pass_in.val().chosen.get_bits::<N>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`): reports address their node; a task off the idle path
+        // its `sel` (copy 1) or, when copy 1 resubmitted it, its `other` (copy 2); everything else
+        // the chosen node.
+        self.who.next = self.early.val().chosen.get_bits::<N>(0);
+        if self.early.val().is_reply
+            | self.early.val().is_reply_idle
+            | self.early.val().is_load_update
+            | self.early.val().is_ctl_add
+            | self.early.val().is_ctl_remove
+        {
+            self.who.next = self.early.val().src.get_bits::<N>(0);
+        }
+        if self.early.val().is_task & !self.early.val().idle {
+            self.who.next = self.early.val().a_node.get_bits::<N>(0);
+            if !self.first.val() & self.early.val().resubmit {
+                self.who.next = self.early.val().b_node.get_bits::<N>(0);
+            }
+        }
+        self.drift_table.rd_addr.next = self.who.val();
+        if self.early.val().is_ctl_read {
+            self.drift_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
+        }
+        // The pass in the stage: its entry, the new entry, the descriptor.
+        self.who1.next = self.pass_in.val().chosen.get_bits::<N>(0);
         if self.pass_in.val().is_reply
             | self.pass_in.val().is_reply_idle
             | self.pass_in.val().is_load_update
             | self.pass_in.val().is_ctl_add
             | self.pass_in.val().is_ctl_remove
         {
-            self.who.next = self.pass_in.val().src.get_bits::<N>(0);
+            self.who1.next = self.pass_in.val().src.get_bits::<N>(0);
         }
         if self.pass_in.val().is_task & !self.pass_in.val().idle {
-            self.who.next = self.pass_in.val().a_node.get_bits::<N>(0);
+            self.who1.next = self.pass_in.val().a_node.get_bits::<N>(0);
             if !self.first.val() & self.pass_in.val().resubmit {
-                self.who.next = self.pass_in.val().b_node.get_bits::<N>(0);
-            }
-        }
-        self.drift_table.rd_addr.next = self.who.val();
-        if self.pass_in.val().is_ctl_read {
-            self.drift_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
-        }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
-        self.who1.next = self.s1.q.val().chosen.get_bits::<N>(0);
-        if self.s1.q.val().is_reply
-            | self.s1.q.val().is_reply_idle
-            | self.s1.q.val().is_load_update
-            | self.s1.q.val().is_ctl_add
-            | self.s1.q.val().is_ctl_remove
-        {
-            self.who1.next = self.s1.q.val().src.get_bits::<N>(0);
-        }
-        if self.s1.q.val().is_task & !self.s1.q.val().idle {
-            self.who1.next = self.s1.q.val().a_node.get_bits::<N>(0);
-            if !self.first.val() & self.s1.q.val().resubmit {
-                self.who1.next = self.s1.q.val().b_node.get_bits::<N>(0);
+                self.who1.next = self.pass_in.val().b_node.get_bits::<N>(0);
             }
         }
         self.drift_table.wr_addr.next = self.who1.val();
         self.drift_table.wr_en.next = false;
         self.drift_table.wr_data.next = self.drift_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
-        self.live.next = !self.s1.q.val().drop.any();
+        self.out.d.next = self.pass_in.val();
+        self.live.next = !self.pass_in.val().drop.any();
         self.d.next = self.drift_table.rd_data.val();
 
         // corrected(l, d): the load of this copy's sample plus the drift, clamped to [0, 2^32).
-        self.l.next = self.s1.q.val().b_l;
+        self.l.next = self.pass_in.val().b_l;
         if self.first.val() {
-            self.l.next = self.s1.q.val().a_l;
+            self.l.next = self.pass_in.val().a_l;
         }
         self.q.next = self.l.val() + self.d.val();
         self.q_sat.next = self.q.val();
@@ -154,41 +164,41 @@ impl<const N: usize> Logic for DriftStage<N> {
             self.q_sat.next = self.zero.val();
         }
         // A removal's first pass: the node's queue, for the rack average (copy 1).
-        if self.s1.q.val().is_ctl_remove & self.first.val() {
+        if self.pass_in.val().is_ctl_remove & self.first.val() {
             self.out.d.next.removed_q = self.q_sat.val();
         }
         // Copy 1 decides whether a power-of-two decision stands (d <= diff, signed against
         // unsigned: a negative drift always passes).
-        self.p2.next = self.live.val() & self.s1.q.val().is_task & !self.s1.q.val().idle;
+        self.p2.next = self.live.val() & self.pass_in.val().is_task & !self.pass_in.val().idle;
         self.stands.next = self.d.val().get_bit(31)
-            | (self.d.val() <= self.s1.q.val().diff)
-            | (self.s1.q.val().a_node == self.s1.q.val().b_node)
-            | self.s1.q.val().more;
+            | (self.d.val() <= self.pass_in.val().diff)
+            | (self.pass_in.val().a_node == self.pass_in.val().b_node)
+            | self.pass_in.val().more;
         if self.p2.val() & self.first.val() {
             if self.stands.val() {
-                self.out.d.next.chosen = self.s1.q.val().a_node;
-                self.out.d.next.chosen_f = self.s1.q.val().a_f;
+                self.out.d.next.chosen = self.pass_in.val().a_node;
+                self.out.d.next.chosen_f = self.pass_in.val().a_f;
             } else {
                 self.out.d.next.resubmit = true;
                 self.out.d.next.a_d = self.d.val();
                 self.out.d.next.a_q = self.q_sat.val();
             }
         }
-        if self.p2.val() & !self.first.val() & self.s1.q.val().resubmit {
+        if self.p2.val() & !self.first.val() & self.pass_in.val().resubmit {
             self.out.d.next.b_d = self.d.val();
             self.out.d.next.b_q = self.q_sat.val();
         }
 
         // Charges: a popped or picked node, a random node, a decision that stands.
-        self.charge_f.next = self.s1.q.val().chosen_f;
+        self.charge_f.next = self.pass_in.val().chosen_f;
         if self.p2.val() {
-            self.charge_f.next = self.s1.q.val().a_f;
+            self.charge_f.next = self.pass_in.val().a_f;
         }
         self.charge.next = self.live.val()
-            & ((self.s1.q.val().is_task & self.s1.q.val().idle)
-                | self.s1.q.val().is_random
+            & ((self.pass_in.val().is_task & self.pass_in.val().idle)
+                | self.pass_in.val().is_random
                 | (self.p2.val() & self.first.val() & self.stands.val())
-                | (self.p2.val() & !self.first.val() & !self.s1.q.val().resubmit));
+                | (self.p2.val() & !self.first.val() & !self.pass_in.val().resubmit));
         self.plus.next = self.d.val() + self.charge_f.val();
         self.plus_sat.next = self.plus.val();
         if !self.d.val().get_bit(31) & self.plus.val().get_bit(31) {
@@ -201,18 +211,18 @@ impl<const N: usize> Logic for DriftStage<N> {
         }
         // Reports and new nodes: drift 0.
         if self.live.val()
-            & (self.s1.q.val().is_reply
-                | self.s1.q.val().is_reply_idle
-                | self.s1.q.val().is_load_update
-                | self.s1.q.val().is_ctl_add)
+            & (self.pass_in.val().is_reply
+                | self.pass_in.val().is_reply_idle
+                | self.pass_in.val().is_load_update
+                | self.pass_in.val().is_ctl_add)
         {
             self.drift_table.wr_en.next = true;
             self.drift_table.wr_data.next = self.zero.val();
         }
         // A task's second pass: the winner's seen drift moves into its load.
-        self.seen.next = self.s1.q.val().b_d;
-        if self.s1.q.val().a_q <= self.s1.q.val().b_q {
-            self.seen.next = self.s1.q.val().a_d;
+        self.seen.next = self.pass_in.val().b_d;
+        if self.pass_in.val().a_q <= self.pass_in.val().b_q {
+            self.seen.next = self.pass_in.val().a_d;
         }
         self.minus.next = self.d.val() - self.seen.val();
         self.minus_sat.next = self.minus.val();
@@ -224,18 +234,19 @@ impl<const N: usize> Logic for DriftStage<N> {
                 self.minus_sat.next = self.min_neg.val();
             }
         }
-        if self.live.val() & self.s1.q.val().is_sched2 {
+        if self.live.val() & self.pass_in.val().is_sched2 {
             self.drift_table.wr_en.next = true;
             self.drift_table.wr_data.next = self.minus_sat.val();
             self.out.d.next.assigned = true;
         }
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.drift_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.drift_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

@@ -22,14 +22,21 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct IdleCtlStage<const P: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<IdleCtlEntry>,
     ctl_table: RmwTable<IdleCtlEntry, P>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     e: Signal<Local, IdleCtlEntry>,
     w: Signal<Local, IdleCtlEntry>,
@@ -49,13 +56,15 @@ impl<const P: usize> IdleCtlStage<P> {
     pub fn new(is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(Stage::IdleCtl, P),
             ctl_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             e: Default::default(),
             w: Default::default(),
@@ -76,25 +85,29 @@ impl<const P: usize> IdleCtlStage<P> {
 impl<const P: usize> Logic for IdleCtlStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, ctl_table, rp);
-        // Cycle 0.
-        self.ctl_table.rd_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
-        if self.pass_in.val().is_ctl_read {
-            self.ctl_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<P>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`).
+        self.ctl_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
+        if self.early.val().is_ctl_read {
+            self.ctl_table.rd_addr.next = self.early.val().rd_index.get_bits::<P>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
+        // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.ctl_table.rd_data.val();
         self.w.next = self.ctl_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
-        self.ctl_table.wr_addr.next = self.s1.q.val().pool.get_bits::<P>(0);
+        self.out.d.next = self.pass_in.val();
+        self.ctl_table.wr_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
         self.ctl_table.wr_en.next = false;
-        self.live.next = !self.s1.q.val().drop.any();
+        self.live.next = !self.pass_in.val().drop.any();
         self.changed.next = false;
 
         // A task: the idle path, when the list has a node and no removal holds it.
-        if self.live.val() & self.s1.q.val().is_task & self.e.val().p.any() & !self.e.val().locked {
+        if self.live.val()
+            & self.pass_in.val().is_task
+            & self.e.val().p.any()
+            & !self.e.val().locked
+        {
             self.out.d.next.idle = true;
             self.out.d.next.pos = self.e.val().p - self.one.val();
             if self.is_leaf.val() {
@@ -105,10 +118,10 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         }
         // Pushes: an idleAdd's commit, a leaf's new worker, a removal that found its node absent.
         self.push.next = self.live.val()
-            & (self.s1.q.val().is_add_commit
-                | (self.s1.q.val().is_ctl_add & self.is_leaf.val())
-                | ((self.s1.q.val().is_remove_finish | self.s1.q.val().is_ctl_remove2)
-                    & self.s1.q.val().fin_abort));
+            & (self.pass_in.val().is_add_commit
+                | (self.pass_in.val().is_ctl_add & self.is_leaf.val())
+                | ((self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2)
+                    & self.pass_in.val().fin_abort));
         if self.push.val() {
             self.out.d.next.pos = self.e.val().p;
             self.w.next.p = self.e.val().p + self.one.val();
@@ -116,15 +129,15 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             self.ctl_table.wr_en.next = true;
         }
         // A removal's first pass: take the lock and the top.
-        self.take.next =
-            self.live.val() & (self.s1.q.val().is_idle_remove | self.s1.q.val().is_ctl_remove);
+        self.take.next = self.live.val()
+            & (self.pass_in.val().is_idle_remove | self.pass_in.val().is_ctl_remove);
         if self.take.val() {
             if self.e.val().locked {
                 self.out.d.next.drop = self.code_locked.val();
                 self.out.d.next.is_idle_remove = false;
             } else if !self.e.val().p.any() {
                 // Nothing to take: a network removal is dropped, a control removal goes on.
-                if self.s1.q.val().is_idle_remove {
+                if self.pass_in.val().is_idle_remove {
                     self.out.d.next.drop = self.code_not_member.val();
                     self.out.d.next.is_idle_remove = false;
                 }
@@ -138,45 +151,47 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         }
         // A removal's second pass releases the lock (the link rule runs on the final count).
         if self.live.val()
-            & (self.s1.q.val().is_remove_finish | self.s1.q.val().is_ctl_remove2)
-            & (self.s1.q.val().fin_unlock | self.s1.q.val().fin_move | self.s1.q.val().fin_abort)
+            & (self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2)
+            & (self.pass_in.val().fin_unlock
+                | self.pass_in.val().fin_move
+                | self.pass_in.val().fin_abort)
         {
             self.w.next.locked = false;
             self.changed.next = true;
             self.ctl_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_pool {
+        if self.pass_in.val().is_ctl_pool {
             self.w.next.p = self.zero.val();
             self.w.next.locked = false;
             self.w.next.linked = false;
             self.ctl_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_params {
+        if self.pass_in.val().is_ctl_params {
             self.changed.next = true;
         }
 
         // The leaf's link rule, on the new count.
         self.from_spine.next =
-            self.s1.q.val().is_task & (self.s1.q.val().src == self.s1.q.val().spine_id);
+            self.pass_in.val().is_task & (self.pass_in.val().src == self.pass_in.val().spine_id);
         if self.is_leaf.val()
-            & self.s1.q.val().spine_ok
+            & self.pass_in.val().spine_ok
             & self.live.val()
-            & (self.changed.val() | self.s1.q.val().is_task)
+            & (self.changed.val() | self.pass_in.val().is_task)
         {
-            if !self.e.val().linked & (self.w.val().p >= self.s1.q.val().link_at) {
+            if !self.e.val().linked & (self.w.val().p >= self.pass_in.val().link_at) {
                 self.w.next.linked = true;
                 self.out.d.next.sig_idle_add = true;
                 self.ctl_table.wr_en.next = true;
-            } else if self.e.val().linked & (self.w.val().p <= self.s1.q.val().unlink_at) {
+            } else if self.e.val().linked & (self.w.val().p <= self.pass_in.val().unlink_at) {
                 self.w.next.linked = false;
                 self.out.d.next.sig_idle_remove = true;
                 self.ctl_table.wr_en.next = true;
             } else if self.from_spine.val() {
-                if self.s1.q.val().qlen.any() & !self.e.val().linked {
+                if self.pass_in.val().qlen.any() & !self.e.val().linked {
                     self.out.d.next.sig_idle_remove = true;
                     self.out.d.next.repair = true;
                 }
-                if !self.s1.q.val().qlen.any() & self.e.val().linked {
+                if !self.pass_in.val().qlen.any() & self.e.val().linked {
                     self.out.d.next.sig_idle_add = true;
                     self.out.d.next.repair = true;
                 }
@@ -184,12 +199,13 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         }
         self.ctl_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.ctl_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.ctl_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

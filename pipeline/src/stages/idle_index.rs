@@ -19,14 +19,21 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct IdleIndexStage<const N: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<IdleIndexEntry>,
     index_table: RmwTable<IdleIndexEntry, N>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     /// The node the pass addresses, cycle 0 and cycle 1.
     who: Signal<Local, Bits<N>>,
@@ -50,13 +57,15 @@ impl<const N: usize> IdleIndexStage<N> {
     pub fn new(is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(Stage::IdleIndex, N),
             index_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -79,53 +88,57 @@ impl<const N: usize> IdleIndexStage<N> {
 impl<const N: usize> Logic for IdleIndexStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, index_table, rp);
-        // Cycle 0: the popped node, the former top being placed, or the message's node.
-        self.who.next = self.pass_in.val().src.get_bits::<N>(0);
-        if self.pass_in.val().is_task {
-            self.who.next = self.pass_in.val().chosen.get_bits::<N>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`): the popped node, the former top being placed, or the
+        // message's node.
+        self.who.next = self.early.val().src.get_bits::<N>(0);
+        if self.early.val().is_task {
+            self.who.next = self.early.val().chosen.get_bits::<N>(0);
         }
-        if (self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2)
-            & (self.pass_in.val().fin_move | self.pass_in.val().fin_abort)
+        if (self.early.val().is_remove_finish | self.early.val().is_ctl_remove2)
+            & (self.early.val().fin_move | self.early.val().fin_abort)
         {
-            self.who.next = self.pass_in.val().last_node.get_bits::<N>(0);
+            self.who.next = self.early.val().last_node.get_bits::<N>(0);
         }
         self.index_table.rd_addr.next = self.who.val();
-        if self.pass_in.val().is_ctl_read {
-            self.index_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        if self.early.val().is_ctl_read {
+            self.index_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
-        self.who1.next = self.s1.q.val().src.get_bits::<N>(0);
-        if self.s1.q.val().is_task {
-            self.who1.next = self.s1.q.val().chosen.get_bits::<N>(0);
+        // The pass in the stage: its entry, the new entry, the descriptor.
+        self.who1.next = self.pass_in.val().src.get_bits::<N>(0);
+        if self.pass_in.val().is_task {
+            self.who1.next = self.pass_in.val().chosen.get_bits::<N>(0);
         }
-        self.places_last.next = (self.s1.q.val().is_remove_finish | self.s1.q.val().is_ctl_remove2)
-            & (self.s1.q.val().fin_move | self.s1.q.val().fin_abort);
+        self.places_last.next = (self.pass_in.val().is_remove_finish
+            | self.pass_in.val().is_ctl_remove2)
+            & (self.pass_in.val().fin_move | self.pass_in.val().fin_abort);
         if self.places_last.val() {
-            self.who1.next = self.s1.q.val().last_node.get_bits::<N>(0);
+            self.who1.next = self.pass_in.val().last_node.get_bits::<N>(0);
         }
         self.index_table.wr_addr.next = self.who1.val();
         self.index_table.wr_en.next = false;
         self.e.next = self.index_table.rd_data.val();
         self.w.next = self.index_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
-        self.live.next = !self.s1.q.val().drop.any();
+        self.out.d.next = self.pass_in.val();
+        self.live.next = !self.pass_in.val().drop.any();
 
         // A leaf's pop.
-        self.pop.next =
-            self.live.val() & self.is_leaf.val() & self.s1.q.val().is_task & self.s1.q.val().idle;
+        self.pop.next = self.live.val()
+            & self.is_leaf.val()
+            & self.pass_in.val().is_task
+            & self.pass_in.val().idle;
         if self.pop.val() {
             self.w.next = self.absent.val();
             self.index_table.wr_en.next = true;
         }
         // An idleAdd's first pass.
         self.adds.next =
-            self.live.val() & (self.s1.q.val().is_reply_idle | self.s1.q.val().is_idle_add);
+            self.live.val() & (self.pass_in.val().is_reply_idle | self.pass_in.val().is_idle_add);
         if self.adds.val() {
             if self.e.val().member | self.e.val().pending {
-                if self.s1.q.val().is_idle_add {
+                if self.pass_in.val().is_idle_add {
                     self.out.d.next.drop = self.code_duplicate.val();
                     self.out.d.next.is_idle_add = false;
                 } else {
@@ -139,26 +152,27 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
         }
         // Pushes record the new position.
         self.pushes_src.next = self.live.val()
-            & (self.s1.q.val().is_add_commit | (self.s1.q.val().is_ctl_add & self.is_leaf.val()));
+            & (self.pass_in.val().is_add_commit
+                | (self.pass_in.val().is_ctl_add & self.is_leaf.val()));
         if self.pushes_src.val() | (self.live.val() & self.places_last.val()) {
             self.w.next.pending = false;
             self.w.next.member = true;
-            self.w.next.pos = self.s1.q.val().pos;
+            self.w.next.pos = self.pass_in.val().pos;
             self.index_table.wr_en.next = true;
         }
-        if self.live.val() & self.s1.q.val().is_ctl_add & !self.is_leaf.val() {
+        if self.live.val() & self.pass_in.val().is_ctl_add & !self.is_leaf.val() {
             self.w.next = self.absent.val();
             self.index_table.wr_en.next = true;
         }
         // A removal's first pass (stage 2 took the top: `idle`).
         self.takes.next = self.live.val()
-            & (self.s1.q.val().is_idle_remove | self.s1.q.val().is_ctl_remove)
-            & self.s1.q.val().idle;
+            & (self.pass_in.val().is_idle_remove | self.pass_in.val().is_ctl_remove)
+            & self.pass_in.val().idle;
         if self.takes.val() {
             if self.e.val().member {
                 self.w.next = self.absent.val();
                 self.index_table.wr_en.next = true;
-                if self.s1.q.val().last_node == self.s1.q.val().src {
+                if self.pass_in.val().last_node == self.pass_in.val().src {
                     self.out.d.next.fin_unlock = true;
                 } else {
                     self.out.d.next.fin_move = true;
@@ -166,7 +180,7 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
                 }
             } else {
                 self.out.d.next.fin_abort = true;
-                if self.s1.q.val().is_idle_remove {
+                if self.pass_in.val().is_idle_remove {
                     self.out.d.next.sub_drop = self.code_not_member.val();
                 }
             }
@@ -174,12 +188,13 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
         }
         self.index_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.index_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.index_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

@@ -14,14 +14,21 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct IdleListStage<const N: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<NodeRefEntry>,
     list_table: RmwTable<NodeRefEntry, N>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     w: Signal<Local, NodeRefEntry>,
     live: Signal<Local, Bit>,
@@ -33,13 +40,15 @@ impl<const N: usize> IdleListStage<N> {
     pub fn new(is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(Stage::IdleList, N),
             list_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             w: Default::default(),
             live: Default::default(),
@@ -52,57 +61,59 @@ impl<const N: usize> IdleListStage<N> {
 impl<const N: usize> Logic for IdleListStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, list_table, rp);
-        // Cycle 0.
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`).
         // base + pos < 2^N by configuration: the sum is taken in N bits.
         self.list_table.rd_addr.next =
-            self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().pos.get_bits::<N>(0);
-        if self.pass_in.val().is_ctl_read {
-            self.list_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+            self.early.val().base.get_bits::<N>(0) + self.early.val().pos.get_bits::<N>(0);
+        if self.early.val().is_ctl_read {
+            self.list_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
-        self.out.d.next = self.s1.q.val();
+        // The pass in the stage: its entry, the new entry, the descriptor.
+        self.out.d.next = self.pass_in.val();
         self.list_table.wr_addr.next =
-            self.s1.q.val().base.get_bits::<N>(0) + self.s1.q.val().pos.get_bits::<N>(0);
+            self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().pos.get_bits::<N>(0);
         self.list_table.wr_en.next = false;
         self.w.next = self.list_table.rd_data.val();
-        self.live.next = !self.s1.q.val().drop.any();
-        self.second.next = self.s1.q.val().is_remove_finish | self.s1.q.val().is_ctl_remove2;
-        if self.live.val() & self.s1.q.val().idle {
-            if self.s1.q.val().is_task {
+        self.live.next = !self.pass_in.val().drop.any();
+        self.second.next = self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2;
+        if self.live.val() & self.pass_in.val().idle {
+            if self.pass_in.val().is_task {
                 self.out.d.next.chosen = self.list_table.rd_data.val().node;
                 self.out.d.next.chosen_f = self.list_table.rd_data.val().factor;
             }
-            if self.s1.q.val().is_idle_remove | self.s1.q.val().is_ctl_remove {
+            if self.pass_in.val().is_idle_remove | self.pass_in.val().is_ctl_remove {
                 self.out.d.next.last_node = self.list_table.rd_data.val().node;
                 self.out.d.next.last_f = self.list_table.rd_data.val().factor;
             }
         }
         if self.live.val()
-            & (self.s1.q.val().is_add_commit | (self.s1.q.val().is_ctl_add & self.is_leaf.val()))
+            & (self.pass_in.val().is_add_commit
+                | (self.pass_in.val().is_ctl_add & self.is_leaf.val()))
         {
-            self.w.next.node = self.s1.q.val().src;
-            self.w.next.factor = self.s1.q.val().factor;
+            self.w.next.node = self.pass_in.val().src;
+            self.w.next.factor = self.pass_in.val().factor;
             self.list_table.wr_en.next = true;
         }
         if self.live.val()
             & self.second.val()
-            & (self.s1.q.val().fin_abort | self.s1.q.val().fin_move)
+            & (self.pass_in.val().fin_abort | self.pass_in.val().fin_move)
         {
-            self.w.next.node = self.s1.q.val().last_node;
-            self.w.next.factor = self.s1.q.val().last_f;
+            self.w.next.node = self.pass_in.val().last_node;
+            self.w.next.factor = self.pass_in.val().last_f;
             self.list_table.wr_en.next = true;
         }
         self.list_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.list_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.list_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

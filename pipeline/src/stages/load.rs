@@ -17,14 +17,21 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct LoadStage<const N: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<Bits<32>>,
     load_table: RmwTable<Bits<32>, N>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     who1: Signal<Local, Bits<16>>,
@@ -54,13 +61,15 @@ impl<const N: usize> LoadStage<N> {
     pub fn new(first: bool, is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(if first { Stage::Load1 } else { Stage::Load2 }, N),
             load_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -90,46 +99,47 @@ impl<const N: usize> LoadStage<N> {
 impl<const N: usize> Logic for LoadStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, load_table, rp);
-        // Cycle 0: the sample, the reporting node, or the second pass's winner.
-        self.a_wins.next = self.pass_in.val().a_q <= self.pass_in.val().b_q;
-        self.who.next = self.pass_in.val().src.get_bits::<N>(0);
-        if self.pass_in.val().is_task {
-            self.who.next = self.pass_in.val().b_node.get_bits::<N>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`): the sample, the reporting node, or the second pass's
+        // winner.
+        self.a_wins.next = self.early.val().a_q <= self.early.val().b_q;
+        self.who.next = self.early.val().src.get_bits::<N>(0);
+        if self.early.val().is_task {
+            self.who.next = self.early.val().b_node.get_bits::<N>(0);
             if self.first.val() {
-                self.who.next = self.pass_in.val().a_node.get_bits::<N>(0);
+                self.who.next = self.early.val().a_node.get_bits::<N>(0);
             }
         }
-        if self.pass_in.val().is_sched2 {
-            self.who.next = self.pass_in.val().b_node.get_bits::<N>(0);
+        if self.early.val().is_sched2 {
+            self.who.next = self.early.val().b_node.get_bits::<N>(0);
             if self.a_wins.val() {
-                self.who.next = self.pass_in.val().a_node.get_bits::<N>(0);
+                self.who.next = self.early.val().a_node.get_bits::<N>(0);
             }
         }
         self.load_table.rd_addr.next = self.who.val();
-        if self.pass_in.val().is_ctl_read {
-            self.load_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        if self.early.val().is_ctl_read {
+            self.load_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
-        self.a_wins1.next = self.s1.q.val().a_q <= self.s1.q.val().b_q;
-        self.who1.next = self.s1.q.val().src;
-        if self.s1.q.val().is_sched2 {
-            self.who1.next = self.s1.q.val().b_node;
+        // The pass in the stage: its entry, the new entry, the descriptor.
+        self.a_wins1.next = self.pass_in.val().a_q <= self.pass_in.val().b_q;
+        self.who1.next = self.pass_in.val().src;
+        if self.pass_in.val().is_sched2 {
+            self.who1.next = self.pass_in.val().b_node;
             if self.a_wins1.val() {
-                self.who1.next = self.s1.q.val().a_node;
+                self.who1.next = self.pass_in.val().a_node;
             }
         }
         self.load_table.wr_addr.next = self.who1.val().get_bits::<N>(0);
         self.load_table.wr_en.next = false;
         self.load_table.wr_data.next = self.load_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
-        self.live.next = !self.s1.q.val().drop.any();
+        self.out.d.next = self.pass_in.val();
+        self.live.next = !self.pass_in.val().drop.any();
 
         // Sampling; copy 2 also orders the samples.
-        self.sample.next = self.live.val() & self.s1.q.val().is_task & !self.s1.q.val().idle;
-        self.l_a.next = self.s1.q.val().a_l;
+        self.sample.next = self.live.val() & self.pass_in.val().is_task & !self.pass_in.val().idle;
+        self.l_a.next = self.pass_in.val().a_l;
         self.l_b.next = self.load_table.rd_data.val();
         if self.sample.val() & self.first.val() {
             self.out.d.next.a_l = self.load_table.rd_data.val();
@@ -138,44 +148,44 @@ impl<const N: usize> Logic for LoadStage<N> {
             self.out.d.next.b_l = self.l_b.val();
             self.out.d.next.diff = self.l_b.val() - self.l_a.val();
             if self.l_b.val() < self.l_a.val() {
-                self.out.d.next.a_node = self.s1.q.val().b_node;
-                self.out.d.next.a_f = self.s1.q.val().b_f;
+                self.out.d.next.a_node = self.pass_in.val().b_node;
+                self.out.d.next.a_f = self.pass_in.val().b_f;
                 self.out.d.next.a_l = self.l_b.val();
-                self.out.d.next.b_node = self.s1.q.val().a_node;
-                self.out.d.next.b_f = self.s1.q.val().a_f;
+                self.out.d.next.b_node = self.pass_in.val().a_node;
+                self.out.d.next.b_f = self.pass_in.val().a_f;
                 self.out.d.next.b_l = self.l_a.val();
                 self.out.d.next.diff = self.l_a.val() - self.l_b.val();
             }
         }
 
         // A removal's first pass reads the node's load (copy 1) for the rack average.
-        if self.s1.q.val().is_ctl_remove & self.first.val() {
+        if self.pass_in.val().is_ctl_remove & self.first.val() {
             self.out.d.next.a_l = self.load_table.rd_data.val();
         }
         // Reports set the load; a new node starts at zero.
         self.sets.next = self.live.val()
-            & (self.s1.q.val().is_reply
-                | self.s1.q.val().is_reply_idle
-                | self.s1.q.val().is_load_update);
+            & (self.pass_in.val().is_reply
+                | self.pass_in.val().is_reply_idle
+                | self.pass_in.val().is_load_update);
         if self.sets.val() {
             self.load_table.wr_en.next = true;
             if self.is_leaf.val() {
-                self.load_table.wr_data.next = self.s1.q.val().wire_load & self.int_mask.val();
+                self.load_table.wr_data.next = self.pass_in.val().wire_load & self.int_mask.val();
             } else {
-                self.load_table.wr_data.next = self.s1.q.val().wire_load;
+                self.load_table.wr_data.next = self.pass_in.val().wire_load;
             }
         }
-        if self.s1.q.val().is_ctl_add {
+        if self.pass_in.val().is_ctl_add {
             self.load_table.wr_en.next = true;
             self.load_table.wr_data.next = self.zero.val();
         }
 
         // The second pass: charge the winner.
-        self.w_d.next = self.s1.q.val().b_d;
-        self.w_f.next = self.s1.q.val().b_f;
+        self.w_d.next = self.pass_in.val().b_d;
+        self.w_f.next = self.pass_in.val().b_f;
         if self.a_wins1.val() {
-            self.w_d.next = self.s1.q.val().a_d;
-            self.w_f.next = self.s1.q.val().a_f;
+            self.w_d.next = self.pass_in.val().a_d;
+            self.w_f.next = self.pass_in.val().a_f;
         }
         // step = drift + factor, saturating at the largest positive drift (the factor is positive).
         self.step.next = self.w_d.val() + self.w_f.val();
@@ -193,19 +203,20 @@ impl<const N: usize> Logic for LoadStage<N> {
         if self.step_sat.val().get_bit(31) & (self.sum.val() > self.load_table.rd_data.val()) {
             self.charged.next = self.zero.val();
         }
-        if self.live.val() & self.s1.q.val().is_sched2 {
+        if self.live.val() & self.pass_in.val().is_sched2 {
             self.load_table.wr_en.next = true;
             self.load_table.wr_data.next = self.charged.val();
             self.out.d.next.chosen = self.who1.val();
             self.out.d.next.chosen_f = self.w_f.val();
         }
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.load_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.load_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

@@ -14,14 +14,21 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct MembersStage<const N: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<NodeRefEntry>,
     member_table: RmwTable<NodeRefEntry, N>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     w: Signal<Local, NodeRefEntry>,
     sample_in: Signal<Local, Bits<N>>,
@@ -34,8 +41,11 @@ impl<const N: usize> MembersStage<N> {
     pub fn new(first: bool) -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(
@@ -47,7 +57,6 @@ impl<const N: usize> MembersStage<N> {
                 N,
             ),
             member_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             w: Default::default(),
             sample_in: Default::default(),
@@ -60,39 +69,39 @@ impl<const N: usize> MembersStage<N> {
 impl<const N: usize> Logic for MembersStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, member_table, rp);
-        // Cycle 0: a task's sample, or a control pass's member slot.
-        self.sample_in.next = self.pass_in.val().r2.get_bits::<N>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`): a task's sample, or a control pass's member slot.
+        self.sample_in.next = self.early.val().r2.get_bits::<N>(0);
         if self.first.val() {
-            self.sample_in.next = self.pass_in.val().r1.get_bits::<N>(0);
+            self.sample_in.next = self.early.val().r1.get_bits::<N>(0);
         }
-        if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
-            self.sample_in.next = self.pass_in.val().slot.get_bits::<N>(0);
+        if self.early.val().is_ctl_add | self.early.val().is_ctl_remove {
+            self.sample_in.next = self.early.val().slot.get_bits::<N>(0);
         }
         // base + index < 2^N by configuration: the sum is taken in N bits.
         self.member_table.rd_addr.next =
-            self.pass_in.val().base.get_bits::<N>(0) + self.sample_in.val();
-        if self.pass_in.val().is_ctl_read {
-            self.member_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+            self.early.val().base.get_bits::<N>(0) + self.sample_in.val();
+        if self.early.val().is_ctl_read {
+            self.member_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
-        self.out.d.next = self.s1.q.val();
+        // The pass in the stage: its entry, the new entry, the descriptor.
+        self.out.d.next = self.pass_in.val();
         self.w.next = self.member_table.rd_data.val();
         self.member_table.wr_en.next = false;
         self.member_table.wr_addr.next =
-            self.s1.q.val().base.get_bits::<N>(0) + self.s1.q.val().r2.get_bits::<N>(0);
+            self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().r2.get_bits::<N>(0);
         if self.first.val() {
             self.member_table.wr_addr.next =
-                self.s1.q.val().base.get_bits::<N>(0) + self.s1.q.val().r1.get_bits::<N>(0);
+                self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().r1.get_bits::<N>(0);
         }
-        if self.s1.q.val().is_ctl_add | self.s1.q.val().is_ctl_remove {
+        if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
             self.member_table.wr_addr.next =
-                self.s1.q.val().base.get_bits::<N>(0) + self.s1.q.val().slot.get_bits::<N>(0);
+                self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().slot.get_bits::<N>(0);
         }
-        self.live.next = !self.s1.q.val().drop.any();
-        if self.live.val() & self.s1.q.val().is_task & !self.s1.q.val().idle {
+        self.live.next = !self.pass_in.val().drop.any();
+        if self.live.val() & self.pass_in.val().is_task & !self.pass_in.val().idle {
             if self.first.val() {
                 self.out.d.next.a_node = self.member_table.rd_data.val().node;
                 self.out.d.next.a_f = self.member_table.rd_data.val().factor;
@@ -101,28 +110,30 @@ impl<const N: usize> Logic for MembersStage<N> {
                 self.out.d.next.b_f = self.member_table.rd_data.val().factor;
             }
         }
-        if self.live.val() & self.s1.q.val().is_random & self.first.val() {
+        if self.live.val() & self.pass_in.val().is_random & self.first.val() {
             self.out.d.next.chosen = self.member_table.rd_data.val().node;
             self.out.d.next.chosen_f = self.member_table.rd_data.val().factor;
         }
-        if self.s1.q.val().is_ctl_add {
-            self.w.next.node = self.s1.q.val().src;
-            self.w.next.factor = self.s1.q.val().factor;
+        if self.pass_in.val().is_ctl_add {
+            self.w.next.node = self.pass_in.val().src;
+            self.w.next.factor = self.pass_in.val().factor;
             self.member_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_remove & (self.s1.q.val().mv_node != self.s1.q.val().src) {
-            self.w.next.node = self.s1.q.val().mv_node;
-            self.w.next.factor = self.s1.q.val().mv_f;
+        if self.pass_in.val().is_ctl_remove & (self.pass_in.val().mv_node != self.pass_in.val().src)
+        {
+            self.w.next.node = self.pass_in.val().mv_node;
+            self.w.next.factor = self.pass_in.val().mv_f;
             self.member_table.wr_en.next = true;
         }
         self.member_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.member_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.member_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

@@ -17,14 +17,21 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct NodeStage<const N: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<NodeEntry>,
     node_table: RmwTable<NodeEntry, N>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     e: Signal<Local, NodeEntry>,
     w: Signal<Local, NodeEntry>,
@@ -43,13 +50,15 @@ impl<const N: usize> Default for NodeStage<N> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(Stage::Node, N),
             node_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             e: Default::default(),
             w: Default::default(),
@@ -67,28 +76,29 @@ impl<const N: usize> Default for NodeStage<N> {
 impl<const N: usize> Logic for NodeStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, node_table, rp);
-        // Cycle 0.
-        self.node_table.rd_addr.next = self.pass_in.val().src.get_bits::<N>(0);
-        if self.pass_in.val().is_ctl_read {
-            self.node_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`).
+        self.node_table.rd_addr.next = self.early.val().src.get_bits::<N>(0);
+        if self.early.val().is_ctl_read {
+            self.node_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
+        // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.node_table.rd_data.val();
         self.w.next = self.node_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
-        self.node_table.wr_addr.next = self.s1.q.val().src.get_bits::<N>(0);
+        self.out.d.next = self.pass_in.val();
+        self.node_table.wr_addr.next = self.pass_in.val().src.get_bits::<N>(0);
         self.node_table.wr_en.next = false;
-        self.checks.next = (self.s1.q.val().is_reply
-            | self.s1.q.val().is_reply_idle
-            | self.s1.q.val().is_load_update
-            | self.s1.q.val().is_idle_add
-            | self.s1.q.val().is_idle_remove)
-            & !self.s1.q.val().drop.any();
-        self.out_of_range.next = self.s1.q.val().src >= self.limit.val();
-        self.not_in_pool.next = !self.e.val().active | (self.e.val().pool != self.s1.q.val().pool);
+        self.checks.next = (self.pass_in.val().is_reply
+            | self.pass_in.val().is_reply_idle
+            | self.pass_in.val().is_load_update
+            | self.pass_in.val().is_idle_add
+            | self.pass_in.val().is_idle_remove)
+            & !self.pass_in.val().drop.any();
+        self.out_of_range.next = self.pass_in.val().src >= self.limit.val();
+        self.not_in_pool.next =
+            !self.e.val().active | (self.e.val().pool != self.pass_in.val().pool);
         if self.checks.val() {
             self.out.d.next.factor = self.e.val().factor;
             if self.out_of_range.val() | self.not_in_pool.val() {
@@ -99,7 +109,7 @@ impl<const N: usize> Logic for NodeStage<N> {
                 }
                 // The pass does nothing more; a reply still goes on to its client.
                 self.out.d.next.is_pass_through =
-                    self.s1.q.val().is_reply | self.s1.q.val().is_reply_idle;
+                    self.pass_in.val().is_reply | self.pass_in.val().is_reply_idle;
                 self.out.d.next.is_reply = false;
                 self.out.d.next.is_reply_idle = false;
                 self.out.d.next.is_load_update = false;
@@ -108,31 +118,32 @@ impl<const N: usize> Logic for NodeStage<N> {
             }
         }
         // Control passes.
-        if self.s1.q.val().is_ctl_add {
+        if self.pass_in.val().is_ctl_add {
             self.w.next.active = true;
-            self.w.next.pool = self.s1.q.val().pool;
-            self.w.next.slot = self.s1.q.val().slot;
-            self.w.next.factor = self.s1.q.val().factor;
+            self.w.next.pool = self.pass_in.val().pool;
+            self.w.next.slot = self.pass_in.val().slot;
+            self.w.next.factor = self.pass_in.val().factor;
             self.node_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_remove {
+        if self.pass_in.val().is_ctl_remove {
             // Hand the freed slot to the second pass, which records the moved member there.
             self.out.d.next.slot = self.e.val().slot;
             self.w.next = self.free.val();
             self.node_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_remove2 & self.s1.q.val().fin_move_member {
-            self.w.next.slot = self.s1.q.val().slot;
+        if self.pass_in.val().is_ctl_remove2 & self.pass_in.val().fin_move_member {
+            self.w.next.slot = self.pass_in.val().slot;
             self.node_table.wr_en.next = true;
         }
         self.node_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.node_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.node_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

@@ -33,14 +33,21 @@ pub struct AddrEntry {
 #[derive(LogicBlock)]
 pub struct NodeAddrStage<const N: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<AddrEntry>,
     addr_table: RmwTable<AddrEntry, N>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     who1: Signal<Local, Bits<N>>,
@@ -56,13 +63,15 @@ impl<const N: usize> Default for NodeAddrStage<N> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(Stage::NodeAddr, N),
             addr_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -78,37 +87,38 @@ impl<const N: usize> Default for NodeAddrStage<N> {
 impl<const N: usize> Logic for NodeAddrStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, addr_table, rp);
-        // Cycle 0: a forward reads its chosen node, a control pass writes the node it names.
-        self.who.next = self.pass_in.val().chosen.get_bits::<N>(0);
-        if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
-            self.who.next = self.pass_in.val().src.get_bits::<N>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`): a forward reads its chosen node, a control pass
+        // writes the node it names.
+        self.who.next = self.early.val().chosen.get_bits::<N>(0);
+        if self.early.val().is_ctl_add | self.early.val().is_ctl_remove {
+            self.who.next = self.early.val().src.get_bits::<N>(0);
         }
         self.addr_table.rd_addr.next = self.who.val();
-        if self.pass_in.val().is_ctl_read {
-            self.addr_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<N>(0);
+        if self.early.val().is_ctl_read {
+            self.addr_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
-        self.who1.next = self.s1.q.val().chosen.get_bits::<N>(0);
-        if self.s1.q.val().is_ctl_add | self.s1.q.val().is_ctl_remove {
-            self.who1.next = self.s1.q.val().src.get_bits::<N>(0);
+        // The pass in the stage: its entry, the new entry, the descriptor.
+        self.who1.next = self.pass_in.val().chosen.get_bits::<N>(0);
+        if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
+            self.who1.next = self.pass_in.val().src.get_bits::<N>(0);
         }
         self.addr_table.wr_addr.next = self.who1.val();
         self.addr_table.wr_en.next = false;
         self.e.next = self.addr_table.rd_data.val();
         self.w.next = self.addr_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
+        self.out.d.next = self.pass_in.val();
         // A continuation that missed its entry arrives dropped; one that hit is not `assigned`.
-        self.forwards.next = !self.s1.q.val().drop.any()
-            & ((self.s1.q.val().assigned
-                & (self.s1.q.val().is_task
-                    | self.s1.q.val().is_random
-                    | self.s1.q.val().is_sched2))
-                | self.s1.q.val().is_cont);
+        self.forwards.next = !self.pass_in.val().drop.any()
+            & ((self.pass_in.val().assigned
+                & (self.pass_in.val().is_task
+                    | self.pass_in.val().is_random
+                    | self.pass_in.val().is_sched2))
+                | self.pass_in.val().is_cont);
         if self.forwards.val() {
-            if self.e.val().valid & (self.e.val().pool == self.s1.q.val().pool) {
+            if self.e.val().valid & (self.e.val().pool == self.pass_in.val().pool) {
                 self.out.d.next.fwd = true;
                 self.out.d.next.mac = self.e.val().mac;
                 self.out.d.next.ip = self.e.val().ip;
@@ -120,28 +130,29 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
             }
         }
         // Control passes write whatever earlier stages did with them, as the model does.
-        if self.s1.q.val().is_ctl_add {
+        if self.pass_in.val().is_ctl_add {
             self.w.next.valid = true;
-            self.w.next.pool = self.s1.q.val().pool;
-            self.w.next.mac = self.s1.q.val().mac;
-            self.w.next.ip = self.s1.q.val().ip;
-            self.w.next.port = self.s1.q.val().port;
-            self.w.next.egress = self.s1.q.val().egress;
-            self.w.next.dst_id = self.s1.q.val().out_dst;
+            self.w.next.pool = self.pass_in.val().pool;
+            self.w.next.mac = self.pass_in.val().mac;
+            self.w.next.ip = self.pass_in.val().ip;
+            self.w.next.port = self.pass_in.val().port;
+            self.w.next.egress = self.pass_in.val().egress;
+            self.w.next.dst_id = self.pass_in.val().out_dst;
             self.addr_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_remove {
+        if self.pass_in.val().is_ctl_remove {
             self.w.next = self.free.val();
             self.addr_table.wr_en.next = true;
         }
         self.addr_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.addr_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.addr_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

@@ -30,14 +30,21 @@ pub struct PoolAvgEntry {
 #[derive(LogicBlock)]
 pub struct PoolAvgStage<const P: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rp: ReadPort<PoolAvgEntry>,
     avg_table: RmwTable<PoolAvgEntry, P>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     /// The rescale: the tasks kept and `kept * unit`.
     rescaler: RescaleMul,
@@ -61,13 +68,15 @@ impl<const P: usize> PoolAvgStage<P> {
     pub fn new(is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(Stage::PoolAvg, P),
             avg_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             rescaler: Default::default(),
             e: Default::default(),
@@ -90,33 +99,35 @@ impl<const P: usize> PoolAvgStage<P> {
 impl<const P: usize> Logic for PoolAvgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out);
+        dff_setup!(self, clock, out);
         clock!(self, clock, avg_table, rp);
-        // Cycle 0.
-        self.avg_table.rd_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
-        if self.pass_in.val().is_ctl_read {
-            self.avg_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<P>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`).
+        self.avg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
+        if self.early.val().is_ctl_read {
+            self.avg_table.rd_addr.next = self.early.val().rd_index.get_bits::<P>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
+        // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.avg_table.rd_data.val();
         self.w.next = self.avg_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
-        self.avg_table.wr_addr.next = self.s1.q.val().pool.get_bits::<P>(0);
+        self.out.d.next = self.pass_in.val();
+        self.avg_table.wr_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
         self.avg_table.wr_en.next = false;
-        self.live.next = !self.s1.q.val().drop.any();
+        self.live.next = !self.pass_in.val().drop.any();
 
         // The model's AvgChange: at most one of the three holds.
         self.started.next = self.is_leaf.val()
             & self.live.val()
-            & self.s1.q.val().assigned
-            & (self.s1.q.val().is_task | self.s1.q.val().is_random | self.s1.q.val().is_sched2);
+            & self.pass_in.val().assigned
+            & (self.pass_in.val().is_task
+                | self.pass_in.val().is_random
+                | self.pass_in.val().is_sched2);
         self.finished.next = self.is_leaf.val()
             & self.live.val()
-            & (self.s1.q.val().is_reply | self.s1.q.val().is_reply_idle);
+            & (self.pass_in.val().is_reply | self.pass_in.val().is_reply_idle);
         self.rescale.next = self.is_leaf.val()
             & self.live.val()
-            & (self.s1.q.val().is_ctl_add | self.s1.q.val().is_ctl_remove);
+            & (self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove);
         // The count saturates and never wraps below 0, so `acc == tasks * unit` stays exact.
         if self.started.val() & (self.e.val().tasks != self.max.val()) {
             self.w.next.tasks = self.e.val().tasks + self.one.val();
@@ -131,14 +142,14 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // Rescale: a removal forgets the integer part of the removed worker's queue. The rescaler's
         // inputs come from the registers and the table only (see `mul.rs`).
         self.rescaler.tasks.next = self.avg_table.rd_data.val().tasks;
-        self.rescaler.removed.next = self.s1.q.val().removed_q.get_bits::<16>(16);
-        if self.s1.q.val().is_ctl_add {
+        self.rescaler.removed.next = self.pass_in.val().removed_q.get_bits::<16>(16);
+        if self.pass_in.val().is_ctl_add {
             self.rescaler.removed.next = self.zero16.val();
         }
-        self.rescaler.unit.next = self.s1.q.val().unit.get_bits::<33>(0);
+        self.rescaler.unit.next = self.pass_in.val().unit.get_bits::<33>(0);
         if self.rescale.val() {
             self.w.next.tasks = self.rescaler.kept.val();
-            self.w.next.unit = self.s1.q.val().unit;
+            self.w.next.unit = self.pass_in.val().unit;
             self.w.next.acc = self.rescaler.acc.val();
             self.avg_table.wr_en.next = true;
         }
@@ -152,12 +163,12 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if self.cur.val() < self.e.val().reported {
             self.moved.next = self.e.val().reported - self.cur.val();
         }
-        if self.is_leaf.val() & self.live.val() & self.s1.q.val().spine_ok {
-            if self.s1.q.val().sig_idle_add | self.s1.q.val().sig_idle_remove {
+        if self.is_leaf.val() & self.live.val() & self.pass_in.val().spine_ok {
+            if self.pass_in.val().sig_idle_add | self.pass_in.val().sig_idle_remove {
                 // An idle signal has priority; `reported` stays, so the report waits.
                 self.out.d.next.avg = self.cur.val();
             } else if (self.started.val() | self.finished.val() | self.rescale.val())
-                & (self.moved.val() >= self.s1.q.val().report_delta)
+                & (self.moved.val() >= self.pass_in.val().report_delta)
             {
                 self.out.d.next.sig_load_update = true;
                 self.out.d.next.avg = self.cur.val();
@@ -165,18 +176,19 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
                 self.avg_table.wr_en.next = true;
             }
         }
-        if self.is_leaf.val() & self.s1.q.val().is_ctl_pool {
+        if self.is_leaf.val() & self.pass_in.val().is_ctl_pool {
             self.w.next = self.zero_entry.val();
             self.avg_table.wr_en.next = true;
         }
         self.avg_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.avg_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.avg_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

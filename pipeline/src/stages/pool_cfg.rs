@@ -17,8 +17,16 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct PoolCfgStage<const P: usize> {
     pub clock: Signal<In, Clock>,
+    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
+    /// table now.
+    pub early: Signal<In, Phv>,
+    /// The pass in this stage (the previous stage's `pass_out`).
     pub pass_in: Signal<In, Phv>,
     pub pass_out: Signal<Out, Phv>,
+    /// What `pass_out` will be next cycle (the next stage's `early`).
+    pub pass_next: Signal<Out, Phv>,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, Phv>,
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
@@ -26,10 +34,9 @@ pub struct PoolCfgStage<const P: usize> {
     /// The generator's state, for the co-simulation's read-back.
     pub rng_state: Signal<Out, Bits<64>>,
     cfg_table: RmwTable<PoolCfgEntry, P>,
-    s1: DFF<Phv>,
     out: DFF<Phv>,
     rng: DFFWithInit<Bits<64>>,
-    // Cycle-1 values.
+    // Values of the pass in the stage.
     e: Signal<Local, PoolCfgEntry>,
     w: Signal<Local, PoolCfgEntry>,
     reads: Signal<Local, Bit>,
@@ -54,14 +61,16 @@ impl<const P: usize> PoolCfgStage<P> {
         let seed = if seed == 0 { DEFAULT_SEED } else { seed };
         Self {
             clock: Default::default(),
+            early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
+            pass_next: Default::default(),
+            early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rp: ReadPort::new(Stage::PoolCfg, P),
             rng_state: Default::default(),
             cfg_table: Default::default(),
-            s1: Default::default(),
             out: Default::default(),
             rng: DFFWithInit::new(seed.into()),
             e: Default::default(),
@@ -88,35 +97,35 @@ impl<const P: usize> PoolCfgStage<P> {
 impl<const P: usize> Logic for PoolCfgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1, out, rng);
+        dff_setup!(self, clock, out, rng);
         clock!(self, clock, cfg_table, rp);
-        // Cycle 0.
-        self.cfg_table.rd_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
-        if self.pass_in.val().is_ctl_read {
-            self.cfg_table.rd_addr.next = self.pass_in.val().rd_index.get_bits::<P>(0);
+        self.early_unused.next = self.early.val();
+        // The entering pass's index (`early`).
+        self.cfg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
+        if self.early.val().is_ctl_read {
+            self.cfg_table.rd_addr.next = self.early.val().rd_index.get_bits::<P>(0);
         }
-        self.s1.d.next = self.pass_in.val();
-        // Cycle 1.
+        // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.cfg_table.rd_data.val();
         self.w.next = self.cfg_table.rd_data.val();
-        self.out.d.next = self.s1.q.val();
+        self.out.d.next = self.pass_in.val();
         self.cfg_table.wr_en.next = false;
-        self.cfg_table.wr_addr.next = self.s1.q.val().pool.get_bits::<P>(0);
-        self.reads.next = (self.s1.q.val().is_task
-            | self.s1.q.val().is_random
-            | self.s1.q.val().is_cont
-            | self.s1.q.val().is_reply
-            | self.s1.q.val().is_reply_idle
-            | self.s1.q.val().is_load_update
-            | self.s1.q.val().is_idle_add
-            | self.s1.q.val().is_idle_remove
-            | self.s1.q.val().is_sched2
-            | self.s1.q.val().is_add_commit
-            | self.s1.q.val().is_remove_finish
-            | self.s1.q.val().is_ctl_add
-            | self.s1.q.val().is_ctl_remove
-            | self.s1.q.val().is_ctl_remove2)
-            & !self.s1.q.val().drop.any();
+        self.cfg_table.wr_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
+        self.reads.next = (self.pass_in.val().is_task
+            | self.pass_in.val().is_random
+            | self.pass_in.val().is_cont
+            | self.pass_in.val().is_reply
+            | self.pass_in.val().is_reply_idle
+            | self.pass_in.val().is_load_update
+            | self.pass_in.val().is_idle_add
+            | self.pass_in.val().is_idle_remove
+            | self.pass_in.val().is_sched2
+            | self.pass_in.val().is_add_commit
+            | self.pass_in.val().is_remove_finish
+            | self.pass_in.val().is_ctl_add
+            | self.pass_in.val().is_ctl_remove
+            | self.pass_in.val().is_ctl_remove2)
+            & !self.pass_in.val().drop.any();
         if self.reads.val() {
             self.out.d.next.base = self.e.val().base;
             self.out.d.next.cap = self.e.val().cap;
@@ -134,7 +143,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         // The generator: one step per task first pass of a configured pool.
         self.draws.next = self.reads.val()
             & self.e.val().valid
-            & (self.s1.q.val().is_task | self.s1.q.val().is_random);
+            & (self.pass_in.val().is_task | self.pass_in.val().is_random);
         self.x1.next = self.rng.q.val() ^ (self.rng.q.val() << 13);
         self.x2.next = self.x1.val() ^ (self.x1.val() >> 7);
         self.x3.next = self.x2.val() ^ (self.x2.val() << 17);
@@ -154,14 +163,14 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             }
         }
         // Control passes.
-        if self.s1.q.val().is_ctl_pool {
+        if self.pass_in.val().is_ctl_pool {
             self.w.next.valid = true;
-            self.w.next.base = self.s1.q.val().base;
-            self.w.next.cap = self.s1.q.val().cap;
+            self.w.next.base = self.pass_in.val().base;
+            self.w.next.cap = self.pass_in.val().cap;
             self.w.next.n = self.zero.val();
             self.cfg_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_params {
+        if self.pass_in.val().is_ctl_params {
             // The link rule runs at once on the new thresholds (stage 2): it needs the pool's
             // spine; the pass already carries the new parameters.
             self.out.d.next.n = self.e.val().n;
@@ -169,37 +178,38 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.out.d.next.spine_id = self.e.val().spine_id;
             self.out.d.next.spine_node = self.e.val().spine_node;
         }
-        if self.s1.q.val().is_ctl_pool | self.s1.q.val().is_ctl_params {
-            self.w.next.link_at = self.s1.q.val().link_at;
-            self.w.next.unlink_at = self.s1.q.val().unlink_at;
-            self.w.next.report_delta = self.s1.q.val().report_delta;
+        if self.pass_in.val().is_ctl_pool | self.pass_in.val().is_ctl_params {
+            self.w.next.link_at = self.pass_in.val().link_at;
+            self.w.next.unlink_at = self.pass_in.val().unlink_at;
+            self.w.next.report_delta = self.pass_in.val().report_delta;
             self.cfg_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_pool {
-            self.w.next.spine_ok = self.s1.q.val().spine_ok;
-            self.w.next.spine_id = self.s1.q.val().spine_id;
-            self.w.next.spine_node = self.s1.q.val().spine_node;
+        if self.pass_in.val().is_ctl_pool {
+            self.w.next.spine_ok = self.pass_in.val().spine_ok;
+            self.w.next.spine_id = self.pass_in.val().spine_id;
+            self.w.next.spine_node = self.pass_in.val().spine_node;
         }
-        if self.s1.q.val().is_ctl_add {
+        if self.pass_in.val().is_ctl_add {
             self.out.d.next.slot = self.e.val().n;
             self.w.next.n = self.e.val().n + self.one.val();
             self.out.d.next.n = self.e.val().n + self.one.val();
             self.cfg_table.wr_en.next = true;
         }
-        if self.s1.q.val().is_ctl_remove {
+        if self.pass_in.val().is_ctl_remove {
             self.w.next.n = self.e.val().n - self.one.val();
             self.out.d.next.n = self.e.val().n - self.one.val();
             self.cfg_table.wr_en.next = true;
         }
         self.cfg_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
+        self.pass_next.next = self.out.d.val();
         self.rng_state.next = self.rng.q.val();
         // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.s1.q.val().is_ctl_read;
-        self.rp.table_no.next = self.s1.q.val().rd_table;
-        self.rp.index.next = self.s1.q.val().rd_index;
+        self.rp.read.next = self.pass_in.val().is_ctl_read;
+        self.rp.table_no.next = self.pass_in.val().rd_table;
+        self.rp.index.next = self.pass_in.val().rd_index;
         self.rp.entry.next = self.cfg_table.rd_data.val();
-        if self.s1.q.val().is_ctl_read {
+        if self.pass_in.val().is_ctl_read {
             self.cfg_table.wr_en.next = false;
         }
         self.rb.next = self.rp.rb.val();

@@ -1,8 +1,10 @@
-//! Drives a stage (a block with fields `clock`, `pass_in`, `pass_out`) one pass per clock in
-//! rust-hdl's simulator and collects what leaves it.
+//! Drives a stage (a block with fields `clock`, `early`, `pass_in`, `pass_out`) one pass per
+//! clock in rust-hdl's simulator and collects what leaves it. A pass is presented as `early` (its
+//! index reaches the first table) one cycle before it is `pass_in`, as the previous stage does.
 #![allow(dead_code, unused_macros)]
 
-/// Cycles a stage takes.
+/// Cycles from a pass presented as `early` to its leaving a chain of one stage (`k` stages:
+/// `k + 1`).
 pub const STAGE_LATENCY: usize = 2;
 
 /// `drive!(Type, uut, passes[, latency])`: feeds `passes: Vec<Option<Phv>>` one per clock (`None`: an idle cycle)
@@ -27,9 +29,12 @@ macro_rules! drive {
             let mut x = sim.init()?;
             wait_clock_true!(sim, clock, x);
             let mut fed: Vec<bool> = Vec::new();
+            let mut prev = horus_pipeline::phv::Phv::default();
             for i in 0..n + latency {
                 let p = passes.get(i).copied().flatten();
-                x.pass_in.next = p.unwrap_or_default();
+                x.early.next = p.unwrap_or_default();
+                x.pass_in.next = prev;
+                prev = p.unwrap_or_default();
                 fed.push(p.is_some());
                 wait_clock_cycle!(sim, clock, x);
                 if i + 1 >= latency && fed[i + 1 - latency] {
