@@ -469,7 +469,7 @@ fn run_inner(
             }
         }
         if dut.get_bit(&ports.trace_valid) {
-            let t = dut.get(&ports.trace).to_vec();
+            let t = dut.get(&ports.trace);
             r.passes += 1;
             let second = tf.second.iter().any(|&o| field(&t, o, 1) == 1);
             let control = tf.control.iter().any(|&o| field(&t, o, 1) == 1);
@@ -497,7 +497,8 @@ fn run_inner(
                 let slot = field(&t, tf.handle.0, tf.handle.1) as usize;
                 first_in = Some(last_beat_at[slot]);
                 FramePass::Frame(InFrame {
-                    frame: slots[slot].clone(),
+                    // A frame has one first pass: its slot's copy is not needed again.
+                    frame: std::mem::take(&mut slots[slot]),
                     time_us: field(&t, tf.time.0, tf.time.1) as u32,
                 })
             };
@@ -525,7 +526,7 @@ fn run_inner(
             }
         }
         if ready && dut.get_bit(&ports.m_tvalid) {
-            let data = dut.get(&ports.m_tdata).to_vec();
+            let data = dut.get(&ports.m_tdata);
             let keep = dut.get_u64(&ports.m_tkeep);
             let n = keep.trailing_ones() as usize;
             if out_frame.is_empty() {
