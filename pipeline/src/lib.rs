@@ -5,11 +5,14 @@
 //! lists, fixed-point averaging. It implements exactly the semantics of `horus-model`, following the
 //! stage plan in `docs/pipeline.md`; `rtl-gen` emits its Verilog.
 //!
-//! Built: [`table::RmwTable`], the stateful read-modify-write table with forwarding that every
-//! stage is built on; the first-beat [`parser`]; the [`deparser`]; the pass descriptor
-//! ([`phv`]); and the fourteen [`stages`], each tested against the model. Not yet: the decode
-//! step, the pass mux with the resubmit path, the frame buffer, the egress arbiter, the AXI4-Lite
-//! control port and the top levels (`docs/pipeline.md`).
+//! The blocks: [`table::RmwTable`], the stateful read-modify-write table with forwarding, and
+//! [`table::StageTable`], the table each stage owns (with its side of a table read,
+//! [`readback`]); the pass descriptor ([`phv`]); the fourteen [`stages`], one cycle and one table
+//! each; the scheduler [`core`] (decode, pass mux, resubmit path); the [`ingress`] (frame buffer
+//! and first-beat [`parser`]) and the [`egress`] (jobs, [`deparser`], output FIFO); the
+//! AXI4-Lite port ([`axil`], register map in [`regmap`]); the [`switch`] and the top levels
+//! ([`top`], sizes in [`presets`]). [`verilog`] emits and normalizes the Verilog, [`check`] lints
+//! and synthesizes it.
 
 pub mod axil;
 pub mod check;

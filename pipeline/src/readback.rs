@@ -85,10 +85,10 @@ impl<T: Entry> Logic for Pack<T> {
     }
 }
 
-/// A stage's side of a read: in the pass's cycle 1, when the pass reads this stage's table at an
-/// index within it, keep the entry seen (`entry`, the table's `rd_data`); any other read clears
-/// it, so that the core ORs the stages' `rb` into the one read back. `hit` says whether the last
-/// read was this stage's.
+/// A stage's side of a read (inside its [`StageTable`](crate::table::StageTable)): in the cycle
+/// the read's pass is in the stage, when it reads this stage's table at an index within it, keep
+/// the entry seen (`entry`, the table's `rd_data`); any other read clears it, so that the core
+/// ORs the stages' `rb` into the one read back. `hit` says whether the last read was this stage's.
 #[derive(LogicBlock)]
 pub struct ReadPort<T: Entry> {
     pub clock: Signal<In, Clock>,

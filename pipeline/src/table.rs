@@ -17,6 +17,8 @@
 //!   pass C                              rd_addr=a      rd_data=g(..) (forwarded) ...
 //! ```
 
+use crate::readback::{Entry, RB_BITS, ReadPort};
+use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 /// A table of `2^N` entries of `D`, initially zero.
@@ -52,5 +54,83 @@ impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
         if self.fwd_hit.q.val() {
             self.rd_data.next = self.fwd_data.q.val();
         }
+    }
+}
+
+/// The table a stage owns: an [`RmwTable`] with the stage's side of a table read
+/// (`readback.rs`). The stage gives it the entering pass's index and read fields (its `early`);
+/// when that pass is a read (`is_ctl_read`), the table reads `rd_index` instead of the stage's
+/// index and, in the next cycle, writes nothing whatever the stage asks and keeps the entry in
+/// its [`ReadPort`] when the read names this table (`rd_table`) at an index within it.
+#[derive(LogicBlock)]
+pub struct StageTable<D: Entry, const N: usize> {
+    pub clock: Signal<In, Clock>,
+    /// The entering pass: the stage's index, whether the pass is a read, and what it reads.
+    pub rd_addr: Signal<In, Bits<N>>,
+    pub read: Signal<In, Bit>,
+    pub read_table: Signal<In, Bits<4>>,
+    pub read_index: Signal<In, Bits<16>>,
+    /// The pass in the stage: the entry, and the stage's write (ignored for a read).
+    pub rd_data: Signal<Out, D>,
+    pub wr_en: Signal<In, Bit>,
+    pub wr_addr: Signal<In, Bits<N>>,
+    pub wr_data: Signal<In, D>,
+    /// The entry the last read kept, zero-extended, and whether it was this table's.
+    pub rb: Signal<Out, Bits<RB_BITS>>,
+    pub rb_hit: Signal<Out, Bit>,
+    rmw: RmwTable<D, N>,
+    rp: ReadPort<D>,
+    /// The read fields of the pass in the stage.
+    reading: DFF<Bit>,
+    reading_table: DFF<Bits<4>>,
+    reading_index: DFF<Bits<16>>,
+}
+
+impl<D: Entry, const N: usize> StageTable<D, N> {
+    /// The table of `stage` (its number is the read's `rd_table`).
+    pub fn new(stage: Stage) -> Self {
+        Self {
+            clock: Default::default(),
+            rd_addr: Default::default(),
+            read: Default::default(),
+            read_table: Default::default(),
+            read_index: Default::default(),
+            rd_data: Default::default(),
+            wr_en: Default::default(),
+            wr_addr: Default::default(),
+            wr_data: Default::default(),
+            rb: Default::default(),
+            rb_hit: Default::default(),
+            rmw: Default::default(),
+            rp: ReadPort::new(stage, N),
+            reading: Default::default(),
+            reading_table: Default::default(),
+            reading_index: Default::default(),
+        }
+    }
+}
+
+impl<D: Entry, const N: usize> Logic for StageTable<D, N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, reading, reading_table, reading_index);
+        clock!(self, clock, rmw, rp);
+        self.rmw.rd_addr.next = self.rd_addr.val();
+        if self.read.val() {
+            self.rmw.rd_addr.next = self.read_index.val().get_bits::<N>(0);
+        }
+        self.reading.d.next = self.read.val();
+        self.reading_table.d.next = self.read_table.val();
+        self.reading_index.d.next = self.read_index.val();
+        self.rd_data.next = self.rmw.rd_data.val();
+        self.rmw.wr_en.next = self.wr_en.val() & !self.reading.q.val();
+        self.rmw.wr_addr.next = self.wr_addr.val();
+        self.rmw.wr_data.next = self.wr_data.val();
+        self.rp.read.next = self.reading.q.val();
+        self.rp.table_no.next = self.reading_table.q.val();
+        self.rp.index.next = self.reading_index.q.val();
+        self.rp.entry.next = self.rmw.rd_data.val();
+        self.rb.next = self.rp.rb.val();
+        self.rb_hit.next = self.rp.hit.val();
     }
 }

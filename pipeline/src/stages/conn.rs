@@ -12,8 +12,8 @@
 //!   (`ev_conn_expired`).
 
 use crate::phv::{Phv, drop_code};
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -45,8 +45,7 @@ pub struct ConnStage<const C: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<ConnEntry>,
-    conn_table: RmwTable<ConnEntry, C>,
+    conn_table: StageTable<ConnEntry, C>,
     out: DFF<Phv>,
     /// The slot, hashed once in cycle 0 and kept for the write in cycle 1.
     slot1: DFF<Bits<C>>,
@@ -84,8 +83,7 @@ impl<const C: usize> ConnStage<C> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(Stage::Conn, C),
-            conn_table: Default::default(),
+            conn_table: StageTable::new(Stage::Conn),
             out: Default::default(),
             slot1: Default::default(),
             hash_seq: Default::default(),
@@ -112,7 +110,7 @@ impl<const C: usize> Logic for ConnStage<C> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out, slot1);
-        clock!(self, clock, conn_table, rp);
+        clock!(self, clock, conn_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`). The model's products are 32 bits wrapping; the slot
         // needs only their low C bits, which the 16 x 16 products give exactly.
@@ -121,9 +119,9 @@ impl<const C: usize> Logic for ConnStage<C> {
         self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
         self.slot0.next = self.unused_hash.val().get_bits::<C>(0);
         self.conn_table.rd_addr.next = self.slot0.val();
-        if self.early.val().is_ctl_read {
-            self.conn_table.rd_addr.next = self.early.val().rd_index.get_bits::<C>(0);
-        }
+        self.conn_table.read.next = self.early.val().is_ctl_read;
+        self.conn_table.read_table.next = self.early.val().rd_table;
+        self.conn_table.read_index.next = self.early.val().rd_index;
         self.slot1.d.next = self.slot0.val();
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.conn_table.rd_data.val();
@@ -180,15 +178,8 @@ impl<const C: usize> Logic for ConnStage<C> {
         self.conn_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.conn_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.conn_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.conn_table.rb.val();
+        self.rb_hit.next = self.conn_table.rb_hit.val();
     }
 }

@@ -12,8 +12,8 @@
 //!   into the load): `load + drift` stays exact under any interleaving.
 
 use crate::phv::Phv;
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
@@ -33,8 +33,7 @@ pub struct DriftStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<Bits<32>>,
-    drift_table: RmwTable<Bits<32>, N>,
+    drift_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     who1: Signal<Local, Bits<N>>,
@@ -71,8 +70,7 @@ impl<const N: usize> DriftStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(if first { Stage::Drift1 } else { Stage::Drift2 }, N),
-            drift_table: Default::default(),
+            drift_table: StageTable::new(if first { Stage::Drift1 } else { Stage::Drift2 }),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -103,7 +101,7 @@ impl<const N: usize> Logic for DriftStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, drift_table, rp);
+        clock!(self, clock, drift_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): reports address their node; a task off the idle path
         // its `sel` (copy 1) or, when copy 1 resubmitted it, its `other` (copy 2); everything else
@@ -124,9 +122,9 @@ impl<const N: usize> Logic for DriftStage<N> {
             }
         }
         self.drift_table.rd_addr.next = self.who.val();
-        if self.early.val().is_ctl_read {
-            self.drift_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
-        }
+        self.drift_table.read.next = self.early.val().is_ctl_read;
+        self.drift_table.read_table.next = self.early.val().rd_table;
+        self.drift_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.who1.next = self.pass_in.val().chosen.get_bits::<N>(0);
         if self.pass_in.val().is_reply
@@ -241,15 +239,8 @@ impl<const N: usize> Logic for DriftStage<N> {
         }
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.drift_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.drift_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.drift_table.rb.val();
+        self.rb_hit.next = self.drift_table.rb_hit.val();
     }
 }

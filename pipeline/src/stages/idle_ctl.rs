@@ -13,8 +13,8 @@
 //!   the spine's idle-selected flag shows was lost (a task from this pool's spine only).
 
 use crate::phv::{IdleCtlEntry, Phv, drop_code};
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -35,8 +35,7 @@ pub struct IdleCtlStage<const P: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<IdleCtlEntry>,
-    ctl_table: RmwTable<IdleCtlEntry, P>,
+    ctl_table: StageTable<IdleCtlEntry, P>,
     out: DFF<Phv>,
     e: Signal<Local, IdleCtlEntry>,
     w: Signal<Local, IdleCtlEntry>,
@@ -63,8 +62,7 @@ impl<const P: usize> IdleCtlStage<P> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(Stage::IdleCtl, P),
-            ctl_table: Default::default(),
+            ctl_table: StageTable::new(Stage::IdleCtl),
             out: Default::default(),
             e: Default::default(),
             w: Default::default(),
@@ -86,13 +84,13 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, ctl_table, rp);
+        clock!(self, clock, ctl_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
         self.ctl_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
-        if self.early.val().is_ctl_read {
-            self.ctl_table.rd_addr.next = self.early.val().rd_index.get_bits::<P>(0);
-        }
+        self.ctl_table.read.next = self.early.val().is_ctl_read;
+        self.ctl_table.read_table.next = self.early.val().rd_table;
+        self.ctl_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.ctl_table.rd_data.val();
         self.w.next = self.ctl_table.rd_data.val();
@@ -200,15 +198,8 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.ctl_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.ctl_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.ctl_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.ctl_table.rb.val();
+        self.rb_hit.next = self.ctl_table.rb_hit.val();
     }
 }

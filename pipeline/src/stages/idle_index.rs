@@ -10,8 +10,8 @@
 //! - A removal's second pass records the moved node's new position.
 
 use crate::phv::{IdleIndexEntry, Phv, drop_code};
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -32,8 +32,7 @@ pub struct IdleIndexStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<IdleIndexEntry>,
-    index_table: RmwTable<IdleIndexEntry, N>,
+    index_table: StageTable<IdleIndexEntry, N>,
     out: DFF<Phv>,
     /// The node the pass addresses, cycle 0 and cycle 1.
     who: Signal<Local, Bits<N>>,
@@ -64,8 +63,7 @@ impl<const N: usize> IdleIndexStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(Stage::IdleIndex, N),
-            index_table: Default::default(),
+            index_table: StageTable::new(Stage::IdleIndex),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -89,7 +87,7 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, index_table, rp);
+        clock!(self, clock, index_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): the popped node, the former top being placed, or the
         // message's node.
@@ -103,9 +101,9 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
             self.who.next = self.early.val().last_node.get_bits::<N>(0);
         }
         self.index_table.rd_addr.next = self.who.val();
-        if self.early.val().is_ctl_read {
-            self.index_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
-        }
+        self.index_table.read.next = self.early.val().is_ctl_read;
+        self.index_table.read_table.next = self.early.val().rd_table;
+        self.index_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.who1.next = self.pass_in.val().src.get_bits::<N>(0);
         if self.pass_in.val().is_task {
@@ -189,15 +187,8 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
         self.index_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.index_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.index_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.index_table.rb.val();
+        self.rb_hit.next = self.index_table.rb_hit.val();
     }
 }

@@ -6,8 +6,8 @@
 //! A removal's second pass writes `last` into the hole (`idleList[removedIdx] <- lastNode`).
 
 use crate::phv::{NodeRefEntry, Phv};
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
@@ -27,8 +27,7 @@ pub struct IdleListStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<NodeRefEntry>,
-    list_table: RmwTable<NodeRefEntry, N>,
+    list_table: StageTable<NodeRefEntry, N>,
     out: DFF<Phv>,
     w: Signal<Local, NodeRefEntry>,
     live: Signal<Local, Bit>,
@@ -47,8 +46,7 @@ impl<const N: usize> IdleListStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(Stage::IdleList, N),
-            list_table: Default::default(),
+            list_table: StageTable::new(Stage::IdleList),
             out: Default::default(),
             w: Default::default(),
             live: Default::default(),
@@ -62,15 +60,15 @@ impl<const N: usize> Logic for IdleListStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, list_table, rp);
+        clock!(self, clock, list_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
         // base + pos < 2^N by configuration: the sum is taken in N bits.
         self.list_table.rd_addr.next =
             self.early.val().base.get_bits::<N>(0) + self.early.val().pos.get_bits::<N>(0);
-        if self.early.val().is_ctl_read {
-            self.list_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
-        }
+        self.list_table.read.next = self.early.val().is_ctl_read;
+        self.list_table.read_table.next = self.early.val().rd_table;
+        self.list_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.out.d.next = self.pass_in.val();
         self.list_table.wr_addr.next =
@@ -108,15 +106,8 @@ impl<const N: usize> Logic for IdleListStage<N> {
         self.list_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.list_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.list_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.list_table.rb.val();
+        self.rb_hit.next = self.list_table.rb_hit.val();
     }
 }

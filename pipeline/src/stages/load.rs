@@ -9,8 +9,8 @@
 //!   copies: `load += drift_seen + factor`, clamped to `[0, 2^32)` as `Load::corrected` does.
 
 use crate::phv::Phv;
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
@@ -30,8 +30,7 @@ pub struct LoadStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<Bits<32>>,
-    load_table: RmwTable<Bits<32>, N>,
+    load_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     who1: Signal<Local, Bits<16>>,
@@ -68,8 +67,7 @@ impl<const N: usize> LoadStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(if first { Stage::Load1 } else { Stage::Load2 }, N),
-            load_table: Default::default(),
+            load_table: StageTable::new(if first { Stage::Load1 } else { Stage::Load2 }),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -100,7 +98,7 @@ impl<const N: usize> Logic for LoadStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, load_table, rp);
+        clock!(self, clock, load_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): the sample, the reporting node, or the second pass's
         // winner.
@@ -119,9 +117,9 @@ impl<const N: usize> Logic for LoadStage<N> {
             }
         }
         self.load_table.rd_addr.next = self.who.val();
-        if self.early.val().is_ctl_read {
-            self.load_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
-        }
+        self.load_table.read.next = self.early.val().is_ctl_read;
+        self.load_table.read_table.next = self.early.val().rd_table;
+        self.load_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.a_wins1.next = self.pass_in.val().a_q <= self.pass_in.val().b_q;
         self.who1.next = self.pass_in.val().src;
@@ -211,15 +209,8 @@ impl<const N: usize> Logic for LoadStage<N> {
         }
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.load_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.load_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.load_table.rb.val();
+        self.rb_hit.next = self.load_table.rb_hit.val();
     }
 }

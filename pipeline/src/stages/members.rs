@@ -6,8 +6,8 @@
 //! `n`, and a removal's last member moved into the freed slot.
 
 use crate::phv::{NodeRefEntry, Phv};
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
@@ -27,8 +27,7 @@ pub struct MembersStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<NodeRefEntry>,
-    member_table: RmwTable<NodeRefEntry, N>,
+    member_table: StageTable<NodeRefEntry, N>,
     out: DFF<Phv>,
     w: Signal<Local, NodeRefEntry>,
     sample_in: Signal<Local, Bits<N>>,
@@ -48,15 +47,11 @@ impl<const N: usize> MembersStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(
-                if first {
-                    Stage::Members1
-                } else {
-                    Stage::Members2
-                },
-                N,
-            ),
-            member_table: Default::default(),
+            member_table: StageTable::new(if first {
+                Stage::Members1
+            } else {
+                Stage::Members2
+            }),
             out: Default::default(),
             w: Default::default(),
             sample_in: Default::default(),
@@ -70,7 +65,7 @@ impl<const N: usize> Logic for MembersStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, member_table, rp);
+        clock!(self, clock, member_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): a task's sample, or a control pass's member slot.
         self.sample_in.next = self.early.val().r2.get_bits::<N>(0);
@@ -83,9 +78,9 @@ impl<const N: usize> Logic for MembersStage<N> {
         // base + index < 2^N by configuration: the sum is taken in N bits.
         self.member_table.rd_addr.next =
             self.early.val().base.get_bits::<N>(0) + self.sample_in.val();
-        if self.early.val().is_ctl_read {
-            self.member_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
-        }
+        self.member_table.read.next = self.early.val().is_ctl_read;
+        self.member_table.read_table.next = self.early.val().rd_table;
+        self.member_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.out.d.next = self.pass_in.val();
         self.w.next = self.member_table.rd_data.val();
@@ -128,15 +123,8 @@ impl<const N: usize> Logic for MembersStage<N> {
         self.member_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.member_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.member_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.member_table.rb.val();
+        self.rb_hit.next = self.member_table.rb_hit.val();
     }
 }

@@ -8,8 +8,8 @@
 //! slot by a removal.
 
 use crate::phv::{NodeEntry, Phv, drop_code};
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -30,8 +30,7 @@ pub struct NodeStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<NodeEntry>,
-    node_table: RmwTable<NodeEntry, N>,
+    node_table: StageTable<NodeEntry, N>,
     out: DFF<Phv>,
     e: Signal<Local, NodeEntry>,
     w: Signal<Local, NodeEntry>,
@@ -57,8 +56,7 @@ impl<const N: usize> Default for NodeStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(Stage::Node, N),
-            node_table: Default::default(),
+            node_table: StageTable::new(Stage::Node),
             out: Default::default(),
             e: Default::default(),
             w: Default::default(),
@@ -77,13 +75,13 @@ impl<const N: usize> Logic for NodeStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, node_table, rp);
+        clock!(self, clock, node_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
         self.node_table.rd_addr.next = self.early.val().src.get_bits::<N>(0);
-        if self.early.val().is_ctl_read {
-            self.node_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
-        }
+        self.node_table.read.next = self.early.val().is_ctl_read;
+        self.node_table.read_table.next = self.early.val().rd_table;
+        self.node_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.node_table.rd_data.val();
         self.w.next = self.node_table.rd_data.val();
@@ -138,15 +136,8 @@ impl<const N: usize> Logic for NodeStage<N> {
         self.node_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.node_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.node_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.node_table.rb.val();
+        self.rb_hit.next = self.node_table.rb_hit.val();
     }
 }

@@ -9,8 +9,8 @@
 //! node added (with its pool), or removed.
 
 use crate::phv::{Phv, drop_code};
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -46,8 +46,7 @@ pub struct NodeAddrStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<AddrEntry>,
-    addr_table: RmwTable<AddrEntry, N>,
+    addr_table: StageTable<AddrEntry, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     who1: Signal<Local, Bits<N>>,
@@ -70,8 +69,7 @@ impl<const N: usize> Default for NodeAddrStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(Stage::NodeAddr, N),
-            addr_table: Default::default(),
+            addr_table: StageTable::new(Stage::NodeAddr),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -88,7 +86,7 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, addr_table, rp);
+        clock!(self, clock, addr_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): a forward reads its chosen node, a control pass
         // writes the node it names.
@@ -97,9 +95,9 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
             self.who.next = self.early.val().src.get_bits::<N>(0);
         }
         self.addr_table.rd_addr.next = self.who.val();
-        if self.early.val().is_ctl_read {
-            self.addr_table.rd_addr.next = self.early.val().rd_index.get_bits::<N>(0);
-        }
+        self.addr_table.read.next = self.early.val().is_ctl_read;
+        self.addr_table.read_table.next = self.early.val().rd_table;
+        self.addr_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.who1.next = self.pass_in.val().chosen.get_bits::<N>(0);
         if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
@@ -147,15 +145,8 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
         self.addr_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.addr_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.addr_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.addr_table.rb.val();
+        self.rb_hit.next = self.addr_table.rb_hit.val();
     }
 }

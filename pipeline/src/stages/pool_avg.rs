@@ -12,8 +12,8 @@
 
 use crate::mul::RescaleMul;
 use crate::phv::Phv;
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
@@ -43,8 +43,7 @@ pub struct PoolAvgStage<const P: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<PoolAvgEntry>,
-    avg_table: RmwTable<PoolAvgEntry, P>,
+    avg_table: StageTable<PoolAvgEntry, P>,
     out: DFF<Phv>,
     /// The rescale: the tasks kept and `kept * unit`.
     rescaler: RescaleMul,
@@ -75,8 +74,7 @@ impl<const P: usize> PoolAvgStage<P> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(Stage::PoolAvg, P),
-            avg_table: Default::default(),
+            avg_table: StageTable::new(Stage::PoolAvg),
             out: Default::default(),
             rescaler: Default::default(),
             e: Default::default(),
@@ -100,13 +98,13 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out);
-        clock!(self, clock, avg_table, rp);
+        clock!(self, clock, avg_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
         self.avg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
-        if self.early.val().is_ctl_read {
-            self.avg_table.rd_addr.next = self.early.val().rd_index.get_bits::<P>(0);
-        }
+        self.avg_table.read.next = self.early.val().is_ctl_read;
+        self.avg_table.read_table.next = self.early.val().rd_table;
+        self.avg_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.avg_table.rd_data.val();
         self.w.next = self.avg_table.rd_data.val();
@@ -183,15 +181,8 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.avg_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.avg_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.avg_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.avg_table.rb.val();
+        self.rb_hit.next = self.avg_table.rb_hit.val();
     }
 }

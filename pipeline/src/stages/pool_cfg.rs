@@ -7,8 +7,8 @@
 //! (`empty_pool`). Control passes write the entry.
 
 use crate::phv::{Phv, PoolCfgEntry, drop_code};
-use crate::readback::{RB_BITS, ReadPort};
-use crate::table::RmwTable;
+use crate::readback::RB_BITS;
+use crate::table::StageTable;
 use horus_model::rng::DEFAULT_SEED;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
@@ -30,10 +30,9 @@ pub struct PoolCfgStage<const P: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
-    rp: ReadPort<PoolCfgEntry>,
     /// The generator's state, for the co-simulation's read-back.
     pub rng_state: Signal<Out, Bits<64>>,
-    cfg_table: RmwTable<PoolCfgEntry, P>,
+    cfg_table: StageTable<PoolCfgEntry, P>,
     out: DFF<Phv>,
     rng: DFFWithInit<Bits<64>>,
     // Values of the pass in the stage.
@@ -68,9 +67,8 @@ impl<const P: usize> PoolCfgStage<P> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            rp: ReadPort::new(Stage::PoolCfg, P),
             rng_state: Default::default(),
-            cfg_table: Default::default(),
+            cfg_table: StageTable::new(Stage::PoolCfg),
             out: Default::default(),
             rng: DFFWithInit::new(seed.into()),
             e: Default::default(),
@@ -98,13 +96,13 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out, rng);
-        clock!(self, clock, cfg_table, rp);
+        clock!(self, clock, cfg_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
         self.cfg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
-        if self.early.val().is_ctl_read {
-            self.cfg_table.rd_addr.next = self.early.val().rd_index.get_bits::<P>(0);
-        }
+        self.cfg_table.read.next = self.early.val().is_ctl_read;
+        self.cfg_table.read_table.next = self.early.val().rd_table;
+        self.cfg_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.cfg_table.rd_data.val();
         self.w.next = self.cfg_table.rd_data.val();
@@ -204,15 +202,8 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
         self.rng_state.next = self.rng.q.val();
-        // Reads (`readback.rs`): keep the entry; nothing is written.
-        self.rp.read.next = self.pass_in.val().is_ctl_read;
-        self.rp.table_no.next = self.pass_in.val().rd_table;
-        self.rp.index.next = self.pass_in.val().rd_index;
-        self.rp.entry.next = self.cfg_table.rd_data.val();
-        if self.pass_in.val().is_ctl_read {
-            self.cfg_table.wr_en.next = false;
-        }
-        self.rb.next = self.rp.rb.val();
-        self.rb_hit.next = self.rp.hit.val();
+        // Reads (`readback.rs`): the table keeps the entry and writes nothing.
+        self.rb.next = self.cfg_table.rb.val();
+        self.rb_hit.next = self.cfg_table.rb_hit.val();
     }
 }
