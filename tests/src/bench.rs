@@ -471,8 +471,8 @@ fn run_inner(
         if dut.get_bit(&ports.trace_valid) {
             let t = dut.get(&ports.trace);
             r.passes += 1;
-            let second = tf.second.iter().any(|&o| field(&t, o, 1) == 1);
-            let control = tf.control.iter().any(|&o| field(&t, o, 1) == 1);
+            let second = tf.second.iter().any(|&o| field(t, o, 1) == 1);
+            let control = tf.control.iter().any(|&o| field(t, o, 1) == 1);
             let mut first_in: Option<u64> = None;
             let pass = if control {
                 let (Some(op), Some(Input::Control(head))) = (staged.take(), inputs.pop_front())
@@ -494,12 +494,12 @@ fn run_inner(
                 }
             } else {
                 r.first_passes += 1;
-                let slot = field(&t, tf.handle.0, tf.handle.1) as usize;
+                let slot = field(t, tf.handle.0, tf.handle.1) as usize;
                 first_in = Some(last_beat_at[slot]);
                 FramePass::Frame(InFrame {
                     // A frame has one first pass: its slot's copy is not needed again.
                     frame: std::mem::take(&mut slots[slot]),
-                    time_us: field(&t, tf.time.0, tf.time.1) as u32,
+                    time_us: field(t, tf.time.0, tf.time.1) as u32,
                 })
             };
             let res = sw
