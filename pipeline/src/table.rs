@@ -57,11 +57,12 @@ impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
     }
 }
 
-/// The table a stage owns: an [`RmwTable`] with the stage's side of a table read
-/// (`readback.rs`). The stage gives it the entering pass's index and read fields (its `early`);
-/// when that pass is a read (`is_ctl_read`), the table reads `rd_index` instead of the stage's
-/// index and, in the next cycle, writes nothing whatever the stage asks and keeps the entry in
-/// its [`ReadPort`] when the read names this table (`rd_table`) at an index within it.
+/// The table a stage owns: an [`RmwTable`] whose pass writes back at the index it read (so a
+/// pass touches one entry), with the stage's side of a table read (`readback.rs`). The stage
+/// gives it the entering pass's index and read fields (its `early`); when that pass is a read
+/// (`is_ctl_read`), the table reads `rd_index` instead of the stage's index and, in the next
+/// cycle, writes nothing whatever the stage asks and keeps the entry in its [`ReadPort`] when the
+/// read names this table (`rd_table`) at an index within it.
 #[derive(LogicBlock)]
 pub struct StageTable<D: Entry, const N: usize> {
     pub clock: Signal<In, Clock>,
@@ -70,16 +71,18 @@ pub struct StageTable<D: Entry, const N: usize> {
     pub read: Signal<In, Bit>,
     pub read_table: Signal<In, Bits<4>>,
     pub read_index: Signal<In, Bits<16>>,
-    /// The pass in the stage: the entry, and the stage's write (ignored for a read).
+    /// The pass in the stage: the entry, and the stage's write, at the index it read (ignored
+    /// for a read).
     pub rd_data: Signal<Out, D>,
     pub wr_en: Signal<In, Bit>,
-    pub wr_addr: Signal<In, Bits<N>>,
     pub wr_data: Signal<In, D>,
     /// The entry the last read kept, zero-extended, and whether it was this table's.
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
     rmw: RmwTable<D, N>,
     rp: ReadPort<D>,
+    /// The index the pass in the stage read: where it writes.
+    at: DFF<Bits<N>>,
     /// The read fields of the pass in the stage.
     reading: DFF<Bit>,
     reading_table: DFF<Bits<4>>,
@@ -97,12 +100,12 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
             read_index: Default::default(),
             rd_data: Default::default(),
             wr_en: Default::default(),
-            wr_addr: Default::default(),
             wr_data: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
             rmw: Default::default(),
             rp: ReadPort::new(stage, N),
+            at: Default::default(),
             reading: Default::default(),
             reading_table: Default::default(),
             reading_index: Default::default(),
@@ -113,18 +116,20 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
 impl<D: Entry, const N: usize> Logic for StageTable<D, N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, reading, reading_table, reading_index);
+        dff_setup!(self, clock, at, reading, reading_table, reading_index);
         clock!(self, clock, rmw, rp);
         self.rmw.rd_addr.next = self.rd_addr.val();
+        self.at.d.next = self.rd_addr.val();
         if self.read.val() {
             self.rmw.rd_addr.next = self.read_index.val().get_bits::<N>(0);
+            self.at.d.next = self.read_index.val().get_bits::<N>(0);
         }
         self.reading.d.next = self.read.val();
         self.reading_table.d.next = self.read_table.val();
         self.reading_index.d.next = self.read_index.val();
         self.rd_data.next = self.rmw.rd_data.val();
         self.rmw.wr_en.next = self.wr_en.val() & !self.reading.q.val();
-        self.rmw.wr_addr.next = self.wr_addr.val();
+        self.rmw.wr_addr.next = self.at.q.val();
         self.rmw.wr_data.next = self.wr_data.val();
         self.rp.read.next = self.reading.q.val();
         self.rp.table_no.next = self.reading_table.q.val();

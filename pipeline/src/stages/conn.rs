@@ -47,8 +47,6 @@ pub struct ConnStage<const C: usize> {
     pub rb_hit: Signal<Out, Bit>,
     conn_table: StageTable<ConnEntry, C>,
     out: DFF<Phv>,
-    /// The slot, hashed once in cycle 0 and kept for the write in cycle 1.
-    slot1: DFF<Bits<C>>,
     hash_seq: Signal<Local, Bits<32>>,
     hash_pool: Signal<Local, Bits<32>>,
     /// The model's 32-bit hash, of which only the low C bits are read; named `unused_*` so that
@@ -85,7 +83,6 @@ impl<const C: usize> ConnStage<C> {
             rb_hit: Default::default(),
             conn_table: StageTable::new(Stage::Conn),
             out: Default::default(),
-            slot1: Default::default(),
             hash_seq: Default::default(),
             hash_pool: Default::default(),
             unused_hash: Default::default(),
@@ -109,7 +106,7 @@ impl<const C: usize> ConnStage<C> {
 impl<const C: usize> Logic for ConnStage<C> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out, slot1);
+        dff_setup!(self, clock, out);
         clock!(self, clock, conn_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`). The model's products are 32 bits wrapping; the slot
@@ -122,12 +119,10 @@ impl<const C: usize> Logic for ConnStage<C> {
         self.conn_table.read.next = self.early.val().is_ctl_read;
         self.conn_table.read_table.next = self.early.val().rd_table;
         self.conn_table.read_index.next = self.early.val().rd_index;
-        self.slot1.d.next = self.slot0.val();
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.conn_table.rd_data.val();
         self.w.next = self.conn_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
-        self.conn_table.wr_addr.next = self.slot1.q.val();
         self.conn_table.wr_en.next = false;
         self.live.next = !self.pass_in.val().drop.any();
         self.same.next = (self.e.val().pool == self.pass_in.val().pool)

@@ -36,7 +36,6 @@ pub struct DriftStage<const N: usize> {
     drift_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
-    who1: Signal<Local, Bits<N>>,
     live: Signal<Local, Bit>,
     p2: Signal<Local, Bit>,
     stands: Signal<Local, Bit>,
@@ -73,7 +72,6 @@ impl<const N: usize> DriftStage<N> {
             drift_table: StageTable::new(if first { Stage::Drift1 } else { Stage::Drift2 }),
             out: Default::default(),
             who: Default::default(),
-            who1: Default::default(),
             live: Default::default(),
             p2: Default::default(),
             stands: Default::default(),
@@ -126,22 +124,6 @@ impl<const N: usize> Logic for DriftStage<N> {
         self.drift_table.read_table.next = self.early.val().rd_table;
         self.drift_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.who1.next = self.pass_in.val().chosen.get_bits::<N>(0);
-        if self.pass_in.val().is_reply
-            | self.pass_in.val().is_reply_idle
-            | self.pass_in.val().is_load_update
-            | self.pass_in.val().is_ctl_add
-            | self.pass_in.val().is_ctl_remove
-        {
-            self.who1.next = self.pass_in.val().src.get_bits::<N>(0);
-        }
-        if self.pass_in.val().is_task & !self.pass_in.val().idle {
-            self.who1.next = self.pass_in.val().a_node.get_bits::<N>(0);
-            if !self.first.val() & self.pass_in.val().resubmit {
-                self.who1.next = self.pass_in.val().b_node.get_bits::<N>(0);
-            }
-        }
-        self.drift_table.wr_addr.next = self.who1.val();
         self.drift_table.wr_en.next = false;
         self.drift_table.wr_data.next = self.drift_table.rd_data.val();
         self.out.d.next = self.pass_in.val();

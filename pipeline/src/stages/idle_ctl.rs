@@ -95,7 +95,6 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.e.next = self.ctl_table.rd_data.val();
         self.w.next = self.ctl_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
-        self.ctl_table.wr_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
         self.ctl_table.wr_en.next = false;
         self.live.next = !self.pass_in.val().drop.any();
         self.changed.next = false;

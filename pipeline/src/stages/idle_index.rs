@@ -36,7 +36,6 @@ pub struct IdleIndexStage<const N: usize> {
     out: DFF<Phv>,
     /// The node the pass addresses, cycle 0 and cycle 1.
     who: Signal<Local, Bits<N>>,
-    who1: Signal<Local, Bits<N>>,
     e: Signal<Local, IdleIndexEntry>,
     w: Signal<Local, IdleIndexEntry>,
     live: Signal<Local, Bit>,
@@ -66,7 +65,6 @@ impl<const N: usize> IdleIndexStage<N> {
             index_table: StageTable::new(Stage::IdleIndex),
             out: Default::default(),
             who: Default::default(),
-            who1: Default::default(),
             e: Default::default(),
             w: Default::default(),
             live: Default::default(),
@@ -105,17 +103,9 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
         self.index_table.read_table.next = self.early.val().rd_table;
         self.index_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.who1.next = self.pass_in.val().src.get_bits::<N>(0);
-        if self.pass_in.val().is_task {
-            self.who1.next = self.pass_in.val().chosen.get_bits::<N>(0);
-        }
         self.places_last.next = (self.pass_in.val().is_remove_finish
             | self.pass_in.val().is_ctl_remove2)
             & (self.pass_in.val().fin_move | self.pass_in.val().fin_abort);
-        if self.places_last.val() {
-            self.who1.next = self.pass_in.val().last_node.get_bits::<N>(0);
-        }
-        self.index_table.wr_addr.next = self.who1.val();
         self.index_table.wr_en.next = false;
         self.e.next = self.index_table.rd_data.val();
         self.w.next = self.index_table.rd_data.val();

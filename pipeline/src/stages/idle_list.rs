@@ -71,8 +71,6 @@ impl<const N: usize> Logic for IdleListStage<N> {
         self.list_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.out.d.next = self.pass_in.val();
-        self.list_table.wr_addr.next =
-            self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().pos.get_bits::<N>(0);
         self.list_table.wr_en.next = false;
         self.w.next = self.list_table.rd_data.val();
         self.live.next = !self.pass_in.val().drop.any();

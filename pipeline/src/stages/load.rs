@@ -129,7 +129,6 @@ impl<const N: usize> Logic for LoadStage<N> {
                 self.who1.next = self.pass_in.val().a_node;
             }
         }
-        self.load_table.wr_addr.next = self.who1.val().get_bits::<N>(0);
         self.load_table.wr_en.next = false;
         self.load_table.wr_data.next = self.load_table.rd_data.val();
         self.out.d.next = self.pass_in.val();

@@ -85,16 +85,6 @@ impl<const N: usize> Logic for MembersStage<N> {
         self.out.d.next = self.pass_in.val();
         self.w.next = self.member_table.rd_data.val();
         self.member_table.wr_en.next = false;
-        self.member_table.wr_addr.next =
-            self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().r2.get_bits::<N>(0);
-        if self.first.val() {
-            self.member_table.wr_addr.next =
-                self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().r1.get_bits::<N>(0);
-        }
-        if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
-            self.member_table.wr_addr.next =
-                self.pass_in.val().base.get_bits::<N>(0) + self.pass_in.val().slot.get_bits::<N>(0);
-        }
         self.live.next = !self.pass_in.val().drop.any();
         if self.live.val() & self.pass_in.val().is_task & !self.pass_in.val().idle {
             if self.first.val() {

@@ -86,7 +86,6 @@ impl<const N: usize> Logic for NodeStage<N> {
         self.e.next = self.node_table.rd_data.val();
         self.w.next = self.node_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
-        self.node_table.wr_addr.next = self.pass_in.val().src.get_bits::<N>(0);
         self.node_table.wr_en.next = false;
         self.checks.next = (self.pass_in.val().is_reply
             | self.pass_in.val().is_reply_idle

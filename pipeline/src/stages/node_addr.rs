@@ -49,7 +49,6 @@ pub struct NodeAddrStage<const N: usize> {
     addr_table: StageTable<AddrEntry, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
-    who1: Signal<Local, Bits<N>>,
     e: Signal<Local, AddrEntry>,
     w: Signal<Local, AddrEntry>,
     forwards: Signal<Local, Bit>,
@@ -72,7 +71,6 @@ impl<const N: usize> Default for NodeAddrStage<N> {
             addr_table: StageTable::new(Stage::NodeAddr),
             out: Default::default(),
             who: Default::default(),
-            who1: Default::default(),
             e: Default::default(),
             w: Default::default(),
             forwards: Default::default(),
@@ -99,11 +97,6 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
         self.addr_table.read_table.next = self.early.val().rd_table;
         self.addr_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.who1.next = self.pass_in.val().chosen.get_bits::<N>(0);
-        if self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove {
-            self.who1.next = self.pass_in.val().src.get_bits::<N>(0);
-        }
-        self.addr_table.wr_addr.next = self.who1.val();
         self.addr_table.wr_en.next = false;
         self.e.next = self.addr_table.rd_data.val();
         self.w.next = self.addr_table.rd_data.val();

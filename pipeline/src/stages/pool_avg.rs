@@ -109,7 +109,6 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.e.next = self.avg_table.rd_data.val();
         self.w.next = self.avg_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
-        self.avg_table.wr_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
         self.avg_table.wr_en.next = false;
         self.live.next = !self.pass_in.val().drop.any();
 

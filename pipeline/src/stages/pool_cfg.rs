@@ -108,7 +108,6 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         self.w.next = self.cfg_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
         self.cfg_table.wr_en.next = false;
-        self.cfg_table.wr_addr.next = self.pass_in.val().pool.get_bits::<P>(0);
         self.reads.next = (self.pass_in.val().is_task
             | self.pass_in.val().is_random
             | self.pass_in.val().is_cont
