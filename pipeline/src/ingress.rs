@@ -9,8 +9,9 @@
 //! When a frame's last beat arrives, its first beat and its length go through the [`Parser`]; two
 //! cycles later its verdict, arrival time (`now_us` at the last beat) and length are written to
 //! the slot's descriptor, and the frame is ready from the next cycle on (the descriptor table is
-//! an [`RmwTable`], which forwards an entry written in a cycle to a read of it presented then). Frames are offered to the core in arrival
-//! order (`pkt_*`), one per cycle when the core takes them (`pkt_take`).
+//! an [`RmwTable`], which forwards an entry written in a cycle to a read of it presented then).
+//! Frames are offered to the core in arrival order (`pkt_*`), one per cycle when the core takes
+//! them (`pkt_take`).
 //!
 //! A frame longer than a slot is received to its end, but only its first slot's worth of beats is
 //! kept, and the parser's verdict is replaced by `CLASS_DROP_MALFORMED`: it is dropped and counted
