@@ -26,7 +26,14 @@ pub struct SynthReport {
     pub lut_depth: u64,
     /// Where that path starts and ends: "from <cell> to <cell>".
     pub deepest: String,
+    /// Its cells, start first.
+    pub path: Vec<String>,
+    /// The registers with a path into them deeper than [`TARGET_LUT_LEVELS`], deepest first.
+    pub over_target: Vec<DeepEnd>,
 }
+
+/// The logic depth the pipeline aims at (issue 3: 322 MHz on UltraScale+).
+pub const TARGET_LUT_LEVELS: u64 = 6;
 
 /// `{}` prints the figures; `{:#}` adds where the deepest path runs.
 impl fmt::Display for SynthReport {
@@ -174,7 +181,9 @@ pub fn yosys_synth_top(name: &str, verilog: &str, top: &str) -> Result<SynthRepo
     let json = read(&netlist)?;
     // Tens of megabytes for a whole switch (the cell library comes along): not kept.
     let _ = std::fs::remove_file(&netlist);
-    (report.lut_depth, report.deepest) = lut_depth(&json, top)?;
+    let d = lut_depths(&json, top, TARGET_LUT_LEVELS)?;
+    (report.lut_depth, report.deepest) = (d.levels, d.deepest);
+    (report.path, report.over_target) = (d.path, d.over);
     Ok(report)
 }
 
@@ -234,6 +243,40 @@ fn parse_report(stat: &str) -> SynthReport {
 /// Any other cell type is an error, so that a new primitive is not silently miscounted. A
 /// combinational loop is an error too. The walk is memoized: linear in the netlist's size.
 pub fn lut_depth(json: &str, top: &str) -> Result<(u64, String), String> {
+    let d = lut_depths(json, top, u64::MAX)?;
+    Ok((d.levels, d.deepest))
+}
+
+/// The logic depth of a netlist: the deepest path (as [`lut_depth`] counts it) and every path end
+/// deeper than a bound, by register.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Depths {
+    pub levels: u64,
+    /// "from <cell> to <cell>".
+    pub deepest: String,
+    /// The cells along the deepest path, from its start to its end, each with the public net it
+    /// drives (or its name).
+    pub path: Vec<String>,
+    /// The registers (and output ports) with a path into them deeper than the bound, deepest
+    /// first, then by name.
+    pub over: Vec<DeepEnd>,
+}
+
+/// A register (the cells that drive the bits of one named net, the bit index dropped) or an
+/// output port, and the deepest path into it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeepEnd {
+    pub levels: u64,
+    /// Its cell type and name: "FDRE core.stage11.pass_out".
+    pub to: String,
+    /// Where its deepest path starts, named the same way.
+    pub from: String,
+    /// How many of its bits are deeper than the bound.
+    pub bits: usize,
+}
+
+/// [`lut_depth`], with every path end deeper than `over` levels grouped by register.
+pub fn lut_depths(json: &str, top: &str, over: u64) -> Result<Depths, String> {
     let design: Value =
         serde_json::from_str(json).map_err(|e| format!("reading the JSON netlist: {e}"))?;
     let module = design
@@ -242,25 +285,122 @@ pub fn lut_depth(json: &str, top: &str) -> Result<(u64, String), String> {
         .ok_or_else(|| format!("no module {top} in the JSON netlist"))?;
     let graph = Graph::new(module)?;
     let mut memo = vec![State::New; graph.drivers.len()];
-    let mut deepest: Option<(u64, Point, Point)> = None;
+    let mut deepest: Option<(u64, Point, Point, usize)> = None;
+    let mut deep: Vec<(Arrival, Point)> = Vec::new();
     for &(net, end) in &graph.sinks {
         if let Some(a) = arrival(&graph, &mut memo, net)? {
-            if deepest.is_none_or(|(levels, _, _)| a.levels > levels) {
-                deepest = Some((a.levels, a.start, end));
+            if deepest.is_none_or(|(levels, _, _, _)| a.levels > levels) {
+                deepest = Some((a.levels, a.start, end, net));
+            }
+            if a.levels > over {
+                deep.push((a, end));
             }
         }
     }
+    let mut by_end: std::collections::BTreeMap<String, DeepEnd> = Default::default();
+    let names = graph.names();
+    for (a, end) in deep {
+        let to = register(&graph.describe_with(&names, end, false));
+        let e = by_end.entry(to.clone()).or_insert_with(|| DeepEnd {
+            levels: 0,
+            to,
+            from: String::new(),
+            bits: 0,
+        });
+        e.bits += 1;
+        if a.levels > e.levels {
+            e.levels = a.levels;
+            e.from = register(&graph.describe_with(&names, a.start, true));
+        }
+    }
+    let mut over: Vec<DeepEnd> = by_end.into_values().collect();
+    over.sort_by(|a, b| b.levels.cmp(&a.levels).then_with(|| a.to.cmp(&b.to)));
     Ok(match deepest {
-        Some((levels, from, to)) => (
+        Some((levels, from, to, net)) => Depths {
             levels,
-            format!(
+            deepest: format!(
                 "from {} to {}",
                 graph.describe(from, true),
                 graph.describe(to, false)
             ),
-        ),
-        None => (0, "no register-to-register path".to_string()),
+            path: path(&graph, &memo, &names, net, from),
+            over,
+        },
+        None => Depths {
+            deepest: "no register-to-register path".to_string(),
+            ..Depths::default()
+        },
     })
+}
+
+/// The cells of the deepest path into `net` (after the walk filled `memo`) from `start`, start
+/// first: from each cell back to the input that arrives latest.
+fn path(
+    g: &Graph,
+    memo: &[State],
+    naming: &dyn Fn(usize) -> Option<String>,
+    mut net: usize,
+    start: Point,
+) -> Vec<String> {
+    let mut cells = Vec::new();
+    while let Driver::Comb { cell, deps, .. } = &g.drivers[net] {
+        cells.push(readable(&g.describe_with(naming, Point::Cell(*cell), true)));
+        // Of the latest inputs, one on a path from `start` (the walk kept one start per net).
+        let latest = deps.iter().filter_map(|&d| match memo[d] {
+            State::Done(Some(a)) => Some((a.levels, a.start == start, d)),
+            _ => None,
+        });
+        match latest.max_by_key(|&(levels, from_start, _)| (levels, from_start)) {
+            Some((_, _, d)) => net = d,
+            None => break,
+        }
+    }
+    if let Driver::Start(at) = g.drivers[net] {
+        cells.push(g.describe_with(naming, at, true));
+    }
+    cells.reverse();
+    cells
+}
+
+/// A cell's description with Yosys' generated names shortened: "LUT2" for a cell that ABC named,
+/// the source location and operator for one that a Yosys pass named ("CARRY4
+/// switch.core.pool_avg.$lt$horus_leaf.v:9520" for `$flatten\switch.\core.\pool_avg.$lt$..`).
+fn readable(described: &str) -> String {
+    let Some((ty, name)) = described.split_once(' ') else {
+        return described.to_string();
+    };
+    if name.starts_with("$abc$") {
+        return ty.to_string();
+    }
+    let name = name
+        .strip_prefix("$flatten")
+        .unwrap_or(name)
+        .replace('\\', "");
+    let name = name.split(".genblk").next().unwrap_or(&name);
+    // "...$lt$horus_leaf.v:9520$2139": keep the operator and the line.
+    let name = match name.rfind('$') {
+        Some(i) if name[i + 1..].bytes().all(|b| b.is_ascii_digit()) => &name[..i],
+        _ => name,
+    };
+    format!("{ty} {name}")
+}
+
+/// A cell's or port's description without its bit index: "FDRE x[3]" is register "FDRE x".
+/// A memory's cells are one register too: "RAM64M8 m.mem.0.12" is "RAM64M8 m.mem".
+fn register(described: &str) -> String {
+    let mut s = described;
+    if let Some((stem, bit)) = s.strip_suffix(']').and_then(|s| s.rsplit_once('[')) {
+        if bit.bytes().all(|b| b.is_ascii_digit()) {
+            s = stem;
+        }
+    }
+    while let Some((stem, n)) = s.rsplit_once('.') {
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        s = stem;
+    }
+    s.to_string()
 }
 
 /// A path's end: bit `bit` of port number `port`, or cell number `n`.
@@ -552,6 +692,38 @@ impl<'a> Graph<'a> {
     /// drives, or else that of the buffer it drives (a flip-flop before an output port), or else
     /// its own name.
     fn describe(&self, at: Point, start: bool) -> String {
+        self.describe_with(&|net| self.net_name(net), at, start)
+    }
+
+    /// Every public net name, by net: what [`Graph::net_name`] finds, for many lookups.
+    fn names(&self) -> impl Fn(usize) -> Option<String> + use<'_> {
+        let mut names: std::collections::HashMap<usize, String> = Default::default();
+        for (name, n) in self.netnames.into_iter().flatten() {
+            if n["hide_name"].as_u64() == Some(1) {
+                continue;
+            }
+            let bits = nets(&n["bits"]);
+            for (i, net) in bits.iter().enumerate() {
+                let Some(net) = *net else { continue };
+                names.entry(net).or_insert_with(|| {
+                    if bits.len() == 1 {
+                        name.clone()
+                    } else {
+                        format!("{name}[{i}]")
+                    }
+                });
+            }
+        }
+        move |net| names.get(&net).cloned()
+    }
+
+    /// [`Graph::describe`] with `naming` to name nets.
+    fn describe_with(
+        &self,
+        naming: &dyn Fn(usize) -> Option<String>,
+        at: Point,
+        start: bool,
+    ) -> String {
         match at {
             Point::Port { port, bit } => {
                 let (name, width) = self.ports[port];
@@ -575,9 +747,9 @@ impl<'a> Graph<'a> {
                         pin_nets_of(c, "input").iter().any(|n| outputs.contains(n))
                     });
                     fed.flat_map(|(_, c)| pin_nets_of(c, "output"))
-                        .find_map(|net| self.net_name(net))
+                        .find_map(naming)
                 };
-                let named = outputs.iter().find_map(|&net| self.net_name(net));
+                let named = outputs.iter().find_map(|&net| naming(net));
                 let named = named.or_else(buffered);
                 format!("{ty} {}", named.unwrap_or_else(|| name.to_string()))
             }
@@ -770,6 +942,55 @@ mod tests {
         let (levels, deepest) = lut_depth(&netlist(&ports, cells, &names), "top").unwrap();
         assert_eq!(levels, 2);
         assert_eq!(deepest, "from FDRE a_q to FDRE b_q");
+    }
+
+    #[test]
+    fn deep_paths_are_listed_by_register_with_the_deepest_path_cell_by_cell() {
+        // a_q -> 3 LUTs -> b_q[0]; a_q -> 2 LUTs -> b_q[1]; a_q -> 1 LUT -> c_q (not over 1).
+        let cells = vec![ff(2, 10), lut(&[10], 11), lut(&[11], 12), lut(&[12], 13)];
+        let cells = [cells, vec![ff(13, 20), lut(&[10, 3], 14), lut(&[14], 15)]].concat();
+        let cells = [cells, vec![ff(15, 21), lut(&[10], 16), ff(16, 22)]].concat();
+        let ports = [("clk", "input", json!([1])), ("d", "input", json!([2, 3]))];
+        let names = [
+            ("a_q", json!([10])),
+            ("mid", json!([12])),
+            ("b_q", json!([20, 21])),
+            ("c_q", json!([22])),
+        ];
+        let d = lut_depths(&netlist(&ports, cells, &names), "top", 1).unwrap();
+        assert_eq!(d.levels, 3);
+        assert_eq!(d.deepest, "from FDRE a_q to FDRE b_q[0]");
+        // The LUTs without a public output net are named by their cells (c1, c3).
+        assert_eq!(d.path, ["FDRE a_q", "LUT1 c1", "LUT1 mid", "LUT1 c3"]);
+        let b = DeepEnd {
+            levels: 3,
+            to: "FDRE b_q".into(),
+            from: "FDRE a_q".into(),
+            bits: 2,
+        };
+        assert_eq!(d.over, [b]);
+        assert!(
+            lut_depths(&netlist(&ports, vec![], &[]), "top", 1)
+                .unwrap()
+                .over
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn generated_names_are_shortened_and_memories_grouped() {
+        assert_eq!(
+            readable("LUT2 $abc$22$auto$blifparse.cc:525:x.genblk1.lut0"),
+            "LUT2"
+        );
+        assert_eq!(
+            readable(r"CARRY4 $flatten\s.\pool_avg.$lt$top.v:9520$2139.genblk1.slice[2]"),
+            "CARRY4 s.pool_avg.$lt$top.v:9520"
+        );
+        assert_eq!(readable("LUT6 s.t$wr_en"), "LUT6 s.t$wr_en");
+        assert_eq!(register("FDRE x.q[12]"), "FDRE x.q");
+        assert_eq!(register("RAM64M8 t.ram.mem.0.12"), "RAM64M8 t.ram.mem");
+        assert_eq!(register("output y[3]"), "output y");
     }
 
     #[test]

@@ -273,12 +273,67 @@ fn check(p: &Preset, verilog: &str) -> Result<()> {
         "{name}: synth_xilinx -family xcup: {r:#} ({:.0} s)",
         start.elapsed().as_secs_f64()
     );
+    print!("{}", depth_report(&name, &r));
     Ok(())
+}
+
+/// Where the logic is deeper than the target: the deepest path cell by cell, and the registers
+/// (deepest first) a path deeper than the target ends in.
+fn depth_report(name: &str, r: &horus_pipeline::check::SynthReport) -> String {
+    use horus_pipeline::check::TARGET_LUT_LEVELS;
+    use std::fmt::Write;
+    let mut s = String::new();
+    if r.over_target.is_empty() {
+        return s;
+    }
+    let bits: usize = r.over_target.iter().map(|e| e.bits).sum();
+    let _ = writeln!(
+        s,
+        "{name}: {} registers ({bits} bits) end a path deeper than {TARGET_LUT_LEVELS} LUT levels; \
+         the deepest path, cell by cell:",
+        r.over_target.len()
+    );
+    for c in &r.path {
+        let _ = writeln!(s, "    {c}");
+    }
+    let _ = writeln!(
+        s,
+        "{name}: levels, bits over the target, register <- deepest start:"
+    );
+    for e in &r.over_target {
+        let _ = writeln!(s, "  {:3} {:5}  {}  <-  {}", e.levels, e.bits, e.to, e.from);
+    }
+    s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn depth_report_lists_the_deepest_path_and_the_registers_over_the_target() {
+        use horus_pipeline::check::{DeepEnd, SynthReport};
+        let mut r = SynthReport::default();
+        assert_eq!(
+            depth_report("t", &r),
+            "",
+            "nothing over the target: nothing to say"
+        );
+        r.path = vec!["FDRE a".into(), "LUT6".into()];
+        r.over_target = vec![DeepEnd {
+            levels: 9,
+            to: "FDRE b".into(),
+            from: "FDRE a".into(),
+            bits: 3,
+        }];
+        let s = depth_report("t", &r);
+        assert!(
+            s.starts_with("t: 1 registers (3 bits) end a path deeper than 6"),
+            "{s}"
+        );
+        assert!(s.contains("\n    FDRE a\n    LUT6\n"), "{s}");
+        assert!(s.ends_with("    9     3  FDRE b  <-  FDRE a\n"), "{s}");
+    }
 
     #[test]
     fn c_header_names_every_packet_type_with_its_code() {
