@@ -377,6 +377,15 @@ fn readable(described: &str) -> String {
         .unwrap_or(name)
         .replace('\\', "");
     let name = name.split(".genblk").next().unwrap_or(&name);
+    // A source path in the name: its file name is enough.
+    let name = match (name.find('/'), name.rfind('/')) {
+        (Some(first), Some(last)) => match name[..first].rfind('$') {
+            Some(d) => format!("{}{}", &name[..=d], &name[last + 1..]),
+            None => name.to_string(),
+        },
+        _ => name.to_string(),
+    };
+    let name = name.as_str();
     // "...$lt$horus_leaf.v:9520$2139": keep the operator and the line.
     let name = match name.rfind('$') {
         Some(i) if name[i + 1..].bytes().all(|b| b.is_ascii_digit()) => &name[..i],
@@ -988,6 +997,10 @@ mod tests {
             "CARRY4 s.pool_avg.$lt$top.v:9520"
         );
         assert_eq!(readable("LUT6 s.t$wr_en"), "LUT6 s.t$wr_en");
+        assert_eq!(
+            readable(r"CARRY4 $flatten\s.$ge$/tmp/x-1/top.v:9527$2152.genblk1.slice[2]"),
+            "CARRY4 s.$ge$top.v:9527"
+        );
         assert_eq!(register("FDRE x.q[12]"), "FDRE x.q");
         assert_eq!(register("RAM64M8 t.ram.mem.0.12"), "RAM64M8 t.ram.mem");
         assert_eq!(register("output y[3]"), "output y");

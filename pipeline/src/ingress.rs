@@ -1,8 +1,9 @@
 //! Ingress: the frame buffer and the parser in front of the scheduler core.
 //!
-//! Frames arrive as 512-bit AXI-Stream beats (byte `i` of a beat in `tdata[8i+7:8i]`, `tkeep`
-//! contiguous from byte 0). Each frame takes one slot of the frame buffer, `2^SLOT_BEAT_BITS` beats
-//! (2,048 bytes); slots are taken in ring order and given back, in any order, by the egress once
+//! Frames arrive as 512-bit AXI-Stream beats (byte `i` of a beat in `tdata[8i+7:8i]`; `tkeep`
+//! all ones but in the last beat, which keeps a run of bytes from byte 0: a frame with any other
+//! `tkeep` is dropped and counted as malformed). Each frame takes one slot of the frame buffer,
+//! `2^SLOT_BEAT_BITS` beats (2,048 bytes); slots are taken in ring order and given back, in any order, by the egress once
 //! the frame's last pass has left (`free_*`). When the next slot in the ring is still in use, the
 //! ingress holds `tready` low before the next frame's first beat.
 //!
@@ -36,37 +37,62 @@ pub struct FrameDesc {
     pub len: Bits<16>,
 }
 
-/// `len = 64 * beats + (number of bytes kept in the last beat)`: a frame's length from the
-/// beats before its last and the last beat's `tkeep`. A hand-written primitive (rust-hdl cannot
-/// widen or concatenate lint-clean); `update` is the same in Rust.
+/// `len = 64 * beats + (bytes kept in the last beat)`: a frame's length from the beats before its
+/// last and the last beat's `tkeep`, and whether that `tkeep` is a run of ones from byte 0 (the
+/// only kind the ingress accepts). The bytes kept are decoded from where the run ends
+/// ([`kept_bytes`]), not counted: a few LUT levels instead of an adder tree. A hand-written
+/// primitive (rust-hdl cannot widen or concatenate lint-clean); `update` is the same in Rust.
 #[derive(LogicBlock, Default)]
 pub struct FrameLen {
     /// Beats before the last one.
     pub beats: Signal<In, Bits<10>>,
     pub keep: Signal<In, Bits<64>>,
     pub len: Signal<Out, Bits<16>>,
+    /// `keep` is `2^n - 1` for some `n` in `0..=64`.
+    pub contiguous: Signal<Out, Bit>,
+}
+
+/// The bytes a contiguous `keep` (`2^n - 1`) holds, `n`, decoded bit by bit from where its run
+/// of ones ends, as [`FrameLen`]'s Verilog does: bit `j < 6` of `n` is set when `n` lies in
+/// `[(2m + 1) 2^j, (2m + 2) 2^j)` for some `m`, that is when `keep` has a one at byte
+/// `(2m + 1) 2^j - 1` and a zero at byte `(2m + 2) 2^j - 1`; bit 6 when byte 63 is kept. For any
+/// other `keep` the value is some number up to 127 that nothing relies on.
+pub fn kept_bytes(keep: u64) -> u64 {
+    let bit = |i: u32| (keep >> i) & 1;
+    let mut n = bit(63) << 6;
+    for j in 0..6 {
+        for m in 0..(32u32 >> j) {
+            n |= (bit(((2 * m + 1) << j) - 1) & (bit(((2 * m + 2) << j) - 1) ^ 1)) << j;
+        }
+    }
+    n
 }
 
 impl Logic for FrameLen {
     fn update(&mut self) {
         let keep = self.keep.val().to_u64();
         let beats = self.beats.val().index() as u64;
-        self.len.next = (beats * 64 + u64::from(keep.count_ones())).into();
+        self.len.next = ((beats * 64 + kept_bytes(keep)) & 0xffff).into();
+        self.contiguous.next = keep & keep.wrapping_add(1) == 0;
     }
 
     fn connect(&mut self) {
         self.len.connect();
+        self.contiguous.connect();
     }
 
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
             "\
 reg [6:0] ones;
-integer i;
+integer j, m;
 always @(*) begin
-    ones = 7'd0;
-    for (i = 0; i < 64; i = i + 1) ones = ones + {6'd0, keep[i]};
+    ones = {keep[63], 6'd0};
+    for (j = 0; j < 6; j = j + 1)
+        for (m = 0; m < (32 >> j); m = m + 1)
+            ones[j] = ones[j] | (keep[((2 * m + 1) << j) - 1] & ~keep[((2 * m + 2) << j) - 1]);
     len = {beats, 6'd0} + {9'd0, ones};
+    contiguous = ~|(~keep[62:0] & keep[63:1]);
 end"
             .into(),
         )
@@ -122,6 +148,11 @@ pub struct Ingress {
     p2_len: DFF<Bits<16>>,
     p1_over: DFF<Bit>,
     p2_over: DFF<Bit>,
+    /// A beat of the frame so far had a `tkeep` the ingress does not accept.
+    bad_keep: DFF<Bit>,
+    /// This beat's `tkeep` is acceptable; with the earlier beats'.
+    keep_ok: Signal<Local, Bit>,
+    frame_bad: Signal<Local, Bit>,
 
     take: Signal<Local, Bit>,
     offered: Signal<Local, Bit>,
@@ -187,6 +218,9 @@ impl Default for Ingress {
             p2_len: Default::default(),
             p1_over: Default::default(),
             p2_over: Default::default(),
+            bad_keep: Default::default(),
+            keep_ok: Default::default(),
+            frame_bad: Default::default(),
             take: Default::default(),
             offered: Default::default(),
             cur_slot: Default::default(),
@@ -216,7 +250,7 @@ impl Logic for Ingress {
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, slot, wptr, beat, first, alloc, alloc_base, busy, ready, sched,
-            sched_base, p1, p2, p1_time, p2_time, p1_len, p2_len, p1_over, p2_over
+            sched_base, p1, p2, p1_time, p2_time, p1_len, p2_len, p1_over, p2_over, bad_keep
         );
         clock!(self, clock, parser, descs);
         self.buffer.read_clock.next = self.clock.val();
@@ -248,6 +282,15 @@ impl Logic for Ingress {
             self.parser.first_beat.next = self.s_axis_tdata.val();
         }
         self.parser.frame_len.next = self.frame_len.len.val();
+        // A beat before the last keeps all its bytes; the last keeps a run from byte 0.
+        self.keep_ok.next = self.frame_len.contiguous.val();
+        if !self.s_axis_tlast.val() {
+            self.keep_ok.next = self.s_axis_tkeep.val().all();
+        }
+        self.frame_bad.next = !self.keep_ok.val();
+        if self.in_frame.q.val() & self.bad_keep.q.val() {
+            self.frame_bad.next = true;
+        }
         if self.take.val() {
             if !self.in_frame.q.val() {
                 self.first.d.next = self.s_axis_tdata.val();
@@ -257,6 +300,7 @@ impl Logic for Ingress {
                 self.next_busy.next = self.busy.q.val() | (self.one64.val() << self.alloc.q.val());
             }
             self.in_frame.d.next = !self.s_axis_tlast.val();
+            self.bad_keep.d.next = self.frame_bad.val();
             if self.stores.val() {
                 self.wptr.d.next = self.cur_wptr.val() + self.one_buf.val();
             }
@@ -268,7 +312,8 @@ impl Logic for Ingress {
         self.p1.d.next = self.cur_slot.val();
         self.p1_time.d.next = self.now_us.val();
         self.p1_len.d.next = self.frame_len.len.val();
-        self.p1_over.d.next = self.cur_beat.val() >= self.slot_beats.val();
+        // Longer than a slot, or a `tkeep` not accepted: malformed.
+        self.p1_over.d.next = (self.cur_beat.val() >= self.slot_beats.val()) | self.frame_bad.val();
         self.p2.d.next = self.p1.q.val();
         self.p2_time.d.next = self.p1_time.q.val();
         self.p2_len.d.next = self.p1_len.q.val();

@@ -391,13 +391,21 @@ fn run_inner(
                 None => exhausted = true,
             }
         }
-        if sending.is_none() && matches!(inputs.front(), Some(Input::Frame(_))) {
-            let Some(Input::Frame(f)) = inputs.pop_front() else {
-                unreachable!()
+        if sending.is_none() && !matches!(inputs.front(), None | Some(Input::Control(_))) {
+            let input = inputs.pop_front().expect("a frame at the head");
+            let model_frame = input.model_frame().expect("not a control operation");
+            let b = match input {
+                Input::Frame(f) => beats(&f),
+                Input::BadKeep { frame, beat, keep } => {
+                    let mut b = beats(&frame);
+                    b[beat].1 = [keep as u32, (keep >> 32) as u32];
+                    b
+                }
+                Input::Control(_) => unreachable!("matched above"),
             };
-            sending = Some((beats(&f), 0));
+            sending = Some((b, 0));
             let n = slots.len();
-            slots[alloc % n] = f;
+            slots[alloc % n] = model_frame;
         }
         let offer = sending.is_some() && bench_rng.chance(opts.input_busy);
         if let Some((b, i)) = &sending {

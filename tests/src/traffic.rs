@@ -35,7 +35,27 @@ impl Rng {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
     Frame(Vec<u8>),
+    /// A frame sent with a `tkeep` the ingress does not accept: `keep` on beat `beat` (a beat
+    /// before the last not keeping all its bytes, or a last beat's bytes not a run from byte 0).
+    /// The switch drops it as malformed; the model, which sees bytes and no `tkeep`, is given a
+    /// one-byte frame in its place, malformed too.
+    BadKeep {
+        frame: Vec<u8>,
+        beat: usize,
+        keep: u64,
+    },
     Control(ControlOp),
+}
+
+impl Input {
+    /// What the model is given for a frame input.
+    pub fn model_frame(&self) -> Option<Vec<u8>> {
+        match self {
+            Input::Frame(f) => Some(f.clone()),
+            Input::BadKeep { frame, .. } => Some(frame[..1].to_vec()),
+            Input::Control(_) => None,
+        }
+    }
 }
 
 /// Pools 0, 1, 2 are configured (regions of 12, 10 and 9 slots: not powers of two); pool IDs
@@ -163,7 +183,32 @@ impl Traffic {
                 return Input::Control(op);
             }
         }
-        Input::Frame(self.frame())
+        let frame = self.frame();
+        if self.mix == Mix::Mixed && self.rng.chance(1) {
+            return self.break_keep(frame);
+        }
+        Input::Frame(frame)
+    }
+
+    /// `frame` with one beat's `tkeep` broken: a byte of a full beat not kept, or a hole in (or
+    /// a byte past) the last beat's run.
+    fn break_keep(&mut self, frame: Vec<u8>) -> Input {
+        let beats = frame.len().div_ceil(64).max(1);
+        let beat = self.rng.below(beats as u64) as usize;
+        let bytes = (frame.len() - 64 * beat).min(64);
+        let run = if bytes == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bytes) - 1
+        };
+        let keep = if beat + 1 < beats {
+            run & !(1 << self.rng.below(64))
+        } else if bytes >= 2 {
+            run & !(1 << self.rng.below(bytes as u64 - 1))
+        } else {
+            run | 1 << (bytes + 1 + self.rng.below(62 - bytes as u64) as usize)
+        };
+        Input::BadKeep { frame, beat, keep }
     }
 
     fn control(&mut self, m: &Scheduler) -> Option<ControlOp> {
@@ -348,5 +393,37 @@ impl Traffic {
             _ => {}
         }
         bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every broken `tkeep` is one the ingress refuses: a beat before the last not all ones, a
+    /// last beat not a run from byte 0; and the model's stand-in is a runt.
+    #[test]
+    fn broken_keeps_are_never_acceptable() {
+        let mut t = Traffic::new(Role::Leaf, 7);
+        let (mut early, mut last) = (0, 0);
+        for len in (1..=200).chain([64, 128, 2048, 2100]) {
+            for _ in 0..20 {
+                let frame: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let Input::BadKeep { frame, beat, keep } = t.break_keep(frame.clone()) else {
+                    panic!("not a broken keep");
+                };
+                let beats = frame.len().div_ceil(64);
+                if beat + 1 < beats {
+                    assert_ne!(keep, u64::MAX, "len {len}, beat {beat}");
+                    early += 1;
+                } else {
+                    assert_ne!(keep & keep.wrapping_add(1), 0, "len {len}: {keep:#x}");
+                    last += 1;
+                }
+                let input = Input::BadKeep { frame, beat, keep };
+                assert_eq!(input.model_frame().map(|f| f.len()), Some(1));
+            }
+        }
+        assert!(early > 100 && last > 100, "{early} early, {last} last");
     }
 }
