@@ -86,6 +86,22 @@ pub fn prefetch_all<T>(r: &T) {
     }
 }
 
+/// [`prefetch`] for every cache line of a slice.
+#[inline(always)]
+pub fn prefetch_slice<T>(s: &[T]) {
+    let p = s.as_ptr().cast::<u8>();
+    let end = p.wrapping_add(std::mem::size_of_val(s));
+    let mut line = p;
+    while line < end {
+        prefetch_ptr(line);
+        line = line.wrapping_add(64);
+    }
+    // The last line, when the slice does not start on a line boundary.
+    if !s.is_empty() {
+        prefetch_ptr(end.wrapping_sub(1));
+    }
+}
+
 #[inline(always)]
 fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
