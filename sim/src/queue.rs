@@ -21,6 +21,9 @@ pub type Nanos = u64;
 /// to the radix heap.
 const MAX_LANES: usize = 16;
 
+/// How many events ahead of its front a lane is prefetched (eight lines).
+const LANE_READ_AHEAD: usize = 16;
+
 /// Events kept in the sorted window in front of the lanes and the heap.
 pub const LOOKAHEAD: usize = 6;
 
@@ -186,6 +189,10 @@ impl<T> EventQueue<T> {
             let lane = &mut self.lanes[from].items;
             let popped = lane.pop_front().expect("front seen above");
             self.fronts[from] = lane.front().map_or(u128::MAX, |&(k, _)| k);
+            // A lane is read in order, but too slowly for the hardware to stream it: load ahead.
+            if let Some(e) = lane.get(LANE_READ_AHEAD) {
+                crate::prefetch(e);
+            }
             Some(popped)
         } else {
             self.heap.pop()

@@ -890,6 +890,10 @@ impl Policy for Horus {
             }) => {
                 let slot = &self.spine_slots[(self.pod_base[pool as usize] + d) as usize];
                 if stage == PrefetchStage::Index {
+                    if let Upcoming::TaskAtSpine { .. } = next {
+                        // Read after the pass, to map the chosen node to a rack slot.
+                        prefetch(&cluster.pools[pool as usize].pods[d as usize]);
+                    }
                     return prefetch(slot);
                 }
                 (slot.spine, slot.pool, slot.first_node, &self.spines)
