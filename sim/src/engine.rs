@@ -844,6 +844,7 @@ impl Engine {
     }
 
     fn summarize(mut self) -> Summary {
+        self.metrics.flush();
         let end = self.now;
         // Count unfinished tasks up to the end so that the area and the sojourns cover the same time.
         let mut unfinished = 0;

@@ -102,7 +102,13 @@ pub struct Metrics {
     pub lost_in_network: u64,
     pub failures: Vec<FailureMetrics>,
     pub events: u64,
+    /// Latencies not yet in the histograms, `(pool, response, wait)`: recorded in bulk, so that
+    /// the cache misses of a thousand pools' histograms overlap (see [`Metrics::flush`]).
+    pending: Vec<(u32, Nanos, Nanos)>,
 }
+
+/// Latencies kept in [`Metrics::pending`] before they are recorded.
+const PENDING: usize = 256;
 
 impl Metrics {
     pub fn new(pools: usize, pool_histograms: bool) -> Self {
@@ -116,22 +122,41 @@ impl Metrics {
             lost_in_network: 0,
             failures: Vec::new(),
             events: 0,
+            pending: Vec::with_capacity(PENDING),
         }
     }
 
+    /// Records a measured task's response time and service time (its wait is the difference).
+    /// Takes effect in the histograms at the latest with the next [`Metrics::flush`].
+    #[inline]
     pub fn record(&mut self, pool: u32, response: Nanos, service: Nanos) {
-        let p = &mut self.pools[pool as usize];
-        let wait = response - service;
+        self.pending.push((pool, response, response - service));
+        if self.pending.len() == PENDING {
+            self.flush();
+        }
+    }
+
+    /// Records the pending latencies in the histograms. A histogram's counts do not depend on the
+    /// order of the values recorded.
+    pub fn flush(&mut self) {
         let record = |h: &mut Histogram<u64>, v: Nanos| {
             h.record(v.max(1))
                 .expect("auto-resizing histogram takes any value")
         };
-        if let (Some(r), Some(w)) = (&mut p.response, &mut p.wait) {
-            record(r, response);
-            record(w, wait);
+        for &(pool, response, wait) in &self.pending {
+            let p = &mut self.pools[pool as usize];
+            if let (Some(r), Some(w)) = (&mut p.response, &mut p.wait) {
+                record(r, response);
+                record(w, wait);
+            }
         }
-        record(&mut self.overall_response, response);
-        record(&mut self.overall_wait, wait);
+        for &(_, response, _) in &self.pending {
+            record(&mut self.overall_response, response);
+        }
+        for &(_, _, wait) in &self.pending {
+            record(&mut self.overall_wait, wait);
+        }
+        self.pending.clear();
     }
 }
 
