@@ -84,8 +84,9 @@ fn remove(delta: u32, workers: u32, removed_q: u32) -> Phv {
     }
 }
 
-/// With `report_delta` = 2^-16 every pass that moves the truncated average reports it, so the
-/// signals show `acc >> 16` pass by pass; `expected` replays the model's `RackAverage`.
+/// The model's `RackAverage` and report rule (`|cur - reported| >= report_delta` after a change)
+/// replayed. With `report_delta` = 2^-16 every pass that moves the truncated average reports it,
+/// so the signals show `acc >> 16` pass by pass.
 fn expected(avg: &mut RackAverage, reported: &mut u32, p: &Phv) -> Option<(Signal, u32)> {
     if p.is_ctl_add || p.is_ctl_remove {
         let removed = if p.is_ctl_remove {
@@ -103,7 +104,7 @@ fn expected(avg: &mut RackAverage, reported: &mut u32, p: &Phv) -> Option<(Signa
         return None;
     }
     let cur = avg.load().0;
-    (cur.abs_diff(*reported) >= 1).then(|| {
+    (cur.abs_diff(*reported) >= u64::from(p.report_delta) as u32).then(|| {
         *reported = cur;
         (Signal::LoadUpdate, cur)
     })
@@ -191,6 +192,69 @@ fn rescales_on_added_and_removed_workers() {
         finished(d),
     ];
     check_exact(&passes);
+}
+
+/// The report rule at its edges: deltas of 0, 1, the whole range and values near the average,
+/// thresholds that overflow or wrap, and an average that saturates (more than 65,535 tasks per
+/// worker: the largest average, 0xffff_ffff) and comes back, with a change that does nothing
+/// (a reply at zero, a task while saturated) still checking the rule.
+#[test]
+fn report_rule_holds_at_every_delta_and_through_saturation() {
+    let mut g = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        g ^= g << 13;
+        g ^= g >> 7;
+        g ^= g << 17;
+        g
+    };
+    let deltas = [
+        0,
+        1,
+        2,
+        0xffff,
+        0x1_0000,
+        0x2_0000,
+        0x7fff_ffff,
+        0xffff_0000,
+        0xffff_fffe,
+        0xffff_ffff,
+    ];
+    let mut delta = move || match next() % 4 {
+        0 => next() as u32,
+        _ => deltas[(next() % deltas.len() as u64) as usize],
+    };
+    // One worker: the average is the task count (<< 16) and saturates past 65,535 tasks; the
+    // count itself is far from its own limit.
+    let mut passes = vec![finished(delta()), add(delta(), 1)];
+    for i in 0..100_000 {
+        // Mostly tasks, now and then a reply, so that the average moves both ways.
+        passes.push(if i % 7 == 3 {
+            finished(delta())
+        } else {
+            started(delta())
+        });
+    }
+    passes.extend((0..1_000).map(|_| started(delta())));
+    passes.extend((0..12_000).map(|_| finished(delta())));
+    // Three workers (an inexact unit) and back to one, through rescales.
+    passes.extend([
+        add(delta(), 3),
+        remove(delta(), 1, 0x4_8000),
+        add(delta(), 2),
+    ]);
+    passes.extend((0..2_000).map(|i| {
+        if i % 3 == 0 {
+            finished(delta())
+        } else {
+            started(delta())
+        }
+    }));
+    passes.extend((0..60_000).map(|_| finished(delta())));
+    passes.extend((0..3).map(|_| finished(delta())));
+    check_exact(&passes);
+    // The run did reach the largest average and reported it.
+    let seen = run(&passes);
+    assert!(seen.contains(&Some((Signal::LoadUpdate, u32::MAX))));
 }
 
 /// Runs `passes` through the model, each resubmitted pass right after its first pass, and
