@@ -320,8 +320,8 @@ pub fn lut_depths(json: &str, top: &str, over: u64) -> Result<Depths, String> {
             levels,
             deepest: format!(
                 "from {} to {}",
-                graph.describe(from, true),
-                graph.describe(to, false)
+                graph.describe_with(&names, from, true),
+                graph.describe_with(&names, to, false)
             ),
             path: path(&graph, &memo, &names, net, from),
             over,
@@ -699,12 +699,14 @@ impl<'a> Graph<'a> {
 
     /// A port bit or a cell, for the report: a cell by its type and the first public net it
     /// drives, or else that of the buffer it drives (a flip-flop before an output port), or else
-    /// its own name.
+    /// its own name. Many descriptions share one [`Graph::names`] through
+    /// [`Graph::describe_with`].
     fn describe(&self, at: Point, start: bool) -> String {
-        self.describe_with(&|net| self.net_name(net), at, start)
+        self.describe_with(&self.names(), at, start)
     }
 
-    /// Every public net name, by net: what [`Graph::net_name`] finds, for many lookups.
+    /// Every public net's name ("name" or "name[i]"), by net; of several, the first in the
+    /// netlist's order.
     fn names(&self) -> impl Fn(usize) -> Option<String> + use<'_> {
         let mut names: std::collections::HashMap<usize, String> = Default::default();
         for (name, n) in self.netnames.into_iter().flatten() {
@@ -763,22 +765,6 @@ impl<'a> Graph<'a> {
                 format!("{ty} {}", named.unwrap_or_else(|| name.to_string()))
             }
         }
-    }
-
-    /// A public name of `net` ("name" or "name[i]"), if it has one.
-    fn net_name(&self, net: usize) -> Option<String> {
-        self.netnames?.iter().find_map(|(name, n)| {
-            if n["hide_name"].as_u64() == Some(1) {
-                return None;
-            }
-            let bits = nets(&n["bits"]);
-            let i = bits.iter().position(|&b| b == Some(net))?;
-            Some(if bits.len() == 1 {
-                name.clone()
-            } else {
-                format!("{name}[{i}]")
-            })
-        })
     }
 }
 

@@ -241,11 +241,7 @@ fn beats(frame: &[u8]) -> Vec<Beat> {
             for (i, &byte) in chunk.iter().enumerate() {
                 data[i / 4] |= u32::from(byte) << (8 * (i % 4));
             }
-            let keep = if chunk.len() == 64 {
-                u64::MAX
-            } else {
-                (1u64 << chunk.len()) - 1
-            };
+            let keep = crate::traffic::keep_of(chunk.len());
             (data, [keep as u32, (keep >> 32) as u32], b + 1 == n)
         })
         .collect()

@@ -47,6 +47,15 @@ pub enum Input {
     Control(ControlOp),
 }
 
+/// The `tkeep` of a beat holding `bytes` bytes (at most 64), from byte 0.
+pub fn keep_of(bytes: usize) -> u64 {
+    if bytes >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bytes) - 1
+    }
+}
+
 impl Input {
     /// What the model is given for a frame input.
     pub fn model_frame(&self) -> Option<Vec<u8>> {
