@@ -223,6 +223,22 @@ fn extra_args() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// What `verilator --version` prints: part of the cache key, so that a model built by one
+/// Verilator is never loaded for another.
+fn verilator_version() -> Result<String> {
+    let out = Command::new("verilator")
+        .arg("--version")
+        .output()
+        .context("running verilator --version (install it: scripts/test.sh does)")?;
+    if !out.status.success() {
+        bail!(
+            "verilator --version failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 fn cache_root() -> PathBuf {
     // tests/ is one level below the workspace root.
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -249,6 +265,7 @@ impl Model {
         verilog.hash(&mut h);
         shim.hash(&mut h);
         VERILATOR_ARGS.hash(&mut h);
+        verilator_version()?.hash(&mut h);
         let extra = extra_args();
         extra.hash(&mut h);
         let dir = cache_root().join(format!("{top}-{:016x}", h.finish()));
