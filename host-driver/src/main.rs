@@ -127,11 +127,12 @@ fn describe(op: &ControlOp) -> String {
             params,
             spine,
         } => format!(
-            "configure pool {pool}: slots [{base}, {}), link at {} unlink at {}, report delta {}{}",
+            "configure pool {pool}: slots [{base}, {}), link at {} unlink at {}, report delta {}, repair gap {} us{}",
             base + capacity,
             params.link_at,
             params.unlink_at,
             params.report_delta,
+            params.repair_gap_us,
             spine.map_or(String::new(), |s| format!(
                 ", spine {} as node {}",
                 s.id, s.node

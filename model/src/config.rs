@@ -213,15 +213,27 @@ pub struct PoolParams {
     /// least 1. Written in TOML as the float `report_delta` (> 0 and < 65536). Default 65536
     /// (`report_delta = 1.0`).
     pub report_delta_raw: u32,
+    /// A leaf re-sends an idle message that the spine's idle-selected flag shows was lost (§A.3)
+    /// only when at least this many microseconds passed since it last sent an idle message for
+    /// the pool (the link rule's own messages included); 0 re-sends on every disagreement, as the
+    /// paper does. Tasks the spine sent before an idle message reached it disagree with the leaf
+    /// for about one round trip; without a gap each of them draws a message. Default
+    /// [`DEFAULT_REPAIR_GAP_US`].
+    pub idle_repair_gap_us: u16,
 }
 
+/// The default `idle_repair_gap_us`: a few network round trips between leaf and spine.
+pub const DEFAULT_REPAIR_GAP_US: u16 = 50;
+
 impl Default for PoolParams {
-    /// `idle_link_at = 1`, `idle_unlink_at = 0`, `report_delta = 1.0`.
+    /// `idle_link_at = 1`, `idle_unlink_at = 0`, `report_delta = 1.0`,
+    /// `idle_repair_gap_us = 50`.
     fn default() -> Self {
         PoolParams {
             idle_link_at: 1,
             idle_unlink_at: 0,
             report_delta_raw: 65_536,
+            idle_repair_gap_us: DEFAULT_REPAIR_GAP_US,
         }
     }
 }
@@ -268,7 +280,7 @@ pub struct PoolConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spine_node: Option<u16>,
     /// Scheduling parameters: `[defaults]` overlaid by the pool's own `idle_link_at`,
-    /// `idle_unlink_at` and `report_delta` keys, each optional.
+    /// `idle_unlink_at`, `report_delta` and `idle_repair_gap_us` keys, each optional.
     pub params: PoolParams,
     /// The pool's nodes (`[[pools.nodes]]`): workers at a leaf, racks at a spine. Default: none.
     pub nodes: Vec<NodeConfig>,
@@ -814,6 +826,8 @@ struct RawParams {
     idle_unlink_at: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     report_delta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idle_repair_gap_us: Option<u16>,
 }
 
 impl RawParams {
@@ -824,6 +838,7 @@ impl RawParams {
             report_delta_raw: self
                 .report_delta
                 .map_or(base.report_delta_raw, delta_to_raw),
+            idle_repair_gap_us: self.idle_repair_gap_us.unwrap_or(base.idle_repair_gap_us),
         }
     }
 
@@ -835,6 +850,8 @@ impl RawParams {
                 .then_some(params.idle_unlink_at),
             report_delta: (params.report_delta_raw != base.report_delta_raw)
                 .then_some(params.report_delta()),
+            idle_repair_gap_us: (params.idle_repair_gap_us != base.idle_repair_gap_us)
+                .then_some(params.idle_repair_gap_us),
         }
     }
 }
@@ -856,6 +873,8 @@ struct RawPool {
     idle_unlink_at: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     report_delta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idle_repair_gap_us: Option<u16>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     nodes: Vec<NodeConfig>,
 }
@@ -866,6 +885,7 @@ impl RawPool {
             idle_link_at: self.idle_link_at,
             idle_unlink_at: self.idle_unlink_at,
             report_delta: self.report_delta,
+            idle_repair_gap_us: self.idle_repair_gap_us,
         }
     }
 }
@@ -883,6 +903,7 @@ impl From<&Config> for RawConfig {
                 idle_link_at: Some(c.defaults.idle_link_at),
                 idle_unlink_at: Some(c.defaults.idle_unlink_at),
                 report_delta: Some(c.defaults.report_delta()),
+                idle_repair_gap_us: Some(c.defaults.idle_repair_gap_us),
             },
             spines: c.spines.clone(),
             pools: c
@@ -898,6 +919,7 @@ impl From<&Config> for RawConfig {
                         idle_link_at: overrides.idle_link_at,
                         idle_unlink_at: overrides.idle_unlink_at,
                         report_delta: overrides.report_delta,
+                        idle_repair_gap_us: overrides.idle_repair_gap_us,
                         nodes: p.nodes.clone(),
                     }
                 })

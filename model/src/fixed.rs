@@ -163,7 +163,12 @@ pub const AVG_FRAC_BITS: u32 = 32;
 /// The number of outstanding tasks is kept beside the accumulator so that a change of the worker
 /// count can rescale it exactly with a multiplication (`acc = tasks · unit`), which a control pass
 /// can do; traffic passes only add and subtract, as on a switch. `acc == tasks · unit` always.
+///
+/// Packed to 4-byte alignment (20 bytes, not 24) so that a leaf's per-pool row, which holds it,
+/// fits one cache line (`sched::state::PoolRow`); the compiler refuses references to its
+/// 8-byte fields, and x86 loads them at full speed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C, packed(4))]
 pub struct RackAverage {
     /// The average in 32.32 fixed point.
     pub acc: u64,

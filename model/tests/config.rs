@@ -192,7 +192,8 @@ fn example_leaf_config_parses_and_validates() {
         PoolParams {
             idle_link_at: 2,
             idle_unlink_at: 1,
-            report_delta_raw: 32_768
+            report_delta_raw: 32_768,
+            idle_repair_gap_us: 50,
         }
     );
     assert_eq!(c.pool(3).unwrap().params, PoolParams::default());
@@ -372,6 +373,7 @@ fn defaults_section_defaults_to_link_at_1_unlink_at_0_delta_1() {
         idle_link_at: 1,
         idle_unlink_at: 0,
         report_delta_raw: 65_536,
+        idle_repair_gap_us: 50,
     };
     assert_eq!(PoolParams::default(), expected);
     assert_eq!(c.defaults, expected);
@@ -381,8 +383,8 @@ fn defaults_section_defaults_to_link_at_1_unlink_at_0_delta_1() {
 #[test]
 fn pool_params_overlay_the_defaults_key_by_key() {
     let text = leaf(&format!(
-        "[defaults]\nidle_link_at = 4\nidle_unlink_at = 2\nreport_delta = 2.0\n{}{}",
-        leaf_pool(0, 0, "idle_unlink_at = 3", &[0]),
+        "[defaults]\nidle_link_at = 4\nidle_unlink_at = 2\nreport_delta = 2.0\nidle_repair_gap_us = 20\n{}{}",
+        leaf_pool(0, 0, "idle_unlink_at = 3\nidle_repair_gap_us = 0", &[0]),
         leaf_pool(1, 1, "report_delta = 0.25", &[1]),
     ));
     let c = parse(&text);
@@ -391,7 +393,8 @@ fn pool_params_overlay_the_defaults_key_by_key() {
         PoolParams {
             idle_link_at: 4,
             idle_unlink_at: 2,
-            report_delta_raw: 131_072
+            report_delta_raw: 131_072,
+            idle_repair_gap_us: 20,
         }
     );
     assert_eq!(
@@ -399,7 +402,8 @@ fn pool_params_overlay_the_defaults_key_by_key() {
         PoolParams {
             idle_link_at: 4,
             idle_unlink_at: 3,
-            report_delta_raw: 131_072
+            report_delta_raw: 131_072,
+            idle_repair_gap_us: 0,
         }
     );
     assert_eq!(
@@ -407,7 +411,8 @@ fn pool_params_overlay_the_defaults_key_by_key() {
         PoolParams {
             idle_link_at: 4,
             idle_unlink_at: 2,
-            report_delta_raw: 16_384
+            report_delta_raw: 16_384,
+            idle_repair_gap_us: 20,
         }
     );
     assert_eq!(parse(&c.to_toml_string()), c);
@@ -498,6 +503,7 @@ fn a_config_built_in_code_validates_and_round_trips() {
                 idle_link_at: 3,
                 idle_unlink_at: 1,
                 report_delta_raw: 1,
+                idle_repair_gap_us: 7,
             },
             nodes: vec![NodeConfig {
                 id: 3,

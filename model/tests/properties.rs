@@ -321,6 +321,7 @@ impl Harness {
                     link_at,
                     unlink_at: link_at.saturating_sub(1 + gap),
                     report_delta: Load(0x8000),
+                    repair_gap_us: gap * 7,
                 };
                 self.control(ControlOp::SetPoolParams { pool, params })?;
             }

@@ -443,26 +443,97 @@ fn leaf_links_at_the_threshold_and_unlinks_when_the_idle_count_falls_to_the_lowe
     assert_eq!(s.counters().sent_idle_remove, 1);
 }
 
+/// The idle messages (idleAdd, idleRemove) a pass and its second passes sent, load reports left
+/// out.
+fn idle_messages(t: &Trace) -> Vec<PacketType> {
+    t.signals()
+        .iter()
+        .map(|e| e.header.pkt_type)
+        .filter(|&k| k != PacketType::QueueSignal)
+        .collect()
+}
+
 #[test]
 fn leaf_repairs_a_lost_idle_message_when_the_spine_flag_disagrees() {
     let mut s = leaf(&[2]);
     assert!(s.tables().pools[0].ctl.linked);
-    // The spine used power of two (flag 0) although we are linked: our idleAdd was lost.
-    let t = run(&mut s, task_from_spine(0, 1, false));
-    assert_eq!(t.signals()[0].header.pkt_type, PacketType::IdleSignal);
+    let gap = u32::from(horus_model::config::DEFAULT_REPAIR_GAP_US);
+    // The spine used power of two (flag 0) although we are linked: our idleAdd was lost. The
+    // link at start-up was a control pass, which leaves the stamp at 0.
+    let t = run_at(&mut s, task_from_spine(0, 1, false), gap);
+    assert_eq!(idle_messages(&t), vec![PacketType::IdleSignal]);
     assert_eq!(s.counters().idle_repairs, 1);
-    run(&mut s, task(0, 2));
+    assert_eq!(s.tables().pools[0].ctl.signaled_us, gap);
+    let t = run_at(&mut s, task(0, 2), gap + 10);
+    assert_eq!(idle_messages(&t), vec![PacketType::IdleRemove]);
     assert!(
         !s.tables().pools[0].ctl.linked,
         "the last idle worker is gone"
     );
-    // The spine still took us from its idle list (flag 1): our idleRemove was lost.
-    let t = run(&mut s, task_from_spine(0, 3, true));
-    assert_eq!(t.signals()[0].header.pkt_type, PacketType::IdleRemove);
+    // The spine still took us from its idle list (flag 1): tasks it sent before our idleRemove
+    // reached it. Within the gap of that message, no repair.
+    let t = run_at(&mut s, task_from_spine(0, 3, true), 2 * gap + 9);
+    assert_eq!(idle_messages(&t), vec![], "{t:?}");
+    assert_eq!(s.counters().idle_repairs, 1);
+    // A gap after it, the disagreement means our idleRemove was lost: repair.
+    let t = run_at(&mut s, task_from_spine(0, 4, true), 2 * gap + 10);
+    assert_eq!(idle_messages(&t), vec![PacketType::IdleRemove]);
     assert_eq!(s.counters().idle_repairs, 2);
+    assert_eq!(s.tables().pools[0].ctl.signaled_us, 2 * gap + 10);
     // Flags from anyone but our spine are not spine state.
-    let t = run(&mut s, header(PacketType::NewTask, 0, 999, 1, 4));
-    assert!(t.signals().is_empty());
+    let t = run_at(&mut s, header(PacketType::NewTask, 0, 999, 1, 5), 10 * gap);
+    assert_eq!(idle_messages(&t), vec![]);
+}
+
+#[test]
+fn repair_gap_zero_repairs_every_disagreement_and_the_gap_wraps_with_time() {
+    let mut cfg = leaf_config(&[2], 2, 1, 0, 1.0);
+    cfg.pools[0].params.idle_repair_gap_us = 0;
+    let (mut s, _) = Scheduler::from_config(&cfg, 1).unwrap();
+    for seq in 0..2 {
+        run_at(&mut s, task(0, seq), 5);
+    }
+    assert!(!s.tables().pools[0].ctl.linked);
+    // Gap 0: every task the spine took from its idle list draws an idleRemove, at any time.
+    for seq in 0..3 {
+        let t = run_at(&mut s, task_from_spine(0, 10 + seq, true), 5);
+        assert_eq!(idle_messages(&t), vec![PacketType::IdleRemove]);
+    }
+    assert_eq!(s.counters().idle_repairs, 3);
+
+    // A gap of 100 us across the wrap of the 32-bit microsecond clock.
+    cfg.pools[0].params.idle_repair_gap_us = 100;
+    let (mut s, _) = Scheduler::from_config(&cfg, 1).unwrap();
+    run_at(&mut s, task(0, 0), u32::MAX - 60);
+    let t = run_at(&mut s, task(0, 1), u32::MAX - 50);
+    assert_eq!(idle_messages(&t), vec![PacketType::IdleRemove]);
+    assert_eq!(s.tables().pools[0].ctl.signaled_us, u32::MAX - 50);
+    // 99 us later (after the wrap): held; 100 us later: repaired.
+    let t = run_at(&mut s, task_from_spine(0, 2, true), 48);
+    assert_eq!(idle_messages(&t), vec![]);
+    let t = run_at(&mut s, task_from_spine(0, 3, true), 49);
+    assert_eq!(idle_messages(&t), vec![PacketType::IdleRemove]);
+    assert_eq!(s.counters().idle_repairs, 1);
+}
+
+#[test]
+fn an_idle_add_commit_stamps_the_pool_with_its_packet_time() {
+    let mut s = leaf(&[3]);
+    for seq in 0..3 {
+        run_at(&mut s, task(0, seq), 1);
+    }
+    assert!(!s.tables().pools[0].ctl.linked);
+    // A worker becomes idle at t = 1000: its idleAdd commit links the rack and stamps.
+    let t = run_at(&mut s, header(PacketType::TaskDoneIdle, 0, 0, 0, 0), 1000);
+    assert_eq!(idle_messages(&t), vec![PacketType::IdleSignal]);
+    assert_eq!(s.tables().pools[0].ctl.signaled_us, 1000);
+    let t = run_at(&mut s, header(PacketType::TaskDoneIdle, 0, 1, 0, 0), 1005);
+    assert_eq!(idle_messages(&t), vec![]);
+    // A task the spine sent by power of two before our idleAdd reached it: no repair.
+    let t = run_at(&mut s, task_from_spine(0, 3, false), 1010);
+    assert_eq!(idle_messages(&t), vec![]);
+    assert!(s.tables().pools[0].ctl.linked);
+    assert_eq!(s.counters().idle_repairs, 0);
 }
 
 #[test]
@@ -785,6 +856,7 @@ fn control_passes_wait_for_resubmitted_passes_and_refuse_bad_operations() {
                     link_at: 1,
                     unlink_at: 1,
                     report_delta: Load::ONE,
+                    repair_gap_us: 0,
                 },
             },
             ControlError::BadParams(0),
@@ -798,6 +870,7 @@ fn control_passes_wait_for_resubmitted_passes_and_refuse_bad_operations() {
                     link_at: 1,
                     unlink_at: 0,
                     report_delta: Load::ONE,
+                    repair_gap_us: 50,
                 },
                 spine: None,
             },

@@ -692,6 +692,7 @@ impl Logic for AxiLiteRegs {
         self.c.next.is_ctl_read = self.regs.q.val().get_bit(772);
         self.c.next.rd_table = self.regs.q.val().get_bits::<4>(776);
         self.c.next.rd_index = self.regs.q.val().get_bits::<16>(1248);
+        self.c.next.repair_gap = self.regs.q.val().get_bits::<16>(1264);
         self.c.next.pool = self.regs.q.val().get_bits::<16>(784);
         self.c.next.src = self.regs.q.val().get_bits::<16>(800);
         self.c.next.base = self.regs.q.val().get_bits::<16>(816);

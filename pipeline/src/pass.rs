@@ -37,6 +37,7 @@ pub fn control_phv(m: &Scheduler, op: &ControlOp) -> Phv {
         p.link_at = u64::from(params.link_at).into();
         p.unlink_at = u64::from(params.unlink_at).into();
         p.report_delta = u64::from(params.report_delta.0).into();
+        p.repair_gap = u64::from(params.repair_gap_us).into();
     };
     match *op {
         ControlOp::ConfigurePool {

@@ -107,6 +107,7 @@ pub struct Phv {
     pub link_at: Bits<16>,
     pub unlink_at: Bits<16>,
     pub report_delta: Bits<32>,
+    pub repair_gap: Bits<16>,
     pub spine_ok: Bit,
     pub spine_id: Bits<16>,
     pub spine_node: Bits<16>,
@@ -181,6 +182,7 @@ pub struct PoolCfgEntry {
     pub link_at: Bits<16>,
     pub unlink_at: Bits<16>,
     pub report_delta: Bits<32>,
+    pub repair_gap: Bits<16>,
     pub spine_ok: Bit,
     pub spine_id: Bits<16>,
     pub spine_node: Bits<16>,
@@ -201,6 +203,8 @@ pub struct IdleCtlEntry {
     pub p: Bits<16>,
     pub locked: Bit,
     pub linked: Bit,
+    /// Arrival time (us) of the packet whose pass sent the pool's last idle message.
+    pub signaled: Bits<32>,
 }
 
 /// `idleList` and `members` entry: a node and its factor.

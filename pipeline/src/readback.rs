@@ -199,6 +199,7 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
                 link_at: b(e.params.link_at.into()),
                 unlink_at: b(e.params.unlink_at.into()),
                 report_delta: b(e.params.report_delta.0.into()),
+                repair_gap: b(e.params.repair_gap_us.into()),
                 spine_ok: e.spine.is_some(),
                 spine_id: b(e.spine.map_or(0, |s| s.id).into()),
                 spine_node: b(e.spine.map_or(0, |s| s.node).into()),
@@ -219,6 +220,7 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
                 p: b(e.p.into()),
                 locked: e.locked,
                 linked: e.linked,
+                signaled: b(e.signaled_us.into()),
             }
             .pack()
         }),

@@ -394,6 +394,14 @@ pub const FIELDS: &[Field] = &[
         "that member's additive factor, 16.16 (remove)",
     ),
     f("CTL_INDEX", 39, 0, 16, Rw, "the entry to read (read)"),
+    f(
+        "CTL_REPAIR_GAP",
+        39,
+        16,
+        16,
+        Rw,
+        "idle_repair_gap_us (configure, set)",
+    ),
     // Counters (wrapping at 2^32), as the model's `Counters`.
     f("PASSES", 40, 0, 32, Ro, "passes of any kind"),
     f(
@@ -667,7 +675,8 @@ impl RegFile {
 fn params_of(r: &mut RegFile, p: &Params) {
     r.set("CTL_LINK_AT", p.link_at.into())
         .set("CTL_UNLINK_AT", p.unlink_at.into())
-        .set("CTL_REPORT_DELTA", p.report_delta.0.into());
+        .set("CTL_REPORT_DELTA", p.report_delta.0.into())
+        .set("CTL_REPAIR_GAP", p.repair_gap_us.into());
 }
 
 /// The words the fields matching `which` occupy, from the first's to the last's.

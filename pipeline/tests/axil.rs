@@ -232,6 +232,7 @@ fn configuration_and_control_passes_land_where_the_register_map_says() {
             link_at: 0x123,
             unlink_at: 0x45,
             report_delta: horus_model::fixed::Load(0xdead_beef),
+            repair_gap_us: 0xcafe,
         },
         spine: Some(SpineRef {
             id: 0xbeef,

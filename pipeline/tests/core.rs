@@ -87,6 +87,7 @@ fn params(g: &mut Gen) -> Params {
         link_at,
         unlink_at: g.below(u64::from(link_at)) as u16,
         report_delta: Load(1 + g.below(0x2_0000) as u32),
+        repair_gap_us: g.below(8) as u16,
     }
 }
 

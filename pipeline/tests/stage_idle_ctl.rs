@@ -119,6 +119,89 @@ fn leaf_pops_back_to_back_and_links_with_hysteresis() {
 }
 
 #[test]
+fn leaf_repairs_once_a_gap_passed_since_its_last_idle_message_across_the_clock_wrap() {
+    let b = Phv {
+        repair_gap: b16(10),
+        ..base(1, 0)
+    };
+    let ctl_add = Phv {
+        is_ctl_add: true,
+        time: b32(1000),
+        ..b
+    };
+    // (Functions, not closures: a closure capturing a `Phv` trips a rustc 1.95 ICE.)
+    fn at(t: u64, p: Phv) -> Phv {
+        Phv { time: b32(t), ..p }
+    }
+    fn spine_task(b: Phv, t: u64, flag: u64) -> Phv {
+        Phv {
+            is_task: true,
+            src: b16(9),
+            qlen: b16(flag),
+            time: b32(t),
+            ..b
+        }
+    }
+    let commit = Phv {
+        is_add_commit: true,
+        ..b
+    };
+    let max = u64::from(u32::MAX);
+    let passes = vec![
+        Some(Phv {
+            is_ctl_pool: true,
+            ..b
+        }),
+        // Control passes link the rack but leave the stamp at 0, whatever their time.
+        Some(ctl_add),
+        Some(ctl_add),
+        Some(ctl_add),
+        Some(ctl_add),
+        Some(spine_task(b, 5, 0)),
+        Some(spine_task(b, 10, 0)),
+        Some(spine_task(b, 19, 0)),
+        Some(Phv {
+            is_task: true,
+            src: b16(77),
+            time: b32(20),
+            ..b
+        }),
+        Some(spine_task(b, 29, 1)),
+        Some(spine_task(b, 30, 1)),
+        Some(at(max - 2, commit)),
+        Some(at(max - 1, commit)),
+        Some(at(max, commit)),
+        Some(spine_task(b, 6, 0)),
+        Some(spine_task(b, 7, 0)),
+    ];
+    let out = drive!(IdleCtlStage<4>, IdleCtlStage::new(true), passes);
+    let got: Vec<_> = out.iter().map(seen).collect();
+    assert_eq!(
+        &got[1..],
+        &[
+            (false, 0, 'A'), // control push, p = 1: link (no stamp)
+            (false, 1, '-'),
+            (false, 2, '-'),
+            (false, 3, '-'), // p = 4
+            (true, 3, '-'),  // flag 0 while linked at t = 5: 5 us since the stamp (0), held
+            (true, 2, 'A'),  // t = 10: repaired, stamp 10
+            (true, 1, '-'),  // t = 19: held
+            (true, 0, 'R'),  // pop the last: unlink, stamp 20
+            (false, 0, '-'), // flag 1 while unlinked at t = 29: held
+            (false, 0, 'R'), // t = 30: repaired, stamp 30
+            (false, 0, 'A'), // push, p = 1: link, stamp 2^32 - 3
+            (false, 1, '-'),
+            (false, 2, '-'), // p = 3
+            (true, 2, '-'),  // t = 6 after the wrap: 9 us, held
+            (true, 1, 'A'),  // t = 7: 10 us, repaired
+        ][..],
+        "{got:?}"
+    );
+    let repairs: Vec<usize> = (0..out.len()).filter(|&i| out[i].repair).collect();
+    assert_eq!(repairs, vec![6, 10, 15]);
+}
+
+#[test]
 fn spine_picks_without_popping_and_removals_take_the_lock() {
     let b = base(1, 0);
     let not_member = drop_code(DropReason::IdleRemoveNotMember) as usize;

@@ -351,6 +351,7 @@ fn configure() -> Pass {
             link_at: 4,
             unlink_at: 2,
             report_delta: Load(HALF),
+            repair_gap_us: 0,
         },
         spine: Some(SpineRef { id: 100, node: 9 }),
     })

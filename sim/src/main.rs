@@ -99,6 +99,10 @@ struct Common {
     /// Small and fast: 8 pods, 20 pools, 5 ms (overrides those options).
     #[arg(long)]
     quick: bool,
+    /// Horus: a leaf re-sends a lost idle message at most once per this many microseconds after
+    /// its last one (0: on every disagreement, the paper's rule).
+    #[arg(long, default_value_t = horus_model::config::DEFAULT_REPAIR_GAP_US)]
+    repair_gap_us: u16,
 }
 
 impl Common {
@@ -123,7 +127,20 @@ impl Common {
                     ..RandomPools::default()
                 }),
             },
-            policy: PolicySpec::named(policy)?,
+            policy: match PolicySpec::named(policy)? {
+                PolicySpec::Horus {
+                    link_at,
+                    unlink_at,
+                    report_delta,
+                    ..
+                } => PolicySpec::Horus {
+                    link_at,
+                    unlink_at,
+                    report_delta,
+                    repair_gap_us: self.repair_gap_us,
+                },
+                other => other,
+            },
             workload: workload.to_string(),
             load: LoadSchedule::parse(load)?,
             sim_ns,

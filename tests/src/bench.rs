@@ -372,7 +372,10 @@ fn run_inner(
     let mut last_beat_at: Vec<u64> = vec![0; slots.len()];
     let mut out_frame: Vec<u8> = Vec::new();
     let mut out_started = 0u64;
-    let mut time_us = 0u32;
+    // The shell's microsecond clock starts 100 ms before it wraps, so that every run crosses the
+    // wrap (the bench advances it about once every five cycles): connection timeouts and the
+    // idle-repair gap compare wrapping times.
+    let mut time_us = u32::MAX - 100_000;
     let mut quiet = 0u32;
     let debug = std::env::var("HORUS_COSIM_DEBUG").is_ok();
     // AXI4-Lite writes under way (byte address, value), and the control operation they stage.

@@ -71,6 +71,19 @@ impl Input {
 /// 3..7 are not; node IDs of pool `p` are `p, p + 4, p + 8, ...`, half of them added at start.
 const POOLS: [(u16, u16); 3] = [(0, 12), (1, 10), (2, 9)];
 
+/// A leaf's pool `p` reports to the spine with ID `SPINE_BASE + p`.
+const SPINE_BASE: u16 = 100;
+
+/// A pool's `idle_repair_gap_us`: 0 (a repair on every disagreement) a quarter of the time, else
+/// up to 40 us (the bench's clock advances about one microsecond every five cycles).
+fn repair_gap(rng: &mut Rng) -> u16 {
+    if rng.chance(25) {
+        0
+    } else {
+        1 + rng.below(40) as u16
+    }
+}
+
 fn node_endpoint(node: u16) -> (MacAddr, Ipv4Addr, u16, u8) {
     let n = node as u8;
     (
@@ -94,7 +107,7 @@ pub fn config(role: Role, sizes: Sizes, rng: &mut Rng) -> Config {
         sizes.pools, sizes.nodes, sizes.conn_table
     );
     if role == Role::Leaf {
-        for (i, id) in [100u16, 101, 102].iter().enumerate() {
+        for (i, id) in (SPINE_BASE..SPINE_BASE + 3).enumerate() {
             s += &format!(
                 "[[spines]]\nid = {id}\nmac = \"02:00:00:00:01:{i:02x}\"\nip = \"10.0.1.{i}\"\nudp_port = {}\nport = {}\n",
                 1234 + i,
@@ -105,12 +118,17 @@ pub fn config(role: Role, sizes: Sizes, rng: &mut Rng) -> Config {
     for &(pool, capacity) in &POOLS {
         let link_at = 1 + rng.below(3);
         s += &format!(
-            "[[pools]]\nid = {pool}\ncapacity = {capacity}\nidle_link_at = {link_at}\nidle_unlink_at = {}\nreport_delta = {:?}\n",
+            "[[pools]]\nid = {pool}\ncapacity = {capacity}\nidle_link_at = {link_at}\nidle_unlink_at = {}\nreport_delta = {:?}\nidle_repair_gap_us = {}\n",
             rng.below(link_at),
-            0.25 * (1 + rng.below(6)) as f64
+            0.25 * (1 + rng.below(6)) as f64,
+            repair_gap(rng)
         );
         if role == Role::Leaf {
-            s += &format!("spine = {}\nspine_node = {}\n", 100 + pool, 20 + pool);
+            s += &format!(
+                "spine = {}\nspine_node = {}\n",
+                SPINE_BASE + pool,
+                20 + pool
+            );
         }
         for k in 0..capacity / 2 {
             let id = pool + 4 * k;
@@ -276,6 +294,7 @@ impl Traffic {
             link_at,
             unlink_at: self.rng.below(u64::from(link_at)) as u16,
             report_delta: horus_model::fixed::Load(1 + self.rng.below(0x2_0000) as u32),
+            repair_gap_us: repair_gap(&mut self.rng),
         }
     }
 
@@ -328,6 +347,11 @@ impl Traffic {
         if self.mix != Mix::Mixed {
             pool %= 3;
             src = pool + 4 * r.below(u64::from(POOLS[usize::from(pool)].1 / 2)) as u16;
+        }
+        if t == NewTask && self.role == Role::Leaf && r.chance(30) {
+            // From the pool's spine, whose idle-selected flag (`qlen`) may disagree with the
+            // leaf: the §A.3 repair and its gap.
+            src = SPINE_BASE + pool;
         }
         let qlen = match t {
             TaskDoneIdle => 0,

@@ -174,7 +174,7 @@ impl Scheduler {
                 self.touch(Stage::IdleCtl);
                 let ctl = &mut self.t.pools[usize::from(pool)].ctl;
                 let signal = if self.role == Role::Leaf {
-                    Scheduler::link_update(ctl, &cfg, None)
+                    Scheduler::link_update(ctl, &cfg, None, None)
                 } else {
                     None
                 };
@@ -355,7 +355,7 @@ impl Scheduler {
         };
         // A new worker has an empty queue: it is idle. A new rack is idle only when its leaf says so.
         let signal = if leaf {
-            self.push_idle(pool, &cfg, me)
+            self.push_idle(pool, &cfg, me, None)
         } else {
             self.touch(Stage::IdleIndex);
             self.t.nodes[usize::from(node)].idle_index = IdleIndex::Absent;

@@ -366,9 +366,9 @@ impl Scheduler {
                     factor: node.factor,
                 };
                 match h.pkt_type {
-                    TaskDone | TaskDoneIdle => self.reply(h, &cfg, me),
-                    IdleSignal => self.idle_add_check(h, me, r),
-                    IdleRemove => self.idle_remove_first(h, &cfg, me),
+                    TaskDone | TaskDoneIdle => self.reply(h, pkt.time_us, &cfg, me),
+                    IdleSignal => self.idle_add_check(h, pkt.time_us, me, r),
+                    IdleRemove => self.idle_remove_first(h, pkt.time_us, &cfg, me),
                     _ => self.load_update(h, me),
                 }
             }
@@ -387,22 +387,40 @@ impl Scheduler {
     }
 
     /// Leaf: the link rule and the §A.3 repair, in the `idleCtl` stage after `p` changed. `flag` is
-    /// the spine's idle-selected flag when the pass is a task from this pool's spine.
-    fn link_update(ctl: &mut IdleCtl, cfg: &PoolCfg, flag: Option<bool>) -> Option<Signal> {
+    /// the spine's idle-selected flag when the pass is a task from this pool's spine; `time_us`
+    /// the packet's arrival time (`None` for a control pass).
+    ///
+    /// A packet's pass that sends an idle message stamps the entry with its time, and a repair
+    /// waits until `repair_gap_us` passed since that stamp (wrapping microseconds): the tasks the
+    /// spine sent before our last message reached it disagree with us for about one round trip,
+    /// and without the gap each of them would draw another message.
+    fn link_update(
+        ctl: &mut IdleCtl,
+        cfg: &PoolCfg,
+        flag: Option<bool>,
+        time_us: Option<u32>,
+    ) -> Option<Signal> {
         cfg.spine?;
-        if !ctl.linked && ctl.p >= cfg.params.link_at {
+        let signal = if !ctl.linked && ctl.p >= cfg.params.link_at {
             ctl.linked = true;
-            return Some(Signal::IdleAdd);
-        }
-        if ctl.linked && ctl.p <= cfg.params.unlink_at {
+            Some(Signal::IdleAdd)
+        } else if ctl.linked && ctl.p <= cfg.params.unlink_at {
             ctl.linked = false;
-            return Some(Signal::IdleRemove);
+            Some(Signal::IdleRemove)
+        } else {
+            let quiet = time_us.is_some_and(|t| {
+                t.wrapping_sub(ctl.signaled_us) >= u32::from(cfg.params.repair_gap_us)
+            });
+            match flag {
+                Some(true) if !ctl.linked && quiet => Some(Signal::IdleRemove),
+                Some(false) if ctl.linked && quiet => Some(Signal::IdleAdd),
+                _ => None,
+            }
+        };
+        if let (Some(_), Some(t)) = (signal, time_us) {
+            ctl.signaled_us = t;
         }
-        match flag {
-            Some(true) if !ctl.linked => Some(Signal::IdleRemove),
-            Some(false) if ctl.linked => Some(Signal::IdleAdd),
-            _ => None,
-        }
+        signal
     }
 
     /// NEW_TASK, first pass: Algorithm 1 SCHEDULETASKIDLE, else Algorithm 2 SCHEDULETASKBUSY (A).
@@ -435,7 +453,7 @@ impl Scheduler {
         if leaf {
             let flag = cfg.spine.filter(|s| s.id == h.src_id).map(|_| h.qlen != 0);
             let before = *ctl;
-            signal = Self::link_update(ctl, cfg, flag);
+            signal = Self::link_update(ctl, cfg, flag, Some(time_us));
             if signal.is_some() && before.linked == ctl.linked {
                 self.counters.idle_repairs += 1;
             }
@@ -711,11 +729,11 @@ impl Scheduler {
 
     /// TASK_DONE / TASK_DONE_IDLE at a leaf: Algorithm 2 UPDATE, and for an idle worker the first
     /// pass of Algorithm 1 ADD. The reply itself goes on to the client unchanged.
-    fn reply(&mut self, h: HorusHeader, cfg: &PoolCfg, me: NodeRef) -> PassResult {
+    fn reply(&mut self, h: HorusHeader, time_us: u32, cfg: &PoolCfg, me: NodeRef) -> PassResult {
         self.counters.replies += 1;
         let mut r = PassResult::default();
         if h.pkt_type == PacketType::TaskDoneIdle {
-            r = self.idle_add_check(h, me, r);
+            r = self.idle_add_check(h, time_us, me, r);
         }
         self.set_load(me.node, Load::from_tasks(h.qlen));
         self.leaf_tail(h.pool_id, cfg, AvgChange::TaskFinished, None, &mut r);
@@ -748,7 +766,13 @@ impl Scheduler {
 
     /// First pass of an idleAdd: a node may be in the idle list once. `Absent -> Pending`, and the
     /// push happens on the commit pass; anything else is a duplicate and is dropped.
-    fn idle_add_check(&mut self, h: HorusHeader, me: NodeRef, mut r: PassResult) -> PassResult {
+    fn idle_add_check(
+        &mut self,
+        h: HorusHeader,
+        time_us: u32,
+        me: NodeRef,
+        mut r: PassResult,
+    ) -> PassResult {
         self.touch(Stage::IdleIndex);
         let idx = &mut self.t.nodes[usize::from(me.node)].idle_index;
         if *idx != IdleIndex::Absent {
@@ -759,7 +783,7 @@ impl Scheduler {
         *idx = IdleIndex::Pending;
         r.resubmit = Some(self.hand_out(Resubmit::Packet {
             header: h,
-            time_us: 0,
+            time_us,
             op: PacketResubmit::IdleAddCommit { node: me },
         }));
         r
@@ -767,7 +791,13 @@ impl Scheduler {
 
     /// IDLE_REMOVE at a spine, first pass (Algorithm 1, A): take the lock, decrement `p`, read the
     /// top node and the removed node's position.
-    fn idle_remove_first(&mut self, h: HorusHeader, cfg: &PoolCfg, me: NodeRef) -> PassResult {
+    fn idle_remove_first(
+        &mut self,
+        h: HorusHeader,
+        time_us: u32,
+        cfg: &PoolCfg,
+        me: NodeRef,
+    ) -> PassResult {
         let r = PassResult::default();
         match self.remove_first(h.pool_id, cfg, me.node) {
             Err(reason) => self.dropped(r, reason),
@@ -780,7 +810,7 @@ impl Scheduler {
                 };
                 let resubmit = self.hand_out(Resubmit::Packet {
                     header: h,
-                    time_us: 0,
+                    time_us,
                     op: PacketResubmit::IdleRemoveFinish { finish },
                 });
                 PassResult {
@@ -851,7 +881,7 @@ impl Scheduler {
             }
         };
         let signal = if leaf {
-            Self::link_update(ctl, cfg, None)
+            Self::link_update(ctl, cfg, None, None)
         } else {
             None
         };
@@ -893,7 +923,9 @@ impl Scheduler {
                     PacketResubmit::Schedule { sel, other } => {
                         self.schedule_second(h, time_us, &cfg, sel, other)
                     }
-                    PacketResubmit::IdleAddCommit { node } => self.idle_add_commit(h, &cfg, node),
+                    PacketResubmit::IdleAddCommit { node } => {
+                        self.idle_add_commit(h, time_us, &cfg, node)
+                    }
                     PacketResubmit::IdleRemoveFinish { finish } => {
                         self.remove_finish(h.pool_id, &cfg, finish);
                         PassResult::default()
@@ -950,15 +982,28 @@ impl Scheduler {
     }
 
     /// Second pass of an idleAdd: push the node on top of the idle list (Algorithm 1 ADD).
-    fn idle_add_commit(&mut self, h: HorusHeader, cfg: &PoolCfg, n: NodeRef) -> PassResult {
+    fn idle_add_commit(
+        &mut self,
+        h: HorusHeader,
+        time_us: u32,
+        cfg: &PoolCfg,
+        n: NodeRef,
+    ) -> PassResult {
         let mut r = PassResult::default();
-        let signal = self.push_idle(h.pool_id, cfg, n);
+        let signal = self.push_idle(h.pool_id, cfg, n, Some(time_us));
         self.leaf_tail(h.pool_id, cfg, AvgChange::None, signal, &mut r);
         r
     }
 
-    /// `readInc(p); idleList[p] <- n; idleIndex[n] <- p`, and the leaf's link rule.
-    fn push_idle(&mut self, pool: u16, cfg: &PoolCfg, n: NodeRef) -> Option<Signal> {
+    /// `readInc(p); idleList[p] <- n; idleIndex[n] <- p`, and the leaf's link rule (`time_us`: the
+    /// packet's time, `None` for a control pass).
+    fn push_idle(
+        &mut self,
+        pool: u16,
+        cfg: &PoolCfg,
+        n: NodeRef,
+        time_us: Option<u32>,
+    ) -> Option<Signal> {
         self.touch(Stage::IdleCtl);
         let ctl = &mut self.t.pools[usize::from(pool)].ctl;
         let pos = ctl.p;
@@ -968,7 +1013,7 @@ impl Scheduler {
         );
         ctl.p += 1;
         let signal = if self.role == Role::Leaf {
-            Self::link_update(ctl, cfg, None)
+            Self::link_update(ctl, cfg, None, time_us)
         } else {
             None
         };

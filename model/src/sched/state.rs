@@ -139,6 +139,10 @@ pub struct Params {
     pub unlink_at: u16,
     /// Send a load report when the average moved by at least this much since the last one.
     pub report_delta: Load,
+    /// Re-send an idle message the spine's idle-selected flag shows was lost (§A.3) only when at
+    /// least this many microseconds passed since the pool's last idle message from a packet's
+    /// pass (`IdleCtl::signaled_us`); 0 re-sends on every disagreement.
+    pub repair_gap_us: u16,
 }
 
 impl Params {
@@ -153,6 +157,7 @@ impl From<&PoolParams> for Params {
             link_at: p.idle_link_at,
             unlink_at: p.idle_unlink_at,
             report_delta: Load(p.report_delta_raw),
+            repair_gap_us: p.idle_repair_gap_us,
         }
     }
 }
@@ -193,6 +198,9 @@ pub struct IdleCtl {
     pub locked: bool,
     /// Leaf: whether this rack is (believed to be) in the spine's idle list for the pool.
     pub linked: bool,
+    /// Leaf: arrival time (microseconds, wrapping) of the packet whose pass sent the pool's last
+    /// idle message; control passes leave it. Starts at 0.
+    pub signaled_us: u32,
 }
 
 /// An `idleList` / `members` entry: a node and its additive factor.

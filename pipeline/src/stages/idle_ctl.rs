@@ -10,7 +10,9 @@
 //!   back.
 //! - A leaf runs its link rule whenever `p` changed, and on every NEW_TASK: link at
 //!   `p >= link_at` (idleAdd), unlink at `p <= unlink_at` (idleRemove), else re-send the message
-//!   the spine's idle-selected flag shows was lost (a task from this pool's spine only).
+//!   the spine's idle-selected flag shows was lost (a task from this pool's spine only), once
+//!   `repair_gap` microseconds passed since the pool's last idle message from a packet's pass
+//!   (`signaled`, which such a pass stamps with its arrival time; control passes leave it).
 
 use crate::phv::{IdleCtlEntry, Phv, drop_code};
 use crate::readback::RB_BITS;
@@ -44,6 +46,11 @@ pub struct IdleCtlStage<const P: usize> {
     take: Signal<Local, Bit>,
     changed: Signal<Local, Bit>,
     from_spine: Signal<Local, Bit>,
+    /// Microseconds since the pool's last idle message (wrapping), and whether a repair may go.
+    since: Signal<Local, Bits<32>>,
+    quiet: Signal<Local, Bit>,
+    /// The pass is a packet's (a task's first pass, an idleAdd's commit): its signal stamps.
+    stamps: Signal<Local, Bit>,
     is_leaf: Constant<Bit>,
     one: Constant<Bits<16>>,
     zero: Constant<Bits<16>>,
@@ -71,6 +78,9 @@ impl<const P: usize> IdleCtlStage<P> {
             take: Default::default(),
             changed: Default::default(),
             from_spine: Default::default(),
+            since: Default::default(),
+            quiet: Default::default(),
+            stamps: Default::default(),
             is_leaf: Constant::new(is_leaf),
             one: Constant::new(1.into()),
             zero: Constant::new(0.into()),
@@ -170,6 +180,10 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         // The leaf's link rule, on the new count.
         self.from_spine.next =
             self.pass_in.val().is_task & (self.pass_in.val().src == self.pass_in.val().spine_id);
+        self.since.next = self.pass_in.val().time - self.e.val().signaled;
+        self.quiet.next = self.since.val().get_bits::<16>(16).any()
+            | (self.since.val().get_bits::<16>(0) >= self.pass_in.val().repair_gap);
+        self.stamps.next = self.pass_in.val().is_task | self.pass_in.val().is_add_commit;
         if self.is_leaf.val()
             & self.pass_in.val().spine_ok
             & self.live.val()
@@ -183,7 +197,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
                 self.w.next.linked = false;
                 self.out.d.next.sig_idle_remove = true;
                 self.ctl_table.wr_en.next = true;
-            } else if self.from_spine.val() {
+            } else if self.from_spine.val() & self.quiet.val() {
                 if self.pass_in.val().qlen.any() & !self.e.val().linked {
                     self.out.d.next.sig_idle_remove = true;
                     self.out.d.next.repair = true;
@@ -192,6 +206,12 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
                     self.out.d.next.sig_idle_add = true;
                     self.out.d.next.repair = true;
                 }
+            }
+            if self.stamps.val()
+                & (self.out.d.val().sig_idle_add | self.out.d.val().sig_idle_remove)
+            {
+                self.w.next.signaled = self.pass_in.val().time;
+                self.ctl_table.wr_en.next = true;
             }
         }
         self.ctl_table.wr_data.next = self.w.val();

@@ -130,6 +130,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.out.d.next.link_at = self.e.val().link_at;
             self.out.d.next.unlink_at = self.e.val().unlink_at;
             self.out.d.next.report_delta = self.e.val().report_delta;
+            self.out.d.next.repair_gap = self.e.val().repair_gap;
             self.out.d.next.spine_ok = self.e.val().spine_ok;
             self.out.d.next.spine_id = self.e.val().spine_id;
             self.out.d.next.spine_node = self.e.val().spine_node;
@@ -179,6 +180,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.w.next.link_at = self.pass_in.val().link_at;
             self.w.next.unlink_at = self.pass_in.val().unlink_at;
             self.w.next.report_delta = self.pass_in.val().report_delta;
+            self.w.next.repair_gap = self.pass_in.val().repair_gap;
             self.cfg_table.wr_en.next = true;
         }
         if self.pass_in.val().is_ctl_pool {

@@ -63,6 +63,9 @@ pub struct HorusParams {
     pub unlink_at: u16,
     /// A leaf reports its rack average when it moved by at least this much.
     pub report_delta: f64,
+    /// A leaf re-sends a lost idle message (§A.3) at most once per this many microseconds after
+    /// its last idle message; 0 re-sends on every disagreement (the paper's rule).
+    pub repair_gap_us: u16,
 }
 
 impl Default for HorusParams {
@@ -71,6 +74,7 @@ impl Default for HorusParams {
             link_at: 1,
             unlink_at: 0,
             report_delta: 1.0,
+            repair_gap_us: horus_model::config::DEFAULT_REPAIR_GAP_US,
         }
     }
 }
@@ -83,6 +87,7 @@ impl HorusParams {
             report_delta: Load::from_f64(self.report_delta)
                 .filter(|d| d.0 > 0)
                 .expect("report_delta must be a positive 16.16 value"),
+            repair_gap_us: self.repair_gap_us,
         }
     }
 }
@@ -972,6 +977,7 @@ mod tests {
         let p = HorusParams::default().model();
         assert_eq!((p.link_at, p.unlink_at), (1, 0));
         assert_eq!(p.report_delta, Load::ONE);
+        assert_eq!(p.repair_gap_us, 50);
         assert!(p.is_valid());
     }
 }

@@ -292,6 +292,7 @@ pub enum PolicySpec {
         link_at: u16,
         unlink_at: u16,
         report_delta: f64,
+        repair_gap_us: u16,
     },
 }
 
@@ -329,6 +330,7 @@ impl PolicySpec {
                     link_at: d.link_at,
                     unlink_at: d.unlink_at,
                     report_delta: d.report_delta,
+                    repair_gap_us: d.repair_gap_us,
                 }
             }
             _ => anyhow::bail!("unknown policy {name:?}; known: {}", POLICIES.join(", ")),
@@ -376,6 +378,7 @@ impl PolicySpec {
                 link_at,
                 unlink_at,
                 report_delta,
+                repair_gap_us,
             } => Box::new(horus::Horus::new(
                 cluster,
                 queue_len,
@@ -384,6 +387,7 @@ impl PolicySpec {
                     link_at,
                     unlink_at,
                     report_delta,
+                    repair_gap_us,
                 },
             )),
         }
