@@ -292,6 +292,6 @@ fn idle_ctl_stage_verilog_is_lint_clean_and_synthesizes() {
         ("stage_idle_ctl_spine", false),
     ] {
         let r = lint_and_synth(name, IdleCtlStage::<6>::new(leaf));
-        println!("idleCtl stage ({name}): {r}");
+        println!("idleCtl stage ({name}): {r:#}\n  {}", r.path.join("\n  "));
     }
 }

@@ -105,7 +105,9 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.e.next = self.ctl_table.rd_data.val();
         self.w.next = self.ctl_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
-        self.ctl_table.wr_en.next = false;
+        // The entry is written back on every pass (unchanged unless a rule below changes it), so
+        // the table's forwarding does not wait for the decisions below.
+        self.ctl_table.wr_en.next = true;
         self.live.next = !self.pass_in.val().drop.any();
         self.changed.next = false;
 
@@ -120,7 +122,6 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             if self.is_leaf.val() {
                 self.w.next.p = self.e.val().p - self.one.val();
                 self.changed.next = true;
-                self.ctl_table.wr_en.next = true;
             }
         }
         // Pushes: an idleAdd's commit, a leaf's new worker, a removal that found its node absent.
@@ -133,7 +134,6 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             self.out.d.next.pos = self.e.val().p;
             self.w.next.p = self.e.val().p + self.one.val();
             self.changed.next = true;
-            self.ctl_table.wr_en.next = true;
         }
         // A removal's first pass: take the lock and the top.
         self.take.next = self.live.val()
@@ -153,7 +153,6 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
                 self.out.d.next.pos = self.e.val().p - self.one.val();
                 self.w.next.p = self.e.val().p - self.one.val();
                 self.w.next.locked = true;
-                self.ctl_table.wr_en.next = true;
             }
         }
         // A removal's second pass releases the lock (the link rule runs on the final count).
@@ -165,13 +164,11 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         {
             self.w.next.locked = false;
             self.changed.next = true;
-            self.ctl_table.wr_en.next = true;
         }
         if self.pass_in.val().is_ctl_pool {
             self.w.next.p = self.zero.val();
             self.w.next.locked = false;
             self.w.next.linked = false;
-            self.ctl_table.wr_en.next = true;
         }
         if self.pass_in.val().is_ctl_params {
             self.changed.next = true;
@@ -192,11 +189,9 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             if !self.e.val().linked & (self.w.val().p >= self.pass_in.val().link_at) {
                 self.w.next.linked = true;
                 self.out.d.next.sig_idle_add = true;
-                self.ctl_table.wr_en.next = true;
             } else if self.e.val().linked & (self.w.val().p <= self.pass_in.val().unlink_at) {
                 self.w.next.linked = false;
                 self.out.d.next.sig_idle_remove = true;
-                self.ctl_table.wr_en.next = true;
             } else if self.from_spine.val() & self.quiet.val() {
                 if self.pass_in.val().qlen.any() & !self.e.val().linked {
                     self.out.d.next.sig_idle_remove = true;
@@ -211,7 +206,6 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
                 & (self.out.d.val().sig_idle_add | self.out.d.val().sig_idle_remove)
             {
                 self.w.next.signaled = self.pass_in.val().time;
-                self.ctl_table.wr_en.next = true;
             }
         }
         self.ctl_table.wr_data.next = self.w.val();
