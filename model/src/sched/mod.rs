@@ -40,7 +40,8 @@ use state::{ConnEntry, IdleCtl, NodeState, PoolCfg};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub header: HorusHeader,
-    /// Arrival time in microseconds, wrapping; used only by the connection table's timeout.
+    /// Arrival time in microseconds, wrapping; used by the connection table's timeout and the
+    /// idle-repair gap (`idleCtl`'s stamp).
     pub time_us: u32,
 }
 
