@@ -99,6 +99,11 @@ struct Common {
     /// Small and fast: 8 pods, 20 pools, 5 ms (overrides those options).
     #[arg(long)]
     quick: bool,
+    /// Split each run into this many shards of pools, simulated in parallel (threads: rayon's,
+    /// RAYON_NUM_THREADS). Results for a seed depend on the shard count (statistically
+    /// equivalent, not identical), never on the threads; 1 is the unsharded engine.
+    #[arg(long, default_value_t = 1)]
+    shards: u32,
 }
 
 impl Common {
@@ -133,6 +138,7 @@ impl Common {
             resubmit_ns: self.resubmit_ns,
             detect_ns: (self.detect_us * 1e3).round() as u64,
             prefill: self.prefill,
+            shards: self.shards,
             failures: self
                 .failures
                 .iter()
