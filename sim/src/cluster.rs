@@ -62,9 +62,18 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn new(topology: Topology, placements: &[PoolPlacement]) -> Self {
-        let mut pools = Vec::with_capacity(placements.len());
+        let ids: Vec<u32> = (0..placements.len() as u32).collect();
+        Self::subset(topology, placements, &ids)
+    }
+
+    /// The cluster of the pools `ids` (indices into `placements`) only, numbered `0..ids.len()` in
+    /// that order: a shard's view (see [`crate::shard`]). Each pool keeps the spine switches it
+    /// has in the whole datacenter, which depend on its index in `placements`.
+    pub fn subset(topology: Topology, placements: &[PoolPlacement], ids: &[u32]) -> Self {
+        let mut pools = Vec::with_capacity(ids.len());
         let mut workers = Vec::new();
-        for (p, placement) in placements.iter().enumerate() {
+        for (p, &id) in ids.iter().enumerate() {
+            let placement = &placements[id as usize];
             let mut slots = placement.slots.clone();
             // Sorting by slot sorts by server, hence by rack and pod: groups become contiguous.
             slots.sort_unstable();
@@ -82,7 +91,7 @@ impl Cluster {
                 let pod = topology.pod_of_rack(rack);
                 if pool.pods.last().is_none_or(|d| d.pod != pod) {
                     let spine_switch = pod * topology.racks_per_pod()
-                        + spine_within_pod(p as u32, topology.racks_per_pod());
+                        + spine_within_pod(id, topology.racks_per_pod());
                     pool.pods.push(PoolPod {
                         pod,
                         spine_switch,

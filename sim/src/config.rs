@@ -95,6 +95,15 @@ pub struct SimConfig {
     /// Keep latency histograms per pool (the overall ones are always kept). Off for runs with
     /// tens of thousands of pools, where they would dominate memory.
     pub pool_histograms: bool,
+    /// Shards the run is split into, each a complete engine over a subset of the pools, run in
+    /// parallel (see [`crate::shard`]). 1 is the unsharded run; results for a given seed depend on
+    /// it (statistically equivalent, not identical), never on the number of threads.
+    #[serde(default = "one")]
+    pub shards: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Default for SimConfig {
@@ -117,6 +126,7 @@ impl Default for SimConfig {
             prefill: false,
             failures: Vec::new(),
             pool_histograms: true,
+            shards: 1,
         }
     }
 }
@@ -130,6 +140,7 @@ impl SimConfig {
             self.loss
         );
         ensure!(self.sim_ns > 0, "simulated time must be positive");
+        ensure!(self.shards >= 1, "shards must be at least 1");
         ensure!(
             !self.prefill || self.load.steps[0].1 < 1.0,
             "prefill needs an initial load below 1"

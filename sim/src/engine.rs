@@ -18,7 +18,8 @@
 use crate::cluster::Cluster;
 use crate::config::{FailureTarget, PoolSource, SimConfig};
 use crate::metrics::{
-    FailureMetrics, Imbalance, Latency, Little, MessageRate, Metrics, PoolSummary, Summary,
+    FailureMetrics, Imbalance, Latency, Little, MessageRate, Metrics, PoolSummary, ShardSummary,
+    Summary,
 };
 use crate::placement::{self, PoolPlacement};
 use crate::policy::{
@@ -26,9 +27,11 @@ use crate::policy::{
 };
 use crate::queue::{EventQueue, LOOKAHEAD, Nanos};
 use crate::rng::{self, SimRng, Stream};
+use crate::shard::{self, ShardSpec};
 use crate::worker::{MEASURED, NO_FAILURE, Queued, Worker};
 use crate::workload::ServiceTime;
 use anyhow::Context;
+use hdrhistogram::Histogram;
 use rand::Rng;
 
 /// How often (in events) the progress callback runs.
@@ -69,8 +72,11 @@ enum Loss {
     Failure(u32),
 }
 
+/// One engine simulates the pools of one shard (all of them unless the run is sharded, see
+/// [`crate::shard`]); its pools are numbered `0..` in the order of [`ShardSpec::pools`].
 pub struct Engine {
     cfg: SimConfig,
+    shard: ShardSpec,
     cluster: Cluster,
     service: ServiceTime,
     policy: Box<dyn Policy>,
@@ -119,28 +125,28 @@ impl Engine {
     /// As [`Engine::new`], with the policy built by `build` (given the cluster, the initial queue
     /// of every global worker and the policy's random stream) instead of from `cfg.policy`, which
     /// then only names it in the summary. For tests that instrument a policy.
+    /// The engine is unsharded whatever `cfg.shards` says: [`run`] honours it.
     pub fn with_custom_policy(
         cfg: &SimConfig,
         build: impl FnOnce(&Cluster, &[u32], &mut SimRng) -> Box<dyn Policy>,
     ) -> anyhow::Result<Self> {
+        let placements = placements(cfg)?;
+        let whole = ShardSpec::whole(&placements);
+        Self::for_shard(cfg, &placements, whole, build)
+    }
+
+    /// The engine of one shard: the pools `shard.pools` of `placements` (all of the run's pools),
+    /// with the shard's own random streams for everything but the pools' workloads.
+    pub fn for_shard(
+        cfg: &SimConfig,
+        placements: &[PoolPlacement],
+        shard: ShardSpec,
+        build: impl FnOnce(&Cluster, &[u32], &mut SimRng) -> Box<dyn Policy>,
+    ) -> anyhow::Result<Self> {
         cfg.validate()?;
-        let placements: Vec<PoolPlacement> = match &cfg.pools {
-            PoolSource::Random(r) => {
-                placement::place_random(&cfg.topology, &r.sizes(cfg.seed), cfg.seed)?
-            }
-            PoolSource::Sizes(sizes) => placement::place_random(&cfg.topology, sizes, cfg.seed)?,
-            PoolSource::Dataset(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("reading dataset {path}"))?;
-                placement::read_dataset(&text, &cfg.topology)
-                    .with_context(|| format!("dataset {path}"))?
-            }
-        };
-        anyhow::ensure!(
-            placements.iter().all(|p| !p.slots.is_empty()),
-            "every pool needs at least one worker"
-        );
-        let cluster = Cluster::new(cfg.topology, &placements);
+        let cluster = Cluster::subset(cfg.topology, placements, &shard.pools);
+        // Streams of the unsharded run for shard 0 of 1; the workload streams are the pools'.
+        let stream_index = u64::from(shard.index);
         let service = ServiceTime::named(&cfg.workload)?;
         let mean = service.mean_ns();
         let n_workers = cluster.total_workers() as usize;
@@ -172,12 +178,14 @@ impl Engine {
             nothing_dead: true,
             nothing_failed: true,
             policy_prefetches: false,
-            pool_rngs: (0..cluster.pools.len())
-                .map(|p| rng::stream(cfg.seed, Stream::Workload, p as u64))
+            pool_rngs: shard
+                .pools
+                .iter()
+                .map(|&p| rng::stream(cfg.seed, Stream::Workload, u64::from(p)))
                 .collect(),
-            entry_rng: rng::stream(cfg.seed, Stream::Entry, 0),
-            policy_rng: rng::stream(cfg.seed, Stream::Policy, 0),
-            net_rng: rng::stream(cfg.seed, Stream::Network, 0),
+            entry_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
+            policy_rng: rng::stream(cfg.seed, Stream::Policy, stream_index),
+            net_rng: rng::stream(cfg.seed, Stream::Network, stream_index),
             hops_to_loss: 0,
             metrics: Metrics::new(cluster.pools.len(), cfg.pool_histograms),
             workers: cluster
@@ -193,6 +201,7 @@ impl Engine {
                 .collect(),
             policy: Box::new(crate::policy::random::RandomPolicy),
             cfg: cfg.clone(),
+            shard,
             cluster,
             service,
             queue: EventQueue::new(),
@@ -236,6 +245,13 @@ impl Engine {
 
     /// Runs to the end; `progress` is called now and then with the simulated time.
     pub fn run(mut self, progress: &mut dyn FnMut(Nanos)) -> Summary {
+        self.run_events(progress);
+        let (end, cfg) = (self.now, self.cfg.clone());
+        merge(&cfg, vec![self.finish(end)], end)
+    }
+
+    /// Handles events until the run is over: `now` is then the time of the last one.
+    pub(crate) fn run_events(&mut self, progress: &mut dyn FnMut(Nanos)) {
         let stop = self.cfg.sim_ns.saturating_add(self.cfg.drain_ns);
         while let Some((t, ev)) = self.queue.pop() {
             if t > stop {
@@ -252,7 +268,11 @@ impl Engine {
                 break;
             }
         }
-        self.summarize()
+    }
+
+    /// The simulated time of the last event handled.
+    pub(crate) fn now(&self) -> Nanos {
+        self.now
     }
 
     fn handle(&mut self, ev: Ev) {
@@ -724,7 +744,10 @@ impl Engine {
         let topo = self.cluster.topology;
         self.nothing_failed = false;
         match spec.target {
-            FailureTarget::Worker(w) if (w as usize) < self.workers.len() => {
+            FailureTarget::Worker(w) if w < self.shard.total_workers => {
+                let Some(w) = self.shard.local_worker(w) else {
+                    return; // another shard's worker
+                };
                 self.workers[w as usize].failure = i;
                 self.fail_worker(w, i);
             }
@@ -753,6 +776,10 @@ impl Engine {
         let mut notices = Vec::new();
         match spec.target {
             FailureTarget::Worker(w) => {
+                let w = self
+                    .shard
+                    .local_worker(w)
+                    .expect("only the worker's shard has its notice");
                 self.known_dead_workers[w as usize] = true;
                 self.nothing_dead = false;
                 let info = self.cluster.workers[w as usize];
@@ -823,7 +850,8 @@ impl Engine {
     /// Starts each worker with a geometric(load) number of unmeasured tasks.
     fn prefill(&mut self) {
         let rho = self.cfg.load.steps[0].1;
-        let mut rng = rng::stream(self.cfg.seed, Stream::Workload, u64::MAX);
+        let index = u64::MAX - u64::from(self.shard.index);
+        let mut rng = rng::stream(self.cfg.seed, Stream::Workload, index);
         for w in 0..self.workers.len() as u32 {
             let pool = self.workers[w as usize].pool;
             while rng.random::<f64>() < rho {
@@ -843,9 +871,10 @@ impl Engine {
         }
     }
 
-    fn summarize(mut self) -> Summary {
+    /// The shard's results, with the time-averaged quantities (Little's law) taken up to `end`,
+    /// the end of the whole run (the last event of any shard).
+    pub(crate) fn finish(mut self, end: Nanos) -> ShardResult {
         self.metrics.flush();
-        let end = self.now;
         // Count unfinished tasks up to the end so that the area and the sojourns cover the same time.
         let mut unfinished = 0;
         for t in &self.tasks {
@@ -863,20 +892,22 @@ impl Engine {
         }
         let m = &mut self.metrics;
         let mut pools = Vec::with_capacity(m.pools.len());
-        let (mut area, mut sojourn, mut tasks, mut completed, mut resubmitted, mut lost) =
-            (0u128, 0u128, 0u64, 0u64, 0u64, 0u64);
+        let mut totals = Totals {
+            unfinished,
+            ..Totals::default()
+        };
         for (i, pm) in m.pools.iter_mut().enumerate() {
             pm.area += pm.in_system as u128 * (end - pm.last_change) as u128;
             pm.last_change = end;
-            area += pm.area;
-            sojourn += pm.sojourn_sum;
-            tasks += pm.arrived;
-            completed += pm.completed;
-            resubmitted += pm.resubmitted;
-            lost += pm.lost;
+            totals.area += pm.area;
+            totals.sojourn += pm.sojourn_sum;
+            totals.tasks += pm.arrived;
+            totals.completed += pm.completed;
+            totals.resubmitted += pm.resubmitted;
+            totals.lost += pm.lost;
             let pool = &self.cluster.pools[i];
             pools.push(PoolSummary {
-                pool: i as u32,
+                pool: self.shard.pools[i],
                 app_id: pool.app_id,
                 workers: pool.workers(),
                 racks: pool.racks.len() as u32,
@@ -890,41 +921,192 @@ impl Engine {
                 little: Little::of(pm.area, pm.sojourn_sum, pm.arrived, end),
             });
         }
-        let kinds = self.policy.message_kinds();
-        Summary {
-            policy: self.cfg.policy.name().into(),
-            workload: self.cfg.workload.clone(),
-            load: self.cfg.load.mean_until(self.cfg.sim_ns),
-            seed: self.cfg.seed,
-            sim_ms: self.cfg.sim_ns as f64 / 1e6,
-            end_ms: end as f64 / 1e6,
-            events: m.events,
-            tasks,
-            completed,
-            unfinished,
-            lost_in_network: m.lost_in_network,
-            lost_to_failures: lost - m.lost_in_network,
-            resubmitted_fraction: resubmitted as f64 / tasks.max(1) as f64,
-            response: Latency::of(&m.overall_response),
-            wait: Latency::of(&m.overall_wait),
-            little: Little::of(area, sojourn, tasks, end),
-            messages: kinds
-                .iter()
-                .zip(&m.messages)
-                .map(|(k, &c)| MessageRate {
-                    kind: (*k).into(),
-                    count: c,
-                    per_task: c as f64 / tasks.max(1) as f64,
-                })
-                .collect(),
-            failures: m.failures.clone(),
+        totals.lost_in_network = m.lost_in_network;
+        totals.events = m.events;
+        ShardResult {
+            index: self.shard.index,
+            workers: self.cluster.total_workers(),
+            last_event: self.now,
+            totals,
+            response: std::mem::replace(
+                &mut m.overall_response,
+                Histogram::new(1).expect("1 digit"),
+            ),
+            wait: std::mem::replace(&mut m.overall_wait, Histogram::new(1).expect("1 digit")),
+            message_kinds: self.policy.message_kinds(),
+            messages: std::mem::take(&mut m.messages),
+            failures: std::mem::take(&mut m.failures),
             policy_counters: self.policy.counters(),
             pools,
         }
     }
 }
 
-/// Builds and runs one configuration.
+/// Counts of one shard, or of the whole run.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Totals {
+    pub area: u128,
+    pub sojourn: u128,
+    pub tasks: u64,
+    pub completed: u64,
+    pub resubmitted: u64,
+    /// Lost in the network or to failures.
+    pub lost: u64,
+    pub lost_in_network: u64,
+    pub unfinished: u64,
+    pub events: u64,
+}
+
+impl Totals {
+    fn add(&mut self, o: &Totals) {
+        self.area += o.area;
+        self.sojourn += o.sojourn;
+        self.tasks += o.tasks;
+        self.completed += o.completed;
+        self.resubmitted += o.resubmitted;
+        self.lost += o.lost;
+        self.lost_in_network += o.lost_in_network;
+        self.unfinished += o.unfinished;
+        self.events += o.events;
+    }
+}
+
+/// What one shard's engine measured, ready to merge with the other shards' ([`merge`]).
+pub(crate) struct ShardResult {
+    pub index: u32,
+    pub workers: u32,
+    /// Simulated time of the shard's last event.
+    pub last_event: Nanos,
+    pub totals: Totals,
+    pub response: Histogram<u64>,
+    pub wait: Histogram<u64>,
+    pub message_kinds: &'static [&'static str],
+    pub messages: Vec<u64>,
+    /// One entry per configured failure, as every shard sees every failure.
+    pub failures: Vec<FailureMetrics>,
+    pub policy_counters: Vec<(String, u64)>,
+    /// The shard's pools, numbered by their global index.
+    pub pools: Vec<PoolSummary>,
+}
+
+/// The summary of a run from its shards' results, in shard order, all finished at `end`. Counts,
+/// histograms, messages and policy counters add up; pools are listed in global order; a failure
+/// lost the tasks it lost in every shard and converged when the last shard did. With several
+/// shards the summary lists each shard's counts and Little's law too.
+pub(crate) fn merge(cfg: &SimConfig, parts: Vec<ShardResult>, end: Nanos) -> Summary {
+    let mut parts = parts.into_iter();
+    let first = parts.next().expect("a run has at least one shard");
+    let sharded = parts.len() > 0;
+    let shard_summary = |r: &ShardResult| ShardSummary {
+        shard: r.index,
+        pools: r.pools.len() as u32,
+        workers: r.workers,
+        events: r.totals.events,
+        tasks: r.totals.tasks,
+        last_event_ms: r.last_event as f64 / 1e6,
+        little: Little::of(r.totals.area, r.totals.sojourn, r.totals.tasks, end),
+    };
+    let mut shards = Vec::new();
+    if sharded {
+        shards.push(shard_summary(&first));
+    }
+    let ShardResult {
+        mut totals,
+        mut response,
+        mut wait,
+        message_kinds,
+        mut messages,
+        mut failures,
+        mut policy_counters,
+        mut pools,
+        ..
+    } = first;
+    for r in parts {
+        shards.push(shard_summary(&r));
+        totals.add(&r.totals);
+        response
+            .add(&r.response)
+            .expect("auto-resizing histograms of one precision add");
+        wait.add(&r.wait)
+            .expect("auto-resizing histograms of one precision add");
+        for (a, b) in messages.iter_mut().zip(&r.messages) {
+            *a += b;
+        }
+        for (a, b) in failures.iter_mut().zip(&r.failures) {
+            a.tasks_lost += b.tasks_lost;
+            a.converge_us = a.converge_us.max(b.converge_us);
+        }
+        for (name, v) in r.policy_counters {
+            match policy_counters.iter_mut().find(|(n, _)| *n == name) {
+                Some(acc) => acc.1 = acc.1.wrapping_add(v),
+                None => policy_counters.push((name, v)),
+            }
+        }
+        pools.extend(r.pools);
+    }
+    if sharded {
+        pools.sort_by_key(|p| p.pool);
+    }
+    let tasks = totals.tasks;
+    Summary {
+        policy: cfg.policy.name().into(),
+        workload: cfg.workload.clone(),
+        load: cfg.load.mean_until(cfg.sim_ns),
+        seed: cfg.seed,
+        sim_ms: cfg.sim_ns as f64 / 1e6,
+        end_ms: end as f64 / 1e6,
+        events: totals.events,
+        tasks,
+        completed: totals.completed,
+        unfinished: totals.unfinished,
+        lost_in_network: totals.lost_in_network,
+        lost_to_failures: totals.lost - totals.lost_in_network,
+        resubmitted_fraction: totals.resubmitted as f64 / tasks.max(1) as f64,
+        response: Latency::of(&response),
+        wait: Latency::of(&wait),
+        little: Little::of(totals.area, totals.sojourn, tasks, end),
+        messages: message_kinds
+            .iter()
+            .zip(&messages)
+            .map(|(k, &c)| MessageRate {
+                kind: (*k).into(),
+                count: c,
+                per_task: c as f64 / tasks.max(1) as f64,
+            })
+            .collect(),
+        failures,
+        policy_counters,
+        pools,
+        shards,
+    }
+}
+
+/// Where the pools of `cfg` are.
+pub fn placements(cfg: &SimConfig) -> anyhow::Result<Vec<PoolPlacement>> {
+    cfg.validate()?;
+    let placements: Vec<PoolPlacement> = match &cfg.pools {
+        PoolSource::Random(r) => {
+            placement::place_random(&cfg.topology, &r.sizes(cfg.seed), cfg.seed)?
+        }
+        PoolSource::Sizes(sizes) => placement::place_random(&cfg.topology, sizes, cfg.seed)?,
+        PoolSource::Dataset(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("reading dataset {path}"))?;
+            placement::read_dataset(&text, &cfg.topology)
+                .with_context(|| format!("dataset {path}"))?
+        }
+    };
+    anyhow::ensure!(
+        placements.iter().all(|p| !p.slots.is_empty()),
+        "every pool needs at least one worker"
+    );
+    Ok(placements)
+}
+
+/// Builds and runs one configuration, in `cfg.shards` shards.
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Nanos)) -> anyhow::Result<Summary> {
-    Ok(Engine::new(cfg)?.run(progress))
+    if cfg.shards <= 1 {
+        return Ok(Engine::new(cfg)?.run(progress));
+    }
+    shard::run(cfg, progress)
 }

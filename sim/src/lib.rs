@@ -18,8 +18,10 @@
 //! - [`metrics`], [`output`], [`plot`], [`sweep`]: measurement, JSON / CSV / SVG output and
 //!   parallel sweeps.
 //! - [`config`], [`rng`]: one run's configuration and its seeded random streams.
+//! - [`shard`]: one run on several cores, its pools split among engines run in parallel.
 //!
-//! A run is a pure function of its [`config::SimConfig`]: the same seed gives identical results.
+//! A run is a pure function of its [`config::SimConfig`]: the same seed (and shard count) gives
+//! identical results.
 
 pub mod cluster;
 pub mod config;
@@ -32,6 +34,7 @@ pub mod policy;
 pub mod pydict;
 pub mod queue;
 pub mod rng;
+pub mod shard;
 pub mod sweep;
 pub mod topology;
 pub mod worker;

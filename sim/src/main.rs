@@ -103,6 +103,11 @@ struct Common {
     /// its last one (0: on every disagreement, the paper's rule).
     #[arg(long, default_value_t = horus_model::config::DEFAULT_REPAIR_GAP_US)]
     repair_gap_us: u16,
+    /// Split each run into this many shards of pools, simulated in parallel (threads: rayon's,
+    /// RAYON_NUM_THREADS). Results for a seed depend on the shard count (statistically
+    /// equivalent, not identical), never on the threads; 1 is the unsharded engine.
+    #[arg(long, default_value_t = 1)]
+    shards: u32,
 }
 
 impl Common {
@@ -150,6 +155,7 @@ impl Common {
             resubmit_ns: self.resubmit_ns,
             detect_ns: (self.detect_us * 1e3).round() as u64,
             prefill: self.prefill,
+            shards: self.shards,
             failures: self
                 .failures
                 .iter()

@@ -290,4 +290,21 @@ pub struct Summary {
     /// `leaf.*` and spines as `spine.*`, configuration passes excluded).
     pub policy_counters: Vec<(String, u64)>,
     pub pools: Vec<PoolSummary>,
+    /// Per shard of a sharded run (see [`crate::shard`]); empty, and absent from the JSON, when
+    /// the run has one shard.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardSummary>,
+}
+
+/// One shard of a sharded run: its share of the work and its own Little's law.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ShardSummary {
+    pub shard: u32,
+    pub pools: u32,
+    pub workers: u32,
+    pub events: u64,
+    pub tasks: u64,
+    /// Simulated time of the shard's last event (the run ends with the last shard's).
+    pub last_event_ms: f64,
+    pub little: Little,
 }
