@@ -125,7 +125,8 @@ impl Engine {
     /// As [`Engine::new`], with the policy built by `build` (given the cluster, the initial queue
     /// of every global worker and the policy's random stream) instead of from `cfg.policy`, which
     /// then only names it in the summary. For tests that instrument a policy.
-    /// The engine is unsharded whatever `cfg.shards` says: [`run`] honours it.
+    ///
+    /// The engine simulates every pool whatever `cfg.shards` says; [`run`] honours it.
     pub fn with_custom_policy(
         cfg: &SimConfig,
         build: impl FnOnce(&Cluster, &[u32], &mut SimRng) -> Box<dyn Policy>,
@@ -742,11 +743,10 @@ impl Engine {
     fn on_fail(&mut self, i: u32) {
         let spec = self.cfg.failures[i as usize];
         let topo = self.cluster.topology;
-        self.nothing_failed = false;
         match spec.target {
             FailureTarget::Worker(w) if w < self.shard.total_workers => {
                 let Some(w) = self.shard.local_worker(w) else {
-                    return; // another shard's worker
+                    return; // another shard's worker: nothing failed here
                 };
                 self.workers[w as usize].failure = i;
                 self.fail_worker(w, i);
@@ -764,6 +764,7 @@ impl Engine {
             }
             other => panic!("failure target {other:?} is outside the topology"),
         }
+        self.nothing_failed = false;
         // The controller reacts after detection plus the hops of its notices.
         self.queue.push(
             self.now + self.cfg.detect_ns + 2 * self.cfg.hop_delay_ns,

@@ -16,13 +16,15 @@ pub type SimRng = Xoshiro256PlusPlus;
 pub enum Stream {
     /// Pool sizes and worker placement.
     Placement,
-    /// Arrivals and service times of one pool (the index is the pool).
+    /// Arrivals and service times of one pool (the index is the pool); index `u64::MAX - s`:
+    /// the prefilled queues of shard `s`.
     Workload,
-    /// Choice of the spine scheduler that receives each task.
+    /// Choice of the spine scheduler that receives each task (the index is the shard, 0 when
+    /// the run is not sharded; see [`crate::shard`]).
     Entry,
-    /// Decisions of the scheduling policy.
+    /// Decisions of the scheduling policy (the index is the shard).
     Policy,
-    /// Packet loss on the network.
+    /// Packet loss on the network (the index is the shard).
     Network,
 }
 
