@@ -5,7 +5,8 @@
 //! an idleAdd, of an idleRemove or of a node removal), then a control pass, then a new packet.
 //! `pkt_ready` is low while a resubmitted pass or a control pass takes the slot. A control pass
 //! waits until the stages are empty, so no resubmitted pass is in flight when it runs (the model's
-//! barrier, `ControlError::Busy`); meanwhile no packet enters.
+//! barrier, `ControlError::Busy`); meanwhile, and until it has left the stages, no packet enters
+//! (a rescale holds `poolAvg` for a few clocks, `stages/pool_avg.rs`).
 //!
 //! ```text
 //!   pkt (parsed header) --> decode --+
@@ -116,6 +117,8 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     /// `--unused-regexp`).
     last_next_unused: Signal<Local, Phv>,
     count: DFF<Bits<8>>,
+    /// A control pass is in the stages.
+    ctl_busy: DFF<Bit>,
     asks: AsksSecondPass,
 
     /* Decode. */
@@ -217,6 +220,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
             entered: Default::default(),
             last_next_unused: Default::default(),
             count: Default::default(),
+            ctl_busy: Default::default(),
             asks: Default::default(),
             header_unused: Default::default(),
             dec: Default::default(),
@@ -269,7 +273,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
 impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, entered, count);
+        dff_setup!(self, clock, entered, count, ctl_busy);
         clock!(
             self, clock, pool_cfg, node, idle_ctl, idle_list, idle_index, members1, members2,
             load1, load2, drift1, drift2, pool_avg, conn, node_addr
@@ -383,7 +387,10 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
 
         // ---- The mux.
         self.ctl_go.next = self.ctl_valid.val() & !self.resub.val() & !self.count.q.val().any();
-        self.pkt_go.next = self.pkt_valid.val() & !self.resub.val() & !self.ctl_valid.val();
+        self.pkt_go.next = self.pkt_valid.val()
+            & !self.resub.val()
+            & !self.ctl_valid.val()
+            & !self.ctl_busy.q.val();
         self.enter.next = self.zero_phv.val();
         if self.resub.val() {
             self.enter.next = self.second.val();
@@ -395,8 +402,24 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         }
         // From a sub-block's output and a port alone, in its own statement: Verilator then sees
         // no path from `pkt_valid` to `pkt_ready` (it would through a shared local).
-        self.pkt_ready.next = !self.asks.again.val() & !self.ctl_valid.val();
+        self.pkt_ready.next =
+            !self.asks.again.val() & !self.ctl_valid.val() & !self.ctl_busy.q.val();
         self.ctl_ready.next = self.ctl_go.val();
+        // A control pass runs alone: no packet enters behind it until it has left (a rescale
+        // holds `poolAvg` for a few clocks; its own second pass may follow it at once).
+        self.ctl_busy.d.next = self.ctl_busy.q.val();
+        if self.back.val().live
+            & (self.back.val().is_ctl_pool
+                | self.back.val().is_ctl_params
+                | self.back.val().is_ctl_add
+                | self.back.val().is_ctl_remove
+                | self.back.val().is_ctl_read)
+        {
+            self.ctl_busy.d.next = false;
+        }
+        if self.ctl_go.val() {
+            self.ctl_busy.d.next = true;
+        }
         // Passes in the stages: one more for each that enters, one fewer for each that leaves.
         self.count.d.next = self.count.q.val();
         if self.enter.val().live & !self.back.val().live {

@@ -12,6 +12,7 @@ use horus_model::sched::{
     Scheduler, Signal, SpineRef,
 };
 use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
+use horus_pipeline::mul::MUL_LATENCY;
 use horus_pipeline::phv::Phv;
 use horus_pipeline::stages::pool_avg::PoolAvgStage;
 use rust_hdl::prelude::*;
@@ -42,14 +43,52 @@ fn signal(p: &Phv) -> Option<(Signal, u32)> {
     set.first().map(|&s| (s, avg))
 }
 
+/// Runs `passes` one per clock, with the idle clocks a rescale holds the stage for after each
+/// control pass that adds or removes a worker (the core admits nothing behind a control pass).
 fn run(passes: &[Phv]) -> Vec<Option<(Signal, u32)>> {
-    let out = drive!(
-        PoolAvgStage<6>,
-        PoolAvgStage::new(true),
-        passes.iter().copied().map(Some).collect()
-    );
+    let mut fed = Vec::new();
+    for p in passes {
+        fed.push(Some(*p));
+        if p.is_ctl_add || p.is_ctl_remove {
+            fed.extend([None; MUL_LATENCY]);
+        }
+    }
+    let out = drive_held!(PoolAvgStage<6>, PoolAvgStage::new(true), fed, 2);
     assert_eq!(out.len(), passes.len());
     out.iter().map(signal).collect()
+}
+
+/// A rescale holds the stage for exactly `MUL_LATENCY` more clocks, and the pass leaves intact.
+#[test]
+fn a_rescale_holds_the_stage_for_the_multiplier_and_then_leaves() {
+    let passes = [started(1), add(1, 3), started(1)];
+    let fed = vec![
+        Some(passes[0]),
+        Some(passes[1]),
+        None,
+        None,
+        None,
+        Some(passes[2]),
+    ];
+    // The pass behind comes in the clock after the hold: the product must be in by then.
+    let out = drive_held!(PoolAvgStage<6>, PoolAvgStage::new(true), fed, 2);
+    assert_eq!(out.len(), 3);
+    assert!(out[0].is_task && out[2].is_task);
+    let held = out[1];
+    assert!(held.is_ctl_add && held.sig_load_update, "{held:?}");
+    // 1 task of 1 worker, then 3 workers: 1/3 reported, 16.16 truncated.
+    assert_eq!(u64::from(held.avg), 0x5555);
+    // The task behind sees the rescaled entry: 2/3.
+    assert_eq!(u64::from(out[2].avg), 0xaaaa);
+    // Fields other than the stage's own pass through.
+    assert_eq!(
+        Phv {
+            sig_load_update: false,
+            avg: 0.into(),
+            ..held
+        },
+        passes[1]
+    );
 }
 
 fn started(delta: u32) -> Phv {
@@ -485,6 +524,6 @@ fn spine_instance_touches_nothing() {
 #[test]
 fn pool_avg_stage_verilog_is_lint_clean_and_synthesizes() {
     let r = lint_and_synth("stage_pool_avg", PoolAvgStage::<6>::new(true));
-    println!("poolAvg (64 pools): {r}");
+    println!("poolAvg (64 pools): {r:#}");
     assert!(r.luts > 0 && r.ffs > 0, "{r}");
 }

@@ -13,11 +13,19 @@
 //! Depth: the report rule is checked on each change's accumulator side by side, against two
 //! thresholds taken from the entry (`reported ± report_delta`), and the pass's kind picks one at
 //! the end; the average itself is only formed for the descriptor and the entry. A leaf writes its
-//! entry back on every pass, changed or not, so the forwarding check waits for no decision. The
-//! longest path left is the rescale's: entry, kept tasks, multiply, threshold compare (17 LUT
-//! levels in the leaf; 25 when the average was formed first and then compared).
+//! entry back on every pass, changed or not, so the forwarding check waits for no decision.
+//!
+//! The rescale (`acc = kept * unit`, 32 x 33 bits) is pipelined ([`PipeMul`]) and holds the stage
+//! for [`MUL_LATENCY`] more clocks: in the pass's clock the multiplier takes its operands; the pass
+//! then waits in `out` (the next stages see a bubble) while the stage reads its entry again (its
+//! write address is the index it read), and in the last clock the entry takes the tasks kept, the
+//! new unit and the product as its accumulator in one write, and the report rule and the signals
+//! run on it. The core admits no pass behind a
+//! control pass until it has left, so the stage is otherwise empty meanwhile. Before, the multiply
+//! was combinational, in one cycle with the table read and the threshold compare (17 LUT levels
+//! around a multiplier that this figure does not even count).
 
-use crate::mul::RescaleMul;
+use crate::mul::{KeptTasks, MUL_LATENCY, PipeMul};
 use crate::phv::Phv;
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
@@ -52,8 +60,23 @@ pub struct PoolAvgStage<const P: usize> {
     pub rb_hit: Signal<Out, Bit>,
     avg_table: StageTable<PoolAvgEntry, P>,
     out: DFF<Phv>,
-    /// The rescale: the tasks kept and `kept * unit`.
-    rescaler: RescaleMul,
+    /// The rescale: the tasks kept, and `kept * unit` three clocks later.
+    keep: KeptTasks,
+    mul: PipeMul,
+    /// The tasks kept, for the last clock.
+    kept_r: DFF<Bits<32>>,
+    /// Clocks a rescale still holds the stage (its pass waits in `out`; `pass_out` is empty).
+    hold: DFF<Bits<2>>,
+    /// The last of them: the product is in, the entry and the report are done.
+    finish: Signal<Local, Bit>,
+    /// What the report rule and the signals read of the pass: `pass_in`'s, or when finishing
+    /// the held pass's (`out`).
+    delta: Signal<Local, Bits<32>>,
+    sig_live: Signal<Local, Bit>,
+    sig_spine: Signal<Local, Bit>,
+    sig_idle: Signal<Local, Bit>,
+    hold_len: Constant<Bits<2>>,
+    one2: Constant<Bits<2>>,
     e: Signal<Local, PoolAvgEntry>,
     w: Signal<Local, PoolAvgEntry>,
     live: Signal<Local, Bit>,
@@ -101,7 +124,17 @@ impl<const P: usize> PoolAvgStage<P> {
             rb_hit: Default::default(),
             avg_table: StageTable::new(Stage::PoolAvg),
             out: Default::default(),
-            rescaler: Default::default(),
+            keep: Default::default(),
+            mul: Default::default(),
+            kept_r: Default::default(),
+            hold: Default::default(),
+            finish: Default::default(),
+            delta: Default::default(),
+            sig_live: Default::default(),
+            sig_spine: Default::default(),
+            sig_idle: Default::default(),
+            hold_len: Constant::new((MUL_LATENCY as u64).into()),
+            one2: Constant::new(1.into()),
             e: Default::default(),
             w: Default::default(),
             live: Default::default(),
@@ -134,11 +167,14 @@ impl<const P: usize> PoolAvgStage<P> {
 impl<const P: usize> Logic for PoolAvgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out);
-        clock!(self, clock, avg_table);
+        dff_setup!(self, clock, out, hold, kept_r);
+        clock!(self, clock, avg_table, mul);
         self.early_unused.next = self.early.val();
-        // The entering pass's index (`early`).
+        // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
         self.avg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
+        if self.hold.q.val().any() {
+            self.avg_table.rd_addr.next = self.out.q.val().pool.get_bits::<P>(0);
+        }
         self.avg_table.read.next = self.early.val().is_ctl_read;
         self.avg_table.read_table.next = self.early.val().rd_table;
         self.avg_table.read_index.next = self.early.val().rd_index;
@@ -150,6 +186,25 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // the table's forwarding does not wait for the decisions below.
         self.avg_table.wr_en.next = self.is_leaf.val();
         self.live.next = !self.pass_in.val().drop.any();
+
+        // A rescale holds the stage for `MUL_LATENCY` clocks: the core admits no pass behind a
+        // control pass, so the stage is otherwise empty meanwhile.
+        self.hold.d.next = self.hold.q.val();
+        if self.hold.q.val().any() {
+            self.hold.d.next = self.hold.q.val() - self.one2.val();
+            self.out.d.next = self.out.q.val();
+        }
+        self.finish.next = self.hold.q.val() == self.one2.val();
+        self.delta.next = self.pass_in.val().report_delta;
+        self.sig_live.next = self.live.val();
+        self.sig_spine.next = self.pass_in.val().spine_ok;
+        self.sig_idle.next = self.pass_in.val().sig_idle_add | self.pass_in.val().sig_idle_remove;
+        if self.finish.val() {
+            self.delta.next = self.out.q.val().report_delta;
+            self.sig_live.next = !self.out.q.val().drop.any();
+            self.sig_spine.next = self.out.q.val().spine_ok;
+            self.sig_idle.next = self.out.q.val().sig_idle_add | self.out.q.val().sig_idle_remove;
+        }
 
         // The model's AvgChange: at most one of the three holds.
         self.started.next = self.is_leaf.val()
@@ -178,18 +233,27 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             self.w.next.tasks = self.e.val().tasks - self.one.val();
             self.w.next.acc = self.acc_dec.val();
         }
-        // Rescale: a removal forgets the integer part of the removed worker's queue. The rescaler's
-        // inputs come from the registers and the table only (see `mul.rs`).
-        self.rescaler.tasks.next = self.avg_table.rd_data.val().tasks;
-        self.rescaler.removed.next = self.pass_in.val().removed_q.get_bits::<16>(16);
+        // Rescale, first clock: the tasks kept (a removal forgets the integer part of the removed
+        // worker's queue) into a register, `kept * unit` into the multiplier; the entry is
+        // written back unchanged until the last clock.
+        self.keep.tasks.next = self.avg_table.rd_data.val().tasks;
+        self.keep.removed.next = self.pass_in.val().removed_q.get_bits::<16>(16);
         if self.pass_in.val().is_ctl_add {
-            self.rescaler.removed.next = self.zero16.val();
+            self.keep.removed.next = self.zero16.val();
         }
-        self.rescaler.unit.next = self.pass_in.val().unit.get_bits::<33>(0);
+        self.keep.unit.next = self.pass_in.val().unit.get_bits::<33>(0);
+        self.mul.a.next = self.keep.kept.val();
+        self.mul.b.next = self.pass_in.val().unit.get_bits::<33>(0);
         if self.rescale.val() {
-            self.w.next.tasks = self.rescaler.kept.val();
-            self.w.next.unit = self.pass_in.val().unit;
-            self.w.next.acc = self.rescaler.acc.val();
+            self.kept_r.d.next = self.keep.kept.val();
+            self.hold.d.next = self.hold_len.val();
+        }
+        // Last clock: the entry takes the tasks kept, the new unit and the product as its
+        // accumulator, all at once; the report rule and the signals follow.
+        if self.finish.val() {
+            self.w.next.tasks = self.kept_r.q.val();
+            self.w.next.unit = self.out.q.val().unit;
+            self.w.next.acc = self.mul.p.val();
         }
 
         // Signals: the new average, truncated to 16.16 and saturating.
@@ -204,10 +268,10 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // average (`acc >= 2^48`) is the largest: at or above any `hi`; it is at or below `lo`
         // only when `reported` is the largest and `delta` 0, which the up check reports, so the
         // down check leaves saturated averages out.
-        self.hi.next = self.e.val().reported + self.pass_in.val().report_delta;
-        self.hi_ok.next = self.e.val().reported <= !self.pass_in.val().report_delta;
-        self.lo.next = self.e.val().reported - self.pass_in.val().report_delta;
-        self.lo_ok.next = self.e.val().reported >= self.pass_in.val().report_delta;
+        self.hi.next = self.e.val().reported + self.delta.val();
+        self.hi_ok.next = self.e.val().reported <= !self.delta.val();
+        self.lo.next = self.e.val().reported - self.delta.val();
+        self.lo_ok.next = self.e.val().reported >= self.delta.val();
         self.far_inc.next = (self.hi_ok.val()
             & (self.acc_inc.val().get_bits::<16>(48).any()
                 | (self.acc_inc.val().get_bits::<32>(16) >= self.hi.val())))
@@ -221,11 +285,11 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
                 & !self.acc_dec.val().get_bits::<16>(48).any()
                 & (self.acc_dec.val().get_bits::<32>(16) <= self.lo.val()));
         self.far_res.next = (self.hi_ok.val()
-            & (self.rescaler.acc.val().get_bits::<16>(48).any()
-                | (self.rescaler.acc.val().get_bits::<32>(16) >= self.hi.val())))
+            & (self.mul.p.val().get_bits::<16>(48).any()
+                | (self.mul.p.val().get_bits::<32>(16) >= self.hi.val())))
             | (self.lo_ok.val()
-                & !self.rescaler.acc.val().get_bits::<16>(48).any()
-                & (self.rescaler.acc.val().get_bits::<32>(16) <= self.lo.val()));
+                & !self.mul.p.val().get_bits::<16>(48).any()
+                & (self.mul.p.val().get_bits::<32>(16) <= self.lo.val()));
         self.far_same.next = (self.hi_ok.val()
             & (self.e.val().acc.get_bits::<16>(48).any()
                 | (self.e.val().acc.get_bits::<32>(16) >= self.hi.val())))
@@ -234,11 +298,12 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
                 & (self.e.val().acc.get_bits::<32>(16) <= self.lo.val()));
         self.report.next = (self.started.val() & self.inc_ok.val() & self.far_inc.val())
             | (self.finished.val() & self.dec_ok.val() & self.far_dec.val())
-            | (self.rescale.val() & self.far_res.val())
+            | (self.finish.val() & self.far_res.val())
             | (self.started.val() & !self.inc_ok.val() & self.far_same.val())
             | (self.finished.val() & !self.dec_ok.val() & self.far_same.val());
-        if self.is_leaf.val() & self.live.val() & self.pass_in.val().spine_ok {
-            if self.pass_in.val().sig_idle_add | self.pass_in.val().sig_idle_remove {
+        // A rescale's signals wait for its last clock.
+        if self.is_leaf.val() & self.sig_live.val() & self.sig_spine.val() & !self.rescale.val() {
+            if self.sig_idle.val() {
                 // An idle signal has priority; `reported` stays, so the report waits.
                 self.out.d.next.avg = self.cur.val();
             } else if self.report.val() {
@@ -251,7 +316,16 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             self.w.next = self.zero_entry.val();
         }
         self.avg_table.wr_data.next = self.w.val();
+        // A held pass leaves when the hold ends. Until then the next stages see it as a bubble:
+        // not live, and without its operation (a held pass is a control pass adding or removing
+        // a worker, whose one `is_*` flag is one of these two), so that they do nothing with it.
+        // Its index fields may reach their tables' reads meanwhile, which is harmless.
         self.pass_out.next = self.out.q.val();
+        if self.hold.q.val().any() {
+            self.pass_out.next.live = false;
+            self.pass_out.next.is_ctl_add = false;
+            self.pass_out.next.is_ctl_remove = false;
+        }
         self.pass_next.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
         self.rb.next = self.avg_table.rb.val();

@@ -51,6 +51,73 @@ macro_rules! drive {
 }
 pub(crate) use drive;
 
+/// `drive_held!(Type, uut, passes, tail)`: feeds `passes` as `drive!` does, runs `tail` more idle
+/// cycles, and returns every pass that left the stage live or with an operation (`carries_op`),
+/// in order: for a stage that holds some passes longer than one cycle (the caller leaves the idle
+/// cycles the hold needs).
+macro_rules! drive_held {
+    ($ty:ty, $uut:expr, $passes:expr, $tail:expr) => {{
+        use rust_hdl::prelude::*;
+        use std::sync::{Arc, Mutex};
+        let mut uut: $ty = $uut;
+        let passes: Vec<Option<horus_pipeline::phv::Phv>> = $passes;
+        uut.connect_all();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let n = passes.len();
+        let tail: usize = $tail;
+        let mut sim = Simulation::new();
+        sim.add_clock(5, |x: &mut Box<$ty>| x.clock.next = !x.clock.val());
+        sim.add_testbench(move |mut sim: Sim<$ty>| {
+            let mut x = sim.init()?;
+            wait_clock_true!(sim, clock, x);
+            let mut prev = horus_pipeline::phv::Phv::default();
+            for i in 0..n + tail {
+                let p = passes.get(i).copied().flatten();
+                x.early.next = p.unwrap_or_default();
+                x.pass_in.next = prev;
+                prev = p.unwrap_or_default();
+                wait_clock_cycle!(sim, clock, x);
+                if common::carries_op(&x.pass_out.val()) {
+                    sink.lock().unwrap().push(x.pass_out.val());
+                }
+            }
+            sim.done(x)?;
+            Ok(())
+        });
+        sim.run(Box::new(uut), 20 * (n as u64 + tail as u64 + 20))
+            .unwrap();
+        let out = seen.lock().unwrap().clone();
+        out
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use drive_held;
+
+/// Whether a pass is live or names an operation: not a bubble.
+pub fn carries_op(p: &horus_pipeline::phv::Phv) -> bool {
+    p.live
+        || p.is_task
+        || p.is_random
+        || p.is_cont
+        || p.is_reply
+        || p.is_reply_idle
+        || p.is_load_update
+        || p.is_idle_add
+        || p.is_idle_remove
+        || p.is_sched2
+        || p.is_add_commit
+        || p.is_remove_finish
+        || p.is_pass_through
+        || p.is_to_control
+        || p.is_ctl_pool
+        || p.is_ctl_params
+        || p.is_ctl_add
+        || p.is_ctl_remove
+        || p.is_ctl_remove2
+        || p.is_ctl_read
+}
+
 /// A 16-bit descriptor field.
 pub fn b16(v: u64) -> rust_hdl::prelude::Bits<16> {
     v.into()
