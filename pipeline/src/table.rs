@@ -22,7 +22,15 @@ use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 /// A table of `2^N` entries of `D`, initially zero.
-#[derive(LogicBlock, Default)]
+///
+/// Where the forwarding check runs is a choice of timing, not of behaviour. By default it
+/// compares the write address with the read address as it is presented (`fwd_hit` is ready with
+/// the entry, so `rd_data` comes straight from a mux): right when the index is a register. For an
+/// index that comes late in its cycle (from the previous stage's table read and logic),
+/// [`RmwTable::late_index`] compares a cycle later, the registered read address with the
+/// registered write address of the cycle it was presented in: the index then only has to reach the
+/// memory's address, and `rd_data` is a compare later.
+#[derive(LogicBlock)]
 pub struct RmwTable<D: Synth, const N: usize> {
     pub clock: Signal<In, Clock>,
     /// Cycle 0: the index this pass accesses.
@@ -36,12 +44,51 @@ pub struct RmwTable<D: Synth, const N: usize> {
     ram: RAM<D, N>,
     fwd_hit: DFF<Bit>,
     fwd_data: DFF<D>,
+    /// Check on the data side (`late_index`): the read address presented, and the write of the
+    /// same cycle.
+    late: Constant<Bit>,
+    rd_at: DFF<Bits<N>>,
+    wr_at: DFF<Bits<N>>,
+    wr_was: DFF<Bit>,
+    hit: Signal<Local, Bit>,
+}
+
+impl<D: Synth, const N: usize> Default for RmwTable<D, N> {
+    fn default() -> Self {
+        Self::with_check(false)
+    }
+}
+
+impl<D: Synth, const N: usize> RmwTable<D, N> {
+    /// The forwarding check on the data side, for an index that comes late in its cycle.
+    pub fn late_index() -> Self {
+        Self::with_check(true)
+    }
+
+    fn with_check(late: bool) -> Self {
+        Self {
+            clock: Default::default(),
+            rd_addr: Default::default(),
+            rd_data: Default::default(),
+            wr_en: Default::default(),
+            wr_addr: Default::default(),
+            wr_data: Default::default(),
+            ram: Default::default(),
+            fwd_hit: Default::default(),
+            fwd_data: Default::default(),
+            late: Constant::new(late),
+            rd_at: Default::default(),
+            wr_at: Default::default(),
+            wr_was: Default::default(),
+            hit: Default::default(),
+        }
+    }
 }
 
 impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, fwd_hit, fwd_data);
+        dff_setup!(self, clock, fwd_hit, fwd_data, rd_at, wr_at, wr_was);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.ram.read_address.next = self.rd_addr.val();
@@ -50,8 +97,15 @@ impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
         self.ram.write_enable.next = self.wr_en.val();
         self.fwd_hit.d.next = self.wr_en.val() & (self.wr_addr.val() == self.rd_addr.val());
         self.fwd_data.d.next = self.wr_data.val();
+        self.rd_at.d.next = self.rd_addr.val();
+        self.wr_at.d.next = self.wr_addr.val();
+        self.wr_was.d.next = self.wr_en.val();
+        self.hit.next = self.fwd_hit.q.val();
+        if self.late.val() {
+            self.hit.next = self.wr_was.q.val() & (self.wr_at.q.val() == self.rd_at.q.val());
+        }
         self.rd_data.next = self.ram.read_data.val();
-        if self.fwd_hit.q.val() {
+        if self.hit.val() {
             self.rd_data.next = self.fwd_data.q.val();
         }
     }
@@ -110,6 +164,15 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
             reading_table: Default::default(),
             reading_index: Default::default(),
         }
+    }
+}
+
+impl<D: Entry, const N: usize> StageTable<D, N> {
+    /// The same, with the forwarding check on the data side ([`RmwTable::late_index`]): for a
+    /// stage whose index comes from the previous stage's table read.
+    pub fn late_index(mut self) -> Self {
+        self.rmw = RmwTable::late_index();
+        self
     }
 }
 

@@ -1,5 +1,6 @@
 //! The read-modify-write table: atomic semantics for one pass per clock, back to back on one
-//! index, checked cycle by cycle in rust-hdl's simulator against a sequential reference.
+//! index, checked cycle by cycle in rust-hdl's simulator against a sequential reference, with the
+//! forwarding check on either side (`RmwTable::late_index`).
 
 use horus_pipeline::table::RmwTable;
 use rust_hdl::prelude::*;
@@ -38,8 +39,20 @@ impl Logic for Bench {
 /// Drives `passes` (None = an idle cycle) and checks, cycle by cycle, that each pass sees the
 /// entry exactly as the passes before it left it.
 fn check(passes: Vec<Option<(u8, u16)>>) {
+    check_with(&Bench::default, passes.clone());
+    check_with(&late, passes);
+}
+
+fn late() -> Bench {
+    Bench {
+        store: RmwTable::late_index(),
+        ..Default::default()
+    }
+}
+
+fn check_with(bench: &dyn Fn() -> Bench, passes: Vec<Option<(u8, u16)>>) {
     let n = passes.len();
-    let mut uut = Bench::default();
+    let mut uut = bench();
     uut.connect_all();
     let mut sim = Simulation::new();
     sim.add_clock(5, |x: &mut Box<Bench>| x.clock.next = !x.clock.val());
@@ -110,14 +123,18 @@ fn random_hot_index_traffic_is_atomic() {
 
 #[test]
 fn table_verilog_is_lint_clean_and_synthesizes() {
-    let mut uut = Bench::default();
-    uut.connect_all();
-    let v = generate_verilog(&uut);
-    assert!(
-        v.contains("fwd_hit"),
-        "the forwarding register is in the emitted Verilog"
-    );
-    horus_pipeline::check::verilator_lint("rmw_table_bench", &v).unwrap();
-    let r = horus_pipeline::check::yosys_synth("rmw_table_bench", &v).unwrap();
-    assert!(r.ffs > 0 && r.luts > 0, "{r}");
+    for (name, mut uut) in [
+        ("rmw_table_bench", Bench::default()),
+        ("rmw_table_late", late()),
+    ] {
+        uut.connect_all();
+        let v = generate_verilog(&uut);
+        assert!(
+            v.contains("fwd_hit"),
+            "the forwarding register is in the emitted Verilog"
+        );
+        horus_pipeline::check::verilator_lint(name, &v).unwrap();
+        let r = horus_pipeline::check::yosys_synth(name, &v).unwrap();
+        assert!(r.ffs > 0 && r.luts > 0, "{r}");
+    }
 }

@@ -69,7 +69,13 @@ impl<const N: usize> DriftStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            drift_table: StageTable::new(if first { Stage::Drift1 } else { Stage::Drift2 }),
+            // `driftList2`'s index is `driftList1`'s outcome: checked for forwarding a cycle
+            // later (`table.rs`).
+            drift_table: if first {
+                StageTable::new(Stage::Drift1)
+            } else {
+                StageTable::new(Stage::Drift2).late_index()
+            },
             out: Default::default(),
             who: Default::default(),
             live: Default::default(),

@@ -68,7 +68,9 @@ impl<const N: usize> Default for NodeAddrStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            addr_table: StageTable::new(Stage::NodeAddr),
+            // The index is a continuation's node from `conn`'s entry: checked for forwarding a
+            // cycle later (`table.rs`).
+            addr_table: StageTable::new(Stage::NodeAddr).late_index(),
             out: Default::default(),
             who: Default::default(),
             e: Default::default(),
