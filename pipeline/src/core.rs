@@ -119,6 +119,8 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     count: DFF<Bits<8>>,
     /// A control pass is in the stages.
     ctl_busy: DFF<Bit>,
+    /// The pass leaving the last stage comes back (`AsksSecondPass` of it, registered).
+    again: DFF<Bit>,
     asks: AsksSecondPass,
 
     /* Decode. */
@@ -221,6 +223,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
             last_next_unused: Default::default(),
             count: Default::default(),
             ctl_busy: Default::default(),
+            again: Default::default(),
             asks: Default::default(),
             header_unused: Default::default(),
             dec: Default::default(),
@@ -273,7 +276,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
 impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, entered, count, ctl_busy);
+        dff_setup!(self, clock, entered, count, ctl_busy, again);
         clock!(
             self, clock, pool_cfg, node, idle_ctl, idle_list, idle_index, members1, members2,
             load1, load2, drift1, drift2, pool_avg, conn, node_addr
@@ -347,8 +350,11 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         // pass, carrying everything it learned; the per-pass results start afresh.
         self.back.next = self.node_addr.pass_out.val();
         self.moved.next = self.back.val().mv_node != self.back.val().src;
-        self.asks.pass.next = self.node_addr.pass_out.val();
-        self.resub.next = self.asks.again.val();
+        // Whether it comes back is decided on the pass entering the last stage's output register
+        // and registered beside it, so the mux's choice starts from a register.
+        self.asks.pass.next = self.node_addr.pass_next.val();
+        self.again.d.next = self.asks.again.val();
+        self.resub.next = self.again.q.val();
         self.second.next = self.back.val();
         self.second.next.is_task = false;
         self.second.next.is_random = false;
@@ -402,8 +408,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         }
         // From a sub-block's output and a port alone, in its own statement: Verilator then sees
         // no path from `pkt_valid` to `pkt_ready` (it would through a shared local).
-        self.pkt_ready.next =
-            !self.asks.again.val() & !self.ctl_valid.val() & !self.ctl_busy.q.val();
+        self.pkt_ready.next = !self.again.q.val() & !self.ctl_valid.val() & !self.ctl_busy.q.val();
         self.ctl_ready.next = self.ctl_go.val();
         // A control pass runs alone: no packet enters behind it until it has left (a rescale
         // holds `poolAvg` for a few clocks; its own second pass may follow it at once).

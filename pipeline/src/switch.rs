@@ -58,7 +58,8 @@ pub struct HorusSwitch<const P: usize, const N: usize, const C: usize> {
     core: HorusCore<P, N, C>,
     egress: Egress,
     room: Signal<Local, Bit>,
-    job_room: Constant<Bits<8>>,
+    room_r: DFF<Bit>,
+    job_room_early: Constant<Bits<8>>,
 }
 
 impl<const P: usize, const N: usize, const C: usize> HorusSwitch<P, N, C> {
@@ -95,7 +96,8 @@ impl<const P: usize, const N: usize, const C: usize> HorusSwitch<P, N, C> {
             core: HorusCore::new(role, seed, conn_timeout_us),
             egress: Egress::new(role),
             room: Default::default(),
-            job_room: Constant::new(JOB_ROOM.into()),
+            room_r: Default::default(),
+            job_room_early: Constant::new((JOB_ROOM - 1).into()),
         }
     }
 }
@@ -103,6 +105,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusSwitch<P, N, C> {
 impl<const P: usize, const N: usize, const C: usize> Logic for HorusSwitch<P, N, C> {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, room_r);
         clock!(self, clock, ingress, core, egress);
         // Ingress.
         self.ingress.s_axis_tdata.next = self.s_axis_tdata.val();
@@ -114,8 +117,13 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusSwitch<P, N,
         self.ingress.buf_addr.next = self.egress.buf_addr.val();
         self.ingress.free_valid.next = self.egress.free_valid.val();
         self.ingress.free_handle.next = self.egress.free_handle.val();
-        // Admission: the egress has room for a job from every pass in the core.
-        self.room.next = (self.egress.jobs.val() + self.core.in_flight.val()) < self.job_room.val();
+        // Admission: the egress has room for a job from every pass in the core. Decided a clock
+        // ahead, from a register: the sum grows by at most one a clock (one pass enters; one
+        // leaving the core turns into a job), so last clock's sum below `JOB_ROOM - 1` keeps
+        // this clock's below `JOB_ROOM`.
+        self.room_r.d.next =
+            (self.egress.jobs.val() + self.core.in_flight.val()) < self.job_room_early.val();
+        self.room.next = self.room_r.q.val();
         self.core.pkt_valid.next = self.ingress.pkt_valid.val() & self.room.val();
         self.core.pkt.next = self.ingress.pkt.val().parsed;
         self.core.pkt_time.next = self.ingress.pkt.val().time;

@@ -67,8 +67,16 @@ pub struct PoolAvgStage<const P: usize> {
     kept_r: DFF<Bits<32>>,
     /// Clocks a rescale still holds the stage (its pass waits in `out`; `pass_out` is empty).
     hold: DFF<Bits<2>>,
+    /// A rescale holds the stage (never in a spine instance: constant there, so the descriptor
+    /// register keeps no clock enable).
+    holding: Signal<Local, Bit>,
     /// The last of them: the product is in, the entry and the report are done.
     finish: Signal<Local, Bit>,
+    /// The new average (16.16, saturating) after each change, side by side.
+    cur_inc: Signal<Local, Bits<32>>,
+    cur_dec: Signal<Local, Bits<32>>,
+    cur_res: Signal<Local, Bits<32>>,
+    cur_same: Signal<Local, Bits<32>>,
     /// What the report rule and the signals read of the pass: `pass_in`'s, or when finishing
     /// the held pass's (`out`).
     delta: Signal<Local, Bits<32>>,
@@ -128,7 +136,12 @@ impl<const P: usize> PoolAvgStage<P> {
             mul: Default::default(),
             kept_r: Default::default(),
             hold: Default::default(),
+            holding: Default::default(),
             finish: Default::default(),
+            cur_inc: Default::default(),
+            cur_dec: Default::default(),
+            cur_res: Default::default(),
+            cur_same: Default::default(),
             delta: Default::default(),
             sig_live: Default::default(),
             sig_spine: Default::default(),
@@ -171,8 +184,9 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         clock!(self, clock, avg_table, mul);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
+        self.holding.next = self.is_leaf.val() & self.hold.q.val().any();
         self.avg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
-        if self.hold.q.val().any() {
+        if self.holding.val() {
             self.avg_table.rd_addr.next = self.out.q.val().pool.get_bits::<P>(0);
         }
         self.avg_table.read.next = self.early.val().is_ctl_read;
@@ -190,11 +204,11 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // A rescale holds the stage for `MUL_LATENCY` clocks: the core admits no pass behind a
         // control pass, so the stage is otherwise empty meanwhile.
         self.hold.d.next = self.hold.q.val();
-        if self.hold.q.val().any() {
+        if self.holding.val() {
             self.hold.d.next = self.hold.q.val() - self.one2.val();
             self.out.d.next = self.out.q.val();
         }
-        self.finish.next = self.hold.q.val() == self.one2.val();
+        self.finish.next = self.is_leaf.val() & (self.hold.q.val() == self.one2.val());
         self.delta.next = self.pass_in.val().report_delta;
         self.sig_live.next = self.live.val();
         self.sig_spine.next = self.pass_in.val().spine_ok;
@@ -256,10 +270,33 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             self.w.next.acc = self.mul.p.val();
         }
 
-        // Signals: the new average, truncated to 16.16 and saturating.
-        self.cur.next = self.w.val().acc.get_bits::<32>(16);
-        if self.w.val().acc.get_bits::<16>(48).any() {
-            self.cur.next = self.max.val();
+        // Signals: the new average, truncated to 16.16 and saturating, formed for each change
+        // side by side and picked like the accumulator.
+        self.cur_inc.next = self.acc_inc.val().get_bits::<32>(16);
+        if self.acc_inc.val().get_bits::<16>(48).any() {
+            self.cur_inc.next = self.max.val();
+        }
+        self.cur_dec.next = self.acc_dec.val().get_bits::<32>(16);
+        if self.acc_dec.val().get_bits::<16>(48).any() {
+            self.cur_dec.next = self.max.val();
+        }
+        self.cur_res.next = self.mul.p.val().get_bits::<32>(16);
+        if self.mul.p.val().get_bits::<16>(48).any() {
+            self.cur_res.next = self.max.val();
+        }
+        self.cur_same.next = self.e.val().acc.get_bits::<32>(16);
+        if self.e.val().acc.get_bits::<16>(48).any() {
+            self.cur_same.next = self.max.val();
+        }
+        self.cur.next = self.cur_same.val();
+        if self.started.val() & self.inc_ok.val() {
+            self.cur.next = self.cur_inc.val();
+        }
+        if self.finished.val() & self.dec_ok.val() {
+            self.cur.next = self.cur_dec.val();
+        }
+        if self.finish.val() {
+            self.cur.next = self.cur_res.val();
         }
         // The report rule, `|cur - reported| >= delta`, as two thresholds known from the entry
         // alone, checked against each change's accumulator side by side (the average need not
@@ -321,7 +358,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // a worker, whose one `is_*` flag is one of these two), so that they do nothing with it.
         // Its index fields may reach their tables' reads meanwhile, which is harmless.
         self.pass_out.next = self.out.q.val();
-        if self.hold.q.val().any() {
+        if self.holding.val() {
             self.pass_out.next.live = false;
             self.pass_out.next.is_ctl_add = false;
             self.pass_out.next.is_ctl_remove = false;
