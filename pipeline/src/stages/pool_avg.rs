@@ -63,8 +63,12 @@ pub struct PoolAvgStage<const P: usize> {
     /// The rescale: the tasks kept, and `kept * unit` three clocks later.
     keep: KeptTasks,
     mul: PipeMul,
-    /// The tasks kept, for the last clock.
+    /// The tasks kept and the report thresholds of the held pass, for the last clock.
     kept_r: DFF<Bits<32>>,
+    hi_r: DFF<Bits<32>>,
+    lo_r: DFF<Bits<32>>,
+    hi_ok_r: DFF<Bit>,
+    lo_ok_r: DFF<Bit>,
     /// Clocks a rescale still holds the stage (its pass waits in `out`; `pass_out` is empty).
     hold: DFF<Bits<2>>,
     /// A rescale holds the stage (never in a spine instance: constant there, so the descriptor
@@ -77,9 +81,7 @@ pub struct PoolAvgStage<const P: usize> {
     cur_dec: Signal<Local, Bits<32>>,
     cur_res: Signal<Local, Bits<32>>,
     cur_same: Signal<Local, Bits<32>>,
-    /// What the report rule and the signals read of the pass: `pass_in`'s, or when finishing
-    /// the held pass's (`out`).
-    delta: Signal<Local, Bits<32>>,
+    /// What the signals read of the pass: `pass_in`'s, or when finishing the held pass's (`out`).
     sig_live: Signal<Local, Bit>,
     sig_spine: Signal<Local, Bit>,
     sig_idle: Signal<Local, Bit>,
@@ -135,6 +137,10 @@ impl<const P: usize> PoolAvgStage<P> {
             keep: Default::default(),
             mul: Default::default(),
             kept_r: Default::default(),
+            hi_r: Default::default(),
+            lo_r: Default::default(),
+            hi_ok_r: Default::default(),
+            lo_ok_r: Default::default(),
             hold: Default::default(),
             holding: Default::default(),
             finish: Default::default(),
@@ -142,7 +148,6 @@ impl<const P: usize> PoolAvgStage<P> {
             cur_dec: Default::default(),
             cur_res: Default::default(),
             cur_same: Default::default(),
-            delta: Default::default(),
             sig_live: Default::default(),
             sig_spine: Default::default(),
             sig_idle: Default::default(),
@@ -180,7 +185,7 @@ impl<const P: usize> PoolAvgStage<P> {
 impl<const P: usize> Logic for PoolAvgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out, hold, kept_r);
+        dff_setup!(self, clock, out, hold, kept_r, hi_r, lo_r, hi_ok_r, lo_ok_r);
         clock!(self, clock, avg_table, mul);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
@@ -209,12 +214,10 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             self.out.d.next = self.out.q.val();
         }
         self.finish.next = self.is_leaf.val() & (self.hold.q.val() == self.one2.val());
-        self.delta.next = self.pass_in.val().report_delta;
         self.sig_live.next = self.live.val();
         self.sig_spine.next = self.pass_in.val().spine_ok;
         self.sig_idle.next = self.pass_in.val().sig_idle_add | self.pass_in.val().sig_idle_remove;
         if self.finish.val() {
-            self.delta.next = self.out.q.val().report_delta;
             self.sig_live.next = !self.out.q.val().drop.any();
             self.sig_spine.next = self.out.q.val().spine_ok;
             self.sig_idle.next = self.out.q.val().sig_idle_add | self.out.q.val().sig_idle_remove;
@@ -305,10 +308,10 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // average (`acc >= 2^48`) is the largest: at or above any `hi`; it is at or below `lo`
         // only when `reported` is the largest and `delta` 0, which the up check reports, so the
         // down check leaves saturated averages out.
-        self.hi.next = self.e.val().reported + self.delta.val();
-        self.hi_ok.next = self.e.val().reported <= !self.delta.val();
-        self.lo.next = self.e.val().reported - self.delta.val();
-        self.lo_ok.next = self.e.val().reported >= self.delta.val();
+        self.hi.next = self.e.val().reported + self.pass_in.val().report_delta;
+        self.hi_ok.next = self.e.val().reported <= !self.pass_in.val().report_delta;
+        self.lo.next = self.e.val().reported - self.pass_in.val().report_delta;
+        self.lo_ok.next = self.e.val().reported >= self.pass_in.val().report_delta;
         self.far_inc.next = (self.hi_ok.val()
             & (self.acc_inc.val().get_bits::<16>(48).any()
                 | (self.acc_inc.val().get_bits::<32>(16) >= self.hi.val())))
@@ -321,12 +324,20 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             | (self.lo_ok.val()
                 & !self.acc_dec.val().get_bits::<16>(48).any()
                 & (self.acc_dec.val().get_bits::<32>(16) <= self.lo.val()));
-        self.far_res.next = (self.hi_ok.val()
+        // The rescale's thresholds were taken in its first clock (the entry's `reported` does
+        // not change during the hold).
+        if self.rescale.val() {
+            self.hi_r.d.next = self.hi.val();
+            self.lo_r.d.next = self.lo.val();
+            self.hi_ok_r.d.next = self.hi_ok.val();
+            self.lo_ok_r.d.next = self.lo_ok.val();
+        }
+        self.far_res.next = (self.hi_ok_r.q.val()
             & (self.mul.p.val().get_bits::<16>(48).any()
-                | (self.mul.p.val().get_bits::<32>(16) >= self.hi.val())))
-            | (self.lo_ok.val()
+                | (self.mul.p.val().get_bits::<32>(16) >= self.hi_r.q.val())))
+            | (self.lo_ok_r.q.val()
                 & !self.mul.p.val().get_bits::<16>(48).any()
-                & (self.mul.p.val().get_bits::<32>(16) <= self.lo.val()));
+                & (self.mul.p.val().get_bits::<32>(16) <= self.lo_r.q.val()));
         self.far_same.next = (self.hi_ok.val()
             & (self.e.val().acc.get_bits::<16>(48).any()
                 | (self.e.val().acc.get_bits::<32>(16) >= self.hi.val())))
