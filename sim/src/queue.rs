@@ -2,8 +2,9 @@
 //!
 //! A discrete-event simulation only ever schedules events at or after the current time, so the keys
 //! popped from the queue never decrease. A radix heap exploits that: an element moves between its
-//! 129 buckets at most once per bit of distance from the last popped key, with sequential `Vec`
-//! traffic instead of the pointer-chasing sift of a binary heap over a million pending events.
+//! buckets at most once per byte of distance from the last popped time (a level of 256 buckets per
+//! byte), with sequential `Vec` traffic instead of the pointer-chasing sift of a binary heap over a
+//! million pending events.
 //!
 //! The key packs the time in its upper 64 bits and a global insertion counter in its lower 64 bits,
 //! so every key is unique and events at the same nanosecond leave in the order they were scheduled.
@@ -200,16 +201,32 @@ impl<T> EventQueue<T> {
     }
 }
 
-/// A radix heap on unique u128 keys that never go below the last popped key.
+/// Bits of a radix digit of the time: a heap level has `1 << DIGIT_BITS` buckets.
+const DIGIT_BITS: u32 = 8;
+const RADIX: usize = 1 << DIGIT_BITS;
+/// Digits of a 64-bit time.
+const LEVELS: usize = (Nanos::BITS / DIGIT_BITS) as usize;
+
+/// The time part of a key.
+fn time_of(key: u128) -> Nanos {
+    (key >> 64) as Nanos
+}
+
+/// A radix heap on unique u128 keys (time, then sequence) that never go below the last popped key,
+/// with one level of [`RADIX`] buckets per digit of the time. An element sits at the level of the
+/// most significant digit in which its time differs from the last popped time, in the bucket of
+/// its own digit there; it moves down at most once per level, when its bucket is the lowest left
+/// (about two moves for a service time of 100 us, where binary digits took about seventeen).
 struct RadixHeap<T> {
-    /// `buckets[i]` holds keys whose highest bit differing from `last` is bit `i - 1`;
-    /// `buckets[0]` holds only a key equal to `last`.
+    /// `buckets[level * RADIX + digit]`. Level 0 holds the times equal to `last` but in the lowest
+    /// digit: every element of a level-0 bucket has the same time, and leaves in sequence order.
     buckets: Vec<Vec<(u128, T)>>,
-    /// Bit `i` set iff `buckets[i]` is non-empty: the lowest non-empty bucket is one
-    /// `trailing_zeros` away instead of a scan over 129 vectors.
-    nonempty: [u64; 3],
-    /// The last popped key: every key in the heap is at least this.
-    last: u128,
+    /// Per level, bit `digit` set iff `buckets[level * RADIX + digit]` is non-empty.
+    nonempty: [[u64; RADIX / 64]; LEVELS],
+    /// Bit `level` set iff some bucket of that level is non-empty.
+    levels: u32,
+    /// The time of the last popped key: every key in the heap is at least this.
+    last: Nanos,
     len: usize,
     /// The smallest key and where it is (bucket, index), when known (computed lazily after a pop).
     min: Option<(u128, usize, usize)>,
@@ -218,8 +235,9 @@ struct RadixHeap<T> {
 impl<T> RadixHeap<T> {
     fn new() -> Self {
         Self {
-            buckets: (0..129).map(|_| Vec::new()).collect(),
-            nonempty: [0; 3],
+            buckets: (0..LEVELS * RADIX).map(|_| Vec::new()).collect(),
+            nonempty: [[0; RADIX / 64]; LEVELS],
+            levels: 0,
             last: 0,
             len: 0,
             min: None,
@@ -227,7 +245,7 @@ impl<T> RadixHeap<T> {
     }
 
     fn push(&mut self, key: u128, item: T) {
-        debug_assert!(key >= self.last);
+        debug_assert!(time_of(key) >= self.last);
         let at = self.put(key, item);
         if self.len == 0 || self.min.is_some_and(|m| key < m.0) {
             self.min = Some((key, at.0, at.1));
@@ -236,72 +254,89 @@ impl<T> RadixHeap<T> {
     }
 
     /// Files `key` in its bucket; returns the bucket and the index there.
+    #[inline]
     fn put(&mut self, key: u128, item: T) -> (usize, usize) {
-        let b = bucket_of(key, self.last);
-        self.nonempty[b / 64] |= 1 << (b % 64);
+        let t = time_of(key);
+        let differ = t ^ self.last;
+        let level = if differ == 0 {
+            0
+        } else {
+            ((Nanos::BITS - 1 - differ.leading_zeros()) / DIGIT_BITS) as usize
+        };
+        let digit = (t >> (level as u32 * DIGIT_BITS)) as usize % RADIX;
+        self.nonempty[level][digit / 64] |= 1 << (digit % 64);
+        self.levels |= 1 << level;
+        let b = level * RADIX + digit;
         self.buckets[b].push((key, item));
         (b, self.buckets[b].len() - 1)
     }
 
-    fn lowest_nonempty(&self) -> usize {
-        let w = self.nonempty.iter().position(|&w| w != 0).expect("len > 0");
-        w * 64 + self.nonempty[w].trailing_zeros() as usize
+    /// Marks bucket `b` empty.
+    fn emptied(&mut self, b: usize) {
+        let (level, digit) = (b / RADIX, b % RADIX);
+        let words = &mut self.nonempty[level];
+        words[digit / 64] &= !(1 << (digit % 64));
+        if words.iter().all(|&w| w == 0) {
+            self.levels &= !(1 << level);
+        }
     }
 
-    /// The smallest key, without moving anything (`last` may only advance when a key is popped,
-    /// since keys between the current time and the minimum may still be pushed).
-    fn min_key(&mut self) -> Option<u128> {
+    /// The smallest key and where it is, without moving anything (`last` may only advance when a
+    /// key is popped, since keys between the current time and the minimum may still be pushed).
+    fn find_min(&mut self) -> Option<(u128, usize, usize)> {
         if self.len == 0 {
             return None;
         }
         if self.min.is_none() {
-            let i = self.lowest_nonempty();
-            let (j, k) = self.buckets[i]
+            let level = self.levels.trailing_zeros() as usize;
+            let words = &self.nonempty[level];
+            let w = words
+                .iter()
+                .position(|&w| w != 0)
+                .expect("level is non-empty");
+            let b = level * RADIX + w * 64 + words[w].trailing_zeros() as usize;
+            let (j, k) = self.buckets[b]
                 .iter()
                 .enumerate()
                 .map(|(j, (k, _))| (j, *k))
                 .min_by_key(|&(_, k)| k)
                 .expect("non-empty bucket");
-            self.min = Some((k, i, j));
+            self.min = Some((k, b, j));
         }
-        self.min.map(|m| m.0)
+        self.min
+    }
+
+    fn min_key(&mut self) -> Option<u128> {
+        self.find_min().map(|m| m.0)
     }
 
     fn pop(&mut self) -> Option<(u128, T)> {
-        if self.len == 0 {
-            return None;
-        }
-        if self.buckets[0].is_empty() {
-            let i = self.lowest_nonempty();
-            // Every key of bucket i lands in a lower bucket once `last` is its minimum, so the
-            // bucket can be drained in place and handed back with its capacity.
-            let mut moved = std::mem::take(&mut self.buckets[i]);
-            self.nonempty[i / 64] &= !(1 << (i % 64));
-            self.last = match self.min {
-                Some((k, b, _)) if b == i => k,
-                _ => moved
-                    .iter()
-                    .map(|(k, _)| *k)
-                    .min()
-                    .expect("non-empty bucket"),
-            };
-            for (key, item) in moved.drain(..) {
-                self.put(key, item);
+        let (key, mut b, mut j) = self.find_min()?;
+        if b >= RADIX {
+            // Every element of the bucket shares the minimum's digits from this level up, so once
+            // `last` is the minimum's time each lands in a lower level. The bucket is drained in
+            // place and handed back with its capacity.
+            let from = b;
+            self.last = time_of(key);
+            let mut moved = std::mem::take(&mut self.buckets[from]);
+            self.emptied(from);
+            for (k, item) in moved.drain(..) {
+                let at = self.put(k, item);
+                if k == key {
+                    (b, j) = at;
+                }
             }
-            self.buckets[i] = moved;
+            self.buckets[from] = moved;
         }
-        let popped = self.buckets[0].pop().expect("bucket 0 filled above");
-        if self.buckets[0].is_empty() {
-            self.nonempty[0] &= !1;
+        let popped = self.buckets[b].swap_remove(j);
+        if self.buckets[b].is_empty() {
+            self.emptied(b);
         }
+        self.last = time_of(key);
         self.len -= 1;
         self.min = None;
         Some(popped)
     }
-}
-
-fn bucket_of(key: u128, last: u128) -> usize {
-    (128 - (key ^ last).leading_zeros()) as usize
 }
 
 #[cfg(test)]
@@ -340,6 +375,34 @@ mod tests {
         }
         reference.sort();
         for expected in reference {
+            assert_eq!(q.pop().unwrap(), expected);
+        }
+        assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn pops_in_order_when_delays_span_every_digit_of_the_time() {
+        // Delays from 0 to 2^50 ns, log-uniform, so that elements start at every level of the
+        // radix heap and move down through each; a third are exact ties.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut now = 0u64;
+        for id in 0..50_000u64 {
+            let bits = rng.random_range(0..50);
+            let delay = match rng.random_range(0..3) {
+                0 => 0,
+                _ => rng.random_range(0..1u64 << bits),
+            };
+            q.push(now + delay, id);
+            reference.insert((now + delay, id));
+            if rng.random_bool(0.45) {
+                let expected = reference.pop_first().unwrap();
+                assert_eq!(q.pop().unwrap(), expected);
+                now = expected.0;
+            }
+        }
+        while let Some(expected) = reference.pop_first() {
             assert_eq!(q.pop().unwrap(), expected);
         }
         assert!(q.pop().is_none());
