@@ -171,14 +171,14 @@ impl<T> EventQueue<T> {
         }
         let (key, item) = self.window.pop_front()?;
         self.len -= 1;
-        self.now = (key >> 64) as Nanos;
+        self.now = time_of(key);
         self.fill();
         Some((self.now, item))
     }
 
     /// The smallest key of the lanes and the heap.
     fn pop_rest(&mut self) -> Option<(u128, T)> {
-        let mut best = self.heap.min_key().unwrap_or(u128::MAX);
+        let mut best = self.heap.min_key();
         let mut from = usize::MAX;
         for (i, &k) in self.fronts.iter().enumerate() {
             if k < best {
@@ -228,9 +228,14 @@ struct RadixHeap<T> {
     /// The time of the last popped key: every key in the heap is at least this.
     last: Nanos,
     len: usize,
-    /// The smallest key and where it is (bucket, index), when known (computed lazily after a pop).
-    min: Option<(u128, usize, usize)>,
+    /// The smallest key and where it is (bucket, index), when known: `min.0` is [`UNKNOWN`] after a
+    /// pop until [`RadixHeap::min_key`] looks for it.
+    min: (u128, usize, usize),
 }
+
+/// [`RadixHeap::min`] not computed yet (no key is this large: its sequence number would be the
+/// last of 2^64).
+const UNKNOWN: u128 = u128::MAX;
 
 impl<T> RadixHeap<T> {
     fn new() -> Self {
@@ -240,15 +245,17 @@ impl<T> RadixHeap<T> {
             levels: 0,
             last: 0,
             len: 0,
-            min: None,
+            min: (UNKNOWN, 0, 0),
         }
     }
 
     fn push(&mut self, key: u128, item: T) {
         debug_assert!(time_of(key) >= self.last);
         let at = self.put(key, item);
-        if self.len == 0 || self.min.is_some_and(|m| key < m.0) {
-            self.min = Some((key, at.0, at.1));
+        // `key` is the new minimum if it is below the known one or the heap was empty; an unknown
+        // minimum stays unknown.
+        if key < self.min.0 && (self.len == 0 || self.min.0 != UNKNOWN) {
+            self.min = (key, at.0, at.1);
         }
         self.len += 1;
     }
@@ -281,37 +288,41 @@ impl<T> RadixHeap<T> {
         }
     }
 
-    /// The smallest key and where it is, without moving anything (`last` may only advance when a
-    /// key is popped, since keys between the current time and the minimum may still be pushed).
-    fn find_min(&mut self) -> Option<(u128, usize, usize)> {
-        if self.len == 0 {
-            return None;
+    /// The smallest key ([`UNKNOWN`] when the heap is empty), without moving anything (`last` may
+    /// only advance when a key is popped, since keys between the current time and the minimum may
+    /// still be pushed).
+    #[inline]
+    fn min_key(&mut self) -> u128 {
+        if self.min.0 == UNKNOWN && self.len > 0 {
+            self.find_min();
         }
-        if self.min.is_none() {
-            let level = self.levels.trailing_zeros() as usize;
-            let words = &self.nonempty[level];
-            let w = words
-                .iter()
-                .position(|&w| w != 0)
-                .expect("level is non-empty");
-            let b = level * RADIX + w * 64 + words[w].trailing_zeros() as usize;
-            let (j, k) = self.buckets[b]
-                .iter()
-                .enumerate()
-                .map(|(j, (k, _))| (j, *k))
-                .min_by_key(|&(_, k)| k)
-                .expect("non-empty bucket");
-            self.min = Some((k, b, j));
-        }
-        self.min
+        self.min.0
     }
 
-    fn min_key(&mut self) -> Option<u128> {
-        self.find_min().map(|m| m.0)
+    /// Finds the smallest key of a non-empty heap and where it is.
+    #[inline(never)]
+    fn find_min(&mut self) {
+        let level = self.levels.trailing_zeros() as usize;
+        let words = &self.nonempty[level];
+        let w = words
+            .iter()
+            .position(|&w| w != 0)
+            .expect("level is non-empty");
+        let b = level * RADIX + w * 64 + words[w].trailing_zeros() as usize;
+        let (j, k) = self.buckets[b]
+            .iter()
+            .enumerate()
+            .map(|(j, (k, _))| (j, *k))
+            .min_by_key(|&(_, k)| k)
+            .expect("non-empty bucket");
+        self.min = (k, b, j);
     }
 
     fn pop(&mut self) -> Option<(u128, T)> {
-        let (key, mut b, mut j) = self.find_min()?;
+        if self.min_key() == UNKNOWN {
+            return None;
+        }
+        let (key, mut b, mut j) = self.min;
         if b >= RADIX {
             // Every element of the bucket shares the minimum's digits from this level up, so once
             // `last` is the minimum's time each lands in a lower level. The bucket is drained in
@@ -334,7 +345,7 @@ impl<T> RadixHeap<T> {
         }
         self.last = time_of(key);
         self.len -= 1;
-        self.min = None;
+        self.min.0 = UNKNOWN;
         Some(popped)
     }
 }
