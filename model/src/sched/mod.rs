@@ -270,6 +270,7 @@ impl Scheduler {
         self.counters.passes += 1;
     }
 
+    #[inline]
     fn touch(&mut self, s: Stage) {
         self.guard.touch(s);
     }
