@@ -35,6 +35,7 @@ impl Xorshift64 {
     }
 
     /// Advances one step and returns the new state.
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
         let mut x = self.state;
         x ^= x << 13;
@@ -45,6 +46,7 @@ impl Xorshift64 {
     }
 
     /// Advances one step and returns the two samples in `[0, n)` (both 0 when `n == 0`).
+    #[inline]
     pub fn two_samples(&mut self, n: u16) -> (u16, u16) {
         let r = self.next_u64();
         (scale(r as u32, n), scale((r >> 32) as u32, n))
@@ -52,6 +54,7 @@ impl Xorshift64 {
 }
 
 /// Maps a uniform 32-bit value to `[0, n)` by multiply-high.
+#[inline]
 pub fn scale(r: u32, n: u16) -> u16 {
     ((u64::from(r) * u64::from(n)) >> 32) as u16
 }

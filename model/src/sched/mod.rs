@@ -243,6 +243,7 @@ impl Scheduler {
     /// not locked, else the two sampled members. None for an unconfigured or empty pool. Changes
     /// nothing (the generator is copied): for callers that prefetch what a pass will read, such
     /// as a simulator running thousands of schedulers.
+    #[inline]
     pub fn next_task_entries(&self, pool: u16) -> Option<(&NodeRef, &NodeRef)> {
         let row = self.t.pools.get(usize::from(pool))?;
         let (cfg, ctl) = (&row.cfg, &row.ctl);
