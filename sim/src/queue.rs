@@ -207,6 +207,12 @@ const RADIX: usize = 1 << DIGIT_BITS;
 /// Digits of a 64-bit time.
 const LEVELS: usize = (Nanos::BITS / DIGIT_BITS) as usize;
 
+/// Drained buckets from this level up give their buffers to [`RadixHeap::spares`]; lower ones
+/// keep them (a level-1 bucket spans 256 ns: all of them together hold little).
+const SPARE_LEVEL: usize = 2;
+/// Spare buffers kept at most.
+const MAX_SPARES: usize = 4;
+
 /// The time part of a key.
 fn time_of(key: u128) -> Nanos {
     (key >> 64) as Nanos
@@ -225,6 +231,10 @@ struct RadixHeap<T> {
     nonempty: [[u64; RADIX / 64]; LEVELS],
     /// Bit `level` set iff some bucket of that level is non-empty.
     levels: u32,
+    /// Emptied buffers of drained buckets of level [`SPARE_LEVEL`] and up, for the next such
+    /// bucket to fill: each of those holds a large share of the heap for a while, and 256 of them
+    /// keeping their capacity would hold hundreds of times the heap.
+    spares: Vec<Vec<(u128, T)>>,
     /// The time of the last popped key: every key in the heap is at least this.
     last: Nanos,
     len: usize,
@@ -243,6 +253,7 @@ impl<T> RadixHeap<T> {
             buckets: (0..LEVELS * RADIX).map(|_| Vec::new()).collect(),
             nonempty: [[0; RADIX / 64]; LEVELS],
             levels: 0,
+            spares: Vec::new(),
             last: 0,
             len: 0,
             min: (UNKNOWN, 0, 0),
@@ -274,6 +285,12 @@ impl<T> RadixHeap<T> {
         self.nonempty[level][digit / 64] |= 1 << (digit % 64);
         self.levels |= 1 << level;
         let b = level * RADIX + digit;
+        if level >= SPARE_LEVEL
+            && self.buckets[b].capacity() == 0
+            && let Some(spare) = self.spares.pop()
+        {
+            self.buckets[b] = spare;
+        }
         self.buckets[b].push((key, item));
         (b, self.buckets[b].len() - 1)
     }
@@ -326,7 +343,7 @@ impl<T> RadixHeap<T> {
         if b >= RADIX {
             // Every element of the bucket shares the minimum's digits from this level up, so once
             // `last` is the minimum's time each lands in a lower level. The bucket is drained in
-            // place and handed back with its capacity.
+            // place and its buffer kept for reuse.
             let from = b;
             self.last = time_of(key);
             let mut moved = std::mem::take(&mut self.buckets[from]);
@@ -337,7 +354,11 @@ impl<T> RadixHeap<T> {
                     (b, j) = at;
                 }
             }
-            self.buckets[from] = moved;
+            if from < SPARE_LEVEL * RADIX {
+                self.buckets[from] = moved;
+            } else if self.spares.len() < MAX_SPARES {
+                self.spares.push(moved);
+            }
         }
         let popped = self.buckets[b].swap_remove(j);
         if self.buckets[b].is_empty() {
