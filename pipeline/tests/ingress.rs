@@ -19,6 +19,32 @@ fn kept_bytes_decodes_every_contiguous_tkeep() {
     }
 }
 
+/// The decode one pair of bytes at a time, as its definition reads: bit `j < 6` of the result
+/// is set when some byte `(2m + 1) 2^j - 1` is kept and byte `(2m + 2) 2^j - 1` is not.
+fn kept_bytes_by_pairs(keep: u64) -> u64 {
+    let bit = |i: u32| (keep >> i) & 1;
+    let mut n = bit(63) << 6;
+    for j in 0..6 {
+        for m in 0..(32u32 >> j) {
+            n |= (bit(((2 * m + 1) << j) - 1) & (bit(((2 * m + 2) << j) - 1) ^ 1)) << j;
+        }
+    }
+    n
+}
+
+#[test]
+fn kept_bytes_masks_are_the_pairwise_definition() {
+    for (_, keep) in frame_len_cases() {
+        assert_eq!(kept_bytes(keep), kept_bytes_by_pairs(keep), "{keep:#018x}");
+    }
+    for i in 0..64 {
+        for n in 0..=64 {
+            let keep = run_of(n) ^ (1 << i);
+            assert_eq!(kept_bytes(keep), kept_bytes_by_pairs(keep), "{keep:#018x}");
+        }
+    }
+}
+
 /// (beats, keep): every contiguous `keep` at a few beat counts, and pseudo-random ones (which are
 /// almost never contiguous) with holes, runs not from byte 0, single bytes.
 fn frame_len_cases() -> Vec<(u64, u64)> {
