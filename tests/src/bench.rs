@@ -40,10 +40,23 @@ pub fn words<const N: usize>(b: Bits<N>) -> Vec<u32> {
 
 /// `width` bits at `offset` of a word vector.
 pub fn field(w: &[u32], offset: usize, width: usize) -> u64 {
-    (0..width).fold(0, |acc, i| {
-        let b = offset + i;
-        acc | (u64::from((w[b / 32] >> (b % 32)) & 1) << i)
-    })
+    assert!(width <= 64, "a field of {width} bits");
+    if width == 0 {
+        return 0;
+    }
+    let (mut word, shift) = (offset / 32, offset % 32);
+    let mut v = u64::from(w[word]) >> shift;
+    let mut got = 32 - shift;
+    while got < width {
+        word += 1;
+        v |= u64::from(w[word]) << got;
+        got += 32;
+    }
+    if width < 64 {
+        v & ((1 << width) - 1)
+    } else {
+        v
+    }
 }
 
 /// Knobs of a run.
@@ -232,19 +245,21 @@ impl TraceFields {
 type Beat = ([u32; 16], [u32; 2], bool);
 
 /// Frame bytes as beats.
-fn beats(frame: &[u8]) -> Vec<Beat> {
+/// `frame`'s beats, into `out` (cleared first; the bench reuses one buffer).
+fn beats(frame: &[u8], out: &mut Vec<Beat>) {
+    out.clear();
     let n = frame.len().div_ceil(64).max(1);
-    (0..n)
-        .map(|b| {
-            let chunk = &frame[(b * 64).min(frame.len())..((b + 1) * 64).min(frame.len())];
-            let mut data = [0u32; 16];
-            for (i, &byte) in chunk.iter().enumerate() {
-                data[i / 4] |= u32::from(byte) << (8 * (i % 4));
-            }
-            let keep = crate::traffic::keep_of(chunk.len());
-            (data, [keep as u32, (keep >> 32) as u32], b + 1 == n)
-        })
-        .collect()
+    out.extend((0..n).map(|b| {
+        let chunk = &frame[(b * 64).min(frame.len())..((b + 1) * 64).min(frame.len())];
+        let mut data = [0u32; 16];
+        for (word, bytes) in data.iter_mut().zip(chunk.chunks(4)) {
+            let mut le = [0u8; 4];
+            le[..bytes.len()].copy_from_slice(bytes);
+            *word = u32::from_le_bytes(le);
+        }
+        let keep = crate::traffic::keep_of(chunk.len());
+        (data, [keep as u32, (keep >> 32) as u32], b + 1 == n)
+    }));
 }
 
 fn hex(f: &[u8]) -> String {
@@ -364,7 +379,9 @@ fn run_inner(
     // Frames in the switch's buffer slots (the ingress takes slots in ring order).
     let mut slots: Vec<Vec<u8>> = vec![Vec::new(); 1 << horus_pipeline::phv::HANDLE_BITS];
     let mut alloc = 0usize;
-    let mut sending: Option<(Vec<Beat>, usize)> = None;
+    // The frame going in: its beats (one buffer, reused) and the next beat's index.
+    let mut beat_buf: Vec<Beat> = Vec::new();
+    let mut sending: Option<usize> = None;
     let mut pending: VecDeque<FrameResubmit> = VecDeque::new();
     // Expected outputs: the pass, the frame, and for a first pass the cycle its frame's last
     // beat went in.
@@ -392,23 +409,27 @@ fn run_inner(
         }
         if sending.is_none() && !matches!(inputs.front(), None | Some(Input::Control(_))) {
             let input = inputs.pop_front().expect("a frame at the head");
-            let model_frame = input.model_frame().expect("not a control operation");
-            let b = match input {
-                Input::Frame(f) => beats(&f),
+            let model_frame = match input {
+                Input::Frame(f) => {
+                    beats(&f, &mut beat_buf);
+                    f
+                }
                 Input::BadKeep { frame, beat, keep } => {
-                    let mut b = beats(&frame);
-                    b[beat].1 = [keep as u32, (keep >> 32) as u32];
-                    b
+                    beats(&frame, &mut beat_buf);
+                    beat_buf[beat].1 = [keep as u32, (keep >> 32) as u32];
+                    Input::BadKeep { frame, beat, keep }
+                        .model_frame()
+                        .expect("a frame")
                 }
                 Input::Control(_) => unreachable!("matched above"),
             };
-            sending = Some((b, 0));
+            sending = Some(0);
             let n = slots.len();
             slots[alloc % n] = model_frame;
         }
         let offer = sending.is_some() && bench_rng.chance(opts.input_busy);
-        if let Some((b, i)) = &sending {
-            let (data, keep, last) = &b[*i];
+        if let Some(i) = sending {
+            let (data, keep, last) = &beat_buf[i];
             dut.set(&ports.s_tdata, data);
             dut.set(&ports.s_tkeep, keep);
             dut.set(&ports.s_tlast, &[u32::from(*last)]);
@@ -464,13 +485,13 @@ fn run_inner(
             bail!("cycle {}: the egress overflowed", dut.cycles);
         }
         if offer && dut.get_bit(&ports.s_tready) {
-            let (b, i) = sending.as_mut().expect("offered");
+            let i = sending.as_mut().expect("offered");
             if *i == 0 {
                 alloc += 1;
                 r.frames_in += 1;
             }
             *i += 1;
-            if *i == b.len() {
+            if *i == beat_buf.len() {
                 sending = None;
                 last_beat_at[(alloc - 1) % slots.len()] = dut.cycles;
             }
@@ -509,18 +530,18 @@ fn run_inner(
                     time_us: field(t, tf.time.0, tf.time.1) as u32,
                 })
             };
+            let shown = debug.then(|| match &pass {
+                FramePass::Frame(f) => format!("frame of {} bytes", f.frame.len()),
+                p => format!("{p:?}"),
+            });
             let res = sw
-                .process(pass.clone())
+                .process(pass)
                 .map_err(|e| anyhow::anyhow!("pass {}: {e}", r.passes))?;
-            if debug {
+            if let Some(pass) = shown {
                 eprintln!(
-                    "cycle {} pass {}: {:?} -> {} outputs, resubmit {}",
+                    "cycle {} pass {}: {pass} -> {} outputs, resubmit {}",
                     dut.cycles,
                     r.passes,
-                    match &pass {
-                        FramePass::Frame(f) => format!("frame of {} bytes", f.frame.len()),
-                        p => format!("{p:?}"),
-                    },
                     res.outputs.len(),
                     res.resubmit.is_some()
                 );
@@ -543,32 +564,33 @@ fn run_inner(
             if keep != u64::MAX && keep >> n != 0 {
                 bail!("cycle {}: tkeep {keep:#x} is not contiguous", dut.cycles);
             }
-            for i in 0..n {
-                out_frame.push((data[i / 4] >> (8 * (i % 4))) as u8);
-            }
+            out_frame.extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
             if dut.get_bit(&ports.m_tlast) {
-                let got = OutFrame {
-                    port: dut.get_u64(&ports.m_tuser) as u8,
-                    frame: std::mem::take(&mut out_frame),
-                };
+                let port = dut.get_u64(&ports.m_tuser) as u8;
                 r.frames_out += 1;
+                // The frame is compared where it was gathered; the buffer is kept for the next.
+                let got = |frame: &[u8]| OutFrame {
+                    port,
+                    frame: frame.to_vec(),
+                };
                 match expected.pop_front() {
-                    Some((_, want, first_in)) if want == got => {
+                    Some((_, want, first_in)) if want.port == port && want.frame == out_frame => {
                         if let Some(at) = first_in {
                             r.latency.record(out_started - at)?;
                         }
-                        sink(&got)
+                        out_frame.clear();
+                        sink(&want)
                     }
                     Some((pass, want, _)) => bail!(
                         "cycle {}: output frame {} (from pass {pass}) differs from the model's:\n{}",
                         dut.cycles,
                         r.frames_out,
-                        describe_difference(&got, &want)
+                        describe_difference(&got(&out_frame), &want)
                     ),
                     None => bail!(
                         "cycle {}: the switch sent a frame the model did not:\n{}",
                         dut.cycles,
-                        hex(&got.frame)
+                        hex(&out_frame)
                     ),
                 }
             }
@@ -753,6 +775,28 @@ pub fn verilog(preset: &Preset, cfg: &Config, seed: u64) -> String {
 mod tests {
     use super::*;
     use horus_model::wire::{HorusHeader, PacketType};
+
+    #[test]
+    fn field_reads_any_bits_of_the_words() {
+        let w = [0x8765_4321, 0xfedc_ba98, 0x0f0f_0f0f, 0xdead_beef];
+        let bitwise = |offset: usize, width: usize| {
+            (0..width).fold(0u64, |acc, i| {
+                let b = offset + i;
+                acc | (u64::from((w[b / 32] >> (b % 32)) & 1) << i)
+            })
+        };
+        for offset in 0..128 {
+            for width in 0..=64 {
+                if offset + width <= 128 {
+                    assert_eq!(
+                        field(&w, offset, width),
+                        bitwise(offset, width),
+                        "{offset} {width}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_difference_is_shown_byte_by_byte_and_field_by_field() {
