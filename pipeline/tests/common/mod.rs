@@ -14,39 +14,16 @@ macro_rules! drive {
         drive!($ty, $uut, $passes, common::STAGE_LATENCY)
     };
     ($ty:ty, $uut:expr, $passes:expr, $latency:expr) => {{
-        use rust_hdl::prelude::*;
-        use std::sync::{Arc, Mutex};
-        let mut uut: $ty = $uut;
-        let passes: Vec<Option<horus_pipeline::phv::Phv>> = $passes;
-        uut.connect_all();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let sink = seen.clone();
-        let n = passes.len();
         let latency: usize = $latency;
-        let mut sim = Simulation::new();
-        sim.add_clock(5, |x: &mut Box<$ty>| x.clock.next = !x.clock.val());
-        sim.add_testbench(move |mut sim: Sim<$ty>| {
-            let mut x = sim.init()?;
-            wait_clock_true!(sim, clock, x);
-            let mut fed: Vec<bool> = Vec::new();
-            let mut prev = horus_pipeline::phv::Phv::default();
-            for i in 0..n + latency {
-                let p = passes.get(i).copied().flatten();
-                x.early.next = p.unwrap_or_default();
-                x.pass_in.next = prev;
-                prev = p.unwrap_or_default();
-                fed.push(p.is_some());
-                wait_clock_cycle!(sim, clock, x);
-                if i + 1 >= latency && fed[i + 1 - latency] {
-                    sink.lock().unwrap().push(x.pass_out.val());
-                }
+        common::drive_collect!(
+            $ty,
+            $uut,
+            $passes,
+            latency,
+            move |i: usize, fed: &[bool], _: &horus_pipeline::phv::Phv| {
+                i + 1 >= latency && fed[i + 1 - latency]
             }
-            sim.done(x)?;
-            Ok(())
-        });
-        sim.run(Box::new(uut), 20 * (n as u64 + 20)).unwrap();
-        let out = seen.lock().unwrap().clone();
-        out
+        )
     }};
 }
 pub(crate) use drive;
@@ -56,7 +33,24 @@ pub(crate) use drive;
 /// in order: for a stage that holds some passes longer than one cycle (the caller leaves the idle
 /// cycles the hold needs).
 macro_rules! drive_held {
-    ($ty:ty, $uut:expr, $passes:expr, $tail:expr) => {{
+    ($ty:ty, $uut:expr, $passes:expr, $tail:expr) => {
+        common::drive_collect!(
+            $ty,
+            $uut,
+            $passes,
+            $tail,
+            |_: usize, _: &[bool], out: &horus_pipeline::phv::Phv| common::carries_op(out)
+        )
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use drive_held;
+
+/// What `drive!` and `drive_held!` share: feeds `passes` one per clock (each as `early`, then as
+/// `pass_in` a cycle later), runs `extra` more idle cycles, and returns `pass_out` of every cycle
+/// `i` for which `keep(i, fed, pass_out)` holds (`fed[j]`: a pass was fed in cycle `j`).
+macro_rules! drive_collect {
+    ($ty:ty, $uut:expr, $passes:expr, $extra:expr, $keep:expr) => {{
         use rust_hdl::prelude::*;
         use std::sync::{Arc, Mutex};
         let mut uut: $ty = $uut;
@@ -65,34 +59,37 @@ macro_rules! drive_held {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
         let n = passes.len();
-        let tail: usize = $tail;
+        let extra: usize = $extra;
+        let keep = $keep;
         let mut sim = Simulation::new();
         sim.add_clock(5, |x: &mut Box<$ty>| x.clock.next = !x.clock.val());
         sim.add_testbench(move |mut sim: Sim<$ty>| {
             let mut x = sim.init()?;
             wait_clock_true!(sim, clock, x);
+            let mut fed: Vec<bool> = Vec::new();
             let mut prev = horus_pipeline::phv::Phv::default();
-            for i in 0..n + tail {
+            for i in 0..n + extra {
                 let p = passes.get(i).copied().flatten();
                 x.early.next = p.unwrap_or_default();
                 x.pass_in.next = prev;
                 prev = p.unwrap_or_default();
+                fed.push(p.is_some());
                 wait_clock_cycle!(sim, clock, x);
-                if common::carries_op(&x.pass_out.val()) {
+                if keep(i, &fed, &x.pass_out.val()) {
                     sink.lock().unwrap().push(x.pass_out.val());
                 }
             }
             sim.done(x)?;
             Ok(())
         });
-        sim.run(Box::new(uut), 20 * (n as u64 + tail as u64 + 20))
+        sim.run(Box::new(uut), 20 * (n as u64 + extra as u64 + 20))
             .unwrap();
         let out = seen.lock().unwrap().clone();
         out
     }};
 }
 #[allow(unused_imports)]
-pub(crate) use drive_held;
+pub(crate) use drive_collect;
 
 /// Whether a pass is live or names an operation: not a bubble.
 pub fn carries_op(p: &horus_pipeline::phv::Phv) -> bool {
