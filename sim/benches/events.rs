@@ -4,7 +4,9 @@
 //! exponential workload at 90 % load, with the default network (5 us hops, 1e-5 loss), for each
 //! of random, RS-H, JSQ and Horus. Setup (placement, policy tables) is excluded from the timing.
 //! Rates are given per second of wall time and per second of this process's CPU time (the latter
-//! is what matters on a shared machine). `HORUS_BENCH_POLICIES=horus,rs-h` selects policies.
+//! is what matters on a shared machine). `HORUS_BENCH_POLICIES=horus,rs-h` selects policies;
+//! `HORUS_BENCH_RUNS` (default 3) runs each that many times, alternating policies, and ends with
+//! each policy's median CPU rate and range.
 
 use horus_sim::config::{PoolSource, SimConfig};
 use horus_sim::engine::Engine;
@@ -28,36 +30,61 @@ fn main() {
     horus_sim::use_huge_pages();
     let policies =
         std::env::var("HORUS_BENCH_POLICIES").unwrap_or_else(|_| "random,rs-h,jsq,horus".into());
-    for policy in policies.split(',') {
-        let cfg = SimConfig {
-            topology: Topology {
-                pods: 16,
-                ..Topology::default()
-            },
-            pools: PoolSource::Random(RandomPools {
-                count: 100,
-                ..RandomPools::default()
-            }),
-            policy: PolicySpec::named(policy).expect("known policy"),
-            load: LoadSchedule::constant(0.9),
-            sim_ns: 20_000_000,
-            ..SimConfig::default()
-        };
-        let engine = Engine::new(&cfg).expect("valid configuration");
-        let workers = engine.cluster().total_workers();
-        let (started, cpu0) = (Instant::now(), cpu_seconds());
-        let summary = engine.run(&mut |_| {});
-        let secs = started.elapsed().as_secs_f64();
-        let cpu = cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
-        println!(
-            "{policy:8} {workers} workers, {} tasks, {} events in {secs:.2} s: {:.1} M events/s wall, {} CPU",
-            summary.tasks,
-            summary.events,
-            summary.events as f64 / secs / 1e6,
-            cpu.map_or("?".into(), |c| format!(
-                "{:.1} M events/s ({c:.2} s)",
-                summary.events as f64 / c / 1e6
-            ))
-        );
+    let runs: usize = std::env::var("HORUS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(3);
+    let policies: Vec<&str> = policies.split(',').collect();
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); policies.len()];
+    for _ in 0..runs {
+        for (policy, rates) in policies.iter().zip(rates.iter_mut()) {
+            if let Some(rate) = run(policy) {
+                rates.push(rate);
+            }
+        }
     }
+    println!("median (range) of {runs} runs, M events/s of CPU time:");
+    for (policy, rates) in policies.iter().zip(rates.iter_mut()) {
+        rates.sort_by(f64::total_cmp);
+        if let (Some(lo), Some(hi)) = (rates.first(), rates.last()) {
+            println!("{policy:8} {:.1} ({lo:.1}-{hi:.1})", rates[rates.len() / 2]);
+        }
+    }
+}
+
+/// One run of `policy`: prints its figures and returns its rate per second of CPU time (None where
+/// /proc is not there to tell).
+fn run(policy: &str) -> Option<f64> {
+    let cfg = SimConfig {
+        topology: Topology {
+            pods: 16,
+            ..Topology::default()
+        },
+        pools: PoolSource::Random(RandomPools {
+            count: 100,
+            ..RandomPools::default()
+        }),
+        policy: PolicySpec::named(policy).expect("known policy"),
+        load: LoadSchedule::constant(0.9),
+        sim_ns: 20_000_000,
+        ..SimConfig::default()
+    };
+    let engine = Engine::new(&cfg).expect("valid configuration");
+    let workers = engine.cluster().total_workers();
+    let (started, cpu0) = (Instant::now(), cpu_seconds());
+    let summary = engine.run(&mut |_| {});
+    let secs = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
+    println!(
+        "{policy:8} {workers} workers, {} tasks, {} events in {secs:.2} s: {:.1} M events/s wall, {} CPU",
+        summary.tasks,
+        summary.events,
+        summary.events as f64 / secs / 1e6,
+        cpu.map_or("?".into(), |c| format!(
+            "{:.1} M events/s ({c:.2} s)",
+            summary.events as f64 / c / 1e6
+        ))
+    );
+    cpu.map(|c| summary.events as f64 / c / 1e6)
 }

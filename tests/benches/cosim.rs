@@ -3,7 +3,10 @@
 //! for each role with all workers busy and with idle workers.
 //!
 //! `cargo bench -p horus-cosim --bench cosim`; `HORUS_BENCH_PRESET=default` (or `small`, the
-//! default here: the same logic with small tables), `HORUS_BENCH_FRAMES` (default 300,000).
+//! default here: the same logic with small tables), `HORUS_BENCH_FRAMES` (default 300,000),
+//! `HORUS_BENCH_RUNS` (default 3): each configuration runs that many times, and the table gives
+//! the median speed with the range after it (the other figures are the same in every run: the
+//! traffic and the switch are deterministic).
 
 use horus_cosim::bench::{RunOptions, run, verilog};
 use horus_cosim::traffic::{Mix, Rng, config};
@@ -18,8 +21,13 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300_000);
+    let runs: usize = std::env::var("HORUS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(3);
     println!(
-        "| role | traffic | Mcycles/s | packets in/cycle | beats out/cycle | first-pass latency p50 / p99 / max (cycles) | resubmitted passes |"
+        "| role | traffic | Mcycles/s, median (range) | packets in/cycle | beats out/cycle | first-pass latency p50 / p99 / max (cycles) | resubmitted passes |"
     );
     println!("|---|---|---|---|---|---|---|");
     for role in [Role::Leaf, Role::Spine] {
@@ -36,10 +44,20 @@ fn main() {
                 mix,
                 trace: None,
             };
-            let r = run(&model, &preset, &cfg, DEFAULT_SEED, &opts).expect("the run matches");
+            let mut speeds = Vec::with_capacity(runs);
+            let mut report = None;
+            for _ in 0..runs {
+                let r = run(&model, &preset, &cfg, DEFAULT_SEED, &opts).expect("the run matches");
+                speeds.push(r.cycles as f64 / r.seconds / 1e6);
+                report = Some(r);
+            }
+            let r = report.expect("at least one run");
+            speeds.sort_by(f64::total_cmp);
             println!(
-                "| {role:?} | {name} | {:.2} | {:.3} | {:.3} | {} / {} / {} | {:.1} % |",
-                r.cycles as f64 / r.seconds / 1e6,
+                "| {role:?} | {name} | {:.2} ({:.2}-{:.2}) | {:.3} | {:.3} | {} / {} / {} | {:.1} % |",
+                speeds[speeds.len() / 2],
+                speeds[0],
+                speeds[speeds.len() - 1],
                 r.frames_in as f64 / r.cycles as f64,
                 r.beats_out as f64 / r.cycles as f64,
                 r.latency.value_at_quantile(0.5),
