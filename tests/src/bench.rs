@@ -409,20 +409,15 @@ fn run_inner(
         }
         if sending.is_none() && !matches!(inputs.front(), None | Some(Input::Control(_))) {
             let input = inputs.pop_front().expect("a frame at the head");
-            let model_frame = match input {
-                Input::Frame(f) => {
-                    beats(&f, &mut beat_buf);
-                    f
-                }
+            match &input {
+                Input::Frame(f) => beats(f, &mut beat_buf),
                 Input::BadKeep { frame, beat, keep } => {
-                    beats(&frame, &mut beat_buf);
-                    beat_buf[beat].1 = [keep as u32, (keep >> 32) as u32];
-                    Input::BadKeep { frame, beat, keep }
-                        .model_frame()
-                        .expect("a frame")
+                    beats(frame, &mut beat_buf);
+                    beat_buf[*beat].1 = [*keep as u32, (*keep >> 32) as u32];
                 }
                 Input::Control(_) => unreachable!("matched above"),
-            };
+            }
+            let model_frame = input.into_model_frame().expect("a frame input");
             sending = Some(0);
             let n = slots.len();
             slots[alloc % n] = model_frame;

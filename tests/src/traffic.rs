@@ -57,11 +57,14 @@ pub fn keep_of(bytes: usize) -> u64 {
 }
 
 impl Input {
-    /// What the model is given for a frame input.
-    pub fn model_frame(&self) -> Option<Vec<u8>> {
+    /// What the model is given for a frame input (the frame itself, moved).
+    pub fn into_model_frame(self) -> Option<Vec<u8>> {
         match self {
-            Input::Frame(f) => Some(f.clone()),
-            Input::BadKeep { frame, .. } => Some(frame[..1].to_vec()),
+            Input::Frame(f) => Some(f),
+            Input::BadKeep { mut frame, .. } => {
+                frame.truncate(1);
+                Some(frame)
+            }
             Input::Control(_) => None,
         }
     }
@@ -454,7 +457,7 @@ mod tests {
                     last += 1;
                 }
                 let input = Input::BadKeep { frame, beat, keep };
-                assert_eq!(input.model_frame().map(|f| f.len()), Some(1));
+                assert_eq!(input.into_model_frame().map(|f| f.len()), Some(1));
             }
         }
         assert!(early > 100 && last > 100, "{early} early, {last} last");
