@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The test command. On a fresh machine it first installs what the tests need (Verilator, Yosys,
-# g++, make: Debian packages), then checks formatting and lints and runs the whole test suite.
+# g++, make, and clang, which compiles the co-simulation's Verilated models about 10 % faster
+# than g++: Debian packages), then checks formatting and lints and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-for tool in verilator yosys g++ make; do
-    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+# command:package
+for tool in verilator:verilator yosys:yosys g++:g++ make:make clang++:clang; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
 done
 if ((${#missing[@]})); then
     echo "== installing ${missing[*]}"
@@ -15,7 +17,7 @@ if ((${#missing[@]})); then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "== tools: $(verilator --version | head -1); $(yosys -V | head -1); $(g++ --version | head -1)"
+echo "== tools: $(verilator --version | head -1); $(yosys -V | head -1); $(g++ --version | head -1); $(clang++ --version | head -1)"
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -229,6 +229,37 @@ fn extra_args() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The C++ compiler of the model: `HORUS_COSIM_CXX` if set, else `clang++` when it runs, else
+/// `g++` (Verilator's default on Debian). Clang's code for the Verilated switch runs about
+/// 10 % faster than g++ 12's here (0.42-0.48 against 0.39-0.44 million cycles per second in the
+/// bench, alternated runs), with the same flags.
+fn compiler() -> String {
+    if let Ok(cxx) = std::env::var("HORUS_COSIM_CXX") {
+        return cxx;
+    }
+    let clang = Command::new("clang++").arg("--version").output();
+    if clang.is_ok_and(|o| o.status.success()) {
+        "clang++".into()
+    } else {
+        "g++".into()
+    }
+}
+
+/// What `cxx --version` prints: part of the cache key, like Verilator's version.
+fn compiler_version(cxx: &str) -> Result<String> {
+    let out = Command::new(cxx)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {cxx} --version"))?;
+    if !out.status.success() {
+        bail!(
+            "{cxx} --version failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// What `verilator --version` prints: part of the cache key, so that a model built by one
 /// Verilator is never loaded for another.
 fn verilator_version() -> Result<String> {
@@ -284,6 +315,8 @@ impl Model {
         shim.hash(&mut h);
         VERILATOR_ARGS.hash(&mut h);
         verilator_version()?.hash(&mut h);
+        let cxx = compiler();
+        compiler_version(&cxx)?.hash(&mut h);
         processor().hash(&mut h);
         let extra = extra_args();
         extra.hash(&mut h);
@@ -300,6 +333,7 @@ impl Model {
             let out = Command::new("verilator")
                 .args(VERILATOR_ARGS)
                 .args(if trace { &["--trace"][..] } else { &[][..] })
+                .args(["-MAKEFLAGS", &format!("CXX={cxx} LINK={cxx}")])
                 .args(&extra)
                 .args(["--top-module", top])
                 .arg(format!("{top}.v"))
