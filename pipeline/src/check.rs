@@ -1,8 +1,17 @@
 //! Lint and synthesis of emitted Verilog: `verilator --lint-only -Wall` (DECLFILENAME aside: rust-hdl
-//! puts every module in one file) and Yosys `synth_xilinx -family xcup -uram` (UltraScale+, the Alveo
-//! family), with the resource figures the README reports and the logic depth: the longest
-//! register-to-register path in LUT levels, from a walk of Yosys' JSON netlist (`lut_depth`; Yosys'
-//! own `ltp` walks through mapped flip-flops after `synth_xilinx`, so it cannot give this figure).
+//! puts every module in one file) and Yosys `synth_xilinx -family xcup -uram -nowidelut`
+//! (UltraScale+, the Alveo family), with the resource figures the README reports and the logic
+//! depth: the longest register-to-register path in LUT levels, from a walk of Yosys' JSON netlist
+//! (`lut_depth`; Yosys' own `ltp` walks through mapped flip-flops after `synth_xilinx`, so it
+//! cannot give this figure).
+//!
+//! `-nowidelut` keeps ABC to LUT6 and below. Without it ABC may build a function of 7 or 8
+//! inputs as a LUT6 with MUXF7 (and MUXF8) behind it, and its depth-oriented mapping counts such
+//! a wide LUT as one level, which lengthens paths in the cells `lut_depth` counts: on the default
+//! presets the leaf measured 14 levels and 14,494 LUTs with wide LUTs, 10 and 14,336 without;
+//! the spine 14 and 13,733 against 12 and 12,984. A MUXF is faster than a LUT and its route, so
+//! in delay the two mappings are closer than those counts; without wide LUTs every level is a
+//! LUT, and the figure means what it says.
 //!
 //! The tools are required: a missing tool is an error that says how to install it, never a silent
 //! pass (`scripts/test.sh` installs both).
@@ -169,7 +178,8 @@ pub fn yosys_synth_top(name: &str, verilog: &str, top: &str) -> Result<SynthRepo
     let path = write(&dir, verilog)?;
     let (stat, netlist) = (dir.join("stat.txt"), dir.join("netlist.json"));
     let script = format!(
-        "read_verilog {}; synth_xilinx -family xcup -uram -top {top} -flatten; tee -o {} stat; \
+        "read_verilog {}; synth_xilinx -family xcup -uram -nowidelut -top {top} -flatten; \
+         tee -o {} stat; \
          write_json {}",
         path.display(),
         stat.display(),
@@ -220,8 +230,10 @@ fn parse_report(stat: &str) -> SynthReport {
 /// output or at a sequential cell's input (clock pins aside). Between them, cell by cell:
 ///
 /// - `LUT1`..`LUT6` and `INV` (a LUT1 in the fabric) are one level each;
-/// - `MUXF7`, `MUXF8`, `MUXF9` are one level each too: they widen a LUT (a LUT8 is a LUT6, a
-///   MUXF7 and a MUXF8, three levels), and their delay is of a LUT's order;
+/// - `MUXF7`, `MUXF8`, `MUXF9` are one level each too, as Vivado counts logic levels: they widen
+///   a LUT (a LUT8 is a LUT6, a MUXF7 and a MUXF8, three levels), though a MUXF, with no route
+///   in front of it, is faster than a LUT and its route (under `-nowidelut`, as
+///   [`yosys_synth`] runs it, the switches have none);
 /// - `CARRY4`/`CARRY8` are zero levels, but paths run through them, bit by bit (output bit `i`
 ///   from `S`/`DI` bits `0..=i` and the carry inputs): a carry chain adds delay, not LUT levels;
 /// - buffers (`IBUF`, `OBUF`, `BUFG`, ...) are zero levels;

@@ -270,7 +270,7 @@ fn check(p: &Preset, verilog: &str) -> Result<()> {
     let r = horus_pipeline::check::yosys_synth_top(&name, verilog, &name)
         .map_err(|e| anyhow::anyhow!("{name}: Yosys synthesis failed:\n{e}"))?;
     println!(
-        "{name}: synth_xilinx -family xcup: {r:#} ({:.0} s)",
+        "{name}: synth_xilinx -family xcup -nowidelut: {r:#} ({:.0} s)",
         start.elapsed().as_secs_f64()
     );
     print!("{}", depth_report(&name, &r));
