@@ -26,6 +26,8 @@ pub struct Fifo<T: Synth, const A: usize, const A1: usize> {
     /// Entries held.
     pub count: Signal<Out, Bits<A1>>,
     mem: RmwTable<T, A>,
+    /// The memory is indexed directly (`RmwTable::rd_off`).
+    no_off: Constant<Bits<A>>,
     wr_ptr: DFF<Bits<A1>>,
     rd_ptr: DFF<Bits<A1>>,
     used: Signal<Local, Bits<A1>>,
@@ -49,6 +51,7 @@ impl<T: Synth, const A: usize, const A1: usize> Default for Fifo<T, A, A1> {
             pop: Default::default(),
             count: Default::default(),
             mem: Default::default(),
+            no_off: Constant::new(0.into()),
             wr_ptr: Default::default(),
             rd_ptr: Default::default(),
             used: Default::default(),
@@ -77,6 +80,7 @@ impl<T: Synth, const A: usize, const A1: usize> Logic for Fifo<T, A, A1> {
             self.next_rd.next = self.rd_ptr.q.val() + self.one.val();
         }
         self.mem.rd_addr.next = self.next_rd.val().get_bits::<A>(0);
+        self.mem.rd_off.next = self.no_off.val();
         self.rd_ptr.d.next = self.next_rd.val();
         self.wr_ptr.d.next = self.wr_ptr.q.val();
         if self.do_push.val() {

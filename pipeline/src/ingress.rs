@@ -137,6 +137,8 @@ pub struct Ingress {
 
     buffer: RAM<Bits<512>, BUF_BITS>,
     descs: RmwTable<FrameDesc, HANDLE_BITS>,
+    /// The memory is indexed directly (`RmwTable::rd_off`).
+    no_off: Constant<Bits<HANDLE_BITS>>,
     parser: Parser,
     frame_len: FrameLen,
     in_frame: DFF<Bit>,
@@ -209,6 +211,7 @@ impl Default for Ingress {
             free_handle: Default::default(),
             buffer: Default::default(),
             descs: Default::default(),
+            no_off: Constant::new(0.into()),
             parser: Default::default(),
             frame_len: Default::default(),
             in_frame: Default::default(),
@@ -365,6 +368,7 @@ impl Logic for Ingress {
         }
         self.sched.d.next = self.next_sched.val();
         self.descs.rd_addr.next = self.next_sched.val();
+        self.descs.rd_off.next = self.no_off.val();
 
         // ---- Slots given back.
         if self.free_valid.val() {

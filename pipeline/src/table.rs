@@ -30,11 +30,20 @@ use rust_hdl::prelude::*;
 /// [`RmwTable::late_index`] compares a cycle later, the registered read address with the
 /// registered write address of the cycle it was presented in: the index then only has to reach the
 /// memory's address, and `rd_data` is a compare later.
+///
+/// A table indexed by a sum, `base + offset` ([`RmwTable::sum_index`]), takes the two terms
+/// (`rd_addr`, `rd_off`) and checks forwarding without waiting for the sum's carry:
+/// `a + b == k` (mod 2^N) exactly when `a ^ b ^ k == (a & b | (a | b) & !k) << 1`, the carries
+/// that `k` implies bit by bit, so the check is one LUT per bit after the terms and an
+/// N-input AND, where the sum takes a carry chain and then the compare.
 #[derive(LogicBlock)]
 pub struct RmwTable<D: Synth, const N: usize> {
     pub clock: Signal<In, Clock>,
     /// Cycle 0: the index this pass accesses.
     pub rd_addr: Signal<In, Bits<N>>,
+    /// Cycle 0: in a table made by [`RmwTable::sum_index`], the entry accessed is
+    /// `rd_addr + rd_off` (mod 2^N); other tables ignore it (drive it with zero).
+    pub rd_off: Signal<In, Bits<N>>,
     /// Cycle 1: the entry as every earlier pass left it.
     pub rd_data: Signal<Out, D>,
     /// Cycle 1: write `wr_data` at `wr_addr` (the pass's own index) at the end of the cycle.
@@ -51,24 +60,36 @@ pub struct RmwTable<D: Synth, const N: usize> {
     wr_at: DFF<Bits<N>>,
     wr_was: DFF<Bit>,
     hit: Signal<Local, Bit>,
+    /// Indexed by `rd_addr + rd_off`.
+    summed: Constant<Bit>,
+    one: Constant<Bits<5>>,
+    addr: Signal<Local, Bits<N>>,
+    sum_x: Signal<Local, Bits<N>>,
+    sum_y: Signal<Local, Bits<N>>,
 }
 
 impl<D: Synth, const N: usize> Default for RmwTable<D, N> {
     fn default() -> Self {
-        Self::with_check(false)
+        Self::with_check(false, false)
     }
 }
 
 impl<D: Synth, const N: usize> RmwTable<D, N> {
     /// The forwarding check on the data side, for an index that comes late in its cycle.
     pub fn late_index() -> Self {
-        Self::with_check(true)
+        Self::with_check(true, false)
     }
 
-    fn with_check(late: bool) -> Self {
+    /// A table indexed by `rd_addr + rd_off`, its forwarding check on the terms.
+    pub fn sum_index() -> Self {
+        Self::with_check(false, true)
+    }
+
+    fn with_check(late: bool, summed: bool) -> Self {
         Self {
             clock: Default::default(),
             rd_addr: Default::default(),
+            rd_off: Default::default(),
             rd_data: Default::default(),
             wr_en: Default::default(),
             wr_addr: Default::default(),
@@ -81,6 +102,11 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
             wr_at: Default::default(),
             wr_was: Default::default(),
             hit: Default::default(),
+            summed: Constant::new(summed),
+            one: Constant::new(bits::<5>(1)),
+            addr: Default::default(),
+            sum_x: Default::default(),
+            sum_y: Default::default(),
         }
     }
 }
@@ -91,13 +117,24 @@ impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
         dff_setup!(self, clock, fwd_hit, fwd_data, rd_at, wr_at, wr_was);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
-        self.ram.read_address.next = self.rd_addr.val();
+        self.addr.next = self.rd_addr.val();
+        if self.summed.val() {
+            self.addr.next = self.rd_addr.val() + self.rd_off.val();
+        }
+        self.ram.read_address.next = self.addr.val();
         self.ram.write_address.next = self.wr_addr.val();
         self.ram.write_data.next = self.wr_data.val();
         self.ram.write_enable.next = self.wr_en.val();
         self.fwd_hit.d.next = self.wr_en.val() & (self.wr_addr.val() == self.rd_addr.val());
+        self.sum_x.next = self.rd_addr.val() ^ self.rd_off.val() ^ self.wr_addr.val();
+        self.sum_y.next = ((self.rd_addr.val() & self.rd_off.val())
+            | ((self.rd_addr.val() | self.rd_off.val()) & !self.wr_addr.val()))
+            << self.one.val();
+        if self.summed.val() {
+            self.fwd_hit.d.next = self.wr_en.val() & (self.sum_x.val() == self.sum_y.val());
+        }
         self.fwd_data.d.next = self.wr_data.val();
-        self.rd_at.d.next = self.rd_addr.val();
+        self.rd_at.d.next = self.addr.val();
         self.wr_at.d.next = self.wr_addr.val();
         self.wr_was.d.next = self.wr_en.val();
         self.hit.next = self.fwd_hit.q.val();
@@ -122,6 +159,8 @@ pub struct StageTable<D: Entry, const N: usize> {
     pub clock: Signal<In, Clock>,
     /// The entering pass: the stage's index, whether the pass is a read, and what it reads.
     pub rd_addr: Signal<In, Bits<N>>,
+    /// Added to `rd_addr` in a table made with [`StageTable::sum_index`]; zero in the others.
+    pub rd_off: Signal<In, Bits<N>>,
     pub read: Signal<In, Bit>,
     pub read_table: Signal<In, Bits<4>>,
     pub read_index: Signal<In, Bits<16>>,
@@ -141,6 +180,7 @@ pub struct StageTable<D: Entry, const N: usize> {
     reading: DFF<Bit>,
     reading_table: DFF<Bits<4>>,
     reading_index: DFF<Bits<16>>,
+    zero: Constant<Bits<N>>,
 }
 
 impl<D: Entry, const N: usize> StageTable<D, N> {
@@ -149,6 +189,7 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
         Self {
             clock: Default::default(),
             rd_addr: Default::default(),
+            rd_off: Default::default(),
             read: Default::default(),
             read_table: Default::default(),
             read_index: Default::default(),
@@ -163,6 +204,7 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
             reading: Default::default(),
             reading_table: Default::default(),
             reading_index: Default::default(),
+            zero: Constant::new(0.into()),
         }
     }
 }
@@ -174,6 +216,13 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
         self.rmw = RmwTable::late_index();
         self
     }
+
+    /// The same, indexed by `rd_addr + rd_off` with the forwarding check on the terms
+    /// ([`RmwTable::sum_index`]): for a stage whose index is a base plus an offset.
+    pub fn sum_index(mut self) -> Self {
+        self.rmw = RmwTable::sum_index();
+        self
+    }
 }
 
 impl<D: Entry, const N: usize> Logic for StageTable<D, N> {
@@ -182,9 +231,11 @@ impl<D: Entry, const N: usize> Logic for StageTable<D, N> {
         dff_setup!(self, clock, at, reading, reading_table, reading_index);
         clock!(self, clock, rmw, rp);
         self.rmw.rd_addr.next = self.rd_addr.val();
-        self.at.d.next = self.rd_addr.val();
+        self.rmw.rd_off.next = self.rd_off.val();
+        self.at.d.next = self.rd_addr.val() + self.rd_off.val();
         if self.read.val() {
             self.rmw.rd_addr.next = self.read_index.val().get_bits::<N>(0);
+            self.rmw.rd_off.next = self.zero.val();
             self.at.d.next = self.read_index.val().get_bits::<N>(0);
         }
         self.reading.d.next = self.read.val();

@@ -1,16 +1,19 @@
 //! The read-modify-write table: atomic semantics for one pass per clock, back to back on one
 //! index, checked cycle by cycle in rust-hdl's simulator against a sequential reference, with the
-//! forwarding check on either side (`RmwTable::late_index`).
+//! forwarding check on either side (`RmwTable::late_index`) or on the two terms of a summed
+//! index (`RmwTable::sum_index`).
 
 use horus_pipeline::table::RmwTable;
 use rust_hdl::prelude::*;
 
-/// Each cycle a pass may present an index; one cycle later it adds `inc` to the entry it sees.
+/// Each cycle a pass may present an index, `addr + off`; one cycle later it adds `inc` to the
+/// entry it sees. A table that is not summed is driven with `off` zero.
 #[derive(LogicBlock, Default)]
 struct Bench {
     clock: Signal<In, Clock>,
     valid: Signal<In, Bit>,
     addr: Signal<In, Bits<3>>,
+    off: Signal<In, Bits<3>>,
     inc: Signal<In, Bits<16>>,
     /// What the pass in cycle 1 saw.
     seen: Signal<Out, Bits<16>>,
@@ -26,8 +29,9 @@ impl Logic for Bench {
         dff_setup!(self, clock, s1_valid, s1_addr, s1_inc);
         clock!(self, clock, store);
         self.store.rd_addr.next = self.addr.val();
+        self.store.rd_off.next = self.off.val();
         self.s1_valid.d.next = self.valid.val();
-        self.s1_addr.d.next = self.addr.val();
+        self.s1_addr.d.next = self.addr.val() + self.off.val();
         self.s1_inc.d.next = self.inc.val();
         self.seen.next = self.store.rd_data.val();
         self.store.wr_en.next = self.s1_valid.q.val();
@@ -39,8 +43,9 @@ impl Logic for Bench {
 /// Drives `passes` (None = an idle cycle) and checks, cycle by cycle, that each pass sees the
 /// entry exactly as the passes before it left it.
 fn check(passes: Vec<Option<(u8, u16)>>) {
-    check_with(&Bench::default, passes.clone());
-    check_with(&late, passes);
+    check_with(&Bench::default, false, passes.clone());
+    check_with(&late, false, passes.clone());
+    check_with(&summed, true, passes);
 }
 
 fn late() -> Bench {
@@ -50,7 +55,16 @@ fn late() -> Bench {
     }
 }
 
-fn check_with(bench: &dyn Fn() -> Bench, passes: Vec<Option<(u8, u16)>>) {
+fn summed() -> Bench {
+    Bench {
+        store: RmwTable::sum_index(),
+        ..Default::default()
+    }
+}
+
+/// With `split`, each index is presented as two terms that vary from pass to pass (wrapping
+/// round the table's size half of the time), as a base and an offset would.
+fn check_with(bench: &dyn Fn() -> Bench, split: bool, passes: Vec<Option<(u8, u16)>>) {
     let n = passes.len();
     let mut uut = bench();
     uut.connect_all();
@@ -70,7 +84,9 @@ fn check_with(bench: &dyn Fn() -> Bench, passes: Vec<Option<(u8, u16)>>) {
             }
             x.valid.next = p.is_some();
             let (a, inc) = p.unwrap_or((0, 0));
-            x.addr.next = u64::from(a).into();
+            let off = if split { (inc ^ inc >> 3) as u8 & 7 } else { 0 };
+            x.addr.next = u64::from(a.wrapping_sub(off) & 7).into();
+            x.off.next = u64::from(off).into();
             x.inc.next = u64::from(inc).into();
             previous = p;
             wait_clock_cycle!(sim, clock, x);
@@ -126,6 +142,7 @@ fn table_verilog_is_lint_clean_and_synthesizes() {
     for (name, mut uut) in [
         ("rmw_table_bench", Bench::default()),
         ("rmw_table_late", late()),
+        ("rmw_table_summed", summed()),
     ] {
         uut.connect_all();
         let v = generate_verilog(&uut);

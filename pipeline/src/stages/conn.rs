@@ -45,6 +45,8 @@ pub struct ConnStage<const C: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<C>>,
     conn_table: StageTable<ConnEntry, C>,
     out: DFF<Phv>,
     hash_seq: Signal<Local, Bits<32>>,
@@ -81,6 +83,7 @@ impl<const C: usize> ConnStage<C> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
+            no_off: Constant::new(0.into()),
             conn_table: StageTable::new(Stage::Conn),
             out: Default::default(),
             hash_seq: Default::default(),
@@ -115,6 +118,7 @@ impl<const C: usize> Logic for ConnStage<C> {
         self.hash_pool.next = self.early.val().pool * self.k_pool.val();
         self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
         self.slot0.next = self.unused_hash.val().get_bits::<C>(0);
+        self.conn_table.rd_off.next = self.no_off.val();
         self.conn_table.rd_addr.next = self.slot0.val();
         self.conn_table.read.next = self.early.val().is_ctl_read;
         self.conn_table.read_table.next = self.early.val().rd_table;

@@ -33,6 +33,8 @@ pub struct DriftStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<N>>,
     drift_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
@@ -71,6 +73,7 @@ impl<const N: usize> DriftStage<N> {
             rb_hit: Default::default(),
             // `driftList2`'s index is `driftList1`'s outcome: checked for forwarding a cycle
             // later (`table.rs`).
+            no_off: Constant::new(0.into()),
             drift_table: if first {
                 StageTable::new(Stage::Drift1)
             } else {
@@ -125,6 +128,7 @@ impl<const N: usize> Logic for DriftStage<N> {
                 self.who.next = self.early.val().b_node.get_bits::<N>(0);
             }
         }
+        self.drift_table.rd_off.next = self.no_off.val();
         self.drift_table.rd_addr.next = self.who.val();
         self.drift_table.read.next = self.early.val().is_ctl_read;
         self.drift_table.read_table.next = self.early.val().rd_table;

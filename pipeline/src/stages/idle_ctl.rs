@@ -37,6 +37,8 @@ pub struct IdleCtlStage<const P: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<P>>,
     ctl_table: StageTable<IdleCtlEntry, P>,
     out: DFF<Phv>,
     e: Signal<Local, IdleCtlEntry>,
@@ -69,6 +71,7 @@ impl<const P: usize> IdleCtlStage<P> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
+            no_off: Constant::new(0.into()),
             ctl_table: StageTable::new(Stage::IdleCtl),
             out: Default::default(),
             e: Default::default(),
@@ -97,6 +100,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         clock!(self, clock, ctl_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
+        self.ctl_table.rd_off.next = self.no_off.val();
         self.ctl_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
         self.ctl_table.read.next = self.early.val().is_ctl_read;
         self.ctl_table.read_table.next = self.early.val().rd_table;

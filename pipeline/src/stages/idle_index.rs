@@ -32,6 +32,8 @@ pub struct IdleIndexStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<N>>,
     index_table: StageTable<IdleIndexEntry, N>,
     out: DFF<Phv>,
     /// The node the pass addresses, cycle 0 and cycle 1.
@@ -62,6 +64,7 @@ impl<const N: usize> IdleIndexStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
+            no_off: Constant::new(0.into()),
             index_table: StageTable::new(Stage::IdleIndex),
             out: Default::default(),
             who: Default::default(),
@@ -98,6 +101,7 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
         {
             self.who.next = self.early.val().last_node.get_bits::<N>(0);
         }
+        self.index_table.rd_off.next = self.no_off.val();
         self.index_table.rd_addr.next = self.who.val();
         self.index_table.read.next = self.early.val().is_ctl_read;
         self.index_table.read_table.next = self.early.val().rd_table;

@@ -46,7 +46,7 @@ impl<const N: usize> IdleListStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            list_table: StageTable::new(Stage::IdleList),
+            list_table: StageTable::new(Stage::IdleList).sum_index(),
             out: Default::default(),
             w: Default::default(),
             live: Default::default(),
@@ -63,9 +63,10 @@ impl<const N: usize> Logic for IdleListStage<N> {
         clock!(self, clock, list_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
-        // base + pos < 2^N by configuration: the sum is taken in N bits.
-        self.list_table.rd_addr.next =
-            self.early.val().base.get_bits::<N>(0) + self.early.val().pos.get_bits::<N>(0);
+        // base + pos < 2^N by configuration: the sum is taken in N bits, by the table, which
+        // checks forwarding on the two terms (`pos` comes late, from `idleCtl`'s entry).
+        self.list_table.rd_addr.next = self.early.val().base.get_bits::<N>(0);
+        self.list_table.rd_off.next = self.early.val().pos.get_bits::<N>(0);
         self.list_table.read.next = self.early.val().is_ctl_read;
         self.list_table.read_table.next = self.early.val().rd_table;
         self.list_table.read_index.next = self.early.val().rd_index;

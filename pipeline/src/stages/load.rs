@@ -30,6 +30,8 @@ pub struct LoadStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<N>>,
     load_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
@@ -67,6 +69,7 @@ impl<const N: usize> LoadStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
+            no_off: Constant::new(0.into()),
             load_table: StageTable::new(if first { Stage::Load1 } else { Stage::Load2 }),
             out: Default::default(),
             who: Default::default(),
@@ -116,6 +119,7 @@ impl<const N: usize> Logic for LoadStage<N> {
                 self.who.next = self.early.val().a_node.get_bits::<N>(0);
             }
         }
+        self.load_table.rd_off.next = self.no_off.val();
         self.load_table.rd_addr.next = self.who.val();
         self.load_table.read.next = self.early.val().is_ctl_read;
         self.load_table.read_table.next = self.early.val().rd_table;

@@ -51,7 +51,8 @@ impl<const N: usize> MembersStage<N> {
                 Stage::Members1
             } else {
                 Stage::Members2
-            }),
+            })
+            .sum_index(),
             out: Default::default(),
             w: Default::default(),
             sample_in: Default::default(),
@@ -75,9 +76,10 @@ impl<const N: usize> Logic for MembersStage<N> {
         if self.early.val().is_ctl_add | self.early.val().is_ctl_remove {
             self.sample_in.next = self.early.val().slot.get_bits::<N>(0);
         }
-        // base + index < 2^N by configuration: the sum is taken in N bits.
-        self.member_table.rd_addr.next =
-            self.early.val().base.get_bits::<N>(0) + self.sample_in.val();
+        // base + index < 2^N by configuration: the sum is taken in N bits, by the table, which
+        // checks forwarding on the two terms.
+        self.member_table.rd_addr.next = self.early.val().base.get_bits::<N>(0);
+        self.member_table.rd_off.next = self.sample_in.val();
         self.member_table.read.next = self.early.val().is_ctl_read;
         self.member_table.read_table.next = self.early.val().rd_table;
         self.member_table.read_index.next = self.early.val().rd_index;

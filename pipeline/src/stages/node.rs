@@ -30,6 +30,8 @@ pub struct NodeStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<N>>,
     node_table: StageTable<NodeEntry, N>,
     out: DFF<Phv>,
     e: Signal<Local, NodeEntry>,
@@ -56,6 +58,7 @@ impl<const N: usize> Default for NodeStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
+            no_off: Constant::new(0.into()),
             node_table: StageTable::new(Stage::Node),
             out: Default::default(),
             e: Default::default(),
@@ -78,6 +81,7 @@ impl<const N: usize> Logic for NodeStage<N> {
         clock!(self, clock, node_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
+        self.node_table.rd_off.next = self.no_off.val();
         self.node_table.rd_addr.next = self.early.val().src.get_bits::<N>(0);
         self.node_table.read.next = self.early.val().is_ctl_read;
         self.node_table.read_table.next = self.early.val().rd_table;

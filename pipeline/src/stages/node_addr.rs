@@ -46,6 +46,8 @@ pub struct NodeAddrStage<const N: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<N>>,
     addr_table: StageTable<AddrEntry, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
@@ -70,6 +72,7 @@ impl<const N: usize> Default for NodeAddrStage<N> {
             rb_hit: Default::default(),
             // The index is a continuation's node from `conn`'s entry: checked for forwarding a
             // cycle later (`table.rs`).
+            no_off: Constant::new(0.into()),
             addr_table: StageTable::new(Stage::NodeAddr).late_index(),
             out: Default::default(),
             who: Default::default(),
@@ -94,6 +97,7 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
         if self.early.val().is_ctl_add | self.early.val().is_ctl_remove {
             self.who.next = self.early.val().src.get_bits::<N>(0);
         }
+        self.addr_table.rd_off.next = self.no_off.val();
         self.addr_table.rd_addr.next = self.who.val();
         self.addr_table.read.next = self.early.val().is_ctl_read;
         self.addr_table.read_table.next = self.early.val().rd_table;

@@ -58,6 +58,8 @@ pub struct PoolAvgStage<const P: usize> {
     /// The last read's entry, and whether the read was this table's (`readback.rs`).
     pub rb: Signal<Out, Bits<RB_BITS>>,
     pub rb_hit: Signal<Out, Bit>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<P>>,
     avg_table: StageTable<PoolAvgEntry, P>,
     out: DFF<Phv>,
     /// The rescale: the tasks kept, and `kept * unit` three clocks later.
@@ -132,6 +134,7 @@ impl<const P: usize> PoolAvgStage<P> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
+            no_off: Constant::new(0.into()),
             avg_table: StageTable::new(Stage::PoolAvg),
             out: Default::default(),
             keep: Default::default(),
@@ -190,6 +193,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
         self.holding.next = self.is_leaf.val() & self.hold.q.val().any();
+        self.avg_table.rd_off.next = self.no_off.val();
         self.avg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
         if self.holding.val() {
             self.avg_table.rd_addr.next = self.out.q.val().pool.get_bits::<P>(0);

@@ -32,6 +32,8 @@ pub struct PoolCfgStage<const P: usize> {
     pub rb_hit: Signal<Out, Bit>,
     /// The generator's state, for the co-simulation's read-back.
     pub rng_state: Signal<Out, Bits<64>>,
+    /// The table is indexed directly: no offset (`StageTable::rd_off`).
+    no_off: Constant<Bits<P>>,
     cfg_table: StageTable<PoolCfgEntry, P>,
     out: DFF<Phv>,
     rng: DFFWithInit<Bits<64>>,
@@ -68,6 +70,7 @@ impl<const P: usize> PoolCfgStage<P> {
             rb: Default::default(),
             rb_hit: Default::default(),
             rng_state: Default::default(),
+            no_off: Constant::new(0.into()),
             cfg_table: StageTable::new(Stage::PoolCfg),
             out: Default::default(),
             rng: DFFWithInit::new(seed.into()),
@@ -99,6 +102,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         clock!(self, clock, cfg_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
+        self.cfg_table.rd_off.next = self.no_off.val();
         self.cfg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
         self.cfg_table.read.next = self.early.val().is_ctl_read;
         self.cfg_table.read_table.next = self.early.val().rd_table;
