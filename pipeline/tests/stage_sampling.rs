@@ -115,6 +115,16 @@ fn samples_are_read_ordered_and_charged() {
         Some(second(0, 0, -(3 << 16), 3, load(9))),
         Some(task(1, 3)),
         Some(task(0, 0)),
+        // Worker 2 reports 65,535 tasks; a second pass then charges it the largest drift, whose
+        // step saturates at 2^31 - 1, and the load clamps at 2^32 - 1.
+        Some(Phv {
+            is_reply: true,
+            src: b16(2),
+            wire_load: b32(0xffff_ffff),
+            ..Default::default()
+        }),
+        Some(second(2, 0, i32::MAX, 3, load(9))),
+        Some(task(2, 1)),
     ];
     let out = drive!(Sampling, Sampling::new(true), passes, LATENCY);
     // task(2, 1): l(2) = 5 > l(1) = 0, so sel = 1 (in a), other = 2, diff = 5.
@@ -155,6 +165,12 @@ fn samples_are_read_ordered_and_charged() {
         (1, load(3))
     );
     assert_eq!(out[12].a_l.index(), 0);
+    // task(2, 1): l(1) = 3 is the smaller; l(2) clamped at the top.
+    assert_eq!((out[15].a_node.index(), out[15].b_node.index()), (1, 2));
+    assert_eq!(
+        (out[15].a_l.index() as u64, out[15].b_l.index() as u64),
+        (load(3), 0xffff_ffff)
+    );
 }
 
 #[test]

@@ -42,11 +42,15 @@ pub struct LoadStage<const N: usize> {
     a_wins: Signal<Local, Bit>,
     a_wins1: Signal<Local, Bit>,
     // The second pass's charge: step = drift_seen + factor (saturating), then load + step clamped.
-    w_d: Signal<Local, Bits<32>>,
-    w_f: Signal<Local, Bits<32>>,
+    // The step is a function of the pass's fields alone: it is formed from `early`, a cycle
+    // ahead, and registered (`step_r`), so that the cycle of the table read holds one add.
+    e_d: Signal<Local, Bits<32>>,
+    e_f: Signal<Local, Bits<32>>,
     step: Signal<Local, Bits<32>>,
-    step_sat: Signal<Local, Bits<32>>,
+    step_r: DFF<Bits<32>>,
+    w_f: Signal<Local, Bits<32>>,
     sum: Signal<Local, Bits<32>>,
+    carry: Signal<Local, Bit>,
     charged: Signal<Local, Bits<32>>,
     l_a: Signal<Local, Bits<32>>,
     l_b: Signal<Local, Bits<32>>,
@@ -79,11 +83,13 @@ impl<const N: usize> LoadStage<N> {
             sets: Default::default(),
             a_wins: Default::default(),
             a_wins1: Default::default(),
-            w_d: Default::default(),
-            w_f: Default::default(),
+            e_d: Default::default(),
+            e_f: Default::default(),
             step: Default::default(),
-            step_sat: Default::default(),
+            step_r: Default::default(),
+            w_f: Default::default(),
             sum: Default::default(),
+            carry: Default::default(),
             charged: Default::default(),
             l_a: Default::default(),
             l_b: Default::default(),
@@ -100,7 +106,7 @@ impl<const N: usize> LoadStage<N> {
 impl<const N: usize> Logic for LoadStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out);
+        dff_setup!(self, clock, out, step_r);
         clock!(self, clock, load_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): the sample, the reporting node, or the second pass's
@@ -181,27 +187,38 @@ impl<const N: usize> Logic for LoadStage<N> {
             self.load_table.wr_data.next = self.zero.val();
         }
 
-        // The second pass: charge the winner.
-        self.w_d.next = self.pass_in.val().b_d;
+        // The second pass: charge the winner. Its step, for the entering pass (`early` is
+        // `pass_in` a cycle later): drift + factor, saturating at the largest positive drift (the
+        // factor is positive).
+        self.e_d.next = self.early.val().b_d;
+        self.e_f.next = self.early.val().b_f;
+        if self.a_wins.val() {
+            self.e_d.next = self.early.val().a_d;
+            self.e_f.next = self.early.val().a_f;
+        }
+        self.step.next = self.e_d.val() + self.e_f.val();
+        self.step_r.d.next = self.step.val();
+        if !self.e_d.val().get_bit(31) & self.step.val().get_bit(31) {
+            self.step_r.d.next = self.max_pos.val();
+        }
         self.w_f.next = self.pass_in.val().b_f;
         if self.a_wins1.val() {
-            self.w_d.next = self.pass_in.val().a_d;
             self.w_f.next = self.pass_in.val().a_f;
         }
-        // step = drift + factor, saturating at the largest positive drift (the factor is positive).
-        self.step.next = self.w_d.val() + self.w_f.val();
-        self.step_sat.next = self.step.val();
-        if !self.w_d.val().get_bit(31) & self.step.val().get_bit(31) {
-            self.step_sat.next = self.max_pos.val();
-        }
-        // load + step, clamped to [0, 2^32): a positive step overflows when the sum wraps below
-        // the load, a negative one underflows when it wraps above it.
-        self.sum.next = self.load_table.rd_data.val() + self.step_sat.val();
+        // load + step, clamped to [0, 2^32). The step taken as unsigned, the sum's carry out says
+        // which: a positive step overflows when it carries, a negative one (2^32 - |step|)
+        // underflows when it does not. The carry out of bit 31, from the operands' and the sum's
+        // top bits, spares a compare after the add.
+        self.sum.next = self.load_table.rd_data.val() + self.step_r.q.val();
+        self.carry.next = (self.load_table.rd_data.val().get_bit(31)
+            & self.step_r.q.val().get_bit(31))
+            | ((self.load_table.rd_data.val().get_bit(31) | self.step_r.q.val().get_bit(31))
+                & !self.sum.val().get_bit(31));
         self.charged.next = self.sum.val();
-        if !self.step_sat.val().get_bit(31) & (self.sum.val() < self.load_table.rd_data.val()) {
+        if !self.step_r.q.val().get_bit(31) & self.carry.val() {
             self.charged.next = self.max.val();
         }
-        if self.step_sat.val().get_bit(31) & (self.sum.val() > self.load_table.rd_data.val()) {
+        if self.step_r.q.val().get_bit(31) & !self.carry.val() {
             self.charged.next = self.zero.val();
         }
         if self.live.val() & self.pass_in.val().is_sched2 {
