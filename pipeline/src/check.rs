@@ -7,9 +7,9 @@
 //!
 //! `-nowidelut` keeps ABC to LUT6 and below. Without it ABC may build a function of 7 or 8
 //! inputs as a LUT6 with MUXF7 (and MUXF8) behind it, and its depth-oriented mapping counts such
-//! a wide LUT as one level, which lengthens paths in the cells `lut_depth` counts: on the default
-//! presets the leaf measured 14 levels and 14,494 LUTs with wide LUTs, 10 and 14,336 without;
-//! the spine 14 and 13,733 against 12 and 12,984. A MUXF is faster than a LUT and its route, so
+//! a wide LUT as one level, which lengthens paths in the cells `lut_depth` counts: when the flag
+//! was chosen, the default presets' leaf measured 14 levels and 14,494 LUTs with wide LUTs, 10
+//! and 14,336 without; the spine 14 and 13,733 against 12 and 12,984. A MUXF is faster than a LUT and its route, so
 //! in delay the two mappings are closer than those counts; without wide LUTs every level is a
 //! LUT, and the figure means what it says.
 //!
