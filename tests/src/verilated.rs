@@ -231,9 +231,8 @@ fn extra_args() -> Vec<String> {
 
 /// The C++ compiler of the model: `HORUS_COSIM_CXX` if set, else `clang++` when it runs, else
 /// `g++` (Verilator's default on Debian). Clang's code for the Verilated switch runs 7 to 10 %
-/// faster than g++ 12's with the same flags (bench medians, alternated runs: 1.06-1.26 against
-/// 0.98-1.14 million cycles per second on a 2.6 GHz Xeon, 0.43-0.48 against 0.39-0.44 on a
-/// 2 GHz EPYC).
+/// faster than g++ 12's with the same flags (bench medians: 1.04-1.23 against 0.98-1.15 million
+/// cycles per second on a 2.6 GHz Xeon, 0.43-0.48 against 0.39-0.44 on a 2 GHz EPYC).
 fn compiler() -> String {
     if let Ok(cxx) = std::env::var("HORUS_COSIM_CXX") {
         return cxx;
