@@ -184,12 +184,18 @@ pub struct Parser {
     s1_valid: DFF<Bit>,
     /// Fewer than 14 bytes.
     s1_runt: DFF<Bit>,
-    /// A pass-through check ranked before the checksum failed.
+    /// A pass-through check ranked before the checksum failed. Each class's checks of the frame
+    /// length are registered apart from its checks of header fields (`*_len`, or'ed in stage 2):
+    /// the length of a one-beat frame comes from `tkeep` as it arrives, several LUT levels
+    /// deep, and gets its compares and nothing else in its cycle.
     s1_early_pass: DFF<Bit>,
+    s1_early_pass_len: DFF<Bit>,
     /// A pass-through check ranked after the checksum failed.
     s1_late_pass: DFF<Bit>,
+    s1_late_pass_len: DFF<Bit>,
     /// A length or Horus header check failed.
     s1_malformed: DFF<Bit>,
+    s1_malformed_len: DFF<Bit>,
     /// Sum of the nine checksummed IPv4 header words, carries not yet folded (at most 9 * 0xFFFF).
     s1_sum: DFF<Bits<20>>,
     /// The IPv4 checksum field, zero-extended.
@@ -268,8 +274,11 @@ impl Default for Parser {
             s1_valid: Default::default(),
             s1_runt: Default::default(),
             s1_early_pass: Default::default(),
+            s1_early_pass_len: Default::default(),
             s1_late_pass: Default::default(),
+            s1_late_pass_len: Default::default(),
             s1_malformed: Default::default(),
+            s1_malformed_len: Default::default(),
             s1_sum: Default::default(),
             s1_checksum: Default::default(),
             s1_header: Default::default(),
@@ -319,8 +328,11 @@ impl Logic for Parser {
             s1_valid,
             s1_runt,
             s1_early_pass,
+            s1_early_pass_len,
             s1_late_pass,
+            s1_late_pass_len,
             s1_malformed,
+            s1_malformed_len,
             s1_sum,
             s1_checksum,
             s1_header,
@@ -352,21 +364,21 @@ impl Logic for Parser {
         self.s1_valid.d.next = self.in_valid.val();
         self.s1_runt.d.next = self.frame_len.val() < self.len_eth.val();
         self.s1_early_pass.d.next = (self.ethertype.val() != self.ethertype_ipv4.val())
-            || (self.frame_len.val() < self.len_ipv4.val())
             || (self.ipv4.val().get_bits::<8>(0) != self.version_ihl.val());
+        self.s1_early_pass_len.d.next = self.frame_len.val() < self.len_ipv4.val();
         self.s1_late_pass.d.next = ((self.frag_field.val() & self.frag_mask.val())
             != self.zero16.val())
             || (self.ipv4.val().get_bits::<8>(72) != self.proto_udp.val())
-            || (self.frame_len.val() < self.len_udp.val())
             || (self.dst_port.val() != self.horus_port.val());
+        self.s1_late_pass_len.d.next = self.frame_len.val() < self.len_udp.val();
         // A frame to port 1234 cut inside the Horus header is malformed; the other checks read
         // bytes such a frame does not have, but any of them only makes it malformed too. From
         // frame_len >= 53 on, `frame_len - 14` does not wrap. The model compares `udp_len + 20`
         // with `total_len` without overflow; here a total length below 20 is a mismatch by itself
         // and otherwise `total_len - 20` is exact.
-        self.s1_malformed.d.next = (self.frame_len.val() < self.len_horus.val())
-            || (self.total_len.val() > (self.frame_len.val() - self.len_eth.val()))
-            || (self.udp_len.val() < self.min_udp_len.val())
+        self.s1_malformed_len.d.next = (self.frame_len.val() < self.len_horus.val())
+            || (self.total_len.val() > (self.frame_len.val() - self.len_eth.val()));
+        self.s1_malformed.d.next = (self.udp_len.val() < self.min_udp_len.val())
             || (self.total_len.val() < self.ipv4_header_len.val())
             || ((self.total_len.val() - self.ipv4_header_len.val()) != self.udp_len.val())
             || (self.type_code.val() > self.max_type_code.val())
@@ -419,13 +431,13 @@ impl Logic for Parser {
             (self.fold1.val() & self.word20.val()) + (self.fold1.val() >> self.shift16.val());
         if self.s1_runt.q.val() {
             self.class_vec.next = self.class_malformed.val();
-        } else if self.s1_early_pass.q.val() {
+        } else if self.s1_early_pass.q.val() | self.s1_early_pass_len.q.val() {
             self.class_vec.next = self.class_pass.val();
         } else if ((!self.fold2.val()) & self.word20.val()) != self.s1_checksum.q.val() {
             self.class_vec.next = self.class_checksum.val();
-        } else if self.s1_late_pass.q.val() {
+        } else if self.s1_late_pass.q.val() | self.s1_late_pass_len.q.val() {
             self.class_vec.next = self.class_pass.val();
-        } else if self.s1_malformed.q.val() {
+        } else if self.s1_malformed.q.val() | self.s1_malformed_len.q.val() {
             self.class_vec.next = self.class_malformed.val();
         } else {
             self.class_vec.next = self.class_horus.val();
