@@ -231,7 +231,7 @@ fn extra_args() -> Vec<String> {
 
 /// The C++ compiler of the model: `HORUS_COSIM_CXX` if set, else `clang++` when it runs, else
 /// `g++` (Verilator's default on Debian). Clang's code for the Verilated switch runs 7 to 10 %
-/// faster than g++ 12's with the same flags (bench medians: 1.04-1.23 against 0.98-1.15 million
+/// faster than g++ 12's with the same flags (bench medians: 1.05-1.22 against 0.98-1.13 million
 /// cycles per second on a 2.6 GHz Xeon, 0.43-0.48 against 0.39-0.44 on a 2 GHz EPYC).
 fn compiler() -> String {
     if let Ok(cxx) = std::env::var("HORUS_COSIM_CXX") {
