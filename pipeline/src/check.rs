@@ -285,6 +285,8 @@ pub struct DeepEnd {
     pub from: String,
     /// How many of its bits are deeper than the bound.
     pub bits: usize,
+    /// The cells of its deepest path, start first (as [`Depths::path`]).
+    pub path: Vec<String>,
 }
 
 /// [`lut_depth`], with every path end deeper than `over` levels grouped by register.
@@ -298,31 +300,33 @@ pub fn lut_depths(json: &str, top: &str, over: u64) -> Result<Depths, String> {
     let graph = Graph::new(module)?;
     let mut memo = vec![State::New; graph.drivers.len()];
     let mut deepest: Option<(u64, Point, Point, usize)> = None;
-    let mut deep: Vec<(Arrival, Point)> = Vec::new();
+    let mut deep: Vec<(Arrival, Point, usize)> = Vec::new();
     for &(net, end) in &graph.sinks {
         if let Some(a) = arrival(&graph, &mut memo, net)? {
             if deepest.is_none_or(|(levels, _, _, _)| a.levels > levels) {
                 deepest = Some((a.levels, a.start, end, net));
             }
             if a.levels > over {
-                deep.push((a, end));
+                deep.push((a, end, net));
             }
         }
     }
     let mut by_end: std::collections::BTreeMap<String, DeepEnd> = Default::default();
     let names = graph.names();
-    for (a, end) in deep {
+    for (a, end, net) in deep {
         let to = register(&graph.describe_with(&names, end, false));
         let e = by_end.entry(to.clone()).or_insert_with(|| DeepEnd {
             levels: 0,
             to,
             from: String::new(),
             bits: 0,
+            path: Vec::new(),
         });
         e.bits += 1;
         if a.levels > e.levels {
             e.levels = a.levels;
             e.from = register(&graph.describe_with(&names, a.start, true));
+            e.path = path(&graph, &memo, &names, net, a.start);
         }
     }
     let mut over: Vec<DeepEnd> = by_end.into_values().collect();
@@ -974,6 +978,7 @@ mod tests {
             to: "FDRE b_q".into(),
             from: "FDRE a_q".into(),
             bits: 2,
+            path: d.path.clone(),
         };
         assert_eq!(d.over, [b]);
         assert!(

@@ -47,6 +47,10 @@ struct Args {
     /// resource figures.
     #[arg(long)]
     check: bool,
+    /// With `--check`: print the deepest path into every register deeper than the target, cell
+    /// by cell (not only the deepest of all).
+    #[arg(long, requires = "check")]
+    paths: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -250,14 +254,14 @@ fn main() -> Result<()> {
     }
     if args.check {
         for (p, v) in &tops {
-            check(p, v)?;
+            check(p, v, args.paths)?;
         }
     }
     Ok(())
 }
 
 /// Lint and synthesis of one switch, with its figures.
-fn check(p: &Preset, verilog: &str) -> Result<()> {
+fn check(p: &Preset, verilog: &str, paths: bool) -> Result<()> {
     let name = p.module_name();
     let start = std::time::Instant::now();
     horus_pipeline::check::verilator_lint_top(&name, verilog, &name)
@@ -273,13 +277,13 @@ fn check(p: &Preset, verilog: &str) -> Result<()> {
         "{name}: synth_xilinx -family xcup -nowidelut: {r:#} ({:.0} s)",
         start.elapsed().as_secs_f64()
     );
-    print!("{}", depth_report(&name, &r));
+    print!("{}", depth_report(&name, &r, paths));
     Ok(())
 }
 
 /// Where the logic is deeper than the target: the deepest path cell by cell, and the registers
-/// (deepest first) a path deeper than the target ends in.
-fn depth_report(name: &str, r: &horus_pipeline::check::SynthReport) -> String {
+/// (deepest first) a path deeper than the target ends in; with `paths`, each one's path too.
+fn depth_report(name: &str, r: &horus_pipeline::check::SynthReport, paths: bool) -> String {
     use horus_pipeline::check::TARGET_LUT_LEVELS;
     use std::fmt::Write;
     let mut s = String::new();
@@ -302,6 +306,11 @@ fn depth_report(name: &str, r: &horus_pipeline::check::SynthReport) -> String {
     );
     for e in &r.over_target {
         let _ = writeln!(s, "  {:3} {:5}  {}  <-  {}", e.levels, e.bits, e.to, e.from);
+        if paths {
+            for c in &e.path {
+                let _ = writeln!(s, "            {c}");
+            }
+        }
     }
     s
 }
@@ -315,7 +324,7 @@ mod tests {
         use horus_pipeline::check::{DeepEnd, SynthReport};
         let mut r = SynthReport::default();
         assert_eq!(
-            depth_report("t", &r),
+            depth_report("t", &r, false),
             "",
             "nothing over the target: nothing to say"
         );
@@ -325,14 +334,20 @@ mod tests {
             to: "FDRE b".into(),
             from: "FDRE a".into(),
             bits: 3,
+            path: vec!["FDRE a".into(), "LUT3 x".into()],
         }];
-        let s = depth_report("t", &r);
+        let s = depth_report("t", &r, false);
         assert!(
             s.starts_with("t: 1 registers (3 bits) end a path deeper than 6"),
             "{s}"
         );
         assert!(s.contains("\n    FDRE a\n    LUT6\n"), "{s}");
         assert!(s.ends_with("    9     3  FDRE b  <-  FDRE a\n"), "{s}");
+        let s = depth_report("t", &r, true);
+        assert!(
+            s.ends_with("FDRE b  <-  FDRE a\n            FDRE a\n            LUT3 x\n"),
+            "with paths, each register's path follows it: {s}"
+        );
     }
 
     #[test]
