@@ -81,6 +81,9 @@ impl<T: Synth, const A: usize, const A1: usize> Logic for Fifo<T, A, A1> {
         }
         self.mem.rd_addr.next = self.next_rd.val().get_bits::<A>(0);
         self.mem.rd_off.next = self.no_off.val();
+        self.mem.rd_indexed.next = false;
+        self.mem.rd_same.next = false;
+        self.mem.rd_index.next = self.no_off.val();
         self.rd_ptr.d.next = self.next_rd.val();
         self.wr_ptr.d.next = self.wr_ptr.q.val();
         if self.do_push.val() {

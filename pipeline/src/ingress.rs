@@ -369,6 +369,9 @@ impl Logic for Ingress {
         self.sched.d.next = self.next_sched.val();
         self.descs.rd_addr.next = self.next_sched.val();
         self.descs.rd_off.next = self.no_off.val();
+        self.descs.rd_indexed.next = false;
+        self.descs.rd_same.next = false;
+        self.descs.rd_index.next = self.no_off.val();
 
         // ---- Slots given back.
         if self.free_valid.val() {

@@ -150,6 +150,12 @@ pub struct Phv {
     /// The node the task goes to, and its factor.
     pub chosen: Bits<16>,
     pub chosen_f: Bits<32>,
+    /// A continuation's node from its `conn` entry (set on every pass; meaningful with
+    /// `cont_hit`), and whether the entry held: `nodeAddr` takes it as its index and as `chosen`.
+    /// Kept apart from `chosen` so that `nodeAddr`'s index picks, late in `conn`'s cycle, between
+    /// values ready early in it.
+    pub cont_node: Bits<16>,
+    pub cont_hit: Bit,
     pub assigned: Bit,
     pub resubmit: Bit,
     /// Leaf: the rack average after this pass (16.16), for a signal.

@@ -26,10 +26,15 @@ use rust_hdl::prelude::*;
 /// Where the forwarding check runs is a choice of timing, not of behaviour. By default it
 /// compares the write address with the read address as it is presented (`fwd_hit` is ready with
 /// the entry, so `rd_data` comes straight from a mux): right when the index is a register. For an
-/// index that comes late in its cycle (from the previous stage's table read and logic),
-/// [`RmwTable::late_index`] compares a cycle later, the registered read address with the
-/// registered write address of the cycle it was presented in: the index then only has to reach the
-/// memory's address, and `rd_data` is a compare later.
+/// index that comes late in its cycle (chosen among a few candidates by the previous stage's
+/// table read and logic), [`RmwTable::given_check`] takes the compare from the stage
+/// (`rd_same`): the stage compares each candidate with the write address early and picks the
+/// result with the same late choice that picks the index, so the check is a level behind the
+/// index, not a compare.
+///
+/// A read-back (`rd_indexed`, a control pass reading an entry) presents its own index
+/// (`rd_index`) beside the stage's: the table checks forwarding on each and picks the check with
+/// the address, so that the choice adds no level in front of the stage's compare.
 ///
 /// A table indexed by a sum, `base + offset` ([`RmwTable::sum_index`]), takes the two terms
 /// (`rd_addr`, `rd_off`) and checks forwarding without waiting for the sum's carry:
@@ -44,6 +49,12 @@ pub struct RmwTable<D: Synth, const N: usize> {
     /// Cycle 0: in a table made by [`RmwTable::sum_index`], the entry accessed is
     /// `rd_addr + rd_off` (mod 2^N); other tables ignore it (drive it with zero).
     pub rd_off: Signal<In, Bits<N>>,
+    /// Cycle 0: access `rd_index` instead of `rd_addr` (+ `rd_off`).
+    pub rd_indexed: Signal<In, Bit>,
+    pub rd_index: Signal<In, Bits<N>>,
+    /// Cycle 0: in a table made by [`RmwTable::given_check`], whether `rd_addr` equals `wr_addr`;
+    /// other tables ignore it (drive it with zero).
+    pub rd_same: Signal<In, Bit>,
     /// Cycle 1: the entry as every earlier pass left it.
     pub rd_data: Signal<Out, D>,
     /// Cycle 1: write `wr_data` at `wr_addr` (the pass's own index) at the end of the cycle.
@@ -53,13 +64,10 @@ pub struct RmwTable<D: Synth, const N: usize> {
     ram: RAM<D, N>,
     fwd_hit: DFF<Bit>,
     fwd_data: DFF<D>,
-    /// Check on the data side (`late_index`): the read address presented, and the write of the
-    /// same cycle.
-    late: Constant<Bit>,
-    rd_at: DFF<Bits<N>>,
-    wr_at: DFF<Bits<N>>,
-    wr_was: DFF<Bit>,
-    hit: Signal<Local, Bit>,
+    /// The stage gives the check (`rd_same`).
+    given: Constant<Bit>,
+    /// The check for the stage's index.
+    hit_stage: Signal<Local, Bit>,
     /// Indexed by `rd_addr + rd_off`.
     summed: Constant<Bit>,
     one: Constant<Bits<5>>,
@@ -75,8 +83,8 @@ impl<D: Synth, const N: usize> Default for RmwTable<D, N> {
 }
 
 impl<D: Synth, const N: usize> RmwTable<D, N> {
-    /// The forwarding check on the data side, for an index that comes late in its cycle.
-    pub fn late_index() -> Self {
+    /// The forwarding check from the stage (`rd_same`), for an index that comes late in its cycle.
+    pub fn given_check() -> Self {
         Self::with_check(true, false)
     }
 
@@ -85,11 +93,14 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
         Self::with_check(false, true)
     }
 
-    fn with_check(late: bool, summed: bool) -> Self {
+    fn with_check(given: bool, summed: bool) -> Self {
         Self {
             clock: Default::default(),
             rd_addr: Default::default(),
             rd_off: Default::default(),
+            rd_indexed: Default::default(),
+            rd_index: Default::default(),
+            rd_same: Default::default(),
             rd_data: Default::default(),
             wr_en: Default::default(),
             wr_addr: Default::default(),
@@ -97,11 +108,8 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
             ram: Default::default(),
             fwd_hit: Default::default(),
             fwd_data: Default::default(),
-            late: Constant::new(late),
-            rd_at: Default::default(),
-            wr_at: Default::default(),
-            wr_was: Default::default(),
-            hit: Default::default(),
+            given: Constant::new(given),
+            hit_stage: Default::default(),
             summed: Constant::new(summed),
             one: Constant::new(bits::<5>(1)),
             addr: Default::default(),
@@ -114,35 +122,39 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
 impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, fwd_hit, fwd_data, rd_at, wr_at, wr_was);
+        dff_setup!(self, clock, fwd_hit, fwd_data);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.addr.next = self.rd_addr.val();
         if self.summed.val() {
             self.addr.next = self.rd_addr.val() + self.rd_off.val();
         }
+        if self.rd_indexed.val() {
+            self.addr.next = self.rd_index.val();
+        }
         self.ram.read_address.next = self.addr.val();
         self.ram.write_address.next = self.wr_addr.val();
         self.ram.write_data.next = self.wr_data.val();
         self.ram.write_enable.next = self.wr_en.val();
-        self.fwd_hit.d.next = self.wr_en.val() & (self.wr_addr.val() == self.rd_addr.val());
+        self.hit_stage.next = self.wr_addr.val() == self.rd_addr.val();
         self.sum_x.next = self.rd_addr.val() ^ self.rd_off.val() ^ self.wr_addr.val();
         self.sum_y.next = ((self.rd_addr.val() & self.rd_off.val())
             | ((self.rd_addr.val() | self.rd_off.val()) & !self.wr_addr.val()))
             << self.one.val();
         if self.summed.val() {
-            self.fwd_hit.d.next = self.wr_en.val() & (self.sum_x.val() == self.sum_y.val());
+            self.hit_stage.next = self.sum_x.val() == self.sum_y.val();
         }
+        if self.given.val() {
+            self.hit_stage.next = self.rd_same.val();
+        }
+        // In and-or form: a mux of the two compares would be shared by synthesis into one
+        // compare after the address mux.
+        self.fwd_hit.d.next = self.wr_en.val()
+            & ((self.rd_indexed.val() & (self.wr_addr.val() == self.rd_index.val()))
+                | (!self.rd_indexed.val() & self.hit_stage.val()));
         self.fwd_data.d.next = self.wr_data.val();
-        self.rd_at.d.next = self.addr.val();
-        self.wr_at.d.next = self.wr_addr.val();
-        self.wr_was.d.next = self.wr_en.val();
-        self.hit.next = self.fwd_hit.q.val();
-        if self.late.val() {
-            self.hit.next = self.wr_was.q.val() & (self.wr_at.q.val() == self.rd_at.q.val());
-        }
         self.rd_data.next = self.ram.read_data.val();
-        if self.hit.val() {
+        if self.fwd_hit.q.val() {
             self.rd_data.next = self.fwd_data.q.val();
         }
     }
@@ -161,6 +173,9 @@ pub struct StageTable<D: Entry, const N: usize> {
     pub rd_addr: Signal<In, Bits<N>>,
     /// Added to `rd_addr` in a table made with [`StageTable::sum_index`]; zero in the others.
     pub rd_off: Signal<In, Bits<N>>,
+    /// In a table made with [`StageTable::given_check`], whether `rd_addr` is the index of the
+    /// pass in the stage (its write address); ignored by the others (drive it with zero).
+    pub rd_same: Signal<In, Bit>,
     pub read: Signal<In, Bit>,
     pub read_table: Signal<In, Bits<4>>,
     pub read_index: Signal<In, Bits<16>>,
@@ -180,7 +195,6 @@ pub struct StageTable<D: Entry, const N: usize> {
     reading: DFF<Bit>,
     reading_table: DFF<Bits<4>>,
     reading_index: DFF<Bits<16>>,
-    zero: Constant<Bits<N>>,
 }
 
 impl<D: Entry, const N: usize> StageTable<D, N> {
@@ -190,6 +204,7 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
             clock: Default::default(),
             rd_addr: Default::default(),
             rd_off: Default::default(),
+            rd_same: Default::default(),
             read: Default::default(),
             read_table: Default::default(),
             read_index: Default::default(),
@@ -204,16 +219,15 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
             reading: Default::default(),
             reading_table: Default::default(),
             reading_index: Default::default(),
-            zero: Constant::new(0.into()),
         }
     }
 }
 
 impl<D: Entry, const N: usize> StageTable<D, N> {
-    /// The same, with the forwarding check on the data side ([`RmwTable::late_index`]): for a
-    /// stage whose index comes from the previous stage's table read.
-    pub fn late_index(mut self) -> Self {
-        self.rmw = RmwTable::late_index();
+    /// The same, with the forwarding check given by the stage ([`RmwTable::given_check`]): for
+    /// a stage whose index comes from the previous stage's table read.
+    pub fn given_check(mut self) -> Self {
+        self.rmw = RmwTable::given_check();
         self
     }
 
@@ -232,12 +246,11 @@ impl<D: Entry, const N: usize> Logic for StageTable<D, N> {
         clock!(self, clock, rmw, rp);
         self.rmw.rd_addr.next = self.rd_addr.val();
         self.rmw.rd_off.next = self.rd_off.val();
+        self.rmw.rd_indexed.next = self.read.val();
+        self.rmw.rd_index.next = self.read_index.val().get_bits::<N>(0);
+        self.rmw.rd_same.next = self.rd_same.val();
+        // A read writes nothing, so its `at` is never used: no read mux on the write address.
         self.at.d.next = self.rd_addr.val() + self.rd_off.val();
-        if self.read.val() {
-            self.rmw.rd_addr.next = self.read_index.val().get_bits::<N>(0);
-            self.rmw.rd_off.next = self.zero.val();
-            self.at.d.next = self.read_index.val().get_bits::<N>(0);
-        }
         self.reading.d.next = self.read.val();
         self.reading_table.d.next = self.read_table.val();
         self.reading_index.d.next = self.read_index.val();

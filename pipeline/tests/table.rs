@@ -1,7 +1,7 @@
 //! The read-modify-write table: atomic semantics for one pass per clock, back to back on one
 //! index, checked cycle by cycle in rust-hdl's simulator against a sequential reference, with the
-//! forwarding check on either side (`RmwTable::late_index`) or on the two terms of a summed
-//! index (`RmwTable::sum_index`).
+//! forwarding check made by the table, given by the stage (`RmwTable::given_check`) or made on
+//! the two terms of a summed index (`RmwTable::sum_index`).
 
 use horus_pipeline::table::RmwTable;
 use rust_hdl::prelude::*;
@@ -15,6 +15,9 @@ struct Bench {
     addr: Signal<In, Bits<3>>,
     off: Signal<In, Bits<3>>,
     inc: Signal<In, Bits<16>>,
+    /// The pass reads `index` (as a read-back does), not `addr` + `off`.
+    indexed: Signal<In, Bit>,
+    index: Signal<In, Bits<3>>,
     /// What the pass in cycle 1 saw.
     seen: Signal<Out, Bits<16>>,
     store: RmwTable<Bits<16>, 3>,
@@ -30,8 +33,15 @@ impl Logic for Bench {
         clock!(self, clock, store);
         self.store.rd_addr.next = self.addr.val();
         self.store.rd_off.next = self.off.val();
+        self.store.rd_indexed.next = self.indexed.val();
+        self.store.rd_index.next = self.index.val();
+        // The check a stage gives (`given_check`), here simply the compare.
+        self.store.rd_same.next = (self.addr.val() + self.off.val()) == self.s1_addr.q.val();
         self.s1_valid.d.next = self.valid.val();
         self.s1_addr.d.next = self.addr.val() + self.off.val();
+        if self.indexed.val() {
+            self.s1_addr.d.next = self.index.val();
+        }
         self.s1_inc.d.next = self.inc.val();
         self.seen.next = self.store.rd_data.val();
         self.store.wr_en.next = self.s1_valid.q.val();
@@ -44,13 +54,13 @@ impl Logic for Bench {
 /// entry exactly as the passes before it left it.
 fn check(passes: Vec<Option<(u8, u16)>>) {
     check_with(&Bench::default, false, passes.clone());
-    check_with(&late, false, passes.clone());
+    check_with(&given, false, passes.clone());
     check_with(&summed, true, passes);
 }
 
-fn late() -> Bench {
+fn given() -> Bench {
     Bench {
-        store: RmwTable::late_index(),
+        store: RmwTable::given_check(),
         ..Default::default()
     }
 }
@@ -63,7 +73,8 @@ fn summed() -> Bench {
 }
 
 /// With `split`, each index is presented as two terms that vary from pass to pass (wrapping
-/// round the table's size half of the time), as a base and an offset would.
+/// round the table's size half of the time), as a base and an offset would. About a third of the
+/// passes present their index as a read-back's (`rd_index`), with another index on `rd_addr`.
 fn check_with(bench: &dyn Fn() -> Bench, split: bool, passes: Vec<Option<(u8, u16)>>) {
     let n = passes.len();
     let mut uut = bench();
@@ -85,8 +96,13 @@ fn check_with(bench: &dyn Fn() -> Bench, split: bool, passes: Vec<Option<(u8, u1
             x.valid.next = p.is_some();
             let (a, inc) = p.unwrap_or((0, 0));
             let off = if split { (inc ^ inc >> 3) as u8 & 7 } else { 0 };
-            x.addr.next = u64::from(a.wrapping_sub(off) & 7).into();
+            let indexed = inc % 3 == 1;
+            // A read-back's pass: the stage's index points elsewhere.
+            let stage_index = if indexed { a ^ 5 } else { a };
+            x.addr.next = u64::from(stage_index.wrapping_sub(off) & 7).into();
             x.off.next = u64::from(off).into();
+            x.indexed.next = indexed;
+            x.index.next = u64::from(a).into();
             x.inc.next = u64::from(inc).into();
             previous = p;
             wait_clock_cycle!(sim, clock, x);
@@ -141,7 +157,7 @@ fn random_hot_index_traffic_is_atomic() {
 fn table_verilog_is_lint_clean_and_synthesizes() {
     for (name, mut uut) in [
         ("rmw_table_bench", Bench::default()),
-        ("rmw_table_late", late()),
+        ("rmw_table_given", given()),
         ("rmw_table_summed", summed()),
     ] {
         uut.connect_all();

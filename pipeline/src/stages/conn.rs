@@ -119,6 +119,7 @@ impl<const C: usize> Logic for ConnStage<C> {
         self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
         self.slot0.next = self.unused_hash.val().get_bits::<C>(0);
         self.conn_table.rd_off.next = self.no_off.val();
+        self.conn_table.rd_same.next = false;
         self.conn_table.rd_addr.next = self.slot0.val();
         self.conn_table.read.next = self.early.val().is_ctl_read;
         self.conn_table.read_table.next = self.early.val().rd_table;
@@ -127,7 +128,9 @@ impl<const C: usize> Logic for ConnStage<C> {
         self.e.next = self.conn_table.rd_data.val();
         self.w.next = self.conn_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
-        self.conn_table.wr_en.next = false;
+        // The entry is written back on every pass (unchanged unless a rule below changes it), so
+        // the table's forwarding check waits for none of the decisions below.
+        self.conn_table.wr_en.next = true;
         self.live.next = !self.pass_in.val().drop.any();
         self.same.next = (self.e.val().pool == self.pass_in.val().pool)
             & (self.e.val().seq == self.pass_in.val().seq);
@@ -153,10 +156,11 @@ impl<const C: usize> Logic for ConnStage<C> {
                 self.w.next.seq = self.pass_in.val().seq;
                 self.w.next.node = self.pass_in.val().chosen;
                 self.w.next.stamp = self.pass_in.val().time;
-                self.conn_table.wr_en.next = true;
             }
         }
         self.cont.next = self.live.val() & self.pass_in.val().is_cont;
+        self.out.d.next.cont_node = self.e.val().node;
+        self.out.d.next.cont_hit = false;
         if self.cont.val() {
             if !self.hit.val() {
                 self.out.d.next.drop = self.code_miss.val();
@@ -164,13 +168,11 @@ impl<const C: usize> Logic for ConnStage<C> {
                 self.out.d.next.ev_conn_expired = true;
                 self.out.d.next.drop = self.code_miss.val();
                 self.w.next.valid = false;
-                self.conn_table.wr_en.next = true;
             } else {
-                self.out.d.next.chosen = self.e.val().node;
+                self.out.d.next.cont_hit = true;
                 // The last packet frees the entry.
                 if !self.pass_in.val().more {
                     self.w.next.valid = false;
-                    self.conn_table.wr_en.next = true;
                 }
             }
         }

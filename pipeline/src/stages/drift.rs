@@ -38,6 +38,13 @@ pub struct DriftStage<const N: usize> {
     drift_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
+    /// Which candidate `who` is: `src`, a sample (`a_node`, or copy 2's `b_node`), else `chosen`.
+    by_src: Signal<Local, Bit>,
+    by_sample: Signal<Local, Bit>,
+    by_other: Signal<Local, Bit>,
+    /// The index of the pass in the stage (`who` a cycle ago), and whether `who` equals it.
+    at: DFF<Bits<N>>,
+    same: Signal<Local, Bit>,
     live: Signal<Local, Bit>,
     p2: Signal<Local, Bit>,
     stands: Signal<Local, Bit>,
@@ -71,16 +78,21 @@ impl<const N: usize> DriftStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            // `driftList2`'s index is `driftList1`'s outcome: checked for forwarding a cycle
-            // later (`table.rs`).
             no_off: Constant::new(0.into()),
+            // `driftList2`'s index is `driftList1`'s outcome: the stage gives the forwarding
+            // check (`same`).
             drift_table: if first {
                 StageTable::new(Stage::Drift1)
             } else {
-                StageTable::new(Stage::Drift2).late_index()
+                StageTable::new(Stage::Drift2).given_check()
             },
             out: Default::default(),
             who: Default::default(),
+            by_src: Default::default(),
+            by_sample: Default::default(),
+            by_other: Default::default(),
+            at: Default::default(),
+            same: Default::default(),
             live: Default::default(),
             p2: Default::default(),
             stands: Default::default(),
@@ -107,34 +119,54 @@ impl<const N: usize> DriftStage<N> {
 impl<const N: usize> Logic for DriftStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out);
+        dff_setup!(self, clock, out, at);
         clock!(self, clock, drift_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): reports address their node; a task off the idle path
         // its `sel` (copy 1) or, when copy 1 resubmitted it, its `other` (copy 2); everything else
         // the chosen node.
-        self.who.next = self.early.val().chosen.get_bits::<N>(0);
-        if self.early.val().is_reply
+        self.by_src.next = self.early.val().is_reply
             | self.early.val().is_reply_idle
             | self.early.val().is_load_update
             | self.early.val().is_ctl_add
-            | self.early.val().is_ctl_remove
-        {
+            | self.early.val().is_ctl_remove;
+        self.by_sample.next = self.early.val().is_task & !self.early.val().idle;
+        self.by_other.next = self.by_sample.val() & !self.first.val() & self.early.val().resubmit;
+        self.who.next = self.early.val().chosen.get_bits::<N>(0);
+        if self.by_src.val() {
             self.who.next = self.early.val().src.get_bits::<N>(0);
         }
-        if self.early.val().is_task & !self.early.val().idle {
+        if self.by_sample.val() {
             self.who.next = self.early.val().a_node.get_bits::<N>(0);
-            if !self.first.val() & self.early.val().resubmit {
+            if self.by_other.val() {
                 self.who.next = self.early.val().b_node.get_bits::<N>(0);
             }
         }
+        // Whether that index is the one of the pass in the stage, compared candidate by candidate
+        // and picked in and-or form (a mux of compares, synthesis would share into one compare
+        // after the mux): copy 1's decision (`resubmit`) comes late in the cycle and only picks.
+        self.same.next = (!self.by_sample.val()
+            & !self.by_src.val()
+            & (self.at.q.val() == self.early.val().chosen.get_bits::<N>(0)))
+            | (!self.by_sample.val()
+                & self.by_src.val()
+                & (self.at.q.val() == self.early.val().src.get_bits::<N>(0)))
+            | (self.by_sample.val()
+                & !self.by_other.val()
+                & (self.at.q.val() == self.early.val().a_node.get_bits::<N>(0)))
+            | (self.by_other.val() & (self.at.q.val() == self.early.val().b_node.get_bits::<N>(0)));
+        self.at.d.next = self.who.val();
+        self.drift_table.rd_same.next = self.same.val();
         self.drift_table.rd_off.next = self.no_off.val();
         self.drift_table.rd_addr.next = self.who.val();
         self.drift_table.read.next = self.early.val().is_ctl_read;
         self.drift_table.read_table.next = self.early.val().rd_table;
         self.drift_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.drift_table.wr_en.next = false;
+        // The entry is written back on every pass (unchanged unless a rule below changes it), so
+        // the table's forwarding check waits for none of the decisions below (the drift check's
+        // compare decides whether copy 1 charges).
+        self.drift_table.wr_en.next = true;
         self.drift_table.wr_data.next = self.drift_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
         self.live.next = !self.pass_in.val().drop.any();
@@ -164,15 +196,16 @@ impl<const N: usize> Logic for DriftStage<N> {
             | (self.d.val() <= self.pass_in.val().diff)
             | (self.pass_in.val().a_node == self.pass_in.val().b_node)
             | self.pass_in.val().more;
-        if self.p2.val() & self.first.val() {
-            if self.stands.val() {
-                self.out.d.next.chosen = self.pass_in.val().a_node;
-                self.out.d.next.chosen_f = self.pass_in.val().a_f;
-            } else {
-                self.out.d.next.resubmit = true;
-                self.out.d.next.a_d = self.d.val();
-                self.out.d.next.a_q = self.q_sat.val();
-            }
+        if self.p2.val() & self.first.val() & !self.stands.val() {
+            self.out.d.next.resubmit = true;
+            self.out.d.next.a_d = self.d.val();
+            self.out.d.next.a_q = self.q_sat.val();
+        }
+        // A decision that stood goes to `sel`, written by copy 2: copy 1's `chosen` then stays as
+        // it came, an early candidate of copy 2's index.
+        if self.p2.val() & !self.first.val() & !self.pass_in.val().resubmit {
+            self.out.d.next.chosen = self.pass_in.val().a_node;
+            self.out.d.next.chosen_f = self.pass_in.val().a_f;
         }
         if self.p2.val() & !self.first.val() & self.pass_in.val().resubmit {
             self.out.d.next.b_d = self.d.val();
@@ -195,7 +228,6 @@ impl<const N: usize> Logic for DriftStage<N> {
             self.plus_sat.next = self.max_pos.val();
         }
         if self.charge.val() {
-            self.drift_table.wr_en.next = true;
             self.drift_table.wr_data.next = self.plus_sat.val();
             self.out.d.next.assigned = true;
         }
@@ -206,7 +238,6 @@ impl<const N: usize> Logic for DriftStage<N> {
                 | self.pass_in.val().is_load_update
                 | self.pass_in.val().is_ctl_add)
         {
-            self.drift_table.wr_en.next = true;
             self.drift_table.wr_data.next = self.zero.val();
         }
         // A task's second pass: the winner's seen drift moves into its load.
@@ -225,7 +256,6 @@ impl<const N: usize> Logic for DriftStage<N> {
             }
         }
         if self.live.val() & self.pass_in.val().is_sched2 {
-            self.drift_table.wr_en.next = true;
             self.drift_table.wr_data.next = self.minus_sat.val();
             self.out.d.next.assigned = true;
         }

@@ -46,16 +46,48 @@ pub struct IdleCtlStage<const P: usize> {
     live: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
-    changed: Signal<Local, Bit>,
+    unlock: Signal<Local, Bit>,
     from_spine: Signal<Local, Bit>,
+    /// The count less and more one (wrapping; used where the count is not zero, and by a push).
+    p_less: Signal<Local, Bits<16>>,
+    p_more: Signal<Local, Bits<16>>,
     /// Microseconds since the pool's last idle message (wrapping), and whether a repair may go.
     since: Signal<Local, Bits<32>>,
+    gap: Signal<Local, Bits<32>>,
     quiet: Signal<Local, Bit>,
     /// The pass is a packet's (a task's first pass, an idleAdd's commit): its signal stamps.
     stamps: Signal<Local, Bit>,
+    /// The link rule runs on this pass, and on which count: `k1 k0` is 01 for a push's `p + 1`,
+    /// 10 for a task's (`p - 1` if it takes the idle path, else `p`), 11 for `p`, 00 not at all.
+    run: Signal<Local, Bit>,
+    k0: Signal<Local, Bit>,
+    k1: Signal<Local, Bit>,
+    /// The thresholds against each candidate count, each one compare on the entry's `p`: `_p`
+    /// for `p + 1`, `_z` for `p`, `_m` for a task's pop (`p - 1`, or `p` when it is zero):
+    /// `p - 1 >= link_at` is `p > link_at`, and `p - 1 <= unlink_at` is `p <= unlink_at + 1`.
+    ge_p: Signal<Local, Bit>,
+    ge_z: Signal<Local, Bit>,
+    ge_m: Signal<Local, Bit>,
+    le_p: Signal<Local, Bit>,
+    le_z: Signal<Local, Bit>,
+    le_m: Signal<Local, Bit>,
+    link_zero: Signal<Local, Bit>,
+    unlink_max: Signal<Local, Bit>,
+    unlink_more: Signal<Local, Bits<16>>,
+    /// The new count against the thresholds (false when the rule does not run).
+    ge: Signal<Local, Bit>,
+    le: Signal<Local, Bit>,
+    /// A repair is possible: the rule runs on a task from this pool's spine, with or without a
+    /// queue.
+    repair_q: Signal<Local, Bit>,
+    repair_nq: Signal<Local, Bit>,
+    add: Signal<Local, Bit>,
+    remove: Signal<Local, Bit>,
+    repair: Signal<Local, Bit>,
     is_leaf: Constant<Bit>,
     one: Constant<Bits<16>>,
     zero: Constant<Bits<16>>,
+    ones: Constant<Bits<16>>,
     code_locked: Constant<Bits<4>>,
     code_not_member: Constant<Bits<4>>,
 }
@@ -79,14 +111,37 @@ impl<const P: usize> IdleCtlStage<P> {
             live: Default::default(),
             push: Default::default(),
             take: Default::default(),
-            changed: Default::default(),
+            unlock: Default::default(),
             from_spine: Default::default(),
+            p_less: Default::default(),
+            p_more: Default::default(),
             since: Default::default(),
+            gap: Default::default(),
             quiet: Default::default(),
             stamps: Default::default(),
+            run: Default::default(),
+            k0: Default::default(),
+            k1: Default::default(),
+            ge_p: Default::default(),
+            ge_z: Default::default(),
+            ge_m: Default::default(),
+            le_p: Default::default(),
+            le_z: Default::default(),
+            le_m: Default::default(),
+            link_zero: Default::default(),
+            unlink_max: Default::default(),
+            unlink_more: Default::default(),
+            ge: Default::default(),
+            le: Default::default(),
+            repair_q: Default::default(),
+            repair_nq: Default::default(),
+            add: Default::default(),
+            remove: Default::default(),
+            repair: Default::default(),
             is_leaf: Constant::new(is_leaf),
             one: Constant::new(1.into()),
             zero: Constant::new(0.into()),
+            ones: Constant::new(0xffff.into()),
             code_locked: Constant::new(drop_code(DropReason::IdleRemoveLocked).into()),
             code_not_member: Constant::new(drop_code(DropReason::IdleRemoveNotMember).into()),
         }
@@ -101,6 +156,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
         self.ctl_table.rd_off.next = self.no_off.val();
+        self.ctl_table.rd_same.next = false;
         self.ctl_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
         self.ctl_table.read.next = self.early.val().is_ctl_read;
         self.ctl_table.read_table.next = self.early.val().rd_table;
@@ -113,7 +169,8 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         // the table's forwarding does not wait for the decisions below.
         self.ctl_table.wr_en.next = true;
         self.live.next = !self.pass_in.val().drop.any();
-        self.changed.next = false;
+        self.p_less.next = self.e.val().p - self.one.val();
+        self.p_more.next = self.e.val().p + self.one.val();
 
         // A task: the idle path, when the list has a node and no removal holds it.
         if self.live.val()
@@ -122,10 +179,9 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             & !self.e.val().locked
         {
             self.out.d.next.idle = true;
-            self.out.d.next.pos = self.e.val().p - self.one.val();
+            self.out.d.next.pos = self.p_less.val();
             if self.is_leaf.val() {
-                self.w.next.p = self.e.val().p - self.one.val();
-                self.changed.next = true;
+                self.w.next.p = self.p_less.val();
             }
         }
         // Pushes: an idleAdd's commit, a leaf's new worker, a removal that found its node absent.
@@ -136,8 +192,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
                     & self.pass_in.val().fin_abort));
         if self.push.val() {
             self.out.d.next.pos = self.e.val().p;
-            self.w.next.p = self.e.val().p + self.one.val();
-            self.changed.next = true;
+            self.w.next.p = self.p_more.val();
         }
         // A removal's first pass: take the lock and the top.
         self.take.next = self.live.val()
@@ -154,63 +209,110 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
                 }
             } else {
                 self.out.d.next.idle = true;
-                self.out.d.next.pos = self.e.val().p - self.one.val();
-                self.w.next.p = self.e.val().p - self.one.val();
+                self.out.d.next.pos = self.p_less.val();
+                self.w.next.p = self.p_less.val();
                 self.w.next.locked = true;
             }
         }
         // A removal's second pass releases the lock (the link rule runs on the final count).
-        if self.live.val()
+        self.unlock.next = self.live.val()
             & (self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2)
             & (self.pass_in.val().fin_unlock
                 | self.pass_in.val().fin_move
-                | self.pass_in.val().fin_abort)
-        {
+                | self.pass_in.val().fin_abort);
+        if self.unlock.val() {
             self.w.next.locked = false;
-            self.changed.next = true;
         }
         if self.pass_in.val().is_ctl_pool {
             self.w.next.p = self.zero.val();
             self.w.next.locked = false;
             self.w.next.linked = false;
         }
-        if self.pass_in.val().is_ctl_params {
-            self.changed.next = true;
-        }
 
-        // The leaf's link rule, on the new count.
-        self.from_spine.next =
-            self.pass_in.val().is_task & (self.pass_in.val().src == self.pass_in.val().spine_id);
-        self.since.next = self.pass_in.val().time - self.e.val().signaled;
-        self.quiet.next = self.since.val().get_bits::<16>(16).any()
-            | (self.since.val().get_bits::<16>(0) >= self.pass_in.val().repair_gap);
-        self.stamps.next = self.pass_in.val().is_task | self.pass_in.val().is_add_commit;
-        if self.is_leaf.val()
+        // The leaf's link rule, on the new count: it runs on every task and wherever the count
+        // may have changed (a push, a removal's end, new parameters), all known from the pass
+        // alone. The entry's part is laid out for depth: each threshold is compared with every
+        // count the pass may leave (`p + 1`, `p`, a pop's `p - 1`) at once, one LUT picks the
+        // compare that applies, and one more decides the signals.
+        self.run.next = self.is_leaf.val()
             & self.pass_in.val().spine_ok
             & self.live.val()
-            & (self.changed.val() | self.pass_in.val().is_task)
+            & (self.pass_in.val().is_task
+                | self.push.val()
+                | self.unlock.val()
+                | self.pass_in.val().is_ctl_params);
+        self.k0.next = self.run.val() & !self.pass_in.val().is_task;
+        self.k1.next = self.run.val() & !self.push.val();
+        self.link_zero.next = !self.pass_in.val().link_at.any();
+        self.unlink_max.next = self.pass_in.val().unlink_at == self.ones.val();
+        self.unlink_more.next = self.pass_in.val().unlink_at + self.one.val();
+        self.ge_p.next = self.p_more.val() >= self.pass_in.val().link_at;
+        self.ge_z.next = self.e.val().p >= self.pass_in.val().link_at;
+        self.ge_m.next = self.link_zero.val() | (self.e.val().p > self.pass_in.val().link_at);
+        self.le_p.next = self.p_more.val() <= self.pass_in.val().unlink_at;
+        self.le_z.next = self.e.val().p <= self.pass_in.val().unlink_at;
+        self.le_m.next = self.unlink_max.val() | (self.e.val().p <= self.unlink_more.val());
+        self.ge.next = false;
+        self.le.next = false;
+        if self.k0.val() & !self.k1.val() {
+            self.ge.next = self.ge_p.val();
+            self.le.next = self.le_p.val();
+        }
+        if self.k1.val() & !self.k0.val() {
+            self.ge.next = self.ge_m.val();
+            self.le.next = self.le_m.val();
+            if self.e.val().locked {
+                self.ge.next = self.ge_z.val();
+                self.le.next = self.le_z.val();
+            }
+        }
+        if self.k1.val() & self.k0.val() {
+            self.ge.next = self.ge_z.val();
+            self.le.next = self.le_z.val();
+        }
+        // The repair (a task from this pool's spine, `repair_gap` after the last idle message):
+        // `since >= gap` on 32 bits, the gap widened by a product with one (rust-hdl's only
+        // widening that lints clean; synthesis keeps no multiplier).
+        self.from_spine.next =
+            self.pass_in.val().is_task & (self.pass_in.val().src == self.pass_in.val().spine_id);
+        self.repair_q.next = self.run.val() & self.from_spine.val() & self.pass_in.val().qlen.any();
+        self.repair_nq.next =
+            self.run.val() & self.from_spine.val() & !self.pass_in.val().qlen.any();
+        self.since.next = self.pass_in.val().time - self.e.val().signaled;
+        self.gap.next = self.pass_in.val().repair_gap * self.one.val();
+        self.quiet.next = self.since.val() >= self.gap.val();
+        // Link at `p >= link_at`, unlink at `p <= unlink_at`, else re-send what the spine's flag
+        // shows was lost.
+        self.add.next = (!self.e.val().linked & self.ge.val())
+            | (self.e.val().linked & !self.le.val() & self.repair_nq.val() & self.quiet.val());
+        self.remove.next = (self.e.val().linked & self.le.val())
+            | (!self.e.val().linked & !self.ge.val() & self.repair_q.val() & self.quiet.val());
+        self.repair.next = (self.e.val().linked & !self.le.val() & self.repair_nq.val())
+            | (!self.e.val().linked & !self.ge.val() & self.repair_q.val());
+        if !self.e.val().linked & self.ge.val() {
+            self.w.next.linked = true;
+        }
+        if self.e.val().linked & self.le.val() {
+            self.w.next.linked = false;
+        }
+        if self.add.val() {
+            self.out.d.next.sig_idle_add = true;
+        }
+        if self.remove.val() {
+            self.out.d.next.sig_idle_remove = true;
+        }
+        if self.repair.val() & self.quiet.val() {
+            self.out.d.next.repair = true;
+        }
+        self.stamps.next = self.pass_in.val().is_task | self.pass_in.val().is_add_commit;
+        if self.run.val()
+            & self.stamps.val()
+            & (self.add.val()
+                | self.remove.val()
+                | self.pass_in.val().sig_idle_add
+                | self.pass_in.val().sig_idle_remove)
         {
-            if !self.e.val().linked & (self.w.val().p >= self.pass_in.val().link_at) {
-                self.w.next.linked = true;
-                self.out.d.next.sig_idle_add = true;
-            } else if self.e.val().linked & (self.w.val().p <= self.pass_in.val().unlink_at) {
-                self.w.next.linked = false;
-                self.out.d.next.sig_idle_remove = true;
-            } else if self.from_spine.val() & self.quiet.val() {
-                if self.pass_in.val().qlen.any() & !self.e.val().linked {
-                    self.out.d.next.sig_idle_remove = true;
-                    self.out.d.next.repair = true;
-                }
-                if !self.pass_in.val().qlen.any() & self.e.val().linked {
-                    self.out.d.next.sig_idle_add = true;
-                    self.out.d.next.repair = true;
-                }
-            }
-            if self.stamps.val()
-                & (self.out.d.val().sig_idle_add | self.out.d.val().sig_idle_remove)
-            {
-                self.w.next.signaled = self.pass_in.val().time;
-            }
+            self.w.next.signaled = self.pass_in.val().time;
         }
         self.ctl_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();

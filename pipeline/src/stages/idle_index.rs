@@ -102,6 +102,7 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
             self.who.next = self.early.val().last_node.get_bits::<N>(0);
         }
         self.index_table.rd_off.next = self.no_off.val();
+        self.index_table.rd_same.next = false;
         self.index_table.rd_addr.next = self.who.val();
         self.index_table.read.next = self.early.val().is_ctl_read;
         self.index_table.read_table.next = self.early.val().rd_table;

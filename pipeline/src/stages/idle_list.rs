@@ -67,6 +67,7 @@ impl<const N: usize> Logic for IdleListStage<N> {
         // checks forwarding on the two terms (`pos` comes late, from `idleCtl`'s entry).
         self.list_table.rd_addr.next = self.early.val().base.get_bits::<N>(0);
         self.list_table.rd_off.next = self.early.val().pos.get_bits::<N>(0);
+        self.list_table.rd_same.next = false;
         self.list_table.read.next = self.early.val().is_ctl_read;
         self.list_table.read_table.next = self.early.val().rd_table;
         self.list_table.read_index.next = self.early.val().rd_index;

@@ -126,6 +126,7 @@ impl<const N: usize> Logic for LoadStage<N> {
             }
         }
         self.load_table.rd_off.next = self.no_off.val();
+        self.load_table.rd_same.next = false;
         self.load_table.rd_addr.next = self.who.val();
         self.load_table.read.next = self.early.val().is_ctl_read;
         self.load_table.read_table.next = self.early.val().rd_table;

@@ -80,6 +80,7 @@ impl<const N: usize> Logic for MembersStage<N> {
         // checks forwarding on the two terms.
         self.member_table.rd_addr.next = self.early.val().base.get_bits::<N>(0);
         self.member_table.rd_off.next = self.sample_in.val();
+        self.member_table.rd_same.next = false;
         self.member_table.read.next = self.early.val().is_ctl_read;
         self.member_table.read_table.next = self.early.val().rd_table;
         self.member_table.read_index.next = self.early.val().rd_index;

@@ -82,6 +82,7 @@ impl<const N: usize> Logic for NodeStage<N> {
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
         self.node_table.rd_off.next = self.no_off.val();
+        self.node_table.rd_same.next = false;
         self.node_table.rd_addr.next = self.early.val().src.get_bits::<N>(0);
         self.node_table.read.next = self.early.val().is_ctl_read;
         self.node_table.read_table.next = self.early.val().rd_table;

@@ -51,6 +51,11 @@ pub struct NodeAddrStage<const N: usize> {
     addr_table: StageTable<AddrEntry, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
+    /// A control pass: `who` is `src`.
+    by_src: Signal<Local, Bit>,
+    /// The index of the pass in the stage (`who` a cycle ago), and whether `who` equals it.
+    at: DFF<Bits<N>>,
+    same: Signal<Local, Bit>,
     e: Signal<Local, AddrEntry>,
     w: Signal<Local, AddrEntry>,
     forwards: Signal<Local, Bit>,
@@ -70,12 +75,13 @@ impl<const N: usize> Default for NodeAddrStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            // The index is a continuation's node from `conn`'s entry: checked for forwarding a
-            // cycle later (`table.rs`).
             no_off: Constant::new(0.into()),
-            addr_table: StageTable::new(Stage::NodeAddr).late_index(),
+            addr_table: StageTable::new(Stage::NodeAddr).given_check(),
             out: Default::default(),
             who: Default::default(),
+            by_src: Default::default(),
+            at: Default::default(),
+            same: Default::default(),
             e: Default::default(),
             w: Default::default(),
             forwards: Default::default(),
@@ -88,16 +94,33 @@ impl<const N: usize> Default for NodeAddrStage<N> {
 impl<const N: usize> Logic for NodeAddrStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out);
+        dff_setup!(self, clock, out, at);
         clock!(self, clock, addr_table);
         self.early_unused.next = self.early.val();
-        // The entering pass's index (`early`): a forward reads its chosen node, a control pass
-        // writes the node it names.
+        // The entering pass's index (`early`): a forward reads its chosen node (a continuation's
+        // from `conn`), a control pass writes the node it names.
+        self.by_src.next = self.early.val().is_ctl_add | self.early.val().is_ctl_remove;
         self.who.next = self.early.val().chosen.get_bits::<N>(0);
-        if self.early.val().is_ctl_add | self.early.val().is_ctl_remove {
+        if self.early.val().cont_hit {
+            self.who.next = self.early.val().cont_node.get_bits::<N>(0);
+        }
+        if self.by_src.val() {
             self.who.next = self.early.val().src.get_bits::<N>(0);
         }
+        // Whether that index is the one of the pass in the stage, compared candidate by candidate
+        // and picked in and-or form (a mux of compares, synthesis would share into one compare
+        // after the mux): `conn`'s decision (`cont_hit`) comes late in the cycle and only picks.
+        self.same.next = (self.by_src.val()
+            & (self.at.q.val() == self.early.val().src.get_bits::<N>(0)))
+            | (!self.by_src.val()
+                & self.early.val().cont_hit
+                & (self.at.q.val() == self.early.val().cont_node.get_bits::<N>(0)))
+            | (!self.by_src.val()
+                & !self.early.val().cont_hit
+                & (self.at.q.val() == self.early.val().chosen.get_bits::<N>(0)));
+        self.at.d.next = self.who.val();
         self.addr_table.rd_off.next = self.no_off.val();
+        self.addr_table.rd_same.next = self.same.val();
         self.addr_table.rd_addr.next = self.who.val();
         self.addr_table.read.next = self.early.val().is_ctl_read;
         self.addr_table.read_table.next = self.early.val().rd_table;
@@ -107,6 +130,9 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
         self.e.next = self.addr_table.rd_data.val();
         self.w.next = self.addr_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
+        if self.pass_in.val().cont_hit {
+            self.out.d.next.chosen = self.pass_in.val().cont_node;
+        }
         // A continuation that missed its entry arrives dropped; one that hit is not `assigned`.
         self.forwards.next = !self.pass_in.val().drop.any()
             & ((self.pass_in.val().assigned

@@ -194,6 +194,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
         self.holding.next = self.is_leaf.val() & self.hold.q.val().any();
         self.avg_table.rd_off.next = self.no_off.val();
+        self.avg_table.rd_same.next = false;
         self.avg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
         if self.holding.val() {
             self.avg_table.rd_addr.next = self.out.q.val().pool.get_bits::<P>(0);

@@ -103,6 +103,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
         self.cfg_table.rd_off.next = self.no_off.val();
+        self.cfg_table.rd_same.next = false;
         self.cfg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
         self.cfg_table.read.next = self.early.val().is_ctl_read;
         self.cfg_table.read_table.next = self.early.val().rd_table;
