@@ -147,6 +147,9 @@ pub struct Phv {
     pub b_q: Bits<32>,
     /// `l_other - l_sel` (after stage 8).
     pub diff: Bits<32>,
+    /// From `loadList2` to `driftList1`: the samples `a` and `b` are still as drawn and `b` is
+    /// `sel` (the smaller load); `driftList1` orders them (`sel` in `a`) and clears it.
+    pub swap: Bit,
     /// The node the task goes to, and its factor.
     pub chosen: Bits<16>,
     pub chosen_f: Bits<32>,

@@ -38,6 +38,8 @@ pub struct DriftStage<const N: usize> {
     drift_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
+    /// The pass in the stage with its samples ordered (copy 1 applies `loadList2`'s `swap`).
+    pin: Signal<Local, Phv>,
     /// Which candidate `who` is: `src`, a sample (`a_node`, or copy 2's `b_node`), else `chosen`.
     by_src: Signal<Local, Bit>,
     by_sample: Signal<Local, Bit>,
@@ -79,15 +81,13 @@ impl<const N: usize> DriftStage<N> {
             rb: Default::default(),
             rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
-            // `driftList2`'s index is `driftList1`'s outcome: the stage gives the forwarding
-            // check (`same`).
-            drift_table: if first {
-                StageTable::new(Stage::Drift1)
-            } else {
-                StageTable::new(Stage::Drift2).given_check()
-            },
+            // The index is picked by the previous stage's late decision (`loadList2`'s order,
+            // `driftList1`'s outcome): the stage gives the forwarding check (`same`).
+            drift_table: StageTable::new(if first { Stage::Drift1 } else { Stage::Drift2 })
+                .given_check(),
             out: Default::default(),
             who: Default::default(),
+            pin: Default::default(),
             by_src: Default::default(),
             by_sample: Default::default(),
             by_other: Default::default(),
@@ -131,7 +131,10 @@ impl<const N: usize> Logic for DriftStage<N> {
             | self.early.val().is_ctl_add
             | self.early.val().is_ctl_remove;
         self.by_sample.next = self.early.val().is_task & !self.early.val().idle;
-        self.by_other.next = self.by_sample.val() & !self.first.val() & self.early.val().resubmit;
+        // The second sample: copy 1's when `loadList2` swapped, copy 2's when copy 1 resubmitted.
+        self.by_other.next = self.by_sample.val()
+            & ((self.first.val() & self.early.val().swap)
+                | (!self.first.val() & self.early.val().resubmit));
         self.who.next = self.early.val().chosen.get_bits::<N>(0);
         if self.by_src.val() {
             self.who.next = self.early.val().src.get_bits::<N>(0);
@@ -144,7 +147,8 @@ impl<const N: usize> Logic for DriftStage<N> {
         }
         // Whether that index is the one of the pass in the stage, compared candidate by candidate
         // and picked in and-or form (a mux of compares, synthesis would share into one compare
-        // after the mux): copy 1's decision (`resubmit`) comes late in the cycle and only picks.
+        // after the mux): the previous stage's decision (`loadList2`'s `swap`, copy 1's
+        // `resubmit`) comes late in the cycle and only picks.
         self.same.next = (!self.by_sample.val()
             & !self.by_src.val()
             & (self.at.q.val() == self.early.val().chosen.get_bits::<N>(0)))
@@ -168,14 +172,25 @@ impl<const N: usize> Logic for DriftStage<N> {
         // compare decides whether copy 1 charges).
         self.drift_table.wr_en.next = true;
         self.drift_table.wr_data.next = self.drift_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
-        self.live.next = !self.pass_in.val().drop.any();
+        // Copy 1 orders the samples `loadList2` left as drawn.
+        self.pin.next = self.pass_in.val();
+        if self.first.val() & self.pass_in.val().swap {
+            self.pin.next.a_node = self.pass_in.val().b_node;
+            self.pin.next.a_f = self.pass_in.val().b_f;
+            self.pin.next.a_l = self.pass_in.val().b_l;
+            self.pin.next.b_node = self.pass_in.val().a_node;
+            self.pin.next.b_f = self.pass_in.val().a_f;
+            self.pin.next.b_l = self.pass_in.val().a_l;
+            self.pin.next.swap = false;
+        }
+        self.out.d.next = self.pin.val();
+        self.live.next = !self.pin.val().drop.any();
         self.d.next = self.drift_table.rd_data.val();
 
         // corrected(l, d): the load of this copy's sample plus the drift, clamped to [0, 2^32).
-        self.l.next = self.pass_in.val().b_l;
+        self.l.next = self.pin.val().b_l;
         if self.first.val() {
-            self.l.next = self.pass_in.val().a_l;
+            self.l.next = self.pin.val().a_l;
         }
         self.q.next = self.l.val() + self.d.val();
         self.q_sat.next = self.q.val();
@@ -186,16 +201,16 @@ impl<const N: usize> Logic for DriftStage<N> {
             self.q_sat.next = self.zero.val();
         }
         // A removal's first pass: the node's queue, for the rack average (copy 1).
-        if self.pass_in.val().is_ctl_remove & self.first.val() {
+        if self.pin.val().is_ctl_remove & self.first.val() {
             self.out.d.next.removed_q = self.q_sat.val();
         }
         // Copy 1 decides whether a power-of-two decision stands (d <= diff, signed against
         // unsigned: a negative drift always passes).
-        self.p2.next = self.live.val() & self.pass_in.val().is_task & !self.pass_in.val().idle;
+        self.p2.next = self.live.val() & self.pin.val().is_task & !self.pin.val().idle;
         self.stands.next = self.d.val().get_bit(31)
-            | (self.d.val() <= self.pass_in.val().diff)
-            | (self.pass_in.val().a_node == self.pass_in.val().b_node)
-            | self.pass_in.val().more;
+            | (self.d.val() <= self.pin.val().diff)
+            | (self.pin.val().a_node == self.pin.val().b_node)
+            | self.pin.val().more;
         if self.p2.val() & self.first.val() & !self.stands.val() {
             self.out.d.next.resubmit = true;
             self.out.d.next.a_d = self.d.val();
@@ -203,25 +218,25 @@ impl<const N: usize> Logic for DriftStage<N> {
         }
         // A decision that stood goes to `sel`, written by copy 2: copy 1's `chosen` then stays as
         // it came, an early candidate of copy 2's index.
-        if self.p2.val() & !self.first.val() & !self.pass_in.val().resubmit {
-            self.out.d.next.chosen = self.pass_in.val().a_node;
-            self.out.d.next.chosen_f = self.pass_in.val().a_f;
+        if self.p2.val() & !self.first.val() & !self.pin.val().resubmit {
+            self.out.d.next.chosen = self.pin.val().a_node;
+            self.out.d.next.chosen_f = self.pin.val().a_f;
         }
-        if self.p2.val() & !self.first.val() & self.pass_in.val().resubmit {
+        if self.p2.val() & !self.first.val() & self.pin.val().resubmit {
             self.out.d.next.b_d = self.d.val();
             self.out.d.next.b_q = self.q_sat.val();
         }
 
         // Charges: a popped or picked node, a random node, a decision that stands.
-        self.charge_f.next = self.pass_in.val().chosen_f;
+        self.charge_f.next = self.pin.val().chosen_f;
         if self.p2.val() {
-            self.charge_f.next = self.pass_in.val().a_f;
+            self.charge_f.next = self.pin.val().a_f;
         }
         self.charge.next = self.live.val()
-            & ((self.pass_in.val().is_task & self.pass_in.val().idle)
-                | self.pass_in.val().is_random
+            & ((self.pin.val().is_task & self.pin.val().idle)
+                | self.pin.val().is_random
                 | (self.p2.val() & self.first.val() & self.stands.val())
-                | (self.p2.val() & !self.first.val() & !self.pass_in.val().resubmit));
+                | (self.p2.val() & !self.first.val() & !self.pin.val().resubmit));
         self.plus.next = self.d.val() + self.charge_f.val();
         self.plus_sat.next = self.plus.val();
         if !self.d.val().get_bit(31) & self.plus.val().get_bit(31) {
@@ -233,17 +248,17 @@ impl<const N: usize> Logic for DriftStage<N> {
         }
         // Reports and new nodes: drift 0.
         if self.live.val()
-            & (self.pass_in.val().is_reply
-                | self.pass_in.val().is_reply_idle
-                | self.pass_in.val().is_load_update
-                | self.pass_in.val().is_ctl_add)
+            & (self.pin.val().is_reply
+                | self.pin.val().is_reply_idle
+                | self.pin.val().is_load_update
+                | self.pin.val().is_ctl_add)
         {
             self.drift_table.wr_data.next = self.zero.val();
         }
         // A task's second pass: the winner's seen drift moves into its load.
-        self.seen.next = self.pass_in.val().b_d;
-        if self.pass_in.val().a_q <= self.pass_in.val().b_q {
-            self.seen.next = self.pass_in.val().a_d;
+        self.seen.next = self.pin.val().b_d;
+        if self.pin.val().a_q <= self.pin.val().b_q {
+            self.seen.next = self.pin.val().a_d;
         }
         self.minus.next = self.d.val() - self.seen.val();
         self.minus_sat.next = self.minus.val();
@@ -255,7 +270,7 @@ impl<const N: usize> Logic for DriftStage<N> {
                 self.minus_sat.next = self.min_neg.val();
             }
         }
-        if self.live.val() & self.pass_in.val().is_sched2 {
+        if self.live.val() & self.pin.val().is_sched2 {
             self.drift_table.wr_data.next = self.minus_sat.val();
             self.out.d.next.assigned = true;
         }

@@ -155,13 +155,10 @@ impl<const N: usize> Logic for LoadStage<N> {
         if self.sample.val() & !self.first.val() {
             self.out.d.next.b_l = self.l_b.val();
             self.out.d.next.diff = self.l_b.val() - self.l_a.val();
+            // The samples stay as drawn; `swap` says the second is `sel` (`driftList1` orders
+            // them): a late decision that picks its index among early candidates.
             if self.l_b.val() < self.l_a.val() {
-                self.out.d.next.a_node = self.pass_in.val().b_node;
-                self.out.d.next.a_f = self.pass_in.val().b_f;
-                self.out.d.next.a_l = self.l_b.val();
-                self.out.d.next.b_node = self.pass_in.val().a_node;
-                self.out.d.next.b_f = self.pass_in.val().a_f;
-                self.out.d.next.b_l = self.l_a.val();
+                self.out.d.next.swap = true;
                 self.out.d.next.diff = self.l_a.val() - self.l_b.val();
             }
         }
