@@ -100,6 +100,8 @@ pub struct PoolAvgStage<const P: usize> {
     /// The accumulator after one task more, one task less.
     acc_inc: Signal<Local, Bits<64>>,
     acc_dec: Signal<Local, Bits<64>>,
+    ovf_inc: Signal<Local, Bit>,
+    ovf_dec: Signal<Local, Bit>,
     /// The report thresholds: `reported + delta` (`hi`, when it does not overflow: `hi_ok`) and
     /// `reported - delta` (`lo`, when it does not wrap: `lo_ok`).
     hi: Signal<Local, Bits<32>>,
@@ -165,6 +167,8 @@ impl<const P: usize> PoolAvgStage<P> {
             cur: Default::default(),
             acc_inc: Default::default(),
             acc_dec: Default::default(),
+            ovf_inc: Default::default(),
+            ovf_dec: Default::default(),
             hi: Default::default(),
             lo: Default::default(),
             hi_ok: Default::default(),
@@ -280,12 +284,16 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
 
         // Signals: the new average, truncated to 16.16 and saturating, formed for each change
         // side by side and picked like the accumulator.
+        // Beyond 16.16 (saturated), each a compare: a carry chain after the add's, where an OR of
+        // the 16 bits would be two LUT levels.
+        self.ovf_inc.next = self.acc_inc.val().get_bits::<16>(48) > self.zero16.val();
+        self.ovf_dec.next = self.acc_dec.val().get_bits::<16>(48) > self.zero16.val();
         self.cur_inc.next = self.acc_inc.val().get_bits::<32>(16);
-        if self.acc_inc.val().get_bits::<16>(48).any() {
+        if self.ovf_inc.val() {
             self.cur_inc.next = self.max.val();
         }
         self.cur_dec.next = self.acc_dec.val().get_bits::<32>(16);
-        if self.acc_dec.val().get_bits::<16>(48).any() {
+        if self.ovf_dec.val() {
             self.cur_dec.next = self.max.val();
         }
         self.cur_res.next = self.mul.p.val().get_bits::<32>(16);
@@ -318,16 +326,14 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.lo.next = self.e.val().reported - self.pass_in.val().report_delta;
         self.lo_ok.next = self.e.val().reported >= self.pass_in.val().report_delta;
         self.far_inc.next = (self.hi_ok.val()
-            & (self.acc_inc.val().get_bits::<16>(48).any()
-                | (self.acc_inc.val().get_bits::<32>(16) >= self.hi.val())))
+            & (self.ovf_inc.val() | (self.acc_inc.val().get_bits::<32>(16) >= self.hi.val())))
             | (self.lo_ok.val()
-                & !self.acc_inc.val().get_bits::<16>(48).any()
+                & !self.ovf_inc.val()
                 & (self.acc_inc.val().get_bits::<32>(16) <= self.lo.val()));
         self.far_dec.next = (self.hi_ok.val()
-            & (self.acc_dec.val().get_bits::<16>(48).any()
-                | (self.acc_dec.val().get_bits::<32>(16) >= self.hi.val())))
+            & (self.ovf_dec.val() | (self.acc_dec.val().get_bits::<32>(16) >= self.hi.val())))
             | (self.lo_ok.val()
-                & !self.acc_dec.val().get_bits::<16>(48).any()
+                & !self.ovf_dec.val()
                 & (self.acc_dec.val().get_bits::<32>(16) <= self.lo.val()));
         // The rescale's thresholds were taken in its first clock (the entry's `reported` does
         // not change during the hold).
