@@ -1,5 +1,5 @@
 //! Lint and synthesis of emitted Verilog: `verilator --lint-only -Wall` (DECLFILENAME aside: rust-hdl
-//! puts every module in one file) and Yosys `synth_xilinx -family xcup -uram -nowidelut`
+//! puts every module in one file) and Yosys `synth_xilinx -family xcup -uram -nowidelut -nosrl`
 //! (UltraScale+, the Alveo family), with the resource figures the README reports and the logic
 //! depth: the longest register-to-register path in LUT levels, from a walk of Yosys' JSON netlist
 //! (`lut_depth`; Yosys' own `ltp` walks through mapped flip-flops after `synth_xilinx`, so it
@@ -12,6 +12,13 @@
 //! and 14,336 without; the spine 14 and 13,733 against 12 and 12,984. A MUXF is faster than a LUT and its route, so
 //! in delay the two mappings are closer than those counts; without wide LUTs every level is a
 //! LUT, and the figure means what it says.
+//!
+//! `-nosrl` keeps chains of flip-flops as flip-flops, as the emitted Verilog asks of synthesis
+//! (`verilog::no_shift_registers`: Yosys 0.23 ignores the attribute). A stage reading a
+//! descriptor field that came through the stages unchanged read it from an SRL16E, whose read
+//! `lut_depth` counts as a level: measured on the default leaf, the SRLs' 1,706 cells became
+//! about 12,500 flip-flops (17,446 to 29,963; LUTs unchanged at 14,672), and every path that
+//! started at an SRL lost that level (`idleCtl`'s deepest, 8 to 7).
 //!
 //! The tools are required: a missing tool is an error that says how to install it, never a silent
 //! pass (`scripts/test.sh` installs both).
@@ -178,7 +185,7 @@ pub fn yosys_synth_top(name: &str, verilog: &str, top: &str) -> Result<SynthRepo
     let path = write(&dir, verilog)?;
     let (stat, netlist) = (dir.join("stat.txt"), dir.join("netlist.json"));
     let script = format!(
-        "read_verilog {}; synth_xilinx -family xcup -uram -nowidelut -top {top} -flatten; \
+        "read_verilog {}; synth_xilinx -family xcup -uram -nowidelut -nosrl -top {top} -flatten; \
          tee -o {} stat; \
          write_json {}",
         path.display(),

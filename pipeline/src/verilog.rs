@@ -11,6 +11,13 @@
 //! leaf's node-indexed tables, the frame buffer) is marked `(* ram_style = "ultra" *)`, so that
 //! synthesis for UltraScale+ puts it in UltraRAM (URAM288: 4,096 x 72 bits) and keeps the block
 //! RAM for the smaller tables ([`ram_styles`]). Simulators ignore the attribute.
+//!
+//! And every flip-flop (rust-hdl's `DFF`, a module `(d,q,clock)`) is marked
+//! `(* shreg_extract = "no" *)` ([`no_shift_registers`]): a pass's descriptor moves through the
+//! stages as a chain of registers, which synthesis would otherwise pack into shift registers
+//! (SRL16E), and a stage reading a field would read it from an SRL, as slow as a LUT level more
+//! than from a flip-flop. Yosys 0.23 ignores the attribute; `check` synthesizes with `-nosrl`, the
+//! same choice.
 
 use rust_hdl::prelude::{Block, generate_verilog};
 
@@ -30,7 +37,28 @@ pub fn emit_named<B: Block>(block: &B, name: &str) -> String {
 /// Rewrites every `[(S'hH)+:(W)]` (any size `S`) into `[D +: W]` with `D` the decimal value of `H`,
 /// then folds nested constant part-selects.
 pub fn normalize(v: &str) -> String {
-    ram_styles(&fold_nested(&unsize(v)))
+    no_shift_registers(&ram_styles(&fold_nested(&unsize(v))))
+}
+
+/// Marks the `q` of every flip-flop module (`module <name>(d,q,clock);`, rust-hdl's `DFF`) with
+/// `(* shreg_extract = "no" *)`.
+pub fn no_shift_registers(v: &str) -> String {
+    let mut out = String::with_capacity(v.len() + v.len() / 64);
+    let mut in_dff = false;
+    for line in v.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with("module ") {
+            in_dff = t.trim_end().ends_with("(d,q,clock);");
+        } else if in_dff && t.starts_with("output reg ") && t.trim_end().ends_with(" q;") {
+            in_dff = false;
+            out.push_str(&line[..line.len() - t.len()]);
+            out.push_str("(* shreg_extract = \"no\" *) ");
+            out.push_str(t);
+            continue;
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 /// Memories at least this deep go to UltraRAM (its depth).
@@ -177,6 +205,19 @@ mod tests {
         assert_eq!(
             normalize("reg[31:0] mem[4095:0]; // x"),
             "reg[31:0] mem[4095:0]; // x"
+        );
+    }
+
+    #[test]
+    fn flip_flops_are_kept_out_of_shift_registers() {
+        let v = "module t$a$out(d,q,clock);\n    input wire  [3:0] d;\n    output reg  [3:0] q;\n\
+                 endmodule\nmodule t$b(x,q);\n    output reg  q;\nendmodule\n";
+        assert_eq!(
+            normalize(v),
+            "module t$a$out(d,q,clock);\n    input wire  [3:0] d;\n    \
+             (* shreg_extract = \"no\" *) output reg  [3:0] q;\nendmodule\nmodule t$b(x,q);\n    \
+             output reg  q;\nendmodule\n",
+            "only a DFF module's q is marked"
         );
     }
 
