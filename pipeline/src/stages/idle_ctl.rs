@@ -55,7 +55,8 @@ pub struct IdleCtlStage<const P: usize> {
     since: Signal<Local, Bits<32>>,
     gap: Signal<Local, Bits<32>>,
     quiet: Signal<Local, Bit>,
-    /// The pass is a packet's (a task's first pass, an idleAdd's commit): its signal stamps.
+    /// The rule runs on a packet's pass (a task's first pass, an idleAdd's commit): its signal
+    /// stamps.
     stamps: Signal<Local, Bit>,
     /// The link rule runs on this pass, and on which count: `k1 k0` is 01 for a push's `p + 1`,
     /// 10 for a task's (`p - 1` if it takes the idle path, else `p`), 11 for `p`, 00 not at all.
@@ -81,9 +82,14 @@ pub struct IdleCtlStage<const P: usize> {
     /// queue.
     repair_q: Signal<Local, Bit>,
     repair_nq: Signal<Local, Bit>,
+    /// The link rule's signals, and the repair's (when it may go: `quiet`).
     add: Signal<Local, Bit>,
     remove: Signal<Local, Bit>,
-    repair: Signal<Local, Bit>,
+    fix_add: Signal<Local, Bit>,
+    fix_remove: Signal<Local, Bit>,
+    /// The entry's `signaled` after the link rule, and after the repair.
+    signaled: Signal<Local, Bits<32>>,
+    signaled_fix: Signal<Local, Bits<32>>,
     is_leaf: Constant<Bit>,
     one: Constant<Bits<16>>,
     zero: Constant<Bits<16>>,
@@ -137,7 +143,10 @@ impl<const P: usize> IdleCtlStage<P> {
             repair_nq: Default::default(),
             add: Default::default(),
             remove: Default::default(),
-            repair: Default::default(),
+            fix_add: Default::default(),
+            fix_remove: Default::default(),
+            signaled: Default::default(),
+            signaled_fix: Default::default(),
             is_leaf: Constant::new(is_leaf),
             one: Constant::new(1.into()),
             zero: Constant::new(0.into()),
@@ -282,37 +291,50 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.gap.next = self.pass_in.val().repair_gap * self.one.val();
         self.quiet.next = self.since.val() >= self.gap.val();
         // Link at `p >= link_at`, unlink at `p <= unlink_at`, else re-send what the spine's flag
-        // shows was lost.
-        self.add.next = (!self.e.val().linked & self.ge.val())
-            | (self.e.val().linked & !self.le.val() & self.repair_nq.val() & self.quiet.val());
-        self.remove.next = (self.e.val().linked & self.le.val())
-            | (!self.e.val().linked & !self.ge.val() & self.repair_q.val() & self.quiet.val());
-        self.repair.next = (self.e.val().linked & !self.le.val() & self.repair_nq.val())
-            | (!self.e.val().linked & !self.ge.val() & self.repair_q.val());
-        if !self.e.val().linked & self.ge.val() {
+        // shows was lost. Everything is formed with and without the repair, and the repair's
+        // compare (`quiet`, a carry chain after the entry's) picks last.
+        self.add.next = !self.e.val().linked & self.ge.val();
+        self.remove.next = self.e.val().linked & self.le.val();
+        self.fix_add.next = self.e.val().linked & !self.le.val() & self.repair_nq.val();
+        self.fix_remove.next = !self.e.val().linked & !self.ge.val() & self.repair_q.val();
+        if self.add.val() {
             self.w.next.linked = true;
         }
-        if self.e.val().linked & self.le.val() {
+        if self.remove.val() {
             self.w.next.linked = false;
         }
+        self.stamps.next =
+            self.run.val() & (self.pass_in.val().is_task | self.pass_in.val().is_add_commit);
+        self.signaled.next = self.e.val().signaled;
+        if self.stamps.val()
+            & (self.add.val()
+                | self.remove.val()
+                | self.pass_in.val().sig_idle_add
+                | self.pass_in.val().sig_idle_remove)
+        {
+            self.signaled.next = self.pass_in.val().time;
+        }
+        self.signaled_fix.next = self.signaled.val();
+        if self.stamps.val() & (self.fix_add.val() | self.fix_remove.val()) {
+            self.signaled_fix.next = self.pass_in.val().time;
+        }
+        self.w.next.signaled = self.signaled.val();
         if self.add.val() {
             self.out.d.next.sig_idle_add = true;
         }
         if self.remove.val() {
             self.out.d.next.sig_idle_remove = true;
         }
-        if self.repair.val() & self.quiet.val() {
-            self.out.d.next.repair = true;
-        }
-        self.stamps.next = self.pass_in.val().is_task | self.pass_in.val().is_add_commit;
-        if self.run.val()
-            & self.stamps.val()
-            & (self.add.val()
-                | self.remove.val()
-                | self.pass_in.val().sig_idle_add
-                | self.pass_in.val().sig_idle_remove)
-        {
-            self.w.next.signaled = self.pass_in.val().time;
+        if self.quiet.val() {
+            self.w.next.signaled = self.signaled_fix.val();
+            if self.fix_add.val() {
+                self.out.d.next.sig_idle_add = true;
+                self.out.d.next.repair = true;
+            }
+            if self.fix_remove.val() {
+                self.out.d.next.sig_idle_remove = true;
+                self.out.d.next.repair = true;
+            }
         }
         self.ctl_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
