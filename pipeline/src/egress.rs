@@ -484,10 +484,19 @@ impl Logic for Egress {
         self.job.next.sig_src = self.pass.val().spine_node;
         self.job.next.sig_dst = self.pass.val().spine_id;
         self.job.next.sig_load = self.pass.val().avg;
-        self.m0.next = self.sp0.val().valid & (self.sp0.val().id == self.pass.val().spine_id);
-        self.m1.next = self.sp1.val().valid & (self.sp1.val().id == self.pass.val().spine_id);
-        self.m2.next = self.sp2.val().valid & (self.sp2.val().id == self.pass.val().spine_id);
-        self.m3.next = self.sp3.val().valid & (self.sp3.val().id == self.pass.val().spine_id);
+        // Only a leaf signals: a spine's job takes spine 0's address, unused, and no compare.
+        self.m0.next = self.is_leaf.val()
+            & self.sp0.val().valid
+            & (self.sp0.val().id == self.pass.val().spine_id);
+        self.m1.next = self.is_leaf.val()
+            & self.sp1.val().valid
+            & (self.sp1.val().id == self.pass.val().spine_id);
+        self.m2.next = self.is_leaf.val()
+            & self.sp2.val().valid
+            & (self.sp2.val().id == self.pass.val().spine_id);
+        self.m3.next = self.is_leaf.val()
+            & self.sp3.val().valid
+            & (self.sp3.val().id == self.pass.val().spine_id);
         // The first match's number (0 when none matches: spine 0's address, unused).
         self.sel_lo.next = !self.m0.val() & (self.m1.val() | (!self.m2.val() & self.m3.val()));
         self.sel_hi.next = !self.m0.val() & !self.m1.val() & (self.m2.val() | self.m3.val());
