@@ -2,7 +2,9 @@
 //! the staged control pass.
 //!
 //! One write and one read at a time (a write is taken when the address and the data are both
-//! valid; the response follows in the next cycle). Writes outside the read-write registers and
+//! valid; the response follows in the next cycle; a read's data two cycles after its address:
+//! the word is selected in the first, from the address as it arrives, and the response in the
+//! second, from registers). Writes outside the read-write registers and
 //! the doorbell, and reads beyond the map, answer SLVERR and change nothing. Byte strobes are
 //! honoured.
 //!
@@ -23,6 +25,8 @@ use rust_hdl::prelude::*;
 /// Bits of the AXI4-Lite address.
 pub const AXIL_ADDR_BITS: usize = 12;
 const BITS: usize = 32 * WORDS;
+/// The counters' read mux is a binary tree over 16 of them.
+const _: () = assert!(crate::regmap::COUNTERS == 16);
 /// Bits of an offset in the register file.
 const RSHIFT_BITS: usize = BITS.trailing_zeros() as usize;
 
@@ -101,6 +105,23 @@ pub struct AxiLiteRegs {
     rvalid: DFF<Bit>,
     rdata: DFF<Bits<32>>,
     rresp: DFF<Bits<2>>,
+    /* A read taken last cycle: its word in the register file, the counters and the read-back
+    register, and which of them (or what else) the address names. */
+    rtaken: DFF<Bit>,
+    w_regs: DFF<Bits<32>>,
+    w_counter: DFF<Bits<32>>,
+    w_rb: DFF<Bits<32>>,
+    r_counter: DFF<Bit>,
+    r_rb: DFF<Bit>,
+    r_id: DFF<Bit>,
+    r_info: DFF<Bit>,
+    r_status: DFF<Bit>,
+    r_go: DFF<Bit>,
+    r_rb_status: DFF<Bit>,
+    r_err: DFF<Bit>,
+    /// The read-back inputs a clock late: they only change while `RB_BUSY` reads 1.
+    rb_r: DFF<Bits<RB_BITS>>,
+    rb_valid_r: DFF<Bit>,
     c0: DFF<Bits<32>>,
     c1: DFF<Bits<32>>,
     c2: DFF<Bits<32>>,
@@ -132,22 +153,6 @@ pub struct AxiLiteRegs {
     code13: Constant<Bits<4>>,
     w_first_counter: Constant<Bits<AXIL_ADDR_BITS>>,
     w_last_counter: Constant<Bits<AXIL_ADDR_BITS>>,
-    k0: Constant<Bits<AXIL_ADDR_BITS>>,
-    k1: Constant<Bits<AXIL_ADDR_BITS>>,
-    k2: Constant<Bits<AXIL_ADDR_BITS>>,
-    k3: Constant<Bits<AXIL_ADDR_BITS>>,
-    k4: Constant<Bits<AXIL_ADDR_BITS>>,
-    k5: Constant<Bits<AXIL_ADDR_BITS>>,
-    k6: Constant<Bits<AXIL_ADDR_BITS>>,
-    k7: Constant<Bits<AXIL_ADDR_BITS>>,
-    k8: Constant<Bits<AXIL_ADDR_BITS>>,
-    k9: Constant<Bits<AXIL_ADDR_BITS>>,
-    k10: Constant<Bits<AXIL_ADDR_BITS>>,
-    k11: Constant<Bits<AXIL_ADDR_BITS>>,
-    k12: Constant<Bits<AXIL_ADDR_BITS>>,
-    k13: Constant<Bits<AXIL_ADDR_BITS>>,
-    k14: Constant<Bits<AXIL_ADDR_BITS>>,
-    k15: Constant<Bits<AXIL_ADDR_BITS>>,
     second: Signal<Local, Bit>,
     /// The leaving pass's fields the counters do not read (the name matches Verilator's
     /// `--unused-regexp`).
@@ -159,6 +164,26 @@ pub struct AxiLiteRegs {
 
     take_w: Signal<Local, Bit>,
     take_r: Signal<Local, Bit>,
+    in_counters: Signal<Local, Bit>,
+    in_rb: Signal<Local, Bit>,
+    /// The counter read (`rword - COUNTER_BASE`, mod 16), and the counters muxed by its bits.
+    cidx: Signal<Local, Bits<4>>,
+    first_counter4: Constant<Bits<4>>,
+    m01: Signal<Local, Bits<32>>,
+    m23: Signal<Local, Bits<32>>,
+    m45: Signal<Local, Bits<32>>,
+    m67: Signal<Local, Bits<32>>,
+    m89: Signal<Local, Bits<32>>,
+    m1011: Signal<Local, Bits<32>>,
+    m1213: Signal<Local, Bits<32>>,
+    m1415: Signal<Local, Bits<32>>,
+    m0_3: Signal<Local, Bits<32>>,
+    m4_7: Signal<Local, Bits<32>>,
+    m8_11: Signal<Local, Bits<32>>,
+    m12_15: Signal<Local, Bits<32>>,
+    m0_7: Signal<Local, Bits<32>>,
+    m8_15: Signal<Local, Bits<32>>,
+    counter: Signal<Local, Bits<32>>,
     wword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
     rword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
     wshift: Signal<Local, Bits<AXIL_ADDR_BITS>>,
@@ -257,6 +282,20 @@ impl AxiLiteRegs {
             rvalid: Default::default(),
             rdata: Default::default(),
             rresp: Default::default(),
+            rtaken: Default::default(),
+            w_regs: Default::default(),
+            w_counter: Default::default(),
+            w_rb: Default::default(),
+            r_counter: Default::default(),
+            r_rb: Default::default(),
+            r_id: Default::default(),
+            r_info: Default::default(),
+            r_status: Default::default(),
+            r_go: Default::default(),
+            r_rb_status: Default::default(),
+            r_err: Default::default(),
+            rb_r: Default::default(),
+            rb_valid_r: Default::default(),
             c0: Default::default(),
             c1: Default::default(),
             c2: Default::default(),
@@ -288,22 +327,6 @@ impl AxiLiteRegs {
             code13: Constant::new(13.into()),
             w_first_counter: c(crate::regmap::COUNTER_BASE as u64),
             w_last_counter: c((crate::regmap::COUNTER_BASE + crate::regmap::COUNTERS - 1) as u64),
-            k0: c(0),
-            k1: c(1),
-            k2: c(2),
-            k3: c(3),
-            k4: c(4),
-            k5: c(5),
-            k6: c(6),
-            k7: c(7),
-            k8: c(8),
-            k9: c(9),
-            k10: c(10),
-            k11: c(11),
-            k12: c(12),
-            k13: c(13),
-            k14: c(14),
-            k15: c(15),
             second: Default::default(),
             done_unused: Default::default(),
             first_ctl: Default::default(),
@@ -312,6 +335,25 @@ impl AxiLiteRegs {
             in_flight_wide: Default::default(),
             take_w: Default::default(),
             take_r: Default::default(),
+            in_counters: Default::default(),
+            in_rb: Default::default(),
+            cidx: Default::default(),
+            first_counter4: Constant::new(((crate::regmap::COUNTER_BASE % 16) as u64).into()),
+            m01: Default::default(),
+            m23: Default::default(),
+            m45: Default::default(),
+            m67: Default::default(),
+            m89: Default::default(),
+            m1011: Default::default(),
+            m1213: Default::default(),
+            m1415: Default::default(),
+            m0_3: Default::default(),
+            m4_7: Default::default(),
+            m8_11: Default::default(),
+            m12_15: Default::default(),
+            m0_7: Default::default(),
+            m8_15: Default::default(),
+            counter: Default::default(),
             wword: Default::default(),
             rword: Default::default(),
             wshift: Default::default(),
@@ -362,8 +404,46 @@ impl Logic for AxiLiteRegs {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, regs, pending, rb_busy, bvalid, bresp, rvalid, rdata, rresp, c0, c1, c2, c3,
-            c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15
+            self,
+            clk,
+            regs,
+            pending,
+            rb_busy,
+            bvalid,
+            bresp,
+            rvalid,
+            rdata,
+            rresp,
+            rtaken,
+            w_regs,
+            w_counter,
+            w_rb,
+            r_counter,
+            r_rb,
+            r_id,
+            r_info,
+            r_status,
+            r_go,
+            r_rb_status,
+            r_err,
+            rb_r,
+            rb_valid_r,
+            c0,
+            c1,
+            c2,
+            c3,
+            c4,
+            c5,
+            c6,
+            c7,
+            c8,
+            c9,
+            c10,
+            c11,
+            c12,
+            c13,
+            c14,
+            c15
         );
 
         // ---- Writes.
@@ -423,23 +503,117 @@ impl Logic for AxiLiteRegs {
         self.s_axil_bvalid.next = self.bvalid.q.val();
         self.s_axil_bresp.next = self.bresp.q.val();
 
-        // ---- Reads.
-        self.take_r.next = self.s_axil_arvalid.val() & !self.rvalid.q.val();
-        self.s_axil_arready.next = self.s_axil_arvalid.val() & !self.rvalid.q.val();
+        // ---- Reads, in two steps. The cycle a read is taken, its word (from the register
+        // file, a counter or the read-back register) and the kind of address are registered;
+        // the next cycle, the response is chosen from those registers.
+        self.take_r.next = self.s_axil_arvalid.val() & !self.rvalid.q.val() & !self.rtaken.q.val();
+        self.s_axil_arready.next =
+            self.s_axil_arvalid.val() & !self.rvalid.q.val() & !self.rtaken.q.val();
         self.rword.next = self.s_axil_araddr.val() >> self.two.val();
         self.rshift.next = (self.s_axil_araddr.val().get_bits::<RSHIFT_BITS>(0)
             & self.word_mask_r.val())
             << self.three_r.val();
+        self.rb_r.d.next = self.readback.val();
+        self.rb_valid_r.d.next = self.readback_valid.val();
+        self.rb_shifted_unused.next =
+            self.rb_r.q.val() >> ((self.rword.val() - self.w_rb_first.val()) << self.five.val());
+        // The counters, a binary tree of muxes on the index bits (a chain of compares would be
+        // as deep as it is long).
+        self.cidx.next = self.rword.val().get_bits::<4>(0) - self.first_counter4.val();
+        self.m01.next = self.c0.q.val();
+        if self.cidx.val().get_bit(0) {
+            self.m01.next = self.c1.q.val();
+        }
+        self.m23.next = self.c2.q.val();
+        if self.cidx.val().get_bit(0) {
+            self.m23.next = self.c3.q.val();
+        }
+        self.m45.next = self.c4.q.val();
+        if self.cidx.val().get_bit(0) {
+            self.m45.next = self.c5.q.val();
+        }
+        self.m67.next = self.c6.q.val();
+        if self.cidx.val().get_bit(0) {
+            self.m67.next = self.c7.q.val();
+        }
+        self.m89.next = self.c8.q.val();
+        if self.cidx.val().get_bit(0) {
+            self.m89.next = self.c9.q.val();
+        }
+        self.m1011.next = self.c10.q.val();
+        if self.cidx.val().get_bit(0) {
+            self.m1011.next = self.c11.q.val();
+        }
+        self.m1213.next = self.c12.q.val();
+        if self.cidx.val().get_bit(0) {
+            self.m1213.next = self.c13.q.val();
+        }
+        self.m1415.next = self.c14.q.val();
+        if self.cidx.val().get_bit(0) {
+            self.m1415.next = self.c15.q.val();
+        }
+        self.m0_3.next = self.m01.val();
+        if self.cidx.val().get_bit(1) {
+            self.m0_3.next = self.m23.val();
+        }
+        self.m4_7.next = self.m45.val();
+        if self.cidx.val().get_bit(1) {
+            self.m4_7.next = self.m67.val();
+        }
+        self.m8_11.next = self.m89.val();
+        if self.cidx.val().get_bit(1) {
+            self.m8_11.next = self.m1011.val();
+        }
+        self.m12_15.next = self.m1213.val();
+        if self.cidx.val().get_bit(1) {
+            self.m12_15.next = self.m1415.val();
+        }
+        self.m0_7.next = self.m0_3.val();
+        if self.cidx.val().get_bit(2) {
+            self.m0_7.next = self.m4_7.val();
+        }
+        self.m8_15.next = self.m8_11.val();
+        if self.cidx.val().get_bit(2) {
+            self.m8_15.next = self.m12_15.val();
+        }
+        self.counter.next = self.m0_7.val();
+        if self.cidx.val().get_bit(3) {
+            self.counter.next = self.m8_15.val();
+        }
+        self.in_counters.next = (self.rword.val() >= self.w_first_counter.val())
+            & (self.rword.val() <= self.w_last_counter.val());
+        self.in_rb.next = (self.rword.val() >= self.w_rb_first.val())
+            & (self.rword.val() <= self.w_rb_last.val());
+        self.rtaken.d.next = self.take_r.val();
+        // The word read (a part-select at the read's bit offset: a 64-to-1 word mux).
+        self.w_regs.d.next = self.regs.q.val().get_bits::<32>(self.rshift.val().index());
+        self.w_counter.d.next = self.counter.val();
+        self.w_rb.d.next = self.rb_shifted_unused.val().get_bits::<32>(0);
+        self.r_counter.d.next = self.in_counters.val();
+        self.r_rb.d.next = self.in_rb.val();
+        // The later kinds take precedence, as the checks' order says.
+        self.r_id.d.next =
+            (self.rword.val() == self.w_id.val()) & !self.in_counters.val() & !self.in_rb.val();
+        self.r_info.d.next =
+            (self.rword.val() == self.w_info.val()) & !self.in_counters.val() & !self.in_rb.val();
+        self.r_status.d.next =
+            (self.rword.val() == self.w_status.val()) & !self.in_counters.val() & !self.in_rb.val();
+        self.r_go.d.next =
+            (self.rword.val() == self.w_go.val()) & !self.in_counters.val() & !self.in_rb.val();
+        self.r_rb_status.d.next = (self.rword.val() == self.w_rb_status.val()) & !self.in_rb.val();
+        self.r_err.d.next = (self.rword.val() > self.w_last_rw.val())
+            & !self.in_counters.val()
+            & !self.in_rb.val()
+            & (self.rword.val() != self.w_rb_status.val());
+
         self.in_flight_wide.narrow.next = self.in_flight.val();
         self.rb_status.next = self.zero32.val();
-        if self.readback_valid.val() {
+        if self.rb_valid_r.q.val() {
             self.rb_status.next = self.one32.val();
         }
         if self.rb_busy.q.val() {
             self.rb_status.next = self.rb_status.val() | self.two32.val();
         }
-        self.rb_shifted_unused.next =
-            self.readback.val() >> ((self.rword.val() - self.w_rb_first.val()) << self.five.val());
         self.status.next = self.in_flight_wide.wide.val() << self.sh8.val();
         if self.pending.q.val() {
             self.status.next = self.status.val() | self.one32.val();
@@ -447,96 +621,38 @@ impl Logic for AxiLiteRegs {
         if self.overflow.val() {
             self.status.next = self.status.val() | self.two32.val();
         }
-        if self.take_r.val() {
+        if self.rtaken.q.val() {
             self.rvalid.d.next = true;
             self.rresp.d.next = self.okay.val();
-            // The word read (a part-select at the read's bit offset: a 64-to-1 word mux).
-            if self.rword.val() <= self.w_last_rw.val() {
-                self.rdata.d.next = self.regs.q.val().get_bits::<32>(self.rshift.val().index());
+            self.rdata.d.next = self.w_regs.q.val();
+            if self.r_counter.q.val() {
+                self.rdata.d.next = self.w_counter.q.val();
             }
-            if self.rword.val() == self.w_id.val() {
+            if self.r_rb.q.val() {
+                self.rdata.d.next = self.w_rb.q.val();
+            }
+            if self.r_id.q.val() {
                 self.rdata.d.next = self.id_value.val();
             }
-            if self.rword.val() == self.w_info.val() {
+            if self.r_info.q.val() {
                 self.rdata.d.next = self.info_value.val();
             }
-            if self.rword.val() == self.w_status.val() {
+            if self.r_status.q.val() {
                 self.rdata.d.next = self.status.val();
             }
-            if self.rword.val() == self.w_go.val() {
+            if self.r_go.q.val() {
                 self.rdata.d.next = self.zero32.val();
                 if self.pending.q.val() {
                     self.rdata.d.next = self.one32.val();
                 }
             }
-            if self.rword.val() > self.w_last_rw.val() {
+            if self.r_rb_status.q.val() {
+                self.rdata.d.next = self.rb_status.val();
+            }
+            if self.r_err.q.val() {
                 self.rdata.d.next = self.zero32.val();
                 self.rresp.d.next = self.slverr.val();
             }
-            if (self.rword.val() >= self.w_first_counter.val())
-                & (self.rword.val() <= self.w_last_counter.val())
-            {
-                self.rresp.d.next = self.okay.val();
-                if self.rword.val() == self.w_first_counter.val() + self.k0.val() {
-                    self.rdata.d.next = self.c0.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k1.val() {
-                    self.rdata.d.next = self.c1.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k2.val() {
-                    self.rdata.d.next = self.c2.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k3.val() {
-                    self.rdata.d.next = self.c3.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k4.val() {
-                    self.rdata.d.next = self.c4.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k5.val() {
-                    self.rdata.d.next = self.c5.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k6.val() {
-                    self.rdata.d.next = self.c6.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k7.val() {
-                    self.rdata.d.next = self.c7.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k8.val() {
-                    self.rdata.d.next = self.c8.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k9.val() {
-                    self.rdata.d.next = self.c9.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k10.val() {
-                    self.rdata.d.next = self.c10.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k11.val() {
-                    self.rdata.d.next = self.c11.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k12.val() {
-                    self.rdata.d.next = self.c12.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k13.val() {
-                    self.rdata.d.next = self.c13.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k14.val() {
-                    self.rdata.d.next = self.c14.q.val();
-                }
-                if self.rword.val() == self.w_first_counter.val() + self.k15.val() {
-                    self.rdata.d.next = self.c15.q.val();
-                }
-            }
-        }
-        if self.take_r.val() & (self.rword.val() == self.w_rb_status.val()) {
-            self.rresp.d.next = self.okay.val();
-            self.rdata.d.next = self.rb_status.val();
-        }
-        if self.take_r.val()
-            & (self.rword.val() >= self.w_rb_first.val())
-            & (self.rword.val() <= self.w_rb_last.val())
-        {
-            self.rresp.d.next = self.okay.val();
-            self.rdata.d.next = self.rb_shifted_unused.val().get_bits::<32>(0);
         }
         if self.rvalid.q.val() & self.s_axil_rready.val() {
             self.rvalid.d.next = false;
@@ -645,6 +761,7 @@ impl Logic for AxiLiteRegs {
             self.pending.d.next = false;
             self.bvalid.d.next = false;
             self.rvalid.d.next = false;
+            self.rtaken.d.next = false;
             self.rb_busy.d.next = false;
         }
         self.ctl_valid.next = self.pending.q.val();

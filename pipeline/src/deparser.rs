@@ -55,7 +55,8 @@
 //! A frame presented in cycle `j` is on `out_beat`, with `out_valid`, in cycle `j + 2`
 //! ([`REWRITER_LATENCY`] = [`SIGNAL_BUILDER_LATENCY`] = 2), for one cycle; a frame can follow in
 //! every cycle. The longest paths are a ten-word adder tree (stage 1) and a 21-bit add followed
-//! by two end-around-carry adds and a complement (stage 2).
+//! by two end-around-carry adds and a complement (stage 2; the UDP checksum tests its special
+//! values beside the second add, [`UdpChecksum`]).
 //!
 //! # Byte order
 //!
@@ -73,7 +74,7 @@
 //! as `(x & {M}'h...)`, which `verilator -Wall` rejects (WIDTH); worse, a complement inside it,
 //! `(~x & {M}'h...)`, is evaluated at the wide width and sets the high bits. The leaf blocks that
 //! concatenate or widen ([`EndpointWire`], [`HeaderWire`], [`BeatJoin`], [`ChecksumSplice`],
-//! [`Sum10`], [`Fold`]) are therefore a few lines of Verilog each (`Verilog::Custom`, as
+//! [`Sum10`], [`Fold`], [`UdpChecksum`]) are therefore a few lines of Verilog each (`Verilog::Custom`, as
 //! rust-hdl's own `DFF`), with an `update` that does the same in Rust for rust-hdl's simulator.
 //! The tests check both against the model: the Rust side in rust-hdl's simulator, the Verilog in
 //! Verilator. The two top blocks are ordinary `#[hdl_gen]` code; their Verilog lints clean as
@@ -308,7 +309,8 @@ end"
     }
 }
 
-/// Sum of ten 16-bit words as a balanced tree; 10 * 0xFFFF fits in 20 bits, so no carry is lost.
+/// Sum of ten 16-bit words as a balanced tree of adders; 10 * 0xFFFF fits in 20 bits, so no
+/// carry is lost.
 #[derive(LogicBlock, Default)]
 pub struct Sum10 {
     pub w0: Signal<In, Bits<16>>,
@@ -348,10 +350,18 @@ impl Logic for Sum10 {
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
             "\
+// Each partial sum kept as a wire: Yosys would otherwise merge the adders into one
+// carry-save tree (`alumacc`), deeper in LUTs than four carry-chain adders.
+(* keep *) wire [16:0] p01 = {1'b0, w0} + {1'b0, w1};
+(* keep *) wire [16:0] p23 = {1'b0, w2} + {1'b0, w3};
+(* keep *) wire [16:0] p45 = {1'b0, w4} + {1'b0, w5};
+(* keep *) wire [16:0] p67 = {1'b0, w6} + {1'b0, w7};
+(* keep *) wire [16:0] p89 = {1'b0, w8} + {1'b0, w9};
+(* keep *) wire [17:0] p0_3 = {1'b0, p01} + {1'b0, p23};
+(* keep *) wire [17:0] p4_7 = {1'b0, p45} + {1'b0, p67};
+(* keep *) wire [18:0] p0_7 = {1'b0, p0_3} + {1'b0, p4_7};
 always @(*) begin
-    sum = ((({4'b0, w0} + {4'b0, w1}) + ({4'b0, w2} + {4'b0, w3}))
-         + (({4'b0, w4} + {4'b0, w5}) + ({4'b0, w6} + {4'b0, w7})))
-         + ({4'b0, w8} + {4'b0, w9});
+    sum = {1'b0, p0_7} + {3'b0, p89};
 end"
             .into(),
         )
@@ -388,6 +398,55 @@ always @(*) begin
     total = {1'b0, a} + {1'b0, b};
     once = {1'b0, total[15:0]} + {12'b0, total[20:16]};
     folded = once[15:0] + {15'b0, once[16]};
+end"
+            .into(),
+        )
+    }
+}
+
+/// The UDP checksum field after the rewrite: `field` if it is 0 ("no checksum"), else
+/// `~fold(a + b)`, sent as 0xFFFF where that is 0 (RFC 768). The same function as [`Fold`] and
+/// those choices, without the second fold's adder in front of the all-ones test: when the first
+/// fold carries, its low half is at most 0x1E, so the result is `~(low + 1)`; otherwise the low
+/// half is the folded sum. Hand-written; `update` is the same in Rust.
+#[derive(LogicBlock, Default)]
+pub struct UdpChecksum {
+    pub a: Signal<In, Bits<20>>,
+    pub b: Signal<In, Bits<20>>,
+    pub field: Signal<In, Bits<16>>,
+    pub checksum: Signal<Out, Bits<16>>,
+}
+
+impl Logic for UdpChecksum {
+    fn update(&mut self) {
+        let total = u(self.a.val()) + u(self.b.val());
+        let once = (total & 0xffff) + (total >> 16);
+        let folded = (once & 0xffff) + (once >> 16);
+        self.checksum.next = bits(if u(self.field.val()) == 0 {
+            0
+        } else if folded == 0xffff {
+            0xffff
+        } else {
+            !folded & 0xffff
+        });
+    }
+
+    fn connect(&mut self) {
+        self.checksum.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "\
+reg [20:0] total;
+reg [16:0] once;
+always @(*) begin
+    total = {1'b0, a} + {1'b0, b};
+    once = {1'b0, total[15:0]} + {12'b0, total[20:16]};
+    if (field == 16'd0) checksum = 16'd0;
+    else if (once[16]) checksum = ~(once[15:0] + 16'd1);
+    else if (&once[15:0]) checksum = 16'hffff;
+    else checksum = ~once[15:0];
 end"
             .into(),
         )
@@ -443,7 +502,7 @@ pub struct Rewriter {
     s1_udp_old: DFF<Bits<20>>,
     s1_udp_new: DFF<Bits<20>>,
     ip_fold: Fold,
-    udp_fold: Fold,
+    udp_checksum: UdpChecksum,
     splice: ChecksumSplice,
     s2_valid: DFF<Bit>,
     s2_beat: DFF<Bits<512>>,
@@ -485,7 +544,7 @@ impl Default for Rewriter {
             s1_udp_old: Default::default(),
             s1_udp_new: Default::default(),
             ip_fold: Default::default(),
-            udp_fold: Default::default(),
+            udp_checksum: Default::default(),
             splice: Default::default(),
             s2_valid: Default::default(),
             s2_beat: Default::default(),
@@ -578,20 +637,13 @@ impl Logic for Rewriter {
         // Stage 2: fold, complement, write the checksums.
         self.ip_fold.a.next = self.s1_ip_sum.q.val();
         self.ip_fold.b.next = self.zero20.val();
-        self.udp_fold.a.next = self.s1_udp_old.q.val();
-        self.udp_fold.b.next = self.s1_udp_new.q.val();
+        self.udp_checksum.a.next = self.s1_udp_old.q.val();
+        self.udp_checksum.b.next = self.s1_udp_new.q.val();
+        self.udp_checksum.field.next = self.s1_beat.q.val().get_bits::<16>(320);
         self.splice.beat.next = self.s1_beat.q.val();
         self.splice.ip_checksum.next = !self.ip_fold.folded.val();
-        // A zero UDP checksum means "none" and stays zero.
-        self.splice.udp_checksum.next = self.s1_beat.q.val().get_bits::<16>(320);
-        if self.s1_beat.q.val().get_bits::<16>(320).any() {
-            if self.udp_fold.folded.val().all() {
-                // ~folded would be 0, which RFC 768 sends as 0xFFFF = folded.
-                self.splice.udp_checksum.next = self.udp_fold.folded.val();
-            } else {
-                self.splice.udp_checksum.next = !self.udp_fold.folded.val();
-            }
-        }
+        // A zero UDP checksum means "none" and stays zero (`UdpChecksum`).
+        self.splice.udp_checksum.next = self.udp_checksum.checksum.val();
         self.s2_valid.d.next = self.s1_valid.q.val();
         self.s2_beat.d.next = self.splice.spliced.val();
 

@@ -69,6 +69,9 @@ pub struct EgressJob {
     /// Beats of the frame, and the bytes in its last beat (0: 64).
     pub beats: Bits<6>,
     pub tail: Bits<6>,
+    /// One beat: the first beat is the last (decided here, not after the FIFO, which the
+    /// emitter's pop then waits on).
+    pub single: Bit,
     /// Forward the frame: rewritten (`rewrite`) or unchanged, out of `port`.
     pub fwd: Bit,
     pub rewrite: Bit,
@@ -120,7 +123,8 @@ pub struct BeatTag {
 }
 
 /// The keep mask of a last beat holding `tail` bytes (0: all 64). Hand-written: rust-hdl has no
-/// lint-clean way to build it; `update` is the same in Rust.
+/// lint-clean way to build it; `update` is the same in Rust. Each bit is a function of `tail`
+/// alone (a shifted constant, not `(1 << tail) - 1`, whose subtraction is a 64-bit carry chain).
 #[derive(LogicBlock, Default)]
 pub struct TailKeep {
     pub tail: Signal<In, Bits<6>>,
@@ -146,7 +150,7 @@ impl Logic for TailKeep {
             "\
 always @(*) begin
     if (tail == 6'd0) keep = {64{1'b1}};
-    else keep = (64'd1 << tail) - 64'd1;
+    else keep = ~({64{1'b1}} << tail);
 end"
             .into(),
         )
@@ -236,6 +240,11 @@ pub struct Egress {
     signaler: SignalBuilder,
     phase: DFF<Bit>,
     beat: DFF<Bits<6>>,
+    /// The next beat of the head's frame is its last (valid after its first beat).
+    last_r: DFF<Bit>,
+    /// A slot given back, a clock after its job's last beat was issued.
+    free_r: DFF<Bit>,
+    free_handle_r: DFF<Bits<HANDLE_BITS>>,
     /// The buffer address of the frame's next beat after its first.
     rptr: DFF<Bits<BUF_BITS>>,
     job1: DFF<EgressJob>,
@@ -261,9 +270,23 @@ pub struct Egress {
     sp1: Signal<Local, SpineEntry>,
     sp2: Signal<Local, SpineEntry>,
     sp3: Signal<Local, SpineEntry>,
+    /// Which spines have the pass's spine ID; the first of them (`sel_*` its number's bits),
+    /// chosen by a tree of muxes rather than a chain.
+    m0: Signal<Local, Bit>,
+    m1: Signal<Local, Bit>,
+    m2: Signal<Local, Bit>,
+    m3: Signal<Local, Bit>,
+    sel_lo: Signal<Local, Bit>,
+    sel_hi: Signal<Local, Bit>,
+    sp01: Signal<Local, SpineEntry>,
+    sp23: Signal<Local, SpineEntry>,
+    /// The spine chosen; its valid bit and ID are not read (the name matches Verilator's
+    /// `--unused-regexp`).
+    chosen_unused: Signal<Local, SpineEntry>,
     // Emitting.
     head: Signal<Local, EgressJob>,
     room: Signal<Local, Bit>,
+    first_beat: Signal<Local, Bit>,
     doing_fwd: Signal<Local, Bit>,
     last_beat: Signal<Local, Bit>,
     done: Signal<Local, Bit>,
@@ -272,6 +295,7 @@ pub struct Egress {
 
     is_leaf: Constant<Bit>,
     one6: Constant<Bits<6>>,
+    two6: Constant<Bits<6>>,
     one_buf: Constant<Bits<BUF_BITS>>,
     zero6: Constant<Bits<6>>,
     one16: Constant<Bits<16>>,
@@ -315,6 +339,9 @@ impl Egress {
             signaler: Default::default(),
             phase: Default::default(),
             beat: Default::default(),
+            last_r: Default::default(),
+            free_r: Default::default(),
+            free_handle_r: Default::default(),
             rptr: Default::default(),
             job1: Default::default(),
             job2: Default::default(),
@@ -335,8 +362,18 @@ impl Egress {
             sp1: Default::default(),
             sp2: Default::default(),
             sp3: Default::default(),
+            m0: Default::default(),
+            m1: Default::default(),
+            m2: Default::default(),
+            m3: Default::default(),
+            sel_lo: Default::default(),
+            sel_hi: Default::default(),
+            sp01: Default::default(),
+            sp23: Default::default(),
+            chosen_unused: Default::default(),
             head: Default::default(),
             room: Default::default(),
+            first_beat: Default::default(),
             doing_fwd: Default::default(),
             last_beat: Default::default(),
             done: Default::default(),
@@ -344,6 +381,7 @@ impl Egress {
             out_beat: Default::default(),
             is_leaf: Constant::new(role == Role::Leaf),
             one6: Constant::new(1.into()),
+            two6: Constant::new(2.into()),
             one_buf: Constant::new(1.into()),
             zero6: Constant::new(0.into()),
             one16: Constant::new(1.into()),
@@ -364,7 +402,23 @@ impl Logic for Egress {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, phase, beat, rptr, job1, job2, tag1, tag2, tag3, tag4, beat_r, raw3, raw4,
+            self,
+            clock,
+            phase,
+            beat,
+            last_r,
+            free_r,
+            free_handle_r,
+            rptr,
+            job1,
+            job2,
+            tag1,
+            tag2,
+            tag3,
+            tag4,
+            beat_r,
+            raw3,
+            raw4,
             overflowed
         );
         clock!(self, clock, job_fifo, out_fifo, rewriter, signaler);
@@ -382,6 +436,7 @@ impl Logic for Egress {
         if self.job.val().tail.any() {
             self.job.next.beats = self.pass.val().len.get_bits::<6>(6) + self.one6.val();
         }
+        self.job.next.single = self.job.val().beats == self.one6.val();
         self.job.next.fwd = self.pass.val().fwd | self.plain.val();
         self.job.next.rewrite = self.pass.val().fwd;
         self.job.next.port = self.pass.val().egress;
@@ -419,7 +474,6 @@ impl Logic for Egress {
         self.sp1.next = self.spines.val().s1;
         self.sp2.next = self.spines.val().s2;
         self.sp3.next = self.spines.val().s3;
-        self.job.next.sig = false;
         self.job.next.sig_type = self.t_queue_signal.val();
         if self.pass.val().sig_idle_add {
             self.job.next.sig_type = self.t_idle_signal.val();
@@ -430,38 +484,40 @@ impl Logic for Egress {
         self.job.next.sig_src = self.pass.val().spine_node;
         self.job.next.sig_dst = self.pass.val().spine_id;
         self.job.next.sig_load = self.pass.val().avg;
-        self.job.next.sig_mac = self.sp0.val().mac;
-        self.job.next.sig_ip = self.sp0.val().ip;
-        self.job.next.sig_udp = self.sp0.val().udp;
-        self.job.next.sig_port = self.sp0.val().egress;
-        if self.sp3.val().valid & (self.sp3.val().id == self.pass.val().spine_id) {
-            self.job.next.sig = self.wants_sig.val();
-            self.job.next.sig_mac = self.sp3.val().mac;
-            self.job.next.sig_ip = self.sp3.val().ip;
-            self.job.next.sig_udp = self.sp3.val().udp;
-            self.job.next.sig_port = self.sp3.val().egress;
+        // Only a leaf signals: a spine's job takes spine 0's address, unused, and no compare.
+        self.m0.next = self.is_leaf.val()
+            & self.sp0.val().valid
+            & (self.sp0.val().id == self.pass.val().spine_id);
+        self.m1.next = self.is_leaf.val()
+            & self.sp1.val().valid
+            & (self.sp1.val().id == self.pass.val().spine_id);
+        self.m2.next = self.is_leaf.val()
+            & self.sp2.val().valid
+            & (self.sp2.val().id == self.pass.val().spine_id);
+        self.m3.next = self.is_leaf.val()
+            & self.sp3.val().valid
+            & (self.sp3.val().id == self.pass.val().spine_id);
+        // The first match's number (0 when none matches: spine 0's address, unused).
+        self.sel_lo.next = !self.m0.val() & (self.m1.val() | (!self.m2.val() & self.m3.val()));
+        self.sel_hi.next = !self.m0.val() & !self.m1.val() & (self.m2.val() | self.m3.val());
+        self.sp01.next = self.sp0.val();
+        if self.sel_lo.val() {
+            self.sp01.next = self.sp1.val();
         }
-        if self.sp2.val().valid & (self.sp2.val().id == self.pass.val().spine_id) {
-            self.job.next.sig = self.wants_sig.val();
-            self.job.next.sig_mac = self.sp2.val().mac;
-            self.job.next.sig_ip = self.sp2.val().ip;
-            self.job.next.sig_udp = self.sp2.val().udp;
-            self.job.next.sig_port = self.sp2.val().egress;
+        self.sp23.next = self.sp2.val();
+        if self.sel_lo.val() {
+            self.sp23.next = self.sp3.val();
         }
-        if self.sp1.val().valid & (self.sp1.val().id == self.pass.val().spine_id) {
-            self.job.next.sig = self.wants_sig.val();
-            self.job.next.sig_mac = self.sp1.val().mac;
-            self.job.next.sig_ip = self.sp1.val().ip;
-            self.job.next.sig_udp = self.sp1.val().udp;
-            self.job.next.sig_port = self.sp1.val().egress;
+        self.chosen_unused.next = self.sp01.val();
+        if self.sel_hi.val() {
+            self.chosen_unused.next = self.sp23.val();
         }
-        if self.sp0.val().valid & (self.sp0.val().id == self.pass.val().spine_id) {
-            self.job.next.sig = self.wants_sig.val();
-            self.job.next.sig_mac = self.sp0.val().mac;
-            self.job.next.sig_ip = self.sp0.val().ip;
-            self.job.next.sig_udp = self.sp0.val().udp;
-            self.job.next.sig_port = self.sp0.val().egress;
-        }
+        self.job.next.sig =
+            self.wants_sig.val() & (self.m0.val() | self.m1.val() | self.m2.val() | self.m3.val());
+        self.job.next.sig_mac = self.chosen_unused.val().mac;
+        self.job.next.sig_ip = self.chosen_unused.val().ip;
+        self.job.next.sig_udp = self.chosen_unused.val().udp;
+        self.job.next.sig_port = self.chosen_unused.val().egress;
         // Control passes carry no frame; a first pass that comes back keeps its frame.
         self.job.next.has_frame = !(self.pass.val().is_ctl_pool
             | self.pass.val().is_ctl_params
@@ -479,7 +535,11 @@ impl Logic for Egress {
         self.head.next = self.job_fifo.head.val();
         self.room.next = self.out_fifo.count.val() <= self.out_room.val();
         self.doing_fwd.next = self.head.val().fwd & !self.phase.q.val();
-        self.last_beat.next = self.beat.q.val() + self.one6.val() == self.head.val().beats;
+        self.first_beat.next = !self.beat.q.val().any();
+        self.last_beat.next = self.last_r.q.val();
+        if self.first_beat.val() {
+            self.last_beat.next = self.head.val().single;
+        }
         self.tail_keep.tail.next = self.job_fifo.head.val().tail;
         self.tag.next.valid = false;
         self.tag.next.rewrite = false;
@@ -496,11 +556,11 @@ impl Logic for Egress {
             } else if self.room.val() {
                 self.tag.next.valid = true;
                 if self.doing_fwd.val() {
-                    if self.beat.q.val().any() {
+                    if !self.first_beat.val() {
                         self.buf_addr.next = self.rptr.q.val();
                     }
                     self.rptr.d.next = self.buf_addr.val() + self.one_buf.val();
-                    self.tag.next.rewrite = self.head.val().rewrite & !self.beat.q.val().any();
+                    self.tag.next.rewrite = self.head.val().rewrite & self.first_beat.val();
                     self.tag.next.last = self.last_beat.val();
                     self.tag.next.keep = self.all_keep.val();
                     if self.last_beat.val() {
@@ -508,6 +568,8 @@ impl Logic for Egress {
                     }
                     self.tag.next.port = self.head.val().port;
                     self.beat.d.next = self.beat.q.val() + self.one6.val();
+                    self.last_r.d.next =
+                        self.beat.q.val() + self.two6.val() == self.head.val().beats;
                     if self.last_beat.val() {
                         self.beat.d.next = self.zero6.val();
                         if self.head.val().sig {
@@ -525,8 +587,11 @@ impl Logic for Egress {
             }
         }
         self.job_fifo.pop.next = self.done.val();
-        self.free_valid.next = self.done.val() & self.head.val().free;
-        self.free_handle.next = self.head.val().handle;
+        // Registered: the slot's last beat has been read by then all the same.
+        self.free_r.d.next = self.done.val() & self.head.val().free;
+        self.free_handle_r.d.next = self.head.val().handle;
+        self.free_valid.next = self.free_r.q.val();
+        self.free_handle.next = self.free_handle_r.q.val();
         self.tag1.d.next = self.tag.val();
         self.job1.d.next = self.head.val();
 

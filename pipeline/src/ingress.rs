@@ -152,6 +152,11 @@ pub struct Ingress {
     busy: DFF<Bits<64>>,
     ready: DFF<Bits<64>>,
     sched: DFF<Bits<HANDLE_BITS>>,
+    /// `sched + 1`, stored with bit 0 inverted (registers start at zero): the slot offered next.
+    sched1_x: DFF<Bits<HANDLE_BITS>>,
+    /// `ready[sched]`, kept a clock ahead: `pkt_valid` from a register rather than a 64-to-1 mux
+    /// (the core's pass mux and its pass count run on it).
+    offer: DFF<Bit>,
     sched_base: DFF<Bits<BUF_BITS>>,
     // Beside the parser: slot, base, time, length, oversize.
     p1: DFF<Bits<HANDLE_BITS>>,
@@ -169,7 +174,8 @@ pub struct Ingress {
     frame_bad: Signal<Local, Bit>,
 
     take: Signal<Local, Bit>,
-    offered: Signal<Local, Bit>,
+    advance: Signal<Local, Bit>,
+    sched1: Signal<Local, Bits<HANDLE_BITS>>,
     cur_slot: Signal<Local, Bits<HANDLE_BITS>>,
     cur_wptr: Signal<Local, Bits<BUF_BITS>>,
     cur_beat: Signal<Local, Bits<10>>,
@@ -224,6 +230,8 @@ impl Default for Ingress {
             busy: Default::default(),
             ready: Default::default(),
             sched: Default::default(),
+            sched1_x: Default::default(),
+            offer: Default::default(),
             sched_base: Default::default(),
             p1: Default::default(),
             p2: Default::default(),
@@ -237,7 +245,8 @@ impl Default for Ingress {
             keep_ok: Default::default(),
             frame_bad: Default::default(),
             take: Default::default(),
-            offered: Default::default(),
+            advance: Default::default(),
+            sched1: Default::default(),
             cur_slot: Default::default(),
             cur_wptr: Default::default(),
             cur_beat: Default::default(),
@@ -265,7 +274,8 @@ impl Logic for Ingress {
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, slot, wptr, beat, first, alloc, alloc_base, busy, ready, sched,
-            sched_base, p1, p2, p1_time, p2_time, p1_len, p2_len, p1_over, p2_over, bad_keep
+            sched1_x, offer, sched_base, p1, p2, p1_time, p2_time, p1_len, p2_len, p1_over,
+            p2_over, bad_keep
         );
         clock!(self, clock, parser, descs);
         self.buffer.read_clock.next = self.clock.val();
@@ -352,21 +362,29 @@ impl Logic for Ingress {
         }
 
         // ---- Offer frames to the core in ring order.
-        // `pkt_valid` from the registers alone (no path from `pkt_take` that Verilator could
-        // see through a shared signal); `offered` is the same for the logic below.
-        self.pkt_valid.next = self.ready.q.val().get_bit(self.sched.q.val().index());
-        self.offered.next = self.ready.q.val().get_bit(self.sched.q.val().index());
+        // `pkt_valid` from a register alone (no path from `pkt_take` that Verilator could see
+        // through a shared signal, and none through the ready mux).
+        self.pkt_valid.next = self.offer.q.val();
         self.pkt.next = self.descs.rd_data.val();
         self.pkt_handle.next = self.sched.q.val();
         self.pkt_start.next = self.sched_base.q.val();
+        self.sched1.next = self.sched1_x.q.val() ^ self.one_h.val();
+        self.advance.next = self.offer.q.val() & self.pkt_take.val();
         self.next_sched.next = self.sched.q.val();
-        if self.offered.val() & self.pkt_take.val() {
-            self.next_sched.next = self.sched.q.val() + self.one_h.val();
+        // The slot offered next is ready if it was or if its descriptor is written now (a slot
+        // taken now is not the next one: the ring has more than one slot).
+        self.offer.d.next = self.offer.q.val()
+            | (self.parser.out_valid.val() & (self.p2.q.val() == self.sched.q.val()));
+        if self.advance.val() {
+            self.next_sched.next = self.sched1.val();
             self.sched_base.d.next = self.sched_base.q.val() + self.slot_size.val();
             self.next_ready.next =
                 self.next_ready.val() & !(self.one64.val() << self.sched.q.val());
+            self.offer.d.next = self.ready.q.val().get_bit(self.sched1.val().index())
+                | (self.parser.out_valid.val() & (self.p2.q.val() == self.sched1.val()));
         }
         self.sched.d.next = self.next_sched.val();
+        self.sched1_x.d.next = (self.next_sched.val() + self.one_h.val()) ^ self.one_h.val();
         self.descs.rd_addr.next = self.next_sched.val();
         self.descs.rd_off.next = self.no_off.val();
         self.descs.rd_indexed.next = false;

@@ -65,9 +65,10 @@
 //!
 //! # Timing
 //!
-//! [`PARSER_LATENCY`] = 2 clocks, one frame per clock. Stage 1 registers the checks and the raw
-//! 20-bit sum of the nine checksummed header words (an adder tree); stage 2 folds the carries,
-//! compares the checksum, resolves the priority and registers [`Parsed`].
+//! [`PARSER_LATENCY`] = 2 clocks, one frame per clock. Stage 1 registers the checks of the header
+//! fields, the frame length and the raw 20-bit sum of the nine checksummed header words (an adder
+//! tree); stage 2 checks the length, folds the sum once and compares it with the two values
+//! that fold to the checksum expected, resolves the priority and registers [`Parsed`].
 //!
 //! ```text
 //!   cycle   0                     1                        2
@@ -182,46 +183,68 @@ pub struct Parser {
 
     // Stage 1 registers.
     s1_valid: DFF<Bit>,
-    /// Fewer than 14 bytes.
-    s1_runt: DFF<Bit>,
-    /// A pass-through check ranked before the checksum failed. Each class's checks of the frame
-    /// length are registered apart from its checks of header fields (`*_len`, or'ed in stage 2):
-    /// the length of a one-beat frame comes from `tkeep` as it arrives, several LUT levels
-    /// deep, and gets its compares and nothing else in its cycle.
+    /// The frame length, and `total_len + 14`: the checks of the length run in stage 2 (the
+    /// length of a one-beat frame comes from `tkeep` as it arrives, several LUT levels deep).
+    s1_len: DFF<Bits<16>>,
+    s1_len_room: DFF<Bits<16>>,
+    /// A pass-through check of the header ranked before the checksum failed.
     s1_early_pass: DFF<Bit>,
-    s1_early_pass_len: DFF<Bit>,
-    /// A pass-through check ranked after the checksum failed.
+    /// A pass-through check of the header ranked after the checksum failed.
     s1_late_pass: DFF<Bit>,
-    s1_late_pass_len: DFF<Bit>,
-    /// A length or Horus header check failed.
+    /// A Horus header or IPv4/UDP length field check failed.
     s1_malformed: DFF<Bit>,
-    s1_malformed_len: DFF<Bit>,
     /// Sum of the nine checksummed IPv4 header words, carries not yet folded (at most 9 * 0xFFFF).
     s1_sum: DFF<Bits<20>>,
-    /// The IPv4 checksum field, zero-extended.
-    s1_checksum: DFF<Bits<20>>,
+    /// The checksum's sum once folded must equal `!field` (`s1_want`), or `!field + 0xFFFF`
+    /// (`s1_want_hi`) before the second fold.
+    s1_want: DFF<Bits<17>>,
+    s1_want_hi: DFF<Bits<17>>,
     /// The header fields in [`Parsed`] layout, class bits 0.
     s1_header: DFF<Bits<PARSED_BITS>>,
 
     // Stage 2.
-    fold1: Signal<Local, Bits<20>>,
-    fold2: Signal<Local, Bits<20>>,
+    /// `!field` (16 bits, zero-extended).
+    want: Signal<Local, Bits<20>>,
+    /// `!field + 0xFFFF` and the sum's high bits, of which the low 17 bits are read (the
+    /// names match Verilator's `--unused-regexp`).
+    want_hi_unused: Signal<Local, Bits<20>>,
+    sum_hi_unused: Signal<Local, Bits<20>>,
+    /// The sum's two halves, and the carry-free test of `lo + hi == k` for both values of `k`
+    /// (as `RmwTable::sum_index` checks a sum: `a ^ b ^ k == (a & b | (a | b) & !k) << 1`).
+    lo: Signal<Local, Bits<17>>,
+    hi: Signal<Local, Bits<17>>,
+    sum_ok: Signal<Local, Bit>,
+    /// The checks of the frame length: fewer than 14, 34, 42 bytes, and the malformed ones.
+    runt: Signal<Local, Bit>,
+    early_len: Signal<Local, Bit>,
+    late_len: Signal<Local, Bit>,
+    malformed_len: Signal<Local, Bit>,
+    /// `udp_len + 20 == total_len` tested the same way.
+    len_x: Signal<Local, Bits<16>>,
+    /// `total_len + 14`.
+    /// The frame length is below 64: the checks against 14, 34, 42 and 53 take its low bits.
+    len_short: Signal<Local, Bit>,
+    len_low: Signal<Local, Bits<6>>,
+    low_eth: Constant<Bits<6>>,
+    low_ipv4: Constant<Bits<6>>,
+    low_udp: Constant<Bits<6>>,
+    low_horus: Constant<Bits<6>>,
+    len_y: Signal<Local, Bits<16>>,
     class_vec: Signal<Local, Bits<PARSED_BITS>>,
     out_valid_r: DFF<Bit>,
     out_r: DFF<Parsed>,
 
     // Named constants (literals would be emitted 32 bits wide).
     len_eth: Constant<Bits<16>>,
-    len_ipv4: Constant<Bits<16>>,
-    len_udp: Constant<Bits<16>>,
-    len_horus: Constant<Bits<16>>,
     ethertype_ipv4: Constant<Bits<16>>,
     version_ihl: Constant<Bits<8>>,
     frag_mask: Constant<Bits<16>>,
     zero16: Constant<Bits<16>>,
     proto_udp: Constant<Bits<8>>,
     horus_port: Constant<Bits<16>>,
-    min_udp_len: Constant<Bits<16>>,
+    /// 19 and 20, below 32: compared with the low five bits of fields whose others are zero.
+    min_udp_len5: Constant<Bits<5>>,
+    ipv4_header_len5: Constant<Bits<5>>,
     ipv4_header_len: Constant<Bits<16>>,
     max_type_code: Constant<Bits<7>>,
     type_new_task: Constant<Bits<7>>,
@@ -231,6 +254,9 @@ pub struct Parser {
     shift16: Constant<Bits<5>>,
     byte20: Constant<Bits<20>>,
     word20: Constant<Bits<20>>,
+    word17: Constant<Bits<17>>,
+    bit16: Constant<Bits<20>>,
+    one5: Constant<Bits<5>>,
     /// Byte 0 of the header window (type byte).
     keep90: Constant<Bits<PARSED_BITS>>,
     /// Bytes 1, 3, 5, 7, 9 of the header window: the high bytes of the five 16-bit fields.
@@ -244,6 +270,8 @@ pub struct Parser {
 impl Default for Parser {
     fn default() -> Self {
         use horus_model::wire;
+        const { assert!(wire::Layer::Horus.end() < 64) };
+        const { assert!(wire::MIN_UDP_LEN < 32 && wire::IPV4_HEADER_LEN < 32) };
         let c16 = |v: usize| Constant::new(bits::<16>(v as LiteralType));
         let c7 = |v: u8| Constant::new(bits::<7>(LiteralType::from(v)));
         let c90 = |v: u128| {
@@ -272,26 +300,38 @@ impl Default for Parser {
             udp: Default::default(),
             horus: Default::default(),
             s1_valid: Default::default(),
-            s1_runt: Default::default(),
+            s1_len: Default::default(),
+            s1_len_room: Default::default(),
             s1_early_pass: Default::default(),
-            s1_early_pass_len: Default::default(),
             s1_late_pass: Default::default(),
-            s1_late_pass_len: Default::default(),
             s1_malformed: Default::default(),
-            s1_malformed_len: Default::default(),
             s1_sum: Default::default(),
-            s1_checksum: Default::default(),
+            s1_want: Default::default(),
+            s1_want_hi: Default::default(),
             s1_header: Default::default(),
-            fold1: Default::default(),
-            fold2: Default::default(),
+            want: Default::default(),
+            want_hi_unused: Default::default(),
+            sum_hi_unused: Default::default(),
+            lo: Default::default(),
+            hi: Default::default(),
+            sum_ok: Default::default(),
+            runt: Default::default(),
+            early_len: Default::default(),
+            late_len: Default::default(),
+            malformed_len: Default::default(),
+            len_x: Default::default(),
+            len_short: Default::default(),
+            len_low: Default::default(),
+            low_eth: Constant::new(bits::<6>(wire::Layer::Ethernet.end() as LiteralType)),
+            low_ipv4: Constant::new(bits::<6>(wire::Layer::Ipv4.end() as LiteralType)),
+            low_udp: Constant::new(bits::<6>(wire::Layer::Udp.end() as LiteralType)),
+            low_horus: Constant::new(bits::<6>(wire::Layer::Horus.end() as LiteralType)),
+            len_y: Default::default(),
             class_vec: Default::default(),
             out_valid_r: Default::default(),
             out_r: Default::default(),
-            // The frame lengths that hold each layer's header: 14, 34, 42, 53.
+            // The frame lengths that hold each layer's header: 14, 34, 42, 53 (below 64).
             len_eth: c16(wire::Layer::Ethernet.end()),
-            len_ipv4: c16(wire::Layer::Ipv4.end()),
-            len_udp: c16(wire::Layer::Udp.end()),
-            len_horus: c16(wire::Layer::Horus.end()),
             ethertype_ipv4: c16(usize::from(wire::ETHERTYPE_IPV4)),
             version_ihl: Constant::new(bits::<8>(0x45)),
             // MF (0x2000) and the 13-bit fragment offset; DF and the reserved bit are not checked.
@@ -299,7 +339,8 @@ impl Default for Parser {
             zero16: c16(0),
             proto_udp: Constant::new(bits::<8>(LiteralType::from(wire::IP_PROTOCOL_UDP))),
             horus_port: c16(usize::from(wire::HORUS_UDP_PORT)),
-            min_udp_len: c16(usize::from(wire::MIN_UDP_LEN)),
+            min_udp_len5: Constant::new(bits::<5>(LiteralType::from(wire::MIN_UDP_LEN))),
+            ipv4_header_len5: Constant::new(bits::<5>(wire::IPV4_HEADER_LEN as LiteralType)),
             ipv4_header_len: c16(wire::IPV4_HEADER_LEN),
             max_type_code: c7(wire::PacketType::TaskContinuation.code()),
             type_new_task: c7(wire::PacketType::NewTask.code()),
@@ -309,6 +350,9 @@ impl Default for Parser {
             shift16: Constant::new(bits::<5>(16)),
             byte20: Constant::new(bits::<20>(0xff)),
             word20: Constant::new(bits::<20>(0xffff)),
+            word17: Constant::new(bits::<17>(0xffff)),
+            bit16: Constant::new(bits::<20>(0x1_0000)),
+            one5: Constant::new(bits::<5>(1)),
             keep90: c90(0xff),
             odd90: c90(0x00_ff00_ff00_ff00_ff00_ff00),
             class_horus: c90(u128::from(CLASS_HORUS)),
@@ -326,15 +370,14 @@ impl Logic for Parser {
             self,
             clock,
             s1_valid,
-            s1_runt,
+            s1_len,
+            s1_len_room,
             s1_early_pass,
-            s1_early_pass_len,
             s1_late_pass,
-            s1_late_pass_len,
             s1_malformed,
-            s1_malformed_len,
             s1_sum,
-            s1_checksum,
+            s1_want,
+            s1_want_hi,
             s1_header,
             out_valid_r,
             out_r
@@ -362,25 +405,34 @@ impl Logic for Parser {
 
         // ---- Stage 0: checks, grouped by their rank against the checksum (module doc).
         self.s1_valid.d.next = self.in_valid.val();
-        self.s1_runt.d.next = self.frame_len.val() < self.len_eth.val();
+        self.s1_len.d.next = self.frame_len.val();
         self.s1_early_pass.d.next = (self.ethertype.val() != self.ethertype_ipv4.val())
             || (self.ipv4.val().get_bits::<8>(0) != self.version_ihl.val());
-        self.s1_early_pass_len.d.next = self.frame_len.val() < self.len_ipv4.val();
         self.s1_late_pass.d.next = ((self.frag_field.val() & self.frag_mask.val())
             != self.zero16.val())
             || (self.ipv4.val().get_bits::<8>(72) != self.proto_udp.val())
             || (self.dst_port.val() != self.horus_port.val());
-        self.s1_late_pass_len.d.next = self.frame_len.val() < self.len_udp.val();
         // A frame to port 1234 cut inside the Horus header is malformed; the other checks read
         // bytes such a frame does not have, but any of them only makes it malformed too. From
         // frame_len >= 53 on, `frame_len - 14` does not wrap. The model compares `udp_len + 20`
         // with `total_len` without overflow; here a total length below 20 is a mismatch by itself
         // and otherwise `total_len - 20` is exact.
-        self.s1_malformed_len.d.next = (self.frame_len.val() < self.len_horus.val())
-            || (self.total_len.val() > (self.frame_len.val() - self.len_eth.val()));
-        self.s1_malformed.d.next = (self.udp_len.val() < self.min_udp_len.val())
-            || (self.total_len.val() < self.ipv4_header_len.val())
-            || ((self.total_len.val() - self.ipv4_header_len.val()) != self.udp_len.val())
+        // `total_len > frame_len - 14` as `total_len + 14 > frame_len` (stage 2), the sum taken
+        // from the header; a total length above 0xFFF1, whose sum would wrap, exceeds any frame
+        // length from 53 on and is malformed by itself.
+        self.s1_len_room.d.next = self.total_len.val() + self.len_eth.val();
+        // `total_len - 20 != udp_len` (mod 2^16) without the subtraction's carry.
+        self.len_x.next = self.udp_len.val() ^ self.ipv4_header_len.val() ^ self.total_len.val();
+        self.len_y.next = ((self.udp_len.val() & self.ipv4_header_len.val())
+            | ((self.udp_len.val() | self.ipv4_header_len.val()) & !self.total_len.val()))
+            << self.one5.val();
+        self.s1_malformed.d.next = (!self.udp_len.val().get_bits::<11>(5).any()
+            && (self.udp_len.val().get_bits::<5>(0) < self.min_udp_len5.val()))
+            || (self.total_len.val().get_bits::<12>(4).all()
+                && (self.total_len.val().get_bits::<3>(1).any()))
+            || (!self.total_len.val().get_bits::<11>(5).any()
+                && (self.total_len.val().get_bits::<5>(0) < self.ipv4_header_len5.val()))
+            || (self.len_x.val() != self.len_y.val())
             || (self.type_code.val() > self.max_type_code.val())
             || (self.more_flag.val()
                 && !((self.type_code.val() == self.type_new_task.val())
@@ -388,31 +440,40 @@ impl Logic for Parser {
                     || (self.type_code.val() == self.type_task_continuation.val())));
 
         // ---- Stage 0: the checksum sum. The nine words other than the checksum field (IPv4
-        // header bytes 0..10 and 12..20) sum to 256 * (sum of their high bytes) + (sum of their
-        // low bytes); each byte is zero-extended to 20 bits by masking a 20-bit slice (hence the
-        // window's margin past the header).
+        // header bytes 0..10 and 12..20), each its high byte shifted over its low byte (every
+        // byte zero-extended to 20 bits by masking a 20-bit slice, hence the window's margin
+        // past the header): one sum of nine words, a single adder tree.
         self.s1_sum.d.next = (((self.ipv4.val().get_bits::<20>(0) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(16) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(32) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(48) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(64) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(96) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(112) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(128) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(144) & self.byte20.val()))
             << self.shift8.val())
-            + (self.ipv4.val().get_bits::<20>(8) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(24) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(40) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(56) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(72) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(104) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(120) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(136) & self.byte20.val())
-            + (self.ipv4.val().get_bits::<20>(152) & self.byte20.val());
-        self.s1_checksum.d.next = ((self.ipv4.val().get_bits::<20>(80) & self.byte20.val())
+            | (self.ipv4.val().get_bits::<20>(8) & self.byte20.val()))
+            + (((self.ipv4.val().get_bits::<20>(16) & self.byte20.val()) << self.shift8.val())
+                | (self.ipv4.val().get_bits::<20>(24) & self.byte20.val()))
+            + (((self.ipv4.val().get_bits::<20>(32) & self.byte20.val()) << self.shift8.val())
+                | (self.ipv4.val().get_bits::<20>(40) & self.byte20.val()))
+            + (((self.ipv4.val().get_bits::<20>(48) & self.byte20.val()) << self.shift8.val())
+                | (self.ipv4.val().get_bits::<20>(56) & self.byte20.val()))
+            + (((self.ipv4.val().get_bits::<20>(64) & self.byte20.val()) << self.shift8.val())
+                | (self.ipv4.val().get_bits::<20>(72) & self.byte20.val()))
+            + (((self.ipv4.val().get_bits::<20>(96) & self.byte20.val()) << self.shift8.val())
+                | (self.ipv4.val().get_bits::<20>(104) & self.byte20.val()))
+            + (((self.ipv4.val().get_bits::<20>(112) & self.byte20.val()) << self.shift8.val())
+                | (self.ipv4.val().get_bits::<20>(120) & self.byte20.val()))
+            + (((self.ipv4.val().get_bits::<20>(128) & self.byte20.val()) << self.shift8.val())
+                | (self.ipv4.val().get_bits::<20>(136) & self.byte20.val()))
+            + (((self.ipv4.val().get_bits::<20>(144) & self.byte20.val()) << self.shift8.val())
+                | (self.ipv4.val().get_bits::<20>(152) & self.byte20.val()));
+        // The folded sum must be `!field` (16 bits). The first fold leaves at most 0xFFFF + 8
+        // and the second subtracts 0xFFFF when the first carried: the first fold equals
+        // `!field`, or `!field + 0xFFFF` above 0xFFFF.
+        self.want.next = !(((self.ipv4.val().get_bits::<20>(80) & self.byte20.val())
             << self.shift8.val())
-            | (self.ipv4.val().get_bits::<20>(88) & self.byte20.val());
+            | (self.ipv4.val().get_bits::<20>(88) & self.byte20.val()))
+            & self.word20.val();
+        self.s1_want.d.next = self.want.val().get_bits::<17>(0);
+        // For `!field` = 0 the sum's fold would have to be 0xFFFF, which does not fold to 0:
+        // bit 16 set makes the second value one the first fold never takes.
+        self.want_hi_unused.next = (self.want.val() + self.word20.val()) | self.bit16.val();
+        self.s1_want_hi.d.next = self.want_hi_unused.val().get_bits::<17>(0);
 
         // ---- Stage 0: the header in `Parsed` layout. The window holds frame bytes 42..53 at
         // window bytes 0..11 (and two bits of byte 53, masked off); swapping window bytes 1<->2, 3<->4, ..., 9<->10 makes each 16-bit
@@ -423,21 +484,36 @@ impl Logic for Parser {
             | ((self.horus.val() >> self.shift8.val()) & self.odd90.val()))
             << 2;
 
-        // ---- Stage 2: fold the carries as the model does (two end-around steps bring a 20-bit
-        // sum to 16 bits), then the five-way priority.
-        self.fold1.next =
-            (self.s1_sum.q.val() & self.word20.val()) + (self.s1_sum.q.val() >> self.shift16.val());
-        self.fold2.next =
-            (self.fold1.val() & self.word20.val()) + (self.fold1.val() >> self.shift16.val());
-        if self.s1_runt.q.val() {
+        // ---- Stage 2: the first fold (`lo + hi`) compared with both values it may take, then
+        // the five-way priority.
+        self.lo.next = self.s1_sum.q.val().get_bits::<17>(0) & self.word17.val();
+        self.sum_hi_unused.next = self.s1_sum.q.val() >> self.shift16.val();
+        self.hi.next = self.sum_hi_unused.val().get_bits::<17>(0);
+        self.sum_ok.next = ((self.lo.val() ^ self.hi.val() ^ self.s1_want.q.val())
+            == (((self.lo.val() & self.hi.val())
+                | ((self.lo.val() | self.hi.val()) & !self.s1_want.q.val()))
+                << self.one5.val()))
+            | ((self.lo.val() ^ self.hi.val() ^ self.s1_want_hi.q.val())
+                == (((self.lo.val() & self.hi.val())
+                    | ((self.lo.val() | self.hi.val()) & !self.s1_want_hi.q.val()))
+                    << self.one5.val()));
+        self.len_short.next = !self.s1_len.q.val().get_bits::<10>(6).any();
+        self.len_low.next = self.s1_len.q.val().get_bits::<6>(0);
+        self.runt.next = self.len_short.val() & (self.len_low.val() < self.low_eth.val());
+        self.early_len.next = self.len_short.val() & (self.len_low.val() < self.low_ipv4.val());
+        self.late_len.next = self.len_short.val() & (self.len_low.val() < self.low_udp.val());
+        self.malformed_len.next = (self.len_short.val()
+            & (self.len_low.val() < self.low_horus.val()))
+            | (self.s1_len_room.q.val() > self.s1_len.q.val());
+        if self.runt.val() {
             self.class_vec.next = self.class_malformed.val();
-        } else if self.s1_early_pass.q.val() | self.s1_early_pass_len.q.val() {
+        } else if self.s1_early_pass.q.val() | self.early_len.val() {
             self.class_vec.next = self.class_pass.val();
-        } else if ((!self.fold2.val()) & self.word20.val()) != self.s1_checksum.q.val() {
+        } else if !self.sum_ok.val() {
             self.class_vec.next = self.class_checksum.val();
-        } else if self.s1_late_pass.q.val() | self.s1_late_pass_len.q.val() {
+        } else if self.s1_late_pass.q.val() | self.late_len.val() {
             self.class_vec.next = self.class_pass.val();
-        } else if self.s1_malformed.q.val() | self.s1_malformed_len.q.val() {
+        } else if self.s1_malformed.q.val() | self.malformed_len.val() {
             self.class_vec.next = self.class_malformed.val();
         } else {
             self.class_vec.next = self.class_horus.val();

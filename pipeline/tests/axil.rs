@@ -87,6 +87,13 @@ fn run(ops: Vec<Op>) {
                     x.s_axil_arvalid.next = true;
                     wait_clock_cycle!(sim, clk, x);
                     x.s_axil_arvalid.next = false;
+                    // The response comes two cycles after the address (`axil.rs`), not earlier.
+                    if x.s_axil_rvalid.val() {
+                        sink.lock().unwrap().push(format!(
+                            "step {i}: read {addr:#x}: response one cycle early"
+                        ));
+                    }
+                    wait_clock_cycle!(sim, clk, x);
                     let got = (
                         x.s_axil_rdata.val().index() as u32,
                         x.s_axil_rresp.val().index() as u32,
