@@ -380,9 +380,7 @@ pub struct Fold {
 
 impl Logic for Fold {
     fn update(&mut self) {
-        let total = u(self.a.val()) + u(self.b.val());
-        let once = (total & 0xffff) + (total >> 16);
-        self.folded.next = bits((once & 0xffff) + (once >> 16));
+        self.folded.next = bits(fold(u(self.a.val()) + u(self.b.val())));
     }
 
     fn connect(&mut self) {
@@ -404,6 +402,12 @@ end"
     }
 }
 
+/// A sum of up to 21 bits folded twice into 16 (one's complement), as [`Fold`]'s Verilog does.
+fn fold(total: u64) -> u64 {
+    let once = (total & 0xffff) + (total >> 16);
+    (once & 0xffff) + (once >> 16)
+}
+
 /// The UDP checksum field after the rewrite: `field` if it is 0 ("no checksum"), else
 /// `~fold(a + b)`, sent as 0xFFFF where that is 0 (RFC 768). The same function as [`Fold`] and
 /// those choices, without the second fold's adder in front of the all-ones test: when the first
@@ -419,9 +423,7 @@ pub struct UdpChecksum {
 
 impl Logic for UdpChecksum {
     fn update(&mut self) {
-        let total = u(self.a.val()) + u(self.b.val());
-        let once = (total & 0xffff) + (total >> 16);
-        let folded = (once & 0xffff) + (once >> 16);
+        let folded = fold(u(self.a.val()) + u(self.b.val()));
         self.checksum.next = bits(if u(self.field.val()) == 0 {
             0
         } else if folded == 0xffff {
