@@ -388,19 +388,23 @@ impl Logic for Fold {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(
-            "\
+        Verilog::Custom(format!(
+            "{FOLD_ONCE}\
+    folded = once[15:0] + {{15'b0, once[16]}};
+end"
+        ))
+    }
+}
+
+/// The Verilog of the first fold of `a + b` (21 bits into 17) that [`Fold`] and [`UdpChecksum`]
+/// start with: declarations and the head of their `always` block.
+const FOLD_ONCE: &str = "\
 reg [20:0] total;
 reg [16:0] once;
 always @(*) begin
     total = {1'b0, a} + {1'b0, b};
     once = {1'b0, total[15:0]} + {12'b0, total[20:16]};
-    folded = once[15:0] + {15'b0, once[16]};
-end"
-            .into(),
-        )
-    }
-}
+";
 
 /// A sum of up to 21 bits folded twice into 16 (one's complement), as [`Fold`]'s Verilog does.
 fn fold(total: u64) -> u64 {
@@ -438,20 +442,14 @@ impl Logic for UdpChecksum {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(
-            "\
-reg [20:0] total;
-reg [16:0] once;
-always @(*) begin
-    total = {1'b0, a} + {1'b0, b};
-    once = {1'b0, total[15:0]} + {12'b0, total[20:16]};
+        Verilog::Custom(format!(
+            "{FOLD_ONCE}\
     if (field == 16'd0) checksum = 16'd0;
     else if (once[16]) checksum = ~(once[15:0] + 16'd1);
     else if (&once[15:0]) checksum = 16'hffff;
     else checksum = ~once[15:0];
 end"
-            .into(),
-        )
+        ))
     }
 }
 
