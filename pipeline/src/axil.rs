@@ -15,6 +15,7 @@
 //! The field offsets below are the ones in `regmap::FIELDS`; a test writes every field through
 //! this port and checks where it lands.
 
+use crate::arith::ZeroExtend;
 use crate::egress::{SpineEntry, SpineTable, SwitchCfg};
 use crate::phv::Phv;
 use crate::readback::{RB_BITS, RB_WORDS};
@@ -29,33 +30,6 @@ const BITS: usize = 32 * WORDS;
 const _: () = assert!(crate::regmap::COUNTERS == 16);
 /// Bits of an offset in the register file.
 const RSHIFT_BITS: usize = BITS.trailing_zeros() as usize;
-
-/// `wide = {0, narrow}`: zero extension, which rust-hdl cannot write lint-clean. Hand-written;
-/// `update` is the same in Rust.
-#[derive(LogicBlock, Default)]
-pub struct ZeroExtend<const A: usize, const B: usize> {
-    pub narrow: Signal<In, Bits<A>>,
-    pub wide: Signal<Out, Bits<B>>,
-}
-
-impl<const A: usize, const B: usize> Logic for ZeroExtend<A, B> {
-    fn update(&mut self) {
-        let mut w: Bits<B> = 0.into();
-        for i in 0..A {
-            w = w.replace_bit(i, self.narrow.val().get_bit(i));
-        }
-        self.wide.next = w;
-    }
-
-    fn connect(&mut self) {
-        self.wide.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        assert!(B > A);
-        Verilog::Custom(format!("assign wide = {{{}'d0, narrow}};", B - A))
-    }
-}
 
 #[derive(LogicBlock)]
 pub struct AxiLiteRegs {

@@ -14,6 +14,7 @@
 //! ([`top`], sizes in [`presets`]). [`verilog`] emits and normalizes the Verilog, [`check`] lints
 //! and synthesizes it.
 
+pub mod arith;
 pub mod axil;
 pub mod check;
 pub mod core;

@@ -18,6 +18,14 @@
 //! (SRL16E), and a stage reading a field would read it from an SRL, as slow as a LUT level more
 //! than from a flip-flop. Yosys 0.23 ignores the attribute; `check` synthesizes with `-nosrl`, the
 //! same choice.
+//!
+//! And a stage's local signal whose name ends in `_cut` is marked `(* keep *)` ([`keep_cuts`]):
+//! synthesis keeps the net, so the logic behind it is mapped apart from the logic after it. A
+//! stage cuts where a carry chain's output meets logic formed beside the chain: Yosys' LUT mapper
+//! (ABC) sees a carry output as ready at the start of the cycle, like a register's, and would
+//! otherwise mix the chain's output into that logic's first levels, where it is deepest. Behind
+//! the cut the logic is mapped on its own; after it, the chain's output and the cut nets meet in
+//! one LUT. Simulators ignore the attribute.
 
 use rust_hdl::prelude::{Block, generate_verilog};
 
@@ -37,7 +45,29 @@ pub fn emit_named<B: Block>(block: &B, name: &str) -> String {
 /// Rewrites every `[(S'hH)+:(W)]` (any size `S`) into `[D +: W]` with `D` the decimal value of `H`,
 /// then folds nested constant part-selects.
 pub fn normalize(v: &str) -> String {
-    no_shift_registers(&ram_styles(&fold_nested(&unsize(v))))
+    keep_cuts(&no_shift_registers(&ram_styles(&fold_nested(&unsize(v)))))
+}
+
+/// Marks every `reg` declaration of a signal whose name ends in `_cut` with `(* keep *)`.
+pub fn keep_cuts(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for line in v.split_inclusive('\n') {
+        let t = line.trim_start();
+        let cut = t.strip_prefix("reg ").is_some_and(|r| {
+            r.trim_end()
+                .strip_suffix(';')
+                .and_then(|d| d.split_whitespace().last())
+                .is_some_and(|name| name.ends_with("_cut"))
+        });
+        if cut {
+            out.push_str(&line[..line.len() - t.len()]);
+            out.push_str("(* keep *) ");
+            out.push_str(t);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// Marks the `q` of every flip-flop module (`module <name>(d,q,clock);`, rust-hdl's `DFF`) with
@@ -218,6 +248,18 @@ mod tests {
              (* shreg_extract = \"no\" *) output reg  [3:0] q;\nendmodule\nmodule t$b(x,q);\n    \
              output reg  q;\nendmodule\n",
             "only a DFF module's q is marked"
+        );
+    }
+
+    #[test]
+    fn cut_signals_are_kept() {
+        let v = "    reg  quiet;\n    reg  add_cut;\n    reg  [31:0] time_cut;\n    reg  cutter;\n    \
+                 wire  x_cut;\n    add_cut = a;\n";
+        assert_eq!(
+            normalize(v),
+            "    reg  quiet;\n    (* keep *) reg  add_cut;\n    (* keep *) reg  [31:0] time_cut;\n    \
+             reg  cutter;\n    wire  x_cut;\n    add_cut = a;\n",
+            "only the declarations of `reg`s named `*_cut`"
         );
     }
 

@@ -14,12 +14,44 @@
 //!   `repair_gap` microseconds passed since the pool's last idle message from a packet's pass
 //!   (`signaled`, which such a pass stamps with its arrival time; control passes leave it).
 
+use crate::arith::ZeroExtend;
 use crate::phv::{IdleCtlEntry, Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
+
+/// What the link rule and the repair need of the pass alone, worked out a clock ahead from
+/// `early` (the pass entering next) and registered, so that in the pass's own clock only the
+/// entry's compares and a few registered bits remain: the carry chains' outputs meet registers,
+/// not logic of their own depth. `live` (the pass was not dropped) is left to the pass's clock,
+/// since the previous stage decides it last.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct IdleCtlDecode {
+    /// The pass pushes (before `live`): an idleAdd's commit, a leaf's new worker, a removal's
+    /// second pass that found its node absent.
+    pub push: Bit,
+    /// A removal's second pass releases the lock (before `live`).
+    pub unlock: Bit,
+    /// The link rule's `k1 k0` (before `live`; see `IdleCtlStage::k0`).
+    pub k0: Bit,
+    pub k1: Bit,
+    /// The rule's signal stamps `signaled` (a packet's pass).
+    pub stamps: Bit,
+    /// A repair is possible: a task from this pool's spine, with a queue or without.
+    pub repair_q: Bit,
+    pub repair_nq: Bit,
+    /// The thresholds as each candidate count's compare needs them (`IdleCtlStage::ge_p`):
+    /// `p >= ge_p_at` (`link_at - 1`, 0 at `link_at` 0), `p >= ge_m_at` (`link_at + 1` on 17
+    /// bits, 0 at `link_at` 0), `p <= le_m_at` (`unlink_at + 1` on 17 bits).
+    pub ge_p_at: Bits<16>,
+    pub ge_m_at: Bits<17>,
+    pub le_m_at: Bits<17>,
+    /// `time - repair_gap` (wrapping), and whether it wraps.
+    pub time_gap: Bits<32>,
+    pub wrap: Bit,
+}
 
 #[derive(LogicBlock)]
 pub struct IdleCtlStage<const P: usize> {
@@ -41,43 +73,59 @@ pub struct IdleCtlStage<const P: usize> {
     no_off: Constant<Bits<P>>,
     ctl_table: StageTable<IdleCtlEntry, P>,
     out: DFF<Phv>,
+    /// The pass's decode, a clock ahead ([`IdleCtlDecode`]), and steps of it.
+    dec: DFF<IdleCtlDecode>,
+    from_spine_e: Signal<Local, Bit>,
+    push_e: Signal<Local, Bit>,
+    unlock_e: Signal<Local, Bit>,
+    run_e: Signal<Local, Bit>,
     e: Signal<Local, IdleCtlEntry>,
     w: Signal<Local, IdleCtlEntry>,
     live: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     unlock: Signal<Local, Bit>,
-    from_spine: Signal<Local, Bit>,
     /// The count less and more one (wrapping; used where the count is not zero, and by a push).
     p_less: Signal<Local, Bits<16>>,
     p_more: Signal<Local, Bits<16>>,
-    /// Microseconds since the pool's last idle message (wrapping), and whether a repair may go.
-    since: Signal<Local, Bits<32>>,
+    /// Whether `repair_gap` microseconds passed since the pool's last idle message: `time -
+    /// signaled >= gap` (wrapping), told by two compares of `signaled` with values of the pass
+    /// alone, `old` (at or before `time - gap`) and `ahead` (after `time`): `time - gap` wraps
+    /// below zero (`IdleCtlDecode::wrap`) or not. `gap` is the entering pass's, widened.
     gap: Signal<Local, Bits<32>>,
+    old: Signal<Local, Bit>,
+    ahead: Signal<Local, Bit>,
     quiet: Signal<Local, Bit>,
     /// The rule runs on a packet's pass (a task's first pass, an idleAdd's commit): its signal
     /// stamps.
     stamps: Signal<Local, Bit>,
-    /// The link rule runs on this pass, and on which count: `k1 k0` is 01 for a push's `p + 1`,
-    /// 10 for a task's (`p - 1` if it takes the idle path, else `p`), 11 for `p`, 00 not at all.
-    run: Signal<Local, Bit>,
+    /// Whether the link rule runs on this pass, and on which count: `k1 k0` is 01 for a push's
+    /// `p + 1`, 10 for a task's (`p - 1` if it takes the idle path, else `p`), 11 for `p`, 00
+    /// not at all (`run_e`: it runs, a clock ahead).
     k0: Signal<Local, Bit>,
     k1: Signal<Local, Bit>,
     /// The thresholds against each candidate count, each one compare on the entry's `p`: `_p`
     /// for `p + 1`, `_z` for `p`, `_m` for a task's pop (`p - 1`, or `p` when it is zero):
-    /// `p - 1 >= link_at` is `p > link_at`, and `p - 1 <= unlink_at` is `p <= unlink_at + 1`.
+    /// `p + 1 >= link_at` is `p >= link_at - 1` (any `p` at `link_at` 0), `p + 1 <= unlink_at` is
+    /// `p < unlink_at` (a push never wraps `p`: it stays below the pool's capacity, as the model
+    /// asserts), `p - 1 >= link_at` is `p > link_at` (any `p` at `link_at` 0), and
+    /// `p - 1 <= unlink_at` is `p <= unlink_at + 1`. Each is one compare with a threshold
+    /// worked out a clock ahead ([`IdleCtlDecode`]), the last two on 17 bits (`p17`).
     ge_p: Signal<Local, Bit>,
+    p17: ZeroExtend<16, 17>,
+    link17: ZeroExtend<16, 17>,
+    unlink17: ZeroExtend<16, 17>,
+    one17: Constant<Bits<17>>,
+    zero17: Constant<Bits<17>>,
     ge_z: Signal<Local, Bit>,
     ge_m: Signal<Local, Bit>,
     le_p: Signal<Local, Bit>,
     le_z: Signal<Local, Bit>,
     le_m: Signal<Local, Bit>,
-    link_zero: Signal<Local, Bit>,
-    unlink_max: Signal<Local, Bit>,
-    unlink_more: Signal<Local, Bits<16>>,
-    /// The new count against the thresholds (false when the rule does not run).
-    ge: Signal<Local, Bit>,
-    le: Signal<Local, Bit>,
+    /// The new count against the thresholds (false when the rule does not run), kept: one LUT
+    /// picks the compare, and the signals are formed on it.
+    ge_cut: Signal<Local, Bit>,
+    le_cut: Signal<Local, Bit>,
     /// A repair is possible: the rule runs on a task from this pool's spine, with or without a
     /// queue.
     repair_q: Signal<Local, Bit>,
@@ -87,13 +135,18 @@ pub struct IdleCtlStage<const P: usize> {
     remove: Signal<Local, Bit>,
     fix_add: Signal<Local, Bit>,
     fix_remove: Signal<Local, Bit>,
-    /// The entry's `signaled` after the link rule, and after the repair.
-    signaled: Signal<Local, Bits<32>>,
-    signaled_fix: Signal<Local, Bits<32>>,
+    /// The pass stamps `signaled` whatever `quiet` says (`stamp_cut`: the link rule signals, or
+    /// the pass carries a signal), or if `quiet` (`fix_stamp_cut`: a repair would go).
+    stamp_cut: Signal<Local, Bit>,
+    fix_stamp_cut: Signal<Local, Bit>,
+    /// The descriptor's signals without the repair, and the repair's.
+    add_cut: Signal<Local, Bit>,
+    remove_cut: Signal<Local, Bit>,
+    fix_add_cut: Signal<Local, Bit>,
+    fix_remove_cut: Signal<Local, Bit>,
     is_leaf: Constant<Bit>,
     one: Constant<Bits<16>>,
     zero: Constant<Bits<16>>,
-    ones: Constant<Bits<16>>,
     code_locked: Constant<Bits<4>>,
     code_not_member: Constant<Bits<4>>,
 }
@@ -112,45 +165,54 @@ impl<const P: usize> IdleCtlStage<P> {
             no_off: Constant::new(0.into()),
             ctl_table: StageTable::new(Stage::IdleCtl),
             out: Default::default(),
+            dec: Default::default(),
+            from_spine_e: Default::default(),
+            push_e: Default::default(),
+            unlock_e: Default::default(),
+            run_e: Default::default(),
             e: Default::default(),
             w: Default::default(),
             live: Default::default(),
             push: Default::default(),
             take: Default::default(),
             unlock: Default::default(),
-            from_spine: Default::default(),
             p_less: Default::default(),
             p_more: Default::default(),
-            since: Default::default(),
             gap: Default::default(),
+            old: Default::default(),
+            ahead: Default::default(),
             quiet: Default::default(),
             stamps: Default::default(),
-            run: Default::default(),
             k0: Default::default(),
             k1: Default::default(),
             ge_p: Default::default(),
+            p17: Default::default(),
+            link17: Default::default(),
+            unlink17: Default::default(),
+            one17: Constant::new(1.into()),
+            zero17: Constant::new(0.into()),
             ge_z: Default::default(),
             ge_m: Default::default(),
             le_p: Default::default(),
             le_z: Default::default(),
             le_m: Default::default(),
-            link_zero: Default::default(),
-            unlink_max: Default::default(),
-            unlink_more: Default::default(),
-            ge: Default::default(),
-            le: Default::default(),
+            ge_cut: Default::default(),
+            le_cut: Default::default(),
             repair_q: Default::default(),
             repair_nq: Default::default(),
             add: Default::default(),
             remove: Default::default(),
             fix_add: Default::default(),
             fix_remove: Default::default(),
-            signaled: Default::default(),
-            signaled_fix: Default::default(),
+            stamp_cut: Default::default(),
+            fix_stamp_cut: Default::default(),
+            add_cut: Default::default(),
+            remove_cut: Default::default(),
+            fix_add_cut: Default::default(),
+            fix_remove_cut: Default::default(),
             is_leaf: Constant::new(is_leaf),
             one: Constant::new(1.into()),
             zero: Constant::new(0.into()),
-            ones: Constant::new(0xffff.into()),
             code_locked: Constant::new(drop_code(DropReason::IdleRemoveLocked).into()),
             code_not_member: Constant::new(drop_code(DropReason::IdleRemoveNotMember).into()),
         }
@@ -160,9 +222,50 @@ impl<const P: usize> IdleCtlStage<P> {
 impl<const P: usize> Logic for IdleCtlStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out);
+        dff_setup!(self, clock, out, dec);
         clock!(self, clock, ctl_table);
         self.early_unused.next = self.early.val();
+        // The entering pass's decode, for the next clock ([`IdleCtlDecode`]).
+        self.push_e.next = self.early.val().is_add_commit
+            | (self.early.val().is_ctl_add & self.is_leaf.val())
+            | ((self.early.val().is_remove_finish | self.early.val().is_ctl_remove2)
+                & self.early.val().fin_abort);
+        self.unlock_e.next = (self.early.val().is_remove_finish | self.early.val().is_ctl_remove2)
+            & (self.early.val().fin_unlock
+                | self.early.val().fin_move
+                | self.early.val().fin_abort);
+        self.run_e.next = self.is_leaf.val()
+            & self.early.val().spine_ok
+            & (self.early.val().is_task
+                | self.push_e.val()
+                | self.unlock_e.val()
+                | self.early.val().is_ctl_params);
+        self.from_spine_e.next =
+            self.early.val().is_task & (self.early.val().src == self.early.val().spine_id);
+        self.dec.d.next.push = self.push_e.val();
+        self.dec.d.next.unlock = self.unlock_e.val();
+        self.dec.d.next.k0 = self.run_e.val() & !self.early.val().is_task;
+        self.dec.d.next.k1 = self.run_e.val() & !self.push_e.val();
+        self.dec.d.next.stamps =
+            self.run_e.val() & (self.early.val().is_task | self.early.val().is_add_commit);
+        self.dec.d.next.repair_q =
+            self.run_e.val() & self.from_spine_e.val() & self.early.val().qlen.any();
+        self.dec.d.next.repair_nq =
+            self.run_e.val() & self.from_spine_e.val() & !self.early.val().qlen.any();
+        self.link17.narrow.next = self.early.val().link_at;
+        self.unlink17.narrow.next = self.early.val().unlink_at;
+        self.dec.d.next.ge_p_at = self.early.val().link_at - self.one.val();
+        self.dec.d.next.ge_m_at = self.link17.wide.val() + self.one17.val();
+        if !self.early.val().link_at.any() {
+            self.dec.d.next.ge_p_at = self.zero.val();
+            self.dec.d.next.ge_m_at = self.zero17.val();
+        }
+        self.dec.d.next.le_m_at = self.unlink17.wide.val() + self.one17.val();
+        // `repair_gap` widened by a product with one (rust-hdl's only widening that lints clean;
+        // synthesis keeps no multiplier).
+        self.gap.next = self.early.val().repair_gap * self.one.val();
+        self.dec.d.next.time_gap = self.early.val().time - self.gap.val();
+        self.dec.d.next.wrap = self.early.val().time < self.gap.val();
         // The entering pass's index (`early`).
         self.ctl_table.rd_off.next = self.no_off.val();
         self.ctl_table.rd_same.next = false;
@@ -194,11 +297,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             }
         }
         // Pushes: an idleAdd's commit, a leaf's new worker, a removal that found its node absent.
-        self.push.next = self.live.val()
-            & (self.pass_in.val().is_add_commit
-                | (self.pass_in.val().is_ctl_add & self.is_leaf.val())
-                | ((self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2)
-                    & self.pass_in.val().fin_abort));
+        self.push.next = self.live.val() & self.dec.q.val().push;
         if self.push.val() {
             self.out.d.next.pos = self.e.val().p;
             self.w.next.p = self.p_more.val();
@@ -224,11 +323,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             }
         }
         // A removal's second pass releases the lock (the link rule runs on the final count).
-        self.unlock.next = self.live.val()
-            & (self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2)
-            & (self.pass_in.val().fin_unlock
-                | self.pass_in.val().fin_move
-                | self.pass_in.val().fin_abort);
+        self.unlock.next = self.live.val() & self.dec.q.val().unlock;
         if self.unlock.val() {
             self.w.next.locked = false;
         }
@@ -243,99 +338,80 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         // alone. The entry's part is laid out for depth: each threshold is compared with every
         // count the pass may leave (`p + 1`, `p`, a pop's `p - 1`) at once, one LUT picks the
         // compare that applies, and one more decides the signals.
-        self.run.next = self.is_leaf.val()
-            & self.pass_in.val().spine_ok
-            & self.live.val()
-            & (self.pass_in.val().is_task
-                | self.push.val()
-                | self.unlock.val()
-                | self.pass_in.val().is_ctl_params);
-        self.k0.next = self.run.val() & !self.pass_in.val().is_task;
-        self.k1.next = self.run.val() & !self.push.val();
-        self.link_zero.next = !self.pass_in.val().link_at.any();
-        self.unlink_max.next = self.pass_in.val().unlink_at == self.ones.val();
-        self.unlink_more.next = self.pass_in.val().unlink_at + self.one.val();
-        self.ge_p.next = self.p_more.val() >= self.pass_in.val().link_at;
+        self.k0.next = self.live.val() & self.dec.q.val().k0;
+        self.k1.next = self.live.val() & self.dec.q.val().k1;
+        self.p17.narrow.next = self.ctl_table.rd_data.val().p;
+        self.ge_p.next = self.e.val().p >= self.dec.q.val().ge_p_at;
         self.ge_z.next = self.e.val().p >= self.pass_in.val().link_at;
-        self.ge_m.next = self.link_zero.val() | (self.e.val().p > self.pass_in.val().link_at);
-        self.le_p.next = self.p_more.val() <= self.pass_in.val().unlink_at;
+        self.ge_m.next = self.p17.wide.val() >= self.dec.q.val().ge_m_at;
+        self.le_p.next = self.e.val().p < self.pass_in.val().unlink_at;
         self.le_z.next = self.e.val().p <= self.pass_in.val().unlink_at;
-        self.le_m.next = self.unlink_max.val() | (self.e.val().p <= self.unlink_more.val());
-        self.ge.next = false;
-        self.le.next = false;
+        self.le_m.next = self.p17.wide.val() <= self.dec.q.val().le_m_at;
+        self.ge_cut.next = false;
+        self.le_cut.next = false;
         if self.k0.val() & !self.k1.val() {
-            self.ge.next = self.ge_p.val();
-            self.le.next = self.le_p.val();
+            self.ge_cut.next = self.ge_p.val();
+            self.le_cut.next = self.le_p.val();
         }
         if self.k1.val() & !self.k0.val() {
-            self.ge.next = self.ge_m.val();
-            self.le.next = self.le_m.val();
+            self.ge_cut.next = self.ge_m.val();
+            self.le_cut.next = self.le_m.val();
             if self.e.val().locked {
-                self.ge.next = self.ge_z.val();
-                self.le.next = self.le_z.val();
+                self.ge_cut.next = self.ge_z.val();
+                self.le_cut.next = self.le_z.val();
             }
         }
         if self.k1.val() & self.k0.val() {
-            self.ge.next = self.ge_z.val();
-            self.le.next = self.le_z.val();
+            self.ge_cut.next = self.ge_z.val();
+            self.le_cut.next = self.le_z.val();
         }
-        // The repair (a task from this pool's spine, `repair_gap` after the last idle message):
-        // `since >= gap` on 32 bits, the gap widened by a product with one (rust-hdl's only
-        // widening that lints clean; synthesis keeps no multiplier).
-        self.from_spine.next =
-            self.pass_in.val().is_task & (self.pass_in.val().src == self.pass_in.val().spine_id);
-        self.repair_q.next = self.run.val() & self.from_spine.val() & self.pass_in.val().qlen.any();
-        self.repair_nq.next =
-            self.run.val() & self.from_spine.val() & !self.pass_in.val().qlen.any();
-        self.since.next = self.pass_in.val().time - self.e.val().signaled;
-        self.gap.next = self.pass_in.val().repair_gap * self.one.val();
-        self.quiet.next = self.since.val() >= self.gap.val();
+        // The repair (a task from this pool's spine, `repair_gap` after the last idle message).
+        self.repair_q.next = self.live.val() & self.dec.q.val().repair_q;
+        self.repair_nq.next = self.live.val() & self.dec.q.val().repair_nq;
+        // `time - signaled >= gap` (32 bits, wrapping) without the difference: when `time - gap`
+        // does not wrap, a `signaled` at or before it, or after `time` (a whole wrap ago), is far
+        // enough; when it wraps, only one both after `time` and at or before `time - gap` (mod
+        // 2^32) is. Each compare is one carry chain on the entry, beside the others.
+        self.old.next = self.e.val().signaled <= self.dec.q.val().time_gap;
+        self.ahead.next = self.e.val().signaled > self.pass_in.val().time;
+        self.quiet.next = (self.old.val() & self.ahead.val())
+            | (!self.dec.q.val().wrap & (self.old.val() | self.ahead.val()));
         // Link at `p >= link_at`, unlink at `p <= unlink_at`, else re-send what the spine's flag
         // shows was lost. Everything is formed with and without the repair, and the repair's
         // compare (`quiet`, a carry chain after the entry's) picks last.
-        self.add.next = !self.e.val().linked & self.ge.val();
-        self.remove.next = self.e.val().linked & self.le.val();
-        self.fix_add.next = self.e.val().linked & !self.le.val() & self.repair_nq.val();
-        self.fix_remove.next = !self.e.val().linked & !self.ge.val() & self.repair_q.val();
+        self.add.next = !self.e.val().linked & self.ge_cut.val();
+        self.remove.next = self.e.val().linked & self.le_cut.val();
+        self.fix_add.next = self.e.val().linked & !self.le_cut.val() & self.repair_nq.val();
+        self.fix_remove.next = !self.e.val().linked & !self.ge_cut.val() & self.repair_q.val();
         if self.add.val() {
             self.w.next.linked = true;
         }
         if self.remove.val() {
             self.w.next.linked = false;
         }
-        self.stamps.next =
-            self.run.val() & (self.pass_in.val().is_task | self.pass_in.val().is_add_commit);
-        self.signaled.next = self.e.val().signaled;
-        if self.stamps.val()
+        self.stamps.next = self.live.val() & self.dec.q.val().stamps;
+        // What the link rule decided, and what a repair would do, each formed beside the repair's
+        // compares and kept (`_cut`, `verilog.rs`): `quiet` meets them in the last LUT.
+        self.stamp_cut.next = self.stamps.val()
             & (self.add.val()
                 | self.remove.val()
                 | self.pass_in.val().sig_idle_add
-                | self.pass_in.val().sig_idle_remove)
-        {
-            self.signaled.next = self.pass_in.val().time;
+                | self.pass_in.val().sig_idle_remove);
+        self.fix_stamp_cut.next = self.stamps.val() & (self.fix_add.val() | self.fix_remove.val());
+        self.add_cut.next = self.pass_in.val().sig_idle_add | self.add.val();
+        self.remove_cut.next = self.pass_in.val().sig_idle_remove | self.remove.val();
+        self.fix_add_cut.next = self.fix_add.val();
+        self.fix_remove_cut.next = self.fix_remove.val();
+        self.w.next.signaled = self.e.val().signaled;
+        if self.stamp_cut.val() | (self.quiet.val() & self.fix_stamp_cut.val()) {
+            self.w.next.signaled = self.pass_in.val().time;
         }
-        self.signaled_fix.next = self.signaled.val();
-        if self.stamps.val() & (self.fix_add.val() | self.fix_remove.val()) {
-            self.signaled_fix.next = self.pass_in.val().time;
-        }
-        self.w.next.signaled = self.signaled.val();
-        if self.add.val() {
-            self.out.d.next.sig_idle_add = true;
-        }
-        if self.remove.val() {
-            self.out.d.next.sig_idle_remove = true;
-        }
-        if self.quiet.val() {
-            self.w.next.signaled = self.signaled_fix.val();
-            if self.fix_add.val() {
-                self.out.d.next.sig_idle_add = true;
-                self.out.d.next.repair = true;
-            }
-            if self.fix_remove.val() {
-                self.out.d.next.sig_idle_remove = true;
-                self.out.d.next.repair = true;
-            }
-        }
+        self.out.d.next.sig_idle_add =
+            self.add_cut.val() | (self.quiet.val() & self.fix_add_cut.val());
+        self.out.d.next.sig_idle_remove =
+            self.remove_cut.val() | (self.quiet.val() & self.fix_remove_cut.val());
+        self.out.d.next.repair = self.pass_in.val().repair
+            | (self.quiet.val() & (self.fix_add_cut.val() | self.fix_remove_cut.val()));
         self.ctl_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
