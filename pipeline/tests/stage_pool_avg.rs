@@ -296,6 +296,89 @@ fn report_rule_holds_at_every_delta_and_through_saturation() {
     assert!(seen.contains(&Some((Signal::LoadUpdate, u32::MAX))));
 }
 
+/// The report thresholds at their exact edges, where the accumulator's fraction matters: with
+/// `w` workers of `unit = 0xffff_ffff / w` (3, 5, 17, 255, 257) the accumulator after `w` tasks is
+/// `0xffff_ffff`, one below 2^32, so the average's fraction is as large as it gets (and with one
+/// worker, `unit = 2^32`, it is always 0). Each check (one task more, one less, a rescale's
+/// product; up from below the last report, down from above it) meets `w` tasks with the
+/// `report_delta` that puts the threshold exactly at the new average (`d`: a report), one past
+/// it (`d + 1`: none) or one short (`d - 1`), in three runs. The passes between move the count
+/// quietly (`report_delta` the largest) or report on purpose (0), to set the last report.
+#[test]
+fn report_rule_holds_at_the_thresholds_exact_edges() {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Delta {
+        Quiet,
+        Report,
+        Edge,
+    }
+    use Delta::*;
+    #[derive(Clone, Copy)]
+    enum Step {
+        More(u32),
+        Less(u32),
+        Rescale,
+    }
+    use Step::*;
+    for offset in [0i64, 1, -1] {
+        let mut passes = Vec::new();
+        let mut avg = RackAverage::default();
+        let mut reported = 0u32;
+        for w in [1u32, 3, 5, 17, 255, 257] {
+            let steps = [
+                (Rescale, Report),
+                (More(w - 1), Quiet),
+                (More(1), Edge), // up, one task more
+                (More(2), Report),
+                (Less(3), Quiet),
+                (More(1), Edge), // down, one task more
+                (More(2), Report),
+                (Less(1), Quiet),
+                (Less(1), Edge), // down, one task less
+                (Less(w), Report),
+                (More(w + 1), Quiet),
+                (Less(1), Edge), // up, one task less
+                (Less(w), Report),
+                (More(w), Quiet),
+                (Rescale, Edge), // up, a rescale's product
+                (More(2), Report),
+                (Less(2), Quiet),
+                (Rescale, Edge), // down, a rescale's product
+                (Less(w), Quiet),
+            ];
+            for (step, kind) in steps {
+                let (count, more) = match step {
+                    More(n) => (n, Some(true)),
+                    Less(n) => (n, Some(false)),
+                    Rescale => (1, None),
+                };
+                for _ in 0..count {
+                    let mut next = avg;
+                    match more {
+                        Some(true) => next.task_started(),
+                        Some(false) => next.task_finished(),
+                        None => next.rescale(RackAverage::unit_for(w), 0),
+                    }
+                    let d = i64::from(next.load().0.abs_diff(reported));
+                    let delta = match kind {
+                        Quiet => u32::MAX,
+                        Report => 0,
+                        Edge => (d + offset).clamp(0, i64::from(u32::MAX)) as u32,
+                    };
+                    let p = match more {
+                        Some(true) => started(delta),
+                        Some(false) => finished(delta),
+                        None => add(delta, w),
+                    };
+                    expected(&mut avg, &mut reported, &p);
+                    passes.push(p);
+                }
+            }
+        }
+        check_exact(&passes);
+    }
+}
+
 /// Runs `passes` through the model, each resubmitted pass right after its first pass, and
 /// returns the equivalent stage passes (what stages 0-10 would have put in the descriptor) and the
 /// signal the model sent on each.
@@ -524,6 +607,9 @@ fn spine_instance_touches_nothing() {
 #[test]
 fn pool_avg_stage_verilog_is_lint_clean_and_synthesizes() {
     let r = lint_and_synth("stage_pool_avg", PoolAvgStage::<6>::new(true));
-    println!("poolAvg (64 pools): {r:#}");
+    println!("poolAvg (64 pools): {r:#}\n  {}", r.path.join("\n  "));
+    for d in &r.over_target {
+        println!("  {} {} bits {} <- {}", d.levels, d.bits, d.to, d.from);
+    }
     assert!(r.luts > 0 && r.ffs > 0, "{r}");
 }

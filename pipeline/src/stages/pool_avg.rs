@@ -25,6 +25,7 @@
 //! was combinational, in one cycle with the table read and the threshold compare (17 LUT levels
 //! around a multiplier that this figure does not even count).
 
+use crate::arith::{SumSign, WIDE, Wide, ZeroExtend};
 use crate::mul::{KeptTasks, MUL_LATENCY, PipeMul};
 use crate::phv::Phv;
 use crate::readback::RB_BITS;
@@ -40,6 +41,16 @@ pub struct PoolAvgEntry {
     pub unit: Bits<64>,
     pub tasks: Bits<32>,
     pub reported: Bits<32>,
+}
+
+/// What the report rule needs of the pass's `report_delta`, worked out a clock ahead from
+/// `early` (and kept through a rescale, for its last clock).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct PoolAvgTerms {
+    /// `report_delta`, and `1 - report_delta`, on [`WIDE`] bits; and `!report_delta`.
+    pub delta: Wide,
+    pub one_less_delta: Wide,
+    pub not_delta: Bits<32>,
 }
 
 #[derive(LogicBlock)]
@@ -65,12 +76,39 @@ pub struct PoolAvgStage<const P: usize> {
     /// The rescale: the tasks kept, and `kept * unit` three clocks later.
     keep: KeptTasks,
     mul: PipeMul,
-    /// The tasks kept and the report thresholds of the held pass, for the last clock.
+    /// The tasks kept by the held pass, for the last clock.
     kept_r: DFF<Bits<32>>,
-    hi_r: DFF<Bits<32>>,
-    lo_r: DFF<Bits<32>>,
-    hi_ok_r: DFF<Bit>,
-    lo_ok_r: DFF<Bit>,
+    /// The pass's report terms, a clock ahead (from `early`); a rescale keeps its own until
+    /// its last clock.
+    terms: DFF<PoolAvgTerms>,
+    delta_w: ZeroExtend<32, WIDE>,
+    reported_w: ZeroExtend<32, WIDE>,
+    acc_w: ZeroExtend<64, WIDE>,
+    unit_w: ZeroExtend<64, WIDE>,
+    product_w: ZeroExtend<64, WIDE>,
+    /// Report checks: the accumulator after one task more, after one less, and as it is (or a
+    /// rescale's product), at or above `hi`, below `lo`. Each one carry chain ([`SumSign`]).
+    up_inc: SumSign,
+    down_inc: SumSign,
+    up_dec: SumSign,
+    down_dec: SumSign,
+    up_same: SumSign,
+    down_same: SumSign,
+    /// One task more or less reaches past 16.16 (the average saturates).
+    ovf_inc: SumSign,
+    ovf_dec: SumSign,
+    zero_w: Constant<Wide>,
+    neg_2_48: Constant<Wide>,
+    one_w: Constant<Wide>,
+    shift16: Constant<Bits<8>>,
+    /// `reported + delta` fits 32 bits: an up report is possible.
+    hi_ok: Signal<Local, Bit>,
+    /// Which check applies (see `update`).
+    inc_cut: Signal<Local, Bit>,
+    dec_cut: Signal<Local, Bit>,
+    same_cut: Signal<Local, Bit>,
+    /// A signal may leave: the pass is live, has a spine, and is not a rescale's first clock.
+    sig_ok_cut: Signal<Local, Bit>,
     /// Clocks a rescale still holds the stage (its pass waits in `out`; `pass_out` is empty).
     hold: DFF<Bits<2>>,
     /// A rescale holds the stage (never in a spine instance: constant there, so the descriptor
@@ -100,20 +138,6 @@ pub struct PoolAvgStage<const P: usize> {
     /// The accumulator after one task more, one task less.
     acc_inc: Signal<Local, Bits<64>>,
     acc_dec: Signal<Local, Bits<64>>,
-    ovf_inc: Signal<Local, Bit>,
-    ovf_dec: Signal<Local, Bit>,
-    /// The report thresholds: `reported + delta` (`hi`, when it does not overflow: `hi_ok`) and
-    /// `reported - delta` (`lo`, when it does not wrap: `lo_ok`).
-    hi: Signal<Local, Bits<32>>,
-    lo: Signal<Local, Bits<32>>,
-    hi_ok: Signal<Local, Bit>,
-    lo_ok: Signal<Local, Bit>,
-    /// Whether the average after each change is `delta` or more away from the last report.
-    far_inc: Signal<Local, Bit>,
-    far_dec: Signal<Local, Bit>,
-    far_res: Signal<Local, Bit>,
-    /// The same for the entry as it is (a change that saturated).
-    far_same: Signal<Local, Bit>,
     report: Signal<Local, Bit>,
     /// One task more or less changes the entry (the count neither saturated nor zero).
     inc_ok: Signal<Local, Bit>,
@@ -122,6 +146,7 @@ pub struct PoolAvgStage<const P: usize> {
     one: Constant<Bits<32>>,
     max: Constant<Bits<32>>,
     zero16: Constant<Bits<16>>,
+    zero32: Constant<Bits<32>>,
     zero_entry: Constant<PoolAvgEntry>,
 }
 
@@ -142,10 +167,29 @@ impl<const P: usize> PoolAvgStage<P> {
             keep: Default::default(),
             mul: Default::default(),
             kept_r: Default::default(),
-            hi_r: Default::default(),
-            lo_r: Default::default(),
-            hi_ok_r: Default::default(),
-            lo_ok_r: Default::default(),
+            terms: Default::default(),
+            delta_w: Default::default(),
+            reported_w: Default::default(),
+            acc_w: Default::default(),
+            unit_w: Default::default(),
+            product_w: Default::default(),
+            up_inc: Default::default(),
+            down_inc: Default::default(),
+            up_dec: Default::default(),
+            down_dec: Default::default(),
+            up_same: Default::default(),
+            down_same: Default::default(),
+            ovf_inc: Default::default(),
+            ovf_dec: Default::default(),
+            zero_w: Constant::new(0.into()),
+            neg_2_48: Constant::new(Wide::from(0) - Wide::from(1u64 << 48)),
+            one_w: Constant::new(1.into()),
+            shift16: Constant::new(16.into()),
+            hi_ok: Default::default(),
+            inc_cut: Default::default(),
+            dec_cut: Default::default(),
+            same_cut: Default::default(),
+            sig_ok_cut: Default::default(),
             hold: Default::default(),
             holding: Default::default(),
             finish: Default::default(),
@@ -167,16 +211,6 @@ impl<const P: usize> PoolAvgStage<P> {
             cur: Default::default(),
             acc_inc: Default::default(),
             acc_dec: Default::default(),
-            ovf_inc: Default::default(),
-            ovf_dec: Default::default(),
-            hi: Default::default(),
-            lo: Default::default(),
-            hi_ok: Default::default(),
-            lo_ok: Default::default(),
-            far_inc: Default::default(),
-            far_dec: Default::default(),
-            far_res: Default::default(),
-            far_same: Default::default(),
             report: Default::default(),
             inc_ok: Default::default(),
             dec_ok: Default::default(),
@@ -184,6 +218,7 @@ impl<const P: usize> PoolAvgStage<P> {
             one: Constant::new(1.into()),
             max: Constant::new(0xffff_ffffu64.into()),
             zero16: Constant::new(0.into()),
+            zero32: Constant::new(0.into()),
             zero_entry: Constant::new(PoolAvgEntry::default()),
         }
     }
@@ -192,8 +227,13 @@ impl<const P: usize> PoolAvgStage<P> {
 impl<const P: usize> Logic for PoolAvgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out, hold, kept_r, hi_r, lo_r, hi_ok_r, lo_ok_r);
+        dff_setup!(self, clock, out, hold, kept_r, terms);
         clock!(self, clock, avg_table, mul);
+        // The entering pass's report terms, for the next clock.
+        self.delta_w.narrow.next = self.early.val().report_delta;
+        self.terms.d.next.delta = self.delta_w.wide.val();
+        self.terms.d.next.one_less_delta = self.one_w.val() - self.delta_w.wide.val();
+        self.terms.d.next.not_delta = !self.early.val().report_delta;
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
         self.holding.next = self.is_leaf.val() & self.hold.q.val().any();
@@ -244,8 +284,10 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             & (self.pass_in.val().is_reply | self.pass_in.val().is_reply_idle);
         // The count saturates and never wraps below 0, so `acc == tasks * unit` stays exact; a
         // change that does nothing still has the report rule checked (the model's `AvgChange`).
-        self.inc_ok.next = self.e.val().tasks != self.max.val();
-        self.dec_ok.next = self.e.val().tasks.any();
+        // Each a compare (a carry chain) rather than a 32-input AND or OR: logic after a chain
+        // starts afresh (see `update`'s report rule).
+        self.inc_ok.next = self.e.val().tasks < self.max.val();
+        self.dec_ok.next = self.e.val().tasks > self.zero32.val();
         self.rescale.next = self.is_leaf.val()
             & self.live.val()
             & (self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove);
@@ -283,25 +325,34 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         }
 
         // Signals: the new average, truncated to 16.16 and saturating, formed for each change
-        // side by side and picked like the accumulator.
-        // Beyond 16.16 (saturated), each a compare: a carry chain after the add's, where an OR of
-        // the 16 bits would be two LUT levels.
-        self.ovf_inc.next = self.acc_inc.val().get_bits::<16>(48) > self.zero16.val();
-        self.ovf_dec.next = self.acc_dec.val().get_bits::<16>(48) > self.zero16.val();
+        // side by side and picked like the accumulator. Past 16.16 (`acc >= 2^48`, the average
+        // saturates) is told by a chain on the entry beside the add's: one task more is
+        // `acc + unit - 2^48 >= 0`, one less `acc + !unit + 1 - 2^48 >= 0`.
+        self.acc_w.narrow.next = self.avg_table.rd_data.val().acc;
+        self.unit_w.narrow.next = self.avg_table.rd_data.val().unit;
+        self.product_w.narrow.next = self.mul.p.val();
+        self.ovf_inc.a.next = self.acc_w.wide.val();
+        self.ovf_inc.b.next = self.unit_w.wide.val();
+        self.ovf_inc.c.next = self.neg_2_48.val();
+        self.ovf_inc.cin.next = false;
+        self.ovf_dec.a.next = self.acc_w.wide.val();
+        self.ovf_dec.b.next = !self.unit_w.wide.val();
+        self.ovf_dec.c.next = self.neg_2_48.val();
+        self.ovf_dec.cin.next = true;
         self.cur_inc.next = self.acc_inc.val().get_bits::<32>(16);
-        if self.ovf_inc.val() {
+        if !self.ovf_inc.neg.val() {
             self.cur_inc.next = self.max.val();
         }
         self.cur_dec.next = self.acc_dec.val().get_bits::<32>(16);
-        if self.ovf_dec.val() {
+        if !self.ovf_dec.neg.val() {
             self.cur_dec.next = self.max.val();
         }
         self.cur_res.next = self.mul.p.val().get_bits::<32>(16);
-        if self.mul.p.val().get_bits::<16>(48).any() {
+        if self.mul.p.val().get_bits::<16>(48) > self.zero16.val() {
             self.cur_res.next = self.max.val();
         }
         self.cur_same.next = self.e.val().acc.get_bits::<32>(16);
-        if self.e.val().acc.get_bits::<16>(48).any() {
+        if self.e.val().acc.get_bits::<16>(48) > self.zero16.val() {
             self.cur_same.next = self.max.val();
         }
         self.cur.next = self.cur_same.val();
@@ -314,54 +365,79 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if self.finish.val() {
             self.cur.next = self.cur_res.val();
         }
-        // The report rule, `|cur - reported| >= delta`, as two thresholds known from the entry
-        // alone, checked against each change's accumulator side by side (the average need not
-        // be formed first): up when `cur >= reported + delta` (never when that sum overflows),
-        // down when `cur <= reported - delta` (never when that difference wraps). A saturated
-        // average (`acc >= 2^48`) is the largest: at or above any `hi`; it is at or below `lo`
-        // only when `reported` is the largest and `delta` 0, which the up check reports, so the
-        // down check leaves saturated averages out.
-        self.hi.next = self.e.val().reported + self.pass_in.val().report_delta;
-        self.hi_ok.next = self.e.val().reported <= !self.pass_in.val().report_delta;
-        self.lo.next = self.e.val().reported - self.pass_in.val().report_delta;
-        self.lo_ok.next = self.e.val().reported >= self.pass_in.val().report_delta;
-        self.far_inc.next = (self.hi_ok.val()
-            & (self.ovf_inc.val() | (self.acc_inc.val().get_bits::<32>(16) >= self.hi.val())))
-            | (self.lo_ok.val()
-                & !self.ovf_inc.val()
-                & (self.acc_inc.val().get_bits::<32>(16) <= self.lo.val()));
-        self.far_dec.next = (self.hi_ok.val()
-            & (self.ovf_dec.val() | (self.acc_dec.val().get_bits::<32>(16) >= self.hi.val())))
-            | (self.lo_ok.val()
-                & !self.ovf_dec.val()
-                & (self.acc_dec.val().get_bits::<32>(16) <= self.lo.val()));
-        // The rescale's thresholds were taken in its first clock (the entry's `reported` does
-        // not change during the hold).
-        if self.rescale.val() {
-            self.hi_r.d.next = self.hi.val();
-            self.lo_r.d.next = self.lo.val();
-            self.hi_ok_r.d.next = self.hi_ok.val();
-            self.lo_ok_r.d.next = self.lo_ok.val();
+        // The report rule, `|cur - reported| >= delta`, on the accumulator (32.32) rather than
+        // the average: up when `acc >= (reported + delta) * 2^16` (never when `reported + delta`
+        // overflows 32 bits: the saturated average is at most the largest), down when
+        // `acc < (reported - delta + 1) * 2^16` (a threshold at or below zero when
+        // `reported < delta`: never). On 66-bit two's complement no case needs more: a
+        // saturated accumulator is at or above any up threshold and above every down one. The
+        // thresholds come negated from one chain each on the entry's `reported` and the pass's
+        // terms (`!reported + 1 - delta`, `!reported + delta`, worked out a clock ahead); each
+        // check adds the new accumulator's terms to one of them in one more chain ([`SumSign`]).
+        // Every change is checked side by side; which applies (the pass's kind, and whether the
+        // count saturated or was zero) picks last.
+        // A rescale keeps its terms until its last clock (the passes behind it are bubbles).
+        if self.rescale.val() | (self.hold.q.val() > self.one2.val()) {
+            self.terms.d.next = self.terms.q.val();
         }
-        self.far_res.next = (self.hi_ok_r.q.val()
-            & (self.mul.p.val().get_bits::<16>(48).any()
-                | (self.mul.p.val().get_bits::<32>(16) >= self.hi_r.q.val())))
-            | (self.lo_ok_r.q.val()
-                & !self.mul.p.val().get_bits::<16>(48).any()
-                & (self.mul.p.val().get_bits::<32>(16) <= self.lo_r.q.val()));
-        self.far_same.next = (self.hi_ok.val()
-            & (self.e.val().acc.get_bits::<16>(48).any()
-                | (self.e.val().acc.get_bits::<32>(16) >= self.hi.val())))
-            | (self.lo_ok.val()
-                & !self.e.val().acc.get_bits::<16>(48).any()
-                & (self.e.val().acc.get_bits::<32>(16) <= self.lo.val()));
-        self.report.next = (self.started.val() & self.inc_ok.val() & self.far_inc.val())
-            | (self.finished.val() & self.dec_ok.val() & self.far_dec.val())
-            | (self.finish.val() & self.far_res.val())
-            | (self.started.val() & !self.inc_ok.val() & self.far_same.val())
-            | (self.finished.val() & !self.dec_ok.val() & self.far_same.val());
+        self.hi_ok.next = self.e.val().reported <= self.terms.q.val().not_delta;
+        // Each check's terms come straight from registers and the table's read (so that the
+        // checks, blocks of their own, see no loop through this block's logic): the accumulator
+        // (the product in a rescale's last clock), `unit`, `!unit` plus one or nothing, and a
+        // negated threshold, `!reported + 1 - delta` or `!reported + delta`, times 2^16.
+        self.reported_w.narrow.next = self.avg_table.rd_data.val().reported;
+        self.up_inc.a.next = self.acc_w.wide.val();
+        self.up_inc.b.next = self.unit_w.wide.val();
+        self.up_inc.c.next =
+            (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
+        self.up_inc.cin.next = false;
+        self.down_inc.a.next = self.acc_w.wide.val();
+        self.down_inc.b.next = self.unit_w.wide.val();
+        self.down_inc.c.next =
+            (!self.reported_w.wide.val() + self.terms.q.val().delta) << self.shift16.val();
+        self.down_inc.cin.next = false;
+        self.up_dec.a.next = self.acc_w.wide.val();
+        self.up_dec.b.next = !self.unit_w.wide.val();
+        self.up_dec.c.next =
+            (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
+        self.up_dec.cin.next = true;
+        self.down_dec.a.next = self.acc_w.wide.val();
+        self.down_dec.b.next = !self.unit_w.wide.val();
+        self.down_dec.c.next =
+            (!self.reported_w.wide.val() + self.terms.q.val().delta) << self.shift16.val();
+        self.down_dec.cin.next = true;
+        self.up_same.a.next = self.acc_w.wide.val();
+        self.down_same.a.next = self.acc_w.wide.val();
+        if self.hold.q.val() == self.one2.val() {
+            self.up_same.a.next = self.product_w.wide.val();
+            self.down_same.a.next = self.product_w.wide.val();
+        }
+        self.up_same.b.next = self.zero_w.val();
+        self.up_same.c.next =
+            (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
+        self.up_same.cin.next = false;
+        self.down_same.b.next = self.zero_w.val();
+        self.down_same.c.next =
+            (!self.reported_w.wide.val() + self.terms.q.val().delta) << self.shift16.val();
+        self.down_same.cin.next = false;
+        // Which check applies: one task more, one less, or the accumulator as it is (a change
+        // that saturated, or a rescale's product in its last clock); kept (`_cut`), so that the
+        // checks' chains meet them in the last LUTs.
+        self.inc_cut.next = self.started.val() & self.inc_ok.val();
+        self.dec_cut.next = self.finished.val() & self.dec_ok.val();
+        self.same_cut.next = (self.started.val() & !self.inc_ok.val())
+            | (self.finished.val() & !self.dec_ok.val())
+            | self.finish.val();
+        self.report.next = (self.inc_cut.val()
+            & ((self.hi_ok.val() & !self.up_inc.neg.val()) | self.down_inc.neg.val()))
+            | (self.dec_cut.val()
+                & ((self.hi_ok.val() & !self.up_dec.neg.val()) | self.down_dec.neg.val()))
+            | (self.same_cut.val()
+                & ((self.hi_ok.val() & !self.up_same.neg.val()) | self.down_same.neg.val()));
         // A rescale's signals wait for its last clock.
-        if self.is_leaf.val() & self.sig_live.val() & self.sig_spine.val() & !self.rescale.val() {
+        self.sig_ok_cut.next =
+            self.is_leaf.val() & self.sig_live.val() & self.sig_spine.val() & !self.rescale.val();
+        if self.sig_ok_cut.val() {
             if self.sig_idle.val() {
                 // An idle signal has priority; `reported` stays, so the report waits.
                 self.out.d.next.avg = self.cur.val();
