@@ -23,7 +23,8 @@ use crate::metrics::{
 };
 use crate::placement::{self, PoolPlacement};
 use crate::policy::{
-    Ctx, FailureNotice, Message, Node, Policy, PrefetchStage, Reply, TaskHeader, Upcoming,
+    Ctx, FailureNotice, Message, Node, Policy, PrefetchNote, PrefetchStage, Reply, TaskHeader,
+    Upcoming,
 };
 use crate::queue::{EventQueue, LOOKAHEAD, Nanos};
 use crate::rng::{self, SimRng, Stream};
@@ -64,6 +65,22 @@ struct Task {
 
 /// Flag in [`Task::service`]: the task took more than one pass somewhere.
 const RESUBMITTED: Nanos = 1 << 63;
+
+/// What the prefetch stages worked out for one event of the queue's window, kept from one stage
+/// to the next (see [`Engine::prefetch_ahead`]).
+#[derive(Clone, Copy, Default)]
+struct Note {
+    /// The event's sequence number ([`EventQueue::ahead_seq`]): the note is that event's only if
+    /// they match.
+    seq: u64,
+    /// For an arrival, its predicted spine (pod slot).
+    spine: u32,
+    policy: PrefetchNote,
+}
+
+/// Notes kept, a power of two above [`LOOKAHEAD`]: the note of the event handled as the `n`-th
+/// is `notes[n % NOTES]`.
+const NOTES: usize = 8;
 
 /// Why a task was lost: in the network, or because of failure `i`.
 #[derive(Clone, Copy)]
@@ -112,6 +129,11 @@ pub struct Engine {
     nothing_failed: bool,
     /// [`Policy::prefetches`] of the policy.
     policy_prefetches: bool,
+    /// The prefetch stages' notes on the events of the window, by their place in the order of
+    /// events ([`NOTES`]).
+    notes: [Note; NOTES],
+    /// A copy of `entry_rng` that has drawn the spines of the arrivals noted so far, in order.
+    spine_rng: SimRng,
     metrics: Metrics,
 }
 
@@ -185,6 +207,11 @@ impl Engine {
                 .map(|&p| rng::stream(cfg.seed, Stream::Workload, u64::from(p)))
                 .collect(),
             entry_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
+            spine_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
+            notes: [Note {
+                seq: u64::MAX,
+                ..Note::default()
+            }; NOTES],
             policy_rng: rng::stream(cfg.seed, Stream::Policy, stream_index),
             net_rng: rng::stream(cfg.seed, Stream::Network, stream_index),
             hops_to_loss: 0,
@@ -263,7 +290,7 @@ impl Engine {
             if self.metrics.events % PROGRESS_EVERY == 0 {
                 progress(t);
             }
-            self.prefetch_ahead(ev);
+            self.prefetch_ahead();
             self.handle(ev);
             if self.live_tasks == 0 && t >= self.cfg.sim_ns {
                 break;
@@ -294,48 +321,103 @@ impl Engine {
     /// earlier: the lines the event [`LOOKAHEAD`]` - 1` places ahead reads directly, the lines they
     /// lead to for the next one, and so on down the policy's [`PrefetchStage`]s to the next event.
     /// At the scale of a datacenter every event waits on memory; this way the waits of several
-    /// events overlap. `current` is the event about to be handled.
-    fn prefetch_ahead(&self, current: Ev) {
+    /// events overlap.
+    ///
+    /// What a stage works out is kept in the event's [`Note`] for the next: an arrival's spine is
+    /// drawn once, from `spine_rng`, when the arrival enters the stages, and the policy's stages
+    /// pass on a [`PrefetchNote`]. Events that enter the window out of order (pushed before its
+    /// last) find no note of theirs, and are not prefetched; the next arrival handled without a
+    /// note, or with a wrong spine, puts `spine_rng` back on `entry_rng`'s track.
+    fn prefetch_ahead(&mut self) {
         const DIRECT: usize = LOOKAHEAD - 1;
-        if let Some(&e) = self.queue.ahead(DIRECT) {
-            self.prefetch(e);
-        }
-        if let Some(&e) = self.queue.ahead(DIRECT - 1) {
-            self.prefetch_indirect(e);
-        }
+        // Events handled before `current`: the `n`-th event of the window is number `base + n`.
+        let base = self.metrics.events as usize;
         if !self.policy_prefetches {
+            if let Some(&e) = self.queue.ahead(DIRECT) {
+                self.prefetch(e);
+            }
+            if let Some(&e) = self.queue.ahead(DIRECT - 1) {
+                self.prefetch_indirect(e);
+            }
             return;
         }
-        // The spine of each arrival in the window: one copy of the entry stream draws for every
-        // arrival in order, starting with the current event's.
-        let mut spines = [0u32; LOOKAHEAD];
-        let mut rng = self.entry_rng.clone();
-        let mut draw = |pool: u32| {
-            let c = &self.pod_cumulative[pool as usize];
-            let x = rng.random_range(0..*c.last().expect("pool has workers"));
-            c.partition_point(|&v| v <= x) as u32
-        };
-        if let Ev::Arrival(pool) = current {
-            draw(pool);
+        let direct = self.queue.ahead_seq(DIRECT).map(|(seq, &e)| (seq, e));
+        if let Some((seq, e)) = direct {
+            self.prefetch(e);
+            let spine = match e {
+                Ev::Arrival(pool) => {
+                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool)
+                }
+                _ => 0,
+            };
+            self.notes[(base + DIRECT) % NOTES] = Note {
+                seq,
+                spine,
+                policy: PrefetchNote::default(),
+            };
         }
-        for (pos, spine) in spines.iter_mut().enumerate().take(DIRECT) {
-            if let Some(&Ev::Arrival(pool)) = self.queue.ahead(pos) {
-                *spine = draw(pool);
+        if let Some((seq, &e)) = self.queue.ahead_seq(DIRECT - 1) {
+            self.prefetch_indirect(e);
+            let note = &mut self.notes[(base + DIRECT - 1) % NOTES];
+            if note.seq == seq
+                && let Some(next) =
+                    Self::upcoming(&self.tasks, &self.workers, &self.messages, e, note.spine)
+            {
+                self.policy
+                    .prefetch_index(&self.cluster, next, &mut note.policy);
             }
         }
-        for (i, stage) in PrefetchStage::ALL.into_iter().enumerate() {
-            let Some(pos) = (DIRECT - 1).checked_sub(i) else {
+        for (i, stage) in PrefetchStage::ALL.into_iter().enumerate().skip(1) {
+            let pos = DIRECT - 1 - i;
+            if let Some((seq, _)) = self.queue.ahead_seq(pos) {
+                let note = &mut self.notes[(base + pos) % NOTES];
+                if note.seq == seq {
+                    self.policy.prefetch(&self.cluster, stage, &mut note.policy);
+                }
+            }
+        }
+    }
+
+    /// The spine (pod slot) an arrival of `pool` draws from `rng`, as [`Engine::on_arrival`] does.
+    #[inline]
+    fn draw_spine(rng: &mut SimRng, pod_cumulative: &[Vec<u32>], pool: u32) -> u32 {
+        let c = &pod_cumulative[pool as usize];
+        let x = rng.random_range(0..*c.last().expect("pool has workers"));
+        c.partition_point(|&v| v <= x) as u32
+    }
+
+    /// Puts `spine_rng` back on `entry_rng`'s track, just after an arrival drew its spine: the
+    /// arrivals of the window up to the one that entered the stages last draw their spines again,
+    /// and every event there gets a note of its own (the stages it has passed are lost if they
+    /// followed another spine, or none).
+    #[cold]
+    #[inline(never)]
+    fn resync_spines(&mut self) {
+        let base = self.metrics.events as usize;
+        self.spine_rng = self.entry_rng.clone();
+        for pos in 0..LOOKAHEAD {
+            let Some((seq, &e)) = self.queue.ahead_seq(pos) else {
                 break;
             };
-            if let Some(&e) = self.queue.ahead(pos)
-                && let Some(next) = self.upcoming(e, spines[pos])
-            {
-                self.policy.prefetch(&self.cluster, next, stage);
+            let spine = match e {
+                Ev::Arrival(pool) => {
+                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool)
+                }
+                _ => 0,
+            };
+            let note = &mut self.notes[(base + pos) % NOTES];
+            if note.seq != seq || note.spine != spine {
+                *note = Note {
+                    seq,
+                    spine,
+                    policy: PrefetchNote::default(),
+                };
             }
         }
     }
 
     /// Starts loading what `ev` will read first (see [`crate::prefetch`]).
+    #[inline(always)]
     fn prefetch(&self, ev: Ev) {
         use crate::prefetch;
         match ev {
@@ -357,6 +439,7 @@ impl Engine {
     }
 
     /// The second stage of prefetching `ev`: what the lines [`Engine::prefetch`] loaded point to.
+    #[inline(always)]
     fn prefetch_indirect(&self, ev: Ev) {
         use crate::prefetch;
         match ev {
@@ -378,22 +461,29 @@ impl Engine {
 
     /// The policy call that `ev` will make, as far as the lines [`Engine::prefetch`] loaded tell;
     /// `spine` is the predicted spine of an arrival.
-    fn upcoming(&self, ev: Ev, spine: u32) -> Option<Upcoming> {
+    #[inline]
+    fn upcoming(
+        tasks: &[Task],
+        workers: &[Worker],
+        messages: &[Message],
+        ev: Ev,
+        spine: u32,
+    ) -> Option<Upcoming> {
         Some(match ev {
             Ev::Arrival(pool) => Upcoming::TaskAtSpine { pool, spine },
             Ev::AtLeaf { task, rack } => Upcoming::TaskAtLeaf {
-                pool: self.tasks[task as usize].header.pool,
+                pool: tasks[task as usize].header.pool,
                 rack,
             },
             Ev::Reply { worker, .. } => {
-                let w = &self.workers[worker as usize];
+                let w = &workers[worker as usize];
                 Upcoming::ReplyAtLeaf {
                     pool: w.pool,
                     rack: w.rack_slot,
                     worker: w.local,
                 }
             }
-            Ev::Msg(i) => Upcoming::Message(self.messages[i as usize]),
+            Ev::Msg(i) => Upcoming::Message(messages[i as usize]),
             _ => return None,
         })
     }
@@ -559,6 +649,13 @@ impl Engine {
             .entry_rng
             .random_range(0..*cumulative.last().expect("pool has workers"));
         let pod = cumulative.partition_point(|&c| c <= x) as u32;
+        if self.policy_prefetches {
+            // Did the prefetch stages predict this draw (see `Engine::prefetch_ahead`)?
+            let note = &self.notes[(self.metrics.events as usize - 1) % NOTES];
+            if note.seq != self.queue.last_seq() || note.spine != pod {
+                self.resync_spines();
+            }
+        }
         if !self.nothing_failed
             && let Some(f) =
                 self.switch_failed[self.spine_host[pool as usize][pod as usize] as usize]

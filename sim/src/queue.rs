@@ -48,6 +48,8 @@ pub struct EventQueue<T> {
     fronts: Vec<u128>,
     /// Time of the last popped event.
     now: Nanos,
+    /// Sequence number of the last popped event.
+    last_seq: u64,
     next_seq: u64,
     len: usize,
 }
@@ -71,6 +73,7 @@ impl<T> EventQueue<T> {
             lanes: Vec::new(),
             fronts: Vec::new(),
             now: 0,
+            last_seq: u64::MAX,
             next_seq: 0,
             len: 0,
         }
@@ -147,6 +150,18 @@ impl<T> EventQueue<T> {
         self.window.get(i).map(|(_, t)| t)
     }
 
+    /// [`EventQueue::ahead`] with the event's sequence number (unique to it: which event this is,
+    /// whatever its place in the window).
+    #[inline]
+    pub fn ahead_seq(&self, i: usize) -> Option<(u64, &T)> {
+        self.window.get(i).map(|(k, t)| (*k as u64, t))
+    }
+
+    /// The sequence number of the last popped event (`u64::MAX` before the first).
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
     /// The earliest event, without removing it (until something earlier is pushed, the next
     /// [`EventQueue::pop`]).
     pub fn peek(&mut self) -> Option<&T> {
@@ -172,6 +187,7 @@ impl<T> EventQueue<T> {
         let (key, item) = self.window.pop_front()?;
         self.len -= 1;
         self.now = time_of(key);
+        self.last_seq = key as u64;
         self.fill();
         Some((self.now, item))
     }

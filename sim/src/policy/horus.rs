@@ -29,7 +29,8 @@
 //! exactly the model's decisions.
 
 use super::{
-    Ctx, Decision, FailureNotice, Message, Node, Policy, PrefetchStage, Reply, TaskHeader, Upcoming,
+    Ctx, Decision, FailureNotice, Message, Node, Policy, PrefetchNote, PrefetchStage, Reply,
+    TaskHeader, Upcoming,
 };
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
@@ -50,6 +51,17 @@ const IDLE_REMOVE: u8 = 1;
 const LOAD_UPDATE: u8 = 2;
 /// `src_id` of a task as a client sends it (no scheduler's ID).
 const CLIENT_ID: u16 = u16::MAX;
+/// [`PrefetchNote`] kinds: after the index stage, `[kind, slot index, ..]` (then a message's node,
+/// or a reply's pool, rack slot and worker); after the switch stage, `[NOTE_SPINE or NOTE_LEAF,
+/// switch index, pool ID, node ID or NO_NODE, 0]`. Zero: nothing to prefetch.
+const NOTE_SPINE_TASK: u32 = 1;
+const NOTE_SPINE_NODE: u32 = 2;
+const NOTE_LEAF_TASK: u32 = 3;
+const NOTE_LEAF_REPLY: u32 = 4;
+const NOTE_SPINE: u32 = 5;
+const NOTE_LEAF: u32 = 6;
+/// No node in a note: the pass is a task's.
+const NO_NODE: u32 = u32::MAX;
 /// Connection-table entries per switch: the simulator has single-packet tasks only.
 const CONN_TABLE: u32 = 1;
 const CONN_TIMEOUT_US: u32 = 20_000;
@@ -879,63 +891,107 @@ impl Policy for Horus {
         }
     }
 
-    fn prefetch(&self, cluster: &Cluster, next: Upcoming, stage: PrefetchStage) {
-        use crate::{prefetch, prefetch_all};
-        // Index: where the call's switch and node are. Switch: the scheduler (generator, table
-        // handles, counters). Rows: the pool's row (configuration, idle control, average) and for
-        // a node's packet the node's row. Entries and Nodes: for a task, the idle-list top or the
-        // two members the pass will sample (the model tells, from a copy of its generator), then
-        // their rows.
-        let (slot_switch, slot_pool, first_node, s) = match next {
-            Upcoming::TaskAtSpine { pool, spine: d }
-            | Upcoming::Message(Message {
+    fn prefetch_index(&self, cluster: &Cluster, next: Upcoming, note: &mut PrefetchNote) {
+        use crate::prefetch;
+        // Index: where the call's switch and node are (the slot, and the cluster's line that maps
+        // the pass's node to a rack or a worker). The note: the kind of call and the slot's index,
+        // and what the next stage needs to name the node of a message or a reply.
+        *note = match next {
+            Upcoming::TaskAtSpine { pool, spine: d } => {
+                let i = self.pod_base[pool as usize] + d;
+                // Read after the pass, to map the chosen node to a rack slot.
+                prefetch(&cluster.pools[pool as usize].pods[d as usize]);
+                prefetch(&self.spine_slots[i as usize]);
+                PrefetchNote([NOTE_SPINE_TASK, i, 0, 0, 0])
+            }
+            Upcoming::Message(Message {
                 pool,
                 to: Node::Spine(d),
+                value2,
                 ..
             }) => {
-                let slot = &self.spine_slots[(self.pod_base[pool as usize] + d) as usize];
-                if stage == PrefetchStage::Index {
-                    if let Upcoming::TaskAtSpine { .. } = next {
-                        // Read after the pass, to map the chosen node to a rack slot.
-                        prefetch(&cluster.pools[pool as usize].pods[d as usize]);
-                    }
-                    return prefetch(slot);
-                }
-                (slot.spine, slot.pool, slot.first_node, &self.spines)
+                let i = self.pod_base[pool as usize] + d;
+                prefetch(&self.spine_slots[i as usize]);
+                PrefetchNote([NOTE_SPINE_NODE, i, value2, 0, 0])
             }
-            Upcoming::TaskAtLeaf { pool, rack } | Upcoming::ReplyAtLeaf { pool, rack, .. } => {
-                let slot = &self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
-                if stage == PrefetchStage::Index {
-                    prefetch(&cluster.pools[pool as usize].racks[rack as usize]);
-                    return prefetch(slot);
-                }
-                (slot.leaf, slot.pool, slot.first_node, &self.leaves)
+            Upcoming::TaskAtLeaf { pool, rack } => {
+                let i = self.rack_base[pool as usize] + rack;
+                prefetch(&cluster.pools[pool as usize].racks[rack as usize]);
+                prefetch(&self.leaf_slots[i as usize]);
+                PrefetchNote([NOTE_LEAF_TASK, i, 0, 0, 0])
             }
-            Upcoming::Message(_) => return,
-        };
-        let s = &s[slot_switch as usize];
-        let t = s.tables();
-        let node = match next {
             Upcoming::ReplyAtLeaf { pool, rack, worker } => {
+                let i = self.rack_base[pool as usize] + rack;
                 let r = &cluster.pools[pool as usize].racks[rack as usize];
-                Some(first_node + (worker - r.first_worker) as u16)
+                prefetch(r);
+                prefetch(&self.leaf_slots[i as usize]);
+                // The worker's place in its rack, once the rack's line is in.
+                PrefetchNote([NOTE_LEAF_REPLY, i, pool, rack, worker])
             }
-            Upcoming::Message(msg) => Some(msg.value2 as u16),
-            _ => None,
+            Upcoming::Message(_) => PrefetchNote::default(),
         };
+    }
+
+    fn prefetch(&self, cluster: &Cluster, stage: PrefetchStage, note: &mut PrefetchNote) {
+        use crate::{prefetch, prefetch_all};
+        // Switch: the scheduler (generator, table handles, counters); the note becomes the switch,
+        // the pool's ID there and the node (NO_NODE for a task). Rows: the pool's row
+        // (configuration, idle control, average) and for a node's packet the node's row. Entries
+        // and Nodes: for a task, the idle-list top or the two members the pass will sample (the
+        // model tells, from a copy of its generator), then their rows.
+        let [kind, a, b, c, d] = note.0;
+        if stage == PrefetchStage::Switch {
+            let (spine, slot_switch, slot_pool, node) = match kind {
+                NOTE_SPINE_TASK | NOTE_SPINE_NODE => {
+                    let slot = &self.spine_slots[a as usize];
+                    let node = if kind == NOTE_SPINE_NODE { b } else { NO_NODE };
+                    (true, slot.spine, slot.pool, node)
+                }
+                NOTE_LEAF_TASK => {
+                    let slot = &self.leaf_slots[a as usize];
+                    (false, slot.leaf, slot.pool, NO_NODE)
+                }
+                NOTE_LEAF_REPLY => {
+                    let slot = &self.leaf_slots[a as usize];
+                    let r = &cluster.pools[b as usize].racks[c as usize];
+                    let node = slot
+                        .first_node
+                        .wrapping_add(d.wrapping_sub(r.first_worker) as u16);
+                    let node = u32::from(node);
+                    (false, slot.leaf, slot.pool, node)
+                }
+                _ => return,
+            };
+            let scheds = if spine { &self.spines } else { &self.leaves };
+            prefetch_all(&scheds[slot_switch as usize]);
+            *note = PrefetchNote([
+                if spine { NOTE_SPINE } else { NOTE_LEAF },
+                slot_switch,
+                u32::from(slot_pool),
+                node,
+                0,
+            ]);
+            return;
+        }
+        let s = match kind {
+            NOTE_SPINE => &self.spines[a as usize],
+            NOTE_LEAF => &self.leaves[a as usize],
+            _ => return,
+        };
+        let (slot_pool, node) = (b as u16, c);
+        let t = s.tables();
         match stage {
-            PrefetchStage::Index => {}
-            PrefetchStage::Switch => prefetch_all(s),
+            PrefetchStage::Index | PrefetchStage::Switch => {}
             PrefetchStage::Rows => {
                 if let Some(row) = t.pools.get(usize::from(slot_pool)) {
                     prefetch(row);
                 }
-                if let Some(row) = node.and_then(|n| t.nodes.get(usize::from(n))) {
+                if let Some(row) = t.nodes.get(node as usize) {
                     prefetch(row);
                 }
             }
             PrefetchStage::Entries | PrefetchStage::Nodes => {
-                if node.is_some() {
+                if node != NO_NODE {
                     return;
                 }
                 let Some((a, b)) = s.next_task_entries(slot_pool) else {
