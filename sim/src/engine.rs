@@ -23,8 +23,7 @@ use crate::metrics::{
 };
 use crate::placement::{self, PoolPlacement};
 use crate::policy::{
-    Ctx, FailureNotice, Message, Node, Policy, PrefetchNote, PrefetchStage, Reply, TaskHeader,
-    Upcoming,
+    Ctx, FailureNotice, Message, Node, Policy, PrefetchNote, Reply, TaskHeader, Upcoming,
 };
 use crate::queue::{EventQueue, LOOKAHEAD, Nanos};
 use crate::rng::{self, SimRng, Stream};
@@ -66,21 +65,19 @@ struct Task {
 /// Flag in [`Task::service`]: the task took more than one pass somewhere.
 const RESUBMITTED: Nanos = 1 << 63;
 
-/// What the prefetch stages worked out for one event of the queue's window, kept from one stage
-/// to the next (see [`Engine::prefetch_ahead`]).
+/// What the prefetch stages worked out for the events of the queue's window, by their place
+/// there, kept from one stage to the next (see [`Engine::prefetch_ahead`]).
 #[derive(Clone, Copy, Default)]
-struct Note {
-    /// The event's sequence number ([`EventQueue::ahead_seq`]): the note is that event's only if
-    /// they match.
-    seq: u64,
-    /// For an arrival, its predicted spine (pod slot).
-    spine: u32,
-    policy: PrefetchNote,
+struct Notes {
+    /// For an arrival, its predicted spine (pod slot); [`NO_SPINE`] for other events and
+    /// arrivals without a prediction.
+    spine: [u32; LOOKAHEAD],
+    /// The policy's notes.
+    policy: [PrefetchNote; LOOKAHEAD],
 }
 
-/// Notes kept, a power of two above [`LOOKAHEAD`]: the note of the event handled as the `n`-th
-/// is `notes[n % NOTES]`.
-const NOTES: usize = 8;
+/// No predicted spine, in [`Notes::spine`].
+const NO_SPINE: u32 = u32::MAX;
 
 /// Why a task was lost: in the network, or because of failure `i`.
 #[derive(Clone, Copy)]
@@ -129,9 +126,12 @@ pub struct Engine {
     nothing_failed: bool,
     /// [`Policy::prefetches`] of the policy.
     policy_prefetches: bool,
-    /// The prefetch stages' notes on the events of the window, by their place in the order of
-    /// events ([`NOTES`]).
-    notes: [Note; NOTES],
+    /// The prefetch stages' notes on the events of the window, by their place there.
+    notes: Notes,
+    /// The predicted spine of the event being handled ([`NO_SPINE`]: none).
+    current_spine: u32,
+    /// [`EventQueue::window_insertions`] when the notes were last in step with the window.
+    insertions: u64,
     /// A copy of `entry_rng` that has drawn the spines of the arrivals noted so far, in order.
     spine_rng: SimRng,
     metrics: Metrics,
@@ -208,10 +208,12 @@ impl Engine {
                 .collect(),
             entry_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
             spine_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
-            notes: [Note {
-                seq: u64::MAX,
-                ..Note::default()
-            }; NOTES],
+            notes: Notes {
+                spine: [NO_SPINE; LOOKAHEAD],
+                policy: [PrefetchNote::default(); LOOKAHEAD],
+            },
+            current_spine: NO_SPINE,
+            insertions: 0,
             policy_rng: rng::stream(cfg.seed, Stream::Policy, stream_index),
             net_rng: rng::stream(cfg.seed, Stream::Network, stream_index),
             hops_to_loss: 0,
@@ -319,19 +321,19 @@ impl Engine {
 
     /// Prefetches in stages, each following the pointers that the previous one brought in one event
     /// earlier: the lines the event [`LOOKAHEAD`]` - 1` places ahead reads directly, the lines they
-    /// lead to for the next one, and so on down the policy's [`PrefetchStage`]s to the next event.
+    /// lead to for the next one, and so on down the policy's
+    /// [`PrefetchStage`](crate::policy::PrefetchStage)s to the next event.
     /// At the scale of a datacenter every event waits on memory; this way the waits of several
     /// events overlap.
     ///
-    /// What a stage works out is kept in the event's [`Note`] for the next: an arrival's spine is
-    /// drawn once, from `spine_rng`, when the arrival enters the stages, and the policy's stages
-    /// pass on a [`PrefetchNote`]. Events that enter the window out of order (pushed before its
-    /// last) find no note of theirs, and are not prefetched; the next arrival handled without a
-    /// note, or with a wrong spine, puts `spine_rng` back on `entry_rng`'s track.
+    /// What a stage works out is kept in [`Notes`] for the next, and the notes move down one place
+    /// with each event: an arrival's spine is drawn once, from `spine_rng`, when the arrival enters
+    /// the stages, and the policy's stages pass on a [`PrefetchNote`]. An event pushed into the
+    /// window (before its last) puts the window out of step with the notes: they are all dropped
+    /// then, and the next arrival handled without a prediction, or with a wrong one, puts
+    /// `spine_rng` back on `entry_rng`'s track.
     fn prefetch_ahead(&mut self) {
         const DIRECT: usize = LOOKAHEAD - 1;
-        // Events handled before `current`: the `n`-th event of the window is number `base + n`.
-        let base = self.metrics.events as usize;
         if !self.policy_prefetches {
             if let Some(&e) = self.queue.ahead(DIRECT) {
                 self.prefetch(e);
@@ -341,41 +343,43 @@ impl Engine {
             }
             return;
         }
-        let direct = self.queue.ahead_seq(DIRECT).map(|(seq, &e)| (seq, e));
-        if let Some((seq, e)) = direct {
-            self.prefetch(e);
-            let spine = match e {
-                Ev::Arrival(pool) => {
-                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool)
-                }
-                _ => 0,
-            };
-            self.notes[(base + DIRECT) % NOTES] = Note {
-                seq,
-                spine,
-                policy: PrefetchNote::default(),
+        if self.queue.window_insertions() == self.insertions {
+            let n = &mut self.notes;
+            self.current_spine = n.spine[0];
+            n.spine.copy_within(1.., 0);
+            n.policy.copy_within(1.., 0);
+        } else {
+            self.insertions = self.queue.window_insertions();
+            self.current_spine = NO_SPINE;
+            self.notes = Notes {
+                spine: [NO_SPINE; LOOKAHEAD],
+                policy: [PrefetchNote::default(); LOOKAHEAD],
             };
         }
-        if let Some((seq, &e)) = self.queue.ahead_seq(DIRECT - 1) {
+        self.notes.policy[DIRECT] = PrefetchNote::default();
+        self.notes.spine[DIRECT] = NO_SPINE;
+        if let Some(&e) = self.queue.ahead(DIRECT) {
+            self.prefetch(e);
+            if let Ev::Arrival(pool) = e {
+                self.notes.spine[DIRECT] =
+                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool);
+            }
+        }
+        if let Some(&e) = self.queue.ahead(DIRECT - 1) {
             self.prefetch_indirect(e);
-            let note = &mut self.notes[(base + DIRECT - 1) % NOTES];
-            if note.seq == seq
-                && let Some(next) =
-                    Self::upcoming(&self.tasks, &self.workers, &self.messages, e, note.spine)
+            let spine = self.notes.spine[DIRECT - 1];
+            if let Some(next) = Self::upcoming(&self.tasks, &self.workers, &self.messages, e, spine)
             {
                 self.policy
-                    .prefetch_index(&self.cluster, next, &mut note.policy);
+                    .prefetch_index(&self.cluster, next, &mut self.notes.policy[DIRECT - 1]);
             }
         }
-        for (i, stage) in PrefetchStage::ALL.into_iter().enumerate().skip(1) {
-            let pos = DIRECT - 1 - i;
-            if let Some((seq, _)) = self.queue.ahead_seq(pos) {
-                let note = &mut self.notes[(base + pos) % NOTES];
-                if note.seq == seq {
-                    self.policy.prefetch(&self.cluster, stage, &mut note.policy);
-                }
-            }
-        }
+        let (later, _) = self
+            .notes
+            .policy
+            .split_first_chunk_mut::<{ LOOKAHEAD - 2 }>()
+            .expect("the window has room for the later stages");
+        self.policy.prefetch(&self.cluster, later);
     }
 
     /// The spine (pod slot) an arrival of `pool` draws from `rng`, as [`Engine::on_arrival`] does.
@@ -387,31 +391,25 @@ impl Engine {
     }
 
     /// Puts `spine_rng` back on `entry_rng`'s track, just after an arrival drew its spine: the
-    /// arrivals of the window up to the one that entered the stages last draw their spines again,
-    /// and every event there gets a note of its own (the stages it has passed are lost if they
-    /// followed another spine, or none).
+    /// arrivals of the window that entered the stages draw their spines again, and those whose
+    /// spine changes lose what their stages worked out (it followed another spine).
     #[cold]
     #[inline(never)]
     fn resync_spines(&mut self) {
-        let base = self.metrics.events as usize;
         self.spine_rng = self.entry_rng.clone();
         for pos in 0..LOOKAHEAD {
-            let Some((seq, &e)) = self.queue.ahead_seq(pos) else {
+            let Some(&e) = self.queue.ahead(pos) else {
                 break;
             };
             let spine = match e {
                 Ev::Arrival(pool) => {
                     Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool)
                 }
-                _ => 0,
+                _ => NO_SPINE,
             };
-            let note = &mut self.notes[(base + pos) % NOTES];
-            if note.seq != seq || note.spine != spine {
-                *note = Note {
-                    seq,
-                    spine,
-                    policy: PrefetchNote::default(),
-                };
+            if self.notes.spine[pos] != spine {
+                self.notes.spine[pos] = spine;
+                self.notes.policy[pos] = PrefetchNote::default();
             }
         }
     }
@@ -470,6 +468,7 @@ impl Engine {
         spine: u32,
     ) -> Option<Upcoming> {
         Some(match ev {
+            Ev::Arrival(_) if spine == NO_SPINE => return None,
             Ev::Arrival(pool) => Upcoming::TaskAtSpine { pool, spine },
             Ev::AtLeaf { task, rack } => Upcoming::TaskAtLeaf {
                 pool: tasks[task as usize].header.pool,
@@ -651,8 +650,7 @@ impl Engine {
         let pod = cumulative.partition_point(|&c| c <= x) as u32;
         if self.policy_prefetches {
             // Did the prefetch stages predict this draw (see `Engine::prefetch_ahead`)?
-            let note = &self.notes[(self.metrics.events as usize - 1) % NOTES];
-            if note.seq != self.queue.last_seq() || note.spine != pod {
+            if self.current_spine != pod {
                 self.resync_spines();
             }
         }

@@ -48,8 +48,9 @@ pub struct EventQueue<T> {
     fronts: Vec<u128>,
     /// Time of the last popped event.
     now: Nanos,
-    /// Sequence number of the last popped event.
-    last_seq: u64,
+    /// Events pushed into the window, before its last (which moves the window's later events
+    /// back one place).
+    window_insertions: u64,
     next_seq: u64,
     len: usize,
 }
@@ -73,7 +74,7 @@ impl<T> EventQueue<T> {
             lanes: Vec::new(),
             fronts: Vec::new(),
             now: 0,
-            last_seq: u64::MAX,
+            window_insertions: 0,
             next_seq: 0,
             len: 0,
         }
@@ -113,6 +114,7 @@ impl<T> EventQueue<T> {
             Some(&(last, _)) if key < last => {
                 let at = self.window.partition_point(|&(k, _)| k < key);
                 self.window.insert(at, (key, item));
+                self.window_insertions += 1;
                 Ok(())
             }
             _ => Err((key, item)),
@@ -150,16 +152,11 @@ impl<T> EventQueue<T> {
         self.window.get(i).map(|(_, t)| t)
     }
 
-    /// [`EventQueue::ahead`] with the event's sequence number (unique to it: which event this is,
-    /// whatever its place in the window).
+    /// How many events were pushed into the window before its last so far: while it stays the
+    /// same, an event moves to the next place of the window with each pop.
     #[inline]
-    pub fn ahead_seq(&self, i: usize) -> Option<(u64, &T)> {
-        self.window.get(i).map(|(k, t)| (*k as u64, t))
-    }
-
-    /// The sequence number of the last popped event (`u64::MAX` before the first).
-    pub fn last_seq(&self) -> u64 {
-        self.last_seq
+    pub fn window_insertions(&self) -> u64 {
+        self.window_insertions
     }
 
     /// The earliest event, without removing it (until something earlier is pushed, the next
@@ -187,7 +184,6 @@ impl<T> EventQueue<T> {
         let (key, item) = self.window.pop_front()?;
         self.len -= 1;
         self.now = time_of(key);
-        self.last_seq = key as u64;
         self.fill();
         Some((self.now, item))
     }

@@ -29,8 +29,7 @@
 //! exactly the model's decisions.
 
 use super::{
-    Ctx, Decision, FailureNotice, Message, Node, Policy, PrefetchNote, PrefetchStage, Reply,
-    TaskHeader, Upcoming,
+    Ctx, Decision, FailureNotice, Message, Node, Policy, PrefetchNote, Reply, TaskHeader, Upcoming,
 };
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
@@ -676,6 +675,27 @@ impl Horus {
         out
     }
 
+    /// The scheduler of a [`PrefetchNote`] after the switch stage (`kind` NOTE_SPINE or
+    /// NOTE_LEAF).
+    #[inline]
+    fn switch(&self, kind: u32, index: u32) -> &Scheduler {
+        let scheds = if kind == NOTE_SPINE {
+            &self.spines
+        } else {
+            &self.leaves
+        };
+        &scheds[index as usize]
+    }
+
+    /// [`Horus::switch`] if the note is past the switch stage.
+    #[inline]
+    fn noted_switch(&self, kind: u32, index: u32) -> Option<&Scheduler> {
+        match kind {
+            NOTE_SPINE | NOTE_LEAF => Some(self.switch(kind, index)),
+            _ => None,
+        }
+    }
+
     /// The leaf scheduler of a physical rack, for inspection.
     pub fn leaf(&self, rack: u32) -> Option<&Scheduler> {
         self.leaf_of_rack
@@ -932,80 +952,67 @@ impl Policy for Horus {
         };
     }
 
-    fn prefetch(&self, cluster: &Cluster, stage: PrefetchStage, note: &mut PrefetchNote) {
+    fn prefetch(&self, cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
         use crate::{prefetch, prefetch_all};
+        let [nodes, entries, rows, switch] = notes;
         // Switch: the scheduler (generator, table handles, counters); the note becomes the switch,
-        // the pool's ID there and the node (NO_NODE for a task). Rows: the pool's row
-        // (configuration, idle control, average) and for a node's packet the node's row. Entries
-        // and Nodes: for a task, the idle-list top or the two members the pass will sample (the
-        // model tells, from a copy of its generator), then their rows.
-        let [kind, a, b, c, d] = note.0;
-        if stage == PrefetchStage::Switch {
-            let (spine, slot_switch, slot_pool, node) = match kind {
-                NOTE_SPINE_TASK | NOTE_SPINE_NODE => {
-                    let slot = &self.spine_slots[a as usize];
-                    let node = if kind == NOTE_SPINE_NODE { b } else { NO_NODE };
-                    (true, slot.spine, slot.pool, node)
-                }
-                NOTE_LEAF_TASK => {
-                    let slot = &self.leaf_slots[a as usize];
-                    (false, slot.leaf, slot.pool, NO_NODE)
-                }
-                NOTE_LEAF_REPLY => {
-                    let slot = &self.leaf_slots[a as usize];
-                    let r = &cluster.pools[b as usize].racks[c as usize];
-                    let node = slot
-                        .first_node
-                        .wrapping_add(d.wrapping_sub(r.first_worker) as u16);
-                    let node = u32::from(node);
-                    (false, slot.leaf, slot.pool, node)
-                }
-                _ => return,
-            };
-            let scheds = if spine { &self.spines } else { &self.leaves };
-            prefetch_all(&scheds[slot_switch as usize]);
-            *note = PrefetchNote([
-                if spine { NOTE_SPINE } else { NOTE_LEAF },
-                slot_switch,
-                u32::from(slot_pool),
-                node,
-                0,
-            ]);
-            return;
-        }
-        let s = match kind {
-            NOTE_SPINE => &self.spines[a as usize],
-            NOTE_LEAF => &self.leaves[a as usize],
-            _ => return,
-        };
-        let (slot_pool, node) = (b as u16, c);
-        let t = s.tables();
-        match stage {
-            PrefetchStage::Index | PrefetchStage::Switch => {}
-            PrefetchStage::Rows => {
-                if let Some(row) = t.pools.get(usize::from(slot_pool)) {
-                    prefetch(row);
-                }
-                if let Some(row) = t.nodes.get(node as usize) {
-                    prefetch(row);
-                }
+        // the pool's ID there and the node (NO_NODE for a task).
+        let [kind, a, b, c, d] = switch.0;
+        let converted = match kind {
+            NOTE_SPINE_TASK | NOTE_SPINE_NODE => {
+                let slot = &self.spine_slots[a as usize];
+                let node = if kind == NOTE_SPINE_NODE { b } else { NO_NODE };
+                Some((NOTE_SPINE, slot.spine, slot.pool, node))
             }
-            PrefetchStage::Entries | PrefetchStage::Nodes => {
-                if node != NO_NODE {
-                    return;
-                }
-                let Some((a, b)) = s.next_task_entries(slot_pool) else {
-                    return;
-                };
-                if stage == PrefetchStage::Entries {
-                    prefetch(a);
-                    prefetch(b);
-                } else {
-                    for n in [a.node, b.node] {
-                        if let Some(row) = t.nodes.get(usize::from(n)) {
-                            prefetch(row);
-                        }
-                    }
+            NOTE_LEAF_TASK => {
+                let slot = &self.leaf_slots[a as usize];
+                Some((NOTE_LEAF, slot.leaf, slot.pool, NO_NODE))
+            }
+            NOTE_LEAF_REPLY => {
+                let slot = &self.leaf_slots[a as usize];
+                let r = &cluster.pools[b as usize].racks[c as usize];
+                let node = slot
+                    .first_node
+                    .wrapping_add(d.wrapping_sub(r.first_worker) as u16);
+                Some((NOTE_LEAF, slot.leaf, slot.pool, u32::from(node)))
+            }
+            _ => None,
+        };
+        if let Some((kind, switch_index, pool, node)) = converted {
+            prefetch_all(self.switch(kind, switch_index));
+            switch.0 = [kind, switch_index, u32::from(pool), node, 0];
+        }
+        // Rows: the pool's row (configuration, idle control, average) and for a node's packet the
+        // node's row.
+        let [kind, a, pool, node, _] = rows.0;
+        if let Some(s) = self.noted_switch(kind, a) {
+            let t = s.tables();
+            if let Some(row) = t.pools.get(pool as usize) {
+                prefetch(row);
+            }
+            if let Some(row) = t.nodes.get(node as usize) {
+                prefetch(row);
+            }
+        }
+        // Entries and Nodes: for a task, the idle-list top or the two members the pass will
+        // sample (the model tells, from a copy of its generator), then their rows.
+        let [kind, a, pool, node, _] = entries.0;
+        if node == NO_NODE
+            && let Some(s) = self.noted_switch(kind, a)
+            && let Some((a, b)) = s.next_task_entries(pool as u16)
+        {
+            prefetch(a);
+            prefetch(b);
+        }
+        let [kind, a, pool, node, _] = nodes.0;
+        if node == NO_NODE
+            && let Some(s) = self.noted_switch(kind, a)
+            && let Some((a, b)) = s.next_task_entries(pool as u16)
+        {
+            let t = s.tables();
+            for n in [a.node, b.node] {
+                if let Some(row) = t.nodes.get(usize::from(n)) {
+                    prefetch(row);
                 }
             }
         }

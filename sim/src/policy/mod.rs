@@ -136,7 +136,7 @@ impl PrefetchStage {
 
 /// What a policy's prefetch stages of one upcoming call hand to the next stage, so that a stage
 /// does not work out again what an earlier one did: the engine keeps one per event of its window,
-/// all zero before [`Policy::prefetch_index`].
+/// all zero before [`Policy::prefetch_index`] (and if it could not run).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PrefetchNote(pub [u32; 5]);
 
@@ -256,9 +256,11 @@ pub trait Policy: Send {
     /// closer each, given what this one wrote into `note`. Must not change any state.
     fn prefetch_index(&self, _cluster: &Cluster, _next: Upcoming, _note: &mut PrefetchNote) {}
 
-    /// A later stage (after [`PrefetchStage::Index`]) of prefetching the call that
-    /// [`Policy::prefetch_index`] was given, which wrote `note` (as did the stages since).
-    fn prefetch(&self, _cluster: &Cluster, _stage: PrefetchStage, _note: &mut PrefetchNote) {}
+    /// The later stages of prefetching, each for the call [`Policy::prefetch_index`] was given
+    /// that many events earlier: `notes[i]` is the note of the call at stage
+    /// `PrefetchStage::ALL[4 - i]` (the last stage first: the next event's), as the earlier stages
+    /// left it (all zero if they did not run).
+    fn prefetch(&self, _cluster: &Cluster, _notes: &mut [PrefetchNote; 4]) {}
 
     /// Whether [`Policy::prefetch_index`] and [`Policy::prefetch`] do anything (the engine skips
     /// working out the calls if not).
