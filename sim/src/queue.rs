@@ -43,9 +43,13 @@ pub struct EventQueue<T> {
     window: std::collections::VecDeque<(u128, T)>,
     heap: RadixHeap<T>,
     lanes: Vec<Lane<T>>,
-    /// The key at the front of each lane (`u128::MAX` when empty), kept apart so that `pop` scans
-    /// one small array instead of every lane's buffer.
+    /// The key at the front of each lane (`u128::MAX` when empty), kept apart from the lanes'
+    /// buffers.
     fronts: Vec<u128>,
+    /// The lanes by increasing front key (empty lanes last): `pop` compares the first one's front
+    /// with the heap's minimum, and a lane whose front changed moves back into its place, which is
+    /// usually next to where it was.
+    order: Vec<usize>,
     /// Time of the last popped event.
     now: Nanos,
     /// Events pushed into the window, before its last (which moves the window's later events
@@ -73,6 +77,7 @@ impl<T> EventQueue<T> {
             heap: RadixHeap::new(),
             lanes: Vec::new(),
             fronts: Vec::new(),
+            order: Vec::new(),
             now: 0,
             window_insertions: 0,
             next_seq: 0,
@@ -132,6 +137,7 @@ impl<T> EventQueue<T> {
             Some(i) => {
                 if self.lanes[i].items.is_empty() {
                     self.fronts[i] = key;
+                    self.move_forward(i);
                 }
                 self.lanes[i].items.push_back((key, item));
             }
@@ -140,6 +146,8 @@ impl<T> EventQueue<T> {
                 items.push_back((key, item));
                 self.lanes.push(Lane { delay, items });
                 self.fronts.push(key);
+                self.order.push(self.lanes.len() - 1);
+                self.move_forward(self.lanes.len() - 1);
             }
             None => self.heap.push(key, item),
         }
@@ -188,27 +196,47 @@ impl<T> EventQueue<T> {
         Some((self.now, item))
     }
 
+    /// Moves lane `i`, whose front key went down (it was empty), forward to its place in
+    /// [`EventQueue::order`].
+    fn move_forward(&mut self, i: usize) {
+        let mut p = self
+            .order
+            .iter()
+            .position(|&l| l == i)
+            .expect("every lane is in the order");
+        while p > 0 && self.fronts[self.order[p - 1]] > self.fronts[i] {
+            self.order[p] = self.order[p - 1];
+            p -= 1;
+        }
+        self.order[p] = i;
+    }
+
     /// The smallest key of the lanes and the heap.
     fn pop_rest(&mut self) -> Option<(u128, T)> {
-        let mut best = self.heap.min_key();
-        let mut from = usize::MAX;
-        for (i, &k) in self.fronts.iter().enumerate() {
-            if k < best {
-                best = k;
-                from = i;
+        let heap_min = self.heap.min_key();
+        match self.order.first() {
+            Some(&from) if self.fronts[from] < heap_min => {
+                let lane = &mut self.lanes[from].items;
+                let popped = lane.pop_front().expect("front seen above");
+                let front = lane.front().map_or(u128::MAX, |&(k, _)| k);
+                // A lane is read in order, but too slowly for the hardware to stream it: load
+                // ahead.
+                if let Some(e) = lane.get(LANE_READ_AHEAD) {
+                    crate::prefetch(e);
+                }
+                self.fronts[from] = front;
+                // Its front went up: move it back to its place.
+                let mut j = 0;
+                while let Some(&next) = self.order.get(j + 1)
+                    && self.fronts[next] < front
+                {
+                    self.order[j] = next;
+                    j += 1;
+                }
+                self.order[j] = from;
+                Some(popped)
             }
-        }
-        if from != usize::MAX {
-            let lane = &mut self.lanes[from].items;
-            let popped = lane.pop_front().expect("front seen above");
-            self.fronts[from] = lane.front().map_or(u128::MAX, |&(k, _)| k);
-            // A lane is read in order, but too slowly for the hardware to stream it: load ahead.
-            if let Some(e) = lane.get(LANE_READ_AHEAD) {
-                crate::prefetch(e);
-            }
-            Some(popped)
-        } else {
-            self.heap.pop()
+            _ => self.heap.pop(),
         }
     }
 }
