@@ -278,12 +278,13 @@ struct RadixHeap<T> {
     /// The time of the last popped key: every key in the heap is at least this.
     last: Nanos,
     len: usize,
-    /// The smallest key and where it is (bucket, index), when known: `min.0` is [`UNKNOWN`] after a
-    /// pop until [`RadixHeap::min_key`] looks for it.
+    /// The smallest key and where it is (bucket, index), when `min_known`: not after a pop until
+    /// [`RadixHeap::min_key`] looks for it.
     min: (u128, usize, usize),
+    min_known: bool,
 }
 
-/// [`RadixHeap::min`] not computed yet (no key is this large: its sequence number would be the
+/// [`RadixHeap::min_key`] of an empty heap (no key is this large: its sequence number would be the
 /// last of 2^64).
 const UNKNOWN: u128 = u128::MAX;
 
@@ -297,6 +298,7 @@ impl<T> RadixHeap<T> {
             last: 0,
             len: 0,
             min: (UNKNOWN, 0, 0),
+            min_known: false,
         }
     }
 
@@ -305,8 +307,9 @@ impl<T> RadixHeap<T> {
         let at = self.put(key, item);
         // `key` is the new minimum if it is below the known one or the heap was empty; an unknown
         // minimum stays unknown.
-        if key < self.min.0 && (self.len == 0 || self.min.0 != UNKNOWN) {
+        if self.len == 0 || (self.min_known && key < self.min.0) {
             self.min = (key, at.0, at.1);
+            self.min_known = true;
         }
         self.len += 1;
     }
@@ -350,7 +353,10 @@ impl<T> RadixHeap<T> {
     /// still be pushed).
     #[inline]
     fn min_key(&mut self) -> u128 {
-        if self.min.0 == UNKNOWN && self.len > 0 {
+        if !self.min_known {
+            if self.len == 0 {
+                return UNKNOWN;
+            }
             self.find_min();
         }
         self.min.0
@@ -373,6 +379,7 @@ impl<T> RadixHeap<T> {
             .min_by_key(|&(_, k)| k)
             .expect("non-empty bucket");
         self.min = (k, b, j);
+        self.min_known = true;
     }
 
     fn pop(&mut self) -> Option<(u128, T)> {
@@ -406,7 +413,7 @@ impl<T> RadixHeap<T> {
         }
         self.last = time_of(key);
         self.len -= 1;
-        self.min.0 = UNKNOWN;
+        self.min_known = false;
         Some(popped)
     }
 }
