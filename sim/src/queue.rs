@@ -185,6 +185,7 @@ impl<T> EventQueue<T> {
     }
 
     /// Removes the earliest event, returning its time and payload.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, T)> {
         if self.window.is_empty() {
             self.fill();
@@ -192,7 +193,14 @@ impl<T> EventQueue<T> {
         let (key, item) = self.window.pop_front()?;
         self.len -= 1;
         self.now = time_of(key);
-        self.fill();
+        // Usually one event comes in for the one that left.
+        if self.window.len() == LOOKAHEAD - 1
+            && let Some(e) = self.pop_rest()
+        {
+            self.window.push_back(e);
+        } else {
+            self.fill();
+        }
         Some((self.now, item))
     }
 
@@ -212,6 +220,7 @@ impl<T> EventQueue<T> {
     }
 
     /// The smallest key of the lanes and the heap.
+    #[inline(always)]
     fn pop_rest(&mut self) -> Option<(u128, T)> {
         let heap_min = self.heap.min_key();
         match self.order.first() {
