@@ -6,7 +6,8 @@
 //! Rates are given per second of wall time and per second of this process's CPU time (the latter
 //! is what matters on a shared machine). `HORUS_BENCH_POLICIES=horus,rs-h` selects policies;
 //! `HORUS_BENCH_RUNS` (default 3) runs each that many times, alternating policies, and ends with
-//! each policy's median CPU rate and range.
+//! each policy's median CPU rate and range. `HORUS_BENCH_SIM_MS` (default 20) sets the simulated
+//! time: a short and a longer run under cachegrind give the cost per event without the setup.
 
 use horus_sim::config::{PoolSource, SimConfig};
 use horus_sim::engine::Engine;
@@ -56,6 +57,11 @@ fn main() {
 /// One run of `policy`: prints its figures and returns its rate per second of CPU time (None where
 /// /proc is not there to tell).
 fn run(policy: &str) -> Option<f64> {
+    let sim_ms: f64 = std::env::var("HORUS_BENCH_SIM_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&ms: &f64| ms > 0.0)
+        .unwrap_or(20.0);
     let cfg = SimConfig {
         topology: Topology {
             pods: 16,
@@ -67,7 +73,7 @@ fn run(policy: &str) -> Option<f64> {
         }),
         policy: PolicySpec::named(policy).expect("known policy"),
         load: LoadSchedule::constant(0.9),
-        sim_ns: 20_000_000,
+        sim_ns: (sim_ms * 1e6) as u64,
         ..SimConfig::default()
     };
     let engine = Engine::new(&cfg).expect("valid configuration");

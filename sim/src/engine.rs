@@ -23,7 +23,7 @@ use crate::metrics::{
 };
 use crate::placement::{self, PoolPlacement};
 use crate::policy::{
-    Ctx, FailureNotice, Message, Node, Policy, PrefetchStage, Reply, TaskHeader, Upcoming,
+    Ctx, FailureNotice, Message, Node, Policy, PrefetchNote, Reply, TaskHeader, Upcoming,
 };
 use crate::queue::{EventQueue, LOOKAHEAD, Nanos};
 use crate::rng::{self, SimRng, Stream};
@@ -64,6 +64,20 @@ struct Task {
 
 /// Flag in [`Task::service`]: the task took more than one pass somewhere.
 const RESUBMITTED: Nanos = 1 << 63;
+
+/// What the prefetch stages worked out for the events of the queue's window, by their place
+/// there, kept from one stage to the next (see [`Engine::prefetch_ahead`]).
+#[derive(Clone, Copy, Default)]
+struct Notes {
+    /// For an arrival, its predicted spine (pod slot); [`NO_SPINE`] for other events and
+    /// arrivals without a prediction.
+    spine: [u32; LOOKAHEAD],
+    /// The policy's notes.
+    policy: [PrefetchNote; LOOKAHEAD],
+}
+
+/// No predicted spine, in [`Notes::spine`].
+const NO_SPINE: u32 = u32::MAX;
 
 /// Why a task was lost: in the network, or because of failure `i`.
 #[derive(Clone, Copy)]
@@ -112,6 +126,14 @@ pub struct Engine {
     nothing_failed: bool,
     /// [`Policy::prefetches`] of the policy.
     policy_prefetches: bool,
+    /// The prefetch stages' notes on the events of the window, by their place there.
+    notes: Notes,
+    /// The predicted spine of the event being handled ([`NO_SPINE`]: none).
+    current_spine: u32,
+    /// [`EventQueue::window_insertions`] when the notes were last in step with the window.
+    insertions: u64,
+    /// A copy of `entry_rng` that has drawn the spines of the arrivals noted so far, in order.
+    spine_rng: SimRng,
     metrics: Metrics,
 }
 
@@ -185,6 +207,13 @@ impl Engine {
                 .map(|&p| rng::stream(cfg.seed, Stream::Workload, u64::from(p)))
                 .collect(),
             entry_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
+            spine_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
+            notes: Notes {
+                spine: [NO_SPINE; LOOKAHEAD],
+                policy: [PrefetchNote::default(); LOOKAHEAD],
+            },
+            current_spine: NO_SPINE,
+            insertions: 0,
             policy_rng: rng::stream(cfg.seed, Stream::Policy, stream_index),
             net_rng: rng::stream(cfg.seed, Stream::Network, stream_index),
             hops_to_loss: 0,
@@ -263,7 +292,7 @@ impl Engine {
             if self.metrics.events % PROGRESS_EVERY == 0 {
                 progress(t);
             }
-            self.prefetch_ahead(ev);
+            self.prefetch_ahead();
             self.handle(ev);
             if self.live_tasks == 0 && t >= self.cfg.sim_ns {
                 break;
@@ -292,50 +321,101 @@ impl Engine {
 
     /// Prefetches in stages, each following the pointers that the previous one brought in one event
     /// earlier: the lines the event [`LOOKAHEAD`]` - 1` places ahead reads directly, the lines they
-    /// lead to for the next one, and so on down the policy's [`PrefetchStage`]s to the next event.
+    /// lead to for the next one, and so on down the policy's
+    /// [`PrefetchStage`](crate::policy::PrefetchStage)s to the next event.
     /// At the scale of a datacenter every event waits on memory; this way the waits of several
-    /// events overlap. `current` is the event about to be handled.
-    fn prefetch_ahead(&self, current: Ev) {
+    /// events overlap.
+    ///
+    /// What a stage works out is kept in [`Notes`] for the next, and the notes move down one place
+    /// with each event: an arrival's spine is drawn once, from `spine_rng`, when the arrival enters
+    /// the stages, and the policy's stages pass on a [`PrefetchNote`]. An event pushed into the
+    /// window (before its last) puts the window out of step with the notes: they are all dropped
+    /// then, and the next arrival handled without a prediction, or with a wrong one, puts
+    /// `spine_rng` back on `entry_rng`'s track.
+    fn prefetch_ahead(&mut self) {
         const DIRECT: usize = LOOKAHEAD - 1;
+        if !self.policy_prefetches {
+            if let Some(&e) = self.queue.ahead(DIRECT) {
+                self.prefetch(e);
+            }
+            if let Some(&e) = self.queue.ahead(DIRECT - 1) {
+                self.prefetch_indirect(e);
+            }
+            return;
+        }
+        if self.queue.window_insertions() == self.insertions {
+            let n = &mut self.notes;
+            self.current_spine = n.spine[0];
+            n.spine.copy_within(1.., 0);
+            n.policy.copy_within(1.., 0);
+        } else {
+            self.insertions = self.queue.window_insertions();
+            self.current_spine = NO_SPINE;
+            self.notes = Notes {
+                spine: [NO_SPINE; LOOKAHEAD],
+                policy: [PrefetchNote::default(); LOOKAHEAD],
+            };
+        }
+        self.notes.policy[DIRECT] = PrefetchNote::default();
+        self.notes.spine[DIRECT] = NO_SPINE;
         if let Some(&e) = self.queue.ahead(DIRECT) {
             self.prefetch(e);
+            if let Ev::Arrival(pool) = e {
+                self.notes.spine[DIRECT] =
+                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool);
+            }
         }
         if let Some(&e) = self.queue.ahead(DIRECT - 1) {
             self.prefetch_indirect(e);
-        }
-        if !self.policy_prefetches {
-            return;
-        }
-        // The spine of each arrival in the window: one copy of the entry stream draws for every
-        // arrival in order, starting with the current event's.
-        let mut spines = [0u32; LOOKAHEAD];
-        let mut rng = self.entry_rng.clone();
-        let mut draw = |pool: u32| {
-            let c = &self.pod_cumulative[pool as usize];
-            let x = rng.random_range(0..*c.last().expect("pool has workers"));
-            c.partition_point(|&v| v <= x) as u32
-        };
-        if let Ev::Arrival(pool) = current {
-            draw(pool);
-        }
-        for (pos, spine) in spines.iter_mut().enumerate().take(DIRECT) {
-            if let Some(&Ev::Arrival(pool)) = self.queue.ahead(pos) {
-                *spine = draw(pool);
+            let spine = self.notes.spine[DIRECT - 1];
+            if let Some(next) = Self::upcoming(&self.tasks, &self.workers, &self.messages, e, spine)
+            {
+                self.policy
+                    .prefetch_index(&self.cluster, next, &mut self.notes.policy[DIRECT - 1]);
             }
         }
-        for (i, stage) in PrefetchStage::ALL.into_iter().enumerate() {
-            let Some(pos) = (DIRECT - 1).checked_sub(i) else {
+        let (later, _) = self
+            .notes
+            .policy
+            .split_first_chunk_mut::<{ LOOKAHEAD - 2 }>()
+            .expect("the window has room for the later stages");
+        self.policy.prefetch(&self.cluster, later);
+    }
+
+    /// The spine (pod slot) an arrival of `pool` draws from `rng`, as [`Engine::on_arrival`] does.
+    #[inline]
+    fn draw_spine(rng: &mut SimRng, pod_cumulative: &[Vec<u32>], pool: u32) -> u32 {
+        let c = &pod_cumulative[pool as usize];
+        let x = rng.random_range(0..*c.last().expect("pool has workers"));
+        c.partition_point(|&v| v <= x) as u32
+    }
+
+    /// Puts `spine_rng` back on `entry_rng`'s track, just after an arrival drew its spine: the
+    /// arrivals of the window that entered the stages draw their spines again, and those whose
+    /// spine changes lose what their stages worked out (it followed another spine).
+    #[cold]
+    #[inline(never)]
+    fn resync_spines(&mut self) {
+        self.spine_rng = self.entry_rng.clone();
+        for pos in 0..LOOKAHEAD {
+            let Some(&e) = self.queue.ahead(pos) else {
                 break;
             };
-            if let Some(&e) = self.queue.ahead(pos)
-                && let Some(next) = self.upcoming(e, spines[pos])
-            {
-                self.policy.prefetch(&self.cluster, next, stage);
+            let spine = match e {
+                Ev::Arrival(pool) => {
+                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool)
+                }
+                _ => NO_SPINE,
+            };
+            if self.notes.spine[pos] != spine {
+                self.notes.spine[pos] = spine;
+                self.notes.policy[pos] = PrefetchNote::default();
             }
         }
     }
 
     /// Starts loading what `ev` will read first (see [`crate::prefetch`]).
+    #[inline(always)]
     fn prefetch(&self, ev: Ev) {
         use crate::prefetch;
         match ev {
@@ -357,6 +437,7 @@ impl Engine {
     }
 
     /// The second stage of prefetching `ev`: what the lines [`Engine::prefetch`] loaded point to.
+    #[inline(always)]
     fn prefetch_indirect(&self, ev: Ev) {
         use crate::prefetch;
         match ev {
@@ -378,22 +459,30 @@ impl Engine {
 
     /// The policy call that `ev` will make, as far as the lines [`Engine::prefetch`] loaded tell;
     /// `spine` is the predicted spine of an arrival.
-    fn upcoming(&self, ev: Ev, spine: u32) -> Option<Upcoming> {
+    #[inline]
+    fn upcoming(
+        tasks: &[Task],
+        workers: &[Worker],
+        messages: &[Message],
+        ev: Ev,
+        spine: u32,
+    ) -> Option<Upcoming> {
         Some(match ev {
+            Ev::Arrival(_) if spine == NO_SPINE => return None,
             Ev::Arrival(pool) => Upcoming::TaskAtSpine { pool, spine },
             Ev::AtLeaf { task, rack } => Upcoming::TaskAtLeaf {
-                pool: self.tasks[task as usize].header.pool,
+                pool: tasks[task as usize].header.pool,
                 rack,
             },
             Ev::Reply { worker, .. } => {
-                let w = &self.workers[worker as usize];
+                let w = &workers[worker as usize];
                 Upcoming::ReplyAtLeaf {
                     pool: w.pool,
                     rack: w.rack_slot,
                     worker: w.local,
                 }
             }
-            Ev::Msg(i) => Upcoming::Message(self.messages[i as usize]),
+            Ev::Msg(i) => Upcoming::Message(messages[i as usize]),
             _ => return None,
         })
     }
@@ -559,6 +648,12 @@ impl Engine {
             .entry_rng
             .random_range(0..*cumulative.last().expect("pool has workers"));
         let pod = cumulative.partition_point(|&c| c <= x) as u32;
+        if self.policy_prefetches {
+            // Did the prefetch stages predict this draw (see `Engine::prefetch_ahead`)?
+            if self.current_spine != pod {
+                self.resync_spines();
+            }
+        }
         if !self.nothing_failed
             && let Some(f) =
                 self.switch_failed[self.spine_host[pool as usize][pod as usize] as usize]

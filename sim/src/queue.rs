@@ -43,11 +43,18 @@ pub struct EventQueue<T> {
     window: std::collections::VecDeque<(u128, T)>,
     heap: RadixHeap<T>,
     lanes: Vec<Lane<T>>,
-    /// The key at the front of each lane (`u128::MAX` when empty), kept apart so that `pop` scans
-    /// one small array instead of every lane's buffer.
+    /// The key at the front of each lane (`u128::MAX` when empty), kept apart from the lanes'
+    /// buffers.
     fronts: Vec<u128>,
+    /// The lanes by increasing front key (empty lanes last): `pop` compares the first one's front
+    /// with the heap's minimum, and a lane whose front changed moves back into its place, which is
+    /// usually next to where it was.
+    order: Vec<usize>,
     /// Time of the last popped event.
     now: Nanos,
+    /// Events pushed into the window, before its last (which moves the window's later events
+    /// back one place).
+    window_insertions: u64,
     next_seq: u64,
     len: usize,
 }
@@ -70,7 +77,9 @@ impl<T> EventQueue<T> {
             heap: RadixHeap::new(),
             lanes: Vec::new(),
             fronts: Vec::new(),
+            order: Vec::new(),
             now: 0,
+            window_insertions: 0,
             next_seq: 0,
             len: 0,
         }
@@ -110,6 +119,7 @@ impl<T> EventQueue<T> {
             Some(&(last, _)) if key < last => {
                 let at = self.window.partition_point(|&(k, _)| k < key);
                 self.window.insert(at, (key, item));
+                self.window_insertions += 1;
                 Ok(())
             }
             _ => Err((key, item)),
@@ -127,6 +137,7 @@ impl<T> EventQueue<T> {
             Some(i) => {
                 if self.lanes[i].items.is_empty() {
                     self.fronts[i] = key;
+                    self.move_forward(i);
                 }
                 self.lanes[i].items.push_back((key, item));
             }
@@ -135,6 +146,8 @@ impl<T> EventQueue<T> {
                 items.push_back((key, item));
                 self.lanes.push(Lane { delay, items });
                 self.fronts.push(key);
+                self.order.push(self.lanes.len() - 1);
+                self.move_forward(self.lanes.len() - 1);
             }
             None => self.heap.push(key, item),
         }
@@ -145,6 +158,13 @@ impl<T> EventQueue<T> {
     /// prefetching what those events will touch.
     pub fn ahead(&self, i: usize) -> Option<&T> {
         self.window.get(i).map(|(_, t)| t)
+    }
+
+    /// How many events were pushed into the window before its last so far: while it stays the
+    /// same, an event moves to the next place of the window with each pop.
+    #[inline]
+    pub fn window_insertions(&self) -> u64 {
+        self.window_insertions
     }
 
     /// The earliest event, without removing it (until something earlier is pushed, the next
@@ -165,6 +185,7 @@ impl<T> EventQueue<T> {
     }
 
     /// Removes the earliest event, returning its time and payload.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, T)> {
         if self.window.is_empty() {
             self.fill();
@@ -172,31 +193,59 @@ impl<T> EventQueue<T> {
         let (key, item) = self.window.pop_front()?;
         self.len -= 1;
         self.now = time_of(key);
-        self.fill();
+        // Usually one event comes in for the one that left.
+        if self.window.len() == LOOKAHEAD - 1
+            && let Some(e) = self.pop_rest()
+        {
+            self.window.push_back(e);
+        } else {
+            self.fill();
+        }
         Some((self.now, item))
     }
 
-    /// The smallest key of the lanes and the heap.
-    fn pop_rest(&mut self) -> Option<(u128, T)> {
-        let mut best = self.heap.min_key();
-        let mut from = usize::MAX;
-        for (i, &k) in self.fronts.iter().enumerate() {
-            if k < best {
-                best = k;
-                from = i;
-            }
+    /// Moves lane `i`, whose front key went down (it was empty), forward to its place in
+    /// [`EventQueue::order`].
+    fn move_forward(&mut self, i: usize) {
+        let mut p = self
+            .order
+            .iter()
+            .position(|&l| l == i)
+            .expect("every lane is in the order");
+        while p > 0 && self.fronts[self.order[p - 1]] > self.fronts[i] {
+            self.order[p] = self.order[p - 1];
+            p -= 1;
         }
-        if from != usize::MAX {
-            let lane = &mut self.lanes[from].items;
-            let popped = lane.pop_front().expect("front seen above");
-            self.fronts[from] = lane.front().map_or(u128::MAX, |&(k, _)| k);
-            // A lane is read in order, but too slowly for the hardware to stream it: load ahead.
-            if let Some(e) = lane.get(LANE_READ_AHEAD) {
-                crate::prefetch(e);
+        self.order[p] = i;
+    }
+
+    /// The smallest key of the lanes and the heap.
+    #[inline(always)]
+    fn pop_rest(&mut self) -> Option<(u128, T)> {
+        let heap_min = self.heap.min_key();
+        match self.order.first() {
+            Some(&from) if self.fronts[from] < heap_min => {
+                let lane = &mut self.lanes[from].items;
+                let popped = lane.pop_front().expect("front seen above");
+                let front = lane.front().map_or(u128::MAX, |&(k, _)| k);
+                // A lane is read in order, but too slowly for the hardware to stream it: load
+                // ahead.
+                if let Some(e) = lane.get(LANE_READ_AHEAD) {
+                    crate::prefetch(e);
+                }
+                self.fronts[from] = front;
+                // Its front went up: move it back to its place.
+                let mut j = 0;
+                while let Some(&next) = self.order.get(j + 1)
+                    && self.fronts[next] < front
+                {
+                    self.order[j] = next;
+                    j += 1;
+                }
+                self.order[j] = from;
+                Some(popped)
             }
-            Some(popped)
-        } else {
-            self.heap.pop()
+            _ => self.heap.pop(),
         }
     }
 }
@@ -238,12 +287,13 @@ struct RadixHeap<T> {
     /// The time of the last popped key: every key in the heap is at least this.
     last: Nanos,
     len: usize,
-    /// The smallest key and where it is (bucket, index), when known: `min.0` is [`UNKNOWN`] after a
-    /// pop until [`RadixHeap::min_key`] looks for it.
+    /// The smallest key and where it is (bucket, index), when `min_known`: not after a pop until
+    /// [`RadixHeap::min_key`] looks for it.
     min: (u128, usize, usize),
+    min_known: bool,
 }
 
-/// [`RadixHeap::min`] not computed yet (no key is this large: its sequence number would be the
+/// [`RadixHeap::min_key`] of an empty heap (no key is this large: its sequence number would be the
 /// last of 2^64).
 const UNKNOWN: u128 = u128::MAX;
 
@@ -257,6 +307,7 @@ impl<T> RadixHeap<T> {
             last: 0,
             len: 0,
             min: (UNKNOWN, 0, 0),
+            min_known: false,
         }
     }
 
@@ -265,8 +316,9 @@ impl<T> RadixHeap<T> {
         let at = self.put(key, item);
         // `key` is the new minimum if it is below the known one or the heap was empty; an unknown
         // minimum stays unknown.
-        if key < self.min.0 && (self.len == 0 || self.min.0 != UNKNOWN) {
+        if self.len == 0 || (self.min_known && key < self.min.0) {
             self.min = (key, at.0, at.1);
+            self.min_known = true;
         }
         self.len += 1;
     }
@@ -310,7 +362,10 @@ impl<T> RadixHeap<T> {
     /// still be pushed).
     #[inline]
     fn min_key(&mut self) -> u128 {
-        if self.min.0 == UNKNOWN && self.len > 0 {
+        if !self.min_known {
+            if self.len == 0 {
+                return UNKNOWN;
+            }
             self.find_min();
         }
         self.min.0
@@ -333,6 +388,7 @@ impl<T> RadixHeap<T> {
             .min_by_key(|&(_, k)| k)
             .expect("non-empty bucket");
         self.min = (k, b, j);
+        self.min_known = true;
     }
 
     fn pop(&mut self) -> Option<(u128, T)> {
@@ -366,7 +422,7 @@ impl<T> RadixHeap<T> {
         }
         self.last = time_of(key);
         self.len -= 1;
-        self.min.0 = UNKNOWN;
+        self.min_known = false;
         Some(popped)
     }
 }

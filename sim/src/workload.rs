@@ -130,7 +130,7 @@ impl ServiceTime {
         match self {
             ServiceTime::Exponential { mean_ns } => {
                 let x: f64 = Exp1.sample(rng);
-                ((x * mean_ns).round() as Nanos).max(1)
+                round_nanos(x * mean_ns).max(1)
             }
             ServiceTime::Discrete { values_ns, probs } => {
                 let mut u: f64 = rng.random();
@@ -239,10 +239,23 @@ impl LoadSchedule {
             };
             match change {
                 Some(c) if candidate >= c as f64 => t = c,
-                _ if candidate.is_finite() => return Some((candidate.round() as Nanos).max(now)),
+                _ if candidate.is_finite() => return Some(round_nanos(candidate).max(now)),
                 _ => return None,
             }
         }
+    }
+}
+
+/// `x.round() as Nanos`, exactly (halves away from zero, saturating), without the call to libm's
+/// `round` that `f64::round` compiles to on x86-64 without SSE4.1: the truncation and the
+/// fraction it left are exact below 2^53, and above it `x` is a whole number.
+#[inline]
+fn round_nanos(x: f64) -> Nanos {
+    let whole = x as Nanos;
+    if x - whole as f64 >= 0.5 {
+        whole.saturating_add(1)
+    } else {
+        whole
     }
 }
 
@@ -250,6 +263,36 @@ impl LoadSchedule {
 mod tests {
     use super::*;
     use crate::rng::{Stream, stream};
+
+    #[test]
+    fn round_nanos_is_round_as_integer() {
+        let mut rng = stream(3, Stream::Workload, 0);
+        let special = [
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            -0.4,
+            -0.6,
+            -3.5,
+            4503599627370495.5,
+            9007199254740993.0,
+            1.8446744073709552e19,
+            3e19,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        let random = (0..100_000).map(|i| {
+            let x: f64 = rng.random::<f64>() * 10f64.powi(i % 20);
+            if i % 7 == 0 { x.floor() + 0.5 } else { x }
+        });
+        for x in special.into_iter().chain(random) {
+            assert_eq!(round_nanos(x), x.round() as Nanos, "{x}");
+        }
+    }
 
     #[test]
     fn sample_means_match_declared_means() {

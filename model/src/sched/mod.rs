@@ -472,7 +472,8 @@ impl Scheduler {
             self.charge_drift(n);
             self.counters.idle_hits += 1;
             r.decision = Some(Decision::Idle { node: n.node });
-            return self.assign(h, time_us, cfg, n, idle, signal, r);
+            self.assign(h, time_us, cfg, n, idle, signal, &mut r);
+            return r;
         }
 
         self.touch(Stage::Members1);
@@ -507,7 +508,8 @@ impl Scheduler {
                 other: other.node,
                 resubmit: false,
             });
-            return self.assign(h, time_us, cfg, sel, false, signal, r);
+            self.assign(h, time_us, cfg, sel, false, signal, &mut r);
+            return r;
         }
         self.touch(Stage::Drift2);
         let d_other = self.t.nodes[usize::from(other.node)].drift2;
@@ -548,11 +550,12 @@ impl Scheduler {
         let m = self.t.members1[usize::from(cfg.base) + usize::from(r1)];
         self.charge_drift(m);
         self.counters.random_tasks += 1;
-        let r = PassResult {
+        let mut r = PassResult {
             decision: Some(Decision::Random { node: m.node }),
             ..Default::default()
         };
-        self.assign(h, time_us, cfg, m, false, None, r)
+        self.assign(h, time_us, cfg, m, false, None, &mut r);
+        r
     }
 
     /// Adds one task's worth to both drift copies of `n`.
@@ -575,14 +578,13 @@ impl Scheduler {
         n: NodeRef,
         from_idle: bool,
         signal: Option<Signal>,
-        mut r: PassResult,
-    ) -> PassResult {
-        self.leaf_tail(h.pool_id, cfg, AvgChange::TaskStarted, signal, &mut r);
+        r: &mut PassResult,
+    ) {
+        self.leaf_tail(h.pool_id, cfg, AvgChange::TaskStarted, signal, r);
         if h.more_packets {
             self.conn_insert(h, time_us, n.node);
         }
-        self.forward_to(h, n.node, from_idle, &mut r);
-        r
+        self.forward_to(h, n.node, from_idle, r);
     }
 
     fn forward_to(&mut self, h: HorusHeader, node: u16, from_idle: bool, r: &mut PassResult) {
@@ -966,7 +968,7 @@ impl Scheduler {
         self.t.nodes[i].drift1 = self.t.nodes[i].drift1.minus(w.drift);
         self.touch(Stage::Drift2);
         self.t.nodes[i].drift2 = self.t.nodes[i].drift2.minus(w.drift);
-        let r = PassResult {
+        let mut r = PassResult {
             decision: Some(Decision::Resubmitted { node: w.node }),
             ..Default::default()
         };
@@ -980,8 +982,9 @@ impl Scheduler {
             },
             false,
             None,
-            r,
-        )
+            &mut r,
+        );
+        r
     }
 
     /// Second pass of an idleAdd: push the node on top of the idle list (Algorithm 1 ADD).

@@ -84,39 +84,46 @@ impl Stage {
 /// Records the tables a pass touched, in order, and (debug builds) checks the switch rule.
 #[derive(Clone, Debug, Default)]
 pub struct AccessGuard {
-    touched: [Option<Stage>; Stage::ALL.len()],
-    len: usize,
+    /// The tables touched since [`AccessGuard::begin`], four bits each, the latest in the lowest:
+    /// the [`Stage`]'s index plus one (zero: none). A pass that keeps the rule touches at most the
+    /// 14 tables; the last 16 touches are kept.
+    log: u64,
 }
 
 impl AccessGuard {
     pub(crate) fn begin(&mut self) {
-        self.len = 0;
+        self.log = 0;
     }
 
     /// Declares one access to `stage`'s table. Panics (debug builds) if the pass already touched
     /// this table or a later one: the model would then do something a pipeline cannot.
     #[inline]
     pub(crate) fn touch(&mut self, stage: Stage) {
-        // The check reads the last entry, with a bounds check of its own: debug builds only, so
-        // that a release pass only records.
+        // The check: debug builds only, so that a release pass only records.
         #[cfg(debug_assertions)]
         {
-            let last = self.len.checked_sub(1).and_then(|i| self.touched[i]);
+            let last = Self::stage((self.log & 0xF) as usize);
             assert!(
                 last.is_none_or(|last| last < stage),
                 "switch rule broken: {stage:?} touched after {last:?} in one pass ({:?})",
                 self.touched()
             );
         }
-        if self.len < self.touched.len() {
-            self.touched[self.len] = Some(stage);
-            self.len += 1;
-        }
+        self.log = (self.log << 4) | (stage as u64 + 1);
+    }
+
+    /// The stage a four-bit record names.
+    fn stage(code: usize) -> Option<Stage> {
+        code.checked_sub(1).map(|i| Stage::ALL[i])
     }
 
     /// The tables the last pass touched, in order.
     pub fn touched(&self) -> Vec<Stage> {
-        self.touched[..self.len].iter().flatten().copied().collect()
+        let mut out: Vec<Stage> = (0..16)
+            .map_while(|i| Self::stage(((self.log >> (4 * i)) & 0xF) as usize))
+            .collect();
+        out.reverse();
+        out
     }
 }
 

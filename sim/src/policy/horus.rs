@@ -29,7 +29,7 @@
 //! exactly the model's decisions.
 
 use super::{
-    Ctx, Decision, FailureNotice, Message, Node, Policy, PrefetchStage, Reply, TaskHeader, Upcoming,
+    Ctx, Decision, FailureNotice, Message, Node, Policy, PrefetchNote, Reply, TaskHeader, Upcoming,
 };
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
@@ -50,6 +50,17 @@ const IDLE_REMOVE: u8 = 1;
 const LOAD_UPDATE: u8 = 2;
 /// `src_id` of a task as a client sends it (no scheduler's ID).
 const CLIENT_ID: u16 = u16::MAX;
+/// [`PrefetchNote`] kinds: after the index stage, `[kind, slot index, ..]` (then a message's node,
+/// or a reply's pool, rack slot and worker); after the switch stage, `[NOTE_SPINE or NOTE_LEAF,
+/// switch index, pool ID, node ID or NO_NODE, 0]`. Zero: nothing to prefetch.
+const NOTE_SPINE_TASK: u32 = 1;
+const NOTE_SPINE_NODE: u32 = 2;
+const NOTE_LEAF_TASK: u32 = 3;
+const NOTE_LEAF_REPLY: u32 = 4;
+const NOTE_SPINE: u32 = 5;
+const NOTE_LEAF: u32 = 6;
+/// No node in a note: the pass is a task's.
+const NO_NODE: u32 = u32::MAX;
 /// Connection-table entries per switch: the simulator has single-packet tasks only.
 const CONN_TABLE: u32 = 1;
 const CONN_TIMEOUT_US: u32 = 20_000;
@@ -664,6 +675,27 @@ impl Horus {
         out
     }
 
+    /// The scheduler of a [`PrefetchNote`] after the switch stage (`kind` NOTE_SPINE or
+    /// NOTE_LEAF).
+    #[inline]
+    fn switch(&self, kind: u32, index: u32) -> &Scheduler {
+        let scheds = if kind == NOTE_SPINE {
+            &self.spines
+        } else {
+            &self.leaves
+        };
+        &scheds[index as usize]
+    }
+
+    /// [`Horus::switch`] if the note is past the switch stage.
+    #[inline]
+    fn noted_switch(&self, kind: u32, index: u32) -> Option<&Scheduler> {
+        match kind {
+            NOTE_SPINE | NOTE_LEAF => Some(self.switch(kind, index)),
+            _ => None,
+        }
+    }
+
     /// The leaf scheduler of a physical rack, for inspection.
     pub fn leaf(&self, rack: u32) -> Option<&Scheduler> {
         self.leaf_of_rack
@@ -879,77 +911,108 @@ impl Policy for Horus {
         }
     }
 
-    fn prefetch(&self, cluster: &Cluster, next: Upcoming, stage: PrefetchStage) {
-        use crate::{prefetch, prefetch_all};
-        // Index: where the call's switch and node are. Switch: the scheduler (generator, table
-        // handles, counters). Rows: the pool's row (configuration, idle control, average) and for
-        // a node's packet the node's row. Entries and Nodes: for a task, the idle-list top or the
-        // two members the pass will sample (the model tells, from a copy of its generator), then
-        // their rows.
-        let (slot_switch, slot_pool, first_node, s) = match next {
-            Upcoming::TaskAtSpine { pool, spine: d }
-            | Upcoming::Message(Message {
+    fn prefetch_index(&self, cluster: &Cluster, next: Upcoming, note: &mut PrefetchNote) {
+        use crate::prefetch;
+        // Index: where the call's switch and node are (the slot, and the cluster's line that maps
+        // the pass's node to a rack or a worker). The note: the kind of call and the slot's index,
+        // and what the next stage needs to name the node of a message or a reply.
+        *note = match next {
+            Upcoming::TaskAtSpine { pool, spine: d } => {
+                let i = self.pod_base[pool as usize] + d;
+                // Read after the pass, to map the chosen node to a rack slot.
+                prefetch(&cluster.pools[pool as usize].pods[d as usize]);
+                prefetch(&self.spine_slots[i as usize]);
+                PrefetchNote([NOTE_SPINE_TASK, i, 0, 0, 0])
+            }
+            Upcoming::Message(Message {
                 pool,
                 to: Node::Spine(d),
+                value2,
                 ..
             }) => {
-                let slot = &self.spine_slots[(self.pod_base[pool as usize] + d) as usize];
-                if stage == PrefetchStage::Index {
-                    if let Upcoming::TaskAtSpine { .. } = next {
-                        // Read after the pass, to map the chosen node to a rack slot.
-                        prefetch(&cluster.pools[pool as usize].pods[d as usize]);
-                    }
-                    return prefetch(slot);
-                }
-                (slot.spine, slot.pool, slot.first_node, &self.spines)
+                let i = self.pod_base[pool as usize] + d;
+                prefetch(&self.spine_slots[i as usize]);
+                PrefetchNote([NOTE_SPINE_NODE, i, value2, 0, 0])
             }
-            Upcoming::TaskAtLeaf { pool, rack } | Upcoming::ReplyAtLeaf { pool, rack, .. } => {
-                let slot = &self.leaf_slots[(self.rack_base[pool as usize] + rack) as usize];
-                if stage == PrefetchStage::Index {
-                    prefetch(&cluster.pools[pool as usize].racks[rack as usize]);
-                    return prefetch(slot);
-                }
-                (slot.leaf, slot.pool, slot.first_node, &self.leaves)
+            Upcoming::TaskAtLeaf { pool, rack } => {
+                let i = self.rack_base[pool as usize] + rack;
+                prefetch(&cluster.pools[pool as usize].racks[rack as usize]);
+                prefetch(&self.leaf_slots[i as usize]);
+                PrefetchNote([NOTE_LEAF_TASK, i, 0, 0, 0])
             }
-            Upcoming::Message(_) => return,
-        };
-        let s = &s[slot_switch as usize];
-        let t = s.tables();
-        let node = match next {
             Upcoming::ReplyAtLeaf { pool, rack, worker } => {
+                let i = self.rack_base[pool as usize] + rack;
                 let r = &cluster.pools[pool as usize].racks[rack as usize];
-                Some(first_node + (worker - r.first_worker) as u16)
+                prefetch(r);
+                prefetch(&self.leaf_slots[i as usize]);
+                // The worker's place in its rack, once the rack's line is in.
+                PrefetchNote([NOTE_LEAF_REPLY, i, pool, rack, worker])
             }
-            Upcoming::Message(msg) => Some(msg.value2 as u16),
+            Upcoming::Message(_) => PrefetchNote::default(),
+        };
+    }
+
+    fn prefetch(&self, cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
+        use crate::{prefetch, prefetch_all};
+        let [nodes, entries, rows, switch] = notes;
+        // Switch: the scheduler (generator, table handles, counters); the note becomes the switch,
+        // the pool's ID there and the node (NO_NODE for a task).
+        let [kind, a, b, c, d] = switch.0;
+        let converted = match kind {
+            NOTE_SPINE_TASK | NOTE_SPINE_NODE => {
+                let slot = &self.spine_slots[a as usize];
+                let node = if kind == NOTE_SPINE_NODE { b } else { NO_NODE };
+                Some((NOTE_SPINE, slot.spine, slot.pool, node))
+            }
+            NOTE_LEAF_TASK => {
+                let slot = &self.leaf_slots[a as usize];
+                Some((NOTE_LEAF, slot.leaf, slot.pool, NO_NODE))
+            }
+            NOTE_LEAF_REPLY => {
+                let slot = &self.leaf_slots[a as usize];
+                let r = &cluster.pools[b as usize].racks[c as usize];
+                let node = slot
+                    .first_node
+                    .wrapping_add(d.wrapping_sub(r.first_worker) as u16);
+                Some((NOTE_LEAF, slot.leaf, slot.pool, u32::from(node)))
+            }
             _ => None,
         };
-        match stage {
-            PrefetchStage::Index => {}
-            PrefetchStage::Switch => prefetch_all(s),
-            PrefetchStage::Rows => {
-                if let Some(row) = t.pools.get(usize::from(slot_pool)) {
-                    prefetch(row);
-                }
-                if let Some(row) = node.and_then(|n| t.nodes.get(usize::from(n))) {
-                    prefetch(row);
-                }
+        if let Some((kind, switch_index, pool, node)) = converted {
+            prefetch_all(self.switch(kind, switch_index));
+            switch.0 = [kind, switch_index, u32::from(pool), node, 0];
+        }
+        // Rows: the pool's row (configuration, idle control, average) and for a node's packet the
+        // node's row.
+        let [kind, a, pool, node, _] = rows.0;
+        if let Some(s) = self.noted_switch(kind, a) {
+            let t = s.tables();
+            if let Some(row) = t.pools.get(pool as usize) {
+                prefetch(row);
             }
-            PrefetchStage::Entries | PrefetchStage::Nodes => {
-                if node.is_some() {
-                    return;
-                }
-                let Some((a, b)) = s.next_task_entries(slot_pool) else {
-                    return;
-                };
-                if stage == PrefetchStage::Entries {
-                    prefetch(a);
-                    prefetch(b);
-                } else {
-                    for n in [a.node, b.node] {
-                        if let Some(row) = t.nodes.get(usize::from(n)) {
-                            prefetch(row);
-                        }
-                    }
+            if let Some(row) = t.nodes.get(node as usize) {
+                prefetch(row);
+            }
+        }
+        // Entries and Nodes: for a task, the idle-list top or the two members the pass will
+        // sample (the model tells, from a copy of its generator), then their rows.
+        let [kind, a, pool, node, _] = entries.0;
+        if node == NO_NODE
+            && let Some(s) = self.noted_switch(kind, a)
+            && let Some((a, b)) = s.next_task_entries(pool as u16)
+        {
+            prefetch(a);
+            prefetch(b);
+        }
+        let [kind, a, pool, node, _] = nodes.0;
+        if node == NO_NODE
+            && let Some(s) = self.noted_switch(kind, a)
+            && let Some((a, b)) = s.next_task_entries(pool as u16)
+        {
+            let t = s.tables();
+            for n in [a.node, b.node] {
+                if let Some(row) = t.nodes.get(usize::from(n)) {
+                    prefetch(row);
                 }
             }
         }

@@ -106,11 +106,12 @@ pub enum FailureNotice {
     SpineRestarted { pool: u32, pod: u32 },
 }
 
-/// How far ahead of its call [`Policy::prefetch`] runs, and so what it may load: a stage can only
-/// follow pointers that the previous stages brought in, one event earlier each.
+/// How far ahead of its call a policy's prefetching runs, and so what it may load: a stage can
+/// only follow pointers that the previous stages brought in, one event earlier each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PrefetchStage {
-    /// The policy's own index entries for the call (e.g. which switch serves this rack).
+    /// The policy's own index entries for the call (e.g. which switch serves this rack):
+    /// [`Policy::prefetch_index`].
     Index,
     /// The state of the switch (or other unit) the call will use.
     Switch,
@@ -133,7 +134,13 @@ impl PrefetchStage {
     ];
 }
 
-/// The policy call an event is about to make, for [`Policy::prefetch`].
+/// What a policy's prefetch stages of one upcoming call hand to the next stage, so that a stage
+/// does not work out again what an earlier one did: the engine keeps one per event of its window,
+/// all zero before [`Policy::prefetch_index`] (and if it could not run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrefetchNote(pub [u32; 5]);
+
+/// The policy call an event is about to make, for [`Policy::prefetch_index`].
 #[derive(Clone, Copy, Debug)]
 pub enum Upcoming {
     TaskAtSpine {
@@ -244,11 +251,19 @@ pub trait Policy: Send {
     fn on_failure_notice(&mut self, _ctx: &mut Ctx, _notice: FailureNotice) {}
 
     /// A hint that the call `next` comes soon: a policy may start loading the state it will read
-    /// (see [`crate::prefetch`]), so that the cache misses of consecutive events overlap. Called
-    /// for each [`PrefetchStage`] in turn as the call comes closer. Must not change any state.
-    fn prefetch(&self, _cluster: &Cluster, _next: Upcoming, _stage: PrefetchStage) {}
+    /// (see [`crate::prefetch`]), so that the cache misses of consecutive events overlap. This is
+    /// the [`PrefetchStage::Index`] stage; [`Policy::prefetch`] runs the later ones, one event
+    /// closer each, given what this one wrote into `note`. Must not change any state.
+    fn prefetch_index(&self, _cluster: &Cluster, _next: Upcoming, _note: &mut PrefetchNote) {}
 
-    /// Whether [`Policy::prefetch`] does anything (the engine skips working out the calls if not).
+    /// The later stages of prefetching, each for the call [`Policy::prefetch_index`] was given
+    /// that many events earlier: `notes[i]` is the note of the call at stage
+    /// `PrefetchStage::ALL[4 - i]` (the last stage first: the next event's), as the earlier stages
+    /// left it (all zero if they did not run).
+    fn prefetch(&self, _cluster: &Cluster, _notes: &mut [PrefetchNote; 4]) {}
+
+    /// Whether [`Policy::prefetch_index`] and [`Policy::prefetch`] do anything (the engine skips
+    /// working out the calls if not).
     fn prefetches(&self) -> bool {
         false
     }
