@@ -11,8 +11,9 @@
 //! each; the scheduler [`core`] (decode, pass mux, resubmit path); the [`ingress`] (frame buffer
 //! and first-beat [`parser`]) and the [`egress`] (jobs, [`deparser`], output FIFO); the
 //! AXI4-Lite port ([`axil`], register map in [`regmap`]); the [`switch`] and the top levels
-//! ([`top`], sizes in [`presets`]). [`verilog`] emits and normalizes the Verilog, [`check`] lints
-//! and synthesizes it.
+//! ([`top`], sizes in [`presets`]). [`arith`] holds the stages' wide arithmetic primitives
+//! ([`arith::SumSign`], [`arith::ZeroExtend`]). [`verilog`] emits and normalizes the Verilog,
+//! [`check`] lints and synthesizes it.
 
 pub mod arith;
 pub mod axil;
