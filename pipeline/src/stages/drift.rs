@@ -50,6 +50,12 @@ pub struct DriftStage<const N: usize> {
     live: Signal<Local, Bit>,
     p2: Signal<Local, Bit>,
     stands: Signal<Local, Bit>,
+    /// What decides besides the drift compare (a negative drift, one node, more packets), and
+    /// whether the pass decides (copy 1 of a power-of-two decision); kept.
+    stands_else_cut: Signal<Local, Bit>,
+    decides_cut: Signal<Local, Bit>,
+    /// The charges that do not wait for the compare; kept.
+    charge_else_cut: Signal<Local, Bit>,
     charge: Signal<Local, Bit>,
     charge_f: Signal<Local, Bits<32>>,
     d: Signal<Local, Bits<32>>,
@@ -96,6 +102,9 @@ impl<const N: usize> DriftStage<N> {
             live: Default::default(),
             p2: Default::default(),
             stands: Default::default(),
+            stands_else_cut: Default::default(),
+            decides_cut: Default::default(),
+            charge_else_cut: Default::default(),
             charge: Default::default(),
             charge_f: Default::default(),
             d: Default::default(),
@@ -207,11 +216,14 @@ impl<const N: usize> Logic for DriftStage<N> {
         // Copy 1 decides whether a power-of-two decision stands (d <= diff, signed against
         // unsigned: a negative drift always passes).
         self.p2.next = self.live.val() & self.pin.val().is_task & !self.pin.val().idle;
-        self.stands.next = self.d.val().get_bit(31)
-            | (self.d.val() <= self.pin.val().diff)
+        // The compare's chain meets the rest, formed beside it and kept (`_cut`, `verilog.rs`),
+        // in the last LUTs.
+        self.stands_else_cut.next = self.d.val().get_bit(31)
             | (self.pin.val().a_node == self.pin.val().b_node)
             | self.pin.val().more;
-        if self.p2.val() & self.first.val() & !self.stands.val() {
+        self.decides_cut.next = self.p2.val() & self.first.val();
+        self.stands.next = self.stands_else_cut.val() | (self.d.val() <= self.pin.val().diff);
+        if self.decides_cut.val() & !self.stands.val() {
             self.out.d.next.resubmit = true;
             self.out.d.next.a_d = self.d.val();
             self.out.d.next.a_q = self.q_sat.val();
@@ -232,11 +244,12 @@ impl<const N: usize> Logic for DriftStage<N> {
         if self.p2.val() {
             self.charge_f.next = self.pin.val().a_f;
         }
-        self.charge.next = self.live.val()
+        self.charge_else_cut.next = self.live.val()
             & ((self.pin.val().is_task & self.pin.val().idle)
                 | self.pin.val().is_random
-                | (self.p2.val() & self.first.val() & self.stands.val())
                 | (self.p2.val() & !self.first.val() & !self.pin.val().resubmit));
+        self.charge.next =
+            self.charge_else_cut.val() | (self.decides_cut.val() & self.stands.val());
         self.plus.next = self.d.val() + self.charge_f.val();
         self.plus_sat.next = self.plus.val();
         if !self.d.val().get_bit(31) & self.plus.val().get_bit(31) {
