@@ -117,6 +117,9 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     /// `--unused-regexp`).
     last_next_unused: Signal<Local, Phv>,
     count: DFF<Bits<8>>,
+    /// `count` is not zero, kept beside it (a flip-flop, so that a control pass's admission is
+    /// not an 8-input OR in front of the pass mux and the first stage's index).
+    occupied: DFF<Bit>,
     /// A control pass is in the stages.
     ctl_busy: DFF<Bit>,
     /// The pass leaving the last stage comes back (`AsksSecondPass` of it, registered).
@@ -222,6 +225,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
             entered: Default::default(),
             last_next_unused: Default::default(),
             count: Default::default(),
+            occupied: Default::default(),
             ctl_busy: Default::default(),
             again: Default::default(),
             asks: Default::default(),
@@ -276,7 +280,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
 impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, entered, count, ctl_busy, again);
+        dff_setup!(self, clock, entered, count, occupied, ctl_busy, again);
         clock!(
             self, clock, pool_cfg, node, idle_ctl, idle_list, idle_index, members1, members2,
             load1, load2, drift1, drift2, pool_avg, conn, node_addr
@@ -392,7 +396,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         self.second.next.fwd = false;
 
         // ---- The mux.
-        self.ctl_go.next = self.ctl_valid.val() & !self.resub.val() & !self.count.q.val().any();
+        self.ctl_go.next = self.ctl_valid.val() & !self.resub.val() & !self.occupied.q.val();
         self.pkt_go.next = self.pkt_valid.val()
             & !self.resub.val()
             & !self.ctl_valid.val()
@@ -432,6 +436,14 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         }
         if !self.enter.val().live & self.back.val().live {
             self.count.d.next = self.count.q.val() - self.one8.val();
+        }
+        // The same for `occupied`: one more sets it, one fewer clears it when it was the last.
+        self.occupied.d.next = self.occupied.q.val();
+        if self.enter.val().live & !self.back.val().live {
+            self.occupied.d.next = true;
+        }
+        if !self.enter.val().live & self.back.val().live {
+            self.occupied.d.next = self.count.q.val() != self.one8.val();
         }
 
         // ---- The stages, in the order of the stage plan.

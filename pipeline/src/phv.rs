@@ -85,6 +85,10 @@ pub struct Phv {
     pub dst: Bits<16>,
     pub qlen: Bits<16>,
     pub seq: Bits<16>,
+    /// The low 16 bits of the connection table's hash of (`pool`, `seq`)
+    /// (`horus_model::sched::conn_hash`), worked out in stage 0 so that `conn` indexes its table
+    /// with a field of the pass rather than two products in its own index's cycle.
+    pub conn_slot: Bits<16>,
     /// `qlen.seq_num` as one 16.16 value (`qlen` the integer part): a leaf-to-spine load, or, masked
     /// to its integer part, a worker's queue length. Filled from the header's bytes 7..11.
     pub wire_load: Bits<32>,

@@ -267,6 +267,8 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
                 unit: b(e.avg.unit),
                 tasks: b(e.avg.tasks.into()),
                 reported: b(e.reported.0.into()),
+                busy: e.avg.tasks > 0,
+                full: e.avg.tasks == u32::MAX,
             }
             .pack()
         }),

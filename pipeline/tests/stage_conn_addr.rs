@@ -12,7 +12,7 @@ use horus_model::fixed::Load;
 use horus_model::rng::Xorshift64;
 use horus_model::sched::state::PoolCfg;
 use horus_model::sched::{
-    AddrEntry, Decision, DropReason, NodeAddr, NodeRef, Packet, Scheduler, Target,
+    AddrEntry, Decision, DropReason, NodeAddr, NodeRef, Packet, Scheduler, Target, conn_hash,
 };
 use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
 use horus_pipeline::phv::{Phv, drop_code};
@@ -67,7 +67,12 @@ fn run(passes: Vec<Option<Phv>>) -> Vec<Phv> {
 
 /// The model's `conn_index`.
 fn conn_index(pool: u16, seq: u16, entries: u32) -> u32 {
-    (u32::from(seq).wrapping_mul(0x9E37) ^ u32::from(pool).wrapping_mul(0x7F4B)) & (entries - 1)
+    conn_hash(pool, seq) & (entries - 1)
+}
+
+/// The slot stage 0 leaves in the descriptor (`Phv::conn_slot`).
+fn slot(pool: u64, seq: u64) -> Bits<16> {
+    u64::from(conn_hash(pool as u16, seq as u16) & 0xffff).into()
 }
 
 /// A task first pass that the earlier stages placed on `node`.
@@ -78,6 +83,7 @@ fn task(pool: u64, seq: u64, node: u64, more: bool, time: u32) -> Phv {
         chosen: b16(node),
         pool: b16(pool),
         seq: b16(seq),
+        conn_slot: slot(pool, seq),
         more,
         time: u64::from(time).into(),
         ..Default::default()
@@ -89,6 +95,7 @@ fn cont(pool: u64, seq: u64, more: bool, time: u32) -> Phv {
         is_cont: true,
         pool: b16(pool),
         seq: b16(seq),
+        conn_slot: slot(pool, seq),
         more,
         time: u64::from(time).into(),
         ..Default::default()

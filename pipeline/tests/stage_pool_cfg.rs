@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use horus_model::fixed::Load;
 use horus_model::rng::Xorshift64;
-use horus_model::sched::DropReason;
+use horus_model::sched::{DropReason, conn_hash};
 use horus_pipeline::phv::{Phv, drop_code};
 use horus_pipeline::stages::pool_cfg::PoolCfgStage;
 use rust_hdl::prelude::*;
@@ -125,6 +125,44 @@ fn back_to_back_node_additions_each_see_the_previous_count() {
         (0..10).collect::<Vec<_>>(),
         "each addition takes the next member slot"
     );
+}
+
+#[test]
+fn every_pass_leaves_with_the_models_connection_slot() {
+    // Pools and sequence numbers at the edges of their 16 bits, and random ones; every kind of
+    // pass (the slot is a field of the pass: `conn` reads it for tasks and continuations).
+    let mut g = Xorshift64::new(7);
+    let mut keys = vec![
+        (0u16, 0u16),
+        (0xffff, 0xffff),
+        (0, 0xffff),
+        (0xffff, 0),
+        (1, 1),
+    ];
+    keys.extend((0..60).map(|_| (g.next_u64() as u16, (g.next_u64() >> 16) as u16)));
+    let passes: Vec<Option<Phv>> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &(pool, seq))| {
+            Some(Phv {
+                is_task: i % 3 == 0,
+                is_cont: i % 3 == 1,
+                is_reply: i % 3 == 2,
+                pool: b16(pool.into()),
+                seq: b16(seq.into()),
+                ..Default::default()
+            })
+        })
+        .collect();
+    let out = drive!(PoolCfgStage<4>, PoolCfgStage::new(1), passes);
+    assert_eq!(out.len(), keys.len());
+    for (&(pool, seq), o) in keys.iter().zip(&out) {
+        assert_eq!(
+            o.conn_slot.index() as u32,
+            conn_hash(pool, seq) & 0xffff,
+            "pool {pool:#x} seq {seq:#x}"
+        );
+    }
 }
 
 #[test]

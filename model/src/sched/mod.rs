@@ -25,6 +25,16 @@ pub mod plan;
 pub mod state;
 
 pub use control::{ControlError, ControlOp, HostValues, config_ops};
+
+/// The connection table's hash multipliers: a task's slot is the low bits of
+/// `seq * CONN_HASH_SEQ ^ pool * CONN_HASH_POOL` (32 bits, wrapping; [`conn_hash`]).
+pub const CONN_HASH_SEQ: u32 = 0x9E37;
+pub const CONN_HASH_POOL: u32 = 0x7F4B;
+
+/// The connection table's hash of a task (`pool`, `seq`); its slot is the low bits.
+pub fn conn_hash(pool: u16, seq: u16) -> u32 {
+    u32::from(seq).wrapping_mul(CONN_HASH_SEQ) ^ u32::from(pool).wrapping_mul(CONN_HASH_POOL)
+}
 pub use counters::{Counters, DropReason, Signal};
 pub use state::{
     AccessGuard, AddrEntry, IdleIndex, NodeAddr, NodeRef, Params, SpineRef, Stage, Tables,
@@ -675,8 +685,7 @@ impl Scheduler {
     }
 
     fn conn_index(&self, pool: u16, seq: u16) -> usize {
-        let h = u32::from(seq).wrapping_mul(0x9E37) ^ u32::from(pool).wrapping_mul(0x7F4B);
-        (h & (self.sizes.conn_table - 1)) as usize
+        (conn_hash(pool, seq) & (self.sizes.conn_table - 1)) as usize
     }
 
     fn expired(&self, e: &ConnEntry, now: u32) -> bool {

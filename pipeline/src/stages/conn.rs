@@ -1,6 +1,7 @@
 //! Stage 12: `conn[hash(pool, seq)]`: multi-packet task affinity (§A.4).
 //!
-//! The slot is `((seq * 0x9E37) ^ (pool * 0x7F4B)) mod 2^C`, as `horus_model::sched` computes it.
+//! The slot is `conn_hash(pool, seq) mod 2^C` (`horus_model::sched::conn_hash`), which stage 0
+//! works out for every pass (`Phv::conn_slot`, its low 16 bits).
 //! An entry is expired once `time - stamp >= timeout` (microseconds, wrapping).
 //!
 //! - A pass that places a task (a task first pass, a random task, a task's second pass) whose
@@ -49,12 +50,6 @@ pub struct ConnStage<const C: usize> {
     no_off: Constant<Bits<C>>,
     conn_table: StageTable<ConnEntry, C>,
     out: DFF<Phv>,
-    hash_seq: Signal<Local, Bits<32>>,
-    hash_pool: Signal<Local, Bits<32>>,
-    /// The model's 32-bit hash, of which only the low C bits are read; named `unused_*` so that
-    /// Verilator's UNUSED lint knows the rest is dropped on purpose.
-    unused_hash: Signal<Local, Bits<32>>,
-    slot0: Signal<Local, Bits<C>>,
     e: Signal<Local, ConnEntry>,
     w: Signal<Local, ConnEntry>,
     live: Signal<Local, Bit>,
@@ -63,14 +58,12 @@ pub struct ConnStage<const C: usize> {
     expired: Signal<Local, Bit>,
     insert: Signal<Local, Bit>,
     cont: Signal<Local, Bit>,
-    k_seq: Constant<Bits<16>>,
-    k_pool: Constant<Bits<16>>,
     timeout: Constant<Bits<32>>,
     code_miss: Constant<Bits<4>>,
 }
 
 impl<const C: usize> ConnStage<C> {
-    /// A table of `2^C` entries (`C <= 16`: the hash keeps the low bits of 32-bit products) whose
+    /// A table of `2^C` entries (`C <= 16`: the descriptor keeps 16 bits of the hash) whose
     /// entries expire after `timeout_us` microseconds.
     pub fn new(timeout_us: u32) -> Self {
         assert!(C <= 16, "the connection table has at most 2^16 entries");
@@ -86,10 +79,6 @@ impl<const C: usize> ConnStage<C> {
             no_off: Constant::new(0.into()),
             conn_table: StageTable::new(Stage::Conn),
             out: Default::default(),
-            hash_seq: Default::default(),
-            hash_pool: Default::default(),
-            unused_hash: Default::default(),
-            slot0: Default::default(),
             e: Default::default(),
             w: Default::default(),
             live: Default::default(),
@@ -98,8 +87,6 @@ impl<const C: usize> ConnStage<C> {
             expired: Default::default(),
             insert: Default::default(),
             cont: Default::default(),
-            k_seq: Constant::new(0x9E37.into()),
-            k_pool: Constant::new(0x7F4B.into()),
             timeout: Constant::new(u64::from(timeout_us).into()),
             code_miss: Constant::new(drop_code(DropReason::ContinuationMiss).into()),
         }
@@ -112,15 +99,10 @@ impl<const C: usize> Logic for ConnStage<C> {
         dff_setup!(self, clock, out);
         clock!(self, clock, conn_table);
         self.early_unused.next = self.early.val();
-        // The entering pass's index (`early`). The model's products are 32 bits wrapping; the slot
-        // needs only their low C bits, which the 16 x 16 products give exactly.
-        self.hash_seq.next = self.early.val().seq * self.k_seq.val();
-        self.hash_pool.next = self.early.val().pool * self.k_pool.val();
-        self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
-        self.slot0.next = self.unused_hash.val().get_bits::<C>(0);
+        // The entering pass's index (`early`): the hash's low C bits, from stage 0.
         self.conn_table.rd_off.next = self.no_off.val();
         self.conn_table.rd_same.next = false;
-        self.conn_table.rd_addr.next = self.slot0.val();
+        self.conn_table.rd_addr.next = self.early.val().conn_slot.get_bits::<C>(0);
         self.conn_table.read.next = self.early.val().is_ctl_read;
         self.conn_table.read_table.next = self.early.val().rd_table;
         self.conn_table.read_index.next = self.early.val().rd_index;

@@ -43,7 +43,15 @@ pub struct DriftStage<const N: usize> {
     /// Which candidate `who` is: `src`, a sample (`a_node`, or copy 2's `b_node`), else `chosen`.
     by_src: Signal<Local, Bit>,
     by_sample: Signal<Local, Bit>,
-    by_other: Signal<Local, Bit>,
+    /// The previous stage's late decision that picks the other sample (copy 1: `loadList2`'s
+    /// `swap`; copy 2: copy 1's `resubmit`).
+    alt: Signal<Local, Bit>,
+    /// `who` and whether it is the index of the pass in the stage, each worked out for both
+    /// values of `alt` and kept (`_cut`), so that `alt` only picks, in the last LUT.
+    who_a_cut: Signal<Local, Bits<N>>,
+    who_b_cut: Signal<Local, Bits<N>>,
+    same_a_cut: Signal<Local, Bit>,
+    same_b_cut: Signal<Local, Bit>,
     /// The index of the pass in the stage (`who` a cycle ago), and whether `who` equals it.
     at: DFF<Bits<N>>,
     same: Signal<Local, Bit>,
@@ -96,7 +104,11 @@ impl<const N: usize> DriftStage<N> {
             pin: Default::default(),
             by_src: Default::default(),
             by_sample: Default::default(),
-            by_other: Default::default(),
+            alt: Default::default(),
+            who_a_cut: Default::default(),
+            who_b_cut: Default::default(),
+            same_a_cut: Default::default(),
+            same_b_cut: Default::default(),
             at: Default::default(),
             same: Default::default(),
             live: Default::default(),
@@ -141,33 +153,44 @@ impl<const N: usize> Logic for DriftStage<N> {
             | self.early.val().is_ctl_remove;
         self.by_sample.next = self.early.val().is_task & !self.early.val().idle;
         // The second sample: copy 1's when `loadList2` swapped, copy 2's when copy 1 resubmitted.
-        self.by_other.next = self.by_sample.val()
-            & ((self.first.val() & self.early.val().swap)
-                | (!self.first.val() & self.early.val().resubmit));
-        self.who.next = self.early.val().chosen.get_bits::<N>(0);
+        // That decision comes late in the cycle (a compare, a drift check), so the index and the
+        // forwarding check are formed for both of its values and it picks last.
+        self.alt.next = self.early.val().resubmit;
+        if self.first.val() {
+            self.alt.next = self.early.val().swap;
+        }
+        self.who_a_cut.next = self.early.val().chosen.get_bits::<N>(0);
         if self.by_src.val() {
-            self.who.next = self.early.val().src.get_bits::<N>(0);
+            self.who_a_cut.next = self.early.val().src.get_bits::<N>(0);
         }
         if self.by_sample.val() {
-            self.who.next = self.early.val().a_node.get_bits::<N>(0);
-            if self.by_other.val() {
-                self.who.next = self.early.val().b_node.get_bits::<N>(0);
-            }
+            self.who_a_cut.next = self.early.val().a_node.get_bits::<N>(0);
+        }
+        self.who_b_cut.next = self.who_a_cut.val();
+        if self.by_sample.val() {
+            self.who_b_cut.next = self.early.val().b_node.get_bits::<N>(0);
+        }
+        self.who.next = self.who_a_cut.val();
+        if self.alt.val() {
+            self.who.next = self.who_b_cut.val();
         }
         // Whether that index is the one of the pass in the stage, compared candidate by candidate
-        // and picked in and-or form (a mux of compares, synthesis would share into one compare
-        // after the mux): the previous stage's decision (`loadList2`'s `swap`, copy 1's
-        // `resubmit`) comes late in the cycle and only picks.
-        self.same.next = (!self.by_sample.val()
+        // (a mux of compares, synthesis would share into one compare after the mux).
+        self.same_a_cut.next = (!self.by_sample.val()
             & !self.by_src.val()
             & (self.at.q.val() == self.early.val().chosen.get_bits::<N>(0)))
             | (!self.by_sample.val()
                 & self.by_src.val()
                 & (self.at.q.val() == self.early.val().src.get_bits::<N>(0)))
             | (self.by_sample.val()
-                & !self.by_other.val()
-                & (self.at.q.val() == self.early.val().a_node.get_bits::<N>(0)))
-            | (self.by_other.val() & (self.at.q.val() == self.early.val().b_node.get_bits::<N>(0)));
+                & (self.at.q.val() == self.early.val().a_node.get_bits::<N>(0)));
+        self.same_b_cut.next = (!self.by_sample.val() & self.same_a_cut.val())
+            | (self.by_sample.val()
+                & (self.at.q.val() == self.early.val().b_node.get_bits::<N>(0)));
+        self.same.next = self.same_a_cut.val();
+        if self.alt.val() {
+            self.same.next = self.same_b_cut.val();
+        }
         self.at.d.next = self.who.val();
         self.drift_table.rd_same.next = self.same.val();
         self.drift_table.rd_off.next = self.no_off.val();

@@ -34,13 +34,17 @@ use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
 
 /// `poolAvg` entry: the accumulator (32.32), what one task adds (`round(2^32 / workers)`, up to
-/// 2^32), the tasks it counts, and the average (16.16) the last load report carried.
+/// 2^32), the tasks it counts, and the average (16.16) the last load report carried; and two
+/// flags kept with the count, `busy` (`tasks > 0`) and `full` (`tasks == 2^32 - 1`), so that
+/// whether a task more or less changes the entry is a bit of the entry, not a compare in the loop.
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct PoolAvgEntry {
     pub acc: Bits<64>,
-    pub unit: Bits<64>,
+    pub unit: Bits<33>,
     pub tasks: Bits<32>,
     pub reported: Bits<32>,
+    pub busy: Bit,
+    pub full: Bit,
 }
 
 /// What the report rule needs of the pass's `report_delta`, worked out a clock ahead from
@@ -84,7 +88,7 @@ pub struct PoolAvgStage<const P: usize> {
     delta_w: ZeroExtend<32, WIDE>,
     reported_w: ZeroExtend<32, WIDE>,
     acc_w: ZeroExtend<64, WIDE>,
-    unit_w: ZeroExtend<64, WIDE>,
+    unit_w: ZeroExtend<33, WIDE>,
     product_w: ZeroExtend<64, WIDE>,
     /// Report checks: the accumulator after one task more, after one less, and as it is (or a
     /// rescale's product), at or above `hi`, below `lo`. Each one carry chain ([`SumSign`]).
@@ -111,6 +115,9 @@ pub struct PoolAvgStage<const P: usize> {
     sig_ok_cut: Signal<Local, Bit>,
     /// Clocks a rescale still holds the stage (its pass waits in `out`; `pass_out` is empty).
     hold: DFF<Bits<2>>,
+    /// `hold` is not zero (a register of its own, so that `holding` is a flip-flop and not a
+    /// compare: the next stages' indexes and the descriptor's mask follow it).
+    held: DFF<Bit>,
     /// A rescale holds the stage (never in a spine instance: constant there, so the descriptor
     /// register keeps no clock enable).
     holding: Signal<Local, Bit>,
@@ -127,7 +134,6 @@ pub struct PoolAvgStage<const P: usize> {
     sig_idle: Signal<Local, Bit>,
     hold_len: Constant<Bits<2>>,
     one2: Constant<Bits<2>>,
-    e: Signal<Local, PoolAvgEntry>,
     w: Signal<Local, PoolAvgEntry>,
     live: Signal<Local, Bit>,
     started: Signal<Local, Bit>,
@@ -145,6 +151,7 @@ pub struct PoolAvgStage<const P: usize> {
     is_leaf: Constant<Bit>,
     one: Constant<Bits<32>>,
     max: Constant<Bits<32>>,
+    max_less_one: Constant<Bits<32>>,
     zero16: Constant<Bits<16>>,
     zero32: Constant<Bits<32>>,
     zero_entry: Constant<PoolAvgEntry>,
@@ -191,6 +198,7 @@ impl<const P: usize> PoolAvgStage<P> {
             same_cut: Default::default(),
             sig_ok_cut: Default::default(),
             hold: Default::default(),
+            held: Default::default(),
             holding: Default::default(),
             finish: Default::default(),
             cur_inc: Default::default(),
@@ -202,7 +210,6 @@ impl<const P: usize> PoolAvgStage<P> {
             sig_idle: Default::default(),
             hold_len: Constant::new((MUL_LATENCY as u64).into()),
             one2: Constant::new(1.into()),
-            e: Default::default(),
             w: Default::default(),
             live: Default::default(),
             started: Default::default(),
@@ -217,6 +224,7 @@ impl<const P: usize> PoolAvgStage<P> {
             is_leaf: Constant::new(is_leaf),
             one: Constant::new(1.into()),
             max: Constant::new(0xffff_ffffu64.into()),
+            max_less_one: Constant::new(0xffff_fffeu64.into()),
             zero16: Constant::new(0.into()),
             zero32: Constant::new(0.into()),
             zero_entry: Constant::new(PoolAvgEntry::default()),
@@ -227,7 +235,7 @@ impl<const P: usize> PoolAvgStage<P> {
 impl<const P: usize> Logic for PoolAvgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out, hold, kept_r, terms);
+        dff_setup!(self, clock, out, hold, held, kept_r, terms);
         clock!(self, clock, avg_table, mul);
         // The entering pass's report terms, for the next clock.
         self.delta_w.narrow.next = self.early.val().report_delta;
@@ -236,7 +244,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.terms.d.next.not_delta = !self.early.val().report_delta;
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
-        self.holding.next = self.is_leaf.val() & self.hold.q.val().any();
+        self.holding.next = self.is_leaf.val() & self.held.q.val();
         self.avg_table.rd_off.next = self.no_off.val();
         self.avg_table.rd_same.next = false;
         self.avg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
@@ -247,7 +255,6 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.avg_table.read_table.next = self.early.val().rd_table;
         self.avg_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.e.next = self.avg_table.rd_data.val();
         self.w.next = self.avg_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
         // The entry is written back on every pass (unchanged unless a change below applies), so
@@ -284,22 +291,28 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             & (self.pass_in.val().is_reply | self.pass_in.val().is_reply_idle);
         // The count saturates and never wraps below 0, so `acc == tasks * unit` stays exact; a
         // change that does nothing still has the report rule checked (the model's `AvgChange`).
-        // Each a compare (a carry chain) rather than a 32-input AND or OR: logic after a chain
-        // starts afresh (see `update`'s report rule).
-        self.inc_ok.next = self.e.val().tasks < self.max.val();
-        self.dec_ok.next = self.e.val().tasks > self.zero32.val();
+        // Whether it saturated or was zero is in the entry (`full`, `busy`): the loop carries
+        // the count's limits as two bits, each worked out beside the count's own change.
+        self.inc_ok.next = !self.avg_table.rd_data.val().full;
+        self.dec_ok.next = self.avg_table.rd_data.val().busy;
         self.rescale.next = self.is_leaf.val()
             & self.live.val()
             & (self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove);
-        self.acc_inc.next = self.e.val().acc + self.e.val().unit;
-        self.acc_dec.next = self.e.val().acc - self.e.val().unit;
+        self.acc_inc.next =
+            self.avg_table.rd_data.val().acc + self.unit_w.wide.val().get_bits::<64>(0);
+        self.acc_dec.next =
+            self.avg_table.rd_data.val().acc - self.unit_w.wide.val().get_bits::<64>(0);
         if self.started.val() & self.inc_ok.val() {
-            self.w.next.tasks = self.e.val().tasks + self.one.val();
+            self.w.next.tasks = self.avg_table.rd_data.val().tasks + self.one.val();
             self.w.next.acc = self.acc_inc.val();
+            self.w.next.busy = true;
+            self.w.next.full = self.avg_table.rd_data.val().tasks == self.max_less_one.val();
         }
         if self.finished.val() & self.dec_ok.val() {
-            self.w.next.tasks = self.e.val().tasks - self.one.val();
+            self.w.next.tasks = self.avg_table.rd_data.val().tasks - self.one.val();
             self.w.next.acc = self.acc_dec.val();
+            self.w.next.busy = self.avg_table.rd_data.val().tasks != self.one.val();
+            self.w.next.full = false;
         }
         // Rescale, first clock: the tasks kept (a removal forgets the integer part of the removed
         // worker's queue) into a register, `kept * unit` into the multiplier; the entry is
@@ -316,11 +329,14 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             self.kept_r.d.next = self.keep.kept.val();
             self.hold.d.next = self.hold_len.val();
         }
+        self.held.d.next = self.hold.d.val().any();
         // Last clock: the entry takes the tasks kept, the new unit and the product as its
         // accumulator, all at once; the report rule and the signals follow.
         if self.finish.val() {
             self.w.next.tasks = self.kept_r.q.val();
-            self.w.next.unit = self.out.q.val().unit;
+            self.w.next.busy = self.kept_r.q.val() != self.zero32.val();
+            self.w.next.full = self.kept_r.q.val() == self.max.val();
+            self.w.next.unit = self.out.q.val().unit.get_bits::<33>(0);
             self.w.next.acc = self.mul.p.val();
         }
 
@@ -351,8 +367,8 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if self.mul.p.val().get_bits::<16>(48) > self.zero16.val() {
             self.cur_res.next = self.max.val();
         }
-        self.cur_same.next = self.e.val().acc.get_bits::<32>(16);
-        if self.e.val().acc.get_bits::<16>(48) > self.zero16.val() {
+        self.cur_same.next = self.avg_table.rd_data.val().acc.get_bits::<32>(16);
+        if self.avg_table.rd_data.val().acc.get_bits::<16>(48) > self.zero16.val() {
             self.cur_same.next = self.max.val();
         }
         self.cur.next = self.cur_same.val();
@@ -380,7 +396,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if self.rescale.val() | (self.hold.q.val() > self.one2.val()) {
             self.terms.d.next = self.terms.q.val();
         }
-        self.hi_ok.next = self.e.val().reported <= self.terms.q.val().not_delta;
+        self.hi_ok.next = self.avg_table.rd_data.val().reported <= self.terms.q.val().not_delta;
         // Each check's terms come straight from registers and the table's read (so that the
         // checks, blocks of their own, see no loop through this block's logic): the accumulator
         // (the product in a rescale's last clock), `unit`, `!unit` plus one or nothing, and a

@@ -12,6 +12,7 @@ use crate::table::StageTable;
 use horus_model::rng::DEFAULT_SEED;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
+use horus_model::sched::{CONN_HASH_POOL, CONN_HASH_SEQ};
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
@@ -51,6 +52,14 @@ pub struct PoolCfgStage<const P: usize> {
     p2_lo: Signal<Local, Bits<32>>,
     sum1: Signal<Local, Bits<32>>,
     sum2: Signal<Local, Bits<32>>,
+    /// The connection table's hash (`horus_model::sched::conn_hash`): its two products, and the
+    /// hash, of which the descriptor keeps the low 16 bits (named `unused_*` for Verilator's
+    /// UNUSED lint: the rest is dropped on purpose).
+    hash_seq: Signal<Local, Bits<32>>,
+    hash_pool: Signal<Local, Bits<32>>,
+    unused_hash: Signal<Local, Bits<32>>,
+    k_seq: Constant<Bits<16>>,
+    k_pool: Constant<Bits<16>>,
     one: Constant<Bits<16>>,
     zero: Constant<Bits<16>>,
     unknown_pool: Constant<Bits<4>>,
@@ -87,6 +96,11 @@ impl<const P: usize> PoolCfgStage<P> {
             p2_lo: Default::default(),
             sum1: Default::default(),
             sum2: Default::default(),
+            hash_seq: Default::default(),
+            hash_pool: Default::default(),
+            unused_hash: Default::default(),
+            k_seq: Constant::new(u64::from(CONN_HASH_SEQ).into()),
+            k_pool: Constant::new(u64::from(CONN_HASH_POOL).into()),
             one: Constant::new(1.into()),
             zero: Constant::new(0.into()),
             unknown_pool: Constant::new(drop_code(DropReason::UnknownPool).into()),
@@ -113,6 +127,12 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         self.w.next = self.cfg_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
         self.cfg_table.wr_en.next = false;
+        // `conn`'s slot (stage 12), for every pass. The model's products are 32 bits wrapping;
+        // their low 16 bits are those of the 16 x 16 products.
+        self.hash_seq.next = self.pass_in.val().seq * self.k_seq.val();
+        self.hash_pool.next = self.pass_in.val().pool * self.k_pool.val();
+        self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
+        self.out.d.next.conn_slot = self.unused_hash.val().get_bits::<16>(0);
         self.reads.next = (self.pass_in.val().is_task
             | self.pass_in.val().is_random
             | self.pass_in.val().is_cont
