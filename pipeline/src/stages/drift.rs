@@ -241,8 +241,10 @@ impl<const N: usize> Logic for DriftStage<N> {
         self.p2.next = self.live.val() & self.pin.val().is_task & !self.pin.val().idle;
         // The compare's chain meets the rest, formed beside it and kept (`_cut`, `verilog.rs`),
         // in the last LUTs.
+        // (Whether the two samples are one node is the same either way round: compared on the
+        // pass as it came, before the swap's mux.)
         self.stands_else_cut.next = self.d.val().get_bit(31)
-            | (self.pin.val().a_node == self.pin.val().b_node)
+            | (self.pass_in.val().a_node == self.pass_in.val().b_node)
             | self.pin.val().more;
         self.decides_cut.next = self.p2.val() & self.first.val();
         self.stands.next = self.stands_else_cut.val() | (self.d.val() <= self.pin.val().diff);
