@@ -37,16 +37,28 @@ use rand::Rng;
 /// How often (in events) the progress callback runs.
 const PROGRESS_EVERY: u64 = 1 << 16;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 enum Ev {
     Arrival(u32),
-    AtLeaf { task: u32, rack: u32 },
-    AtWorker { task: u32, worker: u32 },
+    AtLeaf {
+        task: u32,
+        rack: u32,
+    },
+    AtWorker {
+        task: u32,
+        worker: u32,
+    },
     Done(u32),
-    Reply { worker: u32, qlen: u32, tag: u16 },
+    Reply {
+        worker: u32,
+        qlen: u32,
+        tag: u16,
+    },
     Msg(u32),
     Fail(u32),
     Notice(u32),
+    /// (Also what fills the queue's unused places.)
+    #[default]
     Sample,
 }
 

@@ -28,6 +28,126 @@ const LANE_READ_AHEAD: usize = 16;
 /// Events kept in the sorted window in front of the lanes and the heap.
 pub const LOOKAHEAD: usize = 6;
 
+/// Places in the window's ring (a power of two, more than [`LOOKAHEAD`]): events pushed before
+/// its last make the window hold more than [`LOOKAHEAD`] for a while, the ones past these in
+/// [`Window::overflow`].
+const WINDOW: usize = 8;
+
+/// The window: a ring of [`WINDOW`] places, sorted from `head` on, and in the rare case that
+/// events pushed before its last fill it, its later events in order in `overflow`.
+struct Window<T> {
+    ring: [(u128, T); WINDOW],
+    head: usize,
+    len: usize,
+    /// The window's events after the ring's (empty unless the ring is at least
+    /// [`LOOKAHEAD`] long).
+    overflow: std::collections::VecDeque<(u128, T)>,
+}
+
+impl<T: Copy + Default> Window<T> {
+    fn new() -> Self {
+        Self {
+            ring: [(0, T::default()); WINDOW],
+            head: 0,
+            len: 0,
+            overflow: std::collections::VecDeque::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn at(&self, i: usize) -> usize {
+        (self.head + i) % WINDOW
+    }
+
+    /// Events in the ring.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&(u128, T)> {
+        (i < self.len).then(|| &self.ring[self.at(i)])
+    }
+
+    /// The window's last key.
+    #[inline(always)]
+    fn last_key(&self) -> Option<u128> {
+        if self.overflow.is_empty() {
+            self.len.checked_sub(1).map(|i| self.ring[self.at(i)].0)
+        } else {
+            self.overflow.back().map(|&(k, _)| k)
+        }
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<(u128, T)> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.ring[self.head];
+        self.head = (self.head + 1) % WINDOW;
+        self.len -= 1;
+        Some(e)
+    }
+
+    /// Appends `e` to the ring, which must have room (it has for [`LOOKAHEAD`] events).
+    #[inline(always)]
+    fn push_back(&mut self, e: (u128, T)) {
+        debug_assert!(self.len < WINDOW);
+        let i = self.at(self.len);
+        self.ring[i] = e;
+        self.len += 1;
+    }
+
+    /// Files `key`, which is below the window's last, in its place, moving the later events
+    /// back one.
+    #[inline]
+    fn insert_sorted(&mut self, key: u128, item: T) {
+        if !self.overflow.is_empty() || self.len == WINDOW {
+            return self.insert_full(key, item);
+        }
+        self.ring_insert(key, item);
+    }
+
+    /// Files `key`, below the ring's last, in the ring, which must have room.
+    #[inline(always)]
+    fn ring_insert(&mut self, key: u128, item: T) {
+        let mut i = self.len;
+        while i > 0 && self.ring[self.at(i - 1)].0 > key {
+            let (to, from) = (self.at(i), self.at(i - 1));
+            self.ring[to] = self.ring[from];
+            i -= 1;
+        }
+        let at = self.at(i);
+        self.ring[at] = (key, item);
+        self.len += 1;
+    }
+
+    /// [`Window::insert_sorted`] when the ring is full or the window overflows.
+    #[cold]
+    #[inline(never)]
+    fn insert_full(&mut self, key: u128, item: T) {
+        let ring_last = self.ring[self.at(self.len - 1)].0;
+        if key > ring_last {
+            let at = self.overflow.partition_point(|&(k, _)| k < key);
+            self.overflow.insert(at, (key, item));
+            return;
+        }
+        if self.len == WINDOW {
+            self.len -= 1;
+            let last = self.ring[self.at(self.len)];
+            self.overflow.push_front(last);
+        }
+        self.ring_insert(key, item);
+    }
+}
+
 /// A monotone priority queue of `T` ordered by (time, insertion order).
 ///
 /// Two stores, one order. Events scheduled a fixed delay after the current time (network hops:
@@ -40,7 +160,7 @@ pub struct EventQueue<T> {
     /// The smallest keys, in order: at least `LOOKAHEAD` of them unless the queue holds fewer (more
     /// when events were scheduled before the window's last), and every key in the lanes and the
     /// heap is larger than the window's last.
-    window: std::collections::VecDeque<(u128, T)>,
+    window: Window<T>,
     heap: RadixHeap<T>,
     lanes: Vec<Lane<T>>,
     /// The key at the front of each lane (`u128::MAX` when empty), kept apart from the lanes'
@@ -64,16 +184,16 @@ struct Lane<T> {
     items: std::collections::VecDeque<(u128, T)>,
 }
 
-impl<T> Default for EventQueue<T> {
+impl<T: Copy + Default> Default for EventQueue<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T> EventQueue<T> {
+impl<T: Copy + Default> EventQueue<T> {
     pub fn new() -> Self {
         Self {
-            window: std::collections::VecDeque::with_capacity(LOOKAHEAD + 1),
+            window: Window::new(),
             heap: RadixHeap::new(),
             lanes: Vec::new(),
             fronts: Vec::new(),
@@ -115,10 +235,9 @@ impl<T> EventQueue<T> {
     /// it back: its last event cannot go back to the heap, which may have popped larger keys.
     #[inline]
     fn file_in_window(&mut self, key: u128, item: T) -> Result<(), (u128, T)> {
-        match self.window.back() {
-            Some(&(last, _)) if key < last => {
-                let at = self.window.partition_point(|&(k, _)| k < key);
-                self.window.insert(at, (key, item));
+        match self.window.last_key() {
+            Some(last) if key < last => {
+                self.window.insert_sorted(key, item);
                 self.window_insertions += 1;
                 Ok(())
             }
@@ -177,7 +296,7 @@ impl<T> EventQueue<T> {
     /// Tops the window up from the lanes and the heap.
     fn fill(&mut self) {
         while self.window.len() < LOOKAHEAD {
-            match self.pop_rest() {
+            match self.next_in() {
                 Some(e) => self.window.push_back(e),
                 None => break,
             }
@@ -195,7 +314,7 @@ impl<T> EventQueue<T> {
         self.now = time_of(key);
         // Usually one event comes in for the one that left.
         if self.window.len() == LOOKAHEAD - 1
-            && let Some(e) = self.pop_rest()
+            && let Some(e) = self.next_in()
         {
             self.window.push_back(e);
         } else {
@@ -217,6 +336,17 @@ impl<T> EventQueue<T> {
             p -= 1;
         }
         self.order[p] = i;
+    }
+
+    /// The next event for the window's ring: the window's overflow's first, else the smallest of
+    /// the lanes and the heap.
+    #[inline(always)]
+    fn next_in(&mut self) -> Option<(u128, T)> {
+        if self.window.overflow.is_empty() {
+            self.pop_rest()
+        } else {
+            self.window.overflow.pop_front()
+        }
     }
 
     /// The smallest key of the lanes and the heap.
@@ -255,6 +385,8 @@ const DIGIT_BITS: u32 = 8;
 const RADIX: usize = 1 << DIGIT_BITS;
 /// Digits of a 64-bit time.
 const LEVELS: usize = (Nanos::BITS / DIGIT_BITS) as usize;
+/// Buckets of all levels.
+const BUCKETS: usize = LEVELS * RADIX;
 
 /// Drained buckets from this level up give their buffers to [`RadixHeap::spares`]; lower ones
 /// keep them (a level-1 bucket spans 256 ns: all of them together hold little).
@@ -275,7 +407,7 @@ fn time_of(key: u128) -> Nanos {
 struct RadixHeap<T> {
     /// `buckets[level * RADIX + digit]`. Level 0 holds the times equal to `last` but in the lowest
     /// digit: every element of a level-0 bucket has the same time, and leaves in sequence order.
-    buckets: Vec<Vec<(u128, T)>>,
+    buckets: Box<[Vec<(u128, T)>; BUCKETS]>,
     /// Per level, bit `digit` set iff `buckets[level * RADIX + digit]` is non-empty.
     nonempty: [[u64; RADIX / 64]; LEVELS],
     /// Bit `level` set iff some bucket of that level is non-empty.
@@ -300,7 +432,11 @@ const UNKNOWN: u128 = u128::MAX;
 impl<T> RadixHeap<T> {
     fn new() -> Self {
         Self {
-            buckets: (0..LEVELS * RADIX).map(|_| Vec::new()).collect(),
+            buckets: (0..BUCKETS)
+                .map(|_| Vec::new())
+                .collect::<Box<[_]>>()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("BUCKETS buckets")),
             nonempty: [[0; RADIX / 64]; LEVELS],
             levels: 0,
             spares: Vec::new(),
@@ -313,46 +449,57 @@ impl<T> RadixHeap<T> {
 
     fn push(&mut self, key: u128, item: T) {
         debug_assert!(time_of(key) >= self.last);
-        let at = self.put(key, item);
+        let b = self.put(key, item);
         // `key` is the new minimum if it is below the known one or the heap was empty; an unknown
         // minimum stays unknown.
         if self.len == 0 || (self.min_known && key < self.min.0) {
-            self.min = (key, at.0, at.1);
+            self.min = (key, b, self.buckets[b].len() - 1);
             self.min_known = true;
         }
         self.len += 1;
     }
 
-    /// Files `key` in its bucket; returns the bucket and the index there.
-    #[inline]
-    fn put(&mut self, key: u128, item: T) -> (usize, usize) {
+    /// Files `key` in its bucket; returns the bucket (the key is its last element).
+    #[inline(always)]
+    fn put(&mut self, key: u128, item: T) -> usize {
         let t = time_of(key);
-        let differ = t ^ self.last;
-        let level = if differ == 0 {
-            0
-        } else {
-            ((Nanos::BITS - 1 - differ.leading_zeros()) / DIGIT_BITS) as usize
-        };
+        // Times equal to `last` but in the lowest digit are level 0, like equal ones.
+        let level =
+            ((Nanos::BITS - 1 - ((t ^ self.last) | 1).leading_zeros()) / DIGIT_BITS) as usize;
         let digit = (t >> (level as u32 * DIGIT_BITS)) as usize % RADIX;
         self.nonempty[level][digit / 64] |= 1 << (digit % 64);
         self.levels |= 1 << level;
-        let b = level * RADIX + digit;
-        if level >= SPARE_LEVEL
+        // (The mask only tells the compiler what it cannot see: `level` is below LEVELS.)
+        let b = (level * RADIX + digit) % BUCKETS;
+        let bucket = &mut self.buckets[b];
+        if bucket.len() == bucket.capacity() {
+            self.grow(b);
+        }
+        self.buckets[b].push((key, item));
+        b
+    }
+
+    /// Makes room in the full bucket `b`: a spare buffer if it has none and is of a level that
+    /// takes them, else the usual doubling.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, b: usize) {
+        if b >= SPARE_LEVEL * RADIX
             && self.buckets[b].capacity() == 0
             && let Some(spare) = self.spares.pop()
         {
             self.buckets[b] = spare;
         }
-        self.buckets[b].push((key, item));
-        (b, self.buckets[b].len() - 1)
+        self.buckets[b].reserve(1);
     }
 
     /// Marks bucket `b` empty.
+    #[inline(always)]
     fn emptied(&mut self, b: usize) {
         let (level, digit) = (b / RADIX, b % RADIX);
         let words = &mut self.nonempty[level];
         words[digit / 64] &= !(1 << (digit % 64));
-        if words.iter().all(|&w| w == 0) {
+        if words[digit / 64] == 0 && words.iter().all(|&w| w == 0) {
             self.levels &= !(1 << level);
         }
     }
@@ -395,32 +542,26 @@ impl<T> RadixHeap<T> {
         if self.min_key() == UNKNOWN {
             return None;
         }
-        let (key, mut b, mut j) = self.min;
+        let (key, b, j) = self.min;
+        let popped = self.buckets[b].swap_remove(j);
+        self.last = time_of(key);
         if b >= RADIX {
-            // Every element of the bucket shares the minimum's digits from this level up, so once
-            // `last` is the minimum's time each lands in a lower level. The bucket is drained in
-            // place and its buffer kept for reuse.
-            let from = b;
-            self.last = time_of(key);
-            let mut moved = std::mem::take(&mut self.buckets[from]);
-            self.emptied(from);
+            // Every other element of the bucket shares the minimum's digits from this level up,
+            // so now that `last` is the minimum's time each lands in a lower level. The bucket is
+            // drained in place and its buffer kept for reuse.
+            let mut moved = std::mem::take(&mut self.buckets[b]);
+            self.emptied(b);
             for (k, item) in moved.drain(..) {
-                let at = self.put(k, item);
-                if k == key {
-                    (b, j) = at;
-                }
+                self.put(k, item);
             }
-            if from < SPARE_LEVEL * RADIX {
-                self.buckets[from] = moved;
+            if b < SPARE_LEVEL * RADIX {
+                self.buckets[b] = moved;
             } else if self.spares.len() < MAX_SPARES {
                 self.spares.push(moved);
             }
-        }
-        let popped = self.buckets[b].swap_remove(j);
-        if self.buckets[b].is_empty() {
+        } else if self.buckets[b].is_empty() {
             self.emptied(b);
         }
-        self.last = time_of(key);
         self.len -= 1;
         self.min_known = false;
         Some(popped)
@@ -492,6 +633,30 @@ mod tests {
         }
         while let Some(expected) = reference.pop_first() {
             assert_eq!(q.pop().unwrap(), expected);
+        }
+        assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn the_window_takes_more_events_pushed_before_its_last_than_it_has_places() {
+        let mut q = EventQueue::new();
+        for i in 0..(LOOKAHEAD as u64 + 4) {
+            q.push(1000 + 100 * i, i);
+        }
+        assert_eq!(q.pop(), Some((1000, 0)));
+        // All before the window's last (1000 + 100 * LOOKAHEAD), ties included: 5 * WINDOW
+        // insertions, so the window grows twice.
+        let mut reference: Vec<(u64, u64)> = (1..(LOOKAHEAD as u64 + 4))
+            .map(|i| (1000 + 100 * i, i))
+            .collect();
+        for j in 0..(5 * WINDOW as u64) {
+            let t = 1001 + 17 * (j % 30);
+            q.push_after(t - 1000, 100 + j);
+            reference.push((t, 100 + j));
+        }
+        reference.sort();
+        for expected in reference {
+            assert_eq!(q.pop(), Some(expected));
         }
         assert!(q.pop().is_none());
     }
