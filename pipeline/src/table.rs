@@ -36,6 +36,12 @@ use rust_hdl::prelude::*;
 /// (`rd_index`) beside the stage's: the table checks forwarding on each and picks the check with
 /// the address, so that the choice adds no level in front of the stage's compare.
 ///
+/// A table whose index comes so late that even a picked check is too deep in front of the
+/// flip-flop ([`RmwTable::late_check`]) checks in cycle 1 instead, on registers alone: the address
+/// it read (`addr`, registered) against the address and enable of the write made while it read
+/// (registered): the entry then comes a compare later in its cycle, so this suits stages whose
+/// logic on the entry is shallow.
+///
 /// A table indexed by a sum, `base + offset` ([`RmwTable::sum_index`]), takes the two terms
 /// (`rd_addr`, `rd_off`) and checks forwarding without waiting for the sum's carry:
 /// `a + b == k` (mod 2^N) exactly when `a ^ b ^ k == (a & b | (a | b) & !k) << 1`, the carries
@@ -66,6 +72,12 @@ pub struct RmwTable<D: Synth, const N: usize> {
     fwd_data: DFF<D>,
     /// The stage gives the check (`rd_same`).
     given: Constant<Bit>,
+    /// The check runs in cycle 1 on registers: the address read, and the write made meanwhile.
+    late: Constant<Bit>,
+    addr_q: DFF<Bits<N>>,
+    prev_addr: DFF<Bits<N>>,
+    prev_en: DFF<Bit>,
+    hit: Signal<Local, Bit>,
     /// The check for the stage's index.
     hit_stage: Signal<Local, Bit>,
     /// Indexed by `rd_addr + rd_off`.
@@ -78,22 +90,28 @@ pub struct RmwTable<D: Synth, const N: usize> {
 
 impl<D: Synth, const N: usize> Default for RmwTable<D, N> {
     fn default() -> Self {
-        Self::with_check(false, false)
+        Self::with_check(false, false, false)
     }
 }
 
 impl<D: Synth, const N: usize> RmwTable<D, N> {
     /// The forwarding check from the stage (`rd_same`), for an index that comes late in its cycle.
     pub fn given_check() -> Self {
-        Self::with_check(true, false)
+        Self::with_check(true, false, false)
     }
 
     /// A table indexed by `rd_addr + rd_off`, its forwarding check on the terms.
     pub fn sum_index() -> Self {
-        Self::with_check(false, true)
+        Self::with_check(false, true, false)
     }
 
-    fn with_check(given: bool, summed: bool) -> Self {
+    /// The forwarding check in cycle 1, on registers (for an index too late for any check in
+    /// cycle 0); `summed` as [`RmwTable::sum_index`].
+    pub fn late_check(summed: bool) -> Self {
+        Self::with_check(false, summed, true)
+    }
+
+    fn with_check(given: bool, summed: bool, late: bool) -> Self {
         Self {
             clock: Default::default(),
             rd_addr: Default::default(),
@@ -109,6 +127,11 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
             fwd_hit: Default::default(),
             fwd_data: Default::default(),
             given: Constant::new(given),
+            late: Constant::new(late),
+            addr_q: Default::default(),
+            prev_addr: Default::default(),
+            prev_en: Default::default(),
+            hit: Default::default(),
             hit_stage: Default::default(),
             summed: Constant::new(summed),
             one: Constant::new(bits::<5>(1)),
@@ -122,7 +145,7 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
 impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, fwd_hit, fwd_data);
+        dff_setup!(self, clock, fwd_hit, fwd_data, addr_q, prev_addr, prev_en);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.addr.next = self.rd_addr.val();
@@ -153,8 +176,17 @@ impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
             & ((self.rd_indexed.val() & (self.wr_addr.val() == self.rd_index.val()))
                 | (!self.rd_indexed.val() & self.hit_stage.val()));
         self.fwd_data.d.next = self.wr_data.val();
+        // The late check: the address read in cycle 0 against the write of cycle 0, both
+        // registered, compared in cycle 1.
+        self.addr_q.d.next = self.addr.val();
+        self.prev_addr.d.next = self.wr_addr.val();
+        self.prev_en.d.next = self.wr_en.val();
+        self.hit.next = self.fwd_hit.q.val();
+        if self.late.val() {
+            self.hit.next = self.prev_en.q.val() & (self.addr_q.q.val() == self.prev_addr.q.val());
+        }
         self.rd_data.next = self.ram.read_data.val();
-        if self.fwd_hit.q.val() {
+        if self.hit.val() {
             self.rd_data.next = self.fwd_data.q.val();
         }
     }
@@ -235,6 +267,14 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
     /// ([`RmwTable::sum_index`]): for a stage whose index is a base plus an offset.
     pub fn sum_index(mut self) -> Self {
         self.rmw = RmwTable::sum_index();
+        self
+    }
+
+    /// The same with the forwarding check in cycle 1 ([`RmwTable::late_check`]; `summed`: indexed
+    /// by `rd_addr + rd_off`): for a stage whose index comes late and whose logic on the entry
+    /// is shallow.
+    pub fn late_check(mut self, summed: bool) -> Self {
+        self.rmw = RmwTable::late_check(summed);
         self
     }
 }

@@ -1,7 +1,8 @@
 //! The read-modify-write table: atomic semantics for one pass per clock, back to back on one
 //! index, checked cycle by cycle in rust-hdl's simulator against a sequential reference, with the
-//! forwarding check made by the table, given by the stage (`RmwTable::given_check`) or made on
-//! the two terms of a summed index (`RmwTable::sum_index`).
+//! forwarding check made by the table, given by the stage (`RmwTable::given_check`), made on
+//! the two terms of a summed index (`RmwTable::sum_index`), or made in cycle 1 on registers
+//! (`RmwTable::late_check`, indexed directly or by a sum).
 
 use horus_pipeline::table::RmwTable;
 use rust_hdl::prelude::*;
@@ -55,7 +56,16 @@ impl Logic for Bench {
 fn check(passes: Vec<Option<(u8, u16)>>) {
     check_with(&Bench::default, false, passes.clone());
     check_with(&given, false, passes.clone());
-    check_with(&summed, true, passes);
+    check_with(&summed, true, passes.clone());
+    check_with(&|| late(false), false, passes.clone());
+    check_with(&|| late(true), true, passes);
+}
+
+fn late(summed: bool) -> Bench {
+    Bench {
+        store: RmwTable::late_check(summed),
+        ..Default::default()
+    }
 }
 
 fn given() -> Bench {
@@ -159,6 +169,8 @@ fn table_verilog_is_lint_clean_and_synthesizes() {
         ("rmw_table_bench", Bench::default()),
         ("rmw_table_given", given()),
         ("rmw_table_summed", summed()),
+        ("rmw_table_late", late(false)),
+        ("rmw_table_late_summed", late(true)),
     ] {
         uut.connect_all();
         let v = generate_verilog(&uut);

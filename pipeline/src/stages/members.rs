@@ -47,12 +47,14 @@ impl<const N: usize> MembersStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            member_table: StageTable::new(if first {
-                Stage::Members1
+            // Copy 1's entry goes only into the descriptor: its forwarding check can wait for
+            // cycle 1. Copy 2's entry is `loadList1`'s index in the same cycle: its check stays
+            // on the two terms, in cycle 0.
+            member_table: if first {
+                StageTable::new(Stage::Members1).late_check(true)
             } else {
-                Stage::Members2
-            })
-            .sum_index(),
+                StageTable::new(Stage::Members2).sum_index()
+            },
             out: Default::default(),
             w: Default::default(),
             sample_in: Default::default(),
@@ -77,7 +79,8 @@ impl<const N: usize> Logic for MembersStage<N> {
             self.sample_in.next = self.early.val().slot.get_bits::<N>(0);
         }
         // base + index < 2^N by configuration: the sum is taken in N bits, by the table, which
-        // checks forwarding on the two terms.
+        // checks forwarding on the two terms (copy 2) or in the next cycle on the address read
+        // (copy 1: the sample comes late from `idleIndex`).
         self.member_table.rd_addr.next = self.early.val().base.get_bits::<N>(0);
         self.member_table.rd_off.next = self.sample_in.val();
         self.member_table.rd_same.next = false;
