@@ -72,13 +72,31 @@ impl fmt::Display for SynthReport {
     }
 }
 
-/// A scratch folder for `name`, private to this process (test runs may overlap).
+/// A scratch folder for `name`, private to this process (test runs may overlap), emptied first.
 pub fn work_dir(name: &str) -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir()
-        .join(format!("horus-pipeline-check-{}", std::process::id()))
-        .join(name);
+    let dir = std::env::temp_dir().join(format!(
+        "horus-pipeline-check-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     Ok(dir)
+}
+
+/// Runs `f` in a fresh [`work_dir`] for `name` and removes the folder when `f` succeeds; when it
+/// fails, the folder stays for a look and the error says where. `HORUS_KEEP_CHECK=1` keeps it
+/// either way.
+fn in_scratch<T>(name: &str, f: impl FnOnce(&Path) -> Result<T, String>) -> Result<T, String> {
+    let dir = work_dir(name)?;
+    match f(&dir) {
+        Ok(v) => {
+            if std::env::var_os("HORUS_KEEP_CHECK").is_none_or(|k| k != "1") {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            Ok(v)
+        }
+        Err(e) => Err(format!("{e}\n(the files are in {})", dir.display())),
+    }
 }
 
 fn write(dir: &Path, verilog: &str) -> Result<PathBuf, String> {
@@ -109,34 +127,36 @@ pub fn verilator_lint(name: &str, verilog: &str) -> Result<(), String> {
 
 /// The same with the top module called `top`.
 pub fn verilator_lint_top(name: &str, verilog: &str, top: &str) -> Result<(), String> {
-    let dir = work_dir(name)?;
-    let path = write(&dir, verilog)?;
-    let out = run(
-        Command::new("verilator")
-            .args([
-                "--lint-only",
-                "-Wall",
-                "-Wno-DECLFILENAME",
-                "--top-module",
-                top,
-            ])
-            .arg(&path),
-        "verilator",
-    )?;
-    if out.contains("%Warning") || out.contains("%Error") {
-        Err(out)
-    } else {
-        Ok(())
-    }
+    in_scratch(name, |dir| {
+        let path = write(dir, verilog)?;
+        let out = run(
+            Command::new("verilator")
+                .args([
+                    "--lint-only",
+                    "-Wall",
+                    "-Wno-DECLFILENAME",
+                    "--top-module",
+                    top,
+                ])
+                .arg(&path),
+            "verilator",
+        )?;
+        if out.contains("%Warning") || out.contains("%Error") {
+            Err(out)
+        } else {
+            Ok(())
+        }
+    })
 }
 
 /// Builds a Verilator simulation of `files` (file name, contents; module `tb` is the test bench,
 /// which reads `vectors.hex` if it likes) in a fresh folder for `name`, runs it and returns what it
 /// printed.
 pub fn verilator_run(name: &str, files: &[(&str, &str)]) -> Result<String, String> {
-    let dir = work_dir(name)?;
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    in_scratch(name, |dir| verilator_run_in(dir, files))
+}
+
+fn verilator_run_in(dir: &Path, files: &[(&str, &str)]) -> Result<String, String> {
     for (file, text) in files {
         std::fs::write(dir.join(file), text).map_err(|e| format!("writing {file}: {e}"))?;
     }
@@ -158,11 +178,11 @@ pub fn verilator_run(name: &str, files: &[(&str, &str)]) -> Result<String, Strin
                 "sim",
             ])
             .args(&sources)
-            .current_dir(&dir),
+            .current_dir(dir),
         "verilator",
     )?;
     let out = Command::new(dir.join("obj_dir/sim"))
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .map_err(|e| format!("running the simulation: {e}"))?;
     if !out.status.success() {
@@ -181,27 +201,29 @@ pub fn yosys_synth(name: &str, verilog: &str) -> Result<SynthReport, String> {
 
 /// The same with the top module called `top`.
 pub fn yosys_synth_top(name: &str, verilog: &str, top: &str) -> Result<SynthReport, String> {
-    let dir = work_dir(name)?;
-    let path = write(&dir, verilog)?;
-    let (stat, netlist) = (dir.join("stat.txt"), dir.join("netlist.json"));
-    let script = format!(
-        "read_verilog {}; synth_xilinx -family xcup -uram -nowidelut -nosrl -top {top} -flatten; \
-         tee -o {} stat; \
-         write_json {}",
-        path.display(),
-        stat.display(),
-        netlist.display()
-    );
-    run(Command::new("yosys").args(["-q", "-p", &script]), "yosys")?;
-    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
-    let mut report = parse_report(&read(&stat)?);
-    let json = read(&netlist)?;
-    // Tens of megabytes for a whole switch (the cell library comes along): not kept.
-    let _ = std::fs::remove_file(&netlist);
-    let d = lut_depths(&json, top, TARGET_LUT_LEVELS)?;
-    (report.lut_depth, report.deepest) = (d.levels, d.deepest);
-    (report.path, report.over_target) = (d.path, d.over);
-    Ok(report)
+    in_scratch(name, |dir| {
+        let path = write(dir, verilog)?;
+        let (stat, netlist) = (dir.join("stat.txt"), dir.join("netlist.json"));
+        let script = format!(
+            "read_verilog {}; synth_xilinx -family xcup -uram -nowidelut -nosrl -top {top} -flatten; \
+             tee -o {} stat; \
+             write_json {}",
+            path.display(),
+            stat.display(),
+            netlist.display()
+        );
+        run(Command::new("yosys").args(["-q", "-p", &script]), "yosys")?;
+        let read =
+            |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+        let mut report = parse_report(&read(&stat)?);
+        let json = read(&netlist)?;
+        // Tens of megabytes for a whole switch (the cell library comes along): never kept.
+        let _ = std::fs::remove_file(&netlist);
+        let d = lut_depths(&json, top, TARGET_LUT_LEVELS)?;
+        (report.lut_depth, report.deepest) = (d.levels, d.deepest);
+        (report.path, report.over_target) = (d.path, d.over);
+        Ok(report)
+    })
 }
 
 fn parse_report(stat: &str) -> SynthReport {
@@ -870,6 +892,28 @@ fn comb_cell(d: &Driver) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_folders_go_when_the_work_succeeds_and_stay_when_it_fails() {
+        let mut seen = None;
+        let ok = in_scratch("scratch_ok", |dir| {
+            std::fs::write(dir.join("f"), "x").map_err(|e| e.to_string())?;
+            seen = Some(dir.to_path_buf());
+            Ok(7)
+        });
+        assert_eq!(ok, Ok(7));
+        assert!(!seen.unwrap().exists(), "removed after success");
+        let mut kept = None;
+        let err = in_scratch::<()>("scratch_err", |dir| {
+            kept = Some(dir.to_path_buf());
+            Err("broken".into())
+        })
+        .unwrap_err();
+        let kept = kept.unwrap();
+        assert!(kept.exists(), "kept after a failure");
+        assert!(err.starts_with("broken") && err.contains(&kept.display().to_string()));
+        std::fs::remove_dir_all(kept).unwrap();
+    }
 
     #[test]
     fn report_counts_luts_flip_flops_and_block_rams() {
