@@ -527,8 +527,11 @@ impl Logic for Egress {
             | self.pass.val().is_ctl_read);
         self.job.next.free = self.job.val().has_frame & !self.pass_again.val();
         self.job_fifo.data.next = self.job.val();
-        self.job_fifo.push.next =
-            self.pass_valid.val() & (self.job.val().fwd | self.job.val().sig | self.job.val().free);
+        // A pass that wants a signal is queued whether or not a spine has its ID (the spine
+        // match stays off the push, whose fan-out ends the leaf's deepest paths otherwise): with
+        // no match the job has nothing to do and the emitter retires it in one clock.
+        self.job_fifo.push.next = self.pass_valid.val()
+            & (self.job.val().fwd | self.wants_sig.val() | self.job.val().free);
         self.jobs.next = self.job_fifo.count.val();
 
         // ---- The emitter: one beat per clock from the head job.
