@@ -15,7 +15,7 @@ use common::*;
 use horus_model::config::Role;
 use horus_model::fixed::Load;
 use horus_model::sched::{
-    ControlError, ControlOp, Decision, Packet, PassResult, Resubmit, Scheduler, Target,
+    ControlError, ControlOp, Decision, Emit, Packet, PassResult, Resubmit, Scheduler, Target,
 };
 use horus_model::wire::{HorusHeader, PacketType};
 use proptest::prelude::*;
@@ -187,6 +187,22 @@ impl Harness {
         {
             self.dropped.insert(h.seq_num);
         }
+        // The pipeline decides whether a pass comes back before its last stage checks the
+        // chosen node's address (whose miss drops it): that needs every pass that places or
+        // follows a task, or forwards to a node, to ask for no second pass.
+        let places = task_decision || matches!(r.decision, Some(Decision::Continuation { .. }));
+        let to_node = matches!(
+            r.forward,
+            Some(Emit {
+                target: Target::Node { .. },
+                ..
+            })
+        );
+        prop_assert!(
+            !(places || to_node) || r.resubmit.is_none(),
+            "a pass that forwards to a node also asks for a second pass: {:?}",
+            r
+        );
         if let Some(rs) = r.resubmit {
             self.handed += 1;
             self.in_flight.push(rs);

@@ -354,9 +354,14 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         // pass, carrying everything it learned; the per-pass results start afresh.
         self.back.next = self.node_addr.pass_out.val();
         self.moved.next = self.back.val().mv_node != self.back.val().src;
-        // Whether it comes back is decided on the pass entering the last stage's output register
-        // and registered beside it, so the mux's choice starts from a register.
-        self.asks.pass.next = self.node_addr.pass_next.val();
+        // Whether it comes back is decided on the pass in the last stage (`conn`'s output) and
+        // registered beside the stage's output, so the mux's choice starts from a register. It
+        // is read before the stage's own decision, a forward's address check, whose miss drops
+        // the pass: no pass that forwards asks for a second pass (a placed task has its node; a
+        // task that resubmits is placed on its second pass), so the miss never changes the
+        // answer, and the address read stays off the resubmit mux (the model's property tests
+        // check the rule).
+        self.asks.pass.next = self.conn.pass_out.val();
         self.again.d.next = self.asks.again.val();
         self.resub.next = self.again.q.val();
         self.second.next = self.back.val();
