@@ -36,12 +36,16 @@ struct ConnAddr<const C: usize, const N: usize> {
 
 impl<const C: usize, const N: usize> ConnAddr<C, N> {
     fn new() -> Self {
+        Self::with_timeout(TIMEOUT)
+    }
+
+    fn with_timeout(timeout_us: u32) -> Self {
         Self {
             clock: Default::default(),
             early: Default::default(),
             pass_in: Default::default(),
             pass_out: Default::default(),
-            conn: ConnStage::new(TIMEOUT),
+            conn: ConnStage::new(timeout_us),
             addr: NodeAddrStage::default(),
         }
     }
@@ -232,6 +236,38 @@ fn entries_expire_at_exactly_the_timeout_with_wrapping_time() {
     assert!(!out[5].ev_conn_expired);
     assert_eq!(out[6].drop.index(), miss());
     assert!(out[6].ev_conn_expired, "the last packet of an expired task");
+}
+
+#[test]
+fn expiry_is_time_less_stamp_at_least_the_timeout_for_any_timeout_and_wrap() {
+    // The stage tells expiry from three subtractions side by side (whether `time - stamp`
+    // wraps, and two signs); each case is the model's rule, `(time - stamp) mod 2^32 >= timeout`.
+    let mut cases = 0;
+    for timeout in [1, 2, TIMEOUT, 1 << 31, u32::MAX - 1, u32::MAX] {
+        for stamp in [0, 7, 1 << 31, u32::MAX - 5, u32::MAX] {
+            let mut deltas = vec![0, 1, u32::MAX, 1 << 31, (1 << 31) - 1];
+            deltas.extend([timeout - 1, timeout, timeout.wrapping_add(1)]);
+            for delta in deltas {
+                let time = stamp.wrapping_add(delta);
+                let passes = vec![
+                    Some(add(3, 0)),
+                    Some(task(0, 1, 3, true, stamp)),
+                    Some(cont(0, 1, true, time)),
+                ];
+                let out = drive!(Small, Small::with_timeout(timeout), passes, 3);
+                let expired = delta >= timeout;
+                let what = format!("timeout {timeout}, stamp {stamp}, time {time}");
+                assert_eq!(out[2].ev_conn_expired, expired, "{what}");
+                if expired {
+                    assert_eq!(out[2].drop.index(), miss(), "{what}");
+                } else {
+                    assert_forwarded(&out[2], 3, addr_of(3), &what);
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases >= 200);
 }
 
 /// Two (pool, seq) keys that share a slot of the 16-entry table.

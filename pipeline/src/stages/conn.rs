@@ -2,7 +2,12 @@
 //!
 //! The slot is `conn_hash(pool, seq) mod 2^C` (`horus_model::sched::conn_hash`), which stage 0
 //! works out for every pass (`Phv::conn_slot`, its low 16 bits).
-//! An entry is expired once `time - stamp >= timeout` (microseconds, wrapping).
+//! An entry is expired once `time - stamp >= timeout` (microseconds, wrapping). The check is
+//! three subtractions from the entry side by side, where a subtraction and then a compare are
+//! two carry chains in a row: whether `time - stamp` wraps, and the signs of
+//! `(time - timeout) - stamp` (no wrap: expired when not negative) and of
+//! `(time + 2^32 - timeout) - stamp` (wrap), on 34 bits, the bracketed terms worked out a clock
+//! ahead from `early`.
 //!
 //! - A pass that places a task (a task first pass, a random task, a task's second pass) whose
 //!   header says more packets follow remembers the chosen node, unless the slot holds a live entry
@@ -12,6 +17,7 @@
 //!   frees the entry. No entry is `continuation_miss`; so is an expired one, which is freed
 //!   (`ev_conn_expired`).
 
+use crate::arith::ZeroExtend;
 use crate::phv::{Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
@@ -50,15 +56,27 @@ pub struct ConnStage<const C: usize> {
     no_off: Constant<Bits<C>>,
     conn_table: StageTable<ConnEntry, C>,
     out: DFF<Phv>,
-    e: Signal<Local, ConnEntry>,
     w: Signal<Local, ConnEntry>,
     live: Signal<Local, Bit>,
     same: Signal<Local, Bit>,
     hit: Signal<Local, Bit>,
     expired: Signal<Local, Bit>,
+    early_time_w: ZeroExtend<32, 34>,
+    time_w: ZeroExtend<32, 34>,
+    stamp_w: ZeroExtend<32, 34>,
+    /// The pass's `time - timeout` and `time + 2^32 - timeout` (34-bit two's complement).
+    time_less: DFF<Bits<34>>,
+    time_wrap_less: DFF<Bits<34>>,
+    /// `time - stamp`, `time - timeout - stamp`, `time + 2^32 - timeout - stamp`: only their
+    /// signs (bit 33) are read (the names match Verilator's `--unused-regexp`).
+    wraps_unused: Signal<Local, Bits<34>>,
+    short_unused: Signal<Local, Bits<34>>,
+    short_wrapped_unused: Signal<Local, Bits<34>>,
+    /// `2^34 - timeout` and `2^32 - timeout`.
+    less_timeout: Constant<Bits<34>>,
+    wrap_less_timeout: Constant<Bits<34>>,
     insert: Signal<Local, Bit>,
     cont: Signal<Local, Bit>,
-    timeout: Constant<Bits<32>>,
     code_miss: Constant<Bits<4>>,
 }
 
@@ -79,15 +97,25 @@ impl<const C: usize> ConnStage<C> {
             no_off: Constant::new(0.into()),
             conn_table: StageTable::new(Stage::Conn),
             out: Default::default(),
-            e: Default::default(),
             w: Default::default(),
             live: Default::default(),
             same: Default::default(),
             hit: Default::default(),
             expired: Default::default(),
+            early_time_w: Default::default(),
+            time_w: Default::default(),
+            stamp_w: Default::default(),
+            time_less: Default::default(),
+            time_wrap_less: Default::default(),
+            wraps_unused: Default::default(),
+            short_unused: Default::default(),
+            short_wrapped_unused: Default::default(),
+            less_timeout: Constant::new(
+                (((1u64 << 34) - u64::from(timeout_us)) & ((1 << 34) - 1)).into(),
+            ),
+            wrap_less_timeout: Constant::new(((1u64 << 32) - u64::from(timeout_us)).into()),
             insert: Default::default(),
             cont: Default::default(),
-            timeout: Constant::new(u64::from(timeout_us).into()),
             code_miss: Constant::new(drop_code(DropReason::ContinuationMiss).into()),
         }
     }
@@ -96,9 +124,13 @@ impl<const C: usize> ConnStage<C> {
 impl<const C: usize> Logic for ConnStage<C> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out);
+        dff_setup!(self, clock, out, time_less, time_wrap_less);
         clock!(self, clock, conn_table);
         self.early_unused.next = self.early.val();
+        // The entering pass's time less the timeout, with and without a wrap of `time - stamp`.
+        self.early_time_w.narrow.next = self.early.val().time;
+        self.time_less.d.next = self.early_time_w.wide.val() + self.less_timeout.val();
+        self.time_wrap_less.d.next = self.early_time_w.wide.val() + self.wrap_less_timeout.val();
         // The entering pass's index (`early`): the hash's low C bits, from stage 0.
         self.conn_table.rd_off.next = self.no_off.val();
         self.conn_table.rd_same.next = false;
@@ -107,17 +139,24 @@ impl<const C: usize> Logic for ConnStage<C> {
         self.conn_table.read_table.next = self.early.val().rd_table;
         self.conn_table.read_index.next = self.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.e.next = self.conn_table.rd_data.val();
         self.w.next = self.conn_table.rd_data.val();
         self.out.d.next = self.pass_in.val();
         // The entry is written back on every pass (unchanged unless a rule below changes it), so
         // the table's forwarding check waits for none of the decisions below.
         self.conn_table.wr_en.next = true;
         self.live.next = !self.pass_in.val().drop.any();
-        self.same.next = (self.e.val().pool == self.pass_in.val().pool)
-            & (self.e.val().seq == self.pass_in.val().seq);
-        self.hit.next = self.e.val().valid & self.same.val();
-        self.expired.next = (self.pass_in.val().time - self.e.val().stamp) >= self.timeout.val();
+        self.same.next = (self.conn_table.rd_data.val().pool == self.pass_in.val().pool)
+            & (self.conn_table.rd_data.val().seq == self.pass_in.val().seq);
+        self.hit.next = self.conn_table.rd_data.val().valid & self.same.val();
+        self.time_w.narrow.next = self.pass_in.val().time;
+        self.stamp_w.narrow.next = self.conn_table.rd_data.val().stamp;
+        self.wraps_unused.next = self.time_w.wide.val() - self.stamp_w.wide.val();
+        self.short_unused.next = self.time_less.q.val() - self.stamp_w.wide.val();
+        self.short_wrapped_unused.next = self.time_wrap_less.q.val() - self.stamp_w.wide.val();
+        self.expired.next = !self.short_unused.val().get_bit(33);
+        if self.wraps_unused.val().get_bit(33) {
+            self.expired.next = !self.short_wrapped_unused.val().get_bit(33);
+        }
         // The first packet of a multi-packet task, as the model's `assign` runs it.
         self.insert.next = self.live.val()
             & self.pass_in.val().assigned
@@ -126,10 +165,10 @@ impl<const C: usize> Logic for ConnStage<C> {
                 | self.pass_in.val().is_sched2)
             & self.pass_in.val().more;
         if self.insert.val() {
-            if self.e.val().valid & !self.same.val() & !self.expired.val() {
+            if self.conn_table.rd_data.val().valid & !self.same.val() & !self.expired.val() {
                 self.out.d.next.ev_conn_collision = true;
             } else {
-                if self.e.val().valid & !self.same.val() {
+                if self.conn_table.rd_data.val().valid & !self.same.val() {
                     self.out.d.next.ev_conn_expired = true;
                 }
                 self.out.d.next.ev_conn_insert = true;
@@ -141,7 +180,7 @@ impl<const C: usize> Logic for ConnStage<C> {
             }
         }
         self.cont.next = self.live.val() & self.pass_in.val().is_cont;
-        self.out.d.next.cont_node = self.e.val().node;
+        self.out.d.next.cont_node = self.conn_table.rd_data.val().node;
         self.out.d.next.cont_hit = false;
         if self.cont.val() {
             if !self.hit.val() {
