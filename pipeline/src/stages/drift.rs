@@ -61,6 +61,8 @@ pub struct DriftStage<const N: usize> {
     /// What decides besides the drift compare (a negative drift, one node, more packets), and
     /// whether the pass decides (copy 1 of a power-of-two decision); kept.
     stands_else_cut: Signal<Local, Bit>,
+    /// The two samples are one node (`a_node == b_node`), compared a clock ahead on `early`.
+    one_node: DFF<Bit>,
     decides_cut: Signal<Local, Bit>,
     /// The charges that do not wait for the compare; kept.
     charge_else_cut: Signal<Local, Bit>,
@@ -115,6 +117,7 @@ impl<const N: usize> DriftStage<N> {
             p2: Default::default(),
             stands: Default::default(),
             stands_else_cut: Default::default(),
+            one_node: Default::default(),
             decides_cut: Default::default(),
             charge_else_cut: Default::default(),
             charge: Default::default(),
@@ -140,7 +143,7 @@ impl<const N: usize> DriftStage<N> {
 impl<const N: usize> Logic for DriftStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out, at);
+        dff_setup!(self, clock, out, at, one_node);
         clock!(self, clock, drift_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): reports address their node; a task off the idle path
@@ -242,10 +245,10 @@ impl<const N: usize> Logic for DriftStage<N> {
         // The compare's chain meets the rest, formed beside it and kept (`_cut`, `verilog.rs`),
         // in the last LUTs.
         // (Whether the two samples are one node is the same either way round: compared on the
-        // pass as it came, before the swap's mux.)
-        self.stands_else_cut.next = self.d.val().get_bit(31)
-            | (self.pass_in.val().a_node == self.pass_in.val().b_node)
-            | self.pin.val().more;
+        // entering pass a clock ahead, before the swap's mux.)
+        self.one_node.d.next = self.early.val().a_node == self.early.val().b_node;
+        self.stands_else_cut.next =
+            self.d.val().get_bit(31) | self.one_node.q.val() | self.pin.val().more;
         self.decides_cut.next = self.p2.val() & self.first.val();
         self.stands.next = self.stands_else_cut.val() | (self.d.val() <= self.pin.val().diff);
         if self.decides_cut.val() & !self.stands.val() {
