@@ -41,6 +41,14 @@ pub struct LoadStage<const N: usize> {
     sets: Signal<Local, Bit>,
     a_wins: Signal<Local, Bit>,
     a_wins1: Signal<Local, Bit>,
+    /// The index of the pass in the stage (`who` a cycle ago), and whether `who` equals it,
+    /// compared candidate by candidate (`src`, `a_node`, `b_node`) and picked with `who`'s own
+    /// choices: the second pass's winner is a compare's chain, which then only picks.
+    at: DFF<Bits<N>>,
+    same: Signal<Local, Bit>,
+    same_src_cut: Signal<Local, Bit>,
+    same_a_cut: Signal<Local, Bit>,
+    same_b_cut: Signal<Local, Bit>,
     // The second pass's charge: step = drift_seen + factor (saturating), then load + step clamped.
     // The step is a function of the pass's fields alone: it is formed from `early`, a cycle
     // ahead, and registered (`step_r`), so that the cycle of the table read holds one add.
@@ -74,7 +82,10 @@ impl<const N: usize> LoadStage<N> {
             rb: Default::default(),
             rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
-            load_table: StageTable::new(if first { Stage::Load1 } else { Stage::Load2 }),
+            // The second pass's index is its winner, a compare's outcome: the stage gives the
+            // forwarding check (`same`).
+            load_table: StageTable::new(if first { Stage::Load1 } else { Stage::Load2 })
+                .given_check(),
             out: Default::default(),
             who: Default::default(),
             who1: Default::default(),
@@ -83,6 +94,11 @@ impl<const N: usize> LoadStage<N> {
             sets: Default::default(),
             a_wins: Default::default(),
             a_wins1: Default::default(),
+            at: Default::default(),
+            same: Default::default(),
+            same_src_cut: Default::default(),
+            same_a_cut: Default::default(),
+            same_b_cut: Default::default(),
             e_d: Default::default(),
             e_f: Default::default(),
             step: Default::default(),
@@ -106,7 +122,7 @@ impl<const N: usize> LoadStage<N> {
 impl<const N: usize> Logic for LoadStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out, step_r);
+        dff_setup!(self, clock, out, step_r, at);
         clock!(self, clock, load_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`): the sample, the reporting node, or the second pass's
@@ -125,8 +141,25 @@ impl<const N: usize> Logic for LoadStage<N> {
                 self.who.next = self.early.val().a_node.get_bits::<N>(0);
             }
         }
+        self.same_src_cut.next = self.at.q.val() == self.early.val().src.get_bits::<N>(0);
+        self.same_a_cut.next = self.at.q.val() == self.early.val().a_node.get_bits::<N>(0);
+        self.same_b_cut.next = self.at.q.val() == self.early.val().b_node.get_bits::<N>(0);
+        self.same.next = self.same_src_cut.val();
+        if self.early.val().is_task {
+            self.same.next = self.same_b_cut.val();
+            if self.first.val() {
+                self.same.next = self.same_a_cut.val();
+            }
+        }
+        if self.early.val().is_sched2 {
+            self.same.next = self.same_b_cut.val();
+            if self.a_wins.val() {
+                self.same.next = self.same_a_cut.val();
+            }
+        }
+        self.at.d.next = self.who.val();
         self.load_table.rd_off.next = self.no_off.val();
-        self.load_table.rd_same.next = false;
+        self.load_table.rd_same.next = self.same.val();
         self.load_table.rd_addr.next = self.who.val();
         self.load_table.read.next = self.early.val().is_ctl_read;
         self.load_table.read_table.next = self.early.val().rd_table;
