@@ -577,6 +577,7 @@ impl Horus {
 
     /// One pass, recorded if it is the recorded switch's. A control operation the switch refuses
     /// (the controller's view is stale, e.g. a node already removed) is no pass: nothing happens.
+    #[inline(always)]
     fn pass(&mut self, s: Switch, pass: Pass) -> PassResult {
         let sched = self.sched(s);
         let result = match pass {
@@ -596,6 +597,7 @@ impl Horus {
     }
 
     /// A pass and, back to back, the resubmissions it asks for.
+    #[inline(always)]
     fn run(&mut self, s: Switch, first: Pass) -> Outcome {
         let mut r = self.pass(s, first);
         let mut out = Outcome {
@@ -617,6 +619,7 @@ impl Horus {
         out
     }
 
+    #[inline(always)]
     fn packet(&mut self, s: Switch, header: HorusHeader, now: crate::queue::Nanos) -> Outcome {
         let time_us = (now / 1000) as u32;
         self.run(s, Pass::Packet(Packet { header, time_us }))
