@@ -204,16 +204,19 @@ fn header(pkt_type: PacketType, pool: u16, src: u16, dst: u16, qlen: u16, seq: u
     }
 }
 
+/// The signal callback of a spine's passes (a spine signals nothing; the adapter never did
+/// anything with one).
+fn no_signal(_: horus_model::sched::Emit) {}
+
 fn id16(x: usize, what: &str) -> u16 {
     u16::try_from(x).unwrap_or_else(|_| panic!("{what} {x} does not fit a 16-bit Horus ID"))
 }
 
-/// The result of a packet and of the resubmissions it caused.
+/// The result of a packet and of the resubmissions it caused (the signals its passes emitted
+/// went to the caller's `signal` as they came, in pass order).
 struct Outcome {
     /// The last pass's forwarded packet (the decision of a task).
     forward: Option<horus_model::sched::Emit>,
-    /// Signals emitted by any of the passes, in order (at most one per pass).
-    signals: [Option<horus_model::sched::Emit>; 2],
     passes: u32,
 }
 
@@ -382,8 +385,9 @@ impl Horus {
                     workers: 1,
                 }));
                 for op in ops {
-                    let o = h.run(Switch::Leaf(idx), Pass::Control(op));
-                    init_signals.extend(o.signals.into_iter().flatten().map(|e| (p, r, e)));
+                    h.run(Switch::Leaf(idx), Pass::Control(op), |e| {
+                        init_signals.push((p, r, e));
+                    });
                 }
                 node += workers;
                 base += workers;
@@ -513,7 +517,7 @@ impl Horus {
                 }),
         );
         for op in ops {
-            self.run(Switch::Spine(spine), Pass::Control(op));
+            self.run(Switch::Spine(spine), Pass::Control(op), no_signal);
         }
     }
 
@@ -596,33 +600,44 @@ impl Horus {
         result
     }
 
-    /// A pass and, back to back, the resubmissions it asks for.
+    /// A pass and, back to back, the resubmissions it asks for; the signals the passes emit go
+    /// to `signal`, in order.
     #[inline(always)]
-    fn run(&mut self, s: Switch, first: Pass) -> Outcome {
+    fn run(
+        &mut self,
+        s: Switch,
+        first: Pass,
+        mut signal: impl FnMut(horus_model::sched::Emit),
+    ) -> Outcome {
         let mut r = self.pass(s, first);
-        let mut out = Outcome {
-            forward: None,
-            signals: [r.signal.map(|x| x.1), None],
-            passes: 1,
-        };
+        let mut passes = 1;
+        if let Some((_, e)) = r.signal {
+            signal(e);
+        }
         while let Some(rs) = r.resubmit {
             let next: Resubmit = rs;
             r = self.pass(s, Pass::Resubmit(next));
-            out.passes += 1;
+            passes += 1;
             if let Some((_, e)) = r.signal {
-                let slot = if out.signals[0].is_none() { 0 } else { 1 };
-                debug_assert!(out.signals[slot].is_none(), "at most two passes per packet");
-                out.signals[slot] = Some(e);
+                signal(e);
             }
         }
-        out.forward = r.forward;
-        out
+        Outcome {
+            forward: r.forward,
+            passes,
+        }
     }
 
     #[inline(always)]
-    fn packet(&mut self, s: Switch, header: HorusHeader, now: crate::queue::Nanos) -> Outcome {
+    fn packet(
+        &mut self,
+        s: Switch,
+        header: HorusHeader,
+        now: crate::queue::Nanos,
+        signal: impl FnMut(horus_model::sched::Emit),
+    ) -> Outcome {
         let time_us = (now / 1000) as u32;
-        self.run(s, Pass::Packet(Packet { header, time_us }))
+        self.run(s, Pass::Packet(Packet { header, time_us }), signal)
     }
 
     /// A leaf's signal for pool `p`, rack slot `r`, put on the wire to its spine.
@@ -655,7 +670,7 @@ impl Horus {
             dst_id: id,
             ..leaf_header
         };
-        self.packet(spine, h, 0);
+        self.packet(spine, h, 0, no_signal);
     }
 
     /// Every switch's counters summed, leaves as `leaf.NAME` and spines as `spine.NAME`.
@@ -731,7 +746,7 @@ impl Policy for Horus {
         let p = task.pool;
         let slot = self.spine_slots[(self.pod_base[p as usize] + task.spine) as usize];
         let h = header(PacketType::NewTask, slot.pool, CLIENT_ID, 0, 0, 0);
-        let o = self.packet(Switch::Spine(slot.spine), h, ctx.now);
+        let o = self.packet(Switch::Spine(slot.spine), h, ctx.now, no_signal);
         let pod = &ctx.cluster.pools[p as usize].pods[task.spine as usize];
         let rack = match o.forward {
             Some(e) => {
@@ -767,10 +782,9 @@ impl Policy for Horus {
             task.tag,
             0,
         );
-        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now);
-        for e in o.signals.into_iter().flatten() {
-            Self::send_signal(ctx, p, rack, e);
-        }
+        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now, |e| {
+            Self::send_signal(ctx, p, rack, e)
+        });
         let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
         let worker = match o.forward {
             Some(e) => {
@@ -804,10 +818,9 @@ impl Policy for Horus {
         };
         let qlen = reply.qlen.min(u32::from(u16::MAX)) as u16;
         let h = header(kind, slot.pool, node, 0, qlen, 0);
-        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now);
-        for e in o.signals.into_iter().flatten() {
-            Self::send_signal(ctx, p, rack, e);
-        }
+        self.packet(Switch::Leaf(slot.leaf), h, ctx.now, |e| {
+            Self::send_signal(ctx, p, rack, e)
+        });
     }
 
     fn on_message(&mut self, ctx: &mut Ctx, msg: Message) {
@@ -834,7 +847,7 @@ impl Policy for Horus {
             dst_id: id,
             ..h
         };
-        self.packet(Switch::Spine(slot.spine), h, ctx.now);
+        self.packet(Switch::Spine(slot.spine), h, ctx.now, no_signal);
     }
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
@@ -844,16 +857,14 @@ impl Policy for Horus {
                 let r = p.worker_rack[worker as usize];
                 let slot = self.leaf_slots[(self.rack_base[pool as usize] + r) as usize];
                 let node = slot.first_node + (worker - p.racks[r as usize].first_worker) as u16;
-                let o = self.run(
+                self.run(
                     Switch::Leaf(slot.leaf),
                     Pass::Control(ControlOp::RemoveNode {
                         pool: slot.pool,
                         node,
                     }),
+                    |e| Self::send_signal(ctx, pool, r, e),
                 );
-                for e in o.signals.into_iter().flatten() {
-                    Self::send_signal(ctx, pool, r, e);
-                }
             }
             FailureNotice::Rack { pool, rack } => {
                 let d = ctx.cluster.pools[pool as usize].racks[rack as usize].pod_slot;
@@ -871,6 +882,7 @@ impl Policy for Horus {
                             pool: slot.pool,
                             node,
                         }),
+                        no_signal,
                     );
                 }
             }
