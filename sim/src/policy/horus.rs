@@ -35,6 +35,7 @@ use crate::cluster::Cluster;
 use crate::rng::SimRng;
 use horus_model::config::{Role, Sizes};
 use horus_model::fixed::{Load, MAX_WORKERS};
+use horus_model::sched::state::NodeRow;
 use horus_model::sched::{
     ControlOp, IdleIndex, NodeAddr, NodeRef, Packet, Params, Pass, PassResult, Resubmit, Scheduler,
     SpineRef, Target,
@@ -147,6 +148,8 @@ struct LeafSlot {
     /// The pool's ID at that leaf, and the node ID of the rack's first worker of the pool.
     pool: u16,
     first_node: u16,
+    /// Where the rows are, for prefetching only ([`Rows`]).
+    rows: Rows,
 }
 
 /// Where pool-local pod slot `d` of a pool has its spine scheduler.
@@ -157,6 +160,35 @@ struct SpineSlot {
     /// The pool's ID at that spine, and the node ID of the pod's first rack of the pool.
     pool: u16,
     first_node: u16,
+    /// Where the rows are, for prefetching only ([`Rows`]).
+    rows: Rows,
+}
+
+/// The addresses of a slot's pool row and of node row 0 in its switch's tables, so that the
+/// prefetch stage that reads the slot can prefetch the rows a pass reads first without waiting
+/// for the scheduler's table handles. Addresses only: never read through, so a stale one (the
+/// tables are allocated once per scheduler and never move) would only cost a useless prefetch.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rows {
+    pool_row: usize,
+    node_rows: usize,
+}
+
+impl Rows {
+    fn of(sched: &Scheduler, pool: u16) -> Rows {
+        let t = sched.tables();
+        Rows {
+            pool_row: t.pools.as_ptr().wrapping_add(usize::from(pool)) as usize,
+            node_rows: t.nodes.as_ptr() as usize,
+        }
+    }
+
+    /// The address of node row `node`.
+    #[inline(always)]
+    fn node_row(&self, node: u32) -> usize {
+        self.node_rows
+            .wrapping_add((node as usize).wrapping_mul(std::mem::size_of::<NodeRow>()))
+    }
 }
 
 pub struct Horus {
@@ -279,11 +311,13 @@ impl Horus {
             leaf: u32::MAX,
             pool: 0,
             first_node: 0,
+            rows: Rows::default(),
         };
         let placeholder_spine = SpineSlot {
             spine: u32::MAX,
             pool: 0,
             first_node: 0,
+            rows: Rows::default(),
         };
         let mut h = Horus {
             leaves: Vec::new(),
@@ -327,6 +361,7 @@ impl Horus {
                     spine: idx,
                     pool: sp as u16,
                     first_node: node,
+                    rows: Rows::of(&h.spines[idx as usize], sp as u16),
                 };
                 h.configure_spine_pool(cluster, p, d, sp as u16, node, |_| true);
                 node += pod.racks as u16;
@@ -362,6 +397,7 @@ impl Horus {
                     leaf: idx,
                     pool: lp as u16,
                     first_node: node,
+                    rows: Rows::of(&h.leaves[idx as usize], lp as u16),
                 };
                 let spine = h.spine_slots[(h.pod_base[p as usize] + prack.pod_slot) as usize];
                 let spine_id = h.spines[spine.spine as usize].id();
@@ -915,6 +951,7 @@ impl Policy for Horus {
                     spine: idx,
                     pool: 0,
                     first_node: old.first_node,
+                    rows: Rows::of(&self.spines[idx as usize], 0),
                 };
                 let usable: Vec<bool> = (0..ctx.cluster.pools[pool as usize].racks.len() as u32)
                     .map(|r| ctx.rack_usable(pool, r))
@@ -968,19 +1005,28 @@ impl Policy for Horus {
     }
 
     fn prefetch(&self, cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
-        use crate::{prefetch, prefetch_all};
-        let [nodes, entries, rows, switch] = notes;
-        // Switch: the scheduler (generator, table handles, counters); the note becomes the switch,
-        // the pool's ID there and the node (NO_NODE for a task).
+        use crate::{prefetch, prefetch_addr, prefetch_all};
+        let [nodes, entries, _, switch] = notes;
+        // Switch: the scheduler (generator, table handles, counters) and the rows the pass reads
+        // first, the pool's row (configuration, idle control, average) and for a node's packet
+        // the node's row, from the addresses in the slot; the note becomes the switch, the pool's
+        // ID there and the node (NO_NODE for a task). (The Rows stage has nothing left to do.)
         let [kind, a, b, c, d] = switch.0;
         let converted = match kind {
             NOTE_SPINE_TASK | NOTE_SPINE_NODE => {
                 let slot = &self.spine_slots[a as usize];
-                let node = if kind == NOTE_SPINE_NODE { b } else { NO_NODE };
+                prefetch_addr(slot.rows.pool_row);
+                let node = if kind == NOTE_SPINE_NODE {
+                    prefetch_addr(slot.rows.node_row(b));
+                    b
+                } else {
+                    NO_NODE
+                };
                 Some((NOTE_SPINE, slot.spine, slot.pool, node))
             }
             NOTE_LEAF_TASK => {
                 let slot = &self.leaf_slots[a as usize];
+                prefetch_addr(slot.rows.pool_row);
                 Some((NOTE_LEAF, slot.leaf, slot.pool, NO_NODE))
             }
             NOTE_LEAF_REPLY => {
@@ -989,6 +1035,8 @@ impl Policy for Horus {
                 let node = slot
                     .first_node
                     .wrapping_add(d.wrapping_sub(r.first_worker) as u16);
+                prefetch_addr(slot.rows.pool_row);
+                prefetch_addr(slot.rows.node_row(u32::from(node)));
                 Some((NOTE_LEAF, slot.leaf, slot.pool, u32::from(node)))
             }
             _ => None,
@@ -996,18 +1044,6 @@ impl Policy for Horus {
         if let Some((kind, switch_index, pool, node)) = converted {
             prefetch_all(self.switch(kind, switch_index));
             switch.0 = [kind, switch_index, u32::from(pool), node, 0];
-        }
-        // Rows: the pool's row (configuration, idle control, average) and for a node's packet the
-        // node's row.
-        let [kind, a, pool, node, _] = rows.0;
-        if let Some(s) = self.noted_switch(kind, a) {
-            let t = s.tables();
-            if let Some(row) = t.pools.get(pool as usize) {
-                prefetch(row);
-            }
-            if let Some(row) = t.nodes.get(node as usize) {
-                prefetch(row);
-            }
         }
         // Entries and Nodes: for a task, the idle-list top or the two members the pass will
         // sample (the model tells, from a copy of its generator), then their rows.
