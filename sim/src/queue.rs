@@ -152,7 +152,7 @@ impl<T: Copy + Default> Window<T> {
 ///
 /// Two stores, one order. Events scheduled a fixed delay after the current time (network hops:
 /// [`EventQueue::push_after`]) go to a FIFO lane per distinct delay: the current time never
-/// decreases, so each lane is sorted by construction and costs one `VecDeque` push and pop per
+/// decreases, so each lane is sorted by construction and costs one [`Ring`] push and pop per
 /// event. Everything else (service completions, arrivals) goes to the radix heap. `pop` takes the
 /// smallest (time, sequence) key among the lanes' fronts and the heap's minimum, so the order is
 /// exactly that of a single priority queue.
@@ -181,7 +181,7 @@ pub struct EventQueue<T> {
 
 struct Lane<T> {
     delay: Nanos,
-    items: std::collections::VecDeque<(u128, T)>,
+    items: Ring<(u128, T)>,
 }
 
 impl<T: Copy + Default> Default for EventQueue<T> {
@@ -261,7 +261,7 @@ impl<T: Copy + Default> EventQueue<T> {
                 self.lanes[i].items.push_back((key, item));
             }
             None if self.lanes.len() < MAX_LANES => {
-                let mut items = std::collections::VecDeque::new();
+                let mut items = Ring::new();
                 items.push_back((key, item));
                 self.lanes.push(Lane { delay, items });
                 self.fronts.push(key);
@@ -377,6 +377,79 @@ impl<T: Copy + Default> EventQueue<T> {
             }
             _ => self.heap.pop(),
         }
+    }
+}
+
+/// A FIFO ring buffer whose capacity is a power of two, so that its positions wrap with a mask:
+/// a lane's `VecDeque` with the wrapping made cheap.
+struct Ring<T> {
+    buf: Box<[T]>,
+    /// Position of the front element.
+    head: usize,
+    len: usize,
+}
+
+impl<T: Copy + Default> Ring<T> {
+    fn new() -> Self {
+        Self {
+            buf: vec![T::default(); 16].into_boxed_slice(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.buf.len() - 1
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, e: T) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let i = (self.head + self.len) & self.mask();
+        self.buf[i] = e;
+        self.len += 1;
+    }
+
+    /// Doubles the capacity, the elements in order from position 0.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let mut buf = vec![T::default(); self.buf.len() * 2].into_boxed_slice();
+        for (k, slot) in buf.iter_mut().take(self.len).enumerate() {
+            *slot = self.buf[(self.head + k) & self.mask()];
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.buf[self.head];
+        self.head = (self.head + 1) & self.mask();
+        self.len -= 1;
+        Some(e)
+    }
+
+    /// The element `i` places after the front, if there is one.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len).then(|| &self.buf[(self.head + i) & self.mask()])
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&T> {
+        self.get(0)
     }
 }
 
