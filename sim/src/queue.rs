@@ -520,6 +520,7 @@ impl<T> RadixHeap<T> {
         }
     }
 
+    #[inline(always)]
     fn push(&mut self, key: u128, item: T) {
         debug_assert!(time_of(key) >= self.last);
         let b = self.put(key, item);
