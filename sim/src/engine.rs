@@ -78,14 +78,54 @@ struct Task {
 const RESUBMITTED: Nanos = 1 << 63;
 
 /// What the prefetch stages worked out for the events of the queue's window, by their place
-/// there, kept from one stage to the next (see [`Engine::prefetch_ahead`]).
-#[derive(Clone, Copy, Default)]
+/// there, kept from one stage to the next (see [`Engine::prefetch_ahead`]). Place `i` of the
+/// window is entry `base + i`: moving the notes down one place is `base += 1`, and only once
+/// every [`NOTES`]` - `[`LOOKAHEAD`] events are they copied back to the start of the arrays.
+#[derive(Clone, Copy)]
 struct Notes {
     /// For an arrival, its predicted spine (pod slot); [`NO_SPINE`] for other events and
     /// arrivals without a prediction.
-    spine: [u32; LOOKAHEAD],
+    spine: [u32; NOTES],
     /// The policy's notes.
-    policy: [PrefetchNote; LOOKAHEAD],
+    policy: [PrefetchNote; NOTES],
+    /// Where place 0 of the window is, at most `NOTES - LOOKAHEAD`.
+    base: usize,
+}
+
+/// Entries of the arrays of [`Notes`].
+const NOTES: usize = 64;
+
+impl Notes {
+    fn new() -> Self {
+        Self {
+            spine: [NO_SPINE; NOTES],
+            policy: [PrefetchNote::default(); NOTES],
+            base: 0,
+        }
+    }
+
+    /// Drops every note (the window moved out of step with them).
+    #[cold]
+    fn clear(&mut self) {
+        self.spine[..LOOKAHEAD].fill(NO_SPINE);
+        self.policy[..LOOKAHEAD].fill(PrefetchNote::default());
+        self.base = 0;
+    }
+
+    /// Moves the notes down one place (the event of place 0 is being handled); the last place's
+    /// notes are then stale, and [`Engine::prefetch_ahead`] writes them anew.
+    #[inline(always)]
+    fn shift(&mut self) {
+        if self.base == NOTES - LOOKAHEAD {
+            // Places 1 .. LOOKAHEAD - 1 to 0 .. (the last one is written anew).
+            let b = self.base;
+            self.spine.copy_within(b + 1..b + LOOKAHEAD, 0);
+            self.policy.copy_within(b + 1..b + LOOKAHEAD, 0);
+            self.base = 0;
+        } else {
+            self.base += 1;
+        }
+    }
 }
 
 /// No predicted spine, in [`Notes::spine`].
@@ -220,10 +260,7 @@ impl Engine {
                 .collect(),
             entry_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
             spine_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
-            notes: Notes {
-                spine: [NO_SPINE; LOOKAHEAD],
-                policy: [PrefetchNote::default(); LOOKAHEAD],
-            },
+            notes: Notes::new(),
             current_spine: NO_SPINE,
             insertions: 0,
             policy_rng: rng::stream(cfg.seed, Stream::Policy, stream_index),
@@ -357,39 +394,38 @@ impl Engine {
         }
         if self.queue.window_insertions() == self.insertions {
             let n = &mut self.notes;
-            self.current_spine = n.spine[0];
-            n.spine.copy_within(1.., 0);
-            n.policy.copy_within(1.., 0);
+            self.current_spine = n.spine[n.base % NOTES];
+            n.shift();
         } else {
             self.insertions = self.queue.window_insertions();
             self.current_spine = NO_SPINE;
-            self.notes = Notes {
-                spine: [NO_SPINE; LOOKAHEAD],
-                policy: [PrefetchNote::default(); LOOKAHEAD],
-            };
+            self.notes.clear();
         }
-        self.notes.policy[DIRECT] = PrefetchNote::default();
-        self.notes.spine[DIRECT] = NO_SPINE;
+        // (`% NOTES` tells the compiler what it cannot see: `base + LOOKAHEAD <= NOTES`.)
+        let base = self.notes.base % (NOTES - LOOKAHEAD + 1);
+        self.notes.policy[base + DIRECT] = PrefetchNote::default();
+        self.notes.spine[base + DIRECT] = NO_SPINE;
         if let Some(&e) = self.queue.ahead(DIRECT) {
             self.prefetch(e);
             if let Ev::Arrival(pool) = e {
-                self.notes.spine[DIRECT] =
+                self.notes.spine[base + DIRECT] =
                     Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool);
             }
         }
         if let Some(&e) = self.queue.ahead(DIRECT - 1) {
             self.prefetch_indirect(e);
-            let spine = self.notes.spine[DIRECT - 1];
+            let spine = self.notes.spine[base + DIRECT - 1];
             if let Some(next) = Self::upcoming(&self.tasks, &self.workers, &self.messages, e, spine)
             {
-                self.policy
-                    .prefetch_index(&self.cluster, next, &mut self.notes.policy[DIRECT - 1]);
+                self.policy.prefetch_index(
+                    &self.cluster,
+                    next,
+                    &mut self.notes.policy[base + DIRECT - 1],
+                );
             }
         }
-        let (later, _) = self
-            .notes
-            .policy
-            .split_first_chunk_mut::<{ LOOKAHEAD - 2 }>()
+        let later = self.notes.policy[base..]
+            .first_chunk_mut::<{ LOOKAHEAD - 2 }>()
             .expect("the window has room for the later stages");
         self.policy.prefetch(&self.cluster, later);
     }
@@ -419,9 +455,10 @@ impl Engine {
                 }
                 _ => NO_SPINE,
             };
-            if self.notes.spine[pos] != spine {
-                self.notes.spine[pos] = spine;
-                self.notes.policy[pos] = PrefetchNote::default();
+            let i = self.notes.base + pos;
+            if self.notes.spine[i] != spine {
+                self.notes.spine[i] = spine;
+                self.notes.policy[i] = PrefetchNote::default();
             }
         }
     }
