@@ -42,6 +42,9 @@ struct Window<T> {
     /// The window's events after the ring's (empty unless the ring is at least
     /// [`LOOKAHEAD`] long).
     overflow: std::collections::VecDeque<(u128, T)>,
+    /// The window's last key (in `overflow` if that is not empty), kept up to date so that every
+    /// push can compare with it at once; 0 when the window is empty (no key is below it).
+    last: u128,
 }
 
 impl<T: Copy + Default> Window<T> {
@@ -51,6 +54,7 @@ impl<T: Copy + Default> Window<T> {
             head: 0,
             len: 0,
             overflow: std::collections::VecDeque::new(),
+            last: 0,
         }
     }
 
@@ -75,14 +79,20 @@ impl<T: Copy + Default> Window<T> {
         (i < self.len).then(|| &self.ring[self.at(i)])
     }
 
-    /// The window's last key.
+    /// The window's last key, 0 if it is empty.
     #[inline(always)]
-    fn last_key(&self) -> Option<u128> {
-        if self.overflow.is_empty() {
-            self.len.checked_sub(1).map(|i| self.ring[self.at(i)].0)
-        } else {
-            self.overflow.back().map(|&(k, _)| k)
-        }
+    fn last_key(&self) -> u128 {
+        debug_assert_eq!(
+            self.last,
+            if self.overflow.is_empty() {
+                self.len
+                    .checked_sub(1)
+                    .map_or(0, |i| self.ring[self.at(i)].0)
+            } else {
+                self.overflow.back().map_or(0, |&(k, _)| k)
+            }
+        );
+        self.last
     }
 
     #[inline(always)]
@@ -93,6 +103,9 @@ impl<T: Copy + Default> Window<T> {
         let e = self.ring[self.head];
         self.head = (self.head + 1) % WINDOW;
         self.len -= 1;
+        if self.len == 0 && self.overflow.is_empty() {
+            self.last = 0;
+        }
         Some(e)
     }
 
@@ -103,6 +116,10 @@ impl<T: Copy + Default> Window<T> {
         let i = self.at(self.len);
         self.ring[i] = e;
         self.len += 1;
+        // An event from the overflow is not the last if others are left there.
+        if self.overflow.is_empty() {
+            self.last = e.0;
+        }
     }
 
     /// Files `key`, which is below the window's last, in its place, moving the later events
@@ -236,7 +253,7 @@ impl<T: Copy + Default> EventQueue<T> {
     #[inline]
     fn file_in_window(&mut self, key: u128, item: T) -> Result<(), (u128, T)> {
         match self.window.last_key() {
-            Some(last) if key < last => {
+            last if key < last => {
                 self.window.insert_sorted(key, item);
                 self.window_insertions += 1;
                 Ok(())
