@@ -131,6 +131,59 @@ impl Notes {
 /// No predicted spine, in [`Notes::spine`].
 const NO_SPINE: u32 = u32::MAX;
 
+/// A pool's spine choice: a pod slot at random in proportion to the pool's workers there, from a
+/// draw uniform over the workers (the pod whose workers hold it).
+struct PodDraw {
+    /// Workers of the pods so far, strictly increasing; the last is the pool's workers.
+    cumulative: Vec<u32>,
+    /// The pod of draw `i << shift`, for each `i` up to the last draw's: where the search for a
+    /// draw `x` starts (`x >> shift`), at most [`PodDraw::STARTS`] entries.
+    start: Vec<u16>,
+    shift: u32,
+}
+
+impl PodDraw {
+    const STARTS: u32 = 64;
+
+    fn new(cumulative: Vec<u32>) -> Self {
+        let total = *cumulative.last().expect("pool has workers");
+        assert!(total > 0 && cumulative.len() <= usize::from(u16::MAX));
+        let mut shift = 0;
+        while (total - 1) >> shift >= Self::STARTS {
+            shift += 1;
+        }
+        let start = (0..=(total - 1) >> shift)
+            .map(|i| cumulative.partition_point(|&c| c <= i << shift) as u16)
+            .collect();
+        Self {
+            cumulative,
+            start,
+            shift,
+        }
+    }
+
+    /// Draws the pod from `rng`: `rng.random_range(0..workers)`, then the first pod whose
+    /// cumulative count is above the draw (what `partition_point` finds), searched from the
+    /// pod of the draw's start instead of by bisection.
+    #[inline(always)]
+    fn draw(&self, rng: &mut SimRng) -> u32 {
+        let c = &self.cumulative;
+        let x = rng.random_range(0..*c.last().expect("pool has workers"));
+        let mut pod = usize::from(self.start[(x >> self.shift) as usize]);
+        while c[pod] <= x {
+            pod += 1;
+        }
+        pod as u32
+    }
+
+    /// Prefetches what [`PodDraw::draw`] reads.
+    #[inline(always)]
+    fn prefetch(&self) {
+        crate::prefetch_slice(&self.cumulative);
+        crate::prefetch_slice(&self.start);
+    }
+}
+
 /// Why a task was lost: in the network, or because of failure `i`.
 #[derive(Clone, Copy)]
 enum Loss {
@@ -163,8 +216,8 @@ pub struct Engine {
     hops_to_loss: u64,
     /// Per pool: arrival capacity (workers / mean service) in tasks per ns.
     capacity: Vec<f64>,
-    /// Per pool: cumulative workers over its pods, for the proportional spine choice.
-    pod_cumulative: Vec<Vec<u32>>,
+    /// Per pool: the proportional spine choice.
+    pod_draws: Vec<PodDraw>,
     /// Per pool, per pod slot: the aggregation switch hosting its spine scheduler now.
     spine_host: Vec<Vec<u32>>,
     /// Physical state, and the controller's knowledge of it (after the notice).
@@ -231,14 +284,16 @@ impl Engine {
                 .iter()
                 .map(|p| p.workers() as f64 / mean)
                 .collect(),
-            pod_cumulative: cluster
+            pod_draws: cluster
                 .pools
                 .iter()
                 .map(|p| {
-                    p.pods
-                        .iter()
-                        .scan(0, |acc, d| Some(*acc + d.workers).inspect(|&s| *acc = s))
-                        .collect()
+                    PodDraw::new(
+                        p.pods
+                            .iter()
+                            .scan(0, |acc, d| Some(*acc + d.workers).inspect(|&s| *acc = s))
+                            .collect(),
+                    )
                 })
                 .collect(),
             spine_host: cluster
@@ -409,7 +464,7 @@ impl Engine {
             self.prefetch(e);
             if let Ev::Arrival(pool) = e {
                 self.notes.spine[base + DIRECT] =
-                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool);
+                    Self::draw_spine(&mut self.spine_rng, &self.pod_draws, pool);
             }
         }
         if let Some(&e) = self.queue.ahead(DIRECT - 1) {
@@ -432,10 +487,8 @@ impl Engine {
 
     /// The spine (pod slot) an arrival of `pool` draws from `rng`, as [`Engine::on_arrival`] does.
     #[inline]
-    fn draw_spine(rng: &mut SimRng, pod_cumulative: &[Vec<u32>], pool: u32) -> u32 {
-        let c = &pod_cumulative[pool as usize];
-        let x = rng.random_range(0..*c.last().expect("pool has workers"));
-        c.partition_point(|&v| v <= x) as u32
+    fn draw_spine(rng: &mut SimRng, pod_draws: &[PodDraw], pool: u32) -> u32 {
+        pod_draws[pool as usize].draw(rng)
     }
 
     /// Puts `spine_rng` back on `entry_rng`'s track, just after an arrival drew its spine: the
@@ -450,9 +503,7 @@ impl Engine {
                 break;
             };
             let spine = match e {
-                Ev::Arrival(pool) => {
-                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool)
-                }
+                Ev::Arrival(pool) => Self::draw_spine(&mut self.spine_rng, &self.pod_draws, pool),
                 _ => NO_SPINE,
             };
             let i = self.notes.base + pos;
@@ -472,7 +523,7 @@ impl Engine {
                 prefetch(&self.pool_rngs[pool as usize]);
                 prefetch(&self.metrics.pools[pool as usize].in_system);
                 // The spine draw's binary search reads lines all over it.
-                crate::prefetch_slice(&self.pod_cumulative[pool as usize]);
+                self.pod_draws[pool as usize].prefetch();
             }
             Ev::AtLeaf { task, .. } => prefetch(&self.tasks[task as usize]),
             Ev::AtWorker { task, worker } => {
@@ -692,11 +743,7 @@ impl Engine {
         let task = self.new_task(pool, service, measured);
         self.schedule_arrival(pool);
 
-        let cumulative = &self.pod_cumulative[pool as usize];
-        let x = self
-            .entry_rng
-            .random_range(0..*cumulative.last().expect("pool has workers"));
-        let pod = cumulative.partition_point(|&c| c <= x) as u32;
+        let pod = self.pod_draws[pool as usize].draw(&mut self.entry_rng);
         if self.policy_prefetches {
             // Did the prefetch stages predict this draw (see `Engine::prefetch_ahead`)?
             if self.current_spine != pod {
@@ -1254,4 +1301,58 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Nanos)) -> anyhow::Result<S
         return Ok(Engine::new(cfg)?.run(progress));
     }
     shard::run(cfg, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_draw_finds_the_pod_bisection_finds() {
+        let shapes: [&[u32]; 6] = [
+            &[1],
+            &[7],
+            &[3, 1, 4, 1, 5, 9, 2, 6],
+            &[64; 16],
+            &[1000, 1, 1, 250, 3000, 17],
+            &[
+                5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500,
+            ],
+        ];
+        for workers in shapes {
+            let cumulative: Vec<u32> = workers
+                .iter()
+                .scan(0, |acc, &w| {
+                    *acc += w;
+                    Some(*acc)
+                })
+                .collect();
+            let draw = PodDraw::new(cumulative.clone());
+            assert!(draw.start.len() <= PodDraw::STARTS as usize);
+            let total = *cumulative.last().unwrap();
+            for x in 0..total {
+                let mut pod = usize::from(draw.start[(x >> draw.shift) as usize]);
+                while cumulative[pod] <= x {
+                    pod += 1;
+                }
+                assert_eq!(
+                    pod,
+                    cumulative.partition_point(|&c| c <= x),
+                    "{workers:?} {x}"
+                );
+            }
+            // And the draws themselves, from the same stream.
+            let (mut a, mut b) = (
+                rng::stream(9, Stream::Entry, 0),
+                rng::stream(9, Stream::Entry, 0),
+            );
+            for _ in 0..1000 {
+                let x = b.random_range(0..total);
+                assert_eq!(
+                    draw.draw(&mut a) as usize,
+                    cumulative.partition_point(|&c| c <= x)
+                );
+            }
+        }
+    }
 }
