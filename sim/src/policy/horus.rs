@@ -52,7 +52,7 @@ const LOAD_UPDATE: u8 = 2;
 /// `src_id` of a task as a client sends it (no scheduler's ID).
 const CLIENT_ID: u16 = u16::MAX;
 /// [`PrefetchNote`] kinds: after the index stage, `[kind, slot index, ..]` (then a message's node,
-/// or a reply's pool, rack slot and worker); after the switch stage, `[NOTE_SPINE or NOTE_LEAF,
+/// or a reply's worker); after the switch stage, `[NOTE_SPINE or NOTE_LEAF,
 /// switch index, pool ID, node ID or NO_NODE, 0]`. Zero: nothing to prefetch.
 const NOTE_SPINE_TASK: u32 = 1;
 const NOTE_SPINE_NODE: u32 = 2;
@@ -148,6 +148,8 @@ struct LeafSlot {
     /// The pool's ID at that leaf, and the node ID of the rack's first worker of the pool.
     pool: u16,
     first_node: u16,
+    /// The pool-local worker of that node (the rack slot's first), as the cluster has it.
+    first_worker: u32,
     /// Where the rows are, for prefetching only ([`Rows`]).
     rows: Rows,
 }
@@ -160,6 +162,8 @@ struct SpineSlot {
     /// The pool's ID at that spine, and the node ID of the pod's first rack of the pool.
     pool: u16,
     first_node: u16,
+    /// The pool-local rack slot of that node (the pod's first), as the cluster has it.
+    first_rack: u32,
     /// Where the rows are, for prefetching only ([`Rows`]).
     rows: Rows,
 }
@@ -311,12 +315,14 @@ impl Horus {
             leaf: u32::MAX,
             pool: 0,
             first_node: 0,
+            first_worker: 0,
             rows: Rows::default(),
         };
         let placeholder_spine = SpineSlot {
             spine: u32::MAX,
             pool: 0,
             first_node: 0,
+            first_rack: 0,
             rows: Rows::default(),
         };
         let mut h = Horus {
@@ -361,6 +367,7 @@ impl Horus {
                     spine: idx,
                     pool: sp as u16,
                     first_node: node,
+                    first_rack: pod.first_rack,
                     rows: Rows::of(&h.spines[idx as usize], sp as u16),
                 };
                 h.configure_spine_pool(cluster, p, d, sp as u16, node, |_| true);
@@ -397,6 +404,7 @@ impl Horus {
                     leaf: idx,
                     pool: lp as u16,
                     first_node: node,
+                    first_worker: prack.first_worker,
                     rows: Rows::of(&h.leaves[idx as usize], lp as u16),
                 };
                 let spine = h.spine_slots[(h.pod_base[p as usize] + prack.pod_slot) as usize];
@@ -783,7 +791,6 @@ impl Policy for Horus {
         let slot = self.spine_slots[(self.pod_base[p as usize] + task.spine) as usize];
         let h = header(PacketType::NewTask, slot.pool, CLIENT_ID, 0, 0, 0);
         let o = self.packet(Switch::Spine(slot.spine), h, ctx.now, no_signal);
-        let pod = &ctx.cluster.pools[p as usize].pods[task.spine as usize];
         let rack = match o.forward {
             Some(e) => {
                 let Target::Node { node, .. } = e.target else {
@@ -791,12 +798,13 @@ impl Policy for Horus {
                 };
                 task.hint = u32::from(e.header.src_id);
                 task.tag = e.header.qlen;
-                pod.first_rack + u32::from(node - slot.first_node)
+                slot.first_rack + u32::from(node - slot.first_node)
             }
             // No rack left in this pod (all failed): the task goes to a dead rack and is lost.
             None => {
                 task.hint = u32::from(CLIENT_ID);
                 task.tag = 0;
+                let pod = &ctx.cluster.pools[p as usize].pods[task.spine as usize];
                 let (first, n) = (pod.first_rack, pod.racks);
                 ctx.random_rack(p, first, n)
             }
@@ -821,19 +829,18 @@ impl Policy for Horus {
         let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now, |e| {
             Self::send_signal(ctx, p, rack, e)
         });
-        let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
         let worker = match o.forward {
             Some(e) => {
                 let Target::Node { node, .. } = e.target else {
                     unreachable!("a leaf forwards tasks to a worker")
                 };
                 task.tag = e.header.qlen;
-                r.first_worker + u32::from(node - slot.first_node)
+                slot.first_worker + u32::from(node - slot.first_node)
             }
             // Every worker of the pool in this rack was removed: the task is lost with them.
             None => {
                 task.tag = 0;
-                r.first_worker
+                slot.first_worker
             }
         };
         Decision {
@@ -845,8 +852,7 @@ impl Policy for Horus {
     fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
         let p = reply.pool;
         let slot = self.leaf_slots[(self.rack_base[p as usize] + rack) as usize];
-        let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
-        let node = slot.first_node + (reply.worker - r.first_worker) as u16;
+        let node = slot.first_node + (reply.worker - slot.first_worker) as u16;
         let kind = if reply.qlen == 0 && reply.tag != 0 {
             PacketType::TaskDoneIdle
         } else {
@@ -951,6 +957,7 @@ impl Policy for Horus {
                     spine: idx,
                     pool: 0,
                     first_node: old.first_node,
+                    first_rack: old.first_rack,
                     rows: Rows::of(&self.spines[idx as usize], 0),
                 };
                 let usable: Vec<bool> = (0..ctx.cluster.pools[pool as usize].racks.len() as u32)
@@ -994,24 +1001,22 @@ impl Policy for Horus {
             }
             Upcoming::ReplyAtLeaf { pool, rack, worker } => {
                 let i = self.rack_base[pool as usize] + rack;
-                let r = &cluster.pools[pool as usize].racks[rack as usize];
-                prefetch(r);
                 prefetch(&self.leaf_slots[i as usize]);
-                // The worker's place in its rack, once the rack's line is in.
-                PrefetchNote([NOTE_LEAF_REPLY, i, pool, rack, worker])
+                // The worker's node, once the slot's line is in.
+                PrefetchNote([NOTE_LEAF_REPLY, i, worker, 0, 0])
             }
             Upcoming::Message(_) => PrefetchNote::default(),
         };
     }
 
-    fn prefetch(&self, cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
+    fn prefetch(&self, _cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
         use crate::{prefetch, prefetch_addr, prefetch_all};
         let [nodes, entries, _, switch] = notes;
         // Switch: the scheduler (generator, table handles, counters) and the rows the pass reads
         // first, the pool's row (configuration, idle control, average) and for a node's packet
         // the node's row, from the addresses in the slot; the note becomes the switch, the pool's
         // ID there and the node (NO_NODE for a task). (The Rows stage has nothing left to do.)
-        let [kind, a, b, c, d] = switch.0;
+        let [kind, a, b, _, _] = switch.0;
         let converted = match kind {
             NOTE_SPINE_TASK | NOTE_SPINE_NODE => {
                 let slot = &self.spine_slots[a as usize];
@@ -1031,10 +1036,9 @@ impl Policy for Horus {
             }
             NOTE_LEAF_REPLY => {
                 let slot = &self.leaf_slots[a as usize];
-                let r = &cluster.pools[b as usize].racks[c as usize];
                 let node = slot
                     .first_node
-                    .wrapping_add(d.wrapping_sub(r.first_worker) as u16);
+                    .wrapping_add(b.wrapping_sub(slot.first_worker) as u16);
                 prefetch_addr(slot.rows.pool_row);
                 prefetch_addr(slot.rows.node_row(u32::from(node)));
                 Some((NOTE_LEAF, slot.leaf, slot.pool, u32::from(node)))
