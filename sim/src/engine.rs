@@ -92,8 +92,10 @@ struct Notes {
     base: usize,
 }
 
-/// Entries of the arrays of [`Notes`].
-const NOTES: usize = 64;
+/// Entries of the arrays of [`Notes`]: the base takes [`BASES`] values (a power of two, so that
+/// masking it shows the compiler every place is in bounds).
+const NOTES: usize = BASES + LOOKAHEAD - 1;
+const BASES: usize = 64;
 
 impl Notes {
     fn new() -> Self {
@@ -449,15 +451,15 @@ impl Engine {
         }
         if self.queue.window_insertions() == self.insertions {
             let n = &mut self.notes;
-            self.current_spine = n.spine[n.base % NOTES];
+            self.current_spine = n.spine[n.base % BASES];
             n.shift();
         } else {
             self.insertions = self.queue.window_insertions();
             self.current_spine = NO_SPINE;
             self.notes.clear();
         }
-        // (`% NOTES` tells the compiler what it cannot see: `base + LOOKAHEAD <= NOTES`.)
-        let base = self.notes.base % (NOTES - LOOKAHEAD + 1);
+        // (`% BASES` tells the compiler what it cannot see: `base + LOOKAHEAD <= NOTES`.)
+        let base = self.notes.base % BASES;
         self.notes.policy[base + DIRECT] = PrefetchNote::default();
         self.notes.spine[base + DIRECT] = NO_SPINE;
         if let Some(&e) = self.queue.ahead(DIRECT) {
