@@ -78,18 +78,113 @@ struct Task {
 const RESUBMITTED: Nanos = 1 << 63;
 
 /// What the prefetch stages worked out for the events of the queue's window, by their place
-/// there, kept from one stage to the next (see [`Engine::prefetch_ahead`]).
-#[derive(Clone, Copy, Default)]
+/// there, kept from one stage to the next (see [`Engine::prefetch_ahead`]). Place `i` of the
+/// window is entry `base + i`: moving the notes down one place is `base += 1`, and only once
+/// every [`NOTES`]` - `[`LOOKAHEAD`] events are they copied back to the start of the arrays.
+#[derive(Clone, Copy)]
 struct Notes {
     /// For an arrival, its predicted spine (pod slot); [`NO_SPINE`] for other events and
     /// arrivals without a prediction.
-    spine: [u32; LOOKAHEAD],
+    spine: [u32; NOTES],
     /// The policy's notes.
-    policy: [PrefetchNote; LOOKAHEAD],
+    policy: [PrefetchNote; NOTES],
+    /// Where place 0 of the window is, at most `NOTES - LOOKAHEAD`.
+    base: usize,
+}
+
+/// Entries of the arrays of [`Notes`]: the base takes [`BASES`] values (a power of two, so that
+/// masking it shows the compiler every place is in bounds).
+const NOTES: usize = BASES + LOOKAHEAD - 1;
+const BASES: usize = 64;
+
+impl Notes {
+    fn new() -> Self {
+        Self {
+            spine: [NO_SPINE; NOTES],
+            policy: [PrefetchNote::default(); NOTES],
+            base: 0,
+        }
+    }
+
+    /// Drops every note (the window moved out of step with them).
+    #[cold]
+    fn clear(&mut self) {
+        self.spine[..LOOKAHEAD].fill(NO_SPINE);
+        self.policy[..LOOKAHEAD].fill(PrefetchNote::default());
+        self.base = 0;
+    }
+
+    /// Moves the notes down one place (the event of place 0 is being handled); the last place's
+    /// notes are then stale, and [`Engine::prefetch_ahead`] writes them anew.
+    #[inline(always)]
+    fn shift(&mut self) {
+        if self.base == NOTES - LOOKAHEAD {
+            // Places 1 .. LOOKAHEAD - 1 to 0 .. (the last one is written anew).
+            let b = self.base;
+            self.spine.copy_within(b + 1..b + LOOKAHEAD, 0);
+            self.policy.copy_within(b + 1..b + LOOKAHEAD, 0);
+            self.base = 0;
+        } else {
+            self.base += 1;
+        }
+    }
 }
 
 /// No predicted spine, in [`Notes::spine`].
 const NO_SPINE: u32 = u32::MAX;
+
+/// A pool's spine choice: a pod slot at random in proportion to the pool's workers there, from a
+/// draw uniform over the workers (the pod whose workers hold it).
+struct PodDraw {
+    /// Workers of the pods so far, strictly increasing; the last is the pool's workers.
+    cumulative: Vec<u32>,
+    /// The pod of draw `i << shift`, for each `i` up to the last draw's: where the search for a
+    /// draw `x` starts (`x >> shift`), at most [`PodDraw::STARTS`] entries.
+    start: Vec<u16>,
+    shift: u32,
+}
+
+impl PodDraw {
+    const STARTS: u32 = 64;
+
+    fn new(cumulative: Vec<u32>) -> Self {
+        let total = *cumulative.last().expect("pool has workers");
+        assert!(total > 0 && cumulative.len() <= usize::from(u16::MAX));
+        let mut shift = 0;
+        while (total - 1) >> shift >= Self::STARTS {
+            shift += 1;
+        }
+        let start = (0..=(total - 1) >> shift)
+            .map(|i| cumulative.partition_point(|&c| c <= i << shift) as u16)
+            .collect();
+        Self {
+            cumulative,
+            start,
+            shift,
+        }
+    }
+
+    /// Draws the pod from `rng`: `rng.random_range(0..workers)`, then the first pod whose
+    /// cumulative count is above the draw (what `partition_point` finds), searched from the
+    /// pod of the draw's start instead of by bisection.
+    #[inline(always)]
+    fn draw(&self, rng: &mut SimRng) -> u32 {
+        let c = &self.cumulative;
+        let x = rng.random_range(0..*c.last().expect("pool has workers"));
+        let mut pod = usize::from(self.start[(x >> self.shift) as usize]);
+        while c[pod] <= x {
+            pod += 1;
+        }
+        pod as u32
+    }
+
+    /// Prefetches what [`PodDraw::draw`] reads.
+    #[inline(always)]
+    fn prefetch(&self) {
+        crate::prefetch_slice(&self.cumulative);
+        crate::prefetch_slice(&self.start);
+    }
+}
 
 /// Why a task was lost: in the network, or because of failure `i`.
 #[derive(Clone, Copy)]
@@ -123,8 +218,8 @@ pub struct Engine {
     hops_to_loss: u64,
     /// Per pool: arrival capacity (workers / mean service) in tasks per ns.
     capacity: Vec<f64>,
-    /// Per pool: cumulative workers over its pods, for the proportional spine choice.
-    pod_cumulative: Vec<Vec<u32>>,
+    /// Per pool: the proportional spine choice.
+    pod_draws: Vec<PodDraw>,
     /// Per pool, per pod slot: the aggregation switch hosting its spine scheduler now.
     spine_host: Vec<Vec<u32>>,
     /// Physical state, and the controller's knowledge of it (after the notice).
@@ -191,14 +286,16 @@ impl Engine {
                 .iter()
                 .map(|p| p.workers() as f64 / mean)
                 .collect(),
-            pod_cumulative: cluster
+            pod_draws: cluster
                 .pools
                 .iter()
                 .map(|p| {
-                    p.pods
-                        .iter()
-                        .scan(0, |acc, d| Some(*acc + d.workers).inspect(|&s| *acc = s))
-                        .collect()
+                    PodDraw::new(
+                        p.pods
+                            .iter()
+                            .scan(0, |acc, d| Some(*acc + d.workers).inspect(|&s| *acc = s))
+                            .collect(),
+                    )
                 })
                 .collect(),
             spine_host: cluster
@@ -220,10 +317,7 @@ impl Engine {
                 .collect(),
             entry_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
             spine_rng: rng::stream(cfg.seed, Stream::Entry, stream_index),
-            notes: Notes {
-                spine: [NO_SPINE; LOOKAHEAD],
-                policy: [PrefetchNote::default(); LOOKAHEAD],
-            },
+            notes: Notes::new(),
             current_spine: NO_SPINE,
             insertions: 0,
             policy_rng: rng::stream(cfg.seed, Stream::Policy, stream_index),
@@ -357,49 +451,46 @@ impl Engine {
         }
         if self.queue.window_insertions() == self.insertions {
             let n = &mut self.notes;
-            self.current_spine = n.spine[0];
-            n.spine.copy_within(1.., 0);
-            n.policy.copy_within(1.., 0);
+            self.current_spine = n.spine[n.base % BASES];
+            n.shift();
         } else {
             self.insertions = self.queue.window_insertions();
             self.current_spine = NO_SPINE;
-            self.notes = Notes {
-                spine: [NO_SPINE; LOOKAHEAD],
-                policy: [PrefetchNote::default(); LOOKAHEAD],
-            };
+            self.notes.clear();
         }
-        self.notes.policy[DIRECT] = PrefetchNote::default();
-        self.notes.spine[DIRECT] = NO_SPINE;
+        // (`% BASES` tells the compiler what it cannot see: `base + LOOKAHEAD <= NOTES`.)
+        let base = self.notes.base % BASES;
+        self.notes.policy[base + DIRECT] = PrefetchNote::default();
+        self.notes.spine[base + DIRECT] = NO_SPINE;
         if let Some(&e) = self.queue.ahead(DIRECT) {
             self.prefetch(e);
             if let Ev::Arrival(pool) = e {
-                self.notes.spine[DIRECT] =
-                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool);
+                self.notes.spine[base + DIRECT] =
+                    Self::draw_spine(&mut self.spine_rng, &self.pod_draws, pool);
             }
         }
         if let Some(&e) = self.queue.ahead(DIRECT - 1) {
             self.prefetch_indirect(e);
-            let spine = self.notes.spine[DIRECT - 1];
+            let spine = self.notes.spine[base + DIRECT - 1];
             if let Some(next) = Self::upcoming(&self.tasks, &self.workers, &self.messages, e, spine)
             {
-                self.policy
-                    .prefetch_index(&self.cluster, next, &mut self.notes.policy[DIRECT - 1]);
+                self.policy.prefetch_index(
+                    &self.cluster,
+                    next,
+                    &mut self.notes.policy[base + DIRECT - 1],
+                );
             }
         }
-        let (later, _) = self
-            .notes
-            .policy
-            .split_first_chunk_mut::<{ LOOKAHEAD - 2 }>()
+        let later = self.notes.policy[base..]
+            .first_chunk_mut::<{ LOOKAHEAD - 2 }>()
             .expect("the window has room for the later stages");
         self.policy.prefetch(&self.cluster, later);
     }
 
     /// The spine (pod slot) an arrival of `pool` draws from `rng`, as [`Engine::on_arrival`] does.
     #[inline]
-    fn draw_spine(rng: &mut SimRng, pod_cumulative: &[Vec<u32>], pool: u32) -> u32 {
-        let c = &pod_cumulative[pool as usize];
-        let x = rng.random_range(0..*c.last().expect("pool has workers"));
-        c.partition_point(|&v| v <= x) as u32
+    fn draw_spine(rng: &mut SimRng, pod_draws: &[PodDraw], pool: u32) -> u32 {
+        pod_draws[pool as usize].draw(rng)
     }
 
     /// Puts `spine_rng` back on `entry_rng`'s track, just after an arrival drew its spine: the
@@ -414,14 +505,13 @@ impl Engine {
                 break;
             };
             let spine = match e {
-                Ev::Arrival(pool) => {
-                    Self::draw_spine(&mut self.spine_rng, &self.pod_cumulative, pool)
-                }
+                Ev::Arrival(pool) => Self::draw_spine(&mut self.spine_rng, &self.pod_draws, pool),
                 _ => NO_SPINE,
             };
-            if self.notes.spine[pos] != spine {
-                self.notes.spine[pos] = spine;
-                self.notes.policy[pos] = PrefetchNote::default();
+            let i = self.notes.base + pos;
+            if self.notes.spine[i] != spine {
+                self.notes.spine[i] = spine;
+                self.notes.policy[i] = PrefetchNote::default();
             }
         }
     }
@@ -435,7 +525,7 @@ impl Engine {
                 prefetch(&self.pool_rngs[pool as usize]);
                 prefetch(&self.metrics.pools[pool as usize].in_system);
                 // The spine draw's binary search reads lines all over it.
-                crate::prefetch_slice(&self.pod_cumulative[pool as usize]);
+                self.pod_draws[pool as usize].prefetch();
             }
             Ev::AtLeaf { task, .. } => prefetch(&self.tasks[task as usize]),
             Ev::AtWorker { task, worker } => {
@@ -655,11 +745,7 @@ impl Engine {
         let task = self.new_task(pool, service, measured);
         self.schedule_arrival(pool);
 
-        let cumulative = &self.pod_cumulative[pool as usize];
-        let x = self
-            .entry_rng
-            .random_range(0..*cumulative.last().expect("pool has workers"));
-        let pod = cumulative.partition_point(|&c| c <= x) as u32;
+        let pod = self.pod_draws[pool as usize].draw(&mut self.entry_rng);
         if self.policy_prefetches {
             // Did the prefetch stages predict this draw (see `Engine::prefetch_ahead`)?
             if self.current_spine != pod {
@@ -1217,4 +1303,58 @@ pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(Nanos)) -> anyhow::Result<S
         return Ok(Engine::new(cfg)?.run(progress));
     }
     shard::run(cfg, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_draw_finds_the_pod_bisection_finds() {
+        let shapes: [&[u32]; 6] = [
+            &[1],
+            &[7],
+            &[3, 1, 4, 1, 5, 9, 2, 6],
+            &[64; 16],
+            &[1000, 1, 1, 250, 3000, 17],
+            &[
+                5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500, 5, 500,
+            ],
+        ];
+        for workers in shapes {
+            let cumulative: Vec<u32> = workers
+                .iter()
+                .scan(0, |acc, &w| {
+                    *acc += w;
+                    Some(*acc)
+                })
+                .collect();
+            let draw = PodDraw::new(cumulative.clone());
+            assert!(draw.start.len() <= PodDraw::STARTS as usize);
+            let total = *cumulative.last().unwrap();
+            for x in 0..total {
+                let mut pod = usize::from(draw.start[(x >> draw.shift) as usize]);
+                while cumulative[pod] <= x {
+                    pod += 1;
+                }
+                assert_eq!(
+                    pod,
+                    cumulative.partition_point(|&c| c <= x),
+                    "{workers:?} {x}"
+                );
+            }
+            // And the draws themselves, from the same stream.
+            let (mut a, mut b) = (
+                rng::stream(9, Stream::Entry, 0),
+                rng::stream(9, Stream::Entry, 0),
+            );
+            for _ in 0..1000 {
+                let x = b.random_range(0..total);
+                assert_eq!(
+                    draw.draw(&mut a) as usize,
+                    cumulative.partition_point(|&c| c <= x)
+                );
+            }
+        }
+    }
 }

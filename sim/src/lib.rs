@@ -105,13 +105,20 @@ pub fn prefetch_slice<T>(s: &[T]) {
     }
 }
 
+/// [`prefetch`] for the cache line at address `addr`, which may be any address: a prefetch never
+/// faults. For prefetching what an address kept aside (never read through) points to.
+#[inline(always)]
+pub fn prefetch_addr(addr: usize) {
+    prefetch_ptr(addr as *const u8);
+}
+
 #[inline(always)]
 fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has; a prefetch reads no
-        // memory architecturally and never faults, and the pointer comes from a live reference.
+        // memory architecturally and never faults, whatever the address.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
     }
     #[cfg(not(target_arch = "x86_64"))]

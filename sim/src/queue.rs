@@ -42,6 +42,9 @@ struct Window<T> {
     /// The window's events after the ring's (empty unless the ring is at least
     /// [`LOOKAHEAD`] long).
     overflow: std::collections::VecDeque<(u128, T)>,
+    /// The window's last key (in `overflow` if that is not empty), kept up to date so that every
+    /// push can compare with it at once; 0 when the window is empty (no key is below it).
+    last: u128,
 }
 
 impl<T: Copy + Default> Window<T> {
@@ -51,6 +54,7 @@ impl<T: Copy + Default> Window<T> {
             head: 0,
             len: 0,
             overflow: std::collections::VecDeque::new(),
+            last: 0,
         }
     }
 
@@ -75,14 +79,20 @@ impl<T: Copy + Default> Window<T> {
         (i < self.len).then(|| &self.ring[self.at(i)])
     }
 
-    /// The window's last key.
+    /// The window's last key, 0 if it is empty.
     #[inline(always)]
-    fn last_key(&self) -> Option<u128> {
-        if self.overflow.is_empty() {
-            self.len.checked_sub(1).map(|i| self.ring[self.at(i)].0)
-        } else {
-            self.overflow.back().map(|&(k, _)| k)
-        }
+    fn last_key(&self) -> u128 {
+        debug_assert_eq!(
+            self.last,
+            if self.overflow.is_empty() {
+                self.len
+                    .checked_sub(1)
+                    .map_or(0, |i| self.ring[self.at(i)].0)
+            } else {
+                self.overflow.back().map_or(0, |&(k, _)| k)
+            }
+        );
+        self.last
     }
 
     #[inline(always)]
@@ -93,6 +103,9 @@ impl<T: Copy + Default> Window<T> {
         let e = self.ring[self.head];
         self.head = (self.head + 1) % WINDOW;
         self.len -= 1;
+        if self.len == 0 && self.overflow.is_empty() {
+            self.last = 0;
+        }
         Some(e)
     }
 
@@ -103,6 +116,10 @@ impl<T: Copy + Default> Window<T> {
         let i = self.at(self.len);
         self.ring[i] = e;
         self.len += 1;
+        // An event from the overflow is not the last if others are left there.
+        if self.overflow.is_empty() {
+            self.last = e.0;
+        }
     }
 
     /// Files `key`, which is below the window's last, in its place, moving the later events
@@ -152,7 +169,7 @@ impl<T: Copy + Default> Window<T> {
 ///
 /// Two stores, one order. Events scheduled a fixed delay after the current time (network hops:
 /// [`EventQueue::push_after`]) go to a FIFO lane per distinct delay: the current time never
-/// decreases, so each lane is sorted by construction and costs one `VecDeque` push and pop per
+/// decreases, so each lane is sorted by construction and costs one [`Ring`] push and pop per
 /// event. Everything else (service completions, arrivals) goes to the radix heap. `pop` takes the
 /// smallest (time, sequence) key among the lanes' fronts and the heap's minimum, so the order is
 /// exactly that of a single priority queue.
@@ -181,7 +198,7 @@ pub struct EventQueue<T> {
 
 struct Lane<T> {
     delay: Nanos,
-    items: std::collections::VecDeque<(u128, T)>,
+    items: Ring<(u128, T)>,
 }
 
 impl<T: Copy + Default> Default for EventQueue<T> {
@@ -236,7 +253,7 @@ impl<T: Copy + Default> EventQueue<T> {
     #[inline]
     fn file_in_window(&mut self, key: u128, item: T) -> Result<(), (u128, T)> {
         match self.window.last_key() {
-            Some(last) if key < last => {
+            last if key < last => {
                 self.window.insert_sorted(key, item);
                 self.window_insertions += 1;
                 Ok(())
@@ -261,7 +278,7 @@ impl<T: Copy + Default> EventQueue<T> {
                 self.lanes[i].items.push_back((key, item));
             }
             None if self.lanes.len() < MAX_LANES => {
-                let mut items = std::collections::VecDeque::new();
+                let mut items = Ring::new();
                 items.push_back((key, item));
                 self.lanes.push(Lane { delay, items });
                 self.fronts.push(key);
@@ -380,6 +397,79 @@ impl<T: Copy + Default> EventQueue<T> {
     }
 }
 
+/// A FIFO ring buffer whose capacity is a power of two, so that its positions wrap with a mask:
+/// a lane's `VecDeque` with the wrapping made cheap.
+struct Ring<T> {
+    buf: Box<[T]>,
+    /// Position of the front element.
+    head: usize,
+    len: usize,
+}
+
+impl<T: Copy + Default> Ring<T> {
+    fn new() -> Self {
+        Self {
+            buf: vec![T::default(); 16].into_boxed_slice(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.buf.len() - 1
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, e: T) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let i = (self.head + self.len) & self.mask();
+        self.buf[i] = e;
+        self.len += 1;
+    }
+
+    /// Doubles the capacity, the elements in order from position 0.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let mut buf = vec![T::default(); self.buf.len() * 2].into_boxed_slice();
+        for (k, slot) in buf.iter_mut().take(self.len).enumerate() {
+            *slot = self.buf[(self.head + k) & self.mask()];
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.buf[self.head];
+        self.head = (self.head + 1) & self.mask();
+        self.len -= 1;
+        Some(e)
+    }
+
+    /// The element `i` places after the front, if there is one.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len).then(|| &self.buf[(self.head + i) & self.mask()])
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&T> {
+        self.get(0)
+    }
+}
+
 /// Bits of a radix digit of the time: a heap level has `1 << DIGIT_BITS` buckets.
 const DIGIT_BITS: u32 = 8;
 const RADIX: usize = 1 << DIGIT_BITS;
@@ -447,6 +537,7 @@ impl<T> RadixHeap<T> {
         }
     }
 
+    #[inline(always)]
     fn push(&mut self, key: u128, item: T) {
         debug_assert!(time_of(key) >= self.last);
         let b = self.put(key, item);

@@ -272,10 +272,12 @@ impl Scheduler {
         ))
     }
 
+    #[inline]
     fn is_leaf(&self) -> bool {
         self.role == Role::Leaf
     }
 
+    #[inline]
     fn begin(&mut self) {
         self.guard.begin();
         self.counters.passes += 1;
@@ -302,6 +304,7 @@ impl Scheduler {
     }
 
     /// The first pass of a packet.
+    #[inline]
     pub fn packet(&mut self, pkt: Packet) -> PassResult {
         use PacketType::*;
         self.begin();
@@ -407,6 +410,7 @@ impl Scheduler {
     /// waits until `repair_gap_us` passed since that stamp (wrapping microseconds): the tasks the
     /// spine sent before our last message reached it disagree with us for about one round trip,
     /// and without the gap each of them would draw another message.
+    #[inline]
     fn link_update(
         ctl: &mut IdleCtl,
         cfg: &PoolCfg,
@@ -569,6 +573,7 @@ impl Scheduler {
     }
 
     /// Adds one task's worth to both drift copies of `n`.
+    #[inline]
     fn charge_drift(&mut self, n: NodeRef) {
         let i = usize::from(n.node);
         self.touch(Stage::Drift1);
@@ -580,6 +585,7 @@ impl Scheduler {
     /// The tail of every pass that places a task on `n`: the rack average and signals (leaf), the
     /// connection table, and the rewrite towards the node.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn assign(
         &mut self,
         h: HorusHeader,
@@ -597,6 +603,7 @@ impl Scheduler {
         self.forward_to(h, n.node, from_idle, r);
     }
 
+    #[inline(always)]
     fn forward_to(&mut self, h: HorusHeader, node: u16, from_idle: bool, r: &mut PassResult) {
         self.touch(Stage::NodeAddr);
         let entry = self.t.nodes[usize::from(node)]
@@ -626,6 +633,7 @@ impl Scheduler {
     /// Leaf only, in the `poolAvg` stage: update the rack average, apply the load-report rule, and
     /// emit at most one signal (an idle signal decided earlier in the pass has priority; a load
     /// report it displaces goes out on a later pass, since `reported` is not updated).
+    #[inline(always)]
     fn leaf_tail(
         &mut self,
         pool: u16,
@@ -766,6 +774,7 @@ impl Scheduler {
         PassResult::default()
     }
 
+    #[inline]
     fn set_load(&mut self, node: u16, v: Load) {
         let i = usize::from(node);
         self.touch(Stage::Load1);
@@ -911,12 +920,14 @@ impl Scheduler {
         signal
     }
 
+    #[inline]
     fn hand_out(&mut self, r: Resubmit) -> Resubmit {
         self.in_flight += 1;
         r
     }
 
     /// A resubmitted (second) pass. It must be one this scheduler handed out, fed back once.
+    #[inline]
     pub fn resubmit(&mut self, rs: Resubmit) -> PassResult {
         self.begin();
         self.counters.resubmit_passes += 1;

@@ -35,6 +35,7 @@ use crate::cluster::Cluster;
 use crate::rng::SimRng;
 use horus_model::config::{Role, Sizes};
 use horus_model::fixed::{Load, MAX_WORKERS};
+use horus_model::sched::state::NodeRow;
 use horus_model::sched::{
     ControlOp, IdleIndex, NodeAddr, NodeRef, Packet, Params, Pass, PassResult, Resubmit, Scheduler,
     SpineRef, Target,
@@ -51,7 +52,7 @@ const LOAD_UPDATE: u8 = 2;
 /// `src_id` of a task as a client sends it (no scheduler's ID).
 const CLIENT_ID: u16 = u16::MAX;
 /// [`PrefetchNote`] kinds: after the index stage, `[kind, slot index, ..]` (then a message's node,
-/// or a reply's pool, rack slot and worker); after the switch stage, `[NOTE_SPINE or NOTE_LEAF,
+/// or a reply's worker); after the switch stage, `[NOTE_SPINE or NOTE_LEAF,
 /// switch index, pool ID, node ID or NO_NODE, 0]`. Zero: nothing to prefetch.
 const NOTE_SPINE_TASK: u32 = 1;
 const NOTE_SPINE_NODE: u32 = 2;
@@ -147,6 +148,10 @@ struct LeafSlot {
     /// The pool's ID at that leaf, and the node ID of the rack's first worker of the pool.
     pool: u16,
     first_node: u16,
+    /// The pool-local worker of that node (the rack slot's first), as the cluster has it.
+    first_worker: u32,
+    /// Where the rows are, for prefetching only ([`Rows`]).
+    rows: Rows,
 }
 
 /// Where pool-local pod slot `d` of a pool has its spine scheduler.
@@ -157,6 +162,37 @@ struct SpineSlot {
     /// The pool's ID at that spine, and the node ID of the pod's first rack of the pool.
     pool: u16,
     first_node: u16,
+    /// The pool-local rack slot of that node (the pod's first), as the cluster has it.
+    first_rack: u32,
+    /// Where the rows are, for prefetching only ([`Rows`]).
+    rows: Rows,
+}
+
+/// The addresses of a slot's pool row and of node row 0 in its switch's tables, so that the
+/// prefetch stage that reads the slot can prefetch the rows a pass reads first without waiting
+/// for the scheduler's table handles. Addresses only: never read through, so a stale one (the
+/// tables are allocated once per scheduler and never move) would only cost a useless prefetch.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rows {
+    pool_row: usize,
+    node_rows: usize,
+}
+
+impl Rows {
+    fn of(sched: &Scheduler, pool: u16) -> Rows {
+        let t = sched.tables();
+        Rows {
+            pool_row: t.pools.as_ptr().wrapping_add(usize::from(pool)) as usize,
+            node_rows: t.nodes.as_ptr() as usize,
+        }
+    }
+
+    /// The address of node row `node`.
+    #[inline(always)]
+    fn node_row(&self, node: u32) -> usize {
+        self.node_rows
+            .wrapping_add((node as usize).wrapping_mul(std::mem::size_of::<NodeRow>()))
+    }
 }
 
 pub struct Horus {
@@ -204,16 +240,19 @@ fn header(pkt_type: PacketType, pool: u16, src: u16, dst: u16, qlen: u16, seq: u
     }
 }
 
+/// The signal callback of a spine's passes (a spine signals nothing; the adapter never did
+/// anything with one).
+fn no_signal(_: horus_model::sched::Emit) {}
+
 fn id16(x: usize, what: &str) -> u16 {
     u16::try_from(x).unwrap_or_else(|_| panic!("{what} {x} does not fit a 16-bit Horus ID"))
 }
 
-/// The result of a packet and of the resubmissions it caused.
+/// The result of a packet and of the resubmissions it caused (the signals its passes emitted
+/// went to the caller's `signal` as they came, in pass order).
 struct Outcome {
     /// The last pass's forwarded packet (the decision of a task).
     forward: Option<horus_model::sched::Emit>,
-    /// Signals emitted by any of the passes, in order (at most one per pass).
-    signals: [Option<horus_model::sched::Emit>; 2],
     passes: u32,
 }
 
@@ -276,11 +315,15 @@ impl Horus {
             leaf: u32::MAX,
             pool: 0,
             first_node: 0,
+            first_worker: 0,
+            rows: Rows::default(),
         };
         let placeholder_spine = SpineSlot {
             spine: u32::MAX,
             pool: 0,
             first_node: 0,
+            first_rack: 0,
+            rows: Rows::default(),
         };
         let mut h = Horus {
             leaves: Vec::new(),
@@ -324,6 +367,8 @@ impl Horus {
                     spine: idx,
                     pool: sp as u16,
                     first_node: node,
+                    first_rack: pod.first_rack,
+                    rows: Rows::of(&h.spines[idx as usize], sp as u16),
                 };
                 h.configure_spine_pool(cluster, p, d, sp as u16, node, |_| true);
                 node += pod.racks as u16;
@@ -359,6 +404,8 @@ impl Horus {
                     leaf: idx,
                     pool: lp as u16,
                     first_node: node,
+                    first_worker: prack.first_worker,
+                    rows: Rows::of(&h.leaves[idx as usize], lp as u16),
                 };
                 let spine = h.spine_slots[(h.pod_base[p as usize] + prack.pod_slot) as usize];
                 let spine_id = h.spines[spine.spine as usize].id();
@@ -382,8 +429,9 @@ impl Horus {
                     workers: 1,
                 }));
                 for op in ops {
-                    let o = h.run(Switch::Leaf(idx), Pass::Control(op));
-                    init_signals.extend(o.signals.into_iter().flatten().map(|e| (p, r, e)));
+                    h.run(Switch::Leaf(idx), Pass::Control(op), |e| {
+                        init_signals.push((p, r, e));
+                    });
                 }
                 node += workers;
                 base += workers;
@@ -513,7 +561,7 @@ impl Horus {
                 }),
         );
         for op in ops {
-            self.run(Switch::Spine(spine), Pass::Control(op));
+            self.run(Switch::Spine(spine), Pass::Control(op), no_signal);
         }
     }
 
@@ -577,6 +625,7 @@ impl Horus {
 
     /// One pass, recorded if it is the recorded switch's. A control operation the switch refuses
     /// (the controller's view is stale, e.g. a node already removed) is no pass: nothing happens.
+    #[inline(always)]
     fn pass(&mut self, s: Switch, pass: Pass) -> PassResult {
         let sched = self.sched(s);
         let result = match pass {
@@ -595,31 +644,44 @@ impl Horus {
         result
     }
 
-    /// A pass and, back to back, the resubmissions it asks for.
-    fn run(&mut self, s: Switch, first: Pass) -> Outcome {
+    /// A pass and, back to back, the resubmissions it asks for; the signals the passes emit go
+    /// to `signal`, in order.
+    #[inline(always)]
+    fn run(
+        &mut self,
+        s: Switch,
+        first: Pass,
+        mut signal: impl FnMut(horus_model::sched::Emit),
+    ) -> Outcome {
         let mut r = self.pass(s, first);
-        let mut out = Outcome {
-            forward: None,
-            signals: [r.signal.map(|x| x.1), None],
-            passes: 1,
-        };
+        let mut passes = 1;
+        if let Some((_, e)) = r.signal {
+            signal(e);
+        }
         while let Some(rs) = r.resubmit {
             let next: Resubmit = rs;
             r = self.pass(s, Pass::Resubmit(next));
-            out.passes += 1;
+            passes += 1;
             if let Some((_, e)) = r.signal {
-                let slot = if out.signals[0].is_none() { 0 } else { 1 };
-                debug_assert!(out.signals[slot].is_none(), "at most two passes per packet");
-                out.signals[slot] = Some(e);
+                signal(e);
             }
         }
-        out.forward = r.forward;
-        out
+        Outcome {
+            forward: r.forward,
+            passes,
+        }
     }
 
-    fn packet(&mut self, s: Switch, header: HorusHeader, now: crate::queue::Nanos) -> Outcome {
+    #[inline(always)]
+    fn packet(
+        &mut self,
+        s: Switch,
+        header: HorusHeader,
+        now: crate::queue::Nanos,
+        signal: impl FnMut(horus_model::sched::Emit),
+    ) -> Outcome {
         let time_us = (now / 1000) as u32;
-        self.run(s, Pass::Packet(Packet { header, time_us }))
+        self.run(s, Pass::Packet(Packet { header, time_us }), signal)
     }
 
     /// A leaf's signal for pool `p`, rack slot `r`, put on the wire to its spine.
@@ -652,7 +714,7 @@ impl Horus {
             dst_id: id,
             ..leaf_header
         };
-        self.packet(spine, h, 0);
+        self.packet(spine, h, 0, no_signal);
     }
 
     /// Every switch's counters summed, leaves as `leaf.NAME` and spines as `spine.NAME`.
@@ -728,8 +790,7 @@ impl Policy for Horus {
         let p = task.pool;
         let slot = self.spine_slots[(self.pod_base[p as usize] + task.spine) as usize];
         let h = header(PacketType::NewTask, slot.pool, CLIENT_ID, 0, 0, 0);
-        let o = self.packet(Switch::Spine(slot.spine), h, ctx.now);
-        let pod = &ctx.cluster.pools[p as usize].pods[task.spine as usize];
+        let o = self.packet(Switch::Spine(slot.spine), h, ctx.now, no_signal);
         let rack = match o.forward {
             Some(e) => {
                 let Target::Node { node, .. } = e.target else {
@@ -737,12 +798,13 @@ impl Policy for Horus {
                 };
                 task.hint = u32::from(e.header.src_id);
                 task.tag = e.header.qlen;
-                pod.first_rack + u32::from(node - slot.first_node)
+                slot.first_rack + u32::from(node - slot.first_node)
             }
             // No rack left in this pod (all failed): the task goes to a dead rack and is lost.
             None => {
                 task.hint = u32::from(CLIENT_ID);
                 task.tag = 0;
+                let pod = &ctx.cluster.pools[p as usize].pods[task.spine as usize];
                 let (first, n) = (pod.first_rack, pod.racks);
                 ctx.random_rack(p, first, n)
             }
@@ -764,23 +826,21 @@ impl Policy for Horus {
             task.tag,
             0,
         );
-        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now);
-        for e in o.signals.into_iter().flatten() {
-            Self::send_signal(ctx, p, rack, e);
-        }
-        let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
+        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now, |e| {
+            Self::send_signal(ctx, p, rack, e)
+        });
         let worker = match o.forward {
             Some(e) => {
                 let Target::Node { node, .. } = e.target else {
                     unreachable!("a leaf forwards tasks to a worker")
                 };
                 task.tag = e.header.qlen;
-                r.first_worker + u32::from(node - slot.first_node)
+                slot.first_worker + u32::from(node - slot.first_node)
             }
             // Every worker of the pool in this rack was removed: the task is lost with them.
             None => {
                 task.tag = 0;
-                r.first_worker
+                slot.first_worker
             }
         };
         Decision {
@@ -792,8 +852,7 @@ impl Policy for Horus {
     fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
         let p = reply.pool;
         let slot = self.leaf_slots[(self.rack_base[p as usize] + rack) as usize];
-        let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
-        let node = slot.first_node + (reply.worker - r.first_worker) as u16;
+        let node = slot.first_node + (reply.worker - slot.first_worker) as u16;
         let kind = if reply.qlen == 0 && reply.tag != 0 {
             PacketType::TaskDoneIdle
         } else {
@@ -801,10 +860,9 @@ impl Policy for Horus {
         };
         let qlen = reply.qlen.min(u32::from(u16::MAX)) as u16;
         let h = header(kind, slot.pool, node, 0, qlen, 0);
-        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now);
-        for e in o.signals.into_iter().flatten() {
-            Self::send_signal(ctx, p, rack, e);
-        }
+        self.packet(Switch::Leaf(slot.leaf), h, ctx.now, |e| {
+            Self::send_signal(ctx, p, rack, e)
+        });
     }
 
     fn on_message(&mut self, ctx: &mut Ctx, msg: Message) {
@@ -831,7 +889,7 @@ impl Policy for Horus {
             dst_id: id,
             ..h
         };
-        self.packet(Switch::Spine(slot.spine), h, ctx.now);
+        self.packet(Switch::Spine(slot.spine), h, ctx.now, no_signal);
     }
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
@@ -841,16 +899,14 @@ impl Policy for Horus {
                 let r = p.worker_rack[worker as usize];
                 let slot = self.leaf_slots[(self.rack_base[pool as usize] + r) as usize];
                 let node = slot.first_node + (worker - p.racks[r as usize].first_worker) as u16;
-                let o = self.run(
+                self.run(
                     Switch::Leaf(slot.leaf),
                     Pass::Control(ControlOp::RemoveNode {
                         pool: slot.pool,
                         node,
                     }),
+                    |e| Self::send_signal(ctx, pool, r, e),
                 );
-                for e in o.signals.into_iter().flatten() {
-                    Self::send_signal(ctx, pool, r, e);
-                }
             }
             FailureNotice::Rack { pool, rack } => {
                 let d = ctx.cluster.pools[pool as usize].racks[rack as usize].pod_slot;
@@ -868,6 +924,7 @@ impl Policy for Horus {
                             pool: slot.pool,
                             node,
                         }),
+                        no_signal,
                     );
                 }
             }
@@ -900,6 +957,8 @@ impl Policy for Horus {
                     spine: idx,
                     pool: 0,
                     first_node: old.first_node,
+                    first_rack: old.first_rack,
+                    rows: Rows::of(&self.spines[idx as usize], 0),
                 };
                 let usable: Vec<bool> = (0..ctx.cluster.pools[pool as usize].racks.len() as u32)
                     .map(|r| ctx.rack_usable(pool, r))
@@ -942,38 +1001,46 @@ impl Policy for Horus {
             }
             Upcoming::ReplyAtLeaf { pool, rack, worker } => {
                 let i = self.rack_base[pool as usize] + rack;
-                let r = &cluster.pools[pool as usize].racks[rack as usize];
-                prefetch(r);
                 prefetch(&self.leaf_slots[i as usize]);
-                // The worker's place in its rack, once the rack's line is in.
-                PrefetchNote([NOTE_LEAF_REPLY, i, pool, rack, worker])
+                // The worker's node, once the slot's line is in.
+                PrefetchNote([NOTE_LEAF_REPLY, i, worker, 0, 0])
             }
             Upcoming::Message(_) => PrefetchNote::default(),
         };
     }
 
-    fn prefetch(&self, cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
-        use crate::{prefetch, prefetch_all};
-        let [nodes, entries, rows, switch] = notes;
-        // Switch: the scheduler (generator, table handles, counters); the note becomes the switch,
-        // the pool's ID there and the node (NO_NODE for a task).
-        let [kind, a, b, c, d] = switch.0;
+    fn prefetch(&self, _cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
+        use crate::{prefetch, prefetch_addr, prefetch_all};
+        let [nodes, entries, _, switch] = notes;
+        // Switch: the scheduler (generator, table handles, counters) and the rows the pass reads
+        // first, the pool's row (configuration, idle control, average) and for a node's packet
+        // the node's row, from the addresses in the slot; the note becomes the switch, the pool's
+        // ID there and the node (NO_NODE for a task). (The Rows stage has nothing left to do.)
+        let [kind, a, b, _, _] = switch.0;
         let converted = match kind {
             NOTE_SPINE_TASK | NOTE_SPINE_NODE => {
                 let slot = &self.spine_slots[a as usize];
-                let node = if kind == NOTE_SPINE_NODE { b } else { NO_NODE };
+                prefetch_addr(slot.rows.pool_row);
+                let node = if kind == NOTE_SPINE_NODE {
+                    prefetch_addr(slot.rows.node_row(b));
+                    b
+                } else {
+                    NO_NODE
+                };
                 Some((NOTE_SPINE, slot.spine, slot.pool, node))
             }
             NOTE_LEAF_TASK => {
                 let slot = &self.leaf_slots[a as usize];
+                prefetch_addr(slot.rows.pool_row);
                 Some((NOTE_LEAF, slot.leaf, slot.pool, NO_NODE))
             }
             NOTE_LEAF_REPLY => {
                 let slot = &self.leaf_slots[a as usize];
-                let r = &cluster.pools[b as usize].racks[c as usize];
                 let node = slot
                     .first_node
-                    .wrapping_add(d.wrapping_sub(r.first_worker) as u16);
+                    .wrapping_add(b.wrapping_sub(slot.first_worker) as u16);
+                prefetch_addr(slot.rows.pool_row);
+                prefetch_addr(slot.rows.node_row(u32::from(node)));
                 Some((NOTE_LEAF, slot.leaf, slot.pool, u32::from(node)))
             }
             _ => None,
@@ -981,18 +1048,6 @@ impl Policy for Horus {
         if let Some((kind, switch_index, pool, node)) = converted {
             prefetch_all(self.switch(kind, switch_index));
             switch.0 = [kind, switch_index, u32::from(pool), node, 0];
-        }
-        // Rows: the pool's row (configuration, idle control, average) and for a node's packet the
-        // node's row.
-        let [kind, a, pool, node, _] = rows.0;
-        if let Some(s) = self.noted_switch(kind, a) {
-            let t = s.tables();
-            if let Some(row) = t.pools.get(pool as usize) {
-                prefetch(row);
-            }
-            if let Some(row) = t.nodes.get(node as usize) {
-                prefetch(row);
-            }
         }
         // Entries and Nodes: for a task, the idle-list top or the two members the pass will
         // sample (the model tells, from a copy of its generator), then their rows.
