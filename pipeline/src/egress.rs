@@ -8,9 +8,10 @@
 //! done (unless the pass comes back as its second pass, which still needs the frame). A control
 //! pass has no frame: its signal is built from a template, as the model's.
 //!
-//! Nothing is dropped here: the job FIFO has room for every pass in flight in the core (the top
-//! admits a new frame only then, `room_for`), and the emitter issues a beat only when the output
-//! FIFO has room for it and every beat still in the emitter's pipeline.
+//! Nothing is dropped here: the job FIFO has room for a job from every pass in flight in the core
+//! and one more from each that comes back as its second pass (the top admits a frame or a
+//! control pass only then, `switch::JOB_ROOM`), and the emitter issues a beat only when the
+//! output FIFO has room for it and every beat still in the emitter's pipeline.
 //!
 //! ```text
 //!  cycle  0: job head -> buffer address            (issue)
@@ -25,6 +26,11 @@ use crate::phv::{BUF_BITS, HANDLE_BITS, Phv};
 use horus_model::config::Role;
 use horus_model::wire::PacketType;
 use rust_hdl::prelude::*;
+
+/// The job FIFO holds `2^JOB_BITS` jobs.
+pub const JOB_BITS: usize = 7;
+/// Jobs the job FIFO holds.
+pub const JOB_SLOTS: u64 = 1 << JOB_BITS;
 
 /// Spines a leaf can signal (searched in order, like the model's spine list).
 pub const SPINES: usize = 4;
@@ -231,7 +237,7 @@ pub struct Egress {
     /// Sticky: a FIFO was pushed while full (the admission rule was broken; never expected).
     pub overflow: Signal<Out, Bit>,
 
-    job_fifo: Fifo<EgressJob, 7, 8>,
+    job_fifo: Fifo<EgressJob, JOB_BITS, { JOB_BITS + 1 }>,
     out_fifo: Fifo<OutBeat, 4, 5>,
     tail_keep: TailKeep,
     to_tuser: PortToTuser,

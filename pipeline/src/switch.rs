@@ -2,20 +2,28 @@
 //! (deparser and output arbiter), between AXI-Stream ports. Configuration and control passes come
 //! in on plain ports here; the top level (`top.rs`) puts them behind AXI4-Lite registers.
 //!
-//! A frame enters the core only while the egress has room for a job from every pass then in the
-//! core (`JOB_ROOM`), so the egress never drops what the core decided.
+//! A frame or a control pass enters the core only while the egress has room for a job from every
+//! pass then in the core and one more from each that may come back as its second pass
+//! (`JOB_ROOM`), so the egress never drops what the core decided.
 
-use crate::core::HorusCore;
-use crate::egress::{Egress, SpineTable, SwitchCfg};
+use crate::core::{CORE_LATENCY, HorusCore};
+use crate::egress::{Egress, JOB_SLOTS, SpineTable, SwitchCfg};
 use crate::ingress::Ingress;
 use crate::phv::Phv;
 use crate::readback::RB_BITS;
 use horus_model::config::Role;
 use rust_hdl::prelude::*;
 
-/// Jobs the egress holds (128) less a margin: a frame enters the core only while
-/// `queued jobs + passes in the core < JOB_ROOM`.
-pub const JOB_ROOM: u64 = 120;
+/// A frame or a control pass enters the core only while `queued jobs + passes in the core <
+/// JOB_ROOM`. Each pass pushes at most one job when it leaves the core, so that sum grows only
+/// when a pass enters or when a leaving pass comes back as its second pass (its first pass's job
+/// queued, the pass still in the core); a resubmitted pass takes the entry slot, so the sum grows
+/// by at most one a clock, and no second pass asks for a third. After the last admission (sum
+/// at most `JOB_ROOM - 1`) the passes then in the core, at most `CORE_LATENCY`, can each add one
+/// more: the egress never holds more than `JOB_ROOM - 1 + CORE_LATENCY` jobs, and this leaves one
+/// slot of the FIFO spare.
+pub const JOB_ROOM: u64 = JOB_SLOTS - CORE_LATENCY as u64 - 1;
+const _: () = assert!(JOB_ROOM + (CORE_LATENCY as u64) < JOB_SLOTS);
 
 #[derive(LogicBlock)]
 pub struct HorusSwitch<const P: usize, const N: usize, const C: usize> {
@@ -131,7 +139,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusSwitch<P, N,
         self.core.pkt_handle.next = self.ingress.pkt_handle.val();
         self.core.pkt_start.next = self.ingress.pkt_start.val();
         self.ingress.pkt_take.next = self.core.pkt_ready.val() & self.room.val();
-        self.core.ctl_valid.next = self.ctl_valid.val();
+        // A control pass waits for room too (it may signal, and its second pass may again).
+        self.core.ctl_valid.next = self.ctl_valid.val() & self.room_r.q.val();
         self.core.ctl.next = self.ctl.val();
         self.ctl_ready.next = self.core.ctl_ready.val();
         // Egress.
