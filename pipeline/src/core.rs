@@ -357,9 +357,10 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         // Whether it comes back is decided on the pass in the last stage (`conn`'s output) and
         // registered beside the stage's output, so the mux's choice starts from a register. It
         // is read before the stage's own decision, a forward's address check, whose miss drops
-        // the pass: no pass that forwards asks for a second pass (a placed task has its node; a
-        // task that resubmits is placed on its second pass), so the miss never changes the
-        // answer, and the address read stays off the resubmit mux (the model's property tests
+        // the pass: no pass that forwards to a node asks for a second pass (a placed task has
+        // its node; a task that resubmits is placed on its second pass; an idle reply that
+        // comes back is forwarded unchanged, to the pass-through port, and is not checked), so
+        // the miss never changes the answer, and the address read stays off the resubmit mux (the model's property tests
         // check the rule).
         self.asks.pass.next = self.conn.pass_out.val();
         self.again.d.next = self.asks.again.val();

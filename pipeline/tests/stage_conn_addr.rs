@@ -240,13 +240,14 @@ fn entries_expire_at_exactly_the_timeout_with_wrapping_time() {
 
 #[test]
 fn expiry_is_time_less_stamp_at_least_the_timeout_for_any_timeout_and_wrap() {
+    // (A configuration never has a timeout of 0; the stage still reads it as "always expired".)
     // The stage tells expiry from three subtractions side by side (whether `time - stamp`
     // wraps, and two signs); each case is the model's rule, `(time - stamp) mod 2^32 >= timeout`.
     let mut cases = 0;
-    for timeout in [1, 2, TIMEOUT, 1 << 31, u32::MAX - 1, u32::MAX] {
+    for timeout in [0, 1, 2, TIMEOUT, 1 << 31, u32::MAX - 1, u32::MAX] {
         for stamp in [0, 7, 1 << 31, u32::MAX - 5, u32::MAX] {
             let mut deltas = vec![0, 1, u32::MAX, 1 << 31, (1 << 31) - 1];
-            deltas.extend([timeout - 1, timeout, timeout.wrapping_add(1)]);
+            deltas.extend([timeout.wrapping_sub(1), timeout, timeout.wrapping_add(1)]);
             for delta in deltas {
                 let time = stamp.wrapping_add(delta);
                 let passes = vec![
