@@ -360,8 +360,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         // the pass: no pass that forwards to a node asks for a second pass (a placed task has
         // its node; a task that resubmits is placed on its second pass; an idle reply that
         // comes back is forwarded unchanged, to the pass-through port, and is not checked), so
-        // the miss never changes the answer, and the address read stays off the resubmit mux (the model's property tests
-        // check the rule).
+        // the miss never changes the answer, and the address read stays off the resubmit mux
+        // (the model's property tests check the rule).
         self.asks.pass.next = self.conn.pass_out.val();
         self.again.d.next = self.asks.again.val();
         self.resub.next = self.again.q.val();

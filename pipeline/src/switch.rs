@@ -23,7 +23,6 @@ use rust_hdl::prelude::*;
 /// more: the egress never holds more than `JOB_ROOM - 1 + CORE_LATENCY` jobs, and this leaves one
 /// slot of the FIFO spare.
 pub const JOB_ROOM: u64 = JOB_SLOTS - CORE_LATENCY as u64 - 1;
-const _: () = assert!(JOB_ROOM + (CORE_LATENCY as u64) < JOB_SLOTS);
 
 #[derive(LogicBlock)]
 pub struct HorusSwitch<const P: usize, const N: usize, const C: usize> {

@@ -25,16 +25,6 @@ pub mod plan;
 pub mod state;
 
 pub use control::{ControlError, ControlOp, HostValues, config_ops};
-
-/// The connection table's hash multipliers: a task's slot is the low bits of
-/// `seq * CONN_HASH_SEQ ^ pool * CONN_HASH_POOL` (32 bits, wrapping; [`conn_hash`]).
-pub const CONN_HASH_SEQ: u32 = 0x9E37;
-pub const CONN_HASH_POOL: u32 = 0x7F4B;
-
-/// The connection table's hash of a task (`pool`, `seq`); its slot is the low bits.
-pub fn conn_hash(pool: u16, seq: u16) -> u32 {
-    u32::from(seq).wrapping_mul(CONN_HASH_SEQ) ^ u32::from(pool).wrapping_mul(CONN_HASH_POOL)
-}
 pub use counters::{Counters, DropReason, Signal};
 pub use state::{
     AccessGuard, AddrEntry, IdleIndex, NodeAddr, NodeRef, Params, SpineRef, Stage, Tables,
@@ -45,6 +35,16 @@ use crate::fixed::{Drift, Load};
 use crate::rng::Xorshift64;
 use crate::wire::{HorusHeader, PacketType};
 use state::{ConnEntry, IdleCtl, NodeState, PoolCfg};
+
+/// The connection table's hash multipliers: a task's slot is the low bits of
+/// `seq * CONN_HASH_SEQ ^ pool * CONN_HASH_POOL` (32 bits, wrapping; [`conn_hash`]).
+pub const CONN_HASH_SEQ: u32 = 0x9E37;
+pub const CONN_HASH_POOL: u32 = 0x7F4B;
+
+/// The connection table's hash of a task (`pool`, `seq`); its slot is the low bits.
+pub fn conn_hash(pool: u16, seq: u16) -> u32 {
+    u32::from(seq).wrapping_mul(CONN_HASH_SEQ) ^ u32::from(pool).wrapping_mul(CONN_HASH_POOL)
+}
 
 /// The first pass of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
