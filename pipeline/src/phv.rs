@@ -125,6 +125,10 @@ pub struct Phv {
     // idleCtl / idleList / idleIndex.
     pub idle: Bit,
     pub pos: Bits<16>,
+    /// The pool's idle-list pointer `p` as `idleCtl` read it (before this pass's change):
+    /// `idleList` checks its forwarding on `base + top - 1`, a pop's or a take's position,
+    /// without waiting for `pos` (`stages/idle_list.rs`).
+    pub top: Bits<16>,
     /// The signal this pass sends (at most one), and whether it re-sends a lost one (§A.3).
     pub repair: Bit,
     pub sig_idle_add: Bit,

@@ -100,6 +100,11 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
         Self::with_check(true, false, false)
     }
 
+    /// A table indexed by `rd_addr + rd_off`, its forwarding check from the stage (`rd_same`).
+    pub fn given_sum_check() -> Self {
+        Self::with_check(true, true, false)
+    }
+
     /// A table indexed by `rd_addr + rd_off`, its forwarding check on the terms.
     pub fn sum_index() -> Self {
         Self::with_check(false, true, false)
@@ -260,6 +265,14 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
     /// a stage whose index comes from the previous stage's table read.
     pub fn given_check(mut self) -> Self {
         self.rmw = RmwTable::given_check();
+        self
+    }
+
+    /// The same, indexed by `rd_addr + rd_off`, with the forwarding check given by the stage
+    /// ([`RmwTable::given_sum_check`]): for a stage whose offset comes late but can be checked
+    /// on terms ready earlier.
+    pub fn given_sum_check(mut self) -> Self {
+        self.rmw = RmwTable::given_sum_check();
         self
     }
 

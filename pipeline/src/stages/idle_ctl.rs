@@ -282,6 +282,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.ctl_table.wr_en.next = true;
         self.live.next = !self.pass_in.val().drop.any();
         self.p_less.next = self.e.val().p - self.one.val();
+        self.out.d.next.top = self.e.val().p;
         self.p_more.next = self.e.val().p + self.one.val();
 
         // A task: the idle path, when the list has a node and no removal holds it.

@@ -4,6 +4,12 @@
 //! pick); a removal's first pass reads the former top (`last`). Pushes write a node at the new top:
 //! an idleAdd's commit and a leaf's new worker write `src`, an aborted removal writes `last` back.
 //! A removal's second pass writes `last` into the hole (`idleList[removedIdx] <- lastNode`).
+//!
+//! Depth: the position comes late (stage 2 picks it after its own table read), so the table's
+//! forwarding check is given by this stage on terms ready earlier: `base - 1 + top`, where `top`
+//! is the list's pointer as stage 2 read it. That is the position of a pop or a take, the only
+//! passes that use the entry they read; a push or a removal's second pass writes a whole entry
+//! and reads nothing of it, so the check's value for them changes nothing.
 
 use crate::phv::{NodeRefEntry, Phv};
 use crate::readback::RB_BITS;
@@ -29,6 +35,15 @@ pub struct IdleListStage<const N: usize> {
     pub rb_hit: Signal<Out, Bit>,
     list_table: StageTable<NodeRefEntry, N>,
     out: DFF<Phv>,
+    /// The index the pass in the stage read, where it writes (the table's own, kept here for the
+    /// check).
+    at: DFF<Bits<N>>,
+    /// The entering pass's `base - 1`, and the check's terms (`RmwTable::sum_index`'s form).
+    base_less: Signal<Local, Bits<N>>,
+    same_x: Signal<Local, Bits<N>>,
+    same_y: Signal<Local, Bits<N>>,
+    one_n: Constant<Bits<N>>,
+    one5: Constant<Bits<5>>,
     w: Signal<Local, NodeRefEntry>,
     live: Signal<Local, Bit>,
     second: Signal<Local, Bit>,
@@ -46,8 +61,14 @@ impl<const N: usize> IdleListStage<N> {
             early_unused: Default::default(),
             rb: Default::default(),
             rb_hit: Default::default(),
-            list_table: StageTable::new(Stage::IdleList).sum_index(),
+            list_table: StageTable::new(Stage::IdleList).given_sum_check(),
             out: Default::default(),
+            at: Default::default(),
+            base_less: Default::default(),
+            same_x: Default::default(),
+            same_y: Default::default(),
+            one_n: Constant::new(1.into()),
+            one5: Constant::new(1.into()),
             w: Default::default(),
             live: Default::default(),
             second: Default::default(),
@@ -59,15 +80,24 @@ impl<const N: usize> IdleListStage<N> {
 impl<const N: usize> Logic for IdleListStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out);
+        dff_setup!(self, clock, out, at);
         clock!(self, clock, list_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
-        // base + pos < 2^N by configuration: the sum is taken in N bits, by the table, which
-        // checks forwarding on the two terms (`pos` comes late, from `idleCtl`'s entry).
+        // base + pos < 2^N by configuration: the sum is taken in N bits, by the table. The
+        // forwarding check, `(base - 1) + top == at` (mod 2^N), is one LUT per bit after the
+        // terms and an N-input AND, as in `RmwTable::sum_index`.
         self.list_table.rd_addr.next = self.early.val().base.get_bits::<N>(0);
         self.list_table.rd_off.next = self.early.val().pos.get_bits::<N>(0);
-        self.list_table.rd_same.next = false;
+        self.at.d.next =
+            self.early.val().base.get_bits::<N>(0) + self.early.val().pos.get_bits::<N>(0);
+        self.base_less.next = self.early.val().base.get_bits::<N>(0) - self.one_n.val();
+        self.same_x.next =
+            self.base_less.val() ^ self.early.val().top.get_bits::<N>(0) ^ self.at.q.val();
+        self.same_y.next = ((self.base_less.val() & self.early.val().top.get_bits::<N>(0))
+            | ((self.base_less.val() | self.early.val().top.get_bits::<N>(0)) & !self.at.q.val()))
+            << self.one5.val();
+        self.list_table.rd_same.next = self.same_x.val() == self.same_y.val();
         self.list_table.read.next = self.early.val().is_ctl_read;
         self.list_table.read_table.next = self.early.val().rd_table;
         self.list_table.read_index.next = self.early.val().rd_index;
