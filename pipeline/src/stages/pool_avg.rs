@@ -113,6 +113,8 @@ pub struct PoolAvgStage<const P: usize> {
     same_cut: Signal<Local, Bit>,
     /// A signal may leave: the pass is live, has a spine, and is not a rescale's first clock.
     sig_ok_cut: Signal<Local, Bit>,
+    /// A load report leaves: a signal may, no idle signal does, and the report rule holds.
+    go_cut: Signal<Local, Bit>,
     /// Clocks a rescale still holds the stage (its pass waits in `out`; `pass_out` is empty).
     hold: DFF<Bits<2>>,
     /// `hold` is not zero (a register of its own, so that `holding` is a flip-flop and not a
@@ -197,6 +199,7 @@ impl<const P: usize> PoolAvgStage<P> {
             dec_cut: Default::default(),
             same_cut: Default::default(),
             sig_ok_cut: Default::default(),
+            go_cut: Default::default(),
             hold: Default::default(),
             held: Default::default(),
             holding: Default::default(),
@@ -450,18 +453,19 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
                 & ((self.hi_ok.val() & !self.up_dec.neg.val()) | self.down_dec.neg.val()))
             | (self.same_cut.val()
                 & ((self.hi_ok.val() & !self.up_same.neg.val()) | self.down_same.neg.val()));
-        // A rescale's signals wait for its last clock.
+        // A rescale's signals wait for its last clock. The average goes with every pass that
+        // may signal (the egress reads it only with a signal), so it waits for no check; an idle
+        // signal has priority over a report (`reported` stays, so the report waits), and the
+        // report is decided in one kept signal (`go_cut`) that the writes follow in one LUT.
         self.sig_ok_cut.next =
             self.is_leaf.val() & self.sig_live.val() & self.sig_spine.val() & !self.rescale.val();
+        self.go_cut.next = self.sig_ok_cut.val() & !self.sig_idle.val() & self.report.val();
         if self.sig_ok_cut.val() {
-            if self.sig_idle.val() {
-                // An idle signal has priority; `reported` stays, so the report waits.
-                self.out.d.next.avg = self.cur.val();
-            } else if self.report.val() {
-                self.out.d.next.sig_load_update = true;
-                self.out.d.next.avg = self.cur.val();
-                self.w.next.reported = self.cur.val();
-            }
+            self.out.d.next.avg = self.cur.val();
+        }
+        if self.go_cut.val() {
+            self.out.d.next.sig_load_update = true;
+            self.w.next.reported = self.cur.val();
         }
         if self.is_leaf.val() & self.pass_in.val().is_ctl_pool {
             self.w.next = self.zero_entry.val();
