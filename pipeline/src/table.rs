@@ -46,7 +46,9 @@ use rust_hdl::prelude::*;
 /// (`rd_addr`, `rd_off`) and checks forwarding without waiting for the sum's carry:
 /// `a + b == k` (mod 2^N) exactly when `a ^ b ^ k == (a & b | (a | b) & !k) << 1`, the carries
 /// that `k` implies bit by bit, so the check is one LUT per bit after the terms and an
-/// N-input AND, where the sum takes a carry chain and then the compare.
+/// N-input AND, where the sum takes a carry chain and then the compare. When the offset itself
+/// comes late, [`RmwTable::given_sum_check`] reads at the sum and takes the check from the stage,
+/// which can form it on terms ready earlier (`idleList`: `(base - 1) + top`).
 #[derive(LogicBlock)]
 pub struct RmwTable<D: Synth, const N: usize> {
     pub clock: Signal<In, Clock>,
