@@ -51,13 +51,8 @@ const IDLE_REMOVE: u8 = 1;
 const LOAD_UPDATE: u8 = 2;
 /// `src_id` of a task as a client sends it (no scheduler's ID).
 const CLIENT_ID: u16 = u16::MAX;
-/// [`PrefetchNote`] kinds: after the index stage, `[kind, slot index, ..]` (then a message's node,
-/// or a reply's worker); after the switch stage, `[NOTE_SPINE or NOTE_LEAF,
-/// switch index, pool ID, node ID or NO_NODE, 0]`. Zero: nothing to prefetch.
-const NOTE_SPINE_TASK: u32 = 1;
-const NOTE_SPINE_NODE: u32 = 2;
-const NOTE_LEAF_TASK: u32 = 3;
-const NOTE_LEAF_REPLY: u32 = 4;
+/// [`PrefetchNote`] kinds, after the index stage: `[NOTE_SPINE or NOTE_LEAF, switch index, pool
+/// ID, node ID or NO_NODE, 0]`. Zero: nothing to prefetch.
 const NOTE_SPINE: u32 = 5;
 const NOTE_LEAF: u32 = 6;
 /// No node in a note: the pass is a task's.
@@ -737,7 +732,7 @@ impl Horus {
         out
     }
 
-    /// The scheduler of a [`PrefetchNote`] after the switch stage (`kind` NOTE_SPINE or
+    /// The scheduler of a [`PrefetchNote`] after the index stage (`kind` NOTE_SPINE or
     /// NOTE_LEAF).
     #[inline]
     fn switch(&self, kind: u32, index: u32) -> &Scheduler {
@@ -749,7 +744,7 @@ impl Horus {
         &scheds[index as usize]
     }
 
-    /// [`Horus::switch`] if the note is past the switch stage.
+    /// [`Horus::switch`] if the note is past the index stage.
     #[inline]
     fn noted_switch(&self, kind: u32, index: u32) -> Option<&Scheduler> {
         match kind {
@@ -971,17 +966,22 @@ impl Policy for Horus {
     }
 
     fn prefetch_index(&self, cluster: &Cluster, next: Upcoming, note: &mut PrefetchNote) {
-        use crate::prefetch;
-        // Index: where the call's switch and node are (the slot, and the cluster's line that maps
-        // the pass's node to a rack or a worker). The note: the kind of call and the slot's index,
-        // and what the next stage needs to name the node of a message or a reply.
-        *note = match next {
+        use crate::{prefetch, prefetch_addr, prefetch_all};
+        // Index and switch in one stage, so that one dispatch on the kind of call serves both (a
+        // dispatch on an event's kind is a branch the processor mostly mispredicts): the slot of
+        // the call's switch, read here rather than prefetched (the slots are few enough to stay
+        // in the second-level cache); then the scheduler (generator, table handles, counters) and
+        // the rows the pass reads first, the pool's row (configuration, idle control, average)
+        // and for a node's packet the node's row, from the addresses in the slot; and the
+        // cluster's line that maps the pass's node to a rack. The note: the switch, the pool's ID
+        // there and the node (NO_NODE for a task).
+        let (kind, switch, pool, node, rows) = match next {
             Upcoming::TaskAtSpine { pool, spine: d } => {
                 let i = self.pod_base[pool as usize] + d;
                 // Read after the pass, to map the chosen node to a rack slot.
                 prefetch(&cluster.pools[pool as usize].pods[d as usize]);
-                prefetch(&self.spine_slots[i as usize]);
-                PrefetchNote([NOTE_SPINE_TASK, i, 0, 0, 0])
+                let slot = &self.spine_slots[i as usize];
+                (NOTE_SPINE, slot.spine, slot.pool, NO_NODE, slot.rows)
             }
             Upcoming::Message(Message {
                 pool,
@@ -990,65 +990,37 @@ impl Policy for Horus {
                 ..
             }) => {
                 let i = self.pod_base[pool as usize] + d;
-                prefetch(&self.spine_slots[i as usize]);
-                PrefetchNote([NOTE_SPINE_NODE, i, value2, 0, 0])
+                let slot = &self.spine_slots[i as usize];
+                (NOTE_SPINE, slot.spine, slot.pool, value2, slot.rows)
             }
             Upcoming::TaskAtLeaf { pool, rack } => {
                 let i = self.rack_base[pool as usize] + rack;
                 prefetch(&cluster.pools[pool as usize].racks[rack as usize]);
-                prefetch(&self.leaf_slots[i as usize]);
-                PrefetchNote([NOTE_LEAF_TASK, i, 0, 0, 0])
+                let slot = &self.leaf_slots[i as usize];
+                (NOTE_LEAF, slot.leaf, slot.pool, NO_NODE, slot.rows)
             }
             Upcoming::ReplyAtLeaf { pool, rack, worker } => {
                 let i = self.rack_base[pool as usize] + rack;
-                prefetch(&self.leaf_slots[i as usize]);
-                // The worker's node, once the slot's line is in.
-                PrefetchNote([NOTE_LEAF_REPLY, i, worker, 0, 0])
+                let slot = &self.leaf_slots[i as usize];
+                let node = slot
+                    .first_node
+                    .wrapping_add(worker.wrapping_sub(slot.first_worker) as u16);
+                (NOTE_LEAF, slot.leaf, slot.pool, u32::from(node), slot.rows)
             }
-            Upcoming::Message(_) => PrefetchNote::default(),
+            Upcoming::Message(_) => return,
         };
+        prefetch_addr(rows.pool_row);
+        if node != NO_NODE {
+            prefetch_addr(rows.node_row(node));
+        }
+        prefetch_all(self.switch(kind, switch));
+        *note = PrefetchNote([kind, switch, u32::from(pool), node, 0]);
     }
 
     fn prefetch(&self, _cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
-        use crate::{prefetch, prefetch_addr, prefetch_all};
-        let [nodes, entries, _, switch] = notes;
-        // Switch: the scheduler (generator, table handles, counters) and the rows the pass reads
-        // first, the pool's row (configuration, idle control, average) and for a node's packet
-        // the node's row, from the addresses in the slot; the note becomes the switch, the pool's
-        // ID there and the node (NO_NODE for a task). (The Rows stage has nothing left to do.)
-        let [kind, a, b, _, _] = switch.0;
-        let converted = match kind {
-            NOTE_SPINE_TASK | NOTE_SPINE_NODE => {
-                let slot = &self.spine_slots[a as usize];
-                prefetch_addr(slot.rows.pool_row);
-                let node = if kind == NOTE_SPINE_NODE {
-                    prefetch_addr(slot.rows.node_row(b));
-                    b
-                } else {
-                    NO_NODE
-                };
-                Some((NOTE_SPINE, slot.spine, slot.pool, node))
-            }
-            NOTE_LEAF_TASK => {
-                let slot = &self.leaf_slots[a as usize];
-                prefetch_addr(slot.rows.pool_row);
-                Some((NOTE_LEAF, slot.leaf, slot.pool, NO_NODE))
-            }
-            NOTE_LEAF_REPLY => {
-                let slot = &self.leaf_slots[a as usize];
-                let node = slot
-                    .first_node
-                    .wrapping_add(b.wrapping_sub(slot.first_worker) as u16);
-                prefetch_addr(slot.rows.pool_row);
-                prefetch_addr(slot.rows.node_row(u32::from(node)));
-                Some((NOTE_LEAF, slot.leaf, slot.pool, u32::from(node)))
-            }
-            _ => None,
-        };
-        if let Some((kind, switch_index, pool, node)) = converted {
-            prefetch_all(self.switch(kind, switch_index));
-            switch.0 = [kind, switch_index, u32::from(pool), node, 0];
-        }
+        use crate::prefetch;
+        // (The Switch and Rows stages have nothing left to do: the index stage did their work.)
+        let [nodes, entries, _, _] = notes;
         // Entries and Nodes: for a task, the idle-list top or the two members the pass will
         // sample (the model tells, from a copy of its generator), then their rows.
         let [kind, a, pool, node, _] = entries.0;
