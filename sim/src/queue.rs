@@ -509,10 +509,11 @@ struct RadixHeap<T> {
     /// The time of the last popped key: every key in the heap is at least this.
     last: Nanos,
     len: usize,
-    /// The smallest key and where it is (bucket, index), when `min_known`: not after a pop until
-    /// [`RadixHeap::min_key`] looks for it.
+    /// The smallest key and where it is (bucket, index); [`UNKNOWN`] when the heap is empty. A
+    /// pop looks for the next one at once (rather than when it is asked for, which after a pop
+    /// from the heap it always is, before the next pop): a flag for a minimum not looked for yet
+    /// was a branch on whether the last event came from the heap, mostly mispredicted.
     min: (u128, usize, usize),
-    min_known: bool,
 }
 
 /// [`RadixHeap::min_key`] of an empty heap (no key is this large: its sequence number would be the
@@ -533,7 +534,6 @@ impl<T> RadixHeap<T> {
             last: 0,
             len: 0,
             min: (UNKNOWN, 0, 0),
-            min_known: false,
         }
     }
 
@@ -541,11 +541,10 @@ impl<T> RadixHeap<T> {
     fn push(&mut self, key: u128, item: T) {
         debug_assert!(time_of(key) >= self.last);
         let b = self.put(key, item);
-        // `key` is the new minimum if it is below the known one or the heap was empty; an unknown
-        // minimum stays unknown.
-        if self.len == 0 || (self.min_known && key < self.min.0) {
+        // `key` is the new minimum if it is below the old one (any key is, when the heap was
+        // empty).
+        if key < self.min.0 {
             self.min = (key, b, self.buckets[b].len() - 1);
-            self.min_known = true;
         }
         self.len += 1;
     }
@@ -598,14 +597,8 @@ impl<T> RadixHeap<T> {
     /// The smallest key ([`UNKNOWN`] when the heap is empty), without moving anything (`last` may
     /// only advance when a key is popped, since keys between the current time and the minimum may
     /// still be pushed).
-    #[inline]
-    fn min_key(&mut self) -> u128 {
-        if !self.min_known {
-            if self.len == 0 {
-                return UNKNOWN;
-            }
-            self.find_min();
-        }
+    #[inline(always)]
+    fn min_key(&self) -> u128 {
         self.min.0
     }
 
@@ -626,7 +619,6 @@ impl<T> RadixHeap<T> {
             .min_by_key(|&(_, k)| k)
             .expect("non-empty bucket");
         self.min = (k, b, j);
-        self.min_known = true;
     }
 
     fn pop(&mut self) -> Option<(u128, T)> {
@@ -654,7 +646,11 @@ impl<T> RadixHeap<T> {
             self.emptied(b);
         }
         self.len -= 1;
-        self.min_known = false;
+        if self.len > 0 {
+            self.find_min();
+        } else {
+            self.min = (UNKNOWN, 0, 0);
+        }
         Some(popped)
     }
 }
