@@ -1040,6 +1040,9 @@ fn next_task_entries_names_what_the_next_task_pass_reads() {
     let mut s = leaf(&[3]);
     let (a, b) = s.next_task_entries(0).map(|(a, b)| (*a, *b)).unwrap();
     assert_eq!((a.node, b.node), (2, 2), "the idle list's top");
+    let (idle, i1, i2) = s.next_task_slots(0).unwrap();
+    assert!(idle && i1 == i2);
+    assert_eq!(s.tables().idle_list[i1].node, 2);
     run(&mut s, task(0, 1));
     assert_eq!(s.next_task_entries(0).unwrap().0.node, 1);
     assert_eq!(s.next_task_entries(7), None, "no such pool");
@@ -1052,6 +1055,11 @@ fn next_task_entries_names_what_the_next_task_pass_reads() {
         .unwrap();
     assert_eq!(s.rng_state(), rng, "asking does not draw");
     assert_eq!((a, b), (1, 3));
+    // Where those entries are: the members lists, at the slots of the two sampled nodes.
+    let (idle, i1, i2) = s.next_task_slots(0).unwrap();
+    assert!(!idle);
+    let t = s.tables();
+    assert_eq!((t.members1[i1].node, t.members2[i2].node), (a, b));
     let r = s.packet(Packet {
         header: task(0, 1),
         time_us: 0,

@@ -255,6 +255,22 @@ impl Scheduler {
     /// as a simulator running thousands of schedulers.
     #[inline]
     pub fn next_task_entries(&self, pool: u16) -> Option<(&NodeRef, &NodeRef)> {
+        let (idle, i1, i2) = self.next_task_slots(pool)?;
+        let t = &self.t;
+        if idle {
+            let top = t.idle_list.get(i1)?;
+            Some((top, top))
+        } else {
+            Some((t.members1.get(i1)?, t.members2.get(i2)?))
+        }
+    }
+
+    /// Where the entries [`Scheduler::next_task_entries`] names are: `(true, i, i)` for
+    /// `idleList[i]`, `(false, i1, i2)` for `members1[i1]` and `members2[i2]` (indices into the
+    /// [`Tables`] arrays, not checked against their lengths), for callers that keep where the
+    /// entries are to read them later. Changes nothing.
+    #[inline]
+    pub fn next_task_slots(&self, pool: u16) -> Option<(bool, usize, usize)> {
         let row = self.t.pools.get(usize::from(pool))?;
         let (cfg, ctl) = (&row.cfg, &row.ctl);
         if !cfg.valid || cfg.n == 0 {
@@ -262,14 +278,11 @@ impl Scheduler {
         }
         let base = usize::from(cfg.base);
         if ctl.p > 0 && !ctl.locked {
-            let top = self.t.idle_list.get(base + usize::from(ctl.p) - 1)?;
-            return Some((top, top));
+            let top = base + usize::from(ctl.p) - 1;
+            return Some((true, top, top));
         }
         let (r1, r2) = self.rng.clone().two_samples(cfg.n);
-        Some((
-            self.t.members1.get(base + usize::from(r1))?,
-            self.t.members2.get(base + usize::from(r2))?,
-        ))
+        Some((false, base + usize::from(r1), base + usize::from(r2)))
     }
 
     #[inline]

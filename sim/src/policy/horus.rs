@@ -52,11 +52,16 @@ const LOAD_UPDATE: u8 = 2;
 /// `src_id` of a task as a client sends it (no scheduler's ID).
 const CLIENT_ID: u16 = u16::MAX;
 /// [`PrefetchNote`] kinds, after the index stage: `[NOTE_SPINE or NOTE_LEAF, switch index, pool
-/// ID, node ID or NO_NODE, 0]`. Zero: nothing to prefetch.
+/// ID, node ID or NO_NODE, 0]`; after the Entries stage, for a task, `[kind, switch index, first
+/// entry, second entry, NOTE_MEMBERS or NOTE_IDLE]`. Zero: nothing to prefetch.
 const NOTE_SPINE: u32 = 5;
 const NOTE_LEAF: u32 = 6;
 /// No node in a note: the pass is a task's.
 const NO_NODE: u32 = u32::MAX;
+/// Where a task's entries are, in its note after the Entries stage: in `members1` and `members2`,
+/// or both in `idleList`.
+const NOTE_MEMBERS: u32 = 1;
+const NOTE_IDLE: u32 = 2;
 /// Connection-table entries per switch: the simulator has single-packet tasks only.
 const CONN_TABLE: u32 = 1;
 const CONN_TIMEOUT_US: u32 = 20_000;
@@ -753,6 +758,17 @@ impl Horus {
         }
     }
 
+    /// The tables a task's first and second entry come from (see
+    /// [`Scheduler::next_task_slots`]).
+    #[inline(always)]
+    fn entry_lists(t: &horus_model::sched::Tables, idle: bool) -> (&[NodeRef], &[NodeRef]) {
+        if idle {
+            (&t.idle_list, &t.idle_list)
+        } else {
+            (&t.members1, &t.members2)
+        }
+    }
+
     /// The leaf scheduler of a physical rack, for inspection.
     pub fn leaf(&self, rack: u32) -> Option<&Scheduler> {
         self.leaf_of_rack
@@ -1021,24 +1037,31 @@ impl Policy for Horus {
         use crate::prefetch;
         // (The Switch and Rows stages have nothing left to do: the index stage did their work.)
         let [nodes, entries, _, _] = notes;
-        // Entries and Nodes: for a task, the idle-list top or the two members the pass will
-        // sample (the model tells, from a copy of its generator), then their rows.
+        // Entries: for a task, the idle-list top or the two members the pass will sample (the
+        // model tells, from a copy of its generator); the note becomes where they are, for the
+        // Nodes stage to read them without working that out again.
         let [kind, a, pool, node, _] = entries.0;
         if node == NO_NODE
             && let Some(s) = self.noted_switch(kind, a)
-            && let Some((a, b)) = s.next_task_entries(pool as u16)
+            && let Some((idle, i1, i2)) = s.next_task_slots(pool as u16)
         {
-            prefetch(a);
-            prefetch(b);
+            let (l1, l2) = Self::entry_lists(s.tables(), idle);
+            if let (Some(e1), Some(e2)) = (l1.get(i1), l2.get(i2)) {
+                prefetch(e1);
+                prefetch(e2);
+                let lists = if idle { NOTE_IDLE } else { NOTE_MEMBERS };
+                entries.0 = [kind, a, i1 as u32, i2 as u32, lists];
+            }
         }
-        let [kind, a, pool, node, _] = nodes.0;
-        if node == NO_NODE
+        // Nodes: the rows of those entries' nodes.
+        let [kind, a, i1, i2, lists] = nodes.0;
+        if lists != 0
             && let Some(s) = self.noted_switch(kind, a)
-            && let Some((a, b)) = s.next_task_entries(pool as u16)
         {
             let t = s.tables();
-            for n in [a.node, b.node] {
-                if let Some(row) = t.nodes.get(usize::from(n)) {
+            let (l1, l2) = Self::entry_lists(t, lists == NOTE_IDLE);
+            for e in [l1.get(i1 as usize), l2.get(i2 as usize)] {
+                if let Some(row) = e.and_then(|e| t.nodes.get(usize::from(e.node))) {
                     prefetch(row);
                 }
             }
