@@ -317,7 +317,7 @@ impl Scheduler {
     }
 
     /// The first pass of a packet.
-    #[inline]
+    #[inline(always)]
     pub fn packet(&mut self, pkt: Packet) -> PassResult {
         use PacketType::*;
         self.begin();
