@@ -51,9 +51,11 @@ const IDLE_REMOVE: u8 = 1;
 const LOAD_UPDATE: u8 = 2;
 /// `src_id` of a task as a client sends it (no scheduler's ID).
 const CLIENT_ID: u16 = u16::MAX;
-/// [`PrefetchNote`] kinds, after the index stage: `[NOTE_SPINE or NOTE_LEAF, switch index, pool
-/// ID, node ID or NO_NODE, 0]`; after the Entries stage, for a task, `[kind, switch index, first
-/// entry, second entry, NOTE_MEMBERS or NOTE_IDLE]`. Zero: nothing to prefetch.
+/// [`PrefetchNote`] kinds: after the index stage, `[NOTE_SPINE or NOTE_LEAF, slot index, node ID
+/// or NO_NODE (a reply's: its worker), NOTE_REPLY for a reply, 0]`; after the switch stage,
+/// `[kind, switch index, pool ID, node ID or NO_NODE, 0]`; after the Entries stage, for a task,
+/// `[kind, switch index, first entry, second entry, NOTE_MEMBERS or NOTE_IDLE]`. Zero: nothing to
+/// prefetch.
 const NOTE_SPINE: u32 = 5;
 const NOTE_LEAF: u32 = 6;
 /// No node in a note: the pass is a task's.
@@ -62,6 +64,8 @@ const NO_NODE: u32 = u32::MAX;
 /// or both in `idleList`.
 const NOTE_MEMBERS: u32 = 1;
 const NOTE_IDLE: u32 = 2;
+/// In a note after the index stage: the call is a reply's (its node is the slot's worker's).
+const NOTE_REPLY: u32 = 1;
 /// Connection-table entries per switch: the simulator has single-packet tasks only.
 const CONN_TABLE: u32 = 1;
 const CONN_TIMEOUT_US: u32 = 20_000;
@@ -140,30 +144,19 @@ impl Recording {
     }
 }
 
-/// Where pool-local rack slot `r` of a pool lives: its leaf, and its node at its spine.
+/// Where pool-local rack slot `r` of a pool has its leaf scheduler, or pod slot `d` its spine
+/// scheduler: one type for both, so that a prefetch stage reads either without branching on
+/// which it is.
 #[derive(Clone, Copy, Debug)]
-struct LeafSlot {
-    /// Index in `Horus::leaves`.
-    leaf: u32,
-    /// The pool's ID at that leaf, and the node ID of the rack's first worker of the pool.
+struct Slot {
+    /// Index in `Horus::leaves` (a rack slot) or `Horus::spines` (a pod slot).
+    switch: u32,
+    /// The pool's ID at that switch, and the node ID of the slot's first node: the rack's first
+    /// worker of the pool (leaf) or the pod's first rack of the pool (spine).
     pool: u16,
     first_node: u16,
-    /// The pool-local worker of that node (the rack slot's first), as the cluster has it.
-    first_worker: u32,
-    /// Where the rows are, for prefetching only ([`Rows`]).
-    rows: Rows,
-}
-
-/// Where pool-local pod slot `d` of a pool has its spine scheduler.
-#[derive(Clone, Copy, Debug)]
-struct SpineSlot {
-    /// Index in `Horus::spines`.
-    spine: u32,
-    /// The pool's ID at that spine, and the node ID of the pod's first rack of the pool.
-    pool: u16,
-    first_node: u16,
-    /// The pool-local rack slot of that node (the pod's first), as the cluster has it.
-    first_rack: u32,
+    /// The pool-local worker (leaf) or rack slot (spine) of that node, as the cluster has it.
+    first: u32,
     /// Where the rows are, for prefetching only ([`Rows`]).
     rows: Rows,
 }
@@ -201,8 +194,8 @@ pub struct Horus {
     /// Per pool: offset of its rack slots in `leaf_slots` and of its pod slots in `spine_slots`.
     rack_base: Vec<u32>,
     pod_base: Vec<u32>,
-    leaf_slots: Vec<LeafSlot>,
-    spine_slots: Vec<SpineSlot>,
+    leaf_slots: Vec<Slot>,
+    spine_slots: Vec<Slot>,
     /// Leaf index per physical rack (u32::MAX: the rack has no pool).
     leaf_of_rack: Vec<u32>,
     /// Spine index per aggregation switch (u32::MAX: it hosts no pool's spine).
@@ -311,18 +304,11 @@ impl Horus {
                 switch_pools[pod.spine_switch as usize].push((p as u32, d as u32));
             }
         }
-        let placeholder_leaf = LeafSlot {
-            leaf: u32::MAX,
+        let placeholder = Slot {
+            switch: u32::MAX,
             pool: 0,
             first_node: 0,
-            first_worker: 0,
-            rows: Rows::default(),
-        };
-        let placeholder_spine = SpineSlot {
-            spine: u32::MAX,
-            pool: 0,
-            first_node: 0,
-            first_rack: 0,
+            first: 0,
             rows: Rows::default(),
         };
         let mut h = Horus {
@@ -330,8 +316,8 @@ impl Horus {
             spines: Vec::new(),
             rack_base,
             pod_base,
-            leaf_slots: vec![placeholder_leaf; nr as usize],
-            spine_slots: vec![placeholder_spine; nd as usize],
+            leaf_slots: vec![placeholder; nr as usize],
+            spine_slots: vec![placeholder; nd as usize],
             leaf_of_rack: vec![u32::MAX; racks as usize],
             spine_of_switch: vec![u32::MAX; topo.spines() as usize],
             params: model_params,
@@ -363,11 +349,11 @@ impl Horus {
             for (sp, &(p, d)) in pools.iter().enumerate() {
                 let pool = &cluster.pools[p as usize];
                 let pod = &pool.pods[d as usize];
-                h.spine_slots[(h.pod_base[p as usize] + d) as usize] = SpineSlot {
-                    spine: idx,
+                h.spine_slots[(h.pod_base[p as usize] + d) as usize] = Slot {
+                    switch: idx,
                     pool: sp as u16,
                     first_node: node,
-                    first_rack: pod.first_rack,
+                    first: pod.first_rack,
                     rows: Rows::of(&h.spines[idx as usize], sp as u16),
                 };
                 h.configure_spine_pool(cluster, p, d, sp as u16, node, |_| true);
@@ -400,15 +386,15 @@ impl Horus {
             for (lp, &(p, r)) in pools.iter().enumerate() {
                 let pool = &cluster.pools[p as usize];
                 let prack = &pool.racks[r as usize];
-                h.leaf_slots[(h.rack_base[p as usize] + r) as usize] = LeafSlot {
-                    leaf: idx,
+                h.leaf_slots[(h.rack_base[p as usize] + r) as usize] = Slot {
+                    switch: idx,
                     pool: lp as u16,
                     first_node: node,
-                    first_worker: prack.first_worker,
+                    first: prack.first_worker,
                     rows: Rows::of(&h.leaves[idx as usize], lp as u16),
                 };
                 let spine = h.spine_slots[(h.pod_base[p as usize] + prack.pod_slot) as usize];
-                let spine_id = h.spines[spine.spine as usize].id();
+                let spine_id = h.spines[spine.switch as usize].id();
                 let my_node =
                     spine.first_node + (r - pool.pods[prack.pod_slot as usize].first_rack) as u16;
                 let workers = prack.workers as u16;
@@ -462,7 +448,7 @@ impl Horus {
             for (p, pool) in cluster.pools.iter().enumerate() {
                 for r in 0..pool.racks.len() as u32 {
                     let slot = h.leaf_slots[(h.rack_base[p] + r) as usize];
-                    let leaf = &h.leaves[slot.leaf as usize];
+                    let leaf = &h.leaves[slot.switch as usize];
                     if leaf.tables().pools[usize::from(slot.pool)].ctl.linked {
                         let cfg = leaf.tables().pools[usize::from(slot.pool)].cfg;
                         let spine = cfg.spine.expect("leaf pools have a spine");
@@ -539,7 +525,7 @@ impl Horus {
     ) {
         let pool = &cluster.pools[p as usize];
         let pod = &pool.pods[d as usize];
-        let spine = self.spine_slots[(self.pod_base[p as usize] + d) as usize].spine;
+        let spine = self.spine_slots[(self.pod_base[p as usize] + d) as usize].switch;
         let ops = std::iter::once(ControlOp::ConfigurePool {
             pool: sp,
             base: first_node,
@@ -570,7 +556,7 @@ impl Horus {
     /// the load report the spine must get.
     fn preload_leaf(&mut self, p: u32, r: u32, queues: &[u32]) -> Option<horus_model::sched::Emit> {
         let slot = self.leaf_slots[(self.rack_base[p as usize] + r) as usize];
-        let leaf = &mut self.leaves[slot.leaf as usize];
+        let leaf = &mut self.leaves[slot.switch as usize];
         let pool = usize::from(slot.pool);
         let t = leaf.tables_mut();
         let cfg = t.pools[pool].cfg;
@@ -707,8 +693,8 @@ impl Horus {
     /// A leaf message arriving at pool `p`'s spine of pod slot `d`: its first pass there.
     fn deliver_to_spine(&mut self, p: u32, d: u32, leaf_header: HorusHeader) {
         let slot = self.spine_slots[(self.pod_base[p as usize] + d) as usize];
-        let spine = Switch::Spine(slot.spine);
-        let id = self.spines[slot.spine as usize].id();
+        let spine = Switch::Spine(slot.switch);
+        let id = self.spines[slot.switch as usize].id();
         let h = HorusHeader {
             pool_id: slot.pool,
             dst_id: id,
@@ -737,19 +723,25 @@ impl Horus {
         out
     }
 
-    /// The scheduler of a [`PrefetchNote`] after the index stage (`kind` NOTE_SPINE or
-    /// NOTE_LEAF).
+    /// The schedulers of a [`PrefetchNote`]'s kind (NOTE_SPINE: the spines; any other, the
+    /// leaves).
     #[inline]
-    fn switch(&self, kind: u32, index: u32) -> &Scheduler {
-        let scheds = if kind == NOTE_SPINE {
+    fn scheds(&self, kind: u32) -> &[Scheduler] {
+        if kind == NOTE_SPINE {
             &self.spines
         } else {
             &self.leaves
-        };
-        &scheds[index as usize]
+        }
     }
 
-    /// [`Horus::switch`] if the note is past the index stage.
+    /// The scheduler of a [`PrefetchNote`] after the switch stage (`kind` NOTE_SPINE or
+    /// NOTE_LEAF).
+    #[inline]
+    fn switch(&self, kind: u32, index: u32) -> &Scheduler {
+        &self.scheds(kind)[index as usize]
+    }
+
+    /// [`Horus::switch`] if the note is past the switch stage.
     #[inline]
     fn noted_switch(&self, kind: u32, index: u32) -> Option<&Scheduler> {
         match kind {
@@ -801,7 +793,7 @@ impl Policy for Horus {
         let p = task.pool;
         let slot = self.spine_slots[(self.pod_base[p as usize] + task.spine) as usize];
         let h = header(PacketType::NewTask, slot.pool, CLIENT_ID, 0, 0, 0);
-        let o = self.packet(Switch::Spine(slot.spine), h, ctx.now, no_signal);
+        let o = self.packet(Switch::Spine(slot.switch), h, ctx.now, no_signal);
         let rack = match o.forward {
             Some(e) => {
                 let Target::Node { node, .. } = e.target else {
@@ -809,7 +801,7 @@ impl Policy for Horus {
                 };
                 task.hint = u32::from(e.header.src_id);
                 task.tag = e.header.qlen;
-                slot.first_rack + u32::from(node - slot.first_node)
+                slot.first + u32::from(node - slot.first_node)
             }
             // No rack left in this pod (all failed): the task goes to a dead rack and is lost.
             None => {
@@ -837,7 +829,7 @@ impl Policy for Horus {
             task.tag,
             0,
         );
-        let o = self.packet(Switch::Leaf(slot.leaf), h, ctx.now, |e| {
+        let o = self.packet(Switch::Leaf(slot.switch), h, ctx.now, |e| {
             Self::send_signal(ctx, p, rack, e)
         });
         let worker = match o.forward {
@@ -846,12 +838,12 @@ impl Policy for Horus {
                     unreachable!("a leaf forwards tasks to a worker")
                 };
                 task.tag = e.header.qlen;
-                slot.first_worker + u32::from(node - slot.first_node)
+                slot.first + u32::from(node - slot.first_node)
             }
             // Every worker of the pool in this rack was removed: the task is lost with them.
             None => {
                 task.tag = 0;
-                slot.first_worker
+                slot.first
             }
         };
         Decision {
@@ -863,7 +855,7 @@ impl Policy for Horus {
     fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
         let p = reply.pool;
         let slot = self.leaf_slots[(self.rack_base[p as usize] + rack) as usize];
-        let node = slot.first_node + (reply.worker - slot.first_worker) as u16;
+        let node = slot.first_node + (reply.worker - slot.first) as u16;
         let kind = if reply.qlen == 0 && reply.tag != 0 {
             PacketType::TaskDoneIdle
         } else {
@@ -871,7 +863,7 @@ impl Policy for Horus {
         };
         let qlen = reply.qlen.min(u32::from(u16::MAX)) as u16;
         let h = header(kind, slot.pool, node, 0, qlen, 0);
-        self.packet(Switch::Leaf(slot.leaf), h, ctx.now, |e| {
+        self.packet(Switch::Leaf(slot.switch), h, ctx.now, |e| {
             Self::send_signal(ctx, p, rack, e)
         });
     }
@@ -894,13 +886,13 @@ impl Policy for Horus {
             msg.value as u16,
         );
         let slot = self.spine_slots[(self.pod_base[msg.pool as usize] + d) as usize];
-        let id = self.spines[slot.spine as usize].id();
+        let id = self.spines[slot.switch as usize].id();
         let h = HorusHeader {
             pool_id: slot.pool,
             dst_id: id,
             ..h
         };
-        self.packet(Switch::Spine(slot.spine), h, ctx.now, no_signal);
+        self.packet(Switch::Spine(slot.switch), h, ctx.now, no_signal);
     }
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
@@ -911,7 +903,7 @@ impl Policy for Horus {
                 let slot = self.leaf_slots[(self.rack_base[pool as usize] + r) as usize];
                 let node = slot.first_node + (worker - p.racks[r as usize].first_worker) as u16;
                 self.run(
-                    Switch::Leaf(slot.leaf),
+                    Switch::Leaf(slot.switch),
                     Pass::Control(ControlOp::RemoveNode {
                         pool: slot.pool,
                         node,
@@ -924,13 +916,13 @@ impl Policy for Horus {
                 let first_rack = ctx.cluster.pools[pool as usize].pods[d as usize].first_rack;
                 let slot = self.spine_slots[(self.pod_base[pool as usize] + d) as usize];
                 let node = slot.first_node + (rack - first_rack) as u16;
-                let spine = &self.spines[slot.spine as usize];
+                let spine = &self.spines[slot.switch as usize];
                 // A restarted spine may never have added the rack.
                 if spine.tables().nodes[usize::from(node)].node.state
                     == horus_model::sched::state::NodeState::Active
                 {
                     self.run(
-                        Switch::Spine(slot.spine),
+                        Switch::Spine(slot.switch),
                         Pass::Control(ControlOp::RemoveNode {
                             pool: slot.pool,
                             node,
@@ -945,7 +937,7 @@ impl Policy for Horus {
                 let i = (self.pod_base[pool as usize] + pod) as usize;
                 let old = self.spine_slots[i];
                 let d = &ctx.cluster.pools[pool as usize].pods[pod as usize];
-                let id = self.spines[old.spine as usize].id();
+                let id = self.spines[old.switch as usize].id();
                 let sizes = Sizes {
                     pools: 1,
                     nodes: old.first_node + d.racks as u16,
@@ -964,11 +956,11 @@ impl Policy for Horus {
                     self.restart_seed,
                     None,
                 );
-                self.spine_slots[i] = SpineSlot {
-                    spine: idx,
+                self.spine_slots[i] = Slot {
+                    switch: idx,
                     pool: 0,
                     first_node: old.first_node,
-                    first_rack: old.first_rack,
+                    first: old.first,
                     rows: Rows::of(&self.spines[idx as usize], 0),
                 };
                 let usable: Vec<bool> = (0..ctx.cluster.pools[pool as usize].racks.len() as u32)
@@ -982,22 +974,18 @@ impl Policy for Horus {
     }
 
     fn prefetch_index(&self, cluster: &Cluster, next: Upcoming, note: &mut PrefetchNote) {
-        use crate::{prefetch, prefetch_addr, prefetch_all};
-        // Index and switch in one stage, so that one dispatch on the kind of call serves both (a
-        // dispatch on an event's kind is a branch the processor mostly mispredicts): the slot of
-        // the call's switch, read here rather than prefetched (the slots are few enough to stay
-        // in the second-level cache); then the scheduler (generator, table handles, counters) and
-        // the rows the pass reads first, the pool's row (configuration, idle control, average)
-        // and for a node's packet the node's row, from the addresses in the slot; and the
-        // cluster's line that maps the pass's node to a rack. The note: the switch, the pool's ID
-        // there and the node (NO_NODE for a task).
-        let (kind, switch, pool, node, rows) = match next {
+        use crate::prefetch;
+        // Index: where the call's switch and node are (the slot, and the cluster's line that maps
+        // the pass's node to a rack or a worker). The note: the kind of switch, the slot's index,
+        // the node (NO_NODE for a task; a reply's worker until the slot tells its node) and
+        // whether it is a reply's.
+        *note = match next {
             Upcoming::TaskAtSpine { pool, spine: d } => {
                 let i = self.pod_base[pool as usize] + d;
                 // Read after the pass, to map the chosen node to a rack slot.
                 prefetch(&cluster.pools[pool as usize].pods[d as usize]);
-                let slot = &self.spine_slots[i as usize];
-                (NOTE_SPINE, slot.spine, slot.pool, NO_NODE, slot.rows)
+                prefetch(&self.spine_slots[i as usize]);
+                PrefetchNote([NOTE_SPINE, i, NO_NODE, 0, 0])
             }
             Upcoming::Message(Message {
                 pool,
@@ -1006,37 +994,61 @@ impl Policy for Horus {
                 ..
             }) => {
                 let i = self.pod_base[pool as usize] + d;
-                let slot = &self.spine_slots[i as usize];
-                (NOTE_SPINE, slot.spine, slot.pool, value2, slot.rows)
+                prefetch(&self.spine_slots[i as usize]);
+                PrefetchNote([NOTE_SPINE, i, value2, 0, 0])
             }
             Upcoming::TaskAtLeaf { pool, rack } => {
                 let i = self.rack_base[pool as usize] + rack;
                 prefetch(&cluster.pools[pool as usize].racks[rack as usize]);
-                let slot = &self.leaf_slots[i as usize];
-                (NOTE_LEAF, slot.leaf, slot.pool, NO_NODE, slot.rows)
+                prefetch(&self.leaf_slots[i as usize]);
+                PrefetchNote([NOTE_LEAF, i, NO_NODE, 0, 0])
             }
             Upcoming::ReplyAtLeaf { pool, rack, worker } => {
                 let i = self.rack_base[pool as usize] + rack;
-                let slot = &self.leaf_slots[i as usize];
-                let node = slot
-                    .first_node
-                    .wrapping_add(worker.wrapping_sub(slot.first_worker) as u16);
-                (NOTE_LEAF, slot.leaf, slot.pool, u32::from(node), slot.rows)
+                prefetch(&self.leaf_slots[i as usize]);
+                PrefetchNote([NOTE_LEAF, i, worker, NOTE_REPLY, 0])
             }
-            Upcoming::Message(_) => return,
+            Upcoming::Message(_) => PrefetchNote::default(),
         };
-        prefetch_addr(rows.pool_row);
-        if node != NO_NODE {
-            prefetch_addr(rows.node_row(node));
-        }
-        prefetch_all(self.switch(kind, switch));
-        *note = PrefetchNote([kind, switch, u32::from(pool), node, 0]);
     }
 
     fn prefetch(&self, _cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
-        use crate::prefetch;
-        // (The Switch and Rows stages have nothing left to do: the index stage did their work.)
-        let [nodes, entries, _, _] = notes;
+        use crate::{prefetch, prefetch_addr, prefetch_all};
+        let [nodes, entries, _, switch] = notes;
+        // Switch: the scheduler (generator, table handles, counters) and the rows the pass reads
+        // first, the pool's row (configuration, idle control, average) and for a node's packet
+        // the node's row, from the addresses in the slot; the note becomes the switch, the pool's
+        // ID there and the node (NO_NODE for a task). (The Rows stage has nothing left to do.)
+        // Worked out without branching on the kind of call (a branch the processor would mostly
+        // mispredict): the slot is a leaf's or a spine's by a select, a reply's node likewise,
+        // and a note that names no call (all zero) reads the first leaf slot and stays zero.
+        let [kind, i, b, reply, _] = switch.0;
+        let slots = if kind == NOTE_SPINE {
+            &self.spine_slots
+        } else {
+            &self.leaf_slots
+        };
+        if let Some(slot) = slots.get(i as usize) {
+            let worker_node = slot
+                .first_node
+                .wrapping_add(b.wrapping_sub(slot.first) as u16);
+            let node = if reply == NOTE_REPLY {
+                u32::from(worker_node)
+            } else {
+                b
+            };
+            let rows = slot.rows;
+            prefetch_addr(rows.pool_row);
+            prefetch_addr(if node == NO_NODE {
+                rows.pool_row
+            } else {
+                rows.node_row(node)
+            });
+            if let Some(s) = self.scheds(kind).get(slot.switch as usize) {
+                prefetch_all(s);
+            }
+            switch.0 = [kind, slot.switch, u32::from(slot.pool), node, 0];
+        }
         // Entries: for a task, the idle-list top or the two members the pass will sample (the
         // model tells, from a copy of its generator); the note becomes where they are, for the
         // Nodes stage to read them without working that out again.
