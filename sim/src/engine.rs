@@ -427,7 +427,8 @@ impl Engine {
 
     /// Prefetches in stages, each following the pointers that the previous one brought in one event
     /// earlier: the lines the event [`LOOKAHEAD`]` - 1` places ahead reads directly, the lines they
-    /// lead to for the next one, and so on down the policy's
+    /// lead to two events later (a worker's line, which the first stage loads for every worker
+    /// event, would often not be in after one), and so on down the policy's
     /// [`PrefetchStage`](crate::policy::PrefetchStage)s to the next event.
     /// At the scale of a datacenter every event waits on memory; this way the waits of several
     /// events overlap.
@@ -440,11 +441,13 @@ impl Engine {
     /// `spine_rng` back on `entry_rng`'s track.
     fn prefetch_ahead(&mut self) {
         const DIRECT: usize = LOOKAHEAD - 1;
+        // The engine's second stage and the policy's index stage.
+        const SECOND: usize = LOOKAHEAD - 3;
         if !self.policy_prefetches {
             if let Some(&e) = self.queue.ahead(DIRECT) {
                 self.prefetch(e);
             }
-            if let Some(&e) = self.queue.ahead(DIRECT - 1) {
+            if let Some(&e) = self.queue.ahead(SECOND) {
                 self.prefetch_indirect(e);
             }
             return;
@@ -469,20 +472,20 @@ impl Engine {
                     Self::draw_spine(&mut self.spine_rng, &self.pod_draws, pool);
             }
         }
-        if let Some(&e) = self.queue.ahead(DIRECT - 1) {
+        if let Some(&e) = self.queue.ahead(SECOND) {
             self.prefetch_indirect(e);
-            let spine = self.notes.spine[base + DIRECT - 1];
+            let spine = self.notes.spine[base + SECOND];
             if let Some(next) = Self::upcoming(&self.tasks, &self.workers, &self.messages, e, spine)
             {
                 self.policy.prefetch_index(
                     &self.cluster,
                     next,
-                    &mut self.notes.policy[base + DIRECT - 1],
+                    &mut self.notes.policy[base + SECOND],
                 );
             }
         }
         let later = self.notes.policy[base..]
-            .first_chunk_mut::<{ LOOKAHEAD - 2 }>()
+            .first_chunk_mut::<SECOND>()
             .expect("the window has room for the later stages");
         self.policy.prefetch(&self.cluster, later);
     }

@@ -26,7 +26,7 @@ const MAX_LANES: usize = 16;
 const LANE_READ_AHEAD: usize = 16;
 
 /// Events kept in the sorted window in front of the lanes and the heap.
-pub const LOOKAHEAD: usize = 6;
+pub const LOOKAHEAD: usize = 7;
 
 /// Places in the window's ring (a power of two, more than [`LOOKAHEAD`]): events pushed before
 /// its last make the window hold more than [`LOOKAHEAD`] for a while, the ones past these in
