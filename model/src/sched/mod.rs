@@ -454,6 +454,7 @@ impl Scheduler {
     }
 
     /// NEW_TASK, first pass: Algorithm 1 SCHEDULETASKIDLE, else Algorithm 2 SCHEDULETASKBUSY (A).
+    #[inline(always)]
     fn schedule_task(
         &mut self,
         h: HorusHeader,
@@ -764,6 +765,7 @@ impl Scheduler {
 
     /// TASK_DONE / TASK_DONE_IDLE at a leaf: Algorithm 2 UPDATE, and for an idle worker the first
     /// pass of Algorithm 1 ADD. The reply itself goes on to the client unchanged.
+    #[inline(always)]
     fn reply(&mut self, h: HorusHeader, time_us: u32, cfg: &PoolCfg, me: NodeRef) -> PassResult {
         self.counters.replies += 1;
         let mut r = PassResult::default();
