@@ -1014,11 +1014,14 @@ impl Policy for Horus {
 
     fn prefetch(&self, _cluster: &Cluster, notes: &mut [PrefetchNote; 4]) {
         use crate::{prefetch, prefetch_addr, prefetch_all};
-        let [nodes, entries, _, switch] = notes;
+        // The Entries stage runs in the Rows stage's place and the Nodes stage in the Entries',
+        // one event earlier each than their names say: a node's row then has two events to come
+        // in before the pass, not one.
+        let [_, nodes, entries, switch] = notes;
         // Switch: the scheduler (generator, table handles, counters) and the rows the pass reads
         // first, the pool's row (configuration, idle control, average) and for a node's packet
         // the node's row, from the addresses in the slot; the note becomes the switch, the pool's
-        // ID there and the node (NO_NODE for a task). (The Rows stage has nothing left to do.)
+        // ID there and the node (NO_NODE for a task).
         // Worked out without branching on the kind of call (a branch the processor would mostly
         // mispredict): the slot is a leaf's or a spine's by a select, a reply's node likewise,
         // and a note that names no call (all zero) reads the first leaf slot and stays zero.
