@@ -201,6 +201,97 @@ fn leaf_repairs_once_a_gap_passed_since_its_last_idle_message_across_the_clock_w
     assert_eq!(repairs, vec![6, 10, 15]);
 }
 
+/// While a removal holds the lock a task takes no node, so the rule runs on the count as it is
+/// (`p`, not a pop's `p - 1`), for the repair as for the link rule.
+#[test]
+fn leaf_rule_and_repair_run_on_the_count_as_it_is_while_the_list_is_locked() {
+    fn pass(link_at: u64, t: u64, p: Phv) -> Phv {
+        Phv {
+            repair_gap: b16(10),
+            link_at: b16(link_at),
+            time: b32(t),
+            ..p
+        }
+    }
+    let b = base(1, 0);
+    let ctl_add = Phv {
+        is_ctl_add: true,
+        ..b
+    };
+    let remove = Phv {
+        is_idle_remove: true,
+        ..b
+    };
+    // (A function, not a closure: a closure capturing a `Phv` trips a rustc 1.95 ICE.)
+    fn spine_task(b: Phv, flag: u64) -> Phv {
+        Phv {
+            is_task: true,
+            src: b16(9),
+            qlen: b16(flag),
+            ..b
+        }
+    }
+    // Linked at p = 2 (link_at 1), a removal takes the lock (p = 1); a task from the spine that
+    // finds the rack still listed (flag 0) 15 us after the last stamp re-sends idleAdd, since
+    // p = 1 is above unlink_at 0 (p - 1 = 0 is not).
+    let linked = vec![
+        Some(pass(
+            1,
+            0,
+            Phv {
+                is_ctl_pool: true,
+                ..b
+            },
+        )),
+        Some(pass(1, 0, ctl_add)),
+        Some(pass(1, 0, ctl_add)),
+        Some(pass(1, 0, remove)),
+        Some(pass(1, 15, spine_task(b, 0))),
+    ];
+    let out = drive!(IdleCtlStage<4>, IdleCtlStage::new(true), linked);
+    let got: Vec<_> = out.iter().map(|p| (seen(p).2, p.repair)).collect();
+    assert_eq!(
+        &got[1..],
+        &[('A', false), ('-', false), ('-', false), ('A', true)][..],
+        "{got:?}"
+    );
+    // Unlinked at p = 3 (link_at 5), a removal takes the lock (p = 2); with link_at 2 a task
+    // from the spine links the rack (p = 2 reaches it; p - 1 would not, and the task, with a
+    // queue, would re-send idleRemove instead); with link_at 3 the same task re-sends
+    // idleRemove.
+    let unlinked = vec![
+        Some(pass(
+            5,
+            0,
+            Phv {
+                is_ctl_pool: true,
+                ..b
+            },
+        )),
+        Some(pass(5, 0, ctl_add)),
+        Some(pass(5, 0, ctl_add)),
+        Some(pass(5, 0, ctl_add)),
+        Some(pass(5, 0, remove)),
+        Some(pass(2, 15, spine_task(b, 1))),
+    ];
+    let out = drive!(IdleCtlStage<4>, IdleCtlStage::new(true), unlinked.clone());
+    assert_eq!(
+        (seen(&out[5]).2, out[5].repair),
+        ('A', false),
+        "{:?}",
+        out[5]
+    );
+    let mut repaired = unlinked;
+    repaired[5] = Some(pass(3, 15, spine_task(b, 1)));
+    let out = drive!(IdleCtlStage<4>, IdleCtlStage::new(true), repaired);
+    assert_eq!(
+        (seen(&out[5]).2, out[5].repair),
+        ('R', true),
+        "{:?}",
+        out[5]
+    );
+}
+
 #[test]
 fn spine_picks_without_popping_and_removals_take_the_lock() {
     let b = base(1, 0);

@@ -95,7 +95,6 @@ pub struct IdleCtlStage<const P: usize> {
     gap: Signal<Local, Bits<32>>,
     old: Signal<Local, Bit>,
     ahead: Signal<Local, Bit>,
-    quiet: Signal<Local, Bit>,
     /// The rule runs on a packet's pass (a task's first pass, an idleAdd's commit): its signal
     /// stamps.
     stamps: Signal<Local, Bit>,
@@ -122,28 +121,47 @@ pub struct IdleCtlStage<const P: usize> {
     le_p: Signal<Local, Bit>,
     le_z: Signal<Local, Bit>,
     le_m: Signal<Local, Bit>,
-    /// The new count against the thresholds (false when the rule does not run), kept: one LUT
-    /// picks the compare, and the signals are formed on it.
-    ge_cut: Signal<Local, Bit>,
-    le_cut: Signal<Local, Bit>,
-    /// A repair is possible: the rule runs on a task from this pool's spine, with or without a
-    /// queue.
-    repair_q: Signal<Local, Bit>,
-    repair_nq: Signal<Local, Bit>,
-    /// The link rule's signals, and the repair's (when it may go: `quiet`).
-    add: Signal<Local, Bit>,
-    remove: Signal<Local, Bit>,
-    fix_add: Signal<Local, Bit>,
-    fix_remove: Signal<Local, Bit>,
-    /// The pass stamps `signaled` whatever `quiet` says (`stamp_cut`: the link rule signals, or
-    /// the pass carries a signal), or if `quiet` (`fix_stamp_cut`: a repair would go).
-    stamp_cut: Signal<Local, Bit>,
-    fix_stamp_cut: Signal<Local, Bit>,
-    /// The descriptor's signals without the repair, and the repair's.
+    /// Which count the rule compares (false when it does not run): `p + 1` (`k1 k0` 01), `p - 1`
+    /// (10, the list not locked), `p` (11, or 10 with the list locked: a task takes no node).
+    sel_p: Signal<Local, Bit>,
+    sel_m: Signal<Local, Bit>,
+    sel_z: Signal<Local, Bit>,
+    /// The enables that the compares meet, one per compare, each formed from the pass and the
+    /// entry beside the compares' chains and kept (`_cut`, `verilog.rs`): a link (`add_*`:
+    /// unlinked, count at or above `link_at`) or an unlink (`rem_*`: linked, at or below
+    /// `unlink_at`) on each candidate count, the same for a pass that stamps `signaled`
+    /// (`sadd_*`, `srem_*`), and a repair (`fa_*`: linked and a task without a queue from the
+    /// spine, re-sending idleAdd when the count is above `unlink_at`; `fr_*`: unlinked and a task
+    /// with a queue, re-sending idleRemove when it is below `link_at`). A repair is a task's
+    /// pass, whose rule compares `p - 1` or, locked, `p`: two enables each.
+    add_p_cut: Signal<Local, Bit>,
+    add_m_cut: Signal<Local, Bit>,
+    add_z_cut: Signal<Local, Bit>,
+    rem_p_cut: Signal<Local, Bit>,
+    rem_m_cut: Signal<Local, Bit>,
+    rem_z_cut: Signal<Local, Bit>,
+    sadd_p_cut: Signal<Local, Bit>,
+    sadd_m_cut: Signal<Local, Bit>,
+    sadd_z_cut: Signal<Local, Bit>,
+    srem_p_cut: Signal<Local, Bit>,
+    srem_m_cut: Signal<Local, Bit>,
+    srem_z_cut: Signal<Local, Bit>,
+    fa_m_cut: Signal<Local, Bit>,
+    fa_z_cut: Signal<Local, Bit>,
+    fr_m_cut: Signal<Local, Bit>,
+    fr_z_cut: Signal<Local, Bit>,
+    /// A pass that stamps and carries an idle signal already (kept).
+    ssig_cut: Signal<Local, Bit>,
+    /// The link rule's signals, the same when the pass stamps, and the repairs that would go
+    /// (`quiet` decides): each one LUT after the compares, kept, so that what follows meets
+    /// them in one LUT more.
     add_cut: Signal<Local, Bit>,
     remove_cut: Signal<Local, Bit>,
+    stamp_add_cut: Signal<Local, Bit>,
+    stamp_remove_cut: Signal<Local, Bit>,
     fix_add_cut: Signal<Local, Bit>,
     fix_remove_cut: Signal<Local, Bit>,
+    quiet_cut: Signal<Local, Bit>,
     is_leaf: Constant<Bit>,
     one: Constant<Bits<16>>,
     zero: Constant<Bits<16>>,
@@ -181,7 +199,6 @@ impl<const P: usize> IdleCtlStage<P> {
             gap: Default::default(),
             old: Default::default(),
             ahead: Default::default(),
-            quiet: Default::default(),
             stamps: Default::default(),
             k0: Default::default(),
             k1: Default::default(),
@@ -196,20 +213,33 @@ impl<const P: usize> IdleCtlStage<P> {
             le_p: Default::default(),
             le_z: Default::default(),
             le_m: Default::default(),
-            ge_cut: Default::default(),
-            le_cut: Default::default(),
-            repair_q: Default::default(),
-            repair_nq: Default::default(),
-            add: Default::default(),
-            remove: Default::default(),
-            fix_add: Default::default(),
-            fix_remove: Default::default(),
-            stamp_cut: Default::default(),
-            fix_stamp_cut: Default::default(),
+            sel_p: Default::default(),
+            sel_m: Default::default(),
+            sel_z: Default::default(),
+            add_p_cut: Default::default(),
+            add_m_cut: Default::default(),
+            add_z_cut: Default::default(),
+            rem_p_cut: Default::default(),
+            rem_m_cut: Default::default(),
+            rem_z_cut: Default::default(),
+            sadd_p_cut: Default::default(),
+            sadd_m_cut: Default::default(),
+            sadd_z_cut: Default::default(),
+            srem_p_cut: Default::default(),
+            srem_m_cut: Default::default(),
+            srem_z_cut: Default::default(),
+            fa_m_cut: Default::default(),
+            fa_z_cut: Default::default(),
+            fr_m_cut: Default::default(),
+            fr_z_cut: Default::default(),
+            ssig_cut: Default::default(),
             add_cut: Default::default(),
             remove_cut: Default::default(),
+            stamp_add_cut: Default::default(),
+            stamp_remove_cut: Default::default(),
             fix_add_cut: Default::default(),
             fix_remove_cut: Default::default(),
+            quiet_cut: Default::default(),
             is_leaf: Constant::new(is_leaf),
             one: Constant::new(1.into()),
             zero: Constant::new(0.into()),
@@ -337,8 +367,10 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         // The leaf's link rule, on the new count: it runs on every task and wherever the count
         // may have changed (a push, a removal's end, new parameters), all known from the pass
         // alone. The entry's part is laid out for depth: each threshold is compared with every
-        // count the pass may leave (`p + 1`, `p`, a pop's `p - 1`) at once, one LUT picks the
-        // compare that applies, and one more decides the signals.
+        // count the pass may leave (`p + 1`, `p`, a pop's `p - 1`) at once, each compare meets
+        // an enable worked out beside the chains (the pass's kind, the entry's `linked` and
+        // `locked`), and the results are or-ed: one LUT after the chains decides each signal,
+        // one more whether it goes, and one more writes the entry.
         self.k0.next = self.live.val() & self.dec.q.val().k0;
         self.k1.next = self.live.val() & self.dec.q.val().k1;
         self.p17.narrow.next = self.ctl_table.rd_data.val().p;
@@ -348,71 +380,92 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.le_p.next = self.e.val().p < self.pass_in.val().unlink_at;
         self.le_z.next = self.e.val().p <= self.pass_in.val().unlink_at;
         self.le_m.next = self.p17.wide.val() <= self.dec.q.val().le_m_at;
-        self.ge_cut.next = false;
-        self.le_cut.next = false;
-        if self.k0.val() & !self.k1.val() {
-            self.ge_cut.next = self.ge_p.val();
-            self.le_cut.next = self.le_p.val();
-        }
-        if self.k1.val() & !self.k0.val() {
-            self.ge_cut.next = self.ge_m.val();
-            self.le_cut.next = self.le_m.val();
-            if self.e.val().locked {
-                self.ge_cut.next = self.ge_z.val();
-                self.le_cut.next = self.le_z.val();
-            }
-        }
-        if self.k1.val() & self.k0.val() {
-            self.ge_cut.next = self.ge_z.val();
-            self.le_cut.next = self.le_z.val();
-        }
-        // The repair (a task from this pool's spine, `repair_gap` after the last idle message).
-        self.repair_q.next = self.live.val() & self.dec.q.val().repair_q;
-        self.repair_nq.next = self.live.val() & self.dec.q.val().repair_nq;
+        self.sel_p.next = self.k0.val() & !self.k1.val();
+        self.sel_m.next = self.k1.val() & !self.k0.val() & !self.e.val().locked;
+        self.sel_z.next = self.k1.val() & (self.k0.val() | self.e.val().locked);
+        self.stamps.next = self.live.val() & self.dec.q.val().stamps;
+        self.add_p_cut.next = !self.e.val().linked & self.sel_p.val();
+        self.add_m_cut.next = !self.e.val().linked & self.sel_m.val();
+        self.add_z_cut.next = !self.e.val().linked & self.sel_z.val();
+        self.rem_p_cut.next = self.e.val().linked & self.sel_p.val();
+        self.rem_m_cut.next = self.e.val().linked & self.sel_m.val();
+        self.rem_z_cut.next = self.e.val().linked & self.sel_z.val();
+        self.sadd_p_cut.next = self.stamps.val() & !self.e.val().linked & self.sel_p.val();
+        self.sadd_m_cut.next = self.stamps.val() & !self.e.val().linked & self.sel_m.val();
+        self.sadd_z_cut.next = self.stamps.val() & !self.e.val().linked & self.sel_z.val();
+        self.srem_p_cut.next = self.stamps.val() & self.e.val().linked & self.sel_p.val();
+        self.srem_m_cut.next = self.stamps.val() & self.e.val().linked & self.sel_m.val();
+        self.srem_z_cut.next = self.stamps.val() & self.e.val().linked & self.sel_z.val();
+        // The repair (a task from this pool's spine, `repair_gap` after the last idle message):
+        // a task's rule compares `p - 1`, or `p` when the list is locked.
+        self.fa_m_cut.next = self.live.val()
+            & self.dec.q.val().repair_nq
+            & self.e.val().linked
+            & !self.e.val().locked;
+        self.fa_z_cut.next = self.live.val()
+            & self.dec.q.val().repair_nq
+            & self.e.val().linked
+            & self.e.val().locked;
+        self.fr_m_cut.next = self.live.val()
+            & self.dec.q.val().repair_q
+            & !self.e.val().linked
+            & !self.e.val().locked;
+        self.fr_z_cut.next = self.live.val()
+            & self.dec.q.val().repair_q
+            & !self.e.val().linked
+            & self.e.val().locked;
+        self.ssig_cut.next = self.stamps.val()
+            & (self.pass_in.val().sig_idle_add | self.pass_in.val().sig_idle_remove);
+        // Link at `p >= link_at`, unlink at `p <= unlink_at`, else re-send what the spine's flag
+        // shows was lost.
+        self.add_cut.next = (self.add_p_cut.val() & self.ge_p.val())
+            | (self.add_m_cut.val() & self.ge_m.val())
+            | (self.add_z_cut.val() & self.ge_z.val());
+        self.remove_cut.next = (self.rem_p_cut.val() & self.le_p.val())
+            | (self.rem_m_cut.val() & self.le_m.val())
+            | (self.rem_z_cut.val() & self.le_z.val());
+        self.stamp_add_cut.next = (self.sadd_p_cut.val() & self.ge_p.val())
+            | (self.sadd_m_cut.val() & self.ge_m.val())
+            | (self.sadd_z_cut.val() & self.ge_z.val());
+        self.stamp_remove_cut.next = (self.srem_p_cut.val() & self.le_p.val())
+            | (self.srem_m_cut.val() & self.le_m.val())
+            | (self.srem_z_cut.val() & self.le_z.val());
+        self.fix_add_cut.next =
+            (self.fa_m_cut.val() & !self.le_m.val()) | (self.fa_z_cut.val() & !self.le_z.val());
+        self.fix_remove_cut.next =
+            (self.fr_m_cut.val() & !self.ge_m.val()) | (self.fr_z_cut.val() & !self.ge_z.val());
         // `time - signaled >= gap` (32 bits, wrapping) without the difference: when `time - gap`
         // does not wrap, a `signaled` at or before it, or after `time` (a whole wrap ago), is far
         // enough; when it wraps, only one both after `time` and at or before `time - gap` (mod
         // 2^32) is. Each compare is one carry chain on the entry, beside the others.
         self.old.next = self.e.val().signaled <= self.dec.q.val().time_gap;
         self.ahead.next = self.e.val().signaled > self.pass_in.val().time;
-        self.quiet.next = (self.old.val() & self.ahead.val())
+        self.quiet_cut.next = (self.old.val() & self.ahead.val())
             | (!self.dec.q.val().wrap & (self.old.val() | self.ahead.val()));
-        // Link at `p >= link_at`, unlink at `p <= unlink_at`, else re-send what the spine's flag
-        // shows was lost. Everything is formed with and without the repair, and the repair's
-        // compare (`quiet`, a carry chain after the entry's) picks last.
-        self.add.next = !self.e.val().linked & self.ge_cut.val();
-        self.remove.next = self.e.val().linked & self.le_cut.val();
-        self.fix_add.next = self.e.val().linked & !self.le_cut.val() & self.repair_nq.val();
-        self.fix_remove.next = !self.e.val().linked & !self.ge_cut.val() & self.repair_q.val();
-        if self.add.val() {
+        if self.add_cut.val() {
             self.w.next.linked = true;
         }
-        if self.remove.val() {
+        if self.remove_cut.val() {
             self.w.next.linked = false;
         }
-        self.stamps.next = self.live.val() & self.dec.q.val().stamps;
-        // What the link rule decided, and what a repair would do, each formed beside the repair's
-        // compares and kept (`_cut`, `verilog.rs`): `quiet` meets them in the last LUT.
-        self.stamp_cut.next = self.stamps.val()
-            & (self.add.val()
-                | self.remove.val()
-                | self.pass_in.val().sig_idle_add
-                | self.pass_in.val().sig_idle_remove);
-        self.fix_stamp_cut.next = self.stamps.val() & (self.fix_add.val() | self.fix_remove.val());
-        self.add_cut.next = self.pass_in.val().sig_idle_add | self.add.val();
-        self.remove_cut.next = self.pass_in.val().sig_idle_remove | self.remove.val();
-        self.fix_add_cut.next = self.fix_add.val();
-        self.fix_remove_cut.next = self.fix_remove.val();
+        // A packet's pass stamps `signaled` when the rule signals, when the pass carries a
+        // signal, or when a repair goes (a repair is a task's: it always stamps).
         self.w.next.signaled = self.e.val().signaled;
-        if self.stamp_cut.val() | (self.quiet.val() & self.fix_stamp_cut.val()) {
+        if self.ssig_cut.val()
+            | self.stamp_add_cut.val()
+            | self.stamp_remove_cut.val()
+            | (self.quiet_cut.val() & (self.fix_add_cut.val() | self.fix_remove_cut.val()))
+        {
             self.w.next.signaled = self.pass_in.val().time;
         }
-        self.out.d.next.sig_idle_add =
-            self.add_cut.val() | (self.quiet.val() & self.fix_add_cut.val());
-        self.out.d.next.sig_idle_remove =
-            self.remove_cut.val() | (self.quiet.val() & self.fix_remove_cut.val());
+        self.out.d.next.sig_idle_add = self.pass_in.val().sig_idle_add
+            | self.add_cut.val()
+            | (self.quiet_cut.val() & self.fix_add_cut.val());
+        self.out.d.next.sig_idle_remove = self.pass_in.val().sig_idle_remove
+            | self.remove_cut.val()
+            | (self.quiet_cut.val() & self.fix_remove_cut.val());
         self.out.d.next.repair = self.pass_in.val().repair
-            | (self.quiet.val() & (self.fix_add_cut.val() | self.fix_remove_cut.val()));
+            | (self.quiet_cut.val() & (self.fix_add_cut.val() | self.fix_remove_cut.val()));
         self.ctl_table.wr_data.next = self.w.val();
         self.pass_out.next = self.out.q.val();
         self.pass_next.next = self.out.d.val();
