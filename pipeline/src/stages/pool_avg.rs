@@ -16,11 +16,13 @@
 //! entry back on every pass, changed or not, so the forwarding check waits for no decision.
 //!
 //! The rescale (`acc = kept * unit`, 32 x 33 bits) is pipelined ([`PipeMul`]) and holds the stage
-//! for [`MUL_LATENCY`] more clocks: in the pass's clock the multiplier takes its operands; the pass
-//! then waits in `out` (the next stages see a bubble) while the stage reads its entry again (its
-//! write address is the index it read), and in the last clock the entry takes the tasks kept, the
-//! new unit and the product as its accumulator in one write, and the report rule and the signals
-//! run on it. The core admits no pass behind a
+//! for [`HOLD_CLOCKS`] more clocks: in the pass's clock the multiplier takes its operands; the
+//! pass then waits in `out` (the next stages see a bubble) while the stage reads its entry again
+//! (its write address is the index it read). When the product is in, the entry takes the tasks
+//! kept, the new unit and the product as its accumulator in one write; a clock later, the last,
+//! the report rule and the signals run on the entry as read, as for a change that leaves the
+//! accumulator as it is. The report's checks thus read the accumulator from the table alone, with
+//! no multiplexer in front of their chains for the product. The core admits no pass behind a
 //! control pass until it has left, so the stage is otherwise empty meanwhile. Before, the multiply
 //! was combinational, in one cycle with the table read and the threshold compare (17 LUT levels
 //! around a multiplier that this figure does not even count).
@@ -32,6 +34,10 @@ use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
+
+/// The clocks a rescale holds the stage for after its own: the multiplier's, and one in which
+/// the entry, rescaled, is read back for the report rule.
+pub const HOLD_CLOCKS: usize = MUL_LATENCY + 1;
 
 /// `poolAvg` entry: the accumulator (32.32), what one task adds (`round(2^32 / workers)`, up to
 /// 2^32), the tasks it counts, and the average (16.16) the last load report carried; and two
@@ -77,7 +83,7 @@ pub struct PoolAvgStage<const P: usize> {
     no_off: Constant<Bits<P>>,
     avg_table: StageTable<PoolAvgEntry, P>,
     out: DFF<Phv>,
-    /// The rescale: the tasks kept, and `kept * unit` three clocks later.
+    /// The rescale: the tasks kept, and `kept * unit` [`MUL_LATENCY`] clocks later.
     keep: KeptTasks,
     mul: PipeMul,
     /// The tasks kept by the held pass, for the last clock.
@@ -89,9 +95,9 @@ pub struct PoolAvgStage<const P: usize> {
     reported_w: ZeroExtend<32, WIDE>,
     acc_w: ZeroExtend<64, WIDE>,
     unit_w: ZeroExtend<33, WIDE>,
-    product_w: ZeroExtend<64, WIDE>,
-    /// Report checks: the accumulator after one task more, after one less, and as it is (or a
-    /// rescale's product), at or above `hi`, below `lo`. Each one carry chain ([`SumSign`]).
+    /// Report checks: the accumulator after one task more, after one less, and as it is (a
+    /// rescale's product, in its last clock), at or above `hi`, below `lo`. Each one carry chain
+    /// ([`SumSign`]).
     up_inc: SumSign,
     down_inc: SumSign,
     up_dec: SumSign,
@@ -116,26 +122,28 @@ pub struct PoolAvgStage<const P: usize> {
     /// A load report leaves: a signal may, no idle signal does, and the report rule holds.
     go_cut: Signal<Local, Bit>,
     /// Clocks a rescale still holds the stage (its pass waits in `out`; `pass_out` is empty).
-    hold: DFF<Bits<2>>,
+    hold: DFF<Bits<3>>,
     /// `hold` is not zero (a register of its own, so that `holding` is a flip-flop and not a
     /// compare: the next stages' indexes and the descriptor's mask follow it).
     held: DFF<Bit>,
     /// A rescale holds the stage (never in a spine instance: constant there, so the descriptor
     /// register keeps no clock enable).
     holding: Signal<Local, Bit>,
-    /// The last of them: the product is in, the entry and the report are done.
+    /// The product is in: the entry takes it.
+    load: Signal<Local, Bit>,
+    /// The last clock: the report rule and the signals, on the rescaled entry.
     finish: Signal<Local, Bit>,
     /// The new average (16.16, saturating) after each change, side by side.
     cur_inc: Signal<Local, Bits<32>>,
     cur_dec: Signal<Local, Bits<32>>,
-    cur_res: Signal<Local, Bits<32>>,
     cur_same: Signal<Local, Bits<32>>,
     /// What the signals read of the pass: `pass_in`'s, or when finishing the held pass's (`out`).
     sig_live: Signal<Local, Bit>,
     sig_spine: Signal<Local, Bit>,
     sig_idle: Signal<Local, Bit>,
-    hold_len: Constant<Bits<2>>,
-    one2: Constant<Bits<2>>,
+    hold_len: Constant<Bits<3>>,
+    one3: Constant<Bits<3>>,
+    two3: Constant<Bits<3>>,
     w: Signal<Local, PoolAvgEntry>,
     live: Signal<Local, Bit>,
     started: Signal<Local, Bit>,
@@ -181,7 +189,6 @@ impl<const P: usize> PoolAvgStage<P> {
             reported_w: Default::default(),
             acc_w: Default::default(),
             unit_w: Default::default(),
-            product_w: Default::default(),
             up_inc: Default::default(),
             down_inc: Default::default(),
             up_dec: Default::default(),
@@ -203,16 +210,17 @@ impl<const P: usize> PoolAvgStage<P> {
             hold: Default::default(),
             held: Default::default(),
             holding: Default::default(),
+            load: Default::default(),
             finish: Default::default(),
             cur_inc: Default::default(),
             cur_dec: Default::default(),
-            cur_res: Default::default(),
             cur_same: Default::default(),
             sig_live: Default::default(),
             sig_spine: Default::default(),
             sig_idle: Default::default(),
-            hold_len: Constant::new((MUL_LATENCY as u64).into()),
-            one2: Constant::new(1.into()),
+            hold_len: Constant::new((HOLD_CLOCKS as u64).into()),
+            one3: Constant::new(1.into()),
+            two3: Constant::new(2.into()),
             w: Default::default(),
             live: Default::default(),
             started: Default::default(),
@@ -265,14 +273,15 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.avg_table.wr_en.next = self.is_leaf.val();
         self.live.next = !self.pass_in.val().drop.any();
 
-        // A rescale holds the stage for `MUL_LATENCY` clocks: the core admits no pass behind a
+        // A rescale holds the stage for `HOLD_CLOCKS` clocks: the core admits no pass behind a
         // control pass, so the stage is otherwise empty meanwhile.
         self.hold.d.next = self.hold.q.val();
         if self.holding.val() {
-            self.hold.d.next = self.hold.q.val() - self.one2.val();
+            self.hold.d.next = self.hold.q.val() - self.one3.val();
             self.out.d.next = self.out.q.val();
         }
-        self.finish.next = self.is_leaf.val() & (self.hold.q.val() == self.one2.val());
+        self.load.next = self.is_leaf.val() & (self.hold.q.val() == self.two3.val());
+        self.finish.next = self.is_leaf.val() & (self.hold.q.val() == self.one3.val());
         self.sig_live.next = self.live.val();
         self.sig_spine.next = self.pass_in.val().spine_ok;
         self.sig_idle.next = self.pass_in.val().sig_idle_add | self.pass_in.val().sig_idle_remove;
@@ -333,9 +342,10 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             self.hold.d.next = self.hold_len.val();
         }
         self.held.d.next = self.hold.d.val().any();
-        // Last clock: the entry takes the tasks kept, the new unit and the product as its
-        // accumulator, all at once; the report rule and the signals follow.
-        if self.finish.val() {
+        // The product is in: the entry takes the tasks kept, the new unit and the product as its
+        // accumulator, all at once; the report rule and the signals follow in the last clock, on
+        // the entry as read (`same_cut`).
+        if self.load.val() {
             self.w.next.tasks = self.kept_r.q.val();
             self.w.next.busy = self.kept_r.q.val() != self.zero32.val();
             self.w.next.full = self.kept_r.q.val() == self.max.val();
@@ -349,7 +359,6 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // `acc + unit - 2^48 >= 0`, one less `acc + !unit + 1 - 2^48 >= 0`.
         self.acc_w.narrow.next = self.avg_table.rd_data.val().acc;
         self.unit_w.narrow.next = self.avg_table.rd_data.val().unit;
-        self.product_w.narrow.next = self.mul.p.val();
         self.ovf_inc.a.next = self.acc_w.wide.val();
         self.ovf_inc.b.next = self.unit_w.wide.val();
         self.ovf_inc.c.next = self.neg_2_48.val();
@@ -366,10 +375,6 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if !self.ovf_dec.neg.val() {
             self.cur_dec.next = self.max.val();
         }
-        self.cur_res.next = self.mul.p.val().get_bits::<32>(16);
-        if self.mul.p.val().get_bits::<16>(48) > self.zero16.val() {
-            self.cur_res.next = self.max.val();
-        }
         self.cur_same.next = self.avg_table.rd_data.val().acc.get_bits::<32>(16);
         if self.avg_table.rd_data.val().acc.get_bits::<16>(48) > self.zero16.val() {
             self.cur_same.next = self.max.val();
@@ -380,9 +385,6 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         }
         if self.finished.val() & self.dec_ok.val() {
             self.cur.next = self.cur_dec.val();
-        }
-        if self.finish.val() {
-            self.cur.next = self.cur_res.val();
         }
         // The report rule, `|cur - reported| >= delta`, on the accumulator (32.32) rather than
         // the average: up when `acc >= (reported + delta) * 2^16` (never when `reported + delta`
@@ -396,14 +398,14 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // Every change is checked side by side; which applies (the pass's kind, and whether the
         // count saturated or was zero) picks last.
         // A rescale keeps its terms until its last clock (the passes behind it are bubbles).
-        if self.rescale.val() | (self.hold.q.val() > self.one2.val()) {
+        if self.rescale.val() | (self.hold.q.val() > self.one3.val()) {
             self.terms.d.next = self.terms.q.val();
         }
         self.hi_ok.next = self.avg_table.rd_data.val().reported <= self.terms.q.val().not_delta;
         // Each check's terms come straight from registers and the table's read (so that the
-        // checks, blocks of their own, see no loop through this block's logic): the accumulator
-        // (the product in a rescale's last clock), `unit`, `!unit` plus one or nothing, and a
-        // negated threshold, `!reported + 1 - delta` or `!reported + delta`, times 2^16.
+        // checks, blocks of their own, see no loop through this block's logic): the accumulator,
+        // `unit`, `!unit` plus one or nothing, and a negated threshold, `!reported + 1 - delta`
+        // or `!reported + delta`, times 2^16.
         self.reported_w.narrow.next = self.avg_table.rd_data.val().reported;
         self.up_inc.a.next = self.acc_w.wide.val();
         self.up_inc.b.next = self.unit_w.wide.val();
@@ -427,10 +429,6 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.down_dec.cin.next = true;
         self.up_same.a.next = self.acc_w.wide.val();
         self.down_same.a.next = self.acc_w.wide.val();
-        if self.hold.q.val() == self.one2.val() {
-            self.up_same.a.next = self.product_w.wide.val();
-            self.down_same.a.next = self.product_w.wide.val();
-        }
         self.up_same.b.next = self.zero_w.val();
         self.up_same.c.next =
             (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
@@ -440,7 +438,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             (!self.reported_w.wide.val() + self.terms.q.val().delta) << self.shift16.val();
         self.down_same.cin.next = false;
         // Which check applies: one task more, one less, or the accumulator as it is (a change
-        // that saturated, or a rescale's product in its last clock); kept (`_cut`), so that the
+        // that saturated, or a rescale's last clock); kept (`_cut`), so that the
         // checks' chains meet them in the last LUTs.
         self.inc_cut.next = self.started.val() & self.inc_ok.val();
         self.dec_cut.next = self.finished.val() & self.dec_ok.val();
