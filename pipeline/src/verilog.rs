@@ -23,9 +23,12 @@
 //! synthesis keeps the net, so the logic behind it is mapped apart from the logic after it. A
 //! stage cuts where a carry chain's output meets logic formed beside the chain: Yosys' LUT mapper
 //! (ABC) sees a carry output as ready at the start of the cycle, like a register's, and would
-//! otherwise mix the chain's output into that logic's first levels, where it is deepest. Behind
-//! the cut the logic is mapped on its own; after it, the chain's output and the cut nets meet in
-//! one LUT. Simulators ignore the attribute.
+//! otherwise mix the chain's output into that logic's first levels, where it is deepest. The net
+//! then exists as a LUT's output, though ABC may still copy its logic into a consumer that it
+//! finds shallower so (measured: `poolAvg`'s report enables, when each was kept apart, were
+//! merged into their outcomes' LUTs behind a LUT on the chains' outputs): a kept net fixes that a
+//! LUT ends there, not how deep the logic on either side of it is. Simulators ignore the
+//! attribute.
 
 use rust_hdl::prelude::{Block, generate_verilog};
 

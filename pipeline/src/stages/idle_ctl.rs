@@ -152,9 +152,9 @@ pub struct IdleCtlStage<const P: usize> {
     fr_z_cut: Signal<Local, Bit>,
     /// A pass that stamps and carries an idle signal already (kept).
     ssig_cut: Signal<Local, Bit>,
-    /// The link rule's signals, the same when the pass stamps, and the repairs that would go
-    /// (`quiet` decides): each one LUT after the compares, kept, so that what follows meets
-    /// them in one LUT more.
+    /// The link rule's signals, the same when the pass stamps, the repairs that would go, and
+    /// whether they go (`quiet_cut`: `repair_gap` passed since the last stamp): each one LUT
+    /// after the compares, kept, so that what follows meets them in one LUT more.
     add_cut: Signal<Local, Bit>,
     remove_cut: Signal<Local, Bit>,
     stamp_add_cut: Signal<Local, Bit>,
