@@ -2,12 +2,11 @@
 //!
 //! - [`ZeroExtend`] widens a value (`{0, narrow}`), which rust-hdl cannot write lint-clean: a
 //!   one-line hand-written module, its Rust `update` the same.
-//! - [`SumSign`] tells whether `a + b + c + cin` is negative (two's complement, [`WIDE`] bits)
-//!   with one carry chain behind one LUT level: the three terms are first reduced to two, bit by
-//!   bit (carry-save: each bit's sum and carry are functions of that bit of the three terms), and
-//!   the two are added. Where a loop compares a sum with a threshold (`x + y >= z`, the new
-//!   accumulator against a report threshold) this is one chain where an add then a compare is two,
-//!   with a LUT level between them.
+//! - [`Sum3`] adds three terms (two's complement, [`WIDE`] bits) with one carry chain behind
+//!   one LUT level: the three terms are first reduced to two, bit by bit (carry-save: each bit's
+//!   sum and carry are functions of that bit of the three terms), and the two are added.
+//!   [`SumSign`] is its sign. Where a loop compares a sum with a threshold (`x + y >= z`) this is
+//!   one chain where an add then a compare is two, with a LUT level between them.
 
 use rust_hdl::prelude::*;
 
@@ -43,44 +42,42 @@ impl<const A: usize, const B: usize> Logic for ZeroExtend<A, B> {
     }
 }
 
-/// `neg`: whether `a + b + c + cin` (mod 2^[`WIDE`]) has its top bit set.
+/// `sum = a + b + c + cin` (mod 2^[`WIDE`]) in one carry chain: the three terms reduced to two
+/// bit by bit (carry-save), then added.
 #[derive(LogicBlock)]
-pub struct SumSign {
+pub struct Sum3 {
     pub a: Signal<In, Wide>,
     pub b: Signal<In, Wide>,
     pub c: Signal<In, Wide>,
     pub cin: Signal<In, Bit>,
-    pub neg: Signal<Out, Bit>,
+    pub sum: Signal<Out, Wide>,
     /// The carry-save form: `a + b + c == s + 2 k`.
     s: Signal<Local, Wide>,
     k: Signal<Local, Wide>,
     /// `2 k + cin` (the doubled carries leave bit 0 free for `cin`).
     k2: Signal<Local, Wide>,
-    /// The sum; only its top bit is read (the name matches Verilator's `--unused-regexp`).
-    total_unused: Signal<Local, Wide>,
     one: Constant<Bits<8>>,
     bit0: Constant<Wide>,
 }
 
-impl Default for SumSign {
+impl Default for Sum3 {
     fn default() -> Self {
         Self {
             a: Default::default(),
             b: Default::default(),
             c: Default::default(),
             cin: Default::default(),
-            neg: Default::default(),
+            sum: Default::default(),
             s: Default::default(),
             k: Default::default(),
             k2: Default::default(),
-            total_unused: Default::default(),
             one: Constant::new(1.into()),
             bit0: Constant::new(1.into()),
         }
     }
 }
 
-impl Logic for SumSign {
+impl Logic for Sum3 {
     #[hdl_gen]
     fn update(&mut self) {
         self.s.next = self.a.val() ^ self.b.val() ^ self.c.val();
@@ -94,7 +91,31 @@ impl Logic for SumSign {
         // The carries first: synthesis feeds a carry chain's `DI` from its first operand, so `s`
         // is needed only inside each `S` input (`s ^ k2`, a function of two bits of each term)
         // and need not be a LUT of its own (the whole leaf: 111 LUTs fewer, depth unchanged).
-        self.total_unused.next = self.k2.val() + self.s.val();
+        self.sum.next = self.k2.val() + self.s.val();
+    }
+}
+
+/// `neg`: whether `a + b + c + cin` (mod 2^[`WIDE`]) has its top bit set ([`Sum3`]'s sign).
+#[derive(LogicBlock, Default)]
+pub struct SumSign {
+    pub a: Signal<In, Wide>,
+    pub b: Signal<In, Wide>,
+    pub c: Signal<In, Wide>,
+    pub cin: Signal<In, Bit>,
+    pub neg: Signal<Out, Bit>,
+    sum3: Sum3,
+    /// The sum; only its top bit is read (the name matches Verilator's `--unused-regexp`).
+    total_unused: Signal<Local, Wide>,
+}
+
+impl Logic for SumSign {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.sum3.a.next = self.a.val();
+        self.sum3.b.next = self.b.val();
+        self.sum3.c.next = self.c.val();
+        self.sum3.cin.next = self.cin.val();
+        self.total_unused.next = self.sum3.sum.val();
         self.neg.next = self.total_unused.val().get_bit(65);
     }
 }

@@ -19,13 +19,13 @@ use crate::arith::ZeroExtend;
 use crate::egress::{SpineEntry, SpineTable, SwitchCfg};
 use crate::phv::Phv;
 use crate::readback::{RB_BITS, RB_WORDS};
-use crate::regmap::{ID_VALUE, WORDS, field};
+use crate::regmap::{FILE_WORDS, ID_VALUE, field};
 use horus_model::config::Role;
 use rust_hdl::prelude::*;
 
 /// Bits of the AXI4-Lite address.
 pub const AXIL_ADDR_BITS: usize = 12;
-const BITS: usize = 32 * WORDS;
+const BITS: usize = 32 * FILE_WORDS;
 /// The counters' read mux is a binary tree over 16 of them.
 const _: () = assert!(crate::regmap::COUNTERS == 16);
 /// Bits of an offset in the register file.

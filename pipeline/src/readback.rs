@@ -12,6 +12,7 @@
 //! [`encode`] writes the model's entry in that layout, so that a host or a test compares the
 //! switch's tables with the model's word for word.
 
+use horus_model::config::Role;
 use horus_model::sched::{Stage, Tables};
 use rust_hdl::prelude::*;
 
@@ -19,10 +20,10 @@ use crate::pass::mac_bits;
 use crate::phv::{IdleCtlEntry, IdleIndexEntry, NodeEntry, NodeRefEntry, PoolCfgEntry};
 use crate::stages::conn::ConnEntry;
 use crate::stages::node_addr::AddrEntry;
-use crate::stages::pool_avg::PoolAvgEntry;
+use crate::stages::pool_avg::{PoolAvgEntry, margins};
 
 /// Width of the read-back register: the widest entry (`poolAvg`).
-pub const RB_BITS: usize = 192;
+pub const RB_BITS: usize = 352;
 /// 32-bit words of the read-back register.
 pub const RB_WORDS: usize = RB_BITS / 32;
 
@@ -181,9 +182,10 @@ fn words(v: Bits<RB_BITS>) -> [u32; RB_WORDS] {
     w
 }
 
-/// The model's entry `index` of `stage`'s table in the hardware's layout, as `RB_DATA` reads it;
-/// an index beyond the model's table reads as the hardware's untouched entry (zero).
-pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
+/// The model's entry `index` of `stage`'s table in the hardware's layout, as `RB_DATA` reads it
+/// from a switch of `role`; an index beyond the model's table reads as the hardware's untouched
+/// entry (zero).
+pub fn encode(t: &Tables, role: Role, stage: Stage, index: usize) -> [u32; RB_WORDS] {
     let node_ref = |r: &horus_model::sched::NodeRef| NodeRefEntry {
         node: b(r.node.into()),
         factor: b(r.factor.0.into()),
@@ -261,7 +263,15 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
             .get(index)
             .map(|r| r.drift2)
             .map(|d| b::<32>(u64::from(d.0 as u32)).pack()),
-        Stage::PoolAvg => t.pools.get(index).map(|r| &r.avg).map(|e| {
+        Stage::PoolAvg => t.pools.get(index).map(|r| {
+            let e = &r.avg;
+            // A spine's entries, and an unconfigured pool's, are as the reset left them
+            // (configuring a leaf's pool sets its margins).
+            let (up_margin, down_margin) = if role == Role::Leaf && r.cfg.valid {
+                margins(e.avg.acc, e.reported.0, r.cfg.params.report_delta.0)
+            } else {
+                Default::default()
+            };
             PoolAvgEntry {
                 acc: b(e.avg.acc),
                 unit: b(e.avg.unit),
@@ -269,6 +279,9 @@ pub fn encode(t: &Tables, stage: Stage, index: usize) -> [u32; RB_WORDS] {
                 reported: b(e.reported.0.into()),
                 busy: e.avg.tasks > 0,
                 full: e.avg.tasks == u32::MAX,
+                up_margin,
+                down_margin,
+                unit_dec: b(e.avg.unit),
             }
             .pack()
         }),

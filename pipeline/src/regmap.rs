@@ -73,8 +73,11 @@ const fn f(
 
 /// Value of `ID`: "HORU".
 pub const ID_VALUE: u32 = 0x484f_5255;
-/// Words of the register file.
-pub const WORDS: usize = 64;
+/// Words of the register map (the read-back's `RB_DATA*` reach past 64).
+pub const WORDS: usize = 128;
+/// Words the AXI4-Lite block keeps in flip-flops, from word 0: every read-write field lies below
+/// (the counters and the read-back are read from the pipeline, not kept here).
+pub const FILE_WORDS: usize = 64;
 /// First word of the spine table; each spine takes `SPINE_WORDS`.
 pub const SPINE_BASE: usize = 8;
 pub const SPINE_WORDS: usize = 4;
@@ -540,6 +543,46 @@ pub const FIELDS: &[Field] = &[
         Ro,
         "the entry read, bits 160..191 (the hardware entry's layout, readback.rs)",
     ),
+    f(
+        "RB_DATA6",
+        63,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 192..223 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA7",
+        64,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 224..255 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA8",
+        65,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 256..287 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA9",
+        66,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 288..319 (the hardware entry's layout, readback.rs)",
+    ),
+    f(
+        "RB_DATA10",
+        67,
+        0,
+        32,
+        Ro,
+        "the entry read, bits 320..351 (the hardware entry's layout, readback.rs)",
+    ),
 ];
 
 /// The word of the counter of `PASSES`; the drop counters follow `CONTROL_PASSES` in the order of
@@ -720,6 +763,9 @@ mod tests {
         for f in FIELDS {
             assert!(f.bit() + f.width <= 32 * WORDS, "{}", f.name);
             assert!(f.width > 0 && (f.width <= 32 || f.lsb == 0), "{}", f.name);
+            if f.access == Rw {
+                assert!(f.word < FILE_WORDS, "{}", f.name);
+            }
             for (b, u) in used.iter_mut().enumerate().skip(f.bit()).take(f.width) {
                 assert!(!*u, "{} overlaps another field at bit {b}", f.name);
                 *u = true;

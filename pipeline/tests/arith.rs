@@ -1,8 +1,9 @@
-//! `arith`'s primitives against Rust's integers: `ZeroExtend` and `SumSign` as a stage uses them
-//! (`x + y >= z` and `x - y >= z` on zero-extended 64-bit terms), their Rust `update`s in
-//! rust-hdl's simulator and their Verilog in Verilator.
+//! `arith`'s primitives against Rust's integers: `ZeroExtend`, `SumSign` and `Sum3` as a stage uses
+//! them (`x + y >= z` and `x - y >= z` on zero-extended 64-bit terms, and the whole of
+//! `x - y + z` on [`WIDE`] bits), their Rust `update`s in rust-hdl's simulator and their Verilog in
+//! Verilator.
 
-use horus_pipeline::arith::{SumSign, WIDE, Wide, ZeroExtend};
+use horus_pipeline::arith::{Sum3, SumSign, WIDE, Wide, ZeroExtend};
 use horus_pipeline::verilog::emit;
 use rust_hdl::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -52,10 +53,19 @@ fn cases() -> Vec<(u64, u64, u64)> {
     v
 }
 
-/// (x + y >= z, x - y >= z) over the integers.
-fn expected(x: u64, y: u64, z: u64) -> (bool, bool) {
+/// (x + y >= z, x - y >= z) over the integers, and `x - y + z` mod 2^[`WIDE`].
+fn expected(x: u64, y: u64, z: u64) -> (bool, bool, u128) {
     let (x, y, z) = (i128::from(x), i128::from(y), i128::from(z));
-    (x + y >= z, x - y >= z)
+    (
+        x + y >= z,
+        x - y >= z,
+        (x - y + z) as u128 & ((1 << WIDE) - 1),
+    )
+}
+
+/// A [`WIDE`] value as an integer.
+fn wide(v: Wide) -> u128 {
+    u128::from(u64::from(v.get_bits::<64>(0))) | u128::from(u64::from(v.get_bits::<2>(64))) << 64
 }
 
 /// `x + y - z` is `x + y + !z + 1`; `x - y - z >= 0` is `!x + y + z` negative (it is
@@ -68,11 +78,14 @@ struct Probe {
     z: Signal<In, Bits<64>>,
     sum_ge: Signal<Out, Bit>,
     diff_ge: Signal<Out, Bit>,
+    /// `x - y + z`, whole: `x + !y + z + 1`.
+    total: Signal<Out, Wide>,
     wx: ZeroExtend<64, WIDE>,
     wy: ZeroExtend<64, WIDE>,
     wz: ZeroExtend<64, WIDE>,
     sum: SumSign,
     diff: SumSign,
+    three: Sum3,
 }
 
 impl Logic for Probe {
@@ -91,6 +104,11 @@ impl Logic for Probe {
         self.diff.c.next = self.wz.wide.val();
         self.diff.cin.next = false;
         self.diff_ge.next = self.diff.neg.val();
+        self.three.a.next = self.wx.wide.val();
+        self.three.b.next = !self.wy.wide.val();
+        self.three.c.next = self.wz.wide.val();
+        self.three.cin.next = true;
+        self.total.next = self.three.sum.val();
     }
 }
 
@@ -117,7 +135,9 @@ fn rust_update_matches_integers() {
             x.y.next = b.into();
             x.z.next = c.into();
             wait_clock_false!(sim, clock, x);
-            sink.lock().unwrap().push((x.sum_ge.val(), x.diff_ge.val()));
+            sink.lock()
+                .unwrap()
+                .push((x.sum_ge.val(), x.diff_ge.val(), wide(x.total.val())));
             wait_clock_true!(sim, clock, x);
         }
         sim.done(x)?;
@@ -143,6 +163,9 @@ fn verilog_matches_integers_in_verilator() {
     let mut sign = SumSign::default();
     sign.connect_all();
     horus_pipeline::check::verilator_lint("arith_sum_sign", &emit(&sign)).unwrap();
+    let mut three = Sum3::default();
+    three.connect_all();
+    horus_pipeline::check::verilator_lint("arith_sum3", &emit(&three)).unwrap();
     let mut ext = ZeroExtend::<32, WIDE>::default();
     ext.connect_all();
     horus_pipeline::check::verilator_lint("arith_zero_extend", &emit(&ext)).unwrap();
@@ -157,8 +180,9 @@ module tb;
     reg clock;
     reg [63:0] x, y, z;
     wire sum_ge, diff_ge;
+    wire [65:0] total;
     integer j;
-    top dut(.clock(clock), .x(x), .y(y), .z(z), .sum_ge(sum_ge), .diff_ge(diff_ge));
+    top dut(.clock(clock), .x(x), .y(y), .z(z), .sum_ge(sum_ge), .diff_ge(diff_ge), .total(total));
     initial begin
         $readmemh(\"vectors.hex\", vectors);
         clock = 0;
@@ -166,7 +190,7 @@ module tb;
             x = vectors[j][191:128];
             y = vectors[j][127:64];
             z = vectors[j][63:0];
-            #1 $display(\"r %0d%0d\", sum_ge, diff_ge);
+            #1 $display(\"r %0d%0d %h\", sum_ge, diff_ge, total);
         end
         $finish;
     end
@@ -183,10 +207,13 @@ endmodule
         ],
     )
     .unwrap();
-    let got: Vec<(bool, bool)> = printed
+    let got: Vec<(bool, bool, u128)> = printed
         .lines()
         .filter_map(|l| l.trim().strip_prefix("r "))
-        .map(|r| (r.as_bytes()[0] == b'1', r.as_bytes()[1] == b'1'))
+        .map(|r| {
+            let total = u128::from_str_radix(&r[3..], 16).unwrap();
+            (r.as_bytes()[0] == b'1', r.as_bytes()[1] == b'1', total)
+        })
         .collect();
     assert_eq!(got.len(), cases.len());
     for (&(x, y, z), &g) in cases.iter().zip(got.iter()) {

@@ -326,14 +326,8 @@ fn reads_are_staged_started_and_answered_and_not_counted() {
     let read = RegFile::read_entry(Stage::Node, 0xabc);
     let mut both = read.clone();
     both.set("CTL_ADD_NODE", 1);
-    let data = [
-        0x1111_1111,
-        0x2222_2222,
-        0x3333_3333,
-        0x4444_4444,
-        0x5555_5555,
-        0x6666_6666,
-    ];
+    // A distinct pattern in every word of the read-back.
+    let data: [u32; RB_WORDS] = std::array::from_fn(|k| (0x1111_1111 * (k as u32 + 1)) ^ k as u32);
     let status = word("RB_VALID");
     let mut ops = Vec::new();
     // No operation staged, then two: the doorbell refuses and nothing starts.

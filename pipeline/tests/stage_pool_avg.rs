@@ -44,24 +44,48 @@ fn signal(p: &Phv) -> Option<(Signal, u32)> {
 
 /// Runs `passes` one per clock, with the idle clocks a rescale holds the stage for after each
 /// control pass that adds or removes a worker (the core admits nothing behind a control pass).
+/// The pool is configured first, and its `report_delta` changes by a control pass (as `poolCfg`
+/// would have it) wherever it differs from the pass before: the stage keeps margins that depend
+/// on it. The passes added are left out of what is returned.
 fn run(passes: &[Phv]) -> Vec<Option<(Signal, u32)>> {
     let mut fed = Vec::new();
+    let mut ours = Vec::new();
+    let mut delta = None;
     for p in passes {
+        if !p.is_ctl_pool && delta != Some(p.report_delta) {
+            fed.push(Some(Phv {
+                is_ctl_pool: delta.is_none(),
+                is_ctl_params: delta.is_some(),
+                ..base(u64::from(p.report_delta) as u32)
+            }));
+            ours.push(false);
+        }
+        delta = Some(p.report_delta);
         fed.push(Some(*p));
+        ours.push(true);
         if p.is_ctl_add || p.is_ctl_remove {
             fed.extend([None; HOLD_CLOCKS]);
         }
     }
     let out = drive_held!(PoolAvgStage<6>, PoolAvgStage::new(true), fed, 2);
-    assert_eq!(out.len(), passes.len());
-    out.iter().map(signal).collect()
+    assert_eq!(out.len(), ours.len());
+    out.iter()
+        .zip(&ours)
+        .filter(|(_, ours)| **ours)
+        .map(|(p, _)| signal(p))
+        .collect()
 }
 
 /// A rescale holds the stage for exactly `HOLD_CLOCKS` more clocks, and the pass leaves intact.
 #[test]
 fn a_rescale_holds_the_stage_for_the_multiplier_and_then_leaves() {
     let passes = [started(1), add(1, 3), started(1)];
+    let configure = Phv {
+        is_ctl_pool: true,
+        ..base(1)
+    };
     let fed = vec![
+        Some(configure),
         Some(passes[0]),
         Some(passes[1]),
         None,
@@ -72,7 +96,8 @@ fn a_rescale_holds_the_stage_for_the_multiplier_and_then_leaves() {
     ];
     // The pass behind comes in the clock after the hold: the product must be in by then.
     let out = drive_held!(PoolAvgStage<6>, PoolAvgStage::new(true), fed, 2);
-    assert_eq!(out.len(), 3);
+    assert_eq!(out.len(), 4);
+    let out = &out[1..];
     assert!(out[0].is_task && out[2].is_task);
     let held = out[1];
     assert!(held.is_ctl_add && held.sig_load_update, "{held:?}");
@@ -89,6 +114,32 @@ fn a_rescale_holds_the_stage_for_the_multiplier_and_then_leaves() {
         },
         passes[1]
     );
+}
+
+/// The pass right behind a rescale's hold takes a task away with the new unit: one task less
+/// subtracts the entry's copy of `unit` (`unit_dec`), which the rescale writes with `unit`.
+#[test]
+fn a_reply_right_behind_a_rescale_takes_away_the_new_unit() {
+    let configure = Phv {
+        is_ctl_pool: true,
+        ..base(1)
+    };
+    let mut fed = vec![
+        Some(configure),
+        Some(started(1)),
+        Some(started(1)),
+        Some(add(1, 3)),
+    ];
+    fed.extend([None; HOLD_CLOCKS]);
+    fed.extend([Some(finished(1)), Some(finished(1))]);
+    let out = drive_held!(PoolAvgStage<6>, PoolAvgStage::new(true), fed, 2);
+    assert_eq!(out.len(), 6);
+    // Two tasks of three workers reported at the rescale, then one, then none.
+    let unit = RackAverage::unit_for(3);
+    assert_eq!(u64::from(out[3].avg), (2 * unit) >> 16);
+    assert!(out[4].is_reply && out[4].sig_load_update, "{:?}", out[4]);
+    assert_eq!(u64::from(out[4].avg), unit >> 16);
+    assert_eq!(u64::from(out[5].avg), 0);
 }
 
 fn started(delta: u32) -> Phv {
@@ -398,11 +449,16 @@ fn through_model(passes: Vec<Pass>) -> (Vec<Phv>, Vec<Option<(Signal, u32)>>) {
     let mut signals = Vec::new();
     let mut queue: std::collections::VecDeque<Pass> = passes.into();
     while let Some(pass) = queue.pop_front() {
-        let delta = m.tables().pools[usize::from(POOL)]
-            .cfg
-            .params
-            .report_delta
-            .0;
+        let delta = match pass {
+            Pass::Control(ControlOp::ConfigurePool { params, .. }) => params.report_delta.0,
+            _ => {
+                m.tables().pools[usize::from(POOL)]
+                    .cfg
+                    .params
+                    .report_delta
+                    .0
+            }
+        };
         let n = u32::from(m.tables().pools[usize::from(POOL)].cfg.n);
         let mut p = base(delta);
         match pass {

@@ -689,7 +689,7 @@ fn compare_tables(dut: &mut Dut, p: &Ports, m: &Scheduler) -> Result<u64> {
             let Some(got) = read(dut, &regs, &what)? else {
                 bail!("reading {what}: RB_VALID is 0");
             };
-            let want = readback::encode(m.tables(), stage, index);
+            let want = readback::encode(m.tables(), m.role(), stage, index);
             if got != want {
                 bail!(
                     "{what} differs from the model's:\nhardware: {}\nmodel:    {}",

@@ -8,12 +8,19 @@
 //! - With a spine: an idle signal decided in `idleCtl` leaves with the current average; otherwise
 //!   a pass that changed the average sends a load report when the average moved by at least
 //!   `report_delta` since the last report. A displaced report waits for a later change.
-//! - Configuring a pool clears its entry. A spine instance passes everything through untouched.
+//! - Configuring a pool clears its entry; changing its `report_delta` (a control pass) works its
+//!   margins out anew. A spine instance passes everything through untouched.
 //!
-//! Depth: the report rule is checked on each change's accumulator side by side, against two
-//! thresholds taken from the entry (`reported ± report_delta`), and the pass's kind picks one at
-//! the end; the average itself is only formed for the descriptor and the entry. A leaf writes its
-//! entry back on every pass, changed or not, so the forwarding check waits for no decision.
+//! Depth: the entry keeps the report rule's two margins (`acc` less each threshold,
+//! [`PoolAvgEntry`]), so each check is the sign of one two-term add on the entry (a margin plus or
+//! minus `unit`), which is also the margin written back; the pass's kind picks the check at the
+//! end. A report sets the margins anew without a carry (the accumulator's fraction beside a term
+//! of the pass's `report_delta`) unless the average saturates (a chain on each change's new
+//! accumulator). One task less subtracts a copy of `unit` (`unit_dec`), so that its chains and
+//! one task more's share no input that synthesis would map as the other's inverted. A leaf
+//! writes its entry back on every pass, changed or not, so the forwarding check waits for no
+//! decision. Before, each check added the accumulator's terms to a threshold that was itself a
+//! chain's sum on `reported`: 7 LUT levels around the loop.
 //!
 //! The rescale (`acc = kept * unit`, 32 x 33 bits) is pipelined ([`PipeMul`]) and holds the stage
 //! for [`HOLD_CLOCKS`] more clocks: in the pass's clock the multiplier takes its operands; the
@@ -40,9 +47,20 @@ use rust_hdl::prelude::*;
 pub const HOLD_CLOCKS: usize = MUL_LATENCY + 1;
 
 /// `poolAvg` entry: the accumulator (32.32), what one task adds (`round(2^32 / workers)`, up to
-/// 2^32), the tasks it counts, and the average (16.16) the last load report carried; and two
-/// flags kept with the count, `busy` (`tasks > 0`) and `full` (`tasks == 2^32 - 1`), so that
-/// whether a task more or less changes the entry is a bit of the entry, not a compare in the loop.
+/// 2^32), the tasks it counts, and the average (16.16) the last load report carried; two flags
+/// kept with the count, `busy` (`tasks > 0`) and `full` (`tasks == 2^32 - 1`), so that whether a
+/// task more or less changes the entry is a bit of the entry, not a compare in the loop; and the
+/// report rule's two margins, so that each check is one two-term add on the entry.
+///
+/// The margins ([`WIDE`]-bit two's complement, `delta` the pool's `report_delta`):
+/// - `up_margin = acc - (reported + delta) * 2^16` when `reported + delta < 2^32`, else
+///   `acc - 2^64` (negative whatever the accumulator becomes: no up report is possible);
+/// - `down_margin = acc - (reported - delta + 1) * 2^16`.
+///
+/// A load report is due after a change when the new accumulator's up margin is at or above zero
+/// or its down margin below zero. A task more or less adds or subtracts `unit` to all three; a
+/// report, a rescale, a change of `report_delta` and a configuration set them anew. `unit_dec` is
+/// a copy of `unit` (see the module's notes on depth).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct PoolAvgEntry {
     pub acc: Bits<64>,
@@ -51,6 +69,31 @@ pub struct PoolAvgEntry {
     pub reported: Bits<32>,
     pub busy: Bit,
     pub full: Bit,
+    pub up_margin: Wide,
+    pub down_margin: Wide,
+    /// `unit` again, for one task less (written with `unit`).
+    pub unit_dec: Bits<33>,
+}
+
+/// The margins of an entry (`PoolAvgEntry`) with accumulator `acc`, last report `reported` and
+/// `report_delta` `delta`: `(up_margin, down_margin)`. The read-back's encoding of the model's
+/// entry, and the tests', use this definition; the stage keeps it with adds alone.
+pub fn margins(acc: u64, reported: u32, delta: u32) -> (Wide, Wide) {
+    let acc = i128::from(acc);
+    let hi = i128::from(reported) + i128::from(delta);
+    let up = if hi < 1 << 32 {
+        acc - (hi << 16)
+    } else {
+        acc - (1 << 64)
+    };
+    let down = acc - ((i128::from(reported) - i128::from(delta) + 1) << 16);
+    (wide(up), wide(down))
+}
+
+/// `x` on [`WIDE`] bits, two's complement.
+fn wide(x: i128) -> Wide {
+    let u = x as u128;
+    (Wide::from((u >> 64) as u64 & 3) << 64) | Wide::from(u as u64)
 }
 
 /// What the report rule needs of the pass's `report_delta`, worked out a clock ahead from
@@ -61,6 +104,16 @@ pub struct PoolAvgTerms {
     pub delta: Wide,
     pub one_less_delta: Wide,
     pub not_delta: Bits<32>,
+    /// The margins' bits above the accumulator's fraction after a report: `-delta * 2^16` (up)
+    /// and `(delta - 1) * 2^16` (down).
+    pub up_hi: Wide,
+    pub down_hi: Wide,
+    /// `delta * 2^16 - 2^48`: a new accumulator plus this is negative when `cur + delta` fits 32
+    /// bits, and is the down margin after a report of the saturated average.
+    pub sat_term: Wide,
+    /// `report_delta == 0`: every change reports (the margins alone would miss the reports of a
+    /// saturated average, which the model refuses anyway: it needs `report_delta >= 1`).
+    pub zero_delta: Bit,
 }
 
 #[derive(LogicBlock)]
@@ -95,24 +148,62 @@ pub struct PoolAvgStage<const P: usize> {
     reported_w: ZeroExtend<32, WIDE>,
     acc_w: ZeroExtend<64, WIDE>,
     unit_w: ZeroExtend<33, WIDE>,
-    /// Report checks: the accumulator after one task more, after one less, and as it is (a
-    /// rescale's product, in its last clock), at or above `hi`, below `lo`. Each one carry chain
-    /// ([`SumSign`]).
-    up_inc: SumSign,
-    down_inc: SumSign,
-    up_dec: SumSign,
-    down_dec: SumSign,
-    up_same: SumSign,
-    down_same: SumSign,
+    /// `unit_dec`, the entry's copy of `unit` that one task less subtracts: its chains and one
+    /// task more's then share no term, so synthesis cannot map one's inputs as the other's
+    /// inverted (an inverter, a LUT level, in front of the chain).
+    unit_dec_w: ZeroExtend<33, WIDE>,
+    prod_w: ZeroExtend<64, WIDE>,
     /// One task more or less reaches past 16.16 (the average saturates).
     ovf_inc: SumSign,
     ovf_dec: SumSign,
     zero_w: Constant<Wide>,
     neg_2_48: Constant<Wide>,
     one_w: Constant<Wide>,
+    /// `2^65 + 2^64`: `acc - 2^64` is the accumulator with these bits set (`acc < 2^64`).
+    top2: Constant<Wide>,
+    /// The accumulator's fraction below the average's (16 bits).
+    mask16: Constant<Wide>,
     shift16: Constant<Bits<8>>,
-    /// `reported + delta` fits 32 bits: an up report is possible.
+    /// The entry's margins as read (only their sign bits are read: the names match Verilator's
+    /// `--unused-regexp`), and after one task more, one task less; their sign bits are the
+    /// checks.
+    up_now_unused: Signal<Local, Wide>,
+    down_now_unused: Signal<Local, Wide>,
+    up_inc: Signal<Local, Wide>,
+    up_dec: Signal<Local, Wide>,
+    down_inc: Signal<Local, Wide>,
+    down_dec: Signal<Local, Wide>,
+    /// Each change's new accumulator plus `sat_term` (for the margins after a report): a chain on
+    /// each change's accumulator (a three-term sum on the entry would put its carry-save level
+    /// in front of the chain as well as the read's mux). Each is picked apart (`*_go_*`), so that
+    /// synthesis does not share them as one add behind a mux of the accumulators, which would wait
+    /// for the pass's kind.
+    past_inc: Signal<Local, Wide>,
+    past_dec: Signal<Local, Wide>,
+    past_same: Signal<Local, Wide>,
+    /// The entry's own average saturates (`acc >= 2^48`).
+    sat_same: Signal<Local, Bit>,
+    /// The margins a report sets after each change, and the change's.
+    up_go_inc: Signal<Local, Wide>,
+    up_go_dec: Signal<Local, Wide>,
+    up_go_same: Signal<Local, Wide>,
+    down_go_inc: Signal<Local, Wide>,
+    down_go_dec: Signal<Local, Wide>,
+    down_go_same: Signal<Local, Wide>,
+    up_go: Signal<Local, Wide>,
+    down_go: Signal<Local, Wide>,
+    /// Margins worked out anew from the entry's `reported` and the pass's `report_delta`, on the
+    /// entry's accumulator (a change of `report_delta`) or a rescale's product: the negated
+    /// thresholds, the accumulator they apply to, the margins, and whether `reported + delta`
+    /// fits 32 bits (an up report is possible).
+    neg_hi: Signal<Local, Wide>,
+    neg_lo: Signal<Local, Wide>,
+    acc_src: Signal<Local, Wide>,
+    up_re: Signal<Local, Wide>,
+    down_re: Signal<Local, Wide>,
     hi_ok: Signal<Local, Bit>,
+    /// A live control pass changing the pool's parameters.
+    params: Signal<Local, Bit>,
     /// Which check applies (see `update`).
     inc_cut: Signal<Local, Bit>,
     dec_cut: Signal<Local, Bit>,
@@ -151,9 +242,10 @@ pub struct PoolAvgStage<const P: usize> {
     rescale: Signal<Local, Bit>,
     /// The new average, 16.16.
     cur: Signal<Local, Bits<32>>,
-    /// The accumulator after one task more, one task less.
-    acc_inc: Signal<Local, Bits<64>>,
-    acc_dec: Signal<Local, Bits<64>>,
+    /// The accumulator after one task more, one task less ([`WIDE`]: their top bits are zero
+    /// where they apply).
+    acc_inc: Signal<Local, Wide>,
+    acc_dec: Signal<Local, Wide>,
     report: Signal<Local, Bit>,
     /// One task more or less changes the entry (the count neither saturated nor zero).
     inc_ok: Signal<Local, Bit>,
@@ -189,19 +281,41 @@ impl<const P: usize> PoolAvgStage<P> {
             reported_w: Default::default(),
             acc_w: Default::default(),
             unit_w: Default::default(),
-            up_inc: Default::default(),
-            down_inc: Default::default(),
-            up_dec: Default::default(),
-            down_dec: Default::default(),
-            up_same: Default::default(),
-            down_same: Default::default(),
+            unit_dec_w: Default::default(),
+            prod_w: Default::default(),
             ovf_inc: Default::default(),
             ovf_dec: Default::default(),
             zero_w: Constant::new(0.into()),
             neg_2_48: Constant::new(Wide::from(0) - Wide::from(1u64 << 48)),
             one_w: Constant::new(1.into()),
+            top2: Constant::new(Wide::from(3) << 64),
+            mask16: Constant::new(0xffff.into()),
             shift16: Constant::new(16.into()),
+            up_now_unused: Default::default(),
+            down_now_unused: Default::default(),
+            up_inc: Default::default(),
+            up_dec: Default::default(),
+            down_inc: Default::default(),
+            down_dec: Default::default(),
+            sat_same: Default::default(),
+            up_go_inc: Default::default(),
+            up_go_dec: Default::default(),
+            up_go_same: Default::default(),
+            down_go_inc: Default::default(),
+            down_go_dec: Default::default(),
+            down_go_same: Default::default(),
+            up_go: Default::default(),
+            down_go: Default::default(),
+            past_inc: Default::default(),
+            past_dec: Default::default(),
+            past_same: Default::default(),
+            neg_hi: Default::default(),
+            neg_lo: Default::default(),
+            acc_src: Default::default(),
+            up_re: Default::default(),
+            down_re: Default::default(),
             hi_ok: Default::default(),
+            params: Default::default(),
             inc_cut: Default::default(),
             dec_cut: Default::default(),
             same_cut: Default::default(),
@@ -253,6 +367,13 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.terms.d.next.delta = self.delta_w.wide.val();
         self.terms.d.next.one_less_delta = self.one_w.val() - self.delta_w.wide.val();
         self.terms.d.next.not_delta = !self.early.val().report_delta;
+        self.terms.d.next.up_hi =
+            (self.zero_w.val() - self.delta_w.wide.val()) << self.shift16.val();
+        self.terms.d.next.down_hi =
+            (self.delta_w.wide.val() - self.one_w.val()) << self.shift16.val();
+        self.terms.d.next.sat_term =
+            (self.delta_w.wide.val() << self.shift16.val()) + self.neg_2_48.val();
+        self.terms.d.next.zero_delta = !self.early.val().report_delta.any();
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
         self.holding.next = self.is_leaf.val() & self.held.q.val();
@@ -301,30 +422,58 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.finished.next = self.is_leaf.val()
             & self.live.val()
             & (self.pass_in.val().is_reply | self.pass_in.val().is_reply_idle);
+        self.params.next = self.is_leaf.val() & self.live.val() & self.pass_in.val().is_ctl_params;
         // The count saturates and never wraps below 0, so `acc == tasks * unit` stays exact; a
         // change that does nothing still has the report rule checked (the model's `AvgChange`).
         // Whether it saturated or was zero is in the entry (`full`, `busy`): the loop carries
         // the count's limits as two bits, each worked out beside the count's own change.
         self.inc_ok.next = !self.avg_table.rd_data.val().full;
         self.dec_ok.next = self.avg_table.rd_data.val().busy;
+        // Which change applies: one task more, one less, or the accumulator as it is (a change
+        // that saturated, or a rescale's last clock); kept (`_cut`), so that the checks' chains
+        // meet them in the last LUTs.
+        self.inc_cut.next = self.started.val() & self.inc_ok.val();
+        self.dec_cut.next = self.finished.val() & self.dec_ok.val();
+        self.same_cut.next = (self.started.val() & !self.inc_ok.val())
+            | (self.finished.val() & !self.dec_ok.val())
+            | self.finish.val();
         self.rescale.next = self.is_leaf.val()
             & self.live.val()
             & (self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove);
-        self.acc_inc.next =
-            self.avg_table.rd_data.val().acc + self.unit_w.wide.val().get_bits::<64>(0);
-        self.acc_dec.next =
-            self.avg_table.rd_data.val().acc - self.unit_w.wide.val().get_bits::<64>(0);
-        if self.started.val() & self.inc_ok.val() {
+        // A rescale keeps its terms until its last clock (the passes behind it are bubbles).
+        if self.rescale.val() | (self.hold.q.val() > self.one3.val()) {
+            self.terms.d.next = self.terms.q.val();
+        }
+        self.acc_w.narrow.next = self.avg_table.rd_data.val().acc;
+        self.unit_w.narrow.next = self.avg_table.rd_data.val().unit;
+        self.unit_dec_w.narrow.next = self.avg_table.rd_data.val().unit_dec;
+        self.acc_inc.next = self.acc_w.wide.val() + self.unit_w.wide.val();
+        self.acc_dec.next = self.acc_w.wide.val() - self.unit_dec_w.wide.val();
+        // The report rule, `|cur - reported| >= delta` after a change, is the sign of a margin
+        // kept in the entry (`PoolAvgEntry`): one two-term chain per check, on the entry alone,
+        // that is also the margin written back. On 66-bit two's complement no case needs more:
+        // a saturated accumulator is at or above any up threshold and above every down one.
+        self.up_now_unused.next = self.avg_table.rd_data.val().up_margin;
+        self.down_now_unused.next = self.avg_table.rd_data.val().down_margin;
+        self.up_inc.next = self.avg_table.rd_data.val().up_margin + self.unit_w.wide.val();
+        self.up_dec.next = self.avg_table.rd_data.val().up_margin - self.unit_dec_w.wide.val();
+        self.down_inc.next = self.avg_table.rd_data.val().down_margin + self.unit_w.wide.val();
+        self.down_dec.next = self.avg_table.rd_data.val().down_margin - self.unit_dec_w.wide.val();
+        if self.inc_cut.val() {
             self.w.next.tasks = self.avg_table.rd_data.val().tasks + self.one.val();
-            self.w.next.acc = self.acc_inc.val();
+            self.w.next.acc = self.acc_inc.val().get_bits::<64>(0);
             self.w.next.busy = true;
             self.w.next.full = self.avg_table.rd_data.val().tasks == self.max_less_one.val();
+            self.w.next.up_margin = self.up_inc.val();
+            self.w.next.down_margin = self.down_inc.val();
         }
-        if self.finished.val() & self.dec_ok.val() {
+        if self.dec_cut.val() {
             self.w.next.tasks = self.avg_table.rd_data.val().tasks - self.one.val();
-            self.w.next.acc = self.acc_dec.val();
+            self.w.next.acc = self.acc_dec.val().get_bits::<64>(0);
             self.w.next.busy = self.avg_table.rd_data.val().tasks != self.one.val();
             self.w.next.full = false;
+            self.w.next.up_margin = self.up_dec.val();
+            self.w.next.down_margin = self.down_dec.val();
         }
         // Rescale, first clock: the tasks kept (a removal forgets the integer part of the removed
         // worker's queue) into a register, `kept * unit` into the multiplier; the entry is
@@ -342,29 +491,53 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             self.hold.d.next = self.hold_len.val();
         }
         self.held.d.next = self.hold.d.val().any();
+        // Margins worked out anew, from the thresholds (`!reported + 1 - delta` and
+        // `!reported + delta`, times 2^16, negated): for a rescale's product when it is in, for
+        // the entry's accumulator on a change of `report_delta`.
+        self.reported_w.narrow.next = self.avg_table.rd_data.val().reported;
+        self.prod_w.narrow.next = self.mul.p.val();
+        self.hi_ok.next = self.avg_table.rd_data.val().reported <= self.terms.q.val().not_delta;
+        self.neg_hi.next =
+            (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
+        self.neg_lo.next =
+            (!self.reported_w.wide.val() + self.terms.q.val().delta) << self.shift16.val();
+        self.acc_src.next = self.acc_w.wide.val();
+        if self.load.val() {
+            self.acc_src.next = self.prod_w.wide.val();
+        }
+        self.up_re.next = self.acc_src.val() | self.top2.val();
+        if self.hi_ok.val() {
+            self.up_re.next = self.acc_src.val() + self.neg_hi.val();
+        }
+        self.down_re.next = self.acc_src.val() + self.neg_lo.val();
+        if self.params.val() {
+            self.w.next.up_margin = self.up_re.val();
+            self.w.next.down_margin = self.down_re.val();
+        }
         // The product is in: the entry takes the tasks kept, the new unit and the product as its
-        // accumulator, all at once; the report rule and the signals follow in the last clock, on
-        // the entry as read (`same_cut`).
+        // accumulator, and its margins, all at once; the report rule and the signals follow in
+        // the last clock, on the entry as read (`same_cut`).
         if self.load.val() {
             self.w.next.tasks = self.kept_r.q.val();
             self.w.next.busy = self.kept_r.q.val() != self.zero32.val();
             self.w.next.full = self.kept_r.q.val() == self.max.val();
             self.w.next.unit = self.out.q.val().unit.get_bits::<33>(0);
+            self.w.next.unit_dec = self.out.q.val().unit.get_bits::<33>(0);
             self.w.next.acc = self.mul.p.val();
+            self.w.next.up_margin = self.up_re.val();
+            self.w.next.down_margin = self.down_re.val();
         }
 
         // Signals: the new average, truncated to 16.16 and saturating, formed for each change
         // side by side and picked like the accumulator. Past 16.16 (`acc >= 2^48`, the average
         // saturates) is told by a chain on the entry beside the add's: one task more is
         // `acc + unit - 2^48 >= 0`, one less `acc + !unit + 1 - 2^48 >= 0`.
-        self.acc_w.narrow.next = self.avg_table.rd_data.val().acc;
-        self.unit_w.narrow.next = self.avg_table.rd_data.val().unit;
         self.ovf_inc.a.next = self.acc_w.wide.val();
         self.ovf_inc.b.next = self.unit_w.wide.val();
         self.ovf_inc.c.next = self.neg_2_48.val();
         self.ovf_inc.cin.next = false;
         self.ovf_dec.a.next = self.acc_w.wide.val();
-        self.ovf_dec.b.next = !self.unit_w.wide.val();
+        self.ovf_dec.b.next = !self.unit_dec_w.wide.val();
         self.ovf_dec.c.next = self.neg_2_48.val();
         self.ovf_dec.cin.next = true;
         self.cur_inc.next = self.acc_inc.val().get_bits::<32>(16);
@@ -376,81 +549,69 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             self.cur_dec.next = self.max.val();
         }
         self.cur_same.next = self.avg_table.rd_data.val().acc.get_bits::<32>(16);
-        if self.avg_table.rd_data.val().acc.get_bits::<16>(48) > self.zero16.val() {
+        self.sat_same.next =
+            self.avg_table.rd_data.val().acc.get_bits::<16>(48) > self.zero16.val();
+        if self.sat_same.val() {
             self.cur_same.next = self.max.val();
         }
+        self.past_inc.next = self.acc_inc.val() + self.terms.q.val().sat_term;
+        self.past_dec.next = self.acc_dec.val() + self.terms.q.val().sat_term;
+        self.past_same.next = self.acc_w.wide.val() + self.terms.q.val().sat_term;
         self.cur.next = self.cur_same.val();
-        if self.started.val() & self.inc_ok.val() {
+        // The margins a report sets, after each change side by side (see `go_cut` below).
+        self.up_go_inc.next = self.acc_inc.val() | self.top2.val();
+        if self.past_inc.val().get_bit(65) {
+            self.up_go_inc.next =
+                self.terms.q.val().up_hi | (self.acc_inc.val() & self.mask16.val());
+        }
+        self.up_go_dec.next = self.acc_dec.val() | self.top2.val();
+        if self.past_dec.val().get_bit(65) {
+            self.up_go_dec.next =
+                self.terms.q.val().up_hi | (self.acc_dec.val() & self.mask16.val());
+        }
+        self.up_go_same.next = self.acc_w.wide.val() | self.top2.val();
+        if self.past_same.val().get_bit(65) {
+            self.up_go_same.next =
+                self.terms.q.val().up_hi | (self.acc_w.wide.val() & self.mask16.val());
+        }
+        self.down_go_inc.next =
+            self.terms.q.val().down_hi | (self.acc_inc.val() & self.mask16.val());
+        if !self.ovf_inc.neg.val() {
+            self.down_go_inc.next = self.past_inc.val();
+        }
+        self.down_go_dec.next =
+            self.terms.q.val().down_hi | (self.acc_dec.val() & self.mask16.val());
+        if !self.ovf_dec.neg.val() {
+            self.down_go_dec.next = self.past_dec.val();
+        }
+        self.down_go_same.next =
+            self.terms.q.val().down_hi | (self.acc_w.wide.val() & self.mask16.val());
+        if self.sat_same.val() {
+            self.down_go_same.next = self.past_same.val();
+        }
+        self.up_go.next = self.up_go_same.val();
+        self.down_go.next = self.down_go_same.val();
+        if self.inc_cut.val() {
             self.cur.next = self.cur_inc.val();
+            self.up_go.next = self.up_go_inc.val();
+            self.down_go.next = self.down_go_inc.val();
         }
-        if self.finished.val() & self.dec_ok.val() {
+        if self.dec_cut.val() {
             self.cur.next = self.cur_dec.val();
+            self.up_go.next = self.up_go_dec.val();
+            self.down_go.next = self.down_go_dec.val();
         }
-        // The report rule, `|cur - reported| >= delta`, on the accumulator (32.32) rather than
-        // the average: up when `acc >= (reported + delta) * 2^16` (never when `reported + delta`
-        // overflows 32 bits: the saturated average is at most the largest), down when
-        // `acc < (reported - delta + 1) * 2^16` (a threshold at or below zero when
-        // `reported < delta`: never). On 66-bit two's complement no case needs more: a
-        // saturated accumulator is at or above any up threshold and above every down one. The
-        // thresholds come negated from one chain each on the entry's `reported` and the pass's
-        // terms (`!reported + 1 - delta`, `!reported + delta`, worked out a clock ahead); each
-        // check adds the new accumulator's terms to one of them in one more chain ([`SumSign`]).
-        // Every change is checked side by side; which applies (the pass's kind, and whether the
-        // count saturated or was zero) picks last.
-        // A rescale keeps its terms until its last clock (the passes behind it are bubbles).
-        if self.rescale.val() | (self.hold.q.val() > self.one3.val()) {
-            self.terms.d.next = self.terms.q.val();
-        }
-        self.hi_ok.next = self.avg_table.rd_data.val().reported <= self.terms.q.val().not_delta;
-        // Each check's terms come straight from registers and the table's read (so that the
-        // checks, blocks of their own, see no loop through this block's logic): the accumulator,
-        // `unit`, `!unit` plus one or nothing, and a negated threshold, `!reported + 1 - delta`
-        // or `!reported + delta`, times 2^16.
-        self.reported_w.narrow.next = self.avg_table.rd_data.val().reported;
-        self.up_inc.a.next = self.acc_w.wide.val();
-        self.up_inc.b.next = self.unit_w.wide.val();
-        self.up_inc.c.next =
-            (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
-        self.up_inc.cin.next = false;
-        self.down_inc.a.next = self.acc_w.wide.val();
-        self.down_inc.b.next = self.unit_w.wide.val();
-        self.down_inc.c.next =
-            (!self.reported_w.wide.val() + self.terms.q.val().delta) << self.shift16.val();
-        self.down_inc.cin.next = false;
-        self.up_dec.a.next = self.acc_w.wide.val();
-        self.up_dec.b.next = !self.unit_w.wide.val();
-        self.up_dec.c.next =
-            (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
-        self.up_dec.cin.next = true;
-        self.down_dec.a.next = self.acc_w.wide.val();
-        self.down_dec.b.next = !self.unit_w.wide.val();
-        self.down_dec.c.next =
-            (!self.reported_w.wide.val() + self.terms.q.val().delta) << self.shift16.val();
-        self.down_dec.cin.next = true;
-        self.up_same.a.next = self.acc_w.wide.val();
-        self.down_same.a.next = self.acc_w.wide.val();
-        self.up_same.b.next = self.zero_w.val();
-        self.up_same.c.next =
-            (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
-        self.up_same.cin.next = false;
-        self.down_same.b.next = self.zero_w.val();
-        self.down_same.c.next =
-            (!self.reported_w.wide.val() + self.terms.q.val().delta) << self.shift16.val();
-        self.down_same.cin.next = false;
-        // Which check applies: one task more, one less, or the accumulator as it is (a change
-        // that saturated, or a rescale's last clock); kept (`_cut`), so that the
-        // checks' chains meet them in the last LUTs.
-        self.inc_cut.next = self.started.val() & self.inc_ok.val();
-        self.dec_cut.next = self.finished.val() & self.dec_ok.val();
-        self.same_cut.next = (self.started.val() & !self.inc_ok.val())
-            | (self.finished.val() & !self.dec_ok.val())
-            | self.finish.val();
+        // Which check applies was picked above; each check's outcome is a margin's sign bit
+        // (`up >= 0`, `down < 0`), of the entry's own margins for a change that leaves the
+        // accumulator as it is.
         self.report.next = (self.inc_cut.val()
-            & ((self.hi_ok.val() & !self.up_inc.neg.val()) | self.down_inc.neg.val()))
+            & (!self.up_inc.val().get_bit(65) | self.down_inc.val().get_bit(65)))
             | (self.dec_cut.val()
-                & ((self.hi_ok.val() & !self.up_dec.neg.val()) | self.down_dec.neg.val()))
+                & (!self.up_dec.val().get_bit(65) | self.down_dec.val().get_bit(65)))
             | (self.same_cut.val()
-                & ((self.hi_ok.val() & !self.up_same.neg.val()) | self.down_same.neg.val()));
+                & (!self.up_now_unused.val().get_bit(65) | self.down_now_unused.val().get_bit(65)))
+            | (self.terms.q.val().zero_delta
+                & (self.inc_cut.val() | self.dec_cut.val() | self.same_cut.val()));
         // A rescale's signals wait for its last clock. The average goes with every pass that
         // may signal (the egress reads it only with a signal), so it waits for no check; an idle
         // signal has priority over a report (`reported` stays, so the report waits), and the
@@ -461,12 +622,23 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if self.sig_ok_cut.val() {
             self.out.d.next.avg = self.cur.val();
         }
+        // A report sets the margins anew around the average it carries. Unsaturated, the new
+        // accumulator less `cur * 2^16` is its fraction, so each margin is that fraction beside
+        // the pass's term (no carry); an up report stays possible while `cur + delta` fits 32
+        // bits (`acc + sat_term < 0`). Saturated (`cur = 2^32 - 1`), no up report is possible
+        // and the down margin is `acc + sat_term`.
         if self.go_cut.val() {
             self.out.d.next.sig_load_update = true;
             self.w.next.reported = self.cur.val();
+            self.w.next.up_margin = self.up_go.val();
+            self.w.next.down_margin = self.down_go.val();
         }
+        // Configuring a pool clears its entry: no tasks, `reported` 0, the margins of an empty
+        // accumulator.
         if self.is_leaf.val() & self.pass_in.val().is_ctl_pool {
             self.w.next = self.zero_entry.val();
+            self.w.next.up_margin = self.terms.q.val().up_hi;
+            self.w.next.down_margin = self.terms.q.val().down_hi;
         }
         self.avg_table.wr_data.next = self.w.val();
         // A held pass leaves when the hold ends. Until then the next stages see it as a bubble:
