@@ -229,10 +229,15 @@ impl RackAverage {
         self.acc = u64::from(self.tasks) * self.unit;
     }
 
+    /// The average truncated to 16.16 without saturation (up to 48 bits): what the load-report
+    /// rule compares (`docs/algorithm.md`, decision 7).
+    pub fn level(&self) -> u64 {
+        self.acc >> (AVG_FRAC_BITS - LOAD_FRAC_BITS)
+    }
+
     /// The value reported to the spine: the accumulator truncated to 16.16, saturating.
     pub fn load(&self) -> Load {
-        let v = self.acc >> (AVG_FRAC_BITS - LOAD_FRAC_BITS);
-        Load(u32::try_from(v).unwrap_or(u32::MAX))
+        Load(u32::try_from(self.level()).unwrap_or(u32::MAX))
     }
 
     pub fn to_f64(&self) -> f64 {

@@ -116,7 +116,7 @@ fn reply_goes_on_unchanged_and_a_load_report_is_mirrored_to_the_spine() {
     for seq in 0..4 {
         send(&mut sw, frame(task(1, seq), b""));
     }
-    assert_eq!(sw.scheduler().tables().pools[1].avg.reported.0, 0x18000);
+    assert_eq!({ sw.scheduler().tables().pools[1].avg.reported }, 0x18000);
     // Replies take it to 1.5 and 1.0: less than 1.0 away from the last report, so no report.
     for w in [3, 4] {
         let reply = frame(header(PacketType::TaskDone, 1, w, 0, 1), b"result");

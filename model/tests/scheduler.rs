@@ -576,7 +576,51 @@ fn rack_average_is_reported_when_it_moves_by_the_delta_and_idle_signals_go_first
         kinds(&run(&mut s, header(PacketType::TaskDone, 0, 3, 0, 0))),
         vec![Signal::LoadUpdate]
     );
-    assert_eq!(s.tables().pools[0].avg.reported, Load::ZERO);
+    assert_eq!({ s.tables().pools[0].avg.reported }, 0);
+}
+
+/// Decision 7 (`docs/algorithm.md`): the report rule compares the unsaturated average
+/// (`acc >> 16`, 48 bits); the report carries it saturated to 16.16. Past 65,535 tasks per worker
+/// a rack therefore keeps reporting every `report_delta` (the same saturated value), and the first
+/// step back below the ceiling reports at once.
+#[test]
+fn report_rule_runs_on_the_unsaturated_average_and_the_report_saturates() {
+    let cfg = leaf_config(&[1], 0, 1, 0, 1.0);
+    let mut s = Scheduler::from_config(&cfg, 1).unwrap().0;
+    let load_of = |t: &Trace| {
+        let loads: Vec<_> = t
+            .results
+            .iter()
+            .filter_map(|r| match r.signal {
+                Some((Signal::LoadUpdate, e)) => Some(e.header),
+                _ => None,
+            })
+            .map(|h| (u32::from(h.qlen) << 16) | u32::from(h.seq_num))
+            .collect();
+        assert!(loads.len() <= 1);
+        loads.first().copied()
+    };
+    // One worker: the average is the task count. The first task takes the idle worker (an
+    // idleRemove, which displaces the report); every later one moves the average by 1.0.
+    assert_eq!(load_of(&run(&mut s, task(0, 0))), None);
+    for k in 2..=0xffffu32 {
+        assert_eq!(
+            load_of(&run(&mut s, task(0, k as u16))),
+            Some(k << 16),
+            "task {k}"
+        );
+    }
+    assert_eq!({ s.tables().pools[0].avg.reported }, 0xffff_0000);
+    // 65,536 and 65,537 tasks: the report saturates, the rule goes on.
+    for k in [0x1_0000u64, 0x1_0001] {
+        assert_eq!(load_of(&run(&mut s, task(0, 0))), Some(u32::MAX));
+        assert_eq!({ s.tables().pools[0].avg.reported }, k << 16);
+    }
+    // Back down: 65,536 (still saturated), then 65,535.
+    let done = || header(PacketType::TaskDone, 0, 0, 0, 0);
+    assert_eq!(load_of(&run(&mut s, done())), Some(u32::MAX));
+    assert_eq!(load_of(&run(&mut s, done())), Some(0xffff_0000));
+    assert_eq!({ s.tables().pools[0].avg.reported }, 0xffff_0000);
 }
 
 #[test]

@@ -268,7 +268,7 @@ pub fn encode(t: &Tables, role: Role, stage: Stage, index: usize) -> [u32; RB_WO
             // A spine's entries, and an unconfigured pool's, are as the reset left them
             // (configuring a leaf's pool sets its margins).
             let (up_margin, down_margin) = if role == Role::Leaf && r.cfg.valid {
-                margins(e.avg.acc, e.reported.0, r.cfg.params.report_delta.0)
+                margins(e.avg.acc, e.reported, r.cfg.params.report_delta.0)
             } else {
                 Default::default()
             };
@@ -276,7 +276,7 @@ pub fn encode(t: &Tables, role: Role, stage: Stage, index: usize) -> [u32; RB_WO
                 acc: b(e.avg.acc),
                 unit: b(e.avg.unit),
                 tasks: b(e.avg.tasks.into()),
-                reported: b(e.reported.0.into()),
+                reported: b(e.reported),
                 busy: e.avg.tasks > 0,
                 full: e.avg.tasks == u32::MAX,
                 up_margin,

@@ -174,10 +174,11 @@ fn remove(delta: u32, workers: u32, removed_q: u32) -> Phv {
     }
 }
 
-/// The model's `RackAverage` and report rule (`|cur - reported| >= report_delta` after a change)
+/// The model's `RackAverage` and report rule (`|level - reported| >= report_delta` after a
+/// change, on the unsaturated average `acc >> 16`; the report carries it saturated to 16.16)
 /// replayed. With `report_delta` = 2^-16 every pass that moves the truncated average reports it,
 /// so the signals show `acc >> 16` pass by pass.
-fn expected(avg: &mut RackAverage, reported: &mut u32, p: &Phv) -> Option<(Signal, u32)> {
+fn expected(avg: &mut RackAverage, reported: &mut u64, p: &Phv) -> Option<(Signal, u32)> {
     if p.is_ctl_add || p.is_ctl_remove {
         let removed = if p.is_ctl_remove {
             u64::from(p.removed_q) as u32 >> 16
@@ -193,10 +194,10 @@ fn expected(avg: &mut RackAverage, reported: &mut u32, p: &Phv) -> Option<(Signa
         // No change (a task's first pass that resubmits): no report.
         return None;
     }
-    let cur = avg.load().0;
-    (cur.abs_diff(*reported) >= u64::from(p.report_delta) as u32).then(|| {
-        *reported = cur;
-        (Signal::LoadUpdate, cur)
+    let level = avg.level();
+    (level.abs_diff(*reported) >= u64::from(p.report_delta)).then(|| {
+        *reported = level;
+        (Signal::LoadUpdate, avg.load().0)
     })
 }
 
@@ -374,7 +375,7 @@ fn report_rule_holds_at_the_thresholds_exact_edges() {
     for offset in [0i64, 1, -1] {
         let mut passes = Vec::new();
         let mut avg = RackAverage::default();
-        let mut reported = 0u32;
+        let mut reported = 0u64;
         for w in [1u32, 3, 5, 17, 255, 257] {
             let steps = [
                 (Rescale, Report),
@@ -410,7 +411,7 @@ fn report_rule_holds_at_the_thresholds_exact_edges() {
                         Some(false) => next.task_finished(),
                         None => next.rescale(RackAverage::unit_for(w), 0),
                     }
-                    let d = i64::from(next.load().0.abs_diff(reported));
+                    let d = next.level().abs_diff(reported) as i64;
                     let delta = match kind {
                         Quiet => u32::MAX,
                         Report => 0,

@@ -671,16 +671,18 @@ impl Scheduler {
             } => pa.avg.rescale(unit, removed_tasks),
         }
         let Some(spine) = cfg.spine else { return };
-        let cur = pa.avg.load();
+        // The rule runs on the unsaturated average; the signal carries it saturated to 16.16.
+        let level = pa.avg.level();
         let signal = signal.or_else(|| {
-            let moved = cur.0.abs_diff(pa.reported.0);
-            (change != AvgChange::None && moved >= cfg.params.report_delta.0)
+            let moved = level.abs_diff(pa.reported);
+            (change != AvgChange::None && moved >= u64::from(cfg.params.report_delta.0))
                 .then_some(Signal::LoadUpdate)
         });
         let Some(signal) = signal else { return };
         if signal == Signal::LoadUpdate {
-            pa.reported = cur;
+            pa.reported = level;
         }
+        let cur = pa.avg.load();
         let (qlen, seq_num) = cur.to_wire();
         let pkt_type = match signal {
             Signal::IdleAdd => PacketType::IdleSignal,

@@ -233,12 +233,16 @@ pub enum IdleIndex {
     Member(u16),
 }
 
-/// `poolAvg` entry (leaf).
+/// `poolAvg` entry (leaf). Packed to 4-byte alignment like [`RackAverage`] (28 bytes), so that
+/// [`PoolRow`] fits one cache line: read `reported` by value (`{ entry.reported }`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, packed(4))]
 pub struct PoolAvg {
     pub avg: RackAverage,
-    /// The average sent in the last load report.
-    pub reported: Load,
+    /// The average the last load report was decided on, in 16.16 without saturation
+    /// ([`RackAverage::level`], 48 bits): the report rule compares with it, so that it needs no
+    /// saturation test (`docs/algorithm.md`, decision 7). The report carried it saturated.
+    pub reported: u64,
 }
 
 /// `conn` entry.

@@ -15,8 +15,9 @@
 //! [`PoolAvgEntry`]), so each check is the sign of one two-term add on the entry (a margin plus or
 //! minus `unit`), which is also the margin written back; the pass's kind picks the check at the
 //! end. A report sets the margins anew without a carry (the accumulator's fraction beside a term
-//! of the pass's `report_delta`) unless the average saturates (a chain on each change's new
-//! accumulator). One task less subtracts a copy of `unit` (`unit_dec`), so that its chains and
+//! of the pass's `report_delta`): the rule compares the unsaturated average (`acc >> 16`, 48
+//! bits; `docs/algorithm.md`, decision 7), so no saturation test is in the loop; the average a
+//! signal carries saturates beside it, on its way to the descriptor. One task less subtracts a copy of `unit` (`unit_dec`), so that its chains and
 //! one task more's share no input that synthesis would map as the other's inverted. A leaf
 //! writes its entry back on every pass, changed or not, so the forwarding check waits for no
 //! decision. Before, each check added the accumulator's terms to a threshold that was itself a
@@ -47,14 +48,14 @@ use rust_hdl::prelude::*;
 pub const HOLD_CLOCKS: usize = MUL_LATENCY + 1;
 
 /// `poolAvg` entry: the accumulator (32.32), what one task adds (`round(2^32 / workers)`, up to
-/// 2^32), the tasks it counts, and the average (16.16) the last load report carried; two flags
+/// 2^32), the tasks it counts, and the unsaturated average (16.16, 48 bits: `acc >> 16`) the last
+/// load report was decided on; two flags
 /// kept with the count, `busy` (`tasks > 0`) and `full` (`tasks == 2^32 - 1`), so that whether a
 /// task more or less changes the entry is a bit of the entry, not a compare in the loop; and the
 /// report rule's two margins, so that each check is one two-term add on the entry.
 ///
 /// The margins ([`WIDE`]-bit two's complement, `delta` the pool's `report_delta`):
-/// - `up_margin = acc - (reported + delta) * 2^16` when `reported + delta < 2^32`, else
-///   `acc - 2^64` (negative whatever the accumulator becomes: no up report is possible);
+/// - `up_margin = acc - (reported + delta) * 2^16`;
 /// - `down_margin = acc - (reported - delta + 1) * 2^16`.
 ///
 /// A load report is due after a change when the new accumulator's up margin is at or above zero
@@ -66,7 +67,7 @@ pub struct PoolAvgEntry {
     pub acc: Bits<64>,
     pub unit: Bits<33>,
     pub tasks: Bits<32>,
-    pub reported: Bits<32>,
+    pub reported: Bits<48>,
     pub busy: Bit,
     pub full: Bit,
     pub up_margin: Wide,
@@ -78,14 +79,10 @@ pub struct PoolAvgEntry {
 /// The margins of an entry (`PoolAvgEntry`) with accumulator `acc`, last report `reported` and
 /// `report_delta` `delta`: `(up_margin, down_margin)`. The read-back's encoding of the model's
 /// entry, and the tests', use this definition; the stage keeps it with adds alone.
-pub fn margins(acc: u64, reported: u32, delta: u32) -> (Wide, Wide) {
+pub fn margins(acc: u64, reported: u64, delta: u32) -> (Wide, Wide) {
     let acc = i128::from(acc);
     let hi = i128::from(reported) + i128::from(delta);
-    let up = if hi < 1 << 32 {
-        acc - (hi << 16)
-    } else {
-        acc - (1 << 64)
-    };
+    let up = acc - (hi << 16);
     let down = acc - ((i128::from(reported) - i128::from(delta) + 1) << 16);
     (wide(up), wide(down))
 }
@@ -103,17 +100,10 @@ pub struct PoolAvgTerms {
     /// `report_delta`, and `1 - report_delta`, on [`WIDE`] bits; and `!report_delta`.
     pub delta: Wide,
     pub one_less_delta: Wide,
-    pub not_delta: Bits<32>,
     /// The margins' bits above the accumulator's fraction after a report: `-delta * 2^16` (up)
     /// and `(delta - 1) * 2^16` (down).
     pub up_hi: Wide,
     pub down_hi: Wide,
-    /// `delta * 2^16 - 2^48`: a new accumulator plus this is negative when `cur + delta` fits 32
-    /// bits, and is the down margin after a report of the saturated average.
-    pub sat_term: Wide,
-    /// `report_delta == 0`: every change reports (the margins alone would miss the reports of a
-    /// saturated average, which the model refuses anyway: it needs `report_delta >= 1`).
-    pub zero_delta: Bit,
 }
 
 #[derive(LogicBlock)]
@@ -145,7 +135,7 @@ pub struct PoolAvgStage<const P: usize> {
     /// its last clock.
     terms: DFF<PoolAvgTerms>,
     delta_w: ZeroExtend<32, WIDE>,
-    reported_w: ZeroExtend<32, WIDE>,
+    reported_w: ZeroExtend<48, WIDE>,
     acc_w: ZeroExtend<64, WIDE>,
     unit_w: ZeroExtend<33, WIDE>,
     /// `unit_dec`, the entry's copy of `unit` that one task less subtracts: its chains and one
@@ -159,8 +149,6 @@ pub struct PoolAvgStage<const P: usize> {
     zero_w: Constant<Wide>,
     neg_2_48: Constant<Wide>,
     one_w: Constant<Wide>,
-    /// `2^65 + 2^64`: `acc - 2^64` is the accumulator with these bits set (`acc < 2^64`).
-    top2: Constant<Wide>,
     /// The accumulator's fraction below the average's (16 bits).
     mask16: Constant<Wide>,
     shift16: Constant<Bits<8>>,
@@ -178,9 +166,8 @@ pub struct PoolAvgStage<const P: usize> {
     /// in front of the chain as well as the read's mux). Each is picked apart (`*_go_*`), so that
     /// synthesis does not share them as one add behind a mux of the accumulators, which would wait
     /// for the pass's kind.
-    past_inc: Signal<Local, Wide>,
-    past_dec: Signal<Local, Wide>,
-    past_same: Signal<Local, Wide>,
+    /// The average a report records (unsaturated, 48 bits).
+    rep_new: Signal<Local, Bits<48>>,
     /// The entry's own average saturates (`acc >= 2^48`).
     sat_same: Signal<Local, Bit>,
     /// The margins a report sets after each change, and the change's.
@@ -194,14 +181,12 @@ pub struct PoolAvgStage<const P: usize> {
     down_go: Signal<Local, Wide>,
     /// Margins worked out anew from the entry's `reported` and the pass's `report_delta`, on the
     /// entry's accumulator (a change of `report_delta`) or a rescale's product: the negated
-    /// thresholds, the accumulator they apply to, the margins, and whether `reported + delta`
-    /// fits 32 bits (an up report is possible).
+    /// thresholds, the accumulator they apply to, and the margins.
     neg_hi: Signal<Local, Wide>,
     neg_lo: Signal<Local, Wide>,
     acc_src: Signal<Local, Wide>,
     up_re: Signal<Local, Wide>,
     down_re: Signal<Local, Wide>,
-    hi_ok: Signal<Local, Bit>,
     /// A live control pass changing the pool's parameters.
     params: Signal<Local, Bit>,
     /// Which check applies (see `update`).
@@ -288,7 +273,6 @@ impl<const P: usize> PoolAvgStage<P> {
             zero_w: Constant::new(0.into()),
             neg_2_48: Constant::new(Wide::from(0) - Wide::from(1u64 << 48)),
             one_w: Constant::new(1.into()),
-            top2: Constant::new(Wide::from(3) << 64),
             mask16: Constant::new(0xffff.into()),
             shift16: Constant::new(16.into()),
             up_now_unused: Default::default(),
@@ -297,7 +281,6 @@ impl<const P: usize> PoolAvgStage<P> {
             up_dec: Default::default(),
             down_inc: Default::default(),
             down_dec: Default::default(),
-            sat_same: Default::default(),
             up_go_inc: Default::default(),
             up_go_dec: Default::default(),
             up_go_same: Default::default(),
@@ -306,15 +289,13 @@ impl<const P: usize> PoolAvgStage<P> {
             down_go_same: Default::default(),
             up_go: Default::default(),
             down_go: Default::default(),
-            past_inc: Default::default(),
-            past_dec: Default::default(),
-            past_same: Default::default(),
+            rep_new: Default::default(),
+            sat_same: Default::default(),
             neg_hi: Default::default(),
             neg_lo: Default::default(),
             acc_src: Default::default(),
             up_re: Default::default(),
             down_re: Default::default(),
-            hi_ok: Default::default(),
             params: Default::default(),
             inc_cut: Default::default(),
             dec_cut: Default::default(),
@@ -366,14 +347,10 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.delta_w.narrow.next = self.early.val().report_delta;
         self.terms.d.next.delta = self.delta_w.wide.val();
         self.terms.d.next.one_less_delta = self.one_w.val() - self.delta_w.wide.val();
-        self.terms.d.next.not_delta = !self.early.val().report_delta;
         self.terms.d.next.up_hi =
             (self.zero_w.val() - self.delta_w.wide.val()) << self.shift16.val();
         self.terms.d.next.down_hi =
             (self.delta_w.wide.val() - self.one_w.val()) << self.shift16.val();
-        self.terms.d.next.sat_term =
-            (self.delta_w.wide.val() << self.shift16.val()) + self.neg_2_48.val();
-        self.terms.d.next.zero_delta = !self.early.val().report_delta.any();
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
         self.holding.next = self.is_leaf.val() & self.held.q.val();
@@ -451,8 +428,8 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.acc_dec.next = self.acc_w.wide.val() - self.unit_dec_w.wide.val();
         // The report rule, `|cur - reported| >= delta` after a change, is the sign of a margin
         // kept in the entry (`PoolAvgEntry`): one two-term chain per check, on the entry alone,
-        // that is also the margin written back. On 66-bit two's complement no case needs more:
-        // a saturated accumulator is at or above any up threshold and above every down one.
+        // that is also the margin written back. On 66-bit two's complement no case needs more
+        // (`acc < 2^64`, `reported < 2^48`, `delta < 2^32`).
         self.up_now_unused.next = self.avg_table.rd_data.val().up_margin;
         self.down_now_unused.next = self.avg_table.rd_data.val().down_margin;
         self.up_inc.next = self.avg_table.rd_data.val().up_margin + self.unit_w.wide.val();
@@ -496,7 +473,6 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // the entry's accumulator on a change of `report_delta`.
         self.reported_w.narrow.next = self.avg_table.rd_data.val().reported;
         self.prod_w.narrow.next = self.mul.p.val();
-        self.hi_ok.next = self.avg_table.rd_data.val().reported <= self.terms.q.val().not_delta;
         self.neg_hi.next =
             (!self.reported_w.wide.val() + self.terms.q.val().one_less_delta) << self.shift16.val();
         self.neg_lo.next =
@@ -505,10 +481,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if self.load.val() {
             self.acc_src.next = self.prod_w.wide.val();
         }
-        self.up_re.next = self.acc_src.val() | self.top2.val();
-        if self.hi_ok.val() {
-            self.up_re.next = self.acc_src.val() + self.neg_hi.val();
-        }
+        self.up_re.next = self.acc_src.val() + self.neg_hi.val();
         self.down_re.next = self.acc_src.val() + self.neg_lo.val();
         if self.params.val() {
             self.w.next.up_margin = self.up_re.val();
@@ -554,52 +527,32 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if self.sat_same.val() {
             self.cur_same.next = self.max.val();
         }
-        self.past_inc.next = self.acc_inc.val() + self.terms.q.val().sat_term;
-        self.past_dec.next = self.acc_dec.val() + self.terms.q.val().sat_term;
-        self.past_same.next = self.acc_w.wide.val() + self.terms.q.val().sat_term;
         self.cur.next = self.cur_same.val();
         // The margins a report sets, after each change side by side (see `go_cut` below).
-        self.up_go_inc.next = self.acc_inc.val() | self.top2.val();
-        if self.past_inc.val().get_bit(65) {
-            self.up_go_inc.next =
-                self.terms.q.val().up_hi | (self.acc_inc.val() & self.mask16.val());
-        }
-        self.up_go_dec.next = self.acc_dec.val() | self.top2.val();
-        if self.past_dec.val().get_bit(65) {
-            self.up_go_dec.next =
-                self.terms.q.val().up_hi | (self.acc_dec.val() & self.mask16.val());
-        }
-        self.up_go_same.next = self.acc_w.wide.val() | self.top2.val();
-        if self.past_same.val().get_bit(65) {
-            self.up_go_same.next =
-                self.terms.q.val().up_hi | (self.acc_w.wide.val() & self.mask16.val());
-        }
+        self.up_go_inc.next = self.terms.q.val().up_hi | (self.acc_inc.val() & self.mask16.val());
+        self.up_go_dec.next = self.terms.q.val().up_hi | (self.acc_dec.val() & self.mask16.val());
+        self.up_go_same.next =
+            self.terms.q.val().up_hi | (self.acc_w.wide.val() & self.mask16.val());
         self.down_go_inc.next =
             self.terms.q.val().down_hi | (self.acc_inc.val() & self.mask16.val());
-        if !self.ovf_inc.neg.val() {
-            self.down_go_inc.next = self.past_inc.val();
-        }
         self.down_go_dec.next =
             self.terms.q.val().down_hi | (self.acc_dec.val() & self.mask16.val());
-        if !self.ovf_dec.neg.val() {
-            self.down_go_dec.next = self.past_dec.val();
-        }
         self.down_go_same.next =
             self.terms.q.val().down_hi | (self.acc_w.wide.val() & self.mask16.val());
-        if self.sat_same.val() {
-            self.down_go_same.next = self.past_same.val();
-        }
+        self.rep_new.next = self.avg_table.rd_data.val().acc.get_bits::<48>(16);
         self.up_go.next = self.up_go_same.val();
         self.down_go.next = self.down_go_same.val();
         if self.inc_cut.val() {
             self.cur.next = self.cur_inc.val();
             self.up_go.next = self.up_go_inc.val();
             self.down_go.next = self.down_go_inc.val();
+            self.rep_new.next = self.acc_inc.val().get_bits::<48>(16);
         }
         if self.dec_cut.val() {
             self.cur.next = self.cur_dec.val();
             self.up_go.next = self.up_go_dec.val();
             self.down_go.next = self.down_go_dec.val();
+            self.rep_new.next = self.acc_dec.val().get_bits::<48>(16);
         }
         // Which check applies was picked above; each check's outcome is a margin's sign bit
         // (`up >= 0`, `down < 0`), of the entry's own margins for a change that leaves the
@@ -609,9 +562,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             | (self.dec_cut.val()
                 & (!self.up_dec.val().get_bit(65) | self.down_dec.val().get_bit(65)))
             | (self.same_cut.val()
-                & (!self.up_now_unused.val().get_bit(65) | self.down_now_unused.val().get_bit(65)))
-            | (self.terms.q.val().zero_delta
-                & (self.inc_cut.val() | self.dec_cut.val() | self.same_cut.val()));
+                & (!self.up_now_unused.val().get_bit(65) | self.down_now_unused.val().get_bit(65)));
         // A rescale's signals wait for its last clock. The average goes with every pass that
         // may signal (the egress reads it only with a signal), so it waits for no check; an idle
         // signal has priority over a report (`reported` stays, so the report waits), and the
@@ -622,14 +573,12 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         if self.sig_ok_cut.val() {
             self.out.d.next.avg = self.cur.val();
         }
-        // A report sets the margins anew around the average it carries. Unsaturated, the new
-        // accumulator less `cur * 2^16` is its fraction, so each margin is that fraction beside
-        // the pass's term (no carry); an up report stays possible while `cur + delta` fits 32
-        // bits (`acc + sat_term < 0`). Saturated (`cur = 2^32 - 1`), no up report is possible
-        // and the down margin is `acc + sat_term`.
+        // A report sets the margins anew around the average it records (`acc >> 16`,
+        // unsaturated): the new accumulator less `reported * 2^16` is its fraction, so each
+        // margin is that fraction beside the pass's term, with no carry.
         if self.go_cut.val() {
             self.out.d.next.sig_load_update = true;
-            self.w.next.reported = self.cur.val();
+            self.w.next.reported = self.rep_new.val();
             self.w.next.up_margin = self.up_go.val();
             self.w.next.down_margin = self.down_go.val();
         }

@@ -586,9 +586,9 @@ impl Horus {
         // As if each queued task had passed the leaf: the count, and the accumulator it implies.
         avg.avg.tasks = u32::try_from(total).unwrap_or(u32::MAX);
         avg.avg.acc = u64::from(avg.avg.tasks) * avg.avg.unit;
-        avg.reported = avg.avg.load();
+        avg.reported = avg.avg.level();
         let spine = cfg.spine.expect("leaf pools have a spine");
-        let (qlen, seq) = avg.reported.to_wire();
+        let (qlen, seq) = avg.avg.load().to_wire();
         (total > 0).then(|| horus_model::sched::Emit {
             target: Target::Spine(spine.id),
             header: header(
