@@ -84,7 +84,14 @@ pub struct RmwTable<D: Synth, const N: usize> {
     hit_stage: Signal<Local, Bit>,
     /// Indexed by `rd_addr + rd_off`.
     summed: Constant<Bit>,
+    /// The stage's `rd_addr` is already `rd_index` for a read ([`RmwTable::picked_read`]).
+    picked: Constant<Bit>,
     one: Constant<Bits<5>>,
+    /// The address's terms, a read-back's index already picked: a summed table's address is
+    /// then the carry chain's output itself, with no multiplexer behind it.
+    term_a: Signal<Local, Bits<N>>,
+    term_o: Signal<Local, Bits<N>>,
+    zero: Constant<Bits<N>>,
     addr: Signal<Local, Bits<N>>,
     sum_x: Signal<Local, Bits<N>>,
     sum_y: Signal<Local, Bits<N>>,
@@ -118,6 +125,15 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
         Self::with_check(false, summed, true)
     }
 
+    /// The stage puts a read's index (`rd_index`) in `rd_addr` itself, among its early
+    /// candidates, and gives the forwarding check for it in `rd_same` (with
+    /// [`RmwTable::given_check`]), so that no multiplexer for a read follows a late index or its
+    /// check.
+    pub fn picked_read(mut self) -> Self {
+        self.picked = Constant::new(true);
+        self
+    }
+
     fn with_check(given: bool, summed: bool, late: bool) -> Self {
         Self {
             clock: Default::default(),
@@ -141,7 +157,11 @@ impl<D: Synth, const N: usize> RmwTable<D, N> {
             hit: Default::default(),
             hit_stage: Default::default(),
             summed: Constant::new(summed),
+            picked: Constant::new(false),
             one: Constant::new(bits::<5>(1)),
+            term_a: Default::default(),
+            term_o: Default::default(),
+            zero: Constant::new(0.into()),
             addr: Default::default(),
             sum_x: Default::default(),
             sum_y: Default::default(),
@@ -155,12 +175,19 @@ impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
         dff_setup!(self, clock, fwd_hit, fwd_data, addr_q, prev_addr, prev_en);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
-        self.addr.next = self.rd_addr.val();
-        if self.summed.val() {
-            self.addr.next = self.rd_addr.val() + self.rd_off.val();
+        // A read-back's index is picked on the terms, in front of a summed table's carry chain
+        // (its input LUT takes the pick): the chain's output is then the address. Behind it, the
+        // pick was a LUT after the chain, which synthesis counts as ready at once and so lets the
+        // logic in front of the chain take every level the target allows.
+        self.term_a.next = self.rd_addr.val();
+        self.term_o.next = self.rd_off.val();
+        if self.rd_indexed.val() & !self.picked.val() {
+            self.term_a.next = self.rd_index.val();
+            self.term_o.next = self.zero.val();
         }
-        if self.rd_indexed.val() {
-            self.addr.next = self.rd_index.val();
+        self.addr.next = self.term_a.val();
+        if self.summed.val() {
+            self.addr.next = self.term_a.val() + self.term_o.val();
         }
         self.ram.read_address.next = self.addr.val();
         self.ram.write_address.next = self.wr_addr.val();
@@ -182,6 +209,9 @@ impl<D: Synth, const N: usize> Logic for RmwTable<D, N> {
         self.fwd_hit.d.next = self.wr_en.val()
             & ((self.rd_indexed.val() & (self.wr_addr.val() == self.rd_index.val()))
                 | (!self.rd_indexed.val() & self.hit_stage.val()));
+        if self.picked.val() {
+            self.fwd_hit.d.next = self.wr_en.val() & self.hit_stage.val();
+        }
         self.fwd_data.d.next = self.wr_data.val();
         // The late check: the address read in cycle 0 against the write of cycle 0, both
         // registered, compared in cycle 1.
@@ -267,6 +297,14 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
     /// a stage whose index comes from the previous stage's table read.
     pub fn given_check(mut self) -> Self {
         self.rmw = RmwTable::given_check();
+        self
+    }
+
+    /// The same as [`StageTable::given_check`], with a read's index picked by the stage among
+    /// its early candidates ([`RmwTable::picked_read`]): for a read, `rd_addr` must be
+    /// `read_index` and `rd_same` its check.
+    pub fn given_check_picked_read(mut self) -> Self {
+        self.rmw = RmwTable::given_check().picked_read();
         self
     }
 

@@ -2,7 +2,8 @@
 //! index, checked cycle by cycle in rust-hdl's simulator against a sequential reference, with the
 //! forwarding check made by the table, given by the stage (`RmwTable::given_check`), made on
 //! the two terms of a summed index (`RmwTable::sum_index`), or made in cycle 1 on registers
-//! (`RmwTable::late_check`, indexed directly or by a sum).
+//! (`RmwTable::late_check`, indexed directly or by a sum); and with a read-back's index and
+//! check picked by the stage (`RmwTable::picked_read`).
 
 use horus_pipeline::table::RmwTable;
 use rust_hdl::prelude::*;
@@ -19,6 +20,10 @@ struct Bench {
     /// The pass reads `index` (as a read-back does), not `addr` + `off`.
     indexed: Signal<In, Bit>,
     index: Signal<In, Bits<3>>,
+    /// The stage puts a read's index on `rd_addr` and its check on `rd_same` itself
+    /// (`picked_read`); otherwise it presents its own index whatever the pass.
+    picks: Signal<In, Bit>,
+    picked: Signal<Local, Bits<3>>,
     /// What the pass in cycle 1 saw.
     seen: Signal<Out, Bits<16>>,
     store: RmwTable<Bits<16>, 3>,
@@ -32,12 +37,16 @@ impl Logic for Bench {
     fn update(&mut self) {
         dff_setup!(self, clock, s1_valid, s1_addr, s1_inc);
         clock!(self, clock, store);
-        self.store.rd_addr.next = self.addr.val();
+        self.picked.next = self.addr.val();
+        if self.picks.val() & self.indexed.val() {
+            self.picked.next = self.index.val();
+        }
+        self.store.rd_addr.next = self.picked.val();
         self.store.rd_off.next = self.off.val();
         self.store.rd_indexed.next = self.indexed.val();
         self.store.rd_index.next = self.index.val();
         // The check a stage gives (`given_check`), here simply the compare.
-        self.store.rd_same.next = (self.addr.val() + self.off.val()) == self.s1_addr.q.val();
+        self.store.rd_same.next = (self.picked.val() + self.off.val()) == self.s1_addr.q.val();
         self.s1_valid.d.next = self.valid.val();
         self.s1_addr.d.next = self.addr.val() + self.off.val();
         if self.indexed.val() {
@@ -54,11 +63,19 @@ impl Logic for Bench {
 /// Drives `passes` (None = an idle cycle) and checks, cycle by cycle, that each pass sees the
 /// entry exactly as the passes before it left it.
 fn check(passes: Vec<Option<(u8, u16)>>) {
-    check_with(&Bench::default, false, passes.clone());
-    check_with(&given, false, passes.clone());
-    check_with(&summed, true, passes.clone());
-    check_with(&|| late(false), false, passes.clone());
-    check_with(&|| late(true), true, passes);
+    check_with(&Bench::default, false, false, passes.clone());
+    check_with(&given, false, false, passes.clone());
+    check_with(&picked, false, true, passes.clone());
+    check_with(&summed, true, false, passes.clone());
+    check_with(&|| late(false), false, false, passes.clone());
+    check_with(&|| late(true), true, false, passes);
+}
+
+fn picked() -> Bench {
+    Bench {
+        store: RmwTable::given_check().picked_read(),
+        ..Default::default()
+    }
 }
 
 fn late(summed: bool) -> Bench {
@@ -85,7 +102,8 @@ fn summed() -> Bench {
 /// With `split`, each index is presented as two terms that vary from pass to pass (wrapping
 /// round the table's size half of the time), as a base and an offset would. About a third of the
 /// passes present their index as a read-back's (`rd_index`), with another index on `rd_addr`.
-fn check_with(bench: &dyn Fn() -> Bench, split: bool, passes: Vec<Option<(u8, u16)>>) {
+/// With `picks`, the bench picks a read's index and check itself (`picked_read`).
+fn check_with(bench: &dyn Fn() -> Bench, split: bool, picks: bool, passes: Vec<Option<(u8, u16)>>) {
     let n = passes.len();
     let mut uut = bench();
     uut.connect_all();
@@ -112,6 +130,7 @@ fn check_with(bench: &dyn Fn() -> Bench, split: bool, passes: Vec<Option<(u8, u1
             x.addr.next = u64::from(stage_index.wrapping_sub(off) & 7).into();
             x.off.next = u64::from(off).into();
             x.indexed.next = indexed;
+            x.picks.next = picks;
             x.index.next = u64::from(a).into();
             x.inc.next = u64::from(inc).into();
             previous = p;

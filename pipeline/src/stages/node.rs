@@ -37,7 +37,9 @@ pub struct NodeStage<const N: usize> {
     e: Signal<Local, NodeEntry>,
     w: Signal<Local, NodeEntry>,
     checks: Signal<Local, Bit>,
-    out_of_range: Signal<Local, Bit>,
+    /// `src` is beyond the table: compared a clock ahead on `early` and registered, so that the
+    /// drop decision waits for no compare.
+    out_of_range: DFF<Bit>,
     not_in_pool: Signal<Local, Bit>,
     /// `2^N`: the first node ID beyond the table.
     limit: Constant<Bits<16>>,
@@ -77,7 +79,7 @@ impl<const N: usize> Default for NodeStage<N> {
 impl<const N: usize> Logic for NodeStage<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out);
+        dff_setup!(self, clock, out, out_of_range);
         clock!(self, clock, node_table);
         self.early_unused.next = self.early.val();
         // The entering pass's index (`early`).
@@ -98,13 +100,13 @@ impl<const N: usize> Logic for NodeStage<N> {
             | self.pass_in.val().is_idle_add
             | self.pass_in.val().is_idle_remove)
             & !self.pass_in.val().drop.any();
-        self.out_of_range.next = self.pass_in.val().src >= self.limit.val();
+        self.out_of_range.d.next = self.early.val().src >= self.limit.val();
         self.not_in_pool.next =
             !self.e.val().active | (self.e.val().pool != self.pass_in.val().pool);
         if self.checks.val() {
             self.out.d.next.factor = self.e.val().factor;
-            if self.out_of_range.val() | self.not_in_pool.val() {
-                if self.out_of_range.val() {
+            if self.out_of_range.q.val() | self.not_in_pool.val() {
+                if self.out_of_range.q.val() {
                     self.out.d.next.drop = self.code_out_of_range.val();
                 } else {
                     self.out.d.next.drop = self.code_not_in_pool.val();

@@ -53,6 +53,15 @@ pub struct NodeAddrStage<const N: usize> {
     who: Signal<Local, Bits<N>>,
     /// A control pass: `who` is `src`.
     by_src: Signal<Local, Bit>,
+    /// `who` unless the pass is a continuation that found its entry: `src` for a control pass,
+    /// the read's index for a read (the table takes it from here: `picked_read`), else the
+    /// chosen node; and whether the pass is one whose index is fixed so (never a continuation).
+    base_who: Signal<Local, Bits<N>>,
+    fixed: Signal<Local, Bit>,
+    /// The pass follows its continuation's node (`conn`'s late decision), and the check for
+    /// the other indexes.
+    late: Signal<Local, Bit>,
+    base_same: Signal<Local, Bit>,
     /// The index of the pass in the stage (`who` a cycle ago), and whether `who` equals it.
     at: DFF<Bits<N>>,
     same: Signal<Local, Bit>,
@@ -76,10 +85,14 @@ impl<const N: usize> Default for NodeAddrStage<N> {
             rb: Default::default(),
             rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
-            addr_table: StageTable::new(Stage::NodeAddr).given_check(),
+            addr_table: StageTable::new(Stage::NodeAddr).given_check_picked_read(),
             out: Default::default(),
             who: Default::default(),
             by_src: Default::default(),
+            base_who: Default::default(),
+            fixed: Default::default(),
+            late: Default::default(),
+            base_same: Default::default(),
             at: Default::default(),
             same: Default::default(),
             e: Default::default(),
@@ -100,24 +113,36 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
         // The entering pass's index (`early`): a forward reads its chosen node (a continuation's
         // from `conn`), a control pass writes the node it names.
         self.by_src.next = self.early.val().is_ctl_add | self.early.val().is_ctl_remove;
-        self.who.next = self.early.val().chosen.get_bits::<N>(0);
-        if self.early.val().cont_hit {
-            self.who.next = self.early.val().cont_node.get_bits::<N>(0);
+        // `conn`'s decision (`cont_hit`) comes late in the cycle: it picks between the
+        // continuation's node and an index formed beside it, in the LUT that drives the address.
+        self.base_who.next = self.early.val().chosen.get_bits::<N>(0);
+        if self.early.val().is_ctl_read {
+            self.base_who.next = self.early.val().rd_index.get_bits::<N>(0);
         }
         if self.by_src.val() {
-            self.who.next = self.early.val().src.get_bits::<N>(0);
+            self.base_who.next = self.early.val().src.get_bits::<N>(0);
+        }
+        self.fixed.next = self.by_src.val() | self.early.val().is_ctl_read;
+        self.late.next = self.early.val().cont_hit & !self.fixed.val();
+        self.who.next = self.base_who.val();
+        if self.late.val() {
+            self.who.next = self.early.val().cont_node.get_bits::<N>(0);
         }
         // Whether that index is the one of the pass in the stage, compared candidate by candidate
         // and picked in and-or form (a mux of compares, synthesis would share into one compare
         // after the mux): `conn`'s decision (`cont_hit`) comes late in the cycle and only picks.
-        self.same.next = (self.by_src.val()
+        // A read's check is the stage's too (`picked_read`), beside the other fixed indexes'.
+        self.base_same.next = (self.by_src.val()
             & (self.at.q.val() == self.early.val().src.get_bits::<N>(0)))
             | (!self.by_src.val()
-                & self.early.val().cont_hit
-                & (self.at.q.val() == self.early.val().cont_node.get_bits::<N>(0)))
+                & self.early.val().is_ctl_read
+                & (self.at.q.val() == self.early.val().rd_index.get_bits::<N>(0)))
             | (!self.by_src.val()
-                & !self.early.val().cont_hit
+                & !self.early.val().is_ctl_read
                 & (self.at.q.val() == self.early.val().chosen.get_bits::<N>(0)));
+        self.same.next = (self.late.val()
+            & (self.at.q.val() == self.early.val().cont_node.get_bits::<N>(0)))
+            | (!self.late.val() & self.base_same.val());
         self.at.d.next = self.who.val();
         self.addr_table.rd_off.next = self.no_off.val();
         self.addr_table.rd_same.next = self.same.val();
