@@ -161,11 +161,6 @@ pub struct PoolAvgStage<const P: usize> {
     up_dec: Signal<Local, Wide>,
     down_inc: Signal<Local, Wide>,
     down_dec: Signal<Local, Wide>,
-    /// Each change's new accumulator plus `sat_term` (for the margins after a report): a chain on
-    /// each change's accumulator (a three-term sum on the entry would put its carry-save level
-    /// in front of the chain as well as the read's mux). Each is picked apart (`*_go_*`), so that
-    /// synthesis does not share them as one add behind a mux of the accumulators, which would wait
-    /// for the pass's kind.
     /// The average a report records (unsaturated, 48 bits).
     rep_new: Signal<Local, Bits<48>>,
     /// The entry's own average saturates (`acc >= 2^48`).
