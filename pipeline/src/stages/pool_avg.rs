@@ -97,7 +97,7 @@ fn wide(x: i128) -> Wide {
 /// `early` (and kept through a rescale, for its last clock).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct PoolAvgTerms {
-    /// `report_delta`, and `1 - report_delta`, on [`WIDE`] bits; and `!report_delta`.
+    /// `report_delta`, and `1 - report_delta`, on [`WIDE`] bits.
     pub delta: Wide,
     pub one_less_delta: Wide,
     /// The margins' bits above the accumulator's fraction after a report: `-delta * 2^16` (up)
