@@ -489,38 +489,80 @@ fn time_of(key: u128) -> Nanos {
     (key >> 64) as Nanos
 }
 
-/// A radix heap on unique u128 keys (time, then sequence) that never go below the last popped key,
-/// with one level of [`RADIX`] buckets per digit of the time. An element sits at the level of the
-/// most significant digit in which its time differs from the last popped time, in the bucket of
-/// its own digit there; it moves down at most once per level, when its bucket is the lowest left
-/// (about two moves for a service time of 100 us, where binary digits took about seventeen).
+/// A radix heap on unique u128 keys (time, then sequence), none below the current time, with one
+/// level of [`RADIX`] buckets per digit of the time, whose buckets keep their elements in
+/// sequence order so that the minimum is always the front of a bucket: nothing is ever scanned
+/// for it.
+///
+/// An element sits at the level of the most significant digit in which its time differs from
+/// `base`, in the bucket of its own digit there. When no element is left at level 0, the lowest
+/// bucket of the lowest level is cascaded: `base` moves to the start of the time range that bucket
+/// covers (its own digit there, zeros below) and its elements, in order, into the lower levels,
+/// all empty at that moment. So an element moves down at most once per level (about two moves for
+/// a service time of 100 us), a bucket fills in sequence order (cascades into empty buckets, then
+/// pushes, whose sequence numbers only grow), and a level-0 bucket, whose elements all have the
+/// same time, leaves from its front. A cascade may move `base` past the current time; an element
+/// pushed before `base` then goes to `early`, a binary heap, which holds only such elements and so
+/// leaves before any bucket.
 struct RadixHeap<T> {
-    /// `buckets[level * RADIX + digit]`. Level 0 holds the times equal to `last` but in the lowest
-    /// digit: every element of a level-0 bucket has the same time, and leaves in sequence order.
+    /// `buckets[level * RADIX + digit]`.
     buckets: Box<[Vec<(u128, T)>; BUCKETS]>,
-    /// Per level, bit `digit` set iff `buckets[level * RADIX + digit]` is non-empty.
+    /// Per level-0 bucket, how many of its elements have left (they stay in the buffer until the
+    /// last one leaves).
+    heads: [u32; RADIX],
+    /// Per level, bit `digit` set iff `buckets[level * RADIX + digit]` holds an element.
     nonempty: [[u64; RADIX / 64]; LEVELS],
-    /// Bit `level` set iff some bucket of that level is non-empty.
+    /// Bit `level` set iff some bucket of that level holds an element.
     levels: u32,
-    /// Emptied buffers of drained buckets of level [`SPARE_LEVEL`] and up, for the next such
+    /// Emptied buffers of cascaded buckets of level [`SPARE_LEVEL`] and up, for the next such
     /// bucket to fill: each of those holds a large share of the heap for a while, and 256 of them
     /// keeping their capacity would hold hundreds of times the heap.
     spares: Vec<Vec<(u128, T)>>,
-    /// The time of the last popped key: every key in the heap is at least this.
-    last: Nanos,
+    /// Every element of the buckets is at least this time.
+    base: Nanos,
+    /// The elements before `base` (pushed after a cascade moved `base` past the current time).
+    early: std::collections::BinaryHeap<Early<T>>,
     len: usize,
-    /// The smallest key and where it is (bucket, index); [`UNKNOWN`] when the heap is empty. A
-    /// pop looks for the next one at once (rather than when it is asked for, which after a pop
-    /// from the heap it always is, before the next pop): a flag for a minimum not looked for yet
-    /// was a branch on whether the last event came from the heap, mostly mispredicted.
-    min: (u128, usize, usize),
+    /// The smallest key, [`UNKNOWN`] when the heap is empty: known at once after every change,
+    /// since the queue asks for it before nearly every pop.
+    min: u128,
+    /// While `early` is empty, the level-0 bucket that holds `min`, or [`NO_FRONT`] where it is
+    /// in a bucket to cascade.
+    front: usize,
+}
+
+/// [`RadixHeap::front`] when `min` is not in a level-0 bucket.
+const NO_FRONT: usize = usize::MAX;
+
+/// An element of [`RadixHeap::early`], ordered by its key, smallest first.
+struct Early<T>(u128, T);
+
+impl<T> PartialEq for Early<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<T> Eq for Early<T> {}
+
+impl<T> PartialOrd for Early<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for Early<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // Reversed: `BinaryHeap` is a max-heap.
+        other.0.cmp(&self.0)
+    }
 }
 
 /// [`RadixHeap::min_key`] of an empty heap (no key is this large: its sequence number would be the
 /// last of 2^64).
 const UNKNOWN: u128 = u128::MAX;
 
-impl<T> RadixHeap<T> {
+impl<T: Copy> RadixHeap<T> {
     fn new() -> Self {
         Self {
             buckets: (0..BUCKETS)
@@ -528,34 +570,43 @@ impl<T> RadixHeap<T> {
                 .collect::<Box<[_]>>()
                 .try_into()
                 .unwrap_or_else(|_| unreachable!("BUCKETS buckets")),
+            heads: [0; RADIX],
             nonempty: [[0; RADIX / 64]; LEVELS],
             levels: 0,
             spares: Vec::new(),
-            last: 0,
+            base: 0,
+            early: std::collections::BinaryHeap::new(),
             len: 0,
-            min: (UNKNOWN, 0, 0),
+            min: UNKNOWN,
+            front: NO_FRONT,
         }
     }
 
     #[inline(always)]
     fn push(&mut self, key: u128, item: T) {
-        debug_assert!(time_of(key) >= self.last);
-        let b = self.put(key, item);
-        // `key` is the new minimum if it is below the old one (any key is, when the heap was
-        // empty).
-        if key < self.min.0 {
-            self.min = (key, b, self.buckets[b].len() - 1);
+        if time_of(key) < self.base {
+            self.early.push(Early(key, item));
+        } else {
+            let b = self.put(key, item);
+            if key < self.min {
+                // The new minimum's bucket: a level-0 one, or one to cascade (the buckets were
+                // empty).
+                self.front = if b < RADIX { b } else { NO_FRONT };
+            }
         }
+        self.min = self.min.min(key);
         self.len += 1;
     }
 
-    /// Files `key` in its bucket; returns the bucket (the key is its last element).
+    /// Files `key`, at least `base`, in its bucket, behind the bucket's elements; returns the
+    /// bucket.
     #[inline(always)]
     fn put(&mut self, key: u128, item: T) -> usize {
         let t = time_of(key);
-        // Times equal to `last` but in the lowest digit are level 0, like equal ones.
+        debug_assert!(t >= self.base);
+        // Times equal to `base` are level 0, like those that differ from it in the lowest digit.
         let level =
-            ((Nanos::BITS - 1 - ((t ^ self.last) | 1).leading_zeros()) / DIGIT_BITS) as usize;
+            ((Nanos::BITS - 1 - ((t ^ self.base) | 1).leading_zeros()) / DIGIT_BITS) as usize;
         let digit = (t >> (level as u32 * DIGIT_BITS)) as usize % RADIX;
         self.nonempty[level][digit / 64] |= 1 << (digit % 64);
         self.levels |= 1 << level;
@@ -583,10 +634,20 @@ impl<T> RadixHeap<T> {
         self.buckets[b].reserve(1);
     }
 
-    /// Marks bucket `b` empty.
+    /// The lowest non-empty bucket's digit at `level`, which must have one.
     #[inline(always)]
-    fn emptied(&mut self, b: usize) {
-        let (level, digit) = (b / RADIX, b % RADIX);
+    fn lowest_digit(&self, level: usize) -> usize {
+        let words = &self.nonempty[level];
+        let w = words
+            .iter()
+            .position(|&w| w != 0)
+            .expect("the level has a non-empty bucket");
+        w * 64 + words[w].trailing_zeros() as usize
+    }
+
+    /// Marks bucket (`level`, `digit`) empty.
+    #[inline(always)]
+    fn emptied(&mut self, level: usize, digit: usize) {
         let words = &mut self.nonempty[level];
         words[digit / 64] &= !(1 << (digit % 64));
         if words[digit / 64] == 0 && words.iter().all(|&w| w == 0) {
@@ -594,64 +655,99 @@ impl<T> RadixHeap<T> {
         }
     }
 
-    /// The smallest key ([`UNKNOWN`] when the heap is empty), without moving anything (`last` may
-    /// only advance when a key is popped, since keys between the current time and the minimum may
-    /// still be pushed).
+    /// The lowest non-empty level-0 bucket's digit, cascading until level 0 has one; the buckets
+    /// must hold an element.
     #[inline(always)]
-    fn min_key(&self) -> u128 {
-        self.min.0
-    }
-
-    /// Finds the smallest key of a non-empty heap and where it is.
-    #[inline(never)]
-    fn find_min(&mut self) {
-        let level = self.levels.trailing_zeros() as usize;
-        let words = &self.nonempty[level];
-        let w = words
-            .iter()
-            .position(|&w| w != 0)
-            .expect("level is non-empty");
-        let b = level * RADIX + w * 64 + words[w].trailing_zeros() as usize;
-        let (j, k) = self.buckets[b]
-            .iter()
-            .enumerate()
-            .map(|(j, (k, _))| (j, *k))
-            .min_by_key(|&(_, k)| k)
-            .expect("non-empty bucket");
-        self.min = (k, b, j);
-    }
-
-    fn pop(&mut self) -> Option<(u128, T)> {
-        if self.min_key() == UNKNOWN {
-            return None;
+    fn front_digit(&mut self) -> usize {
+        if self.levels & 1 == 0 {
+            self.cascade();
         }
-        let (key, b, j) = self.min;
-        let popped = self.buckets[b].swap_remove(j);
-        self.last = time_of(key);
-        if b >= RADIX {
-            // Every other element of the bucket shares the minimum's digits from this level up,
-            // so now that `last` is the minimum's time each lands in a lower level. The bucket is
-            // drained in place and its buffer kept for reuse.
+        self.lowest_digit(0)
+    }
+
+    /// Moves the lowest bucket of the lowest level down, and again until level 0 has an element.
+    #[inline(never)]
+    fn cascade(&mut self) {
+        while self.levels & 1 == 0 {
+            let level = self.levels.trailing_zeros() as usize;
+            let digit = self.lowest_digit(level);
+            let shift = level as u32 * DIGIT_BITS;
+            // The start of the bucket's range: `base`'s higher digits, the bucket's digit, zeros
+            // below (two shifts each way, each below 64 bits, also for the top level).
+            let above = self.base >> shift >> DIGIT_BITS << DIGIT_BITS << shift;
+            self.base = above | ((digit as Nanos) << shift);
+            let b = level * RADIX + digit;
             let mut moved = std::mem::take(&mut self.buckets[b]);
-            self.emptied(b);
-            for (k, item) in moved.drain(..) {
+            self.emptied(level, digit);
+            for &(k, item) in &moved {
                 self.put(k, item);
             }
-            if b < SPARE_LEVEL * RADIX {
+            moved.clear();
+            if level < SPARE_LEVEL {
                 self.buckets[b] = moved;
             } else if self.spares.len() < MAX_SPARES {
                 self.spares.push(moved);
             }
-        } else if self.buckets[b].is_empty() {
-            self.emptied(b);
         }
-        self.len -= 1;
-        if self.len > 0 {
-            self.find_min();
+    }
+
+    /// The smallest key ([`UNKNOWN`] when the heap is empty).
+    #[inline(always)]
+    fn min_key(&self) -> u128 {
+        self.min
+    }
+
+    fn pop(&mut self) -> Option<(u128, T)> {
+        if self.min == UNKNOWN {
+            return None;
+        }
+        let popped = if let Some(Early(key, item)) = self.early_pop() {
+            // The buckets may have taken smaller keys than their minimum since `front` was
+            // last known.
+            self.front = NO_FRONT;
+            (key, item)
         } else {
-            self.min = (UNKNOWN, 0, 0);
-        }
+            let d = match self.front {
+                NO_FRONT => self.front_digit(),
+                d => d % RADIX,
+            };
+            let bucket = &mut self.buckets[d];
+            let head = self.heads[d] as usize;
+            let e = bucket[head];
+            if head + 1 == bucket.len() {
+                bucket.clear();
+                self.heads[d] = 0;
+                self.emptied(0, d);
+                self.front = NO_FRONT;
+            } else {
+                self.heads[d] += 1;
+                self.front = d;
+            }
+            e
+        };
+        self.len -= 1;
+        self.min = if !self.early.is_empty() {
+            self.early.peek().expect("not empty").0
+        } else if self.len == 0 {
+            UNKNOWN
+        } else {
+            if self.front == NO_FRONT {
+                self.front = self.front_digit();
+            }
+            let d = self.front % RADIX;
+            self.buckets[d][self.heads[d] as usize].0
+        };
         Some(popped)
+    }
+
+    /// `early`'s smallest element, taken out, if it has one.
+    #[inline(always)]
+    fn early_pop(&mut self) -> Option<Early<T>> {
+        if self.early.is_empty() {
+            None
+        } else {
+            self.early.pop()
+        }
     }
 }
 
@@ -722,6 +818,59 @@ mod tests {
             assert_eq!(q.pop().unwrap(), expected);
         }
         assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn the_heap_pops_in_key_order_through_cascades_and_pushes_before_its_base() {
+        // The heap alone, keys as the queue makes them (time, then a growing sequence number).
+        // A lone far event makes a cascade move `base` far past the current time; the events
+        // pushed before it then go to `early`, and must still leave first, in order.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut heap = RadixHeap::new();
+        let mut reference = std::collections::BTreeSet::new();
+        let (mut now, mut seq, mut early_seen, mut cascaded_past_now) = (0u64, 0u64, 0, 0);
+        for round in 0..4_000u64 {
+            // Every so often, the heap drained to one far event: the next pop cascades to it.
+            let burst = if round % 50 == 0 {
+                1
+            } else {
+                rng.random_range(1..6)
+            };
+            for _ in 0..burst {
+                // Ties at far times too (a few round times ahead), which cascade down together
+                // and must keep their order.
+                let delay = match rng.random_range(0..5) {
+                    0 => 0,
+                    1 => rng.random_range(0..300),
+                    2 => rng.random_range(0..1u64 << 20),
+                    3 => (now | 0xffff) + 1 + (rng.random_range(0..4) << 16) - now,
+                    _ => rng.random_range(0..1u64 << 40),
+                };
+                let key = ((u128::from(now + delay)) << 64) | u128::from(seq);
+                seq += 1;
+                heap.push(key, seq);
+                reference.insert((key, seq));
+                early_seen += usize::from(!heap.early.is_empty());
+            }
+            for _ in 0..rng.random_range(0..6) {
+                let Some(expected) = reference.pop_first() else {
+                    break;
+                };
+                assert_eq!(heap.min_key(), expected.0);
+                assert_eq!(heap.pop(), Some(expected));
+                now = time_of(expected.0);
+                cascaded_past_now += usize::from(heap.base > now);
+            }
+        }
+        while let Some(expected) = reference.pop_first() {
+            assert_eq!(heap.pop(), Some(expected));
+        }
+        assert_eq!(heap.min_key(), UNKNOWN);
+        assert!(heap.pop().is_none());
+        assert!(
+            early_seen > 100 && cascaded_past_now > 100,
+            "{early_seen} {cascaded_past_now}"
+        );
     }
 
     #[test]
