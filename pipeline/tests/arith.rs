@@ -6,7 +6,8 @@
 use horus_pipeline::arith::{Sum3, SumSign, WIDE, Wide, ZeroExtend};
 use horus_pipeline::verilog::emit;
 use rust_hdl::prelude::*;
-use std::sync::{Arc, Mutex};
+
+mod common;
 
 /// (x, y, z): corners around zero, 2^32, 2^48 and 2^64, and a pseudo-random spread.
 fn cases() -> Vec<(u64, u64, u64)> {
@@ -121,33 +122,17 @@ fn wide_is_a_64_bit_value_with_two_bits_of_headroom() {
 #[test]
 fn rust_update_matches_integers() {
     let cases = cases();
-    let n = cases.len();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    let inputs = cases.clone();
-    let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<Probe>| x.clock.next = !x.clock.val());
-    sim.add_testbench(move |mut sim: Sim<Probe>| {
-        let mut x = sim.init()?;
-        wait_clock_true!(sim, clock, x);
-        for &(a, b, c) in &inputs {
+    let seen = common::probe!(
+        Probe,
+        Probe::default(),
+        cases.clone(),
+        |x: &mut Probe, &(a, b, c): &(u64, u64, u64)| {
             x.x.next = a.into();
             x.y.next = b.into();
             x.z.next = c.into();
-            wait_clock_false!(sim, clock, x);
-            sink.lock()
-                .unwrap()
-                .push((x.sum_ge.val(), x.diff_ge.val(), wide(x.total.val())));
-            wait_clock_true!(sim, clock, x);
-        }
-        sim.done(x)?;
-        Ok(())
-    });
-    let mut uut = Probe::default();
-    uut.connect_all();
-    sim.run(Box::new(uut), 10 * (n as u64 + 10)).unwrap();
-    let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), n);
+        },
+        |x: &Probe| (x.sum_ge.val(), x.diff_ge.val(), wide(x.total.val()))
+    );
     for (&(x, y, z), &s) in cases.iter().zip(seen.iter()) {
         assert_eq!(s, expected(x, y, z), "x {x:#x}, y {y:#x}, z {z:#x}");
     }

@@ -1,6 +1,7 @@
 //! Drives a stage (a block with fields `clock`, `early`, `pass_in`, `pass_out`) one pass per
 //! clock in rust-hdl's simulator and collects what leaves it. A pass is presented as `early` (its
 //! index reaches the first table) one cycle before it is `pass_in`, as the previous stage does.
+//! Also runs a combinational probe (a primitive behind a clock) input by input (`probe!`).
 #![allow(dead_code, unused_macros)]
 
 /// Cycles from a pass presented as `early` to its leaving a chain of one stage (`k` stages:
@@ -26,6 +27,7 @@ macro_rules! drive {
         )
     }};
 }
+#[allow(unused_imports)]
 pub(crate) use drive;
 
 /// `drive_held!(Type, uut, passes, tail)`: feeds `passes` as `drive!` does, runs `tail` more idle
@@ -90,6 +92,42 @@ macro_rules! drive_collect {
 }
 #[allow(unused_imports)]
 pub(crate) use drive_collect;
+
+/// `probe!(Type, uut, inputs, set, read)`: runs a block whose outputs follow its inputs within a
+/// clock (its `clock` input only paces rust-hdl's simulator): for each of `inputs` (a `Vec`),
+/// `set(&mut block, &input)` drives it after a rising edge and `read(&block)` takes the outputs
+/// half a clock later. Returns what `read` took, one per input, in order. (The caller has
+/// `rust_hdl::prelude::*` in scope.)
+macro_rules! probe {
+    ($ty:ty, $uut:expr, $inputs:expr, $set:expr, $read:expr) => {{
+        let inputs = $inputs;
+        let n = inputs.len();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let mut sim = Simulation::new();
+        sim.add_clock(5, |x: &mut Box<$ty>| x.clock.next = !x.clock.val());
+        sim.add_testbench(move |mut sim: Sim<$ty>| {
+            let mut x = sim.init()?;
+            wait_clock_true!(sim, clock, x);
+            for input in &inputs {
+                ($set)(&mut *x, input);
+                wait_clock_false!(sim, clock, x);
+                sink.lock().unwrap().push(($read)(&*x));
+                wait_clock_true!(sim, clock, x);
+            }
+            sim.done(x)?;
+            Ok(())
+        });
+        let mut uut = $uut;
+        uut.connect_all();
+        sim.run(Box::new(uut), 10 * (n as u64 + 10)).unwrap();
+        let seen = std::mem::take(&mut *seen.lock().unwrap());
+        assert_eq!(seen.len(), n, "the simulation ended early");
+        seen
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use probe;
 
 /// Whether a pass is live or names an operation: not a bubble.
 pub fn carries_op(p: &horus_pipeline::phv::Phv) -> bool {
