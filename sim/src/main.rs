@@ -39,7 +39,13 @@ enum Command {
     /// Every combination of policies, workloads and loads, in parallel; writes sweep.csv,
     /// sweep.json and p99-<workload>.svg under --out.
     Sweep {
-        #[arg(long, value_delimiter = ',', default_value = "random,rs-lb,rs-h,jsq")]
+        /// Policies to compare (default: Horus against the paper's baselines, RS-H, RS-LB and
+        /// ideal JSQ, and random)
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "horus,rs-h,rs-lb,jsq,random"
+        )]
         policies: Vec<String>,
         #[arg(long, value_delimiter = ',', default_value = "exp")]
         workloads: Vec<String>,
@@ -253,4 +259,21 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweep_compares_horus_with_the_papers_baselines_by_default() {
+        let cli = Cli::try_parse_from(["horus-sim", "sweep"]).expect("a sweep parses");
+        let Command::Sweep { policies, .. } = cli.command else {
+            panic!("not a sweep");
+        };
+        assert_eq!(policies, ["horus", "rs-h", "rs-lb", "jsq", "random"]);
+        for p in &policies {
+            PolicySpec::named(p).expect("a known policy");
+        }
+    }
 }
