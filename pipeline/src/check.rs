@@ -156,6 +156,24 @@ pub fn verilator_run(name: &str, files: &[(&str, &str)]) -> Result<String, Strin
     in_scratch(name, |dir| verilator_run_in(dir, files))
 }
 
+/// [`verilator_run`] of a vector test bench: `tb` (module `tb`) reads `vectors.hex`, one line
+/// of `vectors` each, and drives `top` (the Verilog under test).
+pub fn verilator_vectors(
+    name: &str,
+    vectors: &[String],
+    tb: &str,
+    top: &str,
+) -> Result<String, String> {
+    verilator_run(
+        name,
+        &[
+            ("vectors.hex", &(vectors.join("\n") + "\n")),
+            ("tb.v", tb),
+            ("top.v", top),
+        ],
+    )
+}
+
 fn verilator_run_in(dir: &Path, files: &[(&str, &str)]) -> Result<String, String> {
     for (file, text) in files {
         std::fs::write(dir.join(file), text).map_err(|e| format!("writing {file}: {e}"))?;

@@ -183,15 +183,8 @@ endmodule
 ",
         last = cases.len() - 1,
     );
-    let printed = horus_pipeline::check::verilator_run(
-        "arith_probe_sim",
-        &[
-            ("vectors.hex", &(vectors.join("\n") + "\n")),
-            ("tb.v", &tb),
-            ("top.v", &v),
-        ],
-    )
-    .unwrap();
+    let printed =
+        horus_pipeline::check::verilator_vectors("arith_probe_sim", &vectors, &tb, &v).unwrap();
     let got: Vec<(bool, bool, u128)> = printed
         .lines()
         .filter_map(|l| l.trim().strip_prefix("r "))

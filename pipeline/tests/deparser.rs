@@ -534,15 +534,7 @@ endmodule
             v.hex()
         })
         .collect();
-    let printed = horus_pipeline::check::verilator_run(
-        name,
-        &[
-            ("vectors.hex", &(hex.join("\n") + "\n")),
-            ("tb.v", &tb),
-            ("top.v", verilog),
-        ],
-    )
-    .unwrap();
+    let printed = horus_pipeline::check::verilator_vectors(name, &hex, &tb, verilog).unwrap();
     printed
         .lines()
         .filter_map(|l| {

@@ -183,15 +183,8 @@ endmodule
         qtop = BITS - 1,
         last = cases.len() - 1,
     );
-    let printed = horus_pipeline::check::verilator_run(
-        "file_write_sim",
-        &[
-            ("vectors.hex", &(vectors.join("\n") + "\n")),
-            ("tb.v", &tb),
-            ("top.v", &v),
-        ],
-    )
-    .unwrap();
+    let printed =
+        horus_pipeline::check::verilator_vectors("file_write_sim", &vectors, &tb, &v).unwrap();
     let got: Vec<[u32; FILE_WORDS]> = printed
         .lines()
         .filter_map(|l| l.trim().strip_prefix("r "))

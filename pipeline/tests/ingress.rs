@@ -107,15 +107,9 @@ endmodule
     );
     let mut uut = FrameLen::default();
     uut.connect_all();
-    let printed = horus_pipeline::check::verilator_run(
-        "frame_len_sim",
-        &[
-            ("vectors.hex", &(vectors.join("\n") + "\n")),
-            ("tb.v", &tb),
-            ("top.v", &emit(&uut)),
-        ],
-    )
-    .unwrap();
+    let printed =
+        horus_pipeline::check::verilator_vectors("frame_len_sim", &vectors, &tb, &emit(&uut))
+            .unwrap();
     let seen: Vec<(u64, bool)> = (printed.lines())
         .filter_map(|l| {
             let (len, c) = l.trim().split_once(' ')?;

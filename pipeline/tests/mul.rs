@@ -171,15 +171,9 @@ endmodule
         last = cases.len() - 1,
         lat = MUL_LATENCY,
     );
-    let printed = horus_pipeline::check::verilator_run(
-        "rescale_mul_sim",
-        &[
-            ("vectors.hex", &(vectors.join("\n") + "\n")),
-            ("tb.v", &tb),
-            ("top.v", &emit(&uut)),
-        ],
-    )
-    .unwrap();
+    let printed =
+        horus_pipeline::check::verilator_vectors("rescale_mul_sim", &vectors, &tb, &emit(&uut))
+            .unwrap();
     let field = |tag: &str| -> Vec<u64> {
         printed
             .lines()
