@@ -29,6 +29,17 @@ pub enum FailureTarget {
     Spine(u32),
 }
 
+impl std::fmt::Display for FailureTarget {
+    /// As `--fail` names it: `worker:ID`, `leaf:RACK`, `spine:SWITCH`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Worker(i) => write!(f, "worker:{i}"),
+            Self::Leaf(i) => write!(f, "leaf:{i}"),
+            Self::Spine(i) => write!(f, "spine:{i}"),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailureSpec {
     pub at_ns: Nanos,
@@ -50,6 +61,10 @@ impl FailureSpec {
         let ms: f64 = at
             .parse()
             .with_context(|| format!("bad time in failure {text:?}"))?;
+        ensure!(
+            ms.is_finite() && ms >= 0.0,
+            "the time of failure {text:?} must be a non-negative number of milliseconds"
+        );
         let target = match kind {
             "worker" => FailureTarget::Worker(index),
             "leaf" => FailureTarget::Leaf(index),
@@ -140,7 +155,45 @@ impl SimConfig {
             self.loss
         );
         ensure!(self.sim_ns > 0, "simulated time must be positive");
+        ensure!(
+            self.warmup_ns < self.sim_ns,
+            "the warm-up ({} ms) must end before arrivals stop ({} ms): no task would be measured",
+            self.warmup_ns as f64 / 1e6,
+            self.sim_ns as f64 / 1e6
+        );
+        self.load.validate()?;
+        ensure!(
+            self.load.mean_until(self.sim_ns) > 0.0,
+            "the load is 0 until arrivals stop ({} ms): no task would arrive",
+            self.sim_ns as f64 / 1e6
+        );
+        match &self.pools {
+            PoolSource::Random(r) => ensure!(r.count > 0, "at least one pool is needed"),
+            PoolSource::Sizes(sizes) => ensure!(!sizes.is_empty(), "at least one pool is needed"),
+            PoolSource::Dataset(_) => {} // checked when read (`engine::placements`)
+        }
         ensure!(self.shards >= 1, "shards must be at least 1");
+        for f in &self.failures {
+            ensure!(
+                f.at_ns < self.sim_ns,
+                "{} fails at {} ms, after arrivals stop ({} ms): no task would meet it",
+                f.target,
+                f.at_ns as f64 / 1e6,
+                self.sim_ns as f64 / 1e6
+            );
+            let (index, count, what) = match f.target {
+                // The workers are known once the pools are placed (`Engine::for_shard`).
+                FailureTarget::Worker(_) => continue,
+                FailureTarget::Leaf(r) => (r, self.topology.racks(), "racks"),
+                FailureTarget::Spine(s) => (s, self.topology.spines(), "spines"),
+            };
+            ensure!(
+                index < count,
+                "{} is outside the topology: it has {count} {what} (0 to {})",
+                f.target,
+                count - 1
+            );
+        }
         ensure!(
             !self.prefill || self.load.steps[0].1 < 1.0,
             "prefill needs an initial load below 1"

@@ -274,6 +274,17 @@ impl Engine {
         build: impl FnOnce(&Cluster, &[u32], &mut SimRng) -> Box<dyn Policy>,
     ) -> anyhow::Result<Self> {
         cfg.validate()?;
+        let workers: usize = placements.iter().map(|p| p.slots.len()).sum();
+        for f in &cfg.failures {
+            if let FailureTarget::Worker(w) = f.target {
+                anyhow::ensure!(
+                    (w as usize) < workers,
+                    "{} is not a worker: the pools have {workers} (0 to {})",
+                    f.target,
+                    workers.saturating_sub(1)
+                );
+            }
+        }
         let cluster = Cluster::subset(cfg.topology, placements, &shard.pools);
         // Streams of the unsharded run for shard 0 of 1; the workload streams are the pools'.
         let stream_index = u64::from(shard.index);
@@ -958,7 +969,7 @@ impl Engine {
             FailureTarget::Spine(s) if s < topo.spines() => {
                 self.switch_failed[s as usize] = Some(i)
             }
-            other => panic!("failure target {other:?} is outside the topology"),
+            other => unreachable!("{other} was checked against the topology and the pools"),
         }
         self.nothing_failed = false;
         // The controller reacts after detection plus the hops of its notices.

@@ -123,8 +123,8 @@ impl Common {
         } else {
             (self.pods, self.pools, self.sim_ms)
         };
-        let sim_ns = (sim_ms * 1e6) as u64;
-        Ok(SimConfig {
+        let sim_ns = nanos(sim_ms, 1e6, "--sim-ms")?;
+        let cfg = SimConfig {
             seed: self.seed,
             topology: Topology {
                 pods,
@@ -155,11 +155,14 @@ impl Common {
             workload: workload.to_string(),
             load: LoadSchedule::parse(load)?,
             sim_ns,
-            warmup_ns: self.warmup_ms.map_or(sim_ns / 10, |ms| (ms * 1e6) as u64),
-            hop_delay_ns: (self.hop_delay_us * 1e3).round() as u64,
+            warmup_ns: match self.warmup_ms {
+                Some(ms) => nanos(ms, 1e6, "--warmup-ms")?,
+                None => sim_ns / 10,
+            },
+            hop_delay_ns: nanos(self.hop_delay_us, 1e3, "--hop-delay-us")?,
             loss: self.loss,
             resubmit_ns: self.resubmit_ns,
-            detect_ns: (self.detect_us * 1e3).round() as u64,
+            detect_ns: nanos(self.detect_us, 1e3, "--detect-us")?,
             prefill: self.prefill,
             shards: self.shards,
             failures: self
@@ -168,8 +171,20 @@ impl Common {
                 .map(|f| FailureSpec::parse(f))
                 .collect::<anyhow::Result<_>>()?,
             ..SimConfig::default()
-        })
+        };
+        cfg.validate()?;
+        Ok(cfg)
     }
+}
+
+/// `value` in a unit of `unit_ns` nanoseconds, as whole nanoseconds; an error naming `option`
+/// for a negative or non-finite value.
+fn nanos(value: f64, unit_ns: f64, option: &str) -> anyhow::Result<u64> {
+    anyhow::ensure!(
+        value.is_finite() && value >= 0.0,
+        "{option} must be a non-negative number, got {value}"
+    );
+    Ok((value * unit_ns).round() as u64)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -226,6 +241,10 @@ fn main() -> anyhow::Result<()> {
                 .map(|p| PolicySpec::named(p))
                 .collect::<anyhow::Result<Vec<_>>>()?;
             let configs = sweep::points(&base, &specs, &workloads, &loads);
+            for cfg in &configs {
+                cfg.validate()
+                    .with_context(|| format!("load {:?}", cfg.load.steps[0].1))?;
+            }
             eprintln!(
                 "seed {}: {} runs on {} threads",
                 base.seed,
@@ -275,5 +294,59 @@ mod tests {
         for p in &policies {
             PolicySpec::named(p).expect("a known policy");
         }
+    }
+
+    /// The configuration of `horus-sim run ARGS`, or its error as printed.
+    fn run_config(args: &[&str]) -> Result<SimConfig, String> {
+        let cli = Cli::try_parse_from(["horus-sim", "run"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
+        let Command::Run {
+            policy,
+            workload,
+            load,
+            common,
+        } = cli.command
+        else {
+            panic!("not a run");
+        };
+        common
+            .config(&policy, &workload, &load)
+            .map_err(|e| format!("{e:#}"))
+    }
+
+    #[test]
+    fn a_run_refuses_negative_times_and_bad_configurations_before_it_starts() {
+        let cfg = run_config(&["--quick", "--hop-delay-us", "2.5", "--warmup-ms", "1"]).unwrap();
+        assert_eq!((cfg.hop_delay_ns, cfg.warmup_ns), (2_500, 1_000_000));
+        assert_eq!(run_config(&["--quick"]).unwrap().warmup_ns, 500_000);
+        for (args, says) in [
+            (
+                &["--hop-delay-us=-1"][..],
+                "--hop-delay-us must be a non-negative",
+            ),
+            (
+                &["--detect-us=nan"],
+                "--detect-us must be a non-negative number, got NaN",
+            ),
+            (&["--warmup-ms=-2"], "--warmup-ms must be"),
+            (&["--warmup-ms", "5"], "no task would be measured"),
+            (&["--load", "0"], "no task would arrive"),
+            (&["--fail", "leaf:32@1"], "leaf:32 is outside the topology"),
+            (
+                &["--fail", "spine:1@-1"],
+                "must be a non-negative number of milliseconds",
+            ),
+            (&["--fail", "worker:1@6"], "after arrivals stop (5 ms)"),
+        ] {
+            let args: Vec<&str> = ["--quick"].iter().chain(args).copied().collect();
+            let e = run_config(&args).expect_err(says);
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
+        // (--quick sets the simulated time.)
+        let e = run_config(&["--sim-ms=inf"]).expect_err("infinite");
+        assert!(
+            e.contains("--sim-ms must be a non-negative number, got inf"),
+            "{e}"
+        );
     }
 }

@@ -164,7 +164,9 @@ impl LoadSchedule {
     /// Parses `0.5` or `0:0.5,20:0.9` (times in milliseconds).
     pub fn parse(text: &str) -> anyhow::Result<Self> {
         if let Ok(load) = text.trim().parse::<f64>() {
-            return Ok(Self::constant(load)).and_then(|s| s.validated());
+            let s = Self::constant(load);
+            s.validate()?;
+            return Ok(s);
         }
         let mut steps = Vec::new();
         for part in text.split(',') {
@@ -175,16 +177,23 @@ impl LoadSchedule {
                 .trim()
                 .parse()
                 .with_context(|| format!("bad time in {part:?}"))?;
+            ensure!(
+                ms.is_finite() && ms >= 0.0,
+                "the time in load step {part:?} must be a non-negative number of milliseconds"
+            );
             let load: f64 = load
                 .trim()
                 .parse()
                 .with_context(|| format!("bad load in {part:?}"))?;
             steps.push(((ms * 1e6).round() as Nanos, load));
         }
-        Self { steps }.validated()
+        let s = Self { steps };
+        s.validate()?;
+        Ok(s)
     }
 
-    fn validated(self) -> anyhow::Result<Self> {
+    /// Checks the steps: the first at time 0, times increasing, loads finite and non-negative.
+    pub fn validate(&self) -> anyhow::Result<()> {
         ensure!(
             self.steps.first().is_some_and(|s| s.0 == 0),
             "the load schedule must start at time 0"
@@ -197,7 +206,7 @@ impl LoadSchedule {
             self.steps.iter().all(|s| s.1.is_finite() && s.1 >= 0.0),
             "loads must be non-negative"
         );
-        Ok(self)
+        Ok(())
     }
 
     /// The load in force at `t` and when it next changes.

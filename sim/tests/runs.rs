@@ -134,3 +134,87 @@ fn a_spine_failure_is_repaired_by_rehosting_its_schedulers() {
     );
     assert_eq!(s.completed + s.lost_to_failures + s.unfinished, s.tasks);
 }
+
+#[test]
+fn a_configuration_that_would_run_empty_or_fail_nothing_is_refused_with_its_reason() {
+    let ok = small("horus", "exp", "0.5");
+    ok.validate().expect("the base configuration is valid");
+    let racks = ok.topology.racks();
+    let fail = |target, at_ns| SimConfig {
+        failures: vec![FailureSpec { at_ns, target }],
+        ..ok.clone()
+    };
+    let refused: [(SimConfig, &str); 8] = [
+        (
+            SimConfig {
+                warmup_ns: ok.sim_ns,
+                ..ok.clone()
+            },
+            "no task would be measured",
+        ),
+        (
+            SimConfig {
+                load: LoadSchedule::parse("0:0,3:0.5").unwrap(),
+                ..ok.clone()
+            },
+            "no task would arrive",
+        ),
+        (
+            SimConfig {
+                load: LoadSchedule {
+                    steps: vec![(0, -0.5)],
+                },
+                ..ok.clone()
+            },
+            "non-negative",
+        ),
+        (
+            SimConfig {
+                pools: PoolSource::Random(RandomPools {
+                    count: 0,
+                    ..RandomPools::default()
+                }),
+                ..ok.clone()
+            },
+            "at least one pool",
+        ),
+        (
+            fail(FailureTarget::Leaf(racks), 1_000_000),
+            "outside the topology: it has 32 racks",
+        ),
+        (
+            fail(FailureTarget::Spine(ok.topology.spines()), 1_000_000),
+            "32 spines",
+        ),
+        (
+            fail(FailureTarget::Leaf(0), ok.sim_ns),
+            "after arrivals stop",
+        ),
+        (
+            fail(FailureTarget::Worker(0), ok.sim_ns + 1),
+            "worker:0 fails at 3.000001 ms",
+        ),
+    ];
+    for (i, (cfg, why)) in refused.into_iter().enumerate() {
+        let e = format!("{:#}", cfg.validate().expect_err(why));
+        assert!(e.contains(why), "case {i}: {e:?} does not say {why:?}");
+        // The engine refuses it the same way, before anything runs.
+        let e = Engine::new(&cfg).err().expect(why);
+        assert!(format!("{e:#}").contains(why), "case {i}: {e:#}");
+    }
+    // A worker ID past the pools' workers: refused when the pools are placed, not a panic mid-run.
+    let workers = Engine::new(&ok).unwrap().cluster().total_workers();
+    let e = Engine::new(&fail(FailureTarget::Worker(workers), 1_000_000)).err();
+    let e = format!("{:#}", e.expect("no such worker"));
+    assert!(
+        e.contains(&format!(
+            "worker:{workers} is not a worker: the pools have {workers}"
+        )),
+        "{e}"
+    );
+    // The last worker and the last rack are fine.
+    Engine::new(&fail(FailureTarget::Worker(workers - 1), 1_000_000)).unwrap();
+    fail(FailureTarget::Leaf(racks - 1), ok.sim_ns - 1)
+        .validate()
+        .unwrap();
+}
