@@ -74,6 +74,8 @@ fn run(policy: &str) -> Option<f64> {
         policy: PolicySpec::named(policy).expect("known policy"),
         load: LoadSchedule::constant(0.9),
         sim_ns: (sim_ms * 1e6) as u64,
+        // As `horus-sim run` has it: tasks arriving after the first tenth are recorded.
+        warmup_ns: (sim_ms * 1e5) as u64,
         ..SimConfig::default()
     };
     let engine = Engine::new(&cfg).expect("valid configuration");
