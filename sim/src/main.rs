@@ -3,6 +3,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use horus_sim::config::{FailureSpec, PoolSource, SimConfig};
+use horus_sim::metrics::Latency;
 use horus_sim::output::{self, SweepRow};
 use horus_sim::placement::RandomPools;
 use horus_sim::policy::{POLICIES, PolicySpec};
@@ -177,6 +178,18 @@ impl Common {
     }
 }
 
+/// A run's response times as its closing line gives them: the percentiles, or that no task was
+/// measured (rather than percentiles of nothing).
+fn response_text(r: &Latency) -> String {
+    if r.count == 0 {
+        return "none measured (none arrived after the warm-up and finished)".into();
+    }
+    format!(
+        "p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us",
+        r.p50_us, r.p99_us, r.p999_us
+    )
+}
+
 /// `value` in a unit of `unit_ns` nanoseconds, as whole nanoseconds; an error naming `option`
 /// for a negative or non-finite value.
 fn nanos(value: f64, unit_ns: f64, option: &str) -> anyhow::Result<u64> {
@@ -216,12 +229,10 @@ fn main() -> anyhow::Result<()> {
             let secs = started.elapsed().as_secs_f64();
             let name = workload.replace(['/', ':'], "_");
             output::write_run(&common.out, &format!("{policy}-{name}"), &summary)?;
+            let latency = response_text(&summary.response);
             println!(
-                "{} tasks, p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}",
+                "{} tasks, {latency}; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}",
                 summary.tasks,
-                summary.response.p50_us,
-                summary.response.p99_us,
-                summary.response.p999_us,
                 summary.little.relative_error,
                 summary.events,
                 summary.events as f64 / secs / 1e6,
@@ -312,6 +323,22 @@ mod tests {
         common
             .config(&policy, &workload, &load)
             .map_err(|e| format!("{e:#}"))
+    }
+
+    #[test]
+    fn a_run_without_measured_tasks_says_so_instead_of_giving_percentiles() {
+        assert_eq!(
+            response_text(&Latency::default()),
+            "none measured (none arrived after the warm-up and finished)"
+        );
+        let r = Latency {
+            count: 3,
+            p50_us: 1.0,
+            p99_us: 2.25,
+            p999_us: 3.0,
+            ..Latency::default()
+        };
+        assert_eq!(response_text(&r), "p50 1.0 us, p99 2.2 us, p99.9 3.0 us");
     }
 
     #[test]

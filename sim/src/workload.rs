@@ -24,6 +24,10 @@ use serde::{Deserialize, Serialize};
 
 const US: f64 = 1_000.0;
 
+/// The longest service time a trace may give, in microseconds (1,000 s): far beyond any task this
+/// simulator is for, and short enough that times in nanoseconds, and their sums, stay exact.
+pub const MAX_TRACE_US: f64 = 1e9;
+
 /// A service-time distribution.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ServiceTime {
@@ -89,7 +93,8 @@ impl ServiceTime {
         })
     }
 
-    /// Parses a trace: one service time in microseconds per line; blank lines and `#` comments skipped.
+    /// Parses a trace: one service time in microseconds per line (at most [`MAX_TRACE_US`]);
+    /// blank lines and `#` comments skipped.
     pub fn read_trace(text: &str) -> anyhow::Result<Self> {
         let mut values_ns = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -103,6 +108,11 @@ impl ServiceTime {
             ensure!(
                 us.is_finite() && us > 0.0,
                 "trace line {}: service time must be positive, got {us}",
+                i + 1
+            );
+            ensure!(
+                us <= MAX_TRACE_US,
+                "trace line {}: service time {line} us is over the limit of {MAX_TRACE_US:e} us",
                 i + 1
             );
             values_ns.push((us * US).round().max(1.0) as u64);
@@ -120,7 +130,8 @@ impl ServiceTime {
                 .map(|(&v, p)| v as f64 * p)
                 .sum(),
             ServiceTime::Trace { values_ns } => {
-                values_ns.iter().sum::<u64>() as f64 / values_ns.len() as f64
+                values_ns.iter().map(|&v| u128::from(v)).sum::<u128>() as f64
+                    / values_ns.len() as f64
             }
         }
     }
@@ -342,6 +353,15 @@ mod tests {
         );
         assert!(ServiceTime::read_trace("-1\n").is_err());
         assert!(ServiceTime::read_trace("# nothing\n").is_err());
+        // Beyond the limit (once saturated to u64::MAX nanoseconds, and wrapped in the mean).
+        let e = ServiceTime::read_trace("1\n1e300\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("over the limit"), "{e}");
+        // At the limit: accepted, the mean exact.
+        let at_limit = format!("{MAX_TRACE_US}\n").repeat(20);
+        let w = ServiceTime::read_trace(&at_limit).unwrap();
+        assert_eq!(w.mean_ns(), MAX_TRACE_US * US);
     }
 
     #[test]
