@@ -68,24 +68,25 @@ enum Command {
 struct Common {
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Simulated time during which tasks arrive.
-    #[arg(long, default_value_t = 50.0)]
-    sim_ms: f64,
-    /// Tasks arriving before this are not measured.
+    /// Simulated time during which tasks arrive [default: 50, 5 with --quick]
+    #[arg(long)]
+    sim_ms: Option<f64>,
+    /// Tasks arriving before this are not measured [default: a tenth of the simulated time]
     #[arg(long)]
     warmup_ms: Option<f64>,
     #[arg(long, default_value = "results")]
     out: PathBuf,
-    /// Fat-tree pods (k); racks = k*k/2.
-    #[arg(long, default_value_t = 48)]
-    pods: u32,
+    /// Fat-tree pods (k); racks = k*k/2 [default: 48, 8 with --quick]
+    #[arg(long)]
+    pods: Option<u32>,
     #[arg(long, default_value_t = 24)]
     servers_per_rack: u32,
     #[arg(long, default_value_t = 32)]
     slots_per_server: u32,
-    /// Number of random pools (exponential sizes, min 50, max 20,000, mean 685).
-    #[arg(long, default_value_t = 1000)]
-    pools: u32,
+    /// Number of random pools (exponential sizes, min 50, max 20,000, mean 685) [default: 1000,
+    /// 20 with --quick]
+    #[arg(long)]
+    pools: Option<u32>,
     /// Read pools from a public Horus simulator dataset instead.
     #[arg(long)]
     dataset: Option<String>,
@@ -103,7 +104,7 @@ struct Common {
     /// Start workers in the M/M/1 stationary state instead of empty.
     #[arg(long)]
     prefill: bool,
-    /// Small and fast: 8 pods, 20 pools, 5 ms (overrides those options).
+    /// Small and fast: 8 pods, 20 pools, 5 ms, unless those options are given.
     #[arg(long)]
     quick: bool,
     /// Horus: a leaf re-sends a lost idle message at most once per this many microseconds after
@@ -122,8 +123,13 @@ impl Common {
         let (pods, pools, sim_ms) = if self.quick {
             (8, 20, 5.0)
         } else {
-            (self.pods, self.pools, self.sim_ms)
+            (48, 1000, 50.0)
         };
+        let (pods, pools, sim_ms) = (
+            self.pods.unwrap_or(pods),
+            self.pools.unwrap_or(pools),
+            self.sim_ms.unwrap_or(sim_ms),
+        );
         let sim_ns = nanos(sim_ms, 1e6, "--sim-ms")?;
         let cfg = SimConfig {
             seed: self.seed,
@@ -326,6 +332,25 @@ mod tests {
     }
 
     #[test]
+    fn quick_sets_the_scale_that_options_do_not_give() {
+        let scale = |args: &[&str]| {
+            let c = run_config(args).unwrap();
+            let PoolSource::Random(r) = c.pools else {
+                panic!("random pools");
+            };
+            (c.topology.pods, r.count, c.sim_ns)
+        };
+        assert_eq!(scale(&[]), (48, 1000, 50_000_000));
+        assert_eq!(scale(&["--quick"]), (8, 20, 5_000_000));
+        assert_eq!(scale(&["--quick", "--pods", "4"]), (4, 20, 5_000_000));
+        assert_eq!(
+            scale(&["--quick", "--pools", "3", "--sim-ms", "2"]),
+            (8, 3, 2_000_000)
+        );
+        assert_eq!(scale(&["--pods", "16"]), (16, 1000, 50_000_000));
+    }
+
+    #[test]
     fn a_run_without_measured_tasks_says_so_instead_of_giving_percentiles() {
         assert_eq!(
             response_text(&Latency::default()),
@@ -369,8 +394,7 @@ mod tests {
             let e = run_config(&args).expect_err(says);
             assert!(e.contains(says), "{args:?}: {e}");
         }
-        // (--quick sets the simulated time.)
-        let e = run_config(&["--sim-ms=inf"]).expect_err("infinite");
+        let e = run_config(&["--quick", "--sim-ms=inf"]).expect_err("infinite");
         assert!(
             e.contains("--sim-ms must be a non-negative number, got inf"),
             "{e}"
