@@ -153,31 +153,44 @@ fn describe(op: &ControlOp) -> String {
 }
 
 fn main() -> Result<()> {
-    match Cli::parse().cmd {
+    let out = run(Cli::parse().cmd)?;
+    // A closed pipe (`horusctl writes CONFIG | head`) ends the output quietly.
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// What `cmd` prints.
+fn run(cmd: Cmd) -> Result<String> {
+    let mut out = String::new();
+    match cmd {
         Cmd::Read { table: t, index } => {
             let stage = table(&t)?;
             let regs = RegFile::read_entry(stage, index);
             let op = regmap::field("CTL_READ_ENTRY").word;
             let at = regmap::field("CTL_INDEX").word;
-            println!("# read {}[{index}]", stage.table_name());
+            writeln!(out, "# read {}[{index}]", stage.table_name())?;
             for w in [op, at] {
-                println!("write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w]);
+                writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
             }
-            println!(
+            writeln!(
+                out,
                 "write 0x{:03x} 0x00000001\nwait-read",
                 regmap::field("CTL_GO").byte_address()
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "read 0x{:03x}  # RB_VALID (bit 0): 1 when the table has this entry",
                 regmap::field("RB_VALID").byte_address()
-            );
+            )?;
             for k in 0..RB_WORDS {
-                println!(
+                writeln!(
+                    out,
                     "read 0x{:03x}  # RB_DATA{k}",
                     regmap::field(&format!("RB_DATA{k}")).byte_address()
-                );
+                )?;
             }
-            Ok(())
         }
         Cmd::Decode { table: t, words } => {
             let stage = table(&t)?;
@@ -185,13 +198,16 @@ fn main() -> Result<()> {
             for (k, s) in words.iter().enumerate() {
                 w[k] = word(s)?;
             }
-            println!("{}: {}", stage.table_name(), readback::describe(stage, &w));
-            Ok(())
+            writeln!(
+                out,
+                "{}: {}",
+                stage.table_name(),
+                readback::describe(stage, &w)
+            )?;
         }
         Cmd::Writes { config } => {
             let cfg = load(config.as_path())?;
             let regs = RegFile::switch_config(&cfg).map_err(anyhow::Error::msg)?;
-            let mut out = String::new();
             writeln!(out, "# {}: the switch's registers", config.display())?;
             for w in regmap::switch_words() {
                 writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
@@ -210,11 +226,6 @@ fn main() -> Result<()> {
                 writeln!(out, "write 0x{go:03x} 0x00000001\nwait-idle")?;
                 sched.control(op)?;
             }
-            // A closed pipe (`| head`) ends the output quietly.
-            match std::io::stdout().lock().write_all(out.as_bytes()) {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                r => Ok(r?),
-            }
         }
         Cmd::Check { config } => {
             let cfg = load(config.as_path())?;
@@ -222,27 +233,30 @@ fn main() -> Result<()> {
             let ops = horus_model::sched::config_ops(&cfg);
             // Run them through the model: what the model refuses, the hardware would too.
             let (sched, signals) = Scheduler::from_config(&cfg, 1)?;
-            println!(
+            writeln!(
+                out,
                 "{}: {} switch {}, {} pool(s)",
                 config.display(),
                 cfg.switch.role,
                 cfg.switch.id,
                 cfg.pools.len()
-            );
+            )?;
             for op in &ops {
-                println!("  {}", describe(op));
+                writeln!(out, "  {}", describe(op))?;
             }
-            println!(
+            writeln!(
+                out,
                 "{} control passes; {} startup message(s) to spines",
                 sched.counters().control_passes,
                 signals.len()
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "hardware: {} (rtl-gen --preset {})",
                 preset.module_name(),
                 preset.name
-            );
-            Ok(())
+            )?;
         }
     }
+    Ok(out)
 }

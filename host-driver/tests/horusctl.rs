@@ -134,3 +134,28 @@ fn read_prints_the_accesses_and_decode_names_the_fields() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no table 14"));
 }
+
+#[test]
+fn every_command_ends_quietly_when_its_reader_goes_away() {
+    use std::process::Stdio;
+    let leaf = config("example-leaf.toml");
+    for args in [
+        vec!["check", leaf.as_str()],
+        vec!["writes", leaf.as_str()],
+        vec!["read", "node", "5"],
+        vec!["decode", "node", "1"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_horusctl"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("horusctl runs");
+        // The reader closes before reading anything (`horusctl ... | head -0`).
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("horusctl ends");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}

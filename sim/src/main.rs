@@ -236,14 +236,14 @@ fn main() -> anyhow::Result<()> {
             let name = workload.replace(['/', ':'], "_");
             output::write_run(&common.out, &format!("{policy}-{name}"), &summary)?;
             let latency = response_text(&summary.response);
-            println!(
-                "{} tasks, {latency}; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}",
+            print_quietly(&format!(
+                "{} tasks, {latency}; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}\n",
                 summary.tasks,
                 summary.little.relative_error,
                 summary.events,
                 summary.events as f64 / secs / 1e6,
                 common.out.display()
-            );
+            ))?;
         }
         Command::Sweep {
             policies,
@@ -286,15 +286,29 @@ fn main() -> anyhow::Result<()> {
                 &serde_json::json!({ "seed": base.seed, "throughput_at_p99_target": throughput }),
             )?;
             plot::p99_vs_load(&common.out, &rows).context("plotting")?;
-            for r in &rows {
-                println!(
-                    "{:10} {:14} load {:.2}: p99 {:9.1} us",
-                    r.policy, r.workload, r.load, r.response_p99_us
-                );
-            }
+            let table: String = rows
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{:10} {:14} load {:.2}: p99 {:9.1} us\n",
+                        r.policy, r.workload, r.load, r.response_p99_us
+                    )
+                })
+                .collect();
+            print_quietly(&table)?;
         }
     }
     Ok(())
+}
+
+/// Writes `text` to standard output; a reader that went away (`horus-sim sweep | head`) ends it
+/// quietly: the results are in files already.
+fn print_quietly(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
 }
 
 #[cfg(test)]
