@@ -8,7 +8,7 @@ use horus_sim::output::{self, SweepRow};
 use horus_sim::placement::RandomPools;
 use horus_sim::policy::{POLICIES, PolicySpec};
 use horus_sim::topology::Topology;
-use horus_sim::workload::{LoadSchedule, WORKLOADS};
+use horus_sim::workload::{LoadSchedule, ServiceTime, WORKLOADS};
 use horus_sim::{engine, plot, sweep};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -180,6 +180,8 @@ impl Common {
             ..SimConfig::default()
         };
         cfg.validate()?;
+        // (A trace is read here and again by the engine: its errors come before the run.)
+        ServiceTime::named(workload)?;
         Ok(cfg)
     }
 }
@@ -257,6 +259,9 @@ fn main() -> anyhow::Result<()> {
                 .iter()
                 .map(|p| PolicySpec::named(p))
                 .collect::<anyhow::Result<Vec<_>>>()?;
+            for w in &workloads {
+                ServiceTime::named(w)?;
+            }
             let configs = sweep::points(&base, &specs, &workloads, &loads);
             for cfg in &configs {
                 cfg.validate()
@@ -403,6 +408,7 @@ mod tests {
                 "must be a non-negative number of milliseconds",
             ),
             (&["--fail", "worker:1@6"], "after arrivals stop (5 ms)"),
+            (&["--workload", "nosuch"], "unknown workload \"nosuch\""),
         ] {
             let args: Vec<&str> = ["--quick"].iter().chain(args).copied().collect();
             let e = run_config(&args).expect_err(says);
