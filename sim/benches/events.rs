@@ -1,8 +1,9 @@
 //! Events per second of the engine on one core: `cargo bench -p horus-sim --bench events`.
 //!
-//! A 16-pod datacenter (128 racks, 98,304 slots) with 100 random pools running RS-H on the
-//! exponential workload at 90 % load, with the default network (5 us hops, 1e-5 loss), for each
-//! of random, RS-H, JSQ and Horus. Setup (placement, policy tables) is excluded from the timing.
+//! A 16-pod datacenter (128 racks, 98,304 slots) with 100 random pools on the exponential workload
+//! at 90 % load, with the default network (5 us hops, 1e-5 loss), for each of random, RS-H, JSQ
+//! and Horus; latencies are recorded from the first tenth of the run on, as `horus-sim run` does.
+//! Setup (placement, policy tables) is excluded from the timing.
 //! Rates are given per second of wall time and per second of this process's CPU time (the latter
 //! is what matters on a shared machine). `HORUS_BENCH_POLICIES=horus,rs-h` selects policies;
 //! `HORUS_BENCH_RUNS` (default 3) runs each that many times, alternating policies, and ends with
