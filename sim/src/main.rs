@@ -123,7 +123,12 @@ impl Common {
         let (pods, pools, sim_ms) = if self.quick {
             (8, 20, 5.0)
         } else {
-            (48, 1000, 50.0)
+            // The paper's datacenter, as the library's defaults give it.
+            let d = SimConfig::default();
+            let PoolSource::Random(r) = d.pools else {
+                unreachable!("the default pools are random")
+            };
+            (d.topology.pods, r.count, d.sim_ns as f64 / 1e6)
         };
         let (pods, pools, sim_ms) = (
             self.pods.unwrap_or(pods),
