@@ -191,6 +191,18 @@ impl Common {
     }
 }
 
+/// A run's tasks as its closing line gives them, with the lost ones where there are any.
+fn tasks_text(tasks: u64, lost_in_network: u64, lost_to_failures: u64) -> String {
+    match (lost_in_network, lost_to_failures) {
+        (0, 0) => format!("{tasks} tasks"),
+        (n, 0) => format!("{tasks} tasks ({n} lost in the network)"),
+        (n, f) => format!(
+            "{tasks} tasks ({} lost: {n} in the network, {f} to failures)",
+            n + f
+        ),
+    }
+}
+
 /// A run's response times as its closing line gives them: the percentiles, or that no task was
 /// measured (rather than percentiles of nothing).
 fn response_text(r: &Latency) -> String {
@@ -242,10 +254,14 @@ fn main() -> anyhow::Result<()> {
             let secs = started.elapsed().as_secs_f64();
             let name = workload.replace(['/', ':'], "_");
             output::write_run(&common.out, &format!("{policy}-{name}"), &summary)?;
+            let tasks = tasks_text(
+                summary.tasks,
+                summary.lost_in_network,
+                summary.lost_to_failures,
+            );
             let latency = response_text(&summary.response);
             print_quietly(&format!(
-                "{} tasks, {latency}; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}\n",
-                summary.tasks,
+                "{tasks}, {latency}; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}\n",
                 summary.little.relative_error,
                 summary.events,
                 summary.events as f64 / secs / 1e6,
@@ -388,6 +404,20 @@ mod tests {
             ..Latency::default()
         };
         assert_eq!(response_text(&r), "p50 1.0 us, p99 2.2 us, p99.9 3.0 us");
+    }
+
+    #[test]
+    fn a_runs_closing_line_counts_its_lost_tasks() {
+        assert_eq!(tasks_text(10, 0, 0), "10 tasks");
+        assert_eq!(tasks_text(10, 2, 0), "10 tasks (2 lost in the network)");
+        assert_eq!(
+            tasks_text(10, 2, 5),
+            "10 tasks (7 lost: 2 in the network, 5 to failures)"
+        );
+        assert_eq!(
+            tasks_text(10, 0, 5),
+            "10 tasks (5 lost: 0 in the network, 5 to failures)"
+        );
     }
 
     #[test]
