@@ -5,7 +5,9 @@
 //! configuration. The life of a task:
 //!
 //! 1. *Arrival* (Poisson per pool): the task reaches one of its pool's spine schedulers, the pod
-//!    chosen at random in proportion to the pool's workers in each pod (Horus §3.1). The spine's
+//!    chosen at random in proportion to the pool's workers in each pod (Horus §3.1; after a
+//!    failure notice, the workers the controller knows alive, so that no task is sent to a pod
+//!    where the pool has none left). The spine's
 //!    decision travels to the chosen leaf over 1 hop (3 across pods), plus one resubmit latency per
 //!    extra pass.
 //! 2. *At leaf*: the leaf's decision travels 1 hop to the worker.
@@ -134,9 +136,11 @@ impl Notes {
 const NO_SPINE: u32 = u32::MAX;
 
 /// A pool's spine choice: a pod slot at random in proportion to the pool's workers there, from a
-/// draw uniform over the workers (the pod whose workers hold it).
+/// draw uniform over the workers (the pod whose workers hold it). After a failure notice, the
+/// workers the controller knows alive (see [`Engine::live_pod_draw`]).
 struct PodDraw {
-    /// Workers of the pods so far, strictly increasing; the last is the pool's workers.
+    /// Workers of the pods so far, increasing (strictly unless a pod's workers are all known
+    /// dead); the last is the pool's workers.
     cumulative: Vec<u32>,
     /// The pod of draw `i << shift`, for each `i` up to the last draw's: where the search for a
     /// draw `x` starts (`x >> shift`), at most [`PodDraw::STARTS`] entries.
@@ -148,8 +152,9 @@ impl PodDraw {
     const STARTS: u32 = 64;
 
     fn new(cumulative: Vec<u32>) -> Self {
-        let total = *cumulative.last().expect("pool has workers");
+        let total = *cumulative.last().expect("pool has pods");
         assert!(total > 0 && cumulative.len() <= usize::from(u16::MAX));
+        debug_assert!(cumulative.is_sorted());
         let mut shift = 0;
         while (total - 1) >> shift >= Self::STARTS {
             shift += 1;
@@ -1031,8 +1036,39 @@ impl Engine {
             }
         }
         for n in notices {
+            if let FailureNotice::Worker { pool, .. } | FailureNotice::Rack { pool, .. } = n
+                && let Some(draw) = self.live_pod_draw(pool)
+            {
+                self.pod_draws[pool as usize] = draw;
+            }
             self.with_policy(|p, ctx| p.on_failure_notice(ctx, n));
         }
+    }
+
+    /// The spine choice of `pool` over the workers the controller knows alive: clients stop
+    /// sending to a pod where none is left. None when none is left anywhere (the pool's tasks
+    /// are then lost wherever they go, and the draw stays as it was).
+    fn live_pod_draw(&self, pool: u32) -> Option<PodDraw> {
+        let p = &self.cluster.pools[pool as usize];
+        let live = |d: &crate::cluster::PoolPod| -> u32 {
+            let racks = &p.racks[d.first_rack as usize..(d.first_rack + d.racks) as usize];
+            racks
+                .iter()
+                .filter(|r| !self.known_dead_racks[r.rack as usize])
+                .map(|r| {
+                    let first = p.worker_base + r.first_worker;
+                    (first..first + r.workers)
+                        .filter(|&w| !self.known_dead_workers[w as usize])
+                        .count() as u32
+                })
+                .sum()
+        };
+        let cumulative: Vec<u32> = p
+            .pods
+            .iter()
+            .scan(0, |acc, d| Some(*acc + live(d)).inspect(|&s| *acc = s))
+            .collect();
+        (cumulative.last().is_some_and(|&t| t > 0)).then(|| PodDraw::new(cumulative))
     }
 
     fn on_sample(&mut self) {

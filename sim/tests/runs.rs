@@ -218,3 +218,39 @@ fn a_configuration_that_would_run_empty_or_fail_nothing_is_refused_with_its_reas
         .validate()
         .unwrap();
 }
+
+#[test]
+fn every_policy_stops_losing_tasks_once_the_controller_knows_even_a_whole_pod_is_dead() {
+    // Four pods of two racks: failing racks 0 and 1 leaves pod 0 without a live worker of any
+    // pool, so its spines must stop getting tasks; failing rack 2 alone leaves one live rack in
+    // pod 1, which every policy must find however its random draws fall.
+    let scenarios: [&[(u32, u64)]; 2] = [&[(0, 1_000_000), (1, 1_500_000)], &[(2, 1_000_000)]];
+    for policy in POLICIES {
+        for failures in scenarios {
+            let mut cfg = small(policy, "exp", "0.8");
+            cfg.topology.pods = 4;
+            cfg.pools = PoolSource::Random(RandomPools {
+                count: 3,
+                ..RandomPools::default()
+            });
+            cfg.loss = 0.0;
+            cfg.failures = failures
+                .iter()
+                .map(|&(rack, at_ns)| FailureSpec {
+                    at_ns,
+                    target: FailureTarget::Leaf(rack),
+                })
+                .collect();
+            let s = run(&cfg);
+            // The notice comes after detection and two hops; a task decided just before it is
+            // lost up to four hops later (spine to a leaf across pods, leaf to worker), give or
+            // take a resubmit.
+            let limit = (cfg.detect_ns + 6 * cfg.hop_delay_ns) as f64 / 1e3 + 2.0;
+            for f in &s.failures {
+                assert!(f.tasks_lost > 0, "{policy}: {f:?}");
+                assert!(f.converge_us <= limit, "{policy} {failures:?}: {f:?}");
+            }
+            assert_eq!(s.completed + s.lost_to_failures + s.unfinished, s.tasks);
+        }
+    }
+}

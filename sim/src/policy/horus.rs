@@ -803,7 +803,10 @@ impl Policy for Horus {
                 task.tag = e.header.qlen;
                 slot.first + u32::from(node - slot.first_node)
             }
-            // No rack left in this pod (all failed): the task goes to a dead rack and is lost.
+            // No rack left in this pod (all failed). Clients stop choosing this spine once the
+            // controller knows (`Engine::live_pod_draw`), so this is a task sent before the
+            // notice, or of a pool with no live worker anywhere: it goes to a dead rack and is
+            // lost.
             None => {
                 task.hint = u32::from(CLIENT_ID);
                 task.tag = 0;

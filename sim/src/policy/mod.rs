@@ -195,29 +195,40 @@ impl Ctx<'_> {
         !self.dead_racks[self.cluster.pools[pool as usize].racks[rack_slot as usize].rack as usize]
     }
 
-    /// A uniformly random usable worker among pool-local `first..first + count`, or any of them
-    /// when a few draws find none usable (the task is then lost, as it would be in a real system).
+    /// A uniformly random usable worker among pool-local `first..first + count`; when a few draws
+    /// find none usable, the next usable one after the last draw (nearly uniform), and the last
+    /// draw when none is (the task is then lost, as it would be in a real system).
     pub fn random_worker(&mut self, pool: u32, first: u32, count: u32) -> u32 {
-        let mut w = first + self.rng.random_range(0..count);
-        for _ in 0..8 {
-            if self.worker_usable(pool, w) {
-                break;
-            }
-            w = first + self.rng.random_range(0..count);
-        }
-        w
+        self.random_usable(first, count, |c, w| c.worker_usable(pool, w))
     }
 
-    /// A uniformly random usable rack slot among `first..first + count`.
+    /// A uniformly random usable rack slot among `first..first + count`, as
+    /// [`Ctx::random_worker`] draws workers.
     pub fn random_rack(&mut self, pool: u32, first: u32, count: u32) -> u32 {
-        let mut r = first + self.rng.random_range(0..count);
+        self.random_usable(first, count, |c, r| c.rack_usable(pool, r))
+    }
+
+    fn random_usable(
+        &mut self,
+        first: u32,
+        count: u32,
+        usable: impl Fn(&Self, u32) -> bool,
+    ) -> u32 {
+        let mut x = first + self.rng.random_range(0..count);
         for _ in 0..8 {
-            if self.rack_usable(pool, r) {
-                break;
+            if usable(self, x) {
+                return x;
             }
-            r = first + self.rng.random_range(0..count);
+            x = first + self.rng.random_range(0..count);
         }
-        r
+        if usable(self, x) {
+            return x;
+        }
+        // Most are dead: the first usable one after the last draw, if any.
+        (1..count)
+            .map(|k| first + (x - first + k) % count)
+            .find(|&y| usable(self, y))
+            .unwrap_or(x)
     }
 }
 
