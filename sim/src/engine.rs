@@ -6,8 +6,8 @@
 //!
 //! 1. *Arrival* (Poisson per pool): the task reaches one of its pool's spine schedulers, the pod
 //!    chosen at random in proportion to the pool's workers in each pod (Horus §3.1; after a
-//!    failure notice, the workers the controller knows alive, so that no task is sent to a pod
-//!    where the pool has none left). The spine's
+//!    failure notice, the workers the controller knows alive behind a live spine, so that no
+//!    task is sent to a pod where the pool has none left). The spine's
 //!    decision travels to the chosen leaf over 1 hop (3 across pods), plus one resubmit latency per
 //!    extra pass.
 //! 2. *At leaf*: the leaf's decision travels 1 hop to the worker.
@@ -232,6 +232,8 @@ pub struct Engine {
     rack_failed: Vec<Option<u32>>,
     known_dead_workers: Vec<bool>,
     known_dead_racks: Vec<bool>,
+    /// Aggregation switches the controller knows dead and could not replace in their pod.
+    known_lost_spines: Vec<bool>,
     /// No failure announced yet: policies may skip their usability checks.
     nothing_dead: bool,
     /// No failure has happened yet: the events may skip their checks of the physical state.
@@ -323,6 +325,7 @@ impl Engine {
             rack_failed: vec![None; cfg.topology.racks() as usize],
             known_dead_workers: vec![false; n_workers],
             known_dead_racks: vec![false; cfg.topology.racks() as usize],
+            known_lost_spines: vec![false; cfg.topology.spines() as usize],
             nothing_dead: true,
             nothing_failed: true,
             policy_prefetches: false,
@@ -1020,17 +1023,31 @@ impl Engine {
                 let replacement = (1..per_pod)
                     .map(|k| pod_base + (s - pod_base + k) % per_pod)
                     .find(|&c| self.switch_failed[c as usize].is_none());
+                let mut stranded = Vec::new();
                 for (p, hosts) in self.spine_host.iter_mut().enumerate() {
                     for (d, host) in hosts.iter_mut().enumerate() {
-                        if *host == s
-                            && let Some(c) = replacement
-                        {
-                            *host = c;
-                            notices.push(FailureNotice::SpineRestarted {
-                                pool: p as u32,
-                                pod: d as u32,
-                            });
+                        if *host != s {
+                            continue;
                         }
+                        match replacement {
+                            Some(c) => {
+                                *host = c;
+                                notices.push(FailureNotice::SpineRestarted {
+                                    pool: p as u32,
+                                    pod: d as u32,
+                                });
+                            }
+                            None => stranded.push(p as u32),
+                        }
+                    }
+                }
+                // No live switch left in the pod: its spines are gone for good.
+                if replacement.is_none() {
+                    self.known_lost_spines[s as usize] = true;
+                }
+                for pool in stranded {
+                    if let Some(draw) = self.live_pod_draw(pool) {
+                        self.pod_draws[pool as usize] = draw;
                     }
                 }
             }
@@ -1045,12 +1062,16 @@ impl Engine {
         }
     }
 
-    /// The spine choice of `pool` over the workers the controller knows alive: clients stop
-    /// sending to a pod where none is left. None when none is left anywhere (the pool's tasks
-    /// are then lost wherever they go, and the draw stays as it was).
+    /// The spine choice of `pool` over the workers the controller knows alive and behind a
+    /// live spine: clients stop sending to a pod where none is left. None when none is left
+    /// anywhere (the pool's tasks are then lost wherever they go, and the draw stays as it was).
     fn live_pod_draw(&self, pool: u32) -> Option<PodDraw> {
         let p = &self.cluster.pools[pool as usize];
-        let live = |d: &crate::cluster::PoolPod| -> u32 {
+        let hosts = &self.spine_host[pool as usize];
+        let live = |(slot, d): (usize, &crate::cluster::PoolPod)| -> u32 {
+            if self.known_lost_spines[hosts[slot] as usize] {
+                return 0;
+            }
             let racks = &p.racks[d.first_rack as usize..(d.first_rack + d.racks) as usize];
             racks
                 .iter()
@@ -1066,6 +1087,7 @@ impl Engine {
         let cumulative: Vec<u32> = p
             .pods
             .iter()
+            .enumerate()
             .scan(0, |acc, d| Some(*acc + live(d)).inspect(|&s| *acc = s))
             .collect();
         (cumulative.last().is_some_and(|&t| t > 0)).then(|| PodDraw::new(cumulative))

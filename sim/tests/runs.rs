@@ -221,10 +221,16 @@ fn a_configuration_that_would_run_empty_or_fail_nothing_is_refused_with_its_reas
 
 #[test]
 fn every_policy_stops_losing_tasks_once_the_controller_knows_even_a_whole_pod_is_dead() {
-    // Four pods of two racks: failing racks 0 and 1 leaves pod 0 without a live worker of any
-    // pool, so its spines must stop getting tasks; failing rack 2 alone leaves one live rack in
-    // pod 1, which every policy must find however its random draws fall.
-    let scenarios: [&[(u32, u64)]; 2] = [&[(0, 1_000_000), (1, 1_500_000)], &[(2, 1_000_000)]];
+    use FailureTarget::{Leaf, Spine};
+    // Four pods of two racks and two aggregation switches. Failing racks 0 and 1 leaves pod 0
+    // without a live worker of any pool, failing switches 0 and 1 leaves it without a spine: its
+    // spines must stop getting tasks. Failing rack 2 alone leaves one live rack in pod 1, which
+    // every policy must find however its random draws fall.
+    let scenarios: [&[(FailureTarget, u64)]; 3] = [
+        &[(Leaf(0), 1_000_000), (Leaf(1), 1_500_000)],
+        &[(Spine(0), 1_000_000), (Spine(1), 1_500_000)],
+        &[(Leaf(2), 1_000_000)],
+    ];
     for policy in POLICIES {
         for failures in scenarios {
             let mut cfg = small(policy, "exp", "0.8");
@@ -236,10 +242,7 @@ fn every_policy_stops_losing_tasks_once_the_controller_knows_even_a_whole_pod_is
             cfg.loss = 0.0;
             cfg.failures = failures
                 .iter()
-                .map(|&(rack, at_ns)| FailureSpec {
-                    at_ns,
-                    target: FailureTarget::Leaf(rack),
-                })
+                .map(|&(target, at_ns)| FailureSpec { at_ns, target })
                 .collect();
             let s = run(&cfg);
             // The notice comes after detection and two hops; a task decided just before it is
