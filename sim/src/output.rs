@@ -105,18 +105,27 @@ impl From<&Summary> for SweepRow {
     }
 }
 
-/// The highest load of a policy and workload whose p99 stays within `target_us` (Horus §4.1:
-/// "throughput at a target tail response time"), None if no load meets it.
+/// The highest load of a policy and workload up to which its p99 stays within `target_us`
+/// (Horus §4.1: "throughput at a target tail response time"): the swept loads are taken in
+/// increasing order and the first one over the target ends the search, so that a lower p99 at a
+/// higher load (noise past the knee) does not count. None if the lowest load misses it.
 pub fn throughput_at_p99(
     rows: &[SweepRow],
     policy: &str,
     workload: &str,
     target_us: f64,
 ) -> Option<f64> {
-    rows.iter()
-        .filter(|r| r.policy == policy && r.workload == workload && r.response_p99_us <= target_us)
-        .map(|r| r.load)
-        .reduce(f64::max)
+    let mut points: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|r| r.policy == policy && r.workload == workload)
+        .map(|r| (r.load, r.response_p99_us))
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points
+        .iter()
+        .take_while(|&&(_, p99)| p99 <= target_us)
+        .map(|&(load, _)| load)
+        .last()
 }
 
 pub fn write_sweep(dir: &Path, rows: &[SweepRow], extra: &serde_json::Value) -> anyhow::Result<()> {
@@ -154,7 +163,7 @@ mod tests {
     }
 
     #[test]
-    fn throughput_at_target_is_the_highest_load_meeting_it() {
+    fn throughput_at_target_is_the_highest_load_up_to_which_every_load_meets_it() {
         let rows = [
             row("a", 0.5, 300.0),
             row("a", 0.7, 900.0),
@@ -163,5 +172,14 @@ mod tests {
         ];
         assert_eq!(throughput_at_p99(&rows, "a", "exp", 1000.0), Some(0.7));
         assert_eq!(throughput_at_p99(&rows, "b", "exp", 1000.0), None);
+        // Past the knee, a lower p99 at a higher load (noise) does not count; rows may come
+        // in any order.
+        let noisy = [
+            row("c", 0.9, 800.0),
+            row("c", 0.5, 300.0),
+            row("c", 0.7, 1200.0),
+        ];
+        assert_eq!(throughput_at_p99(&noisy, "c", "exp", 1000.0), Some(0.5));
+        assert_eq!(throughput_at_p99(&noisy, "c", "exp", 100.0), None);
     }
 }
