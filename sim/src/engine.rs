@@ -232,6 +232,9 @@ pub struct Engine {
     rack_failed: Vec<Option<u32>>,
     known_dead_workers: Vec<bool>,
     known_dead_racks: Vec<bool>,
+    /// Per pool, per rack slot: every worker of the pool there known dead (one by one), which
+    /// the controller handles as the rack's failure for that pool.
+    known_empty_racks: Vec<Vec<bool>>,
     /// Aggregation switches the controller knows dead and could not replace in their pod.
     known_lost_spines: Vec<bool>,
     /// No failure announced yet: policies may skip their usability checks.
@@ -325,6 +328,11 @@ impl Engine {
             rack_failed: vec![None; cfg.topology.racks() as usize],
             known_dead_workers: vec![false; n_workers],
             known_dead_racks: vec![false; cfg.topology.racks() as usize],
+            known_empty_racks: cluster
+                .pools
+                .iter()
+                .map(|p| vec![false; p.racks.len()])
+                .collect(),
             known_lost_spines: vec![false; cfg.topology.spines() as usize],
             nothing_dead: true,
             nothing_failed: true,
@@ -619,6 +627,7 @@ impl Engine {
             now: self.now,
             dead_workers: &self.known_dead_workers,
             dead_racks: &self.known_dead_racks,
+            empty_racks: &self.known_empty_racks,
             nothing_dead: self.nothing_dead,
             outbox: &mut self.outbox,
         };
@@ -955,6 +964,9 @@ impl Engine {
         }
     }
 
+    // Rare (once per failure): kept out of the event loop, which it would otherwise enlarge.
+    #[cold]
+    #[inline(never)]
     fn on_fail(&mut self, i: u32) {
         let spec = self.cfg.failures[i as usize];
         let topo = self.cluster.topology;
@@ -987,6 +999,9 @@ impl Engine {
         );
     }
 
+    // Rare (once per failure): kept out of the event loop, which it would otherwise enlarge.
+    #[cold]
+    #[inline(never)]
     fn on_notice(&mut self, i: u32) {
         let spec = self.cfg.failures[i as usize];
         let mut notices = Vec::new();
@@ -999,10 +1014,25 @@ impl Engine {
                 self.known_dead_workers[w as usize] = true;
                 self.nothing_dead = false;
                 let info = self.cluster.workers[w as usize];
+                let pool = &self.cluster.pools[info.pool as usize];
+                let local = w - pool.worker_base;
                 notices.push(FailureNotice::Worker {
                     pool: info.pool,
-                    worker: w - self.cluster.pools[info.pool as usize].worker_base,
+                    worker: local,
                 });
+                // The pool's last live worker of a live rack: the rack is gone for the pool.
+                let slot = pool.worker_rack[local as usize];
+                let r = &pool.racks[slot as usize];
+                let first = pool.worker_base + r.first_worker;
+                if !self.known_dead_racks[r.rack as usize]
+                    && (first..first + r.workers).all(|x| self.known_dead_workers[x as usize])
+                {
+                    self.known_empty_racks[info.pool as usize][slot as usize] = true;
+                    notices.push(FailureNotice::Rack {
+                        pool: info.pool,
+                        rack: slot,
+                    });
+                }
             }
             FailureTarget::Leaf(r) => {
                 self.known_dead_racks[r as usize] = true;

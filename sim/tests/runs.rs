@@ -257,3 +257,43 @@ fn every_policy_stops_losing_tasks_once_the_controller_knows_even_a_whole_pod_is
         }
     }
 }
+
+#[test]
+fn a_rack_whose_workers_all_fail_one_by_one_is_dropped_like_a_failed_rack() {
+    for policy in POLICIES {
+        // Eight slots per rack, so that a pool has only a few workers in a rack.
+        let mut cfg = SimConfig {
+            topology: Topology {
+                pods: 4,
+                servers_per_rack: 2,
+                slots_per_server: 4,
+            },
+            pools: PoolSource::Sizes(vec![20, 12]),
+            ..small(policy, "exp", "0.7")
+        };
+        cfg.loss = 0.0;
+        let probe = Engine::new(&cfg).unwrap();
+        let pool = &probe.cluster().pools[0];
+        let rack = &pool.racks[0];
+        let first = pool.worker_base + rack.first_worker;
+        cfg.failures = (first..first + rack.workers)
+            .enumerate()
+            .map(|(i, w)| FailureSpec {
+                at_ns: 1_000_000 + i as u64 * 50_000,
+                target: FailureTarget::Worker(w),
+            })
+            .collect();
+        drop(probe);
+        let s = run(&cfg);
+        // As for a failed leaf, and the last failure's notice comes after the others'.
+        let last = cfg.failures.last().unwrap().at_ns - cfg.failures[0].at_ns;
+        let limit = (cfg.detect_ns + 6 * cfg.hop_delay_ns + last) as f64 / 1e3 + 2.0;
+        for f in &s.failures {
+            assert!(f.converge_us <= limit, "{policy}: {:?}", s.failures);
+        }
+        assert_eq!(
+            s.completed + s.lost_to_failures + s.unfinished + s.lost_in_network,
+            s.tasks
+        );
+    }
+}

@@ -100,7 +100,7 @@ pub struct Message {
 pub enum FailureNotice {
     /// A pool-local worker is gone.
     Worker { pool: u32, worker: u32 },
-    /// A pool's rack slot is gone (its leaf switch failed).
+    /// A pool's rack slot is gone: its leaf switch failed, or every worker of the pool there did.
     Rack { pool: u32, rack: u32 },
     /// The pool's spine scheduler in `pod` was moved to another aggregation switch with empty state.
     SpineRestarted { pool: u32, pod: u32 },
@@ -169,6 +169,8 @@ pub struct Ctx<'a> {
     pub(crate) dead_workers: &'a [bool],
     /// Per rack: known dead by the controller.
     pub(crate) dead_racks: &'a [bool],
+    /// Per pool, per rack slot: every worker of the pool there known dead.
+    pub(crate) empty_racks: &'a [Vec<bool>],
     /// True until the controller announces the first failure.
     pub(crate) nothing_dead: bool,
     pub(crate) outbox: &'a mut Vec<Message>,
@@ -188,11 +190,14 @@ impl Ctx<'_> {
         !self.dead_workers[global] && !self.dead_racks[self.cluster.workers[global].rack as usize]
     }
 
+    /// False once the controller has announced that this rack slot's rack failed, or every
+    /// worker of the pool there.
     pub fn rack_usable(&self, pool: u32, rack_slot: u32) -> bool {
         if self.nothing_dead {
             return true;
         }
         !self.dead_racks[self.cluster.pools[pool as usize].racks[rack_slot as usize].rack as usize]
+            && !self.empty_racks[pool as usize][rack_slot as usize]
     }
 
     /// A uniformly random usable worker among pool-local `first..first + count`; when a few draws
