@@ -16,7 +16,7 @@
 //! this port and checks where it lands.
 
 use crate::arith::ZeroExtend;
-use crate::egress::{SpineEntry, SpineTable, SwitchCfg};
+use crate::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use crate::phv::Phv;
 use crate::readback::{RB_BITS, RB_WORDS};
 use crate::regmap::{FILE_WORDS, ID_VALUE, field};

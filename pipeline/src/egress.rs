@@ -20,6 +20,7 @@
 //!         4: rewritten, signal or unchanged beat    -> output FIFO -> m_axis
 //! ```
 
+use crate::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use crate::deparser::{Rewriter, SignalBuilder};
 use crate::fifo::Fifo;
 use crate::phv::{BUF_BITS, HANDLE_BITS, Phv};
@@ -31,41 +32,6 @@ use rust_hdl::prelude::*;
 pub const JOB_BITS: usize = 7;
 /// Jobs the job FIFO holds.
 pub const JOB_SLOTS: u64 = 1 << JOB_BITS;
-
-/// Spines a leaf can signal (searched in order, like the model's spine list).
-pub const SPINES: usize = 4;
-
-/// A spine's address.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct SpineEntry {
-    pub valid: Bit,
-    pub id: Bits<16>,
-    pub mac: Bits<48>,
-    pub ip: Bits<32>,
-    pub udp: Bits<16>,
-    pub egress: Bits<8>,
-}
-
-/// The spine table (`SPINES` entries).
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct SpineTable {
-    pub s0: SpineEntry,
-    pub s1: SpineEntry,
-    pub s2: SpineEntry,
-    pub s3: SpineEntry,
-}
-
-/// The switch's own configuration.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct SwitchCfg {
-    /// The switch's ID (a spine writes it into `src_id` of the tasks it forwards).
-    pub id: Bits<16>,
-    pub mac: Bits<48>,
-    pub ip: Bits<32>,
-    pub udp: Bits<16>,
-    pub pass_through_port: Bits<8>,
-    pub control_port: Bits<8>,
-}
 
 /// One pass's output work.
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]

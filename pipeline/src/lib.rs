@@ -7,20 +7,23 @@
 //!
 //! The blocks: [`table::RmwTable`], the stateful read-modify-write table with forwarding, and
 //! [`table::StageTable`], the table each stage owns (with its side of a table read,
-//! [`readback`]); the pass descriptor ([`phv`]); the fourteen [`stages`], one cycle and one table
+//! [`readback`]); the pass descriptor ([`phv`]) and the tables' entries ([`entries`]); the
+//! fourteen [`stages`], one cycle and one table
 //! each; the scheduler [`core`] (decode, pass mux, resubmit path); the [`ingress`] (frame buffer
 //! and first-beat [`parser`]) and the [`egress`] (jobs, [`deparser`], output FIFO); the
-//! AXI4-Lite port ([`axil`], register map in [`regmap`]); the [`switch`] and the top levels
+//! AXI4-Lite port ([`axil`], register map in [`regmap`], the configuration it holds in [`cfg`]);
+//! the [`switch`] and the top levels
 //! ([`top`], sizes in [`presets`]). [`arith`] holds the stages' wide arithmetic primitives
-//! ([`arith::SumSign`], [`arith::ZeroExtend`]). [`verilog`] emits and normalizes the Verilog,
-//! [`check`] lints and synthesizes it.
+//! ([`arith::SumSign`], [`arith::ZeroExtend`]). The crate is the circuit only: `horus-hdl-tools`
+//! emits and checks its Verilog, `rtl-gen` writes it out.
 
 pub mod arith;
 pub mod axil;
-pub mod check;
+pub mod cfg;
 pub mod core;
 pub mod deparser;
 pub mod egress;
+pub mod entries;
 pub mod fifo;
 pub mod ingress;
 pub mod mul;
@@ -34,4 +37,3 @@ pub mod stages;
 pub mod switch;
 pub mod table;
 pub mod top;
-pub mod verilog;

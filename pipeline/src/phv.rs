@@ -1,5 +1,5 @@
 //! The pass descriptor: everything a pass carries from stage to stage (a switch's packet header
-//! vector), and the entry types of the tables.
+//! vector). The tables' entry types are in [`crate::entries`].
 //!
 //! Field names follow `horus_model::sched`. IDs are 16 bits as on the wire; a stage indexes its
 //! table with the low bits the size preset gives it, after the decode step has dropped IDs beyond
@@ -187,54 +187,4 @@ pub struct Phv {
     pub ip: Bits<32>,
     pub port: Bits<16>,
     pub out_dst: Bits<16>,
-}
-
-/// `poolCfg` entry.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct PoolCfgEntry {
-    pub valid: Bit,
-    pub base: Bits<16>,
-    pub cap: Bits<16>,
-    pub n: Bits<16>,
-    pub link_at: Bits<16>,
-    pub unlink_at: Bits<16>,
-    pub report_delta: Bits<32>,
-    pub repair_gap: Bits<16>,
-    pub spine_ok: Bit,
-    pub spine_id: Bits<16>,
-    pub spine_node: Bits<16>,
-}
-
-/// `node` entry.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct NodeEntry {
-    pub active: Bit,
-    pub pool: Bits<16>,
-    pub slot: Bits<16>,
-    pub factor: Bits<32>,
-}
-
-/// `idleCtl` entry.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct IdleCtlEntry {
-    pub p: Bits<16>,
-    pub locked: Bit,
-    pub linked: Bit,
-    /// Arrival time (us) of the packet whose pass sent the pool's last idle message.
-    pub signaled: Bits<32>,
-}
-
-/// `idleList` and `members` entry: a node and its factor.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct NodeRefEntry {
-    pub node: Bits<16>,
-    pub factor: Bits<32>,
-}
-
-/// `idleIndex` entry: absent when neither flag is set.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct IdleIndexEntry {
-    pub pending: Bit,
-    pub member: Bit,
-    pub pos: Bits<16>,
 }

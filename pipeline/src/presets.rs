@@ -90,35 +90,42 @@ impl Preset {
         }
     }
 
-    /// The Verilog of the switch with this preset's sizes; its generator starts at `seed` and its
-    /// connection entries expire after `conn_timeout_us`.
+    /// Builds the switch with this preset's sizes, connected, and hands it to `w`; its generator
+    /// starts at `seed` and its connection entries expire after `conn_timeout_us`. The sizes are
+    /// const generics, so each preset's switch is a type of its own: what to do with it is
+    /// generic code ([`WithTop`]), such as emitting its Verilog.
     ///
-    /// Building the switch and walking it for Verilog is deeply recursive on large structs: it runs
-    /// on a thread of its own with a 256 MiB stack (test threads have 2 MiB).
-    pub fn verilog(&self, seed: u64, conn_timeout_us: u32) -> String {
+    /// Building the switch and walking it is deeply recursive on large structs: it runs on a
+    /// thread of its own with a 256 MiB stack (test threads have 2 MiB).
+    pub fn with_top<W: WithTop>(&self, seed: u64, conn_timeout_us: u32, w: W) -> W::Output {
         let me = *self;
         std::thread::Builder::new()
             .stack_size(256 << 20)
-            .spawn(move || me.verilog_here(seed, conn_timeout_us))
-            .expect("spawning the generator thread")
+            .spawn(move || me.with_top_here(seed, conn_timeout_us, w))
+            .expect("spawning the builder thread")
             .join()
-            .expect("the generator thread finished")
+            .expect("the builder thread finished")
     }
 
-    fn verilog_here(&self, seed: u64, conn_timeout_us: u32) -> String {
-        let name = self.module_name();
-        macro_rules! emit {
+    fn with_top_here<W: WithTop>(&self, seed: u64, conn_timeout_us: u32, w: W) -> W::Output {
+        macro_rules! build {
             ($p:literal, $n:literal, $c:literal) => {{
                 let mut s = HorusTop::<$p, $n, $c>::new(self.role, seed, conn_timeout_us);
                 s.connect_all();
-                crate::verilog::emit_named(&s, &name)
+                w.with(&s)
             }};
         }
         match (self.pool_bits, self.node_bits, self.conn_bits) {
-            (6, 12, 10) => emit!(6, 12, 10),
-            (6, 10, 10) => emit!(6, 10, 10),
-            (3, 6, 4) => emit!(3, 6, 4),
+            (6, 12, 10) => build!(6, 12, 10),
+            (6, 10, 10) => build!(6, 10, 10),
+            (3, 6, 4) => build!(3, 6, 4),
             other => unreachable!("no instantiation for sizes {other:?}"),
         }
     }
+}
+
+/// Something done with a preset's switch ([`Preset::with_top`]), whatever its sizes.
+pub trait WithTop: Send + 'static {
+    type Output: Send + 'static;
+    fn with<B: Block>(self, top: &B) -> Self::Output;
 }

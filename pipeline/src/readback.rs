@@ -16,11 +16,11 @@ use horus_model::config::Role;
 use horus_model::sched::{Stage, Tables};
 use rust_hdl::prelude::*;
 
+use crate::entries::{
+    AddrEntry, ConnEntry, IdleCtlEntry, IdleIndexEntry, NodeEntry, NodeRefEntry, PoolAvgEntry,
+    PoolCfgEntry, margins,
+};
 use crate::pass::mac_bits;
-use crate::phv::{IdleCtlEntry, IdleIndexEntry, NodeEntry, NodeRefEntry, PoolCfgEntry};
-use crate::stages::conn::ConnEntry;
-use crate::stages::node_addr::AddrEntry;
-use crate::stages::pool_avg::{PoolAvgEntry, margins};
 
 /// Width of the read-back register: the widest entry (`poolAvg`).
 pub const RB_BITS: usize = 352;

@@ -84,7 +84,7 @@ pub const SPINE_WORDS: usize = 4;
 
 use Access::*;
 
-use crate::egress::SPINES;
+use crate::cfg::SPINES;
 use crate::pass::mac_bits;
 use crate::readback::table_number;
 use horus_model::config::Config;

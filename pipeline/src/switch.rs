@@ -6,8 +6,9 @@
 //! pass then in the core and one more from each that may come back as its second pass
 //! (`JOB_ROOM`), so the egress never drops what the core decided.
 
+use crate::cfg::{SpineTable, SwitchCfg};
 use crate::core::{CORE_LATENCY, HorusCore};
-use crate::egress::{Egress, JOB_SLOTS, SpineTable, SwitchCfg};
+use crate::egress::{Egress, JOB_SLOTS};
 use crate::ingress::Ingress;
 use crate::phv::Phv;
 use crate::readback::RB_BITS;

@@ -3,8 +3,8 @@
 //! `x - y + z` on [`WIDE`] bits), their Rust `update`s in rust-hdl's simulator and their Verilog in
 //! Verilator.
 
+use horus_hdl_tools::verilog::emit;
 use horus_pipeline::arith::{Sum3, SumSign, WIDE, Wide, ZeroExtend};
-use horus_pipeline::verilog::emit;
 use rust_hdl::prelude::*;
 
 mod common;
@@ -147,13 +147,13 @@ fn verilog_matches_integers_in_verilator() {
     // The primitives lint clean on their own (the probe's clock only paces rust-hdl's simulator).
     let mut sign = SumSign::default();
     sign.connect_all();
-    horus_pipeline::check::verilator_lint("arith_sum_sign", &emit(&sign)).unwrap();
+    horus_hdl_tools::check::verilator_lint("arith_sum_sign", &emit(&sign)).unwrap();
     let mut three = Sum3::default();
     three.connect_all();
-    horus_pipeline::check::verilator_lint("arith_sum3", &emit(&three)).unwrap();
+    horus_hdl_tools::check::verilator_lint("arith_sum3", &emit(&three)).unwrap();
     let mut ext = ZeroExtend::<32, WIDE>::default();
     ext.connect_all();
-    horus_pipeline::check::verilator_lint("arith_zero_extend", &emit(&ext)).unwrap();
+    horus_hdl_tools::check::verilator_lint("arith_zero_extend", &emit(&ext)).unwrap();
     let vectors: Vec<String> = cases
         .iter()
         .map(|&(x, y, z)| format!("{x:016x}{y:016x}{z:016x}"))
@@ -184,7 +184,7 @@ endmodule
         last = cases.len() - 1,
     );
     let printed =
-        horus_pipeline::check::verilator_vectors("arith_probe_sim", &vectors, &tb, &v).unwrap();
+        horus_hdl_tools::check::verilator_vectors("arith_probe_sim", &vectors, &tb, &v).unwrap();
     let got: Vec<(bool, bool, u128)> = printed
         .lines()
         .filter_map(|l| l.trim().strip_prefix("r "))

@@ -7,7 +7,7 @@ use horus_model::sched::Stage;
 use horus_model::sched::{ControlOp, NodeAddr, Params, Scheduler, SpineRef};
 use horus_model::wire::{Endpoint, MacAddr};
 use horus_pipeline::axil::AxiLiteRegs;
-use horus_pipeline::egress::{SpineEntry, SpineTable, SwitchCfg};
+use horus_pipeline::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use horus_pipeline::pass::{control_phv, mac_bits, read_phv};
 use horus_pipeline::phv::Phv;
 use horus_pipeline::readback::{RB_BITS, RB_WORDS};
@@ -438,6 +438,6 @@ fn identity_strobes_and_bad_addresses() {
 fn verilog_is_lint_clean() {
     let mut uut = AxiLiteRegs::new(Role::Spine, 3, 6, 4);
     uut.connect_all();
-    let v = horus_pipeline::verilog::emit(&uut);
-    horus_pipeline::check::verilator_lint("axil", &v).unwrap();
+    let v = horus_hdl_tools::verilog::emit(&uut);
+    horus_hdl_tools::check::verilator_lint("axil", &v).unwrap();
 }

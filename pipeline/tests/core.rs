@@ -477,6 +477,6 @@ fn spine_core_matches_the_model_with_idle_cycles() {
 fn core_verilog_is_lint_clean() {
     let mut uut = Core::new(Role::Leaf, SEED, TIMEOUT_US);
     uut.connect_all();
-    let v = horus_pipeline::verilog::emit(&uut);
-    horus_pipeline::check::verilator_lint("core", &v).unwrap();
+    let v = horus_hdl_tools::verilog::emit(&uut);
+    horus_hdl_tools::check::verilator_lint("core", &v).unwrap();
 }

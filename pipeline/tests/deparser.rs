@@ -11,12 +11,12 @@
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
+use horus_hdl_tools::verilog::emit;
 use horus_model::rng::Xorshift64;
 use horus_model::wire::{
     self, Endpoint, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, PacketType,
 };
 use horus_pipeline::deparser::{REWRITER_LATENCY, Rewriter, SIGNAL_BUILDER_LATENCY, SignalBuilder};
-use horus_pipeline::verilog::emit;
 use rust_hdl::prelude::*;
 
 type Beat = [u8; 64];
@@ -534,7 +534,7 @@ endmodule
             v.hex()
         })
         .collect();
-    let printed = horus_pipeline::check::verilator_vectors(name, &hex, &tb, verilog).unwrap();
+    let printed = horus_hdl_tools::check::verilator_vectors(name, &hex, &tb, verilog).unwrap();
     printed
         .lines()
         .filter_map(|l| {
@@ -646,8 +646,8 @@ fn signal_builder_verilog_matches_the_model_in_verilator() {
 // ---------------------------------------------------------------------------------------------
 
 fn lint_and_synth(name: &str, verilog: &str) {
-    horus_pipeline::check::verilator_lint(name, verilog).unwrap();
-    let r = horus_pipeline::check::yosys_synth(name, verilog).unwrap();
+    horus_hdl_tools::check::verilator_lint(name, verilog).unwrap();
+    let r = horus_hdl_tools::check::yosys_synth(name, verilog).unwrap();
     println!("{name}: {r}");
     assert!(r.luts > 0 && r.ffs > 0, "{r}");
 }

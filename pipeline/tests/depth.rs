@@ -1,7 +1,7 @@
 //! The logic-depth figure of `check::yosys_synth` on small designs of known depth, synthesized by
 //! the real Yosys (`synth_xilinx -family xcup -nowidelut`).
 
-use horus_pipeline::check::yosys_synth;
+use horus_hdl_tools::check::yosys_synth;
 
 #[test]
 fn a_registered_and_is_one_level() {

@@ -83,6 +83,6 @@ fn matches_a_queue_when_often_full() {
 fn verilog_is_lint_clean() {
     let mut uut = F::default();
     uut.connect_all();
-    let v = horus_pipeline::verilog::emit(&uut);
-    horus_pipeline::check::verilator_lint("fifo", &v).unwrap();
+    let v = horus_hdl_tools::verilog::emit(&uut);
+    horus_hdl_tools::check::verilator_lint("fifo", &v).unwrap();
 }

@@ -3,10 +3,10 @@
 //! and its Verilog in Verilator; and what it is for, measured: the whole port synthesizes with a
 //! clock enable per byte of the file instead of a LUT per bit.
 
+use horus_hdl_tools::verilog::emit;
 use horus_model::config::Role;
 use horus_pipeline::axil::{AxiLiteRegs, FileWrite};
 use horus_pipeline::regmap::FILE_WORDS;
-use horus_pipeline::verilog::emit;
 use rust_hdl::prelude::*;
 
 mod common;
@@ -145,7 +145,7 @@ fn verilog_writes_the_strobed_bytes_of_the_chosen_words_in_verilator() {
     let mut write = FileWrite::default();
     write.connect_all();
     let v = emit(&write);
-    horus_pipeline::check::verilator_lint("file_write", &v).unwrap();
+    horus_hdl_tools::check::verilator_lint("file_write", &v).unwrap();
     // One vector: {q, words, wdata, strb}, most significant first.
     let vectors: Vec<String> = cases
         .iter()
@@ -184,7 +184,7 @@ endmodule
         last = cases.len() - 1,
     );
     let printed =
-        horus_pipeline::check::verilator_vectors("file_write_sim", &vectors, &tb, &v).unwrap();
+        horus_hdl_tools::check::verilator_vectors("file_write_sim", &vectors, &tb, &v).unwrap();
     let got: Vec<[u32; FILE_WORDS]> = printed
         .lines()
         .filter_map(|l| l.trim().strip_prefix("r "))
@@ -209,7 +209,7 @@ endmodule
 fn the_port_writes_its_file_through_clock_enables() {
     let mut uut = AxiLiteRegs::new(Role::Leaf, 6, 12, 10);
     uut.connect_all();
-    let r = horus_pipeline::check::yosys_synth("axil_area", &emit(&uut)).unwrap();
+    let r = horus_hdl_tools::check::yosys_synth("axil_area", &emit(&uut)).unwrap();
     assert!(
         r.luts < 2_000,
         "the AXI4-Lite port takes {} LUTs: {r:?}",

@@ -1,9 +1,9 @@
 //! The ingress: a frame's length from its beats and `tkeep` (`FrameLen`, its Rust `update` and its
 //! Verilog in Verilator), frames with a `tkeep` it does not accept dropped as malformed, and lint.
 
+use horus_hdl_tools::verilog::emit;
 use horus_pipeline::ingress::{FrameLen, Ingress, kept_bytes};
 use horus_pipeline::parser::{CLASS_DROP_MALFORMED, CLASS_PASS_THROUGH};
-use horus_pipeline::verilog::emit;
 use rust_hdl::prelude::*;
 use std::sync::{Arc, Mutex};
 
@@ -108,7 +108,7 @@ endmodule
     let mut uut = FrameLen::default();
     uut.connect_all();
     let printed =
-        horus_pipeline::check::verilator_vectors("frame_len_sim", &vectors, &tb, &emit(&uut))
+        horus_hdl_tools::check::verilator_vectors("frame_len_sim", &vectors, &tb, &emit(&uut))
             .unwrap();
     let seen: Vec<(u64, bool)> = (printed.lines())
         .filter_map(|l| {
@@ -231,5 +231,5 @@ fn verilog_is_lint_clean() {
     let mut uut = Ingress::default();
     uut.connect_all();
     let v = emit(&uut);
-    horus_pipeline::check::verilator_lint("ingress", &v).unwrap();
+    horus_hdl_tools::check::verilator_lint("ingress", &v).unwrap();
 }

@@ -3,9 +3,9 @@
 //! `update`s in rust-hdl's simulator and their Verilog in Verilator, plus Verilator's lint and a
 //! Yosys synthesis that maps the product to DSP slices with every pipeline register.
 
+use horus_hdl_tools::verilog::emit;
 use horus_model::fixed::RackAverage;
 use horus_pipeline::mul::{KeptTasks, MUL_LATENCY, PipeMul};
-use horus_pipeline::verilog::emit;
 use rust_hdl::prelude::*;
 use std::sync::{Arc, Mutex};
 
@@ -172,7 +172,7 @@ endmodule
         lat = MUL_LATENCY,
     );
     let printed =
-        horus_pipeline::check::verilator_vectors("rescale_mul_sim", &vectors, &tb, &emit(&uut))
+        horus_hdl_tools::check::verilator_vectors("rescale_mul_sim", &vectors, &tb, &emit(&uut))
             .unwrap();
     let field = |tag: &str| -> Vec<u64> {
         printed
@@ -197,14 +197,14 @@ fn verilog_is_lint_clean_and_synthesizes_into_pipelined_dsps() {
     let mut uut = Rescale::default();
     uut.connect_all();
     let v = emit(&uut);
-    horus_pipeline::check::verilator_lint("rescale_mul", &v).unwrap();
-    let r = horus_pipeline::check::yosys_synth("rescale_mul", &v).unwrap();
+    horus_hdl_tools::check::verilator_lint("rescale_mul", &v).unwrap();
+    let r = horus_hdl_tools::check::yosys_synth("rescale_mul", &v).unwrap();
     println!("rescale_mul: {r}");
     assert!(r.dsps > 0, "the product maps to DSP slices");
     // The tasks kept (a subtract and its saturation) from the ports into the operand register,
     // then register to register: the multiply adds no LUT level of its own.
     assert!(
-        r.lut_depth <= horus_pipeline::check::TARGET_LUT_LEVELS,
+        r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
         "{r:#}"
     );
 }

@@ -547,8 +547,8 @@ fn parser_verilog_is_lint_clean_and_synthesizes() {
     let mut uut = Parser::default();
     uut.connect_all();
     let v = generate_verilog(&uut);
-    horus_pipeline::check::verilator_lint("parser", &v).unwrap();
-    let r = horus_pipeline::check::yosys_synth("parser", &v).unwrap();
+    horus_hdl_tools::check::verilator_lint("parser", &v).unwrap();
+    let r = horus_hdl_tools::check::yosys_synth("parser", &v).unwrap();
     println!("parser: {r}");
     assert!(r.luts > 0 && r.ffs > 0, "{r}");
 }

@@ -197,8 +197,8 @@ fn table_verilog_is_lint_clean_and_synthesizes() {
             v.contains("fwd_hit"),
             "the forwarding register is in the emitted Verilog"
         );
-        horus_pipeline::check::verilator_lint(name, &v).unwrap();
-        let r = horus_pipeline::check::yosys_synth(name, &v).unwrap();
+        horus_hdl_tools::check::verilator_lint(name, &v).unwrap();
+        let r = horus_hdl_tools::check::yosys_synth(name, &v).unwrap();
         assert!(r.ffs > 0 && r.luts > 0, "{r}");
     }
 }

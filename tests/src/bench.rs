@@ -763,7 +763,7 @@ fn axil_read(dut: &mut Dut, p: &Ports, addr: usize) -> Result<u32> {
 /// The preset's Verilog, as `rtl-gen` emits it, for a switch whose generator starts at `seed` and
 /// whose connection entries expire after the configuration's timeout.
 pub fn verilog(preset: &Preset, cfg: &Config, seed: u64) -> String {
-    preset.verilog(seed, cfg.switch.conn_timeout_us)
+    rtl_gen::outputs::switch::verilog(preset, seed, cfg.switch.conn_timeout_us)
 }
 
 #[cfg(test)]

@@ -18,23 +18,13 @@
 //!   (`ev_conn_expired`).
 
 use crate::arith::ZeroExtend;
+use crate::entries::ConnEntry;
 use crate::phv::{Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
-
-/// `conn` entry.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct ConnEntry {
-    pub valid: Bit,
-    pub pool: Bits<16>,
-    pub seq: Bits<16>,
-    pub node: Bits<16>,
-    /// Time of insertion, microseconds, wrapping.
-    pub stamp: Bits<32>,
-}
 
 #[derive(LogicBlock)]
 pub struct ConnStage<const C: usize> {

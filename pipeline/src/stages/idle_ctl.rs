@@ -15,7 +15,8 @@
 //!   (`signaled`, which such a pass stamps with its arrival time; control passes leave it).
 
 use crate::arith::ZeroExtend;
-use crate::phv::{IdleCtlEntry, Phv, drop_code};
+use crate::entries::IdleCtlEntry;
+use crate::phv::{Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;

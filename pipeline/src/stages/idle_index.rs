@@ -9,7 +9,8 @@
 //!   only unlock (it was the top), move the former top into the hole, or abort (not in the list).
 //! - A removal's second pass records the moved node's new position.
 
-use crate::phv::{IdleIndexEntry, Phv, drop_code};
+use crate::entries::IdleIndexEntry;
+use crate::phv::{Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;

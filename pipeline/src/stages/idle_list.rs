@@ -11,7 +11,8 @@
 //! passes that use the entry they read; a push or a removal's second pass writes a whole entry
 //! and reads nothing of it, so the check's value for them changes nothing.
 
-use crate::phv::{NodeRefEntry, Phv};
+use crate::entries::NodeRefEntry;
+use crate::phv::Phv;
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::Stage;

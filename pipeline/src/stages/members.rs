@@ -5,7 +5,8 @@
 //! takes copy 1's sample as its node. Both copies take the same writes: a node added at member slot
 //! `n`, and a removal's last member moved into the freed slot.
 
-use crate::phv::{NodeRefEntry, Phv};
+use crate::entries::NodeRefEntry;
+use crate::phv::Phv;
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::Stage;

@@ -7,7 +7,8 @@
 //! is dropped). Control passes write the entry: a node added, freed, or moved to another member
 //! slot by a removal.
 
-use crate::phv::{NodeEntry, Phv, drop_code};
+use crate::entries::NodeEntry;
+use crate::phv::{Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;

@@ -8,27 +8,13 @@
 //! (`continuation_miss`, as the model's `forward_to`). Control passes write the entry of `src`: a
 //! node added (with its pool), or removed.
 
+use crate::entries::AddrEntry;
 use crate::phv::{Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
-
-/// `nodeAddr` entry: the node's address and the pool it was added to.
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct AddrEntry {
-    pub valid: Bit,
-    pub pool: Bits<16>,
-    pub mac: Bits<48>,
-    pub ip: Bits<32>,
-    /// UDP port.
-    pub port: Bits<16>,
-    /// Egress port.
-    pub egress: Bits<8>,
-    /// Written into the header's `dst_id`: the worker ID (leaf) or the rack's leaf ID (spine).
-    pub dst_id: Bits<16>,
-}
 
 #[derive(LogicBlock)]
 pub struct NodeAddrStage<const N: usize> {

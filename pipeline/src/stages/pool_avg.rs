@@ -36,6 +36,7 @@
 //! around a multiplier that this figure does not even count).
 
 use crate::arith::{SumSign, WIDE, Wide, ZeroExtend};
+use crate::entries::PoolAvgEntry;
 use crate::mul::{KeptTasks, MUL_LATENCY, PipeMul};
 use crate::phv::Phv;
 use crate::readback::RB_BITS;
@@ -46,52 +47,6 @@ use rust_hdl::prelude::*;
 /// The clocks a rescale holds the stage for after its own: the multiplier's, and one in which
 /// the entry, rescaled, is read back for the report rule.
 pub const HOLD_CLOCKS: usize = MUL_LATENCY + 1;
-
-/// `poolAvg` entry: the accumulator (32.32), what one task adds (`round(2^32 / workers)`, up to
-/// 2^32), the tasks it counts, and the unsaturated average (16.16, 48 bits: `acc >> 16`) the last
-/// load report was decided on; two flags
-/// kept with the count, `busy` (`tasks > 0`) and `full` (`tasks == 2^32 - 1`), so that whether a
-/// task more or less changes the entry is a bit of the entry, not a compare in the loop; and the
-/// report rule's two margins, so that each check is one two-term add on the entry.
-///
-/// The margins ([`WIDE`]-bit two's complement, `delta` the pool's `report_delta`):
-/// - `up_margin = acc - (reported + delta) * 2^16`;
-/// - `down_margin = acc - (reported - delta + 1) * 2^16`.
-///
-/// A load report is due after a change when the new accumulator's up margin is at or above zero
-/// or its down margin below zero. A task more or less adds or subtracts `unit` to all three; a
-/// report, a rescale, a change of `report_delta` and a configuration set them anew. `unit_dec` is
-/// a copy of `unit` (see the module's notes on depth).
-#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct PoolAvgEntry {
-    pub acc: Bits<64>,
-    pub unit: Bits<33>,
-    pub tasks: Bits<32>,
-    pub reported: Bits<48>,
-    pub busy: Bit,
-    pub full: Bit,
-    pub up_margin: Wide,
-    pub down_margin: Wide,
-    /// `unit` again, for one task less (written with `unit`).
-    pub unit_dec: Bits<33>,
-}
-
-/// The margins of an entry (`PoolAvgEntry`) with accumulator `acc`, last report `reported` and
-/// `report_delta` `delta`: `(up_margin, down_margin)`. The read-back's encoding of the model's
-/// entry, and the tests', use this definition; the stage keeps it with adds alone.
-pub fn margins(acc: u64, reported: u64, delta: u32) -> (Wide, Wide) {
-    let acc = i128::from(acc);
-    let hi = i128::from(reported) + i128::from(delta);
-    let up = acc - (hi << 16);
-    let down = acc - ((i128::from(reported) - i128::from(delta) + 1) << 16);
-    (wide(up), wide(down))
-}
-
-/// `x` on [`WIDE`] bits, two's complement.
-fn wide(x: i128) -> Wide {
-    let u = x as u128;
-    (Wide::from((u >> 64) as u64 & 3) << 64) | Wide::from(u as u64)
-}
 
 /// What the report rule needs of the pass's `report_delta`, worked out a clock ahead from
 /// `early` (and kept through a rescale, for its last clock).

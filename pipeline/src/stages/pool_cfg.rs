@@ -6,7 +6,8 @@
 //! configured drops the pass (`unknown_pool`), a task for an empty pool is dropped after the draw
 //! (`empty_pool`). Control passes write the entry.
 
-use crate::phv::{Phv, PoolCfgEntry, drop_code};
+use crate::entries::PoolCfgEntry;
+use crate::phv::{Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::table::StageTable;
 use horus_model::rng::DEFAULT_SEED;

@@ -172,9 +172,9 @@ pub fn load(tasks: u64) -> u64 {
 pub fn lint_and_synth<B: rust_hdl::prelude::Block>(
     name: &str,
     mut uut: B,
-) -> horus_pipeline::check::SynthReport {
+) -> horus_hdl_tools::check::SynthReport {
     uut.connect_all();
-    let v = horus_pipeline::verilog::emit(&uut);
-    horus_pipeline::check::verilator_lint(name, &v).unwrap();
-    horus_pipeline::check::yosys_synth(name, &v).unwrap()
+    let v = horus_hdl_tools::verilog::emit(&uut);
+    horus_hdl_tools::check::verilator_lint(name, &v).unwrap();
+    horus_hdl_tools::check::yosys_synth(name, &v).unwrap()
 }

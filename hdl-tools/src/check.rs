@@ -5,20 +5,18 @@
 //! (`lut_depth`; Yosys' own `ltp` walks through mapped flip-flops after `synth_xilinx`, so it
 //! cannot give this figure).
 //!
-//! `-nowidelut` keeps ABC to LUT6 and below. Without it ABC may build a function of 7 or 8
-//! inputs as a LUT6 with MUXF7 (and MUXF8) behind it, and its depth-oriented mapping counts such
-//! a wide LUT as one level, which lengthens paths in the cells `lut_depth` counts: when the flag
-//! was chosen, the default presets' leaf measured 14 levels and 14,494 LUTs with wide LUTs, 10
-//! and 14,336 without; the spine 14 and 13,733 against 12 and 12,984. A MUXF is faster than a LUT and its route, so
-//! in delay the two mappings are closer than those counts; without wide LUTs every level is a
-//! LUT, and the figure means what it says.
+//! `-nowidelut` keeps ABC to LUT6 and below. Otherwise ABC may build a function of 7 or 8 inputs
+//! as a LUT6 with MUXF7 (and MUXF8) behind it, counts such a wide LUT as one level in its
+//! depth-oriented mapping, and so lengthens paths in the cells `lut_depth` counts. A MUXF is
+//! faster than a LUT and its route, so in delay the two mappings are closer than the counts; without
+//! wide LUTs every level is a LUT, and the figure means what it says (measured effect:
+//! `docs/pipeline-depth-record.md`).
 //!
 //! `-nosrl` keeps chains of flip-flops as flip-flops, as the emitted Verilog asks of synthesis
 //! (`verilog::no_shift_registers`: Yosys 0.23 ignores the attribute). A stage reading a
-//! descriptor field that came through the stages unchanged read it from an SRL16E, whose read
-//! `lut_depth` counts as a level: measured on the default leaf, the SRLs' 1,706 cells became
-//! about 12,500 flip-flops (17,446 to 29,963; LUTs unchanged at 14,672), and every path that
-//! started at an SRL lost that level (`idleCtl`'s deepest, 8 to 7).
+//! descriptor field that came through the stages unchanged would read it from an SRL16E, whose
+//! read `lut_depth` counts as a level; as flip-flops, the paths that started at an SRL lose that
+//! level, for about 12,500 flip-flops a role.
 //!
 //! The tools are required: a missing tool is an error that says how to install it, never a silent
 //! pass (`scripts/test.sh` installs both).
@@ -48,7 +46,7 @@ pub struct SynthReport {
     pub over_target: Vec<DeepEnd>,
 }
 
-/// The logic depth the pipeline aims at (issue 3: 322 MHz on UltraScale+).
+/// The logic depth the pipeline aims at: 6 LUT levels, for 322 MHz on UltraScale+.
 pub const TARGET_LUT_LEVELS: u64 = 6;
 
 /// `{}` prints the figures; `{:#}` adds where the deepest path runs.
@@ -74,10 +72,7 @@ impl fmt::Display for SynthReport {
 
 /// A scratch folder for `name`, private to this process (test runs may overlap), emptied first.
 pub fn work_dir(name: &str) -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir().join(format!(
-        "horus-pipeline-check-{}-{name}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("horus-hdl-check-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     Ok(dir)

@@ -1,5 +1,5 @@
 //! The whole switches of the default presets, synthesized as `rtl-gen --check` does them
-//! (`synth_xilinx -family xcup -uram -nowidelut -nosrl`, flattened): the pipeline issue's
+//! (`synth_xilinx -family xcup -uram -nowidelut -nosrl`, flattened): the design's
 //! targets hold for both roles, at most 6 LUT levels from register to register, under 20,000
 //! LUTs and under 32 RAMB36.
 //!
@@ -8,15 +8,16 @@
 //! so the target is checked here, on the switch. Slow: Yosys takes about 4 to 5 minutes per role
 //! on this machine; the two roles run side by side.
 
+use horus_hdl_tools::check::{TARGET_LUT_LEVELS, yosys_synth_top};
 use horus_model::config::Role;
 use horus_model::rng::DEFAULT_SEED;
-use horus_pipeline::check::{TARGET_LUT_LEVELS, yosys_synth_top};
 use horus_pipeline::presets;
+use rtl_gen::outputs::switch;
 
 fn targets_hold(role: Role) {
     let p = presets::preset("default", role).expect("the default preset has both roles");
     let name = p.module_name();
-    let verilog = p.verilog(DEFAULT_SEED, 1_000_000);
+    let verilog = switch::verilog(&p, DEFAULT_SEED, 1_000_000);
     let r = yosys_synth_top(&name, &verilog, &name).expect("the switch synthesizes");
     println!("{name}: {r:#}\n  {}", r.path.join("\n  "));
     let over: Vec<String> = r

@@ -1,0 +1,94 @@
+//! `rtl-gen --check`: Verilator's lint and a Yosys synthesis for UltraScale+ of each generated
+//! switch, with its resource figures and, where the logic is deeper than the target, where.
+
+use anyhow::Result;
+use horus_hdl_tools::check::{SynthReport, TARGET_LUT_LEVELS};
+
+/// Lint and synthesis of one switch, with its figures.
+pub fn check(name: &str, verilog: &str, paths: bool) -> Result<()> {
+    let start = std::time::Instant::now();
+    horus_hdl_tools::check::verilator_lint_top(name, verilog, name)
+        .map_err(|e| anyhow::anyhow!("{name}: Verilator lint failed:\n{e}"))?;
+    println!(
+        "{name}: verilator --lint-only -Wall clean ({:.1} s)",
+        start.elapsed().as_secs_f64()
+    );
+    let start = std::time::Instant::now();
+    let r = horus_hdl_tools::check::yosys_synth_top(name, verilog, name)
+        .map_err(|e| anyhow::anyhow!("{name}: Yosys synthesis failed:\n{e}"))?;
+    println!(
+        "{name}: synth_xilinx -family xcup -uram -nowidelut -nosrl: {r:#} ({:.0} s)",
+        start.elapsed().as_secs_f64()
+    );
+    print!("{}", depth_report(name, &r, paths));
+    Ok(())
+}
+
+/// Where the logic is deeper than the target: the deepest path cell by cell, and the registers
+/// (deepest first) a path deeper than the target ends in; with `paths`, each one's path too.
+pub fn depth_report(name: &str, r: &SynthReport, paths: bool) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    if r.over_target.is_empty() {
+        return s;
+    }
+    let bits: usize = r.over_target.iter().map(|e| e.bits).sum();
+    let _ = writeln!(
+        s,
+        "{name}: {} registers ({bits} bits) end a path deeper than {TARGET_LUT_LEVELS} LUT levels; \
+         the deepest path, cell by cell:",
+        r.over_target.len()
+    );
+    for c in &r.path {
+        let _ = writeln!(s, "    {c}");
+    }
+    let _ = writeln!(
+        s,
+        "{name}: levels, bits over the target, register <- deepest start:"
+    );
+    for e in &r.over_target {
+        let _ = writeln!(s, "  {:3} {:5}  {}  <-  {}", e.levels, e.bits, e.to, e.from);
+        if paths {
+            for c in &e.path {
+                let _ = writeln!(s, "            {c}");
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_report_lists_the_deepest_path_and_the_registers_over_the_target() {
+        use horus_hdl_tools::check::DeepEnd;
+        let mut r = SynthReport::default();
+        assert_eq!(
+            depth_report("t", &r, false),
+            "",
+            "nothing over the target: nothing to say"
+        );
+        r.path = vec!["FDRE a".into(), "LUT6".into()];
+        r.over_target = vec![DeepEnd {
+            levels: 9,
+            to: "FDRE b".into(),
+            from: "FDRE a".into(),
+            bits: 3,
+            path: vec!["FDRE a".into(), "LUT3 x".into()],
+        }];
+        let s = depth_report("t", &r, false);
+        assert!(
+            s.starts_with("t: 1 registers (3 bits) end a path deeper than 6"),
+            "{s}"
+        );
+        assert!(s.contains("\n    FDRE a\n    LUT6\n"), "{s}");
+        assert!(s.ends_with("    9     3  FDRE b  <-  FDRE a\n"), "{s}");
+        let s = depth_report("t", &r, true);
+        assert!(
+            s.ends_with("FDRE b  <-  FDRE a\n            FDRE a\n            LUT3 x\n"),
+            "with paths, each register's path follows it: {s}"
+        );
+    }
+}
