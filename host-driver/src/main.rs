@@ -2,7 +2,9 @@
 //!
 //! It turns a switch configuration into the control passes that program the scheduler's tables
 //! (the same passes the reference model runs, `horus_model::sched::ControlOp`) and into the
-//! AXI4-Lite register writes that issue them (`horus_pipeline::regmap`).
+//! AXI4-Lite register writes that issue them (`horus_pipeline::regmap`). It accesses no device
+//! itself: it prints the accesses for a driver script or a memory-mapped I/O tool to make, and
+//! decodes words read; it does not read the counters.
 //!
 //! - `horusctl check CONFIG` validates a configuration, for the model and for the hardware (a
 //!   size preset with its table sizes, at most four spines), and prints the control passes.
@@ -25,7 +27,11 @@ use horus_pipeline::readback::{self, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
 
 #[derive(Parser, Debug)]
-#[command(version, about = "Configure a Horus scheduler and read its counters")]
+#[command(
+    version,
+    about = "Check a Horus switch configuration and print the register accesses that program a \
+             switch or read a table entry back"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
