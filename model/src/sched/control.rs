@@ -1,7 +1,8 @@
 //! Control-plane operations, run as passes so that they serialise with traffic.
 //!
-//! Each operation is validated first, as the host driver does before it writes the control port
-//! (a refused operation changes nothing), then runs as one pass that obeys the switch rule; a node
+//! Each operation is validated first, as the host does before it writes the control port
+//! (`horusctl` runs the operations through this model before it prints the writes; a refused
+//! operation changes nothing), then runs as one pass that obeys the switch rule; a node
 //! removal needs two. A control pass is a barrier: it enters only when no resubmitted pass is in
 //! flight, so the second pass of an idleAdd, an idleRemove or a task never meets a table that a
 //! reconfiguration changed under it.
@@ -133,9 +134,9 @@ pub fn config_ops(cfg: &Config) -> Vec<ControlOp> {
 impl Scheduler {
     /// Runs a control operation. On `Err` nothing changed.
     ///
-    /// What the host driver reads and computes before it issues the pass happens first, outside the
-    /// pass: validation, the divisions (additive factor, rack-average unit) and, for a removal, the
-    /// pool's last member. The pass itself only carries these values into the tables.
+    /// What the host reads and computes before it issues the pass happens first, outside the
+    /// pass: validation, the divisions (additive factor, rack-average unit) and, for a removal,
+    /// the pool's last member. The pass itself only carries these values into the tables.
     pub fn control(&mut self, op: ControlOp) -> Result<PassResult, ControlError> {
         self.validate(&op)?;
         let host = self.host_values(&op);
@@ -240,7 +241,7 @@ impl Scheduler {
         h
     }
 
-    /// What the host driver checks before it issues `op`; reads only.
+    /// What the host checks before it issues `op`; reads only.
     pub fn validate(&self, op: &ControlOp) -> Result<(), ControlError> {
         if self.in_flight > 0 {
             return Err(ControlError::Busy(self.in_flight));

@@ -241,7 +241,8 @@ pub struct PoolAvg {
     pub avg: RackAverage,
     /// The average the last load report was decided on, in 16.16 without saturation
     /// ([`RackAverage::level`], 48 bits): the report rule compares with it, so that it needs no
-    /// saturation test (`docs/algorithm.md`, decision 7). The report carried it saturated.
+    /// saturation test (`docs/algorithm.md`, decision 7). The load report itself carries it
+    /// saturated to 16.16.
     pub reported: u64,
 }
 
@@ -268,8 +269,8 @@ pub struct NodeAddr {
 
 /// One pool's entries of the per-pool tables: `poolCfg`, `idleCtl` and `poolAvg`.
 ///
-/// Each table is still one stage's register array (the [`Stage`]s a pass touches are what the
-/// switch rule constrains); the model only stores a pool's entries side by side, in one cache line,
+/// Each table is one stage's register array (the [`Stage`]s a pass touches are what the switch
+/// rule constrains); the model only stores a pool's entries side by side, in one cache line,
 /// so that a pass reading several of them costs one memory access instead of one per table. That
 /// matters when a simulator runs thousands of schedulers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
