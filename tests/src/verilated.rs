@@ -207,12 +207,12 @@ const VERILATOR_ARGS: [&str; 23] = [
     "-CFLAGS",
     "-fPIC",
     // The model runs where it is built (the cache key names the processor): its instruction set
-    // vectorises the copies of wide signals, such as the 1,249-bit descriptor every stage
-    // registers, which -O2 leaves as loops of 32-bit moves.
+    // vectorises the copies of wide signals, such as the pass descriptor every stage registers
+    // (1,249 bits at e476e75), which -O2 leaves as loops of 32-bit moves.
     "-CFLAGS",
     "-march=native",
     // Verilator's makefile compiles the model with -Os by default; -O3 against -O2 took the
-    // co-simulation bench from 0.36-0.42 to 0.60-0.67 million cycles per second.
+    // co-simulation bench from 0.36-0.42 to 0.60-0.67 million cycles per second (e476e75).
     "-MAKEFLAGS",
     "OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2",
     "-LDFLAGS",
@@ -232,7 +232,8 @@ fn extra_args() -> Vec<String> {
 /// The C++ compiler of the model: `HORUS_COSIM_CXX` if set, else `clang++` when it runs, else
 /// `g++` (Verilator's default on Debian). Clang's code for the Verilated switch runs 7 to 10 %
 /// faster than g++ 12's with the same flags (bench medians: 1.05-1.22 against 0.98-1.13 million
-/// cycles per second on a 2.6 GHz Xeon, 0.43-0.48 against 0.39-0.44 on a 2 GHz EPYC).
+/// cycles per second on a 2.6 GHz Xeon at c7c3ac7, 0.43-0.48 against 0.39-0.44 on a 2 GHz EPYC
+/// at 111f5b5).
 fn compiler() -> String {
     if let Ok(cxx) = std::env::var("HORUS_COSIM_CXX") {
         return cxx;
