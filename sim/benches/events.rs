@@ -72,7 +72,7 @@ fn run(policy: &str) -> Option<f64> {
             count: 100,
             ..RandomPools::default()
         }),
-        policy: PolicySpec::named(policy).expect("known policy"),
+        policy: PolicySpec::named(policy).unwrap_or_else(|e| panic!("HORUS_BENCH_POLICIES: {e}")),
         load: LoadSchedule::constant(0.9),
         sim_ns: (sim_ms * 1e6) as u64,
         // As `horus-sim run` has it: tasks arriving after the first tenth are recorded.

@@ -127,7 +127,7 @@ impl Default for SimConfig {
             seed: 1,
             topology: Topology::default(),
             pools: PoolSource::Random(RandomPools::default()),
-            policy: PolicySpec::Random,
+            policy: PolicySpec::default(),
             workload: "exp".into(),
             load: LoadSchedule::constant(0.5),
             sim_ns: 50_000_000,

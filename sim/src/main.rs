@@ -6,12 +6,13 @@ use horus_sim::config::{FailureSpec, PoolSource, SimConfig};
 use horus_sim::metrics::Latency;
 use horus_sim::output::{self, SweepRow};
 use horus_sim::placement::RandomPools;
-use horus_sim::policy::{POLICIES, PolicySpec};
+use horus_sim::policy::{self, POLICIES, PolicySpec};
 use horus_sim::topology::Topology;
 use horus_sim::workload::{LoadSchedule, ServiceTime, WORKLOADS};
 use horus_sim::{engine, plot, sweep};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 #[derive(Parser)]
 #[command(
@@ -26,8 +27,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// One simulation: writes <out>/<policy>-<workload>.json and ...-pools.csv.
+    #[command(after_help = policies_help())]
     Run {
-        #[arg(long, default_value = "random", help = format!("one of: {}", POLICIES.join(", ")))]
+        #[arg(
+            long,
+            default_value = PolicySpec::default().name(),
+            help = format!("one of: {}", policy::names().collect::<Vec<_>>().join(", "))
+        )]
         policy: String,
         #[arg(long, default_value = "exp", help = format!("one of: {}, or trace:PATH", WORKLOADS.join(", ")))]
         workload: String,
@@ -39,14 +45,11 @@ enum Command {
     },
     /// Every combination of policies, workloads and loads, in parallel; writes sweep.csv,
     /// sweep.json and p99-<workload>.svg under --out.
+    #[command(after_help = policies_help())]
     Sweep {
-        /// Policies to compare (default: Horus against the paper's baselines, RS-H, RS-LB and
-        /// ideal JSQ, and random)
-        #[arg(
-            long,
-            value_delimiter = ',',
-            default_value = "horus,rs-h,rs-lb,jsq,random"
-        )]
+        /// Policies to compare (default: Horus, the paper's baselines and random, as the policy
+        /// registry marks them)
+        #[arg(long, value_delimiter = ',', default_value = compared_policies())]
         policies: Vec<String>,
         #[arg(long, value_delimiter = ',', default_value = "exp")]
         workloads: Vec<String>,
@@ -119,6 +122,16 @@ struct Common {
 }
 
 impl Common {
+    /// The policy registered as `name`, with its default parameters but for those these options
+    /// set (`--repair-gap-us`, for the policies with a `repair_gap_us` parameter).
+    fn policy(&self, name: &str) -> anyhow::Result<PolicySpec> {
+        let mut spec = PolicySpec::named(name)?;
+        if spec.param("repair_gap_us").is_some() {
+            spec.set_param("repair_gap_us", f64::from(self.repair_gap_us))?;
+        }
+        Ok(spec)
+    }
+
     fn config(&self, policy: &str, workload: &str, load: &str) -> anyhow::Result<SimConfig> {
         let (pods, pools, sim_ms) = if self.quick {
             (8, 20, 5.0)
@@ -150,20 +163,7 @@ impl Common {
                     ..RandomPools::default()
                 }),
             },
-            policy: match PolicySpec::named(policy)? {
-                PolicySpec::Horus {
-                    link_at,
-                    unlink_at,
-                    report_delta,
-                    ..
-                } => PolicySpec::Horus {
-                    link_at,
-                    unlink_at,
-                    report_delta,
-                    repair_gap_us: self.repair_gap_us,
-                },
-                other => other,
-            },
+            policy: self.policy(policy)?,
             workload: workload.to_string(),
             load: LoadSchedule::parse(load)?,
             sim_ns,
@@ -189,6 +189,31 @@ impl Common {
         ServiceTime::named(workload)?;
         Ok(cfg)
     }
+}
+
+/// The policies a sweep compares by default, as `--policies` takes them.
+fn compared_policies() -> &'static str {
+    static LIST: OnceLock<String> = OnceLock::new();
+    LIST.get_or_init(|| policy::compared().collect::<Vec<_>>().join(","))
+}
+
+/// The help's list of policies: each one's name, description and parameters with their defaults.
+fn policies_help() -> String {
+    let width = policy::names().map(str::len).max().unwrap_or(0);
+    let mut text = String::from("Policies, with their parameters' defaults:\n");
+    for p in POLICIES {
+        text += &format!("  {:width$}  {}", p.name, p.about);
+        if !p.params.is_empty() {
+            let params: Vec<String> = p
+                .params
+                .iter()
+                .map(|q| format!("{} {}", q.name, q.default))
+                .collect();
+            text += &format!(" ({})", params.join(", "));
+        }
+        text += "\n";
+    }
+    text
 }
 
 /// A run's tasks as its closing line gives them, with the lost ones where there are any.
@@ -238,7 +263,7 @@ fn main() -> anyhow::Result<()> {
             eprintln!(
                 "seed {}: {} on {} at load {load}, {} ms",
                 cfg.seed,
-                policy,
+                cfg.policy.name(),
                 workload,
                 cfg.sim_ns as f64 / 1e6
             );
@@ -253,7 +278,11 @@ fn main() -> anyhow::Result<()> {
             bar.finish_and_clear();
             let secs = started.elapsed().as_secs_f64();
             let name = workload.replace(['/', ':'], "_");
-            output::write_run(&common.out, &format!("{policy}-{name}"), &summary)?;
+            output::write_run(
+                &common.out,
+                &format!("{}-{name}", cfg.policy.name()),
+                &summary,
+            )?;
             let tasks = tasks_text(
                 summary.tasks,
                 summary.lost_in_network,
@@ -275,7 +304,7 @@ fn main() -> anyhow::Result<()> {
             p99_target_us,
             common,
         } => {
-            let base = common.config("random", "exp", "0.5")?;
+            let base = common.config(PolicySpec::default().name(), "exp", "0.5")?;
             let specs = policies
                 .iter()
                 .map(|p| PolicySpec::named(p))
@@ -303,7 +332,7 @@ fn main() -> anyhow::Result<()> {
             let rows: Vec<SweepRow> = summaries.iter().map(SweepRow::from).collect();
             let throughput: Vec<_> = workloads
                 .iter()
-                .flat_map(|w| policies.iter().map(move |p| (p, w)))
+                .flat_map(|w| specs.iter().map(move |p| (p.name(), w)))
                 .map(|(p, w)| serde_json::json!({ "policy": p, "workload": w, "p99_target_us": p99_target_us, "max_load": output::throughput_at_p99(&rows, p, w, p99_target_us) }))
                 .collect();
             output::write_sweep(
@@ -369,6 +398,45 @@ mod tests {
         common
             .config(&policy, &workload, &load)
             .map_err(|e| format!("{e:#}"))
+    }
+
+    #[test]
+    fn an_unknown_policy_is_refused_with_every_registered_name() {
+        let e = run_config(&["--quick", "--policy", "nosuch"]).expect_err("unknown");
+        assert!(e.starts_with("unknown policy \"nosuch\"; known: "), "{e}");
+        for name in policy::names() {
+            assert!(e.contains(name), "{name} missing from: {e}");
+            run_config(&["--quick", "--policy", name]).expect("a registered policy runs");
+        }
+    }
+
+    #[test]
+    fn the_help_describes_every_registered_policy() {
+        let help = policies_help();
+        for p in POLICIES {
+            let line = help
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(p.name))
+                .unwrap_or_else(|| panic!("{} missing from the help:\n{help}", p.name));
+            assert!(line.contains(p.about), "{line}");
+            for q in p.params {
+                assert!(
+                    line.contains(&format!("{} {}", q.name, q.default)),
+                    "{line}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn repair_gap_us_sets_the_parameter_of_that_name() {
+        let cfg = run_config(&["--quick", "--policy", "horus", "--repair-gap-us", "7"]).unwrap();
+        assert_eq!(cfg.policy.param("repair_gap_us"), Some(7.0));
+        let mut expected = PolicySpec::named("horus").unwrap();
+        expected.set_param("repair_gap_us", 7.0).unwrap();
+        assert_eq!(cfg.policy, expected);
+        let cfg = run_config(&["--quick", "--policy", "rs-h", "--repair-gap-us", "7"]).unwrap();
+        assert_eq!(cfg.policy, PolicySpec::named("rs-h").unwrap());
     }
 
     #[test]

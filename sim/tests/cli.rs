@@ -32,3 +32,34 @@ fn a_run_and_a_sweep_end_quietly_when_their_reader_goes_away() {
     }
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+#[test]
+fn an_unknown_policy_is_refused_with_the_registered_names_before_anything_runs() {
+    let out = std::env::temp_dir().join(format!("horus-sim-unknown-{}", std::process::id()));
+    for command in [
+        vec!["run", "--policy", "nosuch"],
+        vec!["sweep", "--policies", "horus,nosuch"],
+    ] {
+        let done = Command::new(env!("CARGO_BIN_EXE_horus-sim"))
+            .args(&command)
+            .arg("--quick")
+            .arg("--out")
+            .arg(&out)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .expect("horus-sim runs");
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(!done.status.success(), "{command:?} succeeded");
+        assert!(
+            stderr.contains("unknown policy \"nosuch\"; known: "),
+            "{command:?}: {stderr}"
+        );
+        for name in horus_sim::policy::names() {
+            assert!(
+                stderr.contains(name),
+                "{command:?}: {name} missing: {stderr}"
+            );
+        }
+    }
+    assert!(!out.exists(), "nothing is written");
+}

@@ -399,9 +399,7 @@ fn the_repair_gap_ends_the_idle_remove_storm_and_lost_messages_are_still_repaire
     let mut gap = config("horus", 8, 6, 0.9, 2_000_000, 5);
     gap.loss = 1e-3;
     let mut paper = gap.clone();
-    if let PolicySpec::Horus { repair_gap_us, .. } = &mut paper.policy {
-        *repair_gap_us = 0;
-    }
+    paper.policy.set_param("repair_gap_us", 0.0).unwrap();
     let per_task =
         |s: &Summary| s.messages.iter().map(|m| m.count).sum::<u64>() as f64 / s.tasks as f64;
     let repairs = |s: &Summary| {

@@ -16,7 +16,7 @@
 use horus_sim::config::{PoolSource, SimConfig};
 use horus_sim::engine;
 use horus_sim::metrics::Summary;
-use horus_sim::policy::{POLICIES, PolicySpec};
+use horus_sim::policy::{self, PolicySpec};
 use horus_sim::topology::Topology;
 use horus_sim::workload::LoadSchedule;
 
@@ -108,7 +108,7 @@ fn every_policy_on_one_worker_pools_matches_mm1(load: f64) {
         slots_per_server: 32,
     };
     let pools = 20_000u32;
-    for policy in POLICIES {
+    for policy in policy::names() {
         let cfg = mm1_config(
             policy,
             load,

@@ -5,7 +5,7 @@ use horus_sim::config::{FailureSpec, FailureTarget, PoolSource, SimConfig};
 use horus_sim::engine::{self, Engine};
 use horus_sim::metrics::Summary;
 use horus_sim::placement::RandomPools;
-use horus_sim::policy::{POLICIES, PolicySpec};
+use horus_sim::policy::{self, PolicySpec};
 use horus_sim::topology::Topology;
 use horus_sim::workload::LoadSchedule;
 
@@ -36,7 +36,7 @@ fn run(cfg: &SimConfig) -> Summary {
 
 #[test]
 fn littles_law_holds_overall_and_per_pool_for_every_policy() {
-    for policy in POLICIES {
+    for policy in policy::names() {
         let s = run(&small(policy, "bimodal", "0:0.5,1:0.95"));
         assert!(s.tasks > 10_000, "{policy}: {} tasks", s.tasks);
         assert!(
@@ -231,7 +231,7 @@ fn every_policy_stops_losing_tasks_once_the_controller_knows_even_a_whole_pod_is
         &[(Spine(0), 1_000_000), (Spine(1), 1_500_000)],
         &[(Leaf(2), 1_000_000)],
     ];
-    for policy in POLICIES {
+    for policy in policy::names() {
         for failures in scenarios {
             let mut cfg = small(policy, "exp", "0.8");
             cfg.topology.pods = 4;
@@ -260,7 +260,7 @@ fn every_policy_stops_losing_tasks_once_the_controller_knows_even_a_whole_pod_is
 
 #[test]
 fn a_rack_whose_workers_all_fail_one_by_one_is_dropped_like_a_failed_rack() {
-    for policy in POLICIES {
+    for policy in policy::names() {
         // Eight slots per rack, so that a pool has only a few workers in a rack.
         let mut cfg = SimConfig {
             topology: Topology {

@@ -6,7 +6,7 @@ use horus_sim::config::{FailureSpec, FailureTarget, PoolSource, SimConfig};
 use horus_sim::engine::{self, Engine};
 use horus_sim::metrics::Summary;
 use horus_sim::placement::RandomPools;
-use horus_sim::policy::{POLICIES, PolicySpec};
+use horus_sim::policy::{self, PolicySpec};
 use horus_sim::shard;
 use horus_sim::topology::Topology;
 use horus_sim::workload::LoadSchedule;
@@ -88,7 +88,7 @@ fn a_sharded_run_depends_on_the_shard_count_not_on_the_threads() {
 
 #[test]
 fn one_shard_through_the_sharded_path_is_the_unsharded_engine() {
-    for policy in POLICIES {
+    for policy in policy::names() {
         for prefill in [false, true] {
             let cfg = SimConfig {
                 prefill,

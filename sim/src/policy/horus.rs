@@ -86,16 +86,19 @@ pub struct HorusParams {
 
 impl Default for HorusParams {
     fn default() -> Self {
-        Self {
-            link_at: 1,
-            unlink_at: 0,
-            report_delta: 1.0,
-            repair_gap_us: horus_model::config::DEFAULT_REPAIR_GAP_US,
-        }
+        Self::DEFAULT
     }
 }
 
 impl HorusParams {
+    /// The defaults, as a constant for the policy registry ([`super::POLICIES`]).
+    pub const DEFAULT: Self = Self {
+        link_at: 1,
+        unlink_at: 0,
+        report_delta: 1.0,
+        repair_gap_us: horus_model::config::DEFAULT_REPAIR_GAP_US,
+    };
+
     fn model(&self) -> Params {
         Params {
             link_at: self.link_at,

@@ -1,4 +1,4 @@
-//! Scheduling policies and the interface the engine offers them.
+//! Scheduling policies, the interface the engine offers them, and their registry.
 //!
 //! A task enters at one spine scheduler of its pool, which picks a rack ([`Policy::on_task_at_spine`]);
 //! the leaf scheduler of that rack picks a worker ([`Policy::on_task_at_leaf`]); the worker's reply
@@ -6,19 +6,12 @@
 //! [`Message`]s, which the engine delivers with the network's per-hop delay and loss. A decision may
 //! take several pipeline passes (a Tofino resubmit); each extra pass adds the configured resubmit
 //! latency and marks the task as resubmitted. Policies own all their state; the engine owns time,
-//! workers and the network, so a new policy is a new file here plus one line in [`PolicySpec`].
+//! workers and the network.
 //!
-//! Implemented, each documented in its own file with its source:
-//! - [`random::RandomPolicy`], uniform random worker.
-//! - [`racksched`], RackSched (power-of-2 on reply-driven queue lengths) and its datacenter
-//!   extensions RS (replicated pool-wide state), RS-LB, RS-H and the Po2-DU ablation.
-//! - [`jsq::JsqIdeal`], join-the-shortest-queue with zero-delay state.
-//! - [`jiq::Jiq`], join-idle-queue.
-//! - [`idle_only::IdleOnly`], the Horus idle-list ablation.
-//!
-//! - [`horus::Horus`], Horus itself: a thin adapter from these hooks to the leaf and spine
-//!   schedulers of the `horus-model` crate, whose per-pass results map onto [`Decision::passes`]
-//!   and whose idleAdd / idleRemove / loadUpdate packets map onto [`Message`]s.
+//! [`POLICIES`] lists every policy with its name, a one-line description, its parameters and their
+//! defaults, and its constructor; the command line, the sweep, the bench and the results read it,
+//! so a new policy is a new file here, its `pub mod` line and one entry in that table. Each policy
+//! is documented in its own file, with its source.
 
 pub mod horus;
 pub mod idle_only;
@@ -291,136 +284,415 @@ pub trait Policy: Send {
     }
 }
 
-/// The policies and their parameters, as chosen on the command line and echoed in the results.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "name", rename_all = "kebab-case")]
-pub enum PolicySpec {
-    Random,
-    /// RackSched with one pool-wide, replicated table of worker loads at the spines.
-    Rs {
-        samples: u32,
+/// The policies the simulator offers, in the order the help and errors list them. Everything that
+/// names a policy reads this table: `--policy` and `--policies` (and their help and errors), the
+/// default policies of a sweep, the events bench, and the `policy` field of the results.
+///
+/// A new policy is a new file in this folder (a type implementing [`Policy`]), its `pub mod` line
+/// above, and one entry here.
+pub static POLICIES: &[PolicyEntry] = &[
+    PolicyEntry {
+        name: "horus",
+        about: "Horus: idle lists and aggregated load updates at leaves and spines, run by the \
+                horus-model schedulers",
+        params: &[
+            Param::new("link_at", horus::HorusParams::DEFAULT.link_at as f64),
+            Param::new("unlink_at", horus::HorusParams::DEFAULT.unlink_at as f64),
+            Param::new("report_delta", horus::HorusParams::DEFAULT.report_delta),
+            Param::new(
+                "repair_gap_us",
+                horus::HorusParams::DEFAULT.repair_gap_us as f64,
+            ),
+        ],
+        compared: true,
+        build: |b| {
+            let params = horus::HorusParams {
+                link_at: b.params.get("link_at") as u16,
+                unlink_at: b.params.get("unlink_at") as u16,
+                report_delta: b.params.get("report_delta"),
+                repair_gap_us: b.params.get("repair_gap_us") as u16,
+            };
+            Box::new(horus::Horus::new(b.cluster, b.queue_len, b.rng, params))
+        },
     },
-    /// Uniform load balancer to racks, RackSched inside each rack.
-    RsLb {
-        samples: u32,
+    PolicyEntry {
+        name: "rs-h",
+        about: "RackSched at the spines over the racks of their pod, fed by each leaf's average \
+                load after every reply, and at the leaves over workers",
+        params: &[Param::new("samples", 2.0)],
+        compared: true,
+        build: |b| rack_sched(b, racksched::SpineMode::RackLoads { threshold: 0.0 }),
     },
-    /// RackSched at spines (over racks) and leaves (over workers); a leaf reports its average
-    /// load after every reply.
-    RsH {
-        samples: u32,
+    PolicyEntry {
+        name: "rs-lb",
+        about: "a uniformly random rack of the pool, RackSched inside it",
+        params: &[Param::new("samples", 2.0)],
+        compared: true,
+        build: |b| rack_sched(b, racksched::SpineMode::UniformRack),
     },
-    /// Horus structure with power-of-2 on reply-driven loads only; a leaf reports when its
-    /// average moved by at least `threshold`.
-    Po2Du {
-        samples: u32,
-        threshold: f64,
+    PolicyEntry {
+        name: "jsq",
+        about: "join the shortest queue of the pool, with zero-delay state (the ideal bound)",
+        params: &[],
+        compared: true,
+        build: |b| Box::new(jsq::JsqIdeal::new(b.cluster, b.queue_len)),
     },
-    JsqIdeal,
-    Jiq,
-    IdleOnly,
-    /// Horus, run by the `horus-model` reference scheduler ([`horus::Horus`]).
-    Horus {
-        link_at: u16,
-        unlink_at: u16,
-        report_delta: f64,
-        repair_gap_us: u16,
+    PolicyEntry {
+        name: "random",
+        about: "a uniformly random worker of the pool",
+        params: &[],
+        compared: true,
+        build: |_| Box::new(random::RandomPolicy),
     },
-}
-
-/// Names accepted by [`PolicySpec::named`].
-pub const POLICIES: &[&str] = &[
-    "random",
-    "rs",
-    "rs-lb",
-    "rs-h",
-    "po2-du",
-    "jsq",
-    "jiq",
-    "idle-only",
-    "horus",
+    PolicyEntry {
+        name: "rs",
+        about: "RackSched over one pool-wide table of worker loads, replicated at the spines",
+        params: &[Param::new("samples", 2.0)],
+        compared: false,
+        build: |b| rack_sched(b, racksched::SpineMode::PoolWide),
+    },
+    PolicyEntry {
+        name: "po2-du",
+        about: "power of two with delayed updates: as rs-h, but a leaf reports its average load \
+                only when it moved by at least threshold",
+        params: &[Param::new("samples", 2.0), Param::new("threshold", 1.0)],
+        compared: false,
+        build: |b| {
+            let threshold = b.params.get("threshold");
+            rack_sched(b, racksched::SpineMode::RackLoads { threshold })
+        },
+    },
+    PolicyEntry {
+        name: "jiq",
+        about: "join-idle-queue: a spine sends a task to a worker reported idle to it, else to a \
+                random worker of the pool",
+        params: &[],
+        compared: false,
+        build: |b| Box::new(jiq::Jiq::new(b.cluster, b.queue_len, b.rng)),
+    },
+    PolicyEntry {
+        name: "idle-only",
+        about: "Horus' idle lists without its load updates (the idle-selection ablation)",
+        params: &[],
+        compared: false,
+        build: |b| Box::new(idle_only::IdleOnly::new(b.cluster, b.queue_len)),
+    },
 ];
 
+/// The constructor of the RackSched variants: `samples` from the parameters, the spine's `mode`.
+fn rack_sched(b: Build<'_>, mode: racksched::SpineMode) -> Box<dyn Policy> {
+    let samples = b.params.get("samples") as u32;
+    Box::new(racksched::RackSched::new(b.cluster, samples, mode))
+}
+
+/// A policy as [`POLICIES`] registers it.
+pub struct PolicyEntry {
+    /// Its name on the command line (`--policy`, `--policies`) and in the results.
+    pub name: &'static str,
+    /// One line for the help.
+    pub about: &'static str,
+    /// Its parameters, which a [`PolicySpec`] starts with at their defaults.
+    pub params: &'static [Param],
+    /// Whether `horus-sim sweep` compares it by default.
+    pub compared: bool,
+    /// Builds the policy for a cluster.
+    pub build: fn(Build<'_>) -> Box<dyn Policy>,
+}
+
+/// A numeric parameter of a policy. Integer parameters hold whole numbers, converted by the
+/// policy's constructor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Param {
+    pub name: &'static str,
+    pub default: f64,
+}
+
+impl Param {
+    pub const fn new(name: &'static str, default: f64) -> Self {
+        Self { name, default }
+    }
+}
+
+/// What a policy's constructor ([`PolicyEntry::build`]) gets.
+pub struct Build<'a> {
+    pub cluster: &'a Cluster,
+    /// The initial queue length of every global worker (non-zero only when the run starts
+    /// prefilled).
+    pub queue_len: &'a [u32],
+    /// The policy's own random stream.
+    pub rng: &'a mut SimRng,
+    pub params: Params<'a>,
+}
+
+/// The parameter values a policy is built with.
+#[derive(Clone, Copy)]
+pub struct Params<'a>(&'a PolicySpec);
+
+impl Params<'_> {
+    /// The value of parameter `name`. Panics if the policy has no such parameter: a name
+    /// misspelt in [`POLICIES`], which its tests find by building every policy.
+    pub fn get(&self, name: &str) -> f64 {
+        self.0
+            .param(name)
+            .unwrap_or_else(|| panic!("policy {} has no parameter {name:?}", self.0.name()))
+    }
+}
+
+/// The names in [`POLICIES`], in its order.
+pub fn names() -> impl Iterator<Item = &'static str> + Clone {
+    POLICIES.iter().map(|p| p.name)
+}
+
+/// The policies a sweep compares by default ([`PolicyEntry::compared`]), in the order of
+/// [`POLICIES`].
+pub fn compared() -> impl Iterator<Item = &'static str> + Clone {
+    POLICIES.iter().filter(|p| p.compared).map(|p| p.name)
+}
+
+/// A registered policy with values for its parameters: what a run is configured with. Its
+/// serialized form is a map of `name` and the parameters.
+#[derive(Clone, Deserialize)]
+#[serde(try_from = "SpecFields")]
+pub struct PolicySpec {
+    entry: &'static PolicyEntry,
+    /// In the order of the entry's parameters.
+    values: Vec<f64>,
+}
+
 impl PolicySpec {
-    /// A policy with its default parameters.
+    /// The policy registered as `name`, with its default parameters; an error listing the
+    /// registered names if there is none.
     pub fn named(name: &str) -> anyhow::Result<Self> {
-        Ok(match name {
-            "random" => Self::Random,
-            "rs" => Self::Rs { samples: 2 },
-            "rs-lb" => Self::RsLb { samples: 2 },
-            "rs-h" => Self::RsH { samples: 2 },
-            "po2-du" => Self::Po2Du {
-                samples: 2,
-                threshold: 1.0,
-            },
-            "jsq" => Self::JsqIdeal,
-            "jiq" => Self::Jiq,
-            "idle-only" => Self::IdleOnly,
-            "horus" => {
-                let d = horus::HorusParams::default();
-                Self::Horus {
-                    link_at: d.link_at,
-                    unlink_at: d.unlink_at,
-                    report_delta: d.report_delta,
-                    repair_gap_us: d.repair_gap_us,
-                }
-            }
-            _ => anyhow::bail!("unknown policy {name:?}; known: {}", POLICIES.join(", ")),
+        let Some(entry) = POLICIES.iter().find(|p| p.name == name) else {
+            let known: Vec<&str> = names().collect();
+            anyhow::bail!("unknown policy {name:?}; known: {}", known.join(", "));
+        };
+        Ok(Self {
+            entry,
+            values: entry.params.iter().map(|p| p.default).collect(),
         })
     }
 
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::Random => "random",
-            Self::Rs { .. } => "rs",
-            Self::RsLb { .. } => "rs-lb",
-            Self::RsH { .. } => "rs-h",
-            Self::Po2Du { .. } => "po2-du",
-            Self::JsqIdeal => "jsq",
-            Self::Jiq => "jiq",
-            Self::IdleOnly => "idle-only",
-            Self::Horus { .. } => "horus",
+        self.entry.name
+    }
+
+    pub fn entry(&self) -> &'static PolicyEntry {
+        self.entry
+    }
+
+    /// The parameters and their values, in the entry's order.
+    pub fn params(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
+        self.entry
+            .params
+            .iter()
+            .map(|p| p.name)
+            .zip(self.values.iter().copied())
+    }
+
+    /// The value of parameter `name`, if the policy has one.
+    pub fn param(&self, name: &str) -> Option<f64> {
+        self.params().find(|&(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Sets parameter `name`; an error naming the policy's parameters if it has no such one.
+    pub fn set_param(&mut self, name: &str, value: f64) -> anyhow::Result<()> {
+        match self.entry.params.iter().position(|p| p.name == name) {
+            Some(i) => {
+                self.values[i] = value;
+                Ok(())
+            }
+            None => {
+                let known: Vec<&str> = self.entry.params.iter().map(|p| p.name).collect();
+                anyhow::bail!(
+                    "policy {} has no parameter {name:?}; its parameters: {}",
+                    self.name(),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )
+            }
         }
     }
 
     /// Builds the policy for a cluster; `queue_len` is the initial queue length of every global
     /// worker (non-zero only when the run starts prefilled).
     pub fn build(&self, cluster: &Cluster, queue_len: &[u32], rng: &mut SimRng) -> Box<dyn Policy> {
-        use racksched::{RackSched, SpineMode};
-        match *self {
-            Self::Random => Box::new(random::RandomPolicy),
-            Self::Rs { samples } => Box::new(RackSched::new(cluster, samples, SpineMode::PoolWide)),
-            Self::RsLb { samples } => {
-                Box::new(RackSched::new(cluster, samples, SpineMode::UniformRack))
-            }
-            Self::RsH { samples } => Box::new(RackSched::new(
-                cluster,
-                samples,
-                SpineMode::RackLoads { threshold: 0.0 },
-            )),
-            Self::Po2Du { samples, threshold } => Box::new(RackSched::new(
-                cluster,
-                samples,
-                SpineMode::RackLoads { threshold },
-            )),
-            Self::JsqIdeal => Box::new(jsq::JsqIdeal::new(cluster, queue_len)),
-            Self::Jiq => Box::new(jiq::Jiq::new(cluster, queue_len, rng)),
-            Self::IdleOnly => Box::new(idle_only::IdleOnly::new(cluster, queue_len)),
-            Self::Horus {
-                link_at,
-                unlink_at,
-                report_delta,
-                repair_gap_us,
-            } => Box::new(horus::Horus::new(
-                cluster,
-                queue_len,
-                rng,
-                horus::HorusParams {
-                    link_at,
-                    unlink_at,
-                    report_delta,
-                    repair_gap_us,
-                },
-            )),
+        (self.entry.build)(Build {
+            cluster,
+            queue_len,
+            rng,
+            params: Params(self),
+        })
+    }
+}
+
+impl Default for PolicySpec {
+    /// Random dispatch, the policy of a run that names none.
+    fn default() -> Self {
+        Self::named("random").expect("random is registered")
+    }
+}
+
+impl PartialEq for PolicySpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name() && self.values == other.values
+    }
+}
+
+impl std::fmt::Debug for PolicySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("PolicySpec");
+        d.field("name", &self.name());
+        for (name, value) in self.params() {
+            d.field(name, &value);
         }
+        d.finish()
+    }
+}
+
+impl Serialize for PolicySpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(1 + self.values.len()))?;
+        map.serialize_entry("name", self.name())?;
+        for (name, value) in self.params() {
+            map.serialize_entry(name, &value)?;
+        }
+        map.end()
+    }
+}
+
+/// The serialized form of a [`PolicySpec`]; parameters left out keep their defaults.
+#[derive(Deserialize)]
+struct SpecFields {
+    name: String,
+    #[serde(flatten)]
+    params: std::collections::BTreeMap<String, f64>,
+}
+
+impl TryFrom<SpecFields> for PolicySpec {
+    type Error = anyhow::Error;
+
+    fn try_from(fields: SpecFields) -> anyhow::Result<Self> {
+        let mut spec = Self::named(&fields.name)?;
+        for (name, value) in fields.params {
+            spec.set_param(&name, value)?;
+        }
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{PoolSource, SimConfig};
+    use crate::engine::Engine;
+    use crate::topology::Topology;
+    use std::collections::HashSet;
+
+    #[test]
+    fn registered_names_and_parameters_are_unique() {
+        let mut seen = HashSet::new();
+        for p in POLICIES {
+            assert!(
+                !p.name.is_empty()
+                    && p.name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{:?} is not a command-line name",
+                p.name
+            );
+            assert!(seen.insert(p.name), "{} is registered twice", p.name);
+            assert!(!p.about.is_empty(), "{} has no description", p.name);
+            let mut params = HashSet::new();
+            for q in p.params {
+                assert!(
+                    params.insert(q.name),
+                    "{}: parameter {} twice",
+                    p.name,
+                    q.name
+                );
+            }
+        }
+        assert!(
+            compared().count() > 0,
+            "a sweep compares some policies by default"
+        );
+    }
+
+    #[test]
+    fn every_registered_policy_builds_and_schedules_with_its_defaults() {
+        for name in names() {
+            let spec = PolicySpec::named(name).unwrap();
+            assert_eq!(spec.name(), name);
+            for (q, (n, v)) in spec.entry().params.iter().zip(spec.params()) {
+                assert_eq!((n, v), (q.name, q.default));
+            }
+            for prefill in [false, true] {
+                let cfg = SimConfig {
+                    topology: Topology {
+                        pods: 4,
+                        servers_per_rack: 2,
+                        slots_per_server: 4,
+                    },
+                    pools: PoolSource::Sizes(vec![20, 12]),
+                    policy: spec.clone(),
+                    load: crate::workload::LoadSchedule::constant(0.7),
+                    sim_ns: 500_000,
+                    warmup_ns: 0,
+                    prefill,
+                    ..SimConfig::default()
+                };
+                let s = Engine::new(&cfg).unwrap().run(&mut |_| {});
+                assert_eq!(s.policy, name);
+                assert!(s.completed > 100, "{name}: {} tasks done", s.completed);
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_is_refused_with_the_registered_ones() {
+        let e = PolicySpec::named("nosuch").unwrap_err().to_string();
+        assert!(e.starts_with("unknown policy \"nosuch\"; known: "), "{e}");
+        for name in names() {
+            assert!(e.contains(name), "{name} missing from: {e}");
+        }
+    }
+
+    #[test]
+    fn parameters_are_read_and_set_by_name() {
+        let mut spec = PolicySpec::named("po2-du").unwrap();
+        assert_eq!(spec.param("threshold"), Some(1.0));
+        spec.set_param("threshold", 3.0).unwrap();
+        assert_eq!(spec.param("threshold"), Some(3.0));
+        assert_ne!(spec, PolicySpec::named("po2-du").unwrap());
+        let e = spec.set_param("nosuch", 1.0).unwrap_err().to_string();
+        assert!(e.contains("its parameters: samples, threshold"), "{e}");
+        let e = PolicySpec::default().set_param("samples", 1.0).unwrap_err();
+        assert!(e.to_string().contains("its parameters: none"), "{e}");
+        let horus = PolicySpec::named("horus").unwrap();
+        let d = horus::HorusParams::default();
+        assert_eq!(
+            horus.param("repair_gap_us"),
+            Some(f64::from(d.repair_gap_us))
+        );
+        assert_eq!(horus.param("report_delta"), Some(d.report_delta));
+    }
+
+    #[test]
+    fn a_spec_serializes_as_its_name_and_parameters() {
+        let mut spec = PolicySpec::named("rs-h").unwrap();
+        spec.set_param("samples", 3.0).unwrap();
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(json, r#"{"name":"rs-h","samples":3.0}"#);
+        let back: PolicySpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, spec);
+        let default: PolicySpec = serde_json::from_str(r#"{"name":"horus"}"#).unwrap();
+        assert_eq!(default, PolicySpec::named("horus").unwrap());
+        assert!(serde_json::from_str::<PolicySpec>(r#"{"name":"nosuch"}"#).is_err());
+        assert!(serde_json::from_str::<PolicySpec>(r#"{"name":"jsq","samples":2}"#).is_err());
     }
 }
