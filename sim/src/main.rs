@@ -132,6 +132,11 @@ impl Common {
         Ok(spec)
     }
 
+    /// [`Common::policy`] for each of `names`, as a sweep compares them.
+    fn policies(&self, names: &[String]) -> anyhow::Result<Vec<PolicySpec>> {
+        names.iter().map(|name| self.policy(name)).collect()
+    }
+
     fn config(&self, policy: &str, workload: &str, load: &str) -> anyhow::Result<SimConfig> {
         let (pods, pools, sim_ms) = if self.quick {
             (8, 20, 5.0)
@@ -305,10 +310,7 @@ fn main() -> anyhow::Result<()> {
             common,
         } => {
             let base = common.config(PolicySpec::default().name(), "exp", "0.5")?;
-            let specs = policies
-                .iter()
-                .map(|p| PolicySpec::named(p))
-                .collect::<anyhow::Result<Vec<_>>>()?;
+            let specs = common.policies(&policies)?;
             for w in &workloads {
                 ServiceTime::named(w)?;
             }
@@ -437,6 +439,17 @@ mod tests {
         assert_eq!(cfg.policy, expected);
         let cfg = run_config(&["--quick", "--policy", "rs-h", "--repair-gap-us", "7"]).unwrap();
         assert_eq!(cfg.policy, PolicySpec::named("rs-h").unwrap());
+        // A sweep's policies get it too.
+        let cli = Cli::try_parse_from(["horus-sim", "sweep", "--repair-gap-us", "7"]).unwrap();
+        let Command::Sweep {
+            policies, common, ..
+        } = cli.command
+        else {
+            panic!("not a sweep");
+        };
+        let specs = common.policies(&policies).unwrap();
+        assert!(specs.contains(&expected), "{specs:?}");
+        assert_eq!(specs.len(), policies.len());
     }
 
     #[test]
