@@ -127,7 +127,8 @@ impl Metrics {
     }
 
     /// Records a measured task's response time and service time (its wait is the difference).
-    /// Takes effect in the histograms at the latest with the next [`Metrics::flush`].
+    /// It is kept in a buffer and reaches the histograms when the buffer is full or at the next
+    /// [`Metrics::flush`], whichever comes first.
     #[inline]
     pub fn record(&mut self, pool: u32, response: Nanos, service: Nanos) {
         self.pending.push((pool, response, response - service));

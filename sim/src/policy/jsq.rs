@@ -115,7 +115,9 @@ impl Policy for JsqIdeal {
 
     fn on_task_left_worker(&mut self, pool: u32, worker: u32) {
         let b = &mut self.pools[pool as usize];
-        // A removed (dead) worker is no longer listed: its position no longer points at it.
+        // A removed (dead) worker is in no bucket, and its recorded position points elsewhere
+        // (another worker, or past the bucket's end): shift only a worker found where it is
+        // recorded.
         if b.by_len
             .get(b.len[worker as usize] as usize)
             .and_then(|v| v.get(b.pos[worker as usize] as usize))
