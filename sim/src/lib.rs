@@ -13,8 +13,9 @@
 //! - [`topology`], [`placement`], [`pydict`], [`cluster`]: the fat tree, which slots each pool
 //!   occupies (random, or the public Horus simulator's datasets) and the per-pool view of it.
 //! - [`workload`], service-time distributions, traces and load schedules.
-//! - [`policy`], the `Policy` trait and the policies (random, RackSched variants, JSQ, JIQ, the
-//!   Horus ablations, and Horus itself, which runs the `horus-model` crate's schedulers).
+//! - [`policy`], the `Policy` trait, the registry of policies ([`policy::POLICIES`]) and the
+//!   policies: random, RackSched variants, JSQ, JIQ, the Horus ablations, and Horus itself, which
+//!   runs the `horus-model` crate's schedulers.
 //! - [`metrics`], [`output`], [`plot`], [`sweep`]: measurement, JSON / CSV / SVG output and
 //!   parallel sweeps.
 //! - [`config`], [`rng`]: one run's configuration and its seeded random streams.
@@ -22,6 +23,9 @@
 //!
 //! A run is a pure function of its [`config::SimConfig`]: the same seed (and shard count) gives
 //! identical results.
+//!
+//! `docs/simulator.md` is a developer's guide to this structure, with the steps of adding a
+//! policy.
 
 pub mod cluster;
 pub mod config;
