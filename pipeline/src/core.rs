@@ -24,18 +24,18 @@ use crate::parser::{
 use crate::phv::{BUF_BITS, HANDLE_BITS, Phv, drop_code};
 use crate::readback::RB_BITS;
 use crate::stages::{
-    conn::ConnStage, drift::DriftStage, idle_ctl::IdleCtlStage, idle_index::IdleIndexStage,
-    idle_list::IdleListStage, load::LoadStage, members::MembersStage, node::NodeStage,
-    node_addr::NodeAddrStage, pool_avg::PoolAvgStage, pool_cfg::PoolCfgStage,
+    PassOut, STAGE_CYCLES, TableStage, conn::ConnStage, drift::DriftStage, idle_ctl::IdleCtlStage,
+    idle_index::IdleIndexStage, idle_list::IdleListStage, load::LoadStage, members::MembersStage,
+    node::NodeStage, node_addr::NodeAddrStage, pool_avg::PoolAvgStage, pool_cfg::PoolCfgStage,
 };
 use horus_model::config::Role;
-use horus_model::sched::DropReason;
+use horus_model::sched::{DropReason, Stage};
 use horus_model::wire::PacketType;
 use rust_hdl::prelude::*;
 
-/// Cycles from a pass entering (the mux) to leaving stage 13: one in the entry register, one in
-/// each stage.
-pub const CORE_LATENCY: usize = 15;
+/// Cycles from a pass entering (the mux) to leaving the last stage: one in the entry register,
+/// then [`STAGE_CYCLES`] in each stage of the plan ([`HorusCore::tables`] holds the core to it).
+pub const CORE_LATENCY: usize = 1 + Stage::ALL.len() * STAGE_CYCLES;
 
 /// Whether a pass leaving stage 13 comes back as its second pass: a task whose drift check
 /// failed, an idleAdd's or idleRemove's first pass, a node removal with a member to move or an
@@ -277,6 +277,30 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
     }
 }
 
+impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
+    /// The tables of the core's stages, in the order a pass visits them. The array's length is
+    /// the stage plan's, so a stage added to the core and not to the plan (or the reverse) does
+    /// not compile; `pipeline/tests/core.rs` checks the order against the plan.
+    pub fn tables(&self) -> [Stage; Stage::ALL.len()] {
+        [
+            self.pool_cfg.table(),
+            self.node.table(),
+            self.idle_ctl.table(),
+            self.idle_list.table(),
+            self.idle_index.table(),
+            self.members1.table(),
+            self.members2.table(),
+            self.load1.table(),
+            self.load2.table(),
+            self.drift1.table(),
+            self.drift2.table(),
+            self.pool_avg.table(),
+            self.conn.table(),
+            self.node_addr.table(),
+        ]
+    }
+}
+
 impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C> {
     #[hdl_gen]
     fn update(&mut self) {
@@ -352,7 +376,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
 
         // ---- The resubmit path: a first pass that asked for a second pass comes back as that
         // pass, carrying everything it learned; the per-pass results start afresh.
-        self.back.next = self.node_addr.pass_out.val();
+        self.back.next = self.node_addr.port.down.pass.val();
         self.moved.next = self.back.val().mv_node != self.back.val().src;
         // Whether it comes back is decided on the pass in the last stage (`conn`'s output) and
         // registered beside the stage's output, so the mux's choice starts from a register. It
@@ -362,7 +386,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         // comes back is forwarded unchanged, to the pass-through port, and is not checked), so
         // the miss never changes the answer, and the address read stays off the resubmit mux
         // (the model's property tests check the rule).
-        self.asks.pass.next = self.conn.pass_out.val();
+        self.asks.pass.next = self.conn.port.down.pass.val();
         self.again.d.next = self.asks.again.val();
         self.resub.next = self.again.q.val();
         self.second.next = self.back.val();
@@ -452,39 +476,27 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
             self.occupied.d.next = self.count.q.val() != self.one8.val();
         }
 
-        // ---- The stages, in the order of the stage plan.
-        // A stage reads its table with the index of the pass entering it (`early`, the previous
-        // stage's `pass_next`) while that pass is still in the previous stage.
+        // ---- The stages, in the order of the stage plan, each one's `down` joined to the
+        // next one's `up`: a stage reads its table with the index of the pass entering it
+        // (`early`, the previous stage's register input) while that pass is still in the
+        // previous stage.
         self.entered.d.next = self.enter.val();
-        self.pool_cfg.early.next = self.enter.val();
-        self.pool_cfg.pass_in.next = self.entered.q.val();
-        self.node.early.next = self.pool_cfg.pass_next.val();
-        self.node.pass_in.next = self.pool_cfg.pass_out.val();
-        self.idle_ctl.early.next = self.node.pass_next.val();
-        self.idle_ctl.pass_in.next = self.node.pass_out.val();
-        self.idle_list.early.next = self.idle_ctl.pass_next.val();
-        self.idle_list.pass_in.next = self.idle_ctl.pass_out.val();
-        self.idle_index.early.next = self.idle_list.pass_next.val();
-        self.idle_index.pass_in.next = self.idle_list.pass_out.val();
-        self.members1.early.next = self.idle_index.pass_next.val();
-        self.members1.pass_in.next = self.idle_index.pass_out.val();
-        self.members2.early.next = self.members1.pass_next.val();
-        self.members2.pass_in.next = self.members1.pass_out.val();
-        self.load1.early.next = self.members2.pass_next.val();
-        self.load1.pass_in.next = self.members2.pass_out.val();
-        self.load2.early.next = self.load1.pass_next.val();
-        self.load2.pass_in.next = self.load1.pass_out.val();
-        self.drift1.early.next = self.load2.pass_next.val();
-        self.drift1.pass_in.next = self.load2.pass_out.val();
-        self.drift2.early.next = self.drift1.pass_next.val();
-        self.drift2.pass_in.next = self.drift1.pass_out.val();
-        self.pool_avg.early.next = self.drift2.pass_next.val();
-        self.pool_avg.pass_in.next = self.drift2.pass_out.val();
-        self.conn.early.next = self.pool_avg.pass_next.val();
-        self.conn.pass_in.next = self.pool_avg.pass_out.val();
-        self.node_addr.early.next = self.conn.pass_next.val();
-        self.node_addr.pass_in.next = self.conn.pass_out.val();
-        self.last_next_unused.next = self.node_addr.pass_next.val();
+        self.pool_cfg.port.up.early.next = self.enter.val();
+        self.pool_cfg.port.up.pass.next = self.entered.q.val();
+        PassOut::join(&mut self.pool_cfg.port.down, &mut self.node.port.up);
+        PassOut::join(&mut self.node.port.down, &mut self.idle_ctl.port.up);
+        PassOut::join(&mut self.idle_ctl.port.down, &mut self.idle_list.port.up);
+        PassOut::join(&mut self.idle_list.port.down, &mut self.idle_index.port.up);
+        PassOut::join(&mut self.idle_index.port.down, &mut self.members1.port.up);
+        PassOut::join(&mut self.members1.port.down, &mut self.members2.port.up);
+        PassOut::join(&mut self.members2.port.down, &mut self.load1.port.up);
+        PassOut::join(&mut self.load1.port.down, &mut self.load2.port.up);
+        PassOut::join(&mut self.load2.port.down, &mut self.drift1.port.up);
+        PassOut::join(&mut self.drift1.port.down, &mut self.drift2.port.up);
+        PassOut::join(&mut self.drift2.port.down, &mut self.pool_avg.port.up);
+        PassOut::join(&mut self.pool_avg.port.down, &mut self.conn.port.up);
+        PassOut::join(&mut self.conn.port.down, &mut self.node_addr.port.up);
+        self.last_next_unused.next = self.node_addr.port.down.early.val();
 
         self.out_valid.next = self.back.val().live;
         self.out.next = self.back.val();
@@ -495,33 +507,33 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         self.in_flight.next = self.count.q.val();
 
         // ---- Reads: the entry of the table that took the last one (the others hold zero).
-        self.readback.next = self.pool_cfg.rb.val()
-            | self.node.rb.val()
-            | self.idle_ctl.rb.val()
-            | self.idle_list.rb.val()
-            | self.idle_index.rb.val()
-            | self.members1.rb.val()
-            | self.members2.rb.val()
-            | self.load1.rb.val()
-            | self.load2.rb.val()
-            | self.drift1.rb.val()
-            | self.drift2.rb.val()
-            | self.pool_avg.rb.val()
-            | self.conn.rb.val()
-            | self.node_addr.rb.val();
-        self.readback_valid.next = self.pool_cfg.rb_hit.val()
-            | self.node.rb_hit.val()
-            | self.idle_ctl.rb_hit.val()
-            | self.idle_list.rb_hit.val()
-            | self.idle_index.rb_hit.val()
-            | self.members1.rb_hit.val()
-            | self.members2.rb_hit.val()
-            | self.load1.rb_hit.val()
-            | self.load2.rb_hit.val()
-            | self.drift1.rb_hit.val()
-            | self.drift2.rb_hit.val()
-            | self.pool_avg.rb_hit.val()
-            | self.conn.rb_hit.val()
-            | self.node_addr.rb_hit.val();
+        self.readback.next = self.pool_cfg.port.rb.val()
+            | self.node.port.rb.val()
+            | self.idle_ctl.port.rb.val()
+            | self.idle_list.port.rb.val()
+            | self.idle_index.port.rb.val()
+            | self.members1.port.rb.val()
+            | self.members2.port.rb.val()
+            | self.load1.port.rb.val()
+            | self.load2.port.rb.val()
+            | self.drift1.port.rb.val()
+            | self.drift2.port.rb.val()
+            | self.pool_avg.port.rb.val()
+            | self.conn.port.rb.val()
+            | self.node_addr.port.rb.val();
+        self.readback_valid.next = self.pool_cfg.port.rb_hit.val()
+            | self.node.port.rb_hit.val()
+            | self.idle_ctl.port.rb_hit.val()
+            | self.idle_list.port.rb_hit.val()
+            | self.idle_index.port.rb_hit.val()
+            | self.members1.port.rb_hit.val()
+            | self.members2.port.rb_hit.val()
+            | self.load1.port.rb_hit.val()
+            | self.load2.port.rb_hit.val()
+            | self.drift1.port.rb_hit.val()
+            | self.drift2.port.rb_hit.val()
+            | self.pool_avg.port.rb_hit.val()
+            | self.conn.port.rb_hit.val()
+            | self.node_addr.port.rb_hit.val();
     }
 }

@@ -132,6 +132,13 @@ impl<T: Entry> ReadPort<T> {
     }
 }
 
+impl<T: Entry> ReadPort<T> {
+    /// The stage whose table this is.
+    pub fn stage(&self) -> Stage {
+        Stage::ALL[self.me.val().index()]
+    }
+}
+
 impl<T: Entry> Logic for ReadPort<T> {
     #[hdl_gen]
     fn update(&mut self) {

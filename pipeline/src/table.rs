@@ -293,6 +293,11 @@ impl<D: Entry, const N: usize> StageTable<D, N> {
 }
 
 impl<D: Entry, const N: usize> StageTable<D, N> {
+    /// The stage whose table this is.
+    pub fn stage(&self) -> Stage {
+        self.rp.stage()
+    }
+
     /// The same, with the forwarding check given by the stage ([`RmwTable::given_check`]): for
     /// a stage whose index comes from the previous stage's table read.
     pub fn given_check(mut self) -> Self {

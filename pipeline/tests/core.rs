@@ -480,3 +480,10 @@ fn core_verilog_is_lint_clean() {
     let v = horus_hdl_tools::verilog::emit(&uut);
     horus_hdl_tools::check::verilator_lint("core", &v).unwrap();
 }
+
+#[test]
+fn core_stages_follow_the_stage_plan_and_set_its_latency() {
+    let core = Core::new(Role::Leaf, SEED, TIMEOUT_US);
+    assert_eq!(core.tables(), horus_model::sched::Stage::ALL);
+    assert_eq!(CORE_LATENCY, 1 + horus_model::sched::Stage::ALL.len());
+}

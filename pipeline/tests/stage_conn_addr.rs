@@ -18,6 +18,7 @@ use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
 use horus_pipeline::phv::{Phv, drop_code};
 use horus_pipeline::stages::conn::ConnStage;
 use horus_pipeline::stages::node_addr::NodeAddrStage;
+use horus_pipeline::stages::{PassIn, PassOut, StagePort};
 use rust_hdl::prelude::*;
 use std::net::Ipv4Addr;
 
@@ -27,9 +28,7 @@ const TIMEOUT: u32 = 100;
 #[derive(LogicBlock)]
 struct ConnAddr<const C: usize, const N: usize> {
     clock: Signal<In, Clock>,
-    early: Signal<In, Phv>,
-    pass_in: Signal<In, Phv>,
-    pass_out: Signal<Out, Phv>,
+    port: StagePort,
     conn: ConnStage<C>,
     addr: NodeAddrStage<N>,
 }
@@ -42,9 +41,7 @@ impl<const C: usize, const N: usize> ConnAddr<C, N> {
     fn with_timeout(timeout_us: u32) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
+            port: Default::default(),
             conn: ConnStage::new(timeout_us),
             addr: NodeAddrStage::default(),
         }
@@ -55,13 +52,15 @@ impl<const C: usize, const N: usize> Logic for ConnAddr<C, N> {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, conn, addr);
-        self.conn.early.next = self.early.val();
-        self.conn.pass_in.next = self.pass_in.val();
-        self.addr.early.next = self.conn.pass_next.val();
-        self.addr.pass_in.next = self.conn.pass_out.val();
-        self.pass_out.next = self.addr.pass_out.val();
+        PassIn::link(&mut self.port.up, &mut self.conn.port.up);
+        PassOut::join(&mut self.conn.port.down, &mut self.addr.port.up);
+        PassOut::link(&mut self.port.down, &mut self.addr.port.down);
+        self.port.rb.next = self.addr.port.rb.val();
+        self.port.rb_hit.next = self.addr.port.rb_hit.val();
     }
 }
+
+horus_pipeline::impl_pipeline_stage!([const C: usize, const N: usize] ConnAddr<C, N>);
 
 type Small = ConnAddr<4, 6>;
 

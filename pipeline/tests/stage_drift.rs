@@ -6,15 +6,14 @@ mod common;
 
 use common::*;
 use horus_pipeline::phv::Phv;
+use horus_pipeline::stages::{PassIn, PassOut, StagePort};
 use horus_pipeline::stages::{drift::DriftStage, load::LoadStage, members::MembersStage};
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
 struct PowerOfTwo {
     clock: Signal<In, Clock>,
-    early: Signal<In, Phv>,
-    pass_in: Signal<In, Phv>,
-    pass_out: Signal<Out, Phv>,
+    port: StagePort,
     m1: MembersStage<4>,
     m2: MembersStage<4>,
     l1: LoadStage<4>,
@@ -27,9 +26,7 @@ impl Default for PowerOfTwo {
     fn default() -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
+            port: Default::default(),
             m1: MembersStage::new(true),
             m2: MembersStage::new(false),
             l1: LoadStage::new(true, true),
@@ -44,21 +41,19 @@ impl Logic for PowerOfTwo {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, m1, m2, l1, l2, d1, d2);
-        self.m1.early.next = self.early.val();
-        self.m1.pass_in.next = self.pass_in.val();
-        self.m2.early.next = self.m1.pass_next.val();
-        self.m2.pass_in.next = self.m1.pass_out.val();
-        self.l1.early.next = self.m2.pass_next.val();
-        self.l1.pass_in.next = self.m2.pass_out.val();
-        self.l2.early.next = self.l1.pass_next.val();
-        self.l2.pass_in.next = self.l1.pass_out.val();
-        self.d1.early.next = self.l2.pass_next.val();
-        self.d1.pass_in.next = self.l2.pass_out.val();
-        self.d2.early.next = self.d1.pass_next.val();
-        self.d2.pass_in.next = self.d1.pass_out.val();
-        self.pass_out.next = self.d2.pass_out.val();
+        PassIn::link(&mut self.port.up, &mut self.m1.port.up);
+        PassOut::join(&mut self.m1.port.down, &mut self.m2.port.up);
+        PassOut::join(&mut self.m2.port.down, &mut self.l1.port.up);
+        PassOut::join(&mut self.l1.port.down, &mut self.l2.port.up);
+        PassOut::join(&mut self.l2.port.down, &mut self.d1.port.up);
+        PassOut::join(&mut self.d1.port.down, &mut self.d2.port.up);
+        PassOut::link(&mut self.port.down, &mut self.d2.port.down);
+        self.port.rb.next = self.d2.port.rb.val();
+        self.port.rb_hit.next = self.d2.port.rb_hit.val();
     }
 }
+
+horus_pipeline::impl_pipeline_stage!([] PowerOfTwo);
 
 const LATENCY: usize = 6 + 1;
 

@@ -9,7 +9,6 @@ use common::*;
 use horus_model::sched::DropReason;
 use horus_pipeline::phv::{Phv, drop_code};
 use horus_pipeline::stages::idle_ctl::IdleCtlStage;
-use rust_hdl::prelude::*;
 
 fn base(link_at: u64, unlink_at: u64) -> Phv {
     Phv {

@@ -8,6 +8,7 @@ use common::*;
 
 use horus_model::sched::DropReason;
 use horus_pipeline::phv::{Phv, drop_code};
+use horus_pipeline::stages::{PassIn, PassOut, StagePort};
 use horus_pipeline::stages::{
     idle_ctl::IdleCtlStage, idle_index::IdleIndexStage, idle_list::IdleListStage,
 };
@@ -17,9 +18,7 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 struct IdleGroup {
     clock: Signal<In, Clock>,
-    early: Signal<In, Phv>,
-    pass_in: Signal<In, Phv>,
-    pass_out: Signal<Out, Phv>,
+    port: StagePort,
     ctl: IdleCtlStage<2>,
     list: IdleListStage<4>,
     index: IdleIndexStage<4>,
@@ -29,9 +28,7 @@ impl IdleGroup {
     fn new(leaf: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
+            port: Default::default(),
             ctl: IdleCtlStage::new(leaf),
             list: IdleListStage::new(leaf),
             index: IdleIndexStage::new(leaf),
@@ -43,15 +40,16 @@ impl Logic for IdleGroup {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, ctl, list, index);
-        self.ctl.early.next = self.early.val();
-        self.ctl.pass_in.next = self.pass_in.val();
-        self.list.early.next = self.ctl.pass_next.val();
-        self.list.pass_in.next = self.ctl.pass_out.val();
-        self.index.early.next = self.list.pass_next.val();
-        self.index.pass_in.next = self.list.pass_out.val();
-        self.pass_out.next = self.index.pass_out.val();
+        PassIn::link(&mut self.port.up, &mut self.ctl.port.up);
+        PassOut::join(&mut self.ctl.port.down, &mut self.list.port.up);
+        PassOut::join(&mut self.list.port.down, &mut self.index.port.up);
+        PassOut::link(&mut self.port.down, &mut self.index.port.down);
+        self.port.rb.next = self.index.port.rb.val();
+        self.port.rb_hit.next = self.index.port.rb_hit.val();
     }
 }
+
+horus_pipeline::impl_pipeline_stage!([] IdleGroup);
 
 const LATENCY: usize = 3 + 1;
 

@@ -7,7 +7,6 @@ use common::*;
 use horus_model::sched::DropReason;
 use horus_pipeline::phv::{Phv, drop_code};
 use horus_pipeline::stages::node::NodeStage;
-use rust_hdl::prelude::*;
 
 fn add(node: u64, pool: u64, slot: u64, factor: u64) -> Phv {
     Phv {

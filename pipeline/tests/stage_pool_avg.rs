@@ -14,7 +14,6 @@ use horus_model::sched::{
 use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
 use horus_pipeline::phv::Phv;
 use horus_pipeline::stages::pool_avg::{HOLD_CLOCKS, PoolAvgStage};
-use rust_hdl::prelude::*;
 
 const POOL: u16 = 5;
 const HALF: u32 = 0x8000;

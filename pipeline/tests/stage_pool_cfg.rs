@@ -8,7 +8,6 @@ use horus_model::rng::Xorshift64;
 use horus_model::sched::{DropReason, conn_hash};
 use horus_pipeline::phv::{Phv, drop_code};
 use horus_pipeline::stages::pool_cfg::PoolCfgStage;
-use rust_hdl::prelude::*;
 
 fn configure(pool: u64, base: u64, cap: u64) -> Phv {
     Phv {

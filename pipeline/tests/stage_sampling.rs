@@ -7,15 +7,14 @@ mod common;
 
 use common::*;
 use horus_pipeline::phv::Phv;
+use horus_pipeline::stages::{PassIn, PassOut, StagePort};
 use horus_pipeline::stages::{load::LoadStage, members::MembersStage};
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
 struct Sampling {
     clock: Signal<In, Clock>,
-    early: Signal<In, Phv>,
-    pass_in: Signal<In, Phv>,
-    pass_out: Signal<Out, Phv>,
+    port: StagePort,
     m1: MembersStage<4>,
     m2: MembersStage<4>,
     l1: LoadStage<4>,
@@ -26,9 +25,7 @@ impl Sampling {
     fn new(leaf: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
+            port: Default::default(),
             m1: MembersStage::new(true),
             m2: MembersStage::new(false),
             l1: LoadStage::new(true, leaf),
@@ -41,17 +38,17 @@ impl Logic for Sampling {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, m1, m2, l1, l2);
-        self.m1.early.next = self.early.val();
-        self.m1.pass_in.next = self.pass_in.val();
-        self.m2.early.next = self.m1.pass_next.val();
-        self.m2.pass_in.next = self.m1.pass_out.val();
-        self.l1.early.next = self.m2.pass_next.val();
-        self.l1.pass_in.next = self.m2.pass_out.val();
-        self.l2.early.next = self.l1.pass_next.val();
-        self.l2.pass_in.next = self.l1.pass_out.val();
-        self.pass_out.next = self.l2.pass_out.val();
+        PassIn::link(&mut self.port.up, &mut self.m1.port.up);
+        PassOut::join(&mut self.m1.port.down, &mut self.m2.port.up);
+        PassOut::join(&mut self.m2.port.down, &mut self.l1.port.up);
+        PassOut::join(&mut self.l1.port.down, &mut self.l2.port.up);
+        PassOut::link(&mut self.port.down, &mut self.l2.port.down);
+        self.port.rb.next = self.l2.port.rb.val();
+        self.port.rb_hit.next = self.l2.port.rb_hit.val();
     }
 }
+
+horus_pipeline::impl_pipeline_stage!([] Sampling);
 
 const LATENCY: usize = 4 + 1;
 

@@ -20,7 +20,7 @@
 use crate::arith::ZeroExtend;
 use crate::entries::ConnEntry;
 use crate::phv::{Phv, drop_code};
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
@@ -29,22 +29,13 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct ConnStage<const C: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<C>>,
-    conn_table: StageTable<ConnEntry, C>,
+    pub(super) conn_table: StageTable<ConnEntry, C>,
     out: DFF<Phv>,
     w: Signal<Local, ConnEntry>,
     live: Signal<Local, Bit>,
@@ -77,13 +68,8 @@ impl<const C: usize> ConnStage<C> {
         assert!(C <= 16, "the connection table has at most 2^16 entries");
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
             conn_table: StageTable::new(Stage::Conn),
             out: Default::default(),
@@ -116,29 +102,29 @@ impl<const C: usize> Logic for ConnStage<C> {
     fn update(&mut self) {
         dff_setup!(self, clock, out, time_less, time_wrap_less);
         clock!(self, clock, conn_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's time less the timeout, with and without a wrap of `time - stamp`.
-        self.early_time_w.narrow.next = self.early.val().time;
+        self.early_time_w.narrow.next = self.port.up.early.val().time;
         self.time_less.d.next = self.early_time_w.wide.val() + self.less_timeout.val();
         self.time_wrap_less.d.next = self.early_time_w.wide.val() + self.wrap_less_timeout.val();
         // The entering pass's index (`early`): the hash's low C bits, from stage 0.
         self.conn_table.rd_off.next = self.no_off.val();
         self.conn_table.rd_same.next = false;
-        self.conn_table.rd_addr.next = self.early.val().conn_slot.get_bits::<C>(0);
-        self.conn_table.read.next = self.early.val().is_ctl_read;
-        self.conn_table.read_table.next = self.early.val().rd_table;
-        self.conn_table.read_index.next = self.early.val().rd_index;
+        self.conn_table.rd_addr.next = self.port.up.early.val().conn_slot.get_bits::<C>(0);
+        self.conn_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.conn_table.read_table.next = self.port.up.early.val().rd_table;
+        self.conn_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.w.next = self.conn_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
+        self.out.d.next = self.port.up.pass.val();
         // The entry is written back on every pass (unchanged unless a rule below changes it), so
         // the table's forwarding check waits for none of the decisions below.
         self.conn_table.wr_en.next = true;
-        self.live.next = !self.pass_in.val().drop.any();
-        self.same.next = (self.conn_table.rd_data.val().pool == self.pass_in.val().pool)
-            & (self.conn_table.rd_data.val().seq == self.pass_in.val().seq);
+        self.live.next = !self.port.up.pass.val().drop.any();
+        self.same.next = (self.conn_table.rd_data.val().pool == self.port.up.pass.val().pool)
+            & (self.conn_table.rd_data.val().seq == self.port.up.pass.val().seq);
         self.hit.next = self.conn_table.rd_data.val().valid & self.same.val();
-        self.time_w.narrow.next = self.pass_in.val().time;
+        self.time_w.narrow.next = self.port.up.pass.val().time;
         self.stamp_w.narrow.next = self.conn_table.rd_data.val().stamp;
         self.wraps_unused.next = self.time_w.wide.val() - self.stamp_w.wide.val();
         self.short_unused.next = self.time_less.q.val() - self.stamp_w.wide.val();
@@ -149,11 +135,11 @@ impl<const C: usize> Logic for ConnStage<C> {
         }
         // The first packet of a multi-packet task, as the model's `assign` runs it.
         self.insert.next = self.live.val()
-            & self.pass_in.val().assigned
-            & (self.pass_in.val().is_task
-                | self.pass_in.val().is_random
-                | self.pass_in.val().is_sched2)
-            & self.pass_in.val().more;
+            & self.port.up.pass.val().assigned
+            & (self.port.up.pass.val().is_task
+                | self.port.up.pass.val().is_random
+                | self.port.up.pass.val().is_sched2)
+            & self.port.up.pass.val().more;
         if self.insert.val() {
             if self.conn_table.rd_data.val().valid & !self.same.val() & !self.expired.val() {
                 self.out.d.next.ev_conn_collision = true;
@@ -163,13 +149,13 @@ impl<const C: usize> Logic for ConnStage<C> {
                 }
                 self.out.d.next.ev_conn_insert = true;
                 self.w.next.valid = true;
-                self.w.next.pool = self.pass_in.val().pool;
-                self.w.next.seq = self.pass_in.val().seq;
-                self.w.next.node = self.pass_in.val().chosen;
-                self.w.next.stamp = self.pass_in.val().time;
+                self.w.next.pool = self.port.up.pass.val().pool;
+                self.w.next.seq = self.port.up.pass.val().seq;
+                self.w.next.node = self.port.up.pass.val().chosen;
+                self.w.next.stamp = self.port.up.pass.val().time;
             }
         }
-        self.cont.next = self.live.val() & self.pass_in.val().is_cont;
+        self.cont.next = self.live.val() & self.port.up.pass.val().is_cont;
         self.out.d.next.cont_node = self.conn_table.rd_data.val().node;
         self.out.d.next.cont_hit = false;
         if self.cont.val() {
@@ -182,16 +168,16 @@ impl<const C: usize> Logic for ConnStage<C> {
             } else {
                 self.out.d.next.cont_hit = true;
                 // The last packet frees the entry.
-                if !self.pass_in.val().more {
+                if !self.port.up.pass.val().more {
                     self.w.next.valid = false;
                 }
             }
         }
         self.conn_table.wr_data.next = self.w.val();
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.conn_table.rb.val();
-        self.rb_hit.next = self.conn_table.rb_hit.val();
+        self.port.rb.next = self.conn_table.rb.val();
+        self.port.rb_hit.next = self.conn_table.rb_hit.val();
     }
 }

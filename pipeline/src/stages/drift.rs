@@ -12,7 +12,7 @@
 //!   into the load): `load + drift` stays exact under any interleaving.
 
 use crate::phv::Phv;
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -20,22 +20,13 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct DriftStage<const N: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<N>>,
-    drift_table: StageTable<Bits<32>, N>,
+    pub(super) drift_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     /// The pass in the stage with its samples ordered (copy 1 applies `loadList2`'s `swap`).
@@ -89,13 +80,8 @@ impl<const N: usize> DriftStage<N> {
     pub fn new(first: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
             // The index is picked by the previous stage's late decision (`loadList2`'s order,
             // `driftList1`'s outcome): the stage gives the forwarding check (`same`).
@@ -145,33 +131,33 @@ impl<const N: usize> Logic for DriftStage<N> {
     fn update(&mut self) {
         dff_setup!(self, clock, out, at, one_node);
         clock!(self, clock, drift_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`): reports address their node; a task off the idle path
         // its `sel` (copy 1) or, when copy 1 resubmitted it, its `other` (copy 2); everything else
         // the chosen node.
-        self.by_src.next = self.early.val().is_reply
-            | self.early.val().is_reply_idle
-            | self.early.val().is_load_update
-            | self.early.val().is_ctl_add
-            | self.early.val().is_ctl_remove;
-        self.by_sample.next = self.early.val().is_task & !self.early.val().idle;
+        self.by_src.next = self.port.up.early.val().is_reply
+            | self.port.up.early.val().is_reply_idle
+            | self.port.up.early.val().is_load_update
+            | self.port.up.early.val().is_ctl_add
+            | self.port.up.early.val().is_ctl_remove;
+        self.by_sample.next = self.port.up.early.val().is_task & !self.port.up.early.val().idle;
         // The second sample: copy 1's when `loadList2` swapped, copy 2's when copy 1 resubmitted.
         // That decision comes late in the cycle (a compare, a drift check), so the index and the
         // forwarding check are formed for both of its values and it picks last.
-        self.alt.next = self.early.val().resubmit;
+        self.alt.next = self.port.up.early.val().resubmit;
         if self.first.val() {
-            self.alt.next = self.early.val().swap;
+            self.alt.next = self.port.up.early.val().swap;
         }
-        self.who_a_cut.next = self.early.val().chosen.get_bits::<N>(0);
+        self.who_a_cut.next = self.port.up.early.val().chosen.get_bits::<N>(0);
         if self.by_src.val() {
-            self.who_a_cut.next = self.early.val().src.get_bits::<N>(0);
+            self.who_a_cut.next = self.port.up.early.val().src.get_bits::<N>(0);
         }
         if self.by_sample.val() {
-            self.who_a_cut.next = self.early.val().a_node.get_bits::<N>(0);
+            self.who_a_cut.next = self.port.up.early.val().a_node.get_bits::<N>(0);
         }
         self.who_b_cut.next = self.who_a_cut.val();
         if self.by_sample.val() {
-            self.who_b_cut.next = self.early.val().b_node.get_bits::<N>(0);
+            self.who_b_cut.next = self.port.up.early.val().b_node.get_bits::<N>(0);
         }
         self.who.next = self.who_a_cut.val();
         if self.alt.val() {
@@ -181,15 +167,15 @@ impl<const N: usize> Logic for DriftStage<N> {
         // (a mux of compares, synthesis would share into one compare after the mux).
         self.same_a_cut.next = (!self.by_sample.val()
             & !self.by_src.val()
-            & (self.at.q.val() == self.early.val().chosen.get_bits::<N>(0)))
+            & (self.at.q.val() == self.port.up.early.val().chosen.get_bits::<N>(0)))
             | (!self.by_sample.val()
                 & self.by_src.val()
-                & (self.at.q.val() == self.early.val().src.get_bits::<N>(0)))
+                & (self.at.q.val() == self.port.up.early.val().src.get_bits::<N>(0)))
             | (self.by_sample.val()
-                & (self.at.q.val() == self.early.val().a_node.get_bits::<N>(0)));
+                & (self.at.q.val() == self.port.up.early.val().a_node.get_bits::<N>(0)));
         self.same_b_cut.next = (!self.by_sample.val() & self.same_a_cut.val())
             | (self.by_sample.val()
-                & (self.at.q.val() == self.early.val().b_node.get_bits::<N>(0)));
+                & (self.at.q.val() == self.port.up.early.val().b_node.get_bits::<N>(0)));
         self.same.next = self.same_a_cut.val();
         if self.alt.val() {
             self.same.next = self.same_b_cut.val();
@@ -198,9 +184,9 @@ impl<const N: usize> Logic for DriftStage<N> {
         self.drift_table.rd_same.next = self.same.val();
         self.drift_table.rd_off.next = self.no_off.val();
         self.drift_table.rd_addr.next = self.who.val();
-        self.drift_table.read.next = self.early.val().is_ctl_read;
-        self.drift_table.read_table.next = self.early.val().rd_table;
-        self.drift_table.read_index.next = self.early.val().rd_index;
+        self.drift_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.drift_table.read_table.next = self.port.up.early.val().rd_table;
+        self.drift_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         // The entry is written back on every pass (unchanged unless a rule below changes it), so
         // the table's forwarding check waits for none of the decisions below (the drift check's
@@ -208,14 +194,14 @@ impl<const N: usize> Logic for DriftStage<N> {
         self.drift_table.wr_en.next = true;
         self.drift_table.wr_data.next = self.drift_table.rd_data.val();
         // Copy 1 orders the samples `loadList2` left as drawn.
-        self.pin.next = self.pass_in.val();
-        if self.first.val() & self.pass_in.val().swap {
-            self.pin.next.a_node = self.pass_in.val().b_node;
-            self.pin.next.a_f = self.pass_in.val().b_f;
-            self.pin.next.a_l = self.pass_in.val().b_l;
-            self.pin.next.b_node = self.pass_in.val().a_node;
-            self.pin.next.b_f = self.pass_in.val().a_f;
-            self.pin.next.b_l = self.pass_in.val().a_l;
+        self.pin.next = self.port.up.pass.val();
+        if self.first.val() & self.port.up.pass.val().swap {
+            self.pin.next.a_node = self.port.up.pass.val().b_node;
+            self.pin.next.a_f = self.port.up.pass.val().b_f;
+            self.pin.next.a_l = self.port.up.pass.val().b_l;
+            self.pin.next.b_node = self.port.up.pass.val().a_node;
+            self.pin.next.b_f = self.port.up.pass.val().a_f;
+            self.pin.next.b_l = self.port.up.pass.val().a_l;
             self.pin.next.swap = false;
         }
         self.out.d.next = self.pin.val();
@@ -246,7 +232,7 @@ impl<const N: usize> Logic for DriftStage<N> {
         // in the last LUTs.
         // (Whether the two samples are one node is the same either way round: compared on the
         // entering pass a clock ahead, before the swap's mux.)
-        self.one_node.d.next = self.early.val().a_node == self.early.val().b_node;
+        self.one_node.d.next = self.port.up.early.val().a_node == self.port.up.early.val().b_node;
         self.stands_else_cut.next =
             self.d.val().get_bit(31) | self.one_node.q.val() | self.pin.val().more;
         self.decides_cut.next = self.p2.val() & self.first.val();
@@ -315,10 +301,10 @@ impl<const N: usize> Logic for DriftStage<N> {
             self.drift_table.wr_data.next = self.minus_sat.val();
             self.out.d.next.assigned = true;
         }
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.drift_table.rb.val();
-        self.rb_hit.next = self.drift_table.rb_hit.val();
+        self.port.rb.next = self.drift_table.rb.val();
+        self.port.rb_hit.next = self.drift_table.rb_hit.val();
     }
 }

@@ -17,7 +17,7 @@
 use crate::arith::ZeroExtend;
 use crate::entries::IdleCtlEntry;
 use crate::phv::{Phv, drop_code};
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
@@ -57,22 +57,13 @@ pub struct IdleCtlDecode {
 #[derive(LogicBlock)]
 pub struct IdleCtlStage<const P: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<P>>,
-    ctl_table: StageTable<IdleCtlEntry, P>,
+    pub(super) ctl_table: StageTable<IdleCtlEntry, P>,
     out: DFF<Phv>,
     /// The pass's decode, a clock ahead ([`IdleCtlDecode`]), and steps of it.
     dec: DFF<IdleCtlDecode>,
@@ -174,13 +165,8 @@ impl<const P: usize> IdleCtlStage<P> {
     pub fn new(is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
             ctl_table: StageTable::new(Stage::IdleCtl),
             out: Default::default(),
@@ -255,70 +241,72 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
     fn update(&mut self) {
         dff_setup!(self, clock, out, dec);
         clock!(self, clock, ctl_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's decode, for the next clock ([`IdleCtlDecode`]).
-        self.push_e.next = self.early.val().is_add_commit
-            | (self.early.val().is_ctl_add & self.is_leaf.val())
-            | ((self.early.val().is_remove_finish | self.early.val().is_ctl_remove2)
-                & self.early.val().fin_abort);
-        self.unlock_e.next = (self.early.val().is_remove_finish | self.early.val().is_ctl_remove2)
-            & (self.early.val().fin_unlock
-                | self.early.val().fin_move
-                | self.early.val().fin_abort);
+        self.push_e.next = self.port.up.early.val().is_add_commit
+            | (self.port.up.early.val().is_ctl_add & self.is_leaf.val())
+            | ((self.port.up.early.val().is_remove_finish
+                | self.port.up.early.val().is_ctl_remove2)
+                & self.port.up.early.val().fin_abort);
+        self.unlock_e.next = (self.port.up.early.val().is_remove_finish
+            | self.port.up.early.val().is_ctl_remove2)
+            & (self.port.up.early.val().fin_unlock
+                | self.port.up.early.val().fin_move
+                | self.port.up.early.val().fin_abort);
         self.run_e.next = self.is_leaf.val()
-            & self.early.val().spine_ok
-            & (self.early.val().is_task
+            & self.port.up.early.val().spine_ok
+            & (self.port.up.early.val().is_task
                 | self.push_e.val()
                 | self.unlock_e.val()
-                | self.early.val().is_ctl_params);
-        self.from_spine_e.next =
-            self.early.val().is_task & (self.early.val().src == self.early.val().spine_id);
+                | self.port.up.early.val().is_ctl_params);
+        self.from_spine_e.next = self.port.up.early.val().is_task
+            & (self.port.up.early.val().src == self.port.up.early.val().spine_id);
         self.dec.d.next.push = self.push_e.val();
         self.dec.d.next.unlock = self.unlock_e.val();
-        self.dec.d.next.k0 = self.run_e.val() & !self.early.val().is_task;
+        self.dec.d.next.k0 = self.run_e.val() & !self.port.up.early.val().is_task;
         self.dec.d.next.k1 = self.run_e.val() & !self.push_e.val();
-        self.dec.d.next.stamps =
-            self.run_e.val() & (self.early.val().is_task | self.early.val().is_add_commit);
+        self.dec.d.next.stamps = self.run_e.val()
+            & (self.port.up.early.val().is_task | self.port.up.early.val().is_add_commit);
         self.dec.d.next.repair_q =
-            self.run_e.val() & self.from_spine_e.val() & self.early.val().qlen.any();
+            self.run_e.val() & self.from_spine_e.val() & self.port.up.early.val().qlen.any();
         self.dec.d.next.repair_nq =
-            self.run_e.val() & self.from_spine_e.val() & !self.early.val().qlen.any();
-        self.link17.narrow.next = self.early.val().link_at;
-        self.unlink17.narrow.next = self.early.val().unlink_at;
-        self.dec.d.next.ge_p_at = self.early.val().link_at - self.one.val();
+            self.run_e.val() & self.from_spine_e.val() & !self.port.up.early.val().qlen.any();
+        self.link17.narrow.next = self.port.up.early.val().link_at;
+        self.unlink17.narrow.next = self.port.up.early.val().unlink_at;
+        self.dec.d.next.ge_p_at = self.port.up.early.val().link_at - self.one.val();
         self.dec.d.next.ge_m_at = self.link17.wide.val() + self.one17.val();
-        if !self.early.val().link_at.any() {
+        if !self.port.up.early.val().link_at.any() {
             self.dec.d.next.ge_p_at = self.zero.val();
             self.dec.d.next.ge_m_at = self.zero17.val();
         }
         self.dec.d.next.le_m_at = self.unlink17.wide.val() + self.one17.val();
         // `repair_gap` widened by a product with one (rust-hdl's only widening that lints clean;
         // synthesis keeps no multiplier).
-        self.gap.next = self.early.val().repair_gap * self.one.val();
-        self.dec.d.next.time_gap = self.early.val().time - self.gap.val();
-        self.dec.d.next.wrap = self.early.val().time < self.gap.val();
+        self.gap.next = self.port.up.early.val().repair_gap * self.one.val();
+        self.dec.d.next.time_gap = self.port.up.early.val().time - self.gap.val();
+        self.dec.d.next.wrap = self.port.up.early.val().time < self.gap.val();
         // The entering pass's index (`early`).
         self.ctl_table.rd_off.next = self.no_off.val();
         self.ctl_table.rd_same.next = false;
-        self.ctl_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
-        self.ctl_table.read.next = self.early.val().is_ctl_read;
-        self.ctl_table.read_table.next = self.early.val().rd_table;
-        self.ctl_table.read_index.next = self.early.val().rd_index;
+        self.ctl_table.rd_addr.next = self.port.up.early.val().pool.get_bits::<P>(0);
+        self.ctl_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.ctl_table.read_table.next = self.port.up.early.val().rd_table;
+        self.ctl_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.ctl_table.rd_data.val();
         self.w.next = self.ctl_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
+        self.out.d.next = self.port.up.pass.val();
         // The entry is written back on every pass (unchanged unless a rule below changes it), so
         // the table's forwarding does not wait for the decisions below.
         self.ctl_table.wr_en.next = true;
-        self.live.next = !self.pass_in.val().drop.any();
+        self.live.next = !self.port.up.pass.val().drop.any();
         self.p_less.next = self.e.val().p - self.one.val();
         self.out.d.next.top = self.e.val().p;
         self.p_more.next = self.e.val().p + self.one.val();
 
         // A task: the idle path, when the list has a node and no removal holds it.
         if self.live.val()
-            & self.pass_in.val().is_task
+            & self.port.up.pass.val().is_task
             & self.e.val().p.any()
             & !self.e.val().locked
         {
@@ -336,14 +324,14 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         }
         // A removal's first pass: take the lock and the top.
         self.take.next = self.live.val()
-            & (self.pass_in.val().is_idle_remove | self.pass_in.val().is_ctl_remove);
+            & (self.port.up.pass.val().is_idle_remove | self.port.up.pass.val().is_ctl_remove);
         if self.take.val() {
             if self.e.val().locked {
                 self.out.d.next.drop = self.code_locked.val();
                 self.out.d.next.is_idle_remove = false;
             } else if !self.e.val().p.any() {
                 // Nothing to take: a network removal is dropped, a control removal goes on.
-                if self.pass_in.val().is_idle_remove {
+                if self.port.up.pass.val().is_idle_remove {
                     self.out.d.next.drop = self.code_not_member.val();
                     self.out.d.next.is_idle_remove = false;
                 }
@@ -359,7 +347,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         if self.unlock.val() {
             self.w.next.locked = false;
         }
-        if self.pass_in.val().is_ctl_pool {
+        if self.port.up.pass.val().is_ctl_pool {
             self.w.next.p = self.zero.val();
             self.w.next.locked = false;
             self.w.next.linked = false;
@@ -376,10 +364,10 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.k1.next = self.live.val() & self.dec.q.val().k1;
         self.p17.narrow.next = self.ctl_table.rd_data.val().p;
         self.ge_p.next = self.e.val().p >= self.dec.q.val().ge_p_at;
-        self.ge_z.next = self.e.val().p >= self.pass_in.val().link_at;
+        self.ge_z.next = self.e.val().p >= self.port.up.pass.val().link_at;
         self.ge_m.next = self.p17.wide.val() >= self.dec.q.val().ge_m_at;
-        self.le_p.next = self.e.val().p < self.pass_in.val().unlink_at;
-        self.le_z.next = self.e.val().p <= self.pass_in.val().unlink_at;
+        self.le_p.next = self.e.val().p < self.port.up.pass.val().unlink_at;
+        self.le_z.next = self.e.val().p <= self.port.up.pass.val().unlink_at;
         self.le_m.next = self.p17.wide.val() <= self.dec.q.val().le_m_at;
         self.sel_p.next = self.k0.val() & !self.k1.val();
         self.sel_m.next = self.k1.val() & !self.k0.val() & !self.e.val().locked;
@@ -416,7 +404,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             & !self.e.val().linked
             & self.e.val().locked;
         self.ssig_cut.next = self.stamps.val()
-            & (self.pass_in.val().sig_idle_add | self.pass_in.val().sig_idle_remove);
+            & (self.port.up.pass.val().sig_idle_add | self.port.up.pass.val().sig_idle_remove);
         // Link at `p >= link_at`, unlink at `p <= unlink_at`, else re-send what the spine's flag
         // shows was lost.
         self.add_cut.next = (self.add_p_cut.val() & self.ge_p.val())
@@ -440,7 +428,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         // enough; when it wraps, only one both after `time` and at or before `time - gap` (mod
         // 2^32) is. Each compare is one carry chain on the entry, beside the others.
         self.old.next = self.e.val().signaled <= self.dec.q.val().time_gap;
-        self.ahead.next = self.e.val().signaled > self.pass_in.val().time;
+        self.ahead.next = self.e.val().signaled > self.port.up.pass.val().time;
         self.quiet_cut.next = (self.old.val() & self.ahead.val())
             | (!self.dec.q.val().wrap & (self.old.val() | self.ahead.val()));
         if self.add_cut.val() {
@@ -457,21 +445,21 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             | self.stamp_remove_cut.val()
             | (self.quiet_cut.val() & (self.fix_add_cut.val() | self.fix_remove_cut.val()))
         {
-            self.w.next.signaled = self.pass_in.val().time;
+            self.w.next.signaled = self.port.up.pass.val().time;
         }
-        self.out.d.next.sig_idle_add = self.pass_in.val().sig_idle_add
+        self.out.d.next.sig_idle_add = self.port.up.pass.val().sig_idle_add
             | self.add_cut.val()
             | (self.quiet_cut.val() & self.fix_add_cut.val());
-        self.out.d.next.sig_idle_remove = self.pass_in.val().sig_idle_remove
+        self.out.d.next.sig_idle_remove = self.port.up.pass.val().sig_idle_remove
             | self.remove_cut.val()
             | (self.quiet_cut.val() & self.fix_remove_cut.val());
-        self.out.d.next.repair = self.pass_in.val().repair
+        self.out.d.next.repair = self.port.up.pass.val().repair
             | (self.quiet_cut.val() & (self.fix_add_cut.val() | self.fix_remove_cut.val()));
         self.ctl_table.wr_data.next = self.w.val();
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.ctl_table.rb.val();
-        self.rb_hit.next = self.ctl_table.rb_hit.val();
+        self.port.rb.next = self.ctl_table.rb.val();
+        self.port.rb_hit.next = self.ctl_table.rb_hit.val();
     }
 }

@@ -11,7 +11,7 @@
 
 use crate::entries::IdleIndexEntry;
 use crate::phv::{Phv, drop_code};
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
@@ -20,22 +20,13 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct IdleIndexStage<const N: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<N>>,
-    index_table: StageTable<IdleIndexEntry, N>,
+    pub(super) index_table: StageTable<IdleIndexEntry, N>,
     out: DFF<Phv>,
     /// The node the pass addresses, cycle 0 and cycle 1.
     who: Signal<Local, Bits<N>>,
@@ -58,13 +49,8 @@ impl<const N: usize> IdleIndexStage<N> {
     pub fn new(is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
             index_table: StageTable::new(Stage::IdleIndex),
             out: Default::default(),
@@ -90,49 +76,49 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
     fn update(&mut self) {
         dff_setup!(self, clock, out);
         clock!(self, clock, index_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`): the popped node, the former top being placed, or the
         // message's node.
-        self.who.next = self.early.val().src.get_bits::<N>(0);
-        if self.early.val().is_task {
-            self.who.next = self.early.val().chosen.get_bits::<N>(0);
+        self.who.next = self.port.up.early.val().src.get_bits::<N>(0);
+        if self.port.up.early.val().is_task {
+            self.who.next = self.port.up.early.val().chosen.get_bits::<N>(0);
         }
-        if (self.early.val().is_remove_finish | self.early.val().is_ctl_remove2)
-            & (self.early.val().fin_move | self.early.val().fin_abort)
+        if (self.port.up.early.val().is_remove_finish | self.port.up.early.val().is_ctl_remove2)
+            & (self.port.up.early.val().fin_move | self.port.up.early.val().fin_abort)
         {
-            self.who.next = self.early.val().last_node.get_bits::<N>(0);
+            self.who.next = self.port.up.early.val().last_node.get_bits::<N>(0);
         }
         self.index_table.rd_off.next = self.no_off.val();
         self.index_table.rd_same.next = false;
         self.index_table.rd_addr.next = self.who.val();
-        self.index_table.read.next = self.early.val().is_ctl_read;
-        self.index_table.read_table.next = self.early.val().rd_table;
-        self.index_table.read_index.next = self.early.val().rd_index;
+        self.index_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.index_table.read_table.next = self.port.up.early.val().rd_table;
+        self.index_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.places_last.next = (self.pass_in.val().is_remove_finish
-            | self.pass_in.val().is_ctl_remove2)
-            & (self.pass_in.val().fin_move | self.pass_in.val().fin_abort);
+        self.places_last.next = (self.port.up.pass.val().is_remove_finish
+            | self.port.up.pass.val().is_ctl_remove2)
+            & (self.port.up.pass.val().fin_move | self.port.up.pass.val().fin_abort);
         self.index_table.wr_en.next = false;
         self.e.next = self.index_table.rd_data.val();
         self.w.next = self.index_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
-        self.live.next = !self.pass_in.val().drop.any();
+        self.out.d.next = self.port.up.pass.val();
+        self.live.next = !self.port.up.pass.val().drop.any();
 
         // A leaf's pop.
         self.pop.next = self.live.val()
             & self.is_leaf.val()
-            & self.pass_in.val().is_task
-            & self.pass_in.val().idle;
+            & self.port.up.pass.val().is_task
+            & self.port.up.pass.val().idle;
         if self.pop.val() {
             self.w.next = self.absent.val();
             self.index_table.wr_en.next = true;
         }
         // An idleAdd's first pass.
-        self.adds.next =
-            self.live.val() & (self.pass_in.val().is_reply_idle | self.pass_in.val().is_idle_add);
+        self.adds.next = self.live.val()
+            & (self.port.up.pass.val().is_reply_idle | self.port.up.pass.val().is_idle_add);
         if self.adds.val() {
             if self.e.val().member | self.e.val().pending {
-                if self.pass_in.val().is_idle_add {
+                if self.port.up.pass.val().is_idle_add {
                     self.out.d.next.drop = self.code_duplicate.val();
                     self.out.d.next.is_idle_add = false;
                 } else {
@@ -146,27 +132,27 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
         }
         // Pushes record the new position.
         self.pushes_src.next = self.live.val()
-            & (self.pass_in.val().is_add_commit
-                | (self.pass_in.val().is_ctl_add & self.is_leaf.val()));
+            & (self.port.up.pass.val().is_add_commit
+                | (self.port.up.pass.val().is_ctl_add & self.is_leaf.val()));
         if self.pushes_src.val() | (self.live.val() & self.places_last.val()) {
             self.w.next.pending = false;
             self.w.next.member = true;
-            self.w.next.pos = self.pass_in.val().pos;
+            self.w.next.pos = self.port.up.pass.val().pos;
             self.index_table.wr_en.next = true;
         }
-        if self.live.val() & self.pass_in.val().is_ctl_add & !self.is_leaf.val() {
+        if self.live.val() & self.port.up.pass.val().is_ctl_add & !self.is_leaf.val() {
             self.w.next = self.absent.val();
             self.index_table.wr_en.next = true;
         }
         // A removal's first pass (stage 2 took the top: `idle`).
         self.takes.next = self.live.val()
-            & (self.pass_in.val().is_idle_remove | self.pass_in.val().is_ctl_remove)
-            & self.pass_in.val().idle;
+            & (self.port.up.pass.val().is_idle_remove | self.port.up.pass.val().is_ctl_remove)
+            & self.port.up.pass.val().idle;
         if self.takes.val() {
             if self.e.val().member {
                 self.w.next = self.absent.val();
                 self.index_table.wr_en.next = true;
-                if self.pass_in.val().last_node == self.pass_in.val().src {
+                if self.port.up.pass.val().last_node == self.port.up.pass.val().src {
                     self.out.d.next.fin_unlock = true;
                 } else {
                     self.out.d.next.fin_move = true;
@@ -174,17 +160,17 @@ impl<const N: usize> Logic for IdleIndexStage<N> {
                 }
             } else {
                 self.out.d.next.fin_abort = true;
-                if self.pass_in.val().is_idle_remove {
+                if self.port.up.pass.val().is_idle_remove {
                     self.out.d.next.sub_drop = self.code_not_member.val();
                 }
             }
             self.out.d.next.resubmit = true;
         }
         self.index_table.wr_data.next = self.w.val();
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.index_table.rb.val();
-        self.rb_hit.next = self.index_table.rb_hit.val();
+        self.port.rb.next = self.index_table.rb.val();
+        self.port.rb_hit.next = self.index_table.rb_hit.val();
     }
 }

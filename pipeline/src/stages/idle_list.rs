@@ -13,7 +13,7 @@
 
 use crate::entries::NodeRefEntry;
 use crate::phv::Phv;
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -21,20 +21,11 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct IdleListStage<const N: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
-    list_table: StageTable<NodeRefEntry, N>,
+    pub(super) list_table: StageTable<NodeRefEntry, N>,
     out: DFF<Phv>,
     /// The index the pass in the stage read, where it writes (the table's own, kept here for the
     /// check).
@@ -55,13 +46,8 @@ impl<const N: usize> IdleListStage<N> {
     pub fn new(is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             list_table: StageTable::new(Stage::IdleList).given_sum_check(),
             out: Default::default(),
             at: Default::default(),
@@ -83,62 +69,64 @@ impl<const N: usize> Logic for IdleListStage<N> {
     fn update(&mut self) {
         dff_setup!(self, clock, out, at);
         clock!(self, clock, list_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`).
         // base + pos < 2^N by configuration: the sum is taken in N bits, by the table. The
         // forwarding check, `(base - 1) + top == at` (mod 2^N), is one LUT per bit after the
         // terms and an N-input AND, as in `RmwTable::sum_index`.
-        self.list_table.rd_addr.next = self.early.val().base.get_bits::<N>(0);
-        self.list_table.rd_off.next = self.early.val().pos.get_bits::<N>(0);
-        self.at.d.next =
-            self.early.val().base.get_bits::<N>(0) + self.early.val().pos.get_bits::<N>(0);
-        self.base_less.next = self.early.val().base.get_bits::<N>(0) - self.one_n.val();
+        self.list_table.rd_addr.next = self.port.up.early.val().base.get_bits::<N>(0);
+        self.list_table.rd_off.next = self.port.up.early.val().pos.get_bits::<N>(0);
+        self.at.d.next = self.port.up.early.val().base.get_bits::<N>(0)
+            + self.port.up.early.val().pos.get_bits::<N>(0);
+        self.base_less.next = self.port.up.early.val().base.get_bits::<N>(0) - self.one_n.val();
         self.same_x.next =
-            self.base_less.val() ^ self.early.val().top.get_bits::<N>(0) ^ self.at.q.val();
-        self.same_y.next = ((self.base_less.val() & self.early.val().top.get_bits::<N>(0))
-            | ((self.base_less.val() | self.early.val().top.get_bits::<N>(0)) & !self.at.q.val()))
+            self.base_less.val() ^ self.port.up.early.val().top.get_bits::<N>(0) ^ self.at.q.val();
+        self.same_y.next = ((self.base_less.val() & self.port.up.early.val().top.get_bits::<N>(0))
+            | ((self.base_less.val() | self.port.up.early.val().top.get_bits::<N>(0))
+                & !self.at.q.val()))
             << self.one5.val();
         self.list_table.rd_same.next = self.same_x.val() == self.same_y.val();
-        self.list_table.read.next = self.early.val().is_ctl_read;
-        self.list_table.read_table.next = self.early.val().rd_table;
-        self.list_table.read_index.next = self.early.val().rd_index;
+        self.list_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.list_table.read_table.next = self.port.up.early.val().rd_table;
+        self.list_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.out.d.next = self.pass_in.val();
+        self.out.d.next = self.port.up.pass.val();
         self.list_table.wr_en.next = false;
         self.w.next = self.list_table.rd_data.val();
-        self.live.next = !self.pass_in.val().drop.any();
-        self.second.next = self.pass_in.val().is_remove_finish | self.pass_in.val().is_ctl_remove2;
-        if self.live.val() & self.pass_in.val().idle {
-            if self.pass_in.val().is_task {
+        self.live.next = !self.port.up.pass.val().drop.any();
+        self.second.next =
+            self.port.up.pass.val().is_remove_finish | self.port.up.pass.val().is_ctl_remove2;
+        if self.live.val() & self.port.up.pass.val().idle {
+            if self.port.up.pass.val().is_task {
                 self.out.d.next.chosen = self.list_table.rd_data.val().node;
                 self.out.d.next.chosen_f = self.list_table.rd_data.val().factor;
             }
-            if self.pass_in.val().is_idle_remove | self.pass_in.val().is_ctl_remove {
+            if self.port.up.pass.val().is_idle_remove | self.port.up.pass.val().is_ctl_remove {
                 self.out.d.next.last_node = self.list_table.rd_data.val().node;
                 self.out.d.next.last_f = self.list_table.rd_data.val().factor;
             }
         }
         if self.live.val()
-            & (self.pass_in.val().is_add_commit
-                | (self.pass_in.val().is_ctl_add & self.is_leaf.val()))
+            & (self.port.up.pass.val().is_add_commit
+                | (self.port.up.pass.val().is_ctl_add & self.is_leaf.val()))
         {
-            self.w.next.node = self.pass_in.val().src;
-            self.w.next.factor = self.pass_in.val().factor;
+            self.w.next.node = self.port.up.pass.val().src;
+            self.w.next.factor = self.port.up.pass.val().factor;
             self.list_table.wr_en.next = true;
         }
         if self.live.val()
             & self.second.val()
-            & (self.pass_in.val().fin_abort | self.pass_in.val().fin_move)
+            & (self.port.up.pass.val().fin_abort | self.port.up.pass.val().fin_move)
         {
-            self.w.next.node = self.pass_in.val().last_node;
-            self.w.next.factor = self.pass_in.val().last_f;
+            self.w.next.node = self.port.up.pass.val().last_node;
+            self.w.next.factor = self.port.up.pass.val().last_f;
             self.list_table.wr_en.next = true;
         }
         self.list_table.wr_data.next = self.w.val();
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.list_table.rb.val();
-        self.rb_hit.next = self.list_table.rb_hit.val();
+        self.port.rb.next = self.list_table.rb.val();
+        self.port.rb_hit.next = self.list_table.rb_hit.val();
     }
 }

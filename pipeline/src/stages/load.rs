@@ -9,7 +9,7 @@
 //!   copies: `load += drift_seen + factor`, clamped to `[0, 2^32)` as `Load::corrected` does.
 
 use crate::phv::Phv;
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -17,22 +17,13 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct LoadStage<const N: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<N>>,
-    load_table: StageTable<Bits<32>, N>,
+    pub(super) load_table: StageTable<Bits<32>, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     who1: Signal<Local, Bits<16>>,
@@ -74,13 +65,8 @@ impl<const N: usize> LoadStage<N> {
     pub fn new(first: bool, is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
             // The second pass's index is its winner, a compare's outcome: the stage gives the
             // forwarding check (`same`).
@@ -124,34 +110,34 @@ impl<const N: usize> Logic for LoadStage<N> {
     fn update(&mut self) {
         dff_setup!(self, clock, out, step_r, at);
         clock!(self, clock, load_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`): the sample, the reporting node, or the second pass's
         // winner.
-        self.a_wins.next = self.early.val().a_q <= self.early.val().b_q;
-        self.who.next = self.early.val().src.get_bits::<N>(0);
-        if self.early.val().is_task {
-            self.who.next = self.early.val().b_node.get_bits::<N>(0);
+        self.a_wins.next = self.port.up.early.val().a_q <= self.port.up.early.val().b_q;
+        self.who.next = self.port.up.early.val().src.get_bits::<N>(0);
+        if self.port.up.early.val().is_task {
+            self.who.next = self.port.up.early.val().b_node.get_bits::<N>(0);
             if self.first.val() {
-                self.who.next = self.early.val().a_node.get_bits::<N>(0);
+                self.who.next = self.port.up.early.val().a_node.get_bits::<N>(0);
             }
         }
-        if self.early.val().is_sched2 {
-            self.who.next = self.early.val().b_node.get_bits::<N>(0);
+        if self.port.up.early.val().is_sched2 {
+            self.who.next = self.port.up.early.val().b_node.get_bits::<N>(0);
             if self.a_wins.val() {
-                self.who.next = self.early.val().a_node.get_bits::<N>(0);
+                self.who.next = self.port.up.early.val().a_node.get_bits::<N>(0);
             }
         }
-        self.same_src_cut.next = self.at.q.val() == self.early.val().src.get_bits::<N>(0);
-        self.same_a_cut.next = self.at.q.val() == self.early.val().a_node.get_bits::<N>(0);
-        self.same_b_cut.next = self.at.q.val() == self.early.val().b_node.get_bits::<N>(0);
+        self.same_src_cut.next = self.at.q.val() == self.port.up.early.val().src.get_bits::<N>(0);
+        self.same_a_cut.next = self.at.q.val() == self.port.up.early.val().a_node.get_bits::<N>(0);
+        self.same_b_cut.next = self.at.q.val() == self.port.up.early.val().b_node.get_bits::<N>(0);
         self.same.next = self.same_src_cut.val();
-        if self.early.val().is_task {
+        if self.port.up.early.val().is_task {
             self.same.next = self.same_b_cut.val();
             if self.first.val() {
                 self.same.next = self.same_a_cut.val();
             }
         }
-        if self.early.val().is_sched2 {
+        if self.port.up.early.val().is_sched2 {
             self.same.next = self.same_b_cut.val();
             if self.a_wins.val() {
                 self.same.next = self.same_a_cut.val();
@@ -161,26 +147,27 @@ impl<const N: usize> Logic for LoadStage<N> {
         self.load_table.rd_off.next = self.no_off.val();
         self.load_table.rd_same.next = self.same.val();
         self.load_table.rd_addr.next = self.who.val();
-        self.load_table.read.next = self.early.val().is_ctl_read;
-        self.load_table.read_table.next = self.early.val().rd_table;
-        self.load_table.read_index.next = self.early.val().rd_index;
+        self.load_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.load_table.read_table.next = self.port.up.early.val().rd_table;
+        self.load_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.a_wins1.next = self.pass_in.val().a_q <= self.pass_in.val().b_q;
-        self.who1.next = self.pass_in.val().src;
-        if self.pass_in.val().is_sched2 {
-            self.who1.next = self.pass_in.val().b_node;
+        self.a_wins1.next = self.port.up.pass.val().a_q <= self.port.up.pass.val().b_q;
+        self.who1.next = self.port.up.pass.val().src;
+        if self.port.up.pass.val().is_sched2 {
+            self.who1.next = self.port.up.pass.val().b_node;
             if self.a_wins1.val() {
-                self.who1.next = self.pass_in.val().a_node;
+                self.who1.next = self.port.up.pass.val().a_node;
             }
         }
         self.load_table.wr_en.next = false;
         self.load_table.wr_data.next = self.load_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
-        self.live.next = !self.pass_in.val().drop.any();
+        self.out.d.next = self.port.up.pass.val();
+        self.live.next = !self.port.up.pass.val().drop.any();
 
         // Sampling; copy 2 also orders the samples.
-        self.sample.next = self.live.val() & self.pass_in.val().is_task & !self.pass_in.val().idle;
-        self.l_a.next = self.pass_in.val().a_l;
+        self.sample.next =
+            self.live.val() & self.port.up.pass.val().is_task & !self.port.up.pass.val().idle;
+        self.l_a.next = self.port.up.pass.val().a_l;
         self.l_b.next = self.load_table.rd_data.val();
         if self.sample.val() & self.first.val() {
             self.out.d.next.a_l = self.load_table.rd_data.val();
@@ -197,23 +184,24 @@ impl<const N: usize> Logic for LoadStage<N> {
         }
 
         // A removal's first pass reads the node's load (copy 1) for the rack average.
-        if self.pass_in.val().is_ctl_remove & self.first.val() {
+        if self.port.up.pass.val().is_ctl_remove & self.first.val() {
             self.out.d.next.a_l = self.load_table.rd_data.val();
         }
         // Reports set the load; a new node starts at zero.
         self.sets.next = self.live.val()
-            & (self.pass_in.val().is_reply
-                | self.pass_in.val().is_reply_idle
-                | self.pass_in.val().is_load_update);
+            & (self.port.up.pass.val().is_reply
+                | self.port.up.pass.val().is_reply_idle
+                | self.port.up.pass.val().is_load_update);
         if self.sets.val() {
             self.load_table.wr_en.next = true;
             if self.is_leaf.val() {
-                self.load_table.wr_data.next = self.pass_in.val().wire_load & self.int_mask.val();
+                self.load_table.wr_data.next =
+                    self.port.up.pass.val().wire_load & self.int_mask.val();
             } else {
-                self.load_table.wr_data.next = self.pass_in.val().wire_load;
+                self.load_table.wr_data.next = self.port.up.pass.val().wire_load;
             }
         }
-        if self.pass_in.val().is_ctl_add {
+        if self.port.up.pass.val().is_ctl_add {
             self.load_table.wr_en.next = true;
             self.load_table.wr_data.next = self.zero.val();
         }
@@ -221,20 +209,20 @@ impl<const N: usize> Logic for LoadStage<N> {
         // The second pass: charge the winner. Its step, for the entering pass (`early` is
         // `pass_in` a cycle later): drift + factor, saturating at the largest positive drift (the
         // factor is positive).
-        self.e_d.next = self.early.val().b_d;
-        self.e_f.next = self.early.val().b_f;
+        self.e_d.next = self.port.up.early.val().b_d;
+        self.e_f.next = self.port.up.early.val().b_f;
         if self.a_wins.val() {
-            self.e_d.next = self.early.val().a_d;
-            self.e_f.next = self.early.val().a_f;
+            self.e_d.next = self.port.up.early.val().a_d;
+            self.e_f.next = self.port.up.early.val().a_f;
         }
         self.step.next = self.e_d.val() + self.e_f.val();
         self.step_r.d.next = self.step.val();
         if !self.e_d.val().get_bit(31) & self.step.val().get_bit(31) {
             self.step_r.d.next = self.max_pos.val();
         }
-        self.w_f.next = self.pass_in.val().b_f;
+        self.w_f.next = self.port.up.pass.val().b_f;
         if self.a_wins1.val() {
-            self.w_f.next = self.pass_in.val().a_f;
+            self.w_f.next = self.port.up.pass.val().a_f;
         }
         // load + step, clamped to [0, 2^32). The step taken as unsigned, the sum's carry out says
         // which: a positive step overflows when it carries, a negative one (2^32 - |step|)
@@ -252,16 +240,16 @@ impl<const N: usize> Logic for LoadStage<N> {
         if self.step_r.q.val().get_bit(31) & !self.carry.val() {
             self.charged.next = self.zero.val();
         }
-        if self.live.val() & self.pass_in.val().is_sched2 {
+        if self.live.val() & self.port.up.pass.val().is_sched2 {
             self.load_table.wr_en.next = true;
             self.load_table.wr_data.next = self.charged.val();
             self.out.d.next.chosen = self.who1.val();
             self.out.d.next.chosen_f = self.w_f.val();
         }
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.load_table.rb.val();
-        self.rb_hit.next = self.load_table.rb_hit.val();
+        self.port.rb.next = self.load_table.rb.val();
+        self.port.rb_hit.next = self.load_table.rb_hit.val();
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::entries::NodeRefEntry;
 use crate::phv::Phv;
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -15,20 +15,11 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct MembersStage<const N: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
-    member_table: StageTable<NodeRefEntry, N>,
+    pub(super) member_table: StageTable<NodeRefEntry, N>,
     out: DFF<Phv>,
     w: Signal<Local, NodeRefEntry>,
     sample_in: Signal<Local, Bits<N>>,
@@ -41,13 +32,8 @@ impl<const N: usize> MembersStage<N> {
     pub fn new(first: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             // Copy 1's entry goes only into the descriptor: its forwarding check can wait for
             // cycle 1. Copy 2's entry is `loadList1`'s index in the same cycle: its check stays
             // on the two terms, in cycle 0.
@@ -70,30 +56,30 @@ impl<const N: usize> Logic for MembersStage<N> {
     fn update(&mut self) {
         dff_setup!(self, clock, out);
         clock!(self, clock, member_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`): a task's sample, or a control pass's member slot.
-        self.sample_in.next = self.early.val().r2.get_bits::<N>(0);
+        self.sample_in.next = self.port.up.early.val().r2.get_bits::<N>(0);
         if self.first.val() {
-            self.sample_in.next = self.early.val().r1.get_bits::<N>(0);
+            self.sample_in.next = self.port.up.early.val().r1.get_bits::<N>(0);
         }
-        if self.early.val().is_ctl_add | self.early.val().is_ctl_remove {
-            self.sample_in.next = self.early.val().slot.get_bits::<N>(0);
+        if self.port.up.early.val().is_ctl_add | self.port.up.early.val().is_ctl_remove {
+            self.sample_in.next = self.port.up.early.val().slot.get_bits::<N>(0);
         }
         // base + index < 2^N by configuration: the sum is taken in N bits, by the table, which
         // checks forwarding on the two terms (copy 2) or in the next cycle on the address read
         // (copy 1: the sample comes late from `idleIndex`).
-        self.member_table.rd_addr.next = self.early.val().base.get_bits::<N>(0);
+        self.member_table.rd_addr.next = self.port.up.early.val().base.get_bits::<N>(0);
         self.member_table.rd_off.next = self.sample_in.val();
         self.member_table.rd_same.next = false;
-        self.member_table.read.next = self.early.val().is_ctl_read;
-        self.member_table.read_table.next = self.early.val().rd_table;
-        self.member_table.read_index.next = self.early.val().rd_index;
+        self.member_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.member_table.read_table.next = self.port.up.early.val().rd_table;
+        self.member_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
-        self.out.d.next = self.pass_in.val();
+        self.out.d.next = self.port.up.pass.val();
         self.w.next = self.member_table.rd_data.val();
         self.member_table.wr_en.next = false;
-        self.live.next = !self.pass_in.val().drop.any();
-        if self.live.val() & self.pass_in.val().is_task & !self.pass_in.val().idle {
+        self.live.next = !self.port.up.pass.val().drop.any();
+        if self.live.val() & self.port.up.pass.val().is_task & !self.port.up.pass.val().idle {
             if self.first.val() {
                 self.out.d.next.a_node = self.member_table.rd_data.val().node;
                 self.out.d.next.a_f = self.member_table.rd_data.val().factor;
@@ -102,26 +88,27 @@ impl<const N: usize> Logic for MembersStage<N> {
                 self.out.d.next.b_f = self.member_table.rd_data.val().factor;
             }
         }
-        if self.live.val() & self.pass_in.val().is_random & self.first.val() {
+        if self.live.val() & self.port.up.pass.val().is_random & self.first.val() {
             self.out.d.next.chosen = self.member_table.rd_data.val().node;
             self.out.d.next.chosen_f = self.member_table.rd_data.val().factor;
         }
-        if self.pass_in.val().is_ctl_add {
-            self.w.next.node = self.pass_in.val().src;
-            self.w.next.factor = self.pass_in.val().factor;
+        if self.port.up.pass.val().is_ctl_add {
+            self.w.next.node = self.port.up.pass.val().src;
+            self.w.next.factor = self.port.up.pass.val().factor;
             self.member_table.wr_en.next = true;
         }
-        if self.pass_in.val().is_ctl_remove & (self.pass_in.val().mv_node != self.pass_in.val().src)
+        if self.port.up.pass.val().is_ctl_remove
+            & (self.port.up.pass.val().mv_node != self.port.up.pass.val().src)
         {
-            self.w.next.node = self.pass_in.val().mv_node;
-            self.w.next.factor = self.pass_in.val().mv_f;
+            self.w.next.node = self.port.up.pass.val().mv_node;
+            self.w.next.factor = self.port.up.pass.val().mv_f;
             self.member_table.wr_en.next = true;
         }
         self.member_table.wr_data.next = self.w.val();
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.member_table.rb.val();
-        self.rb_hit.next = self.member_table.rb_hit.val();
+        self.port.rb.next = self.member_table.rb.val();
+        self.port.rb_hit.next = self.member_table.rb_hit.val();
     }
 }

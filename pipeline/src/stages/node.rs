@@ -9,7 +9,7 @@
 
 use crate::entries::NodeEntry;
 use crate::phv::{Phv, drop_code};
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
@@ -18,22 +18,13 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct NodeStage<const N: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<N>>,
-    node_table: StageTable<NodeEntry, N>,
+    pub(super) node_table: StageTable<NodeEntry, N>,
     out: DFF<Phv>,
     e: Signal<Local, NodeEntry>,
     w: Signal<Local, NodeEntry>,
@@ -54,13 +45,8 @@ impl<const N: usize> Default for NodeStage<N> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
             node_table: StageTable::new(Stage::Node),
             out: Default::default(),
@@ -82,28 +68,28 @@ impl<const N: usize> Logic for NodeStage<N> {
     fn update(&mut self) {
         dff_setup!(self, clock, out, out_of_range);
         clock!(self, clock, node_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`).
         self.node_table.rd_off.next = self.no_off.val();
         self.node_table.rd_same.next = false;
-        self.node_table.rd_addr.next = self.early.val().src.get_bits::<N>(0);
-        self.node_table.read.next = self.early.val().is_ctl_read;
-        self.node_table.read_table.next = self.early.val().rd_table;
-        self.node_table.read_index.next = self.early.val().rd_index;
+        self.node_table.rd_addr.next = self.port.up.early.val().src.get_bits::<N>(0);
+        self.node_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.node_table.read_table.next = self.port.up.early.val().rd_table;
+        self.node_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.node_table.rd_data.val();
         self.w.next = self.node_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
+        self.out.d.next = self.port.up.pass.val();
         self.node_table.wr_en.next = false;
-        self.checks.next = (self.pass_in.val().is_reply
-            | self.pass_in.val().is_reply_idle
-            | self.pass_in.val().is_load_update
-            | self.pass_in.val().is_idle_add
-            | self.pass_in.val().is_idle_remove)
-            & !self.pass_in.val().drop.any();
-        self.out_of_range.d.next = self.early.val().src >= self.limit.val();
+        self.checks.next = (self.port.up.pass.val().is_reply
+            | self.port.up.pass.val().is_reply_idle
+            | self.port.up.pass.val().is_load_update
+            | self.port.up.pass.val().is_idle_add
+            | self.port.up.pass.val().is_idle_remove)
+            & !self.port.up.pass.val().drop.any();
+        self.out_of_range.d.next = self.port.up.early.val().src >= self.limit.val();
         self.not_in_pool.next =
-            !self.e.val().active | (self.e.val().pool != self.pass_in.val().pool);
+            !self.e.val().active | (self.e.val().pool != self.port.up.pass.val().pool);
         if self.checks.val() {
             self.out.d.next.factor = self.e.val().factor;
             if self.out_of_range.q.val() | self.not_in_pool.val() {
@@ -114,7 +100,7 @@ impl<const N: usize> Logic for NodeStage<N> {
                 }
                 // The pass does nothing more; a reply still goes on to its client.
                 self.out.d.next.is_pass_through =
-                    self.pass_in.val().is_reply | self.pass_in.val().is_reply_idle;
+                    self.port.up.pass.val().is_reply | self.port.up.pass.val().is_reply_idle;
                 self.out.d.next.is_reply = false;
                 self.out.d.next.is_reply_idle = false;
                 self.out.d.next.is_load_update = false;
@@ -123,28 +109,28 @@ impl<const N: usize> Logic for NodeStage<N> {
             }
         }
         // Control passes.
-        if self.pass_in.val().is_ctl_add {
+        if self.port.up.pass.val().is_ctl_add {
             self.w.next.active = true;
-            self.w.next.pool = self.pass_in.val().pool;
-            self.w.next.slot = self.pass_in.val().slot;
-            self.w.next.factor = self.pass_in.val().factor;
+            self.w.next.pool = self.port.up.pass.val().pool;
+            self.w.next.slot = self.port.up.pass.val().slot;
+            self.w.next.factor = self.port.up.pass.val().factor;
             self.node_table.wr_en.next = true;
         }
-        if self.pass_in.val().is_ctl_remove {
+        if self.port.up.pass.val().is_ctl_remove {
             // Hand the freed slot to the second pass, which records the moved member there.
             self.out.d.next.slot = self.e.val().slot;
             self.w.next = self.free.val();
             self.node_table.wr_en.next = true;
         }
-        if self.pass_in.val().is_ctl_remove2 & self.pass_in.val().fin_move_member {
-            self.w.next.slot = self.pass_in.val().slot;
+        if self.port.up.pass.val().is_ctl_remove2 & self.port.up.pass.val().fin_move_member {
+            self.w.next.slot = self.port.up.pass.val().slot;
             self.node_table.wr_en.next = true;
         }
         self.node_table.wr_data.next = self.w.val();
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.node_table.rb.val();
-        self.rb_hit.next = self.node_table.rb_hit.val();
+        self.port.rb.next = self.node_table.rb.val();
+        self.port.rb_hit.next = self.node_table.rb_hit.val();
     }
 }

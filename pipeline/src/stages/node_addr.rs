@@ -10,7 +10,7 @@
 
 use crate::entries::AddrEntry;
 use crate::phv::{Phv, drop_code};
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::DropReason;
 use horus_model::sched::Stage;
@@ -19,22 +19,13 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct NodeAddrStage<const N: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<N>>,
-    addr_table: StageTable<AddrEntry, N>,
+    pub(super) addr_table: StageTable<AddrEntry, N>,
     out: DFF<Phv>,
     who: Signal<Local, Bits<N>>,
     /// A control pass: `who` is `src`.
@@ -63,13 +54,8 @@ impl<const N: usize> Default for NodeAddrStage<N> {
     fn default() -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
             addr_table: StageTable::new(Stage::NodeAddr).given_check_picked_read(),
             out: Default::default(),
@@ -95,64 +81,65 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
     fn update(&mut self) {
         dff_setup!(self, clock, out, at);
         clock!(self, clock, addr_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`): a forward reads its chosen node (a continuation's
         // from `conn`), a control pass writes the node it names.
-        self.by_src.next = self.early.val().is_ctl_add | self.early.val().is_ctl_remove;
+        self.by_src.next =
+            self.port.up.early.val().is_ctl_add | self.port.up.early.val().is_ctl_remove;
         // `conn`'s decision (`cont_hit`) comes late in the cycle: it picks between the
         // continuation's node and an index formed beside it, in the LUT that drives the address.
-        self.base_who.next = self.early.val().chosen.get_bits::<N>(0);
-        if self.early.val().is_ctl_read {
-            self.base_who.next = self.early.val().rd_index.get_bits::<N>(0);
+        self.base_who.next = self.port.up.early.val().chosen.get_bits::<N>(0);
+        if self.port.up.early.val().is_ctl_read {
+            self.base_who.next = self.port.up.early.val().rd_index.get_bits::<N>(0);
         }
         if self.by_src.val() {
-            self.base_who.next = self.early.val().src.get_bits::<N>(0);
+            self.base_who.next = self.port.up.early.val().src.get_bits::<N>(0);
         }
-        self.fixed.next = self.by_src.val() | self.early.val().is_ctl_read;
-        self.late.next = self.early.val().cont_hit & !self.fixed.val();
+        self.fixed.next = self.by_src.val() | self.port.up.early.val().is_ctl_read;
+        self.late.next = self.port.up.early.val().cont_hit & !self.fixed.val();
         self.who.next = self.base_who.val();
         if self.late.val() {
-            self.who.next = self.early.val().cont_node.get_bits::<N>(0);
+            self.who.next = self.port.up.early.val().cont_node.get_bits::<N>(0);
         }
         // Whether that index is the one of the pass in the stage, compared candidate by candidate
         // and picked in and-or form (a mux of compares, synthesis would share into one compare
         // after the mux): `conn`'s decision (`cont_hit`) comes late in the cycle and only picks.
         // A read's check is the stage's too (`picked_read`), beside the other fixed indexes'.
         self.base_same.next = (self.by_src.val()
-            & (self.at.q.val() == self.early.val().src.get_bits::<N>(0)))
+            & (self.at.q.val() == self.port.up.early.val().src.get_bits::<N>(0)))
             | (!self.by_src.val()
-                & self.early.val().is_ctl_read
-                & (self.at.q.val() == self.early.val().rd_index.get_bits::<N>(0)))
+                & self.port.up.early.val().is_ctl_read
+                & (self.at.q.val() == self.port.up.early.val().rd_index.get_bits::<N>(0)))
             | (!self.by_src.val()
-                & !self.early.val().is_ctl_read
-                & (self.at.q.val() == self.early.val().chosen.get_bits::<N>(0)));
+                & !self.port.up.early.val().is_ctl_read
+                & (self.at.q.val() == self.port.up.early.val().chosen.get_bits::<N>(0)));
         self.same.next = (self.late.val()
-            & (self.at.q.val() == self.early.val().cont_node.get_bits::<N>(0)))
+            & (self.at.q.val() == self.port.up.early.val().cont_node.get_bits::<N>(0)))
             | (!self.late.val() & self.base_same.val());
         self.at.d.next = self.who.val();
         self.addr_table.rd_off.next = self.no_off.val();
         self.addr_table.rd_same.next = self.same.val();
         self.addr_table.rd_addr.next = self.who.val();
-        self.addr_table.read.next = self.early.val().is_ctl_read;
-        self.addr_table.read_table.next = self.early.val().rd_table;
-        self.addr_table.read_index.next = self.early.val().rd_index;
+        self.addr_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.addr_table.read_table.next = self.port.up.early.val().rd_table;
+        self.addr_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.addr_table.wr_en.next = false;
         self.e.next = self.addr_table.rd_data.val();
         self.w.next = self.addr_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
-        if self.pass_in.val().cont_hit {
-            self.out.d.next.chosen = self.pass_in.val().cont_node;
+        self.out.d.next = self.port.up.pass.val();
+        if self.port.up.pass.val().cont_hit {
+            self.out.d.next.chosen = self.port.up.pass.val().cont_node;
         }
         // A continuation that missed its entry arrives dropped; one that hit is not `assigned`.
-        self.forwards.next = !self.pass_in.val().drop.any()
-            & ((self.pass_in.val().assigned
-                & (self.pass_in.val().is_task
-                    | self.pass_in.val().is_random
-                    | self.pass_in.val().is_sched2))
-                | self.pass_in.val().is_cont);
+        self.forwards.next = !self.port.up.pass.val().drop.any()
+            & ((self.port.up.pass.val().assigned
+                & (self.port.up.pass.val().is_task
+                    | self.port.up.pass.val().is_random
+                    | self.port.up.pass.val().is_sched2))
+                | self.port.up.pass.val().is_cont);
         if self.forwards.val() {
-            if self.e.val().valid & (self.e.val().pool == self.pass_in.val().pool) {
+            if self.e.val().valid & (self.e.val().pool == self.port.up.pass.val().pool) {
                 self.out.d.next.fwd = true;
                 self.out.d.next.mac = self.e.val().mac;
                 self.out.d.next.ip = self.e.val().ip;
@@ -164,25 +151,25 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
             }
         }
         // Control passes write whatever earlier stages did with them, as the model does.
-        if self.pass_in.val().is_ctl_add {
+        if self.port.up.pass.val().is_ctl_add {
             self.w.next.valid = true;
-            self.w.next.pool = self.pass_in.val().pool;
-            self.w.next.mac = self.pass_in.val().mac;
-            self.w.next.ip = self.pass_in.val().ip;
-            self.w.next.port = self.pass_in.val().port;
-            self.w.next.egress = self.pass_in.val().egress;
-            self.w.next.dst_id = self.pass_in.val().out_dst;
+            self.w.next.pool = self.port.up.pass.val().pool;
+            self.w.next.mac = self.port.up.pass.val().mac;
+            self.w.next.ip = self.port.up.pass.val().ip;
+            self.w.next.port = self.port.up.pass.val().port;
+            self.w.next.egress = self.port.up.pass.val().egress;
+            self.w.next.dst_id = self.port.up.pass.val().out_dst;
             self.addr_table.wr_en.next = true;
         }
-        if self.pass_in.val().is_ctl_remove {
+        if self.port.up.pass.val().is_ctl_remove {
             self.w.next = self.free.val();
             self.addr_table.wr_en.next = true;
         }
         self.addr_table.wr_data.next = self.w.val();
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.addr_table.rb.val();
-        self.rb_hit.next = self.addr_table.rb_hit.val();
+        self.port.rb.next = self.addr_table.rb.val();
+        self.port.rb_hit.next = self.addr_table.rb_hit.val();
     }
 }

@@ -39,7 +39,7 @@ use crate::arith::{SumSign, WIDE, Wide, ZeroExtend};
 use crate::entries::PoolAvgEntry;
 use crate::mul::{KeptTasks, MUL_LATENCY, PipeMul};
 use crate::phv::Phv;
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::sched::Stage;
 use rust_hdl::prelude::*;
@@ -64,22 +64,13 @@ pub struct PoolAvgTerms {
 #[derive(LogicBlock)]
 pub struct PoolAvgStage<const P: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<P>>,
-    avg_table: StageTable<PoolAvgEntry, P>,
+    pub(super) avg_table: StageTable<PoolAvgEntry, P>,
     out: DFF<Phv>,
     /// The rescale: the tasks kept, and `kept * unit` [`MUL_LATENCY`] clocks later.
     keep: KeptTasks,
@@ -198,13 +189,8 @@ impl<const P: usize> PoolAvgStage<P> {
     pub fn new(is_leaf: bool) -> Self {
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             no_off: Constant::new(0.into()),
             avg_table: StageTable::new(Stage::PoolAvg),
             out: Default::default(),
@@ -294,32 +280,32 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         dff_setup!(self, clock, out, hold, held, kept_r, terms);
         clock!(self, clock, avg_table, mul);
         // The entering pass's report terms, for the next clock.
-        self.delta_w.narrow.next = self.early.val().report_delta;
+        self.delta_w.narrow.next = self.port.up.early.val().report_delta;
         self.terms.d.next.delta = self.delta_w.wide.val();
         self.terms.d.next.one_less_delta = self.one_w.val() - self.delta_w.wide.val();
         self.terms.d.next.up_hi =
             (self.zero_w.val() - self.delta_w.wide.val()) << self.shift16.val();
         self.terms.d.next.down_hi =
             (self.delta_w.wide.val() - self.one_w.val()) << self.shift16.val();
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
         self.holding.next = self.is_leaf.val() & self.held.q.val();
         self.avg_table.rd_off.next = self.no_off.val();
         self.avg_table.rd_same.next = false;
-        self.avg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
+        self.avg_table.rd_addr.next = self.port.up.early.val().pool.get_bits::<P>(0);
         if self.holding.val() {
             self.avg_table.rd_addr.next = self.out.q.val().pool.get_bits::<P>(0);
         }
-        self.avg_table.read.next = self.early.val().is_ctl_read;
-        self.avg_table.read_table.next = self.early.val().rd_table;
-        self.avg_table.read_index.next = self.early.val().rd_index;
+        self.avg_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.avg_table.read_table.next = self.port.up.early.val().rd_table;
+        self.avg_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.w.next = self.avg_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
+        self.out.d.next = self.port.up.pass.val();
         // The entry is written back on every pass (unchanged unless a change below applies), so
         // the table's forwarding does not wait for the decisions below.
         self.avg_table.wr_en.next = self.is_leaf.val();
-        self.live.next = !self.pass_in.val().drop.any();
+        self.live.next = !self.port.up.pass.val().drop.any();
 
         // A rescale holds the stage for `HOLD_CLOCKS` clocks: the core admits no pass behind a
         // control pass, so the stage is otherwise empty meanwhile.
@@ -331,8 +317,9 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.load.next = self.is_leaf.val() & (self.hold.q.val() == self.two3.val());
         self.finish.next = self.is_leaf.val() & (self.hold.q.val() == self.one3.val());
         self.sig_live.next = self.live.val();
-        self.sig_spine.next = self.pass_in.val().spine_ok;
-        self.sig_idle.next = self.pass_in.val().sig_idle_add | self.pass_in.val().sig_idle_remove;
+        self.sig_spine.next = self.port.up.pass.val().spine_ok;
+        self.sig_idle.next =
+            self.port.up.pass.val().sig_idle_add | self.port.up.pass.val().sig_idle_remove;
         if self.finish.val() {
             self.sig_live.next = !self.out.q.val().drop.any();
             self.sig_spine.next = self.out.q.val().spine_ok;
@@ -342,14 +329,15 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // The model's AvgChange: at most one of the three holds.
         self.started.next = self.is_leaf.val()
             & self.live.val()
-            & self.pass_in.val().assigned
-            & (self.pass_in.val().is_task
-                | self.pass_in.val().is_random
-                | self.pass_in.val().is_sched2);
+            & self.port.up.pass.val().assigned
+            & (self.port.up.pass.val().is_task
+                | self.port.up.pass.val().is_random
+                | self.port.up.pass.val().is_sched2);
         self.finished.next = self.is_leaf.val()
             & self.live.val()
-            & (self.pass_in.val().is_reply | self.pass_in.val().is_reply_idle);
-        self.params.next = self.is_leaf.val() & self.live.val() & self.pass_in.val().is_ctl_params;
+            & (self.port.up.pass.val().is_reply | self.port.up.pass.val().is_reply_idle);
+        self.params.next =
+            self.is_leaf.val() & self.live.val() & self.port.up.pass.val().is_ctl_params;
         // The count saturates and never wraps below 0, so `acc == tasks * unit` stays exact; a
         // change that does nothing still has the report rule checked (the model's `AvgChange`).
         // Whether it saturated or was zero is in the entry (`full`, `busy`): the loop carries
@@ -366,7 +354,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             | self.finish.val();
         self.rescale.next = self.is_leaf.val()
             & self.live.val()
-            & (self.pass_in.val().is_ctl_add | self.pass_in.val().is_ctl_remove);
+            & (self.port.up.pass.val().is_ctl_add | self.port.up.pass.val().is_ctl_remove);
         // A rescale keeps its terms until its last clock (the passes behind it are bubbles).
         if self.rescale.val() | (self.hold.q.val() > self.one3.val()) {
             self.terms.d.next = self.terms.q.val();
@@ -406,13 +394,13 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // worker's queue) into a register, `kept * unit` into the multiplier; the entry is
         // written back unchanged until the last clock.
         self.keep.tasks.next = self.avg_table.rd_data.val().tasks;
-        self.keep.removed.next = self.pass_in.val().removed_q.get_bits::<16>(16);
-        if self.pass_in.val().is_ctl_add {
+        self.keep.removed.next = self.port.up.pass.val().removed_q.get_bits::<16>(16);
+        if self.port.up.pass.val().is_ctl_add {
             self.keep.removed.next = self.zero16.val();
         }
-        self.keep.unit.next = self.pass_in.val().unit.get_bits::<33>(0);
+        self.keep.unit.next = self.port.up.pass.val().unit.get_bits::<33>(0);
         self.mul.a.next = self.keep.kept.val();
-        self.mul.b.next = self.pass_in.val().unit.get_bits::<33>(0);
+        self.mul.b.next = self.port.up.pass.val().unit.get_bits::<33>(0);
         if self.rescale.val() {
             self.kept_r.d.next = self.keep.kept.val();
             self.hold.d.next = self.hold_len.val();
@@ -534,7 +522,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         }
         // Configuring a pool clears its entry: no tasks, `reported` 0, the margins of an empty
         // accumulator.
-        if self.is_leaf.val() & self.pass_in.val().is_ctl_pool {
+        if self.is_leaf.val() & self.port.up.pass.val().is_ctl_pool {
             self.w.next = self.zero_entry.val();
             self.w.next.up_margin = self.terms.q.val().up_hi;
             self.w.next.down_margin = self.terms.q.val().down_hi;
@@ -544,15 +532,15 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // not live, and without its operation (a held pass is a control pass adding or removing
         // a worker, whose one `is_*` flag is one of these two), so that they do nothing with it.
         // Its index fields may reach their tables' reads meanwhile, which is harmless.
-        self.pass_out.next = self.out.q.val();
+        self.port.down.pass.next = self.out.q.val();
         if self.holding.val() {
-            self.pass_out.next.live = false;
-            self.pass_out.next.is_ctl_add = false;
-            self.pass_out.next.is_ctl_remove = false;
+            self.port.down.pass.next.live = false;
+            self.port.down.pass.next.is_ctl_add = false;
+            self.port.down.pass.next.is_ctl_remove = false;
         }
-        self.pass_next.next = self.out.d.val();
+        self.port.down.early.next = self.out.d.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.avg_table.rb.val();
-        self.rb_hit.next = self.avg_table.rb_hit.val();
+        self.port.rb.next = self.avg_table.rb.val();
+        self.port.rb_hit.next = self.avg_table.rb_hit.val();
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::entries::PoolCfgEntry;
 use crate::phv::{Phv, drop_code};
-use crate::readback::RB_BITS;
+use crate::stages::StagePort;
 use crate::table::StageTable;
 use horus_model::rng::DEFAULT_SEED;
 use horus_model::sched::DropReason;
@@ -19,24 +19,15 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct PoolCfgStage<const P: usize> {
     pub clock: Signal<In, Clock>,
-    /// The pass entering next cycle (the previous stage's `pass_next`): its index goes to the
-    /// table now.
-    pub early: Signal<In, Phv>,
-    /// The pass in this stage (the previous stage's `pass_out`).
-    pub pass_in: Signal<In, Phv>,
-    pub pass_out: Signal<Out, Phv>,
-    /// What `pass_out` will be next cycle (the next stage's `early`).
-    pub pass_next: Signal<Out, Phv>,
+    /// The pass in and out, and the read-back (`StagePort`).
+    pub port: StagePort,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
-    /// The last read's entry, and whether the read was this table's (`readback.rs`).
-    pub rb: Signal<Out, Bits<RB_BITS>>,
-    pub rb_hit: Signal<Out, Bit>,
     /// The generator's state, for the co-simulation's read-back.
     pub rng_state: Signal<Out, Bits<64>>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
     no_off: Constant<Bits<P>>,
-    cfg_table: StageTable<PoolCfgEntry, P>,
+    pub(super) cfg_table: StageTable<PoolCfgEntry, P>,
     out: DFF<Phv>,
     rng: DFFWithInit<Bits<64>>,
     // Values of the pass in the stage.
@@ -72,13 +63,8 @@ impl<const P: usize> PoolCfgStage<P> {
         let seed = if seed == 0 { DEFAULT_SEED } else { seed };
         Self {
             clock: Default::default(),
-            early: Default::default(),
-            pass_in: Default::default(),
-            pass_out: Default::default(),
-            pass_next: Default::default(),
+            port: Default::default(),
             early_unused: Default::default(),
-            rb: Default::default(),
-            rb_hit: Default::default(),
             rng_state: Default::default(),
             no_off: Constant::new(0.into()),
             cfg_table: StageTable::new(Stage::PoolCfg),
@@ -115,40 +101,40 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
     fn update(&mut self) {
         dff_setup!(self, clock, out, rng);
         clock!(self, clock, cfg_table);
-        self.early_unused.next = self.early.val();
+        self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`).
         self.cfg_table.rd_off.next = self.no_off.val();
         self.cfg_table.rd_same.next = false;
-        self.cfg_table.rd_addr.next = self.early.val().pool.get_bits::<P>(0);
-        self.cfg_table.read.next = self.early.val().is_ctl_read;
-        self.cfg_table.read_table.next = self.early.val().rd_table;
-        self.cfg_table.read_index.next = self.early.val().rd_index;
+        self.cfg_table.rd_addr.next = self.port.up.early.val().pool.get_bits::<P>(0);
+        self.cfg_table.read.next = self.port.up.early.val().is_ctl_read;
+        self.cfg_table.read_table.next = self.port.up.early.val().rd_table;
+        self.cfg_table.read_index.next = self.port.up.early.val().rd_index;
         // The pass in the stage: its entry, the new entry, the descriptor.
         self.e.next = self.cfg_table.rd_data.val();
         self.w.next = self.cfg_table.rd_data.val();
-        self.out.d.next = self.pass_in.val();
+        self.out.d.next = self.port.up.pass.val();
         self.cfg_table.wr_en.next = false;
         // `conn`'s slot (stage 12), for every pass. The model's products are 32 bits wrapping;
         // their low 16 bits are those of the 16 x 16 products.
-        self.hash_seq.next = self.pass_in.val().seq * self.k_seq.val();
-        self.hash_pool.next = self.pass_in.val().pool * self.k_pool.val();
+        self.hash_seq.next = self.port.up.pass.val().seq * self.k_seq.val();
+        self.hash_pool.next = self.port.up.pass.val().pool * self.k_pool.val();
         self.unused_hash.next = self.hash_seq.val() ^ self.hash_pool.val();
         self.out.d.next.conn_slot = self.unused_hash.val().get_bits::<16>(0);
-        self.reads.next = (self.pass_in.val().is_task
-            | self.pass_in.val().is_random
-            | self.pass_in.val().is_cont
-            | self.pass_in.val().is_reply
-            | self.pass_in.val().is_reply_idle
-            | self.pass_in.val().is_load_update
-            | self.pass_in.val().is_idle_add
-            | self.pass_in.val().is_idle_remove
-            | self.pass_in.val().is_sched2
-            | self.pass_in.val().is_add_commit
-            | self.pass_in.val().is_remove_finish
-            | self.pass_in.val().is_ctl_add
-            | self.pass_in.val().is_ctl_remove
-            | self.pass_in.val().is_ctl_remove2)
-            & !self.pass_in.val().drop.any();
+        self.reads.next = (self.port.up.pass.val().is_task
+            | self.port.up.pass.val().is_random
+            | self.port.up.pass.val().is_cont
+            | self.port.up.pass.val().is_reply
+            | self.port.up.pass.val().is_reply_idle
+            | self.port.up.pass.val().is_load_update
+            | self.port.up.pass.val().is_idle_add
+            | self.port.up.pass.val().is_idle_remove
+            | self.port.up.pass.val().is_sched2
+            | self.port.up.pass.val().is_add_commit
+            | self.port.up.pass.val().is_remove_finish
+            | self.port.up.pass.val().is_ctl_add
+            | self.port.up.pass.val().is_ctl_remove
+            | self.port.up.pass.val().is_ctl_remove2)
+            & !self.port.up.pass.val().drop.any();
         if self.reads.val() {
             self.out.d.next.base = self.e.val().base;
             self.out.d.next.cap = self.e.val().cap;
@@ -167,7 +153,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         // The generator: one step per task first pass of a configured pool.
         self.draws.next = self.reads.val()
             & self.e.val().valid
-            & (self.pass_in.val().is_task | self.pass_in.val().is_random);
+            & (self.port.up.pass.val().is_task | self.port.up.pass.val().is_random);
         self.x1.next = self.rng.q.val() ^ (self.rng.q.val() << 13);
         self.x2.next = self.x1.val() ^ (self.x1.val() >> 7);
         self.x3.next = self.x2.val() ^ (self.x2.val() << 17);
@@ -187,14 +173,14 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             }
         }
         // Control passes.
-        if self.pass_in.val().is_ctl_pool {
+        if self.port.up.pass.val().is_ctl_pool {
             self.w.next.valid = true;
-            self.w.next.base = self.pass_in.val().base;
-            self.w.next.cap = self.pass_in.val().cap;
+            self.w.next.base = self.port.up.pass.val().base;
+            self.w.next.cap = self.port.up.pass.val().cap;
             self.w.next.n = self.zero.val();
             self.cfg_table.wr_en.next = true;
         }
-        if self.pass_in.val().is_ctl_params {
+        if self.port.up.pass.val().is_ctl_params {
             // The link rule runs at once on the new thresholds (stage 2): it needs the pool's
             // spine; the pass already carries the new parameters.
             self.out.d.next.n = self.e.val().n;
@@ -202,35 +188,35 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.out.d.next.spine_id = self.e.val().spine_id;
             self.out.d.next.spine_node = self.e.val().spine_node;
         }
-        if self.pass_in.val().is_ctl_pool | self.pass_in.val().is_ctl_params {
-            self.w.next.link_at = self.pass_in.val().link_at;
-            self.w.next.unlink_at = self.pass_in.val().unlink_at;
-            self.w.next.report_delta = self.pass_in.val().report_delta;
-            self.w.next.repair_gap = self.pass_in.val().repair_gap;
+        if self.port.up.pass.val().is_ctl_pool | self.port.up.pass.val().is_ctl_params {
+            self.w.next.link_at = self.port.up.pass.val().link_at;
+            self.w.next.unlink_at = self.port.up.pass.val().unlink_at;
+            self.w.next.report_delta = self.port.up.pass.val().report_delta;
+            self.w.next.repair_gap = self.port.up.pass.val().repair_gap;
             self.cfg_table.wr_en.next = true;
         }
-        if self.pass_in.val().is_ctl_pool {
-            self.w.next.spine_ok = self.pass_in.val().spine_ok;
-            self.w.next.spine_id = self.pass_in.val().spine_id;
-            self.w.next.spine_node = self.pass_in.val().spine_node;
+        if self.port.up.pass.val().is_ctl_pool {
+            self.w.next.spine_ok = self.port.up.pass.val().spine_ok;
+            self.w.next.spine_id = self.port.up.pass.val().spine_id;
+            self.w.next.spine_node = self.port.up.pass.val().spine_node;
         }
-        if self.pass_in.val().is_ctl_add {
+        if self.port.up.pass.val().is_ctl_add {
             self.out.d.next.slot = self.e.val().n;
             self.w.next.n = self.e.val().n + self.one.val();
             self.out.d.next.n = self.e.val().n + self.one.val();
             self.cfg_table.wr_en.next = true;
         }
-        if self.pass_in.val().is_ctl_remove {
+        if self.port.up.pass.val().is_ctl_remove {
             self.w.next.n = self.e.val().n - self.one.val();
             self.out.d.next.n = self.e.val().n - self.one.val();
             self.cfg_table.wr_en.next = true;
         }
         self.cfg_table.wr_data.next = self.w.val();
-        self.pass_out.next = self.out.q.val();
-        self.pass_next.next = self.out.d.val();
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
         self.rng_state.next = self.rng.q.val();
         // Reads (`readback.rs`): the table keeps the entry and writes nothing.
-        self.rb.next = self.cfg_table.rb.val();
-        self.rb_hit.next = self.cfg_table.rb_hit.val();
+        self.port.rb.next = self.cfg_table.rb.val();
+        self.port.rb_hit.next = self.cfg_table.rb_hit.val();
     }
 }

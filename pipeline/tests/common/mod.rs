@@ -1,97 +1,107 @@
-//! Drives a stage (a block with fields `clock`, `early`, `pass_in`, `pass_out`) one pass per
-//! clock in rust-hdl's simulator and collects what leaves it. A pass is presented as `early` (its
-//! index reaches the first table) one cycle before it is `pass_in`, as the previous stage does.
-//! Also runs a combinational probe (a primitive behind a clock) input by input (`probe!`).
+//! Drives any stage or chain of stages ([`PipelineStage`]) one pass per clock in rust-hdl's
+//! simulator and collects what leaves it. A pass is presented as `early` (its index reaches the
+//! first table) one cycle before it is `pass`, as the previous stage does. Also runs a
+//! combinational probe (a primitive behind a clock) input by input (`probe!`).
 #![allow(dead_code, unused_macros)]
+
+use horus_pipeline::phv::Phv;
+use horus_pipeline::stages::{PipelineStage, STAGE_CYCLES};
+use rust_hdl::prelude::*;
+use std::sync::{Arc, Mutex};
 
 /// Cycles from a pass presented as `early` to its leaving a chain of one stage (`k` stages:
 /// `k + 1`).
-pub const STAGE_LATENCY: usize = 2;
+pub const STAGE_LATENCY: usize = 1 + STAGE_CYCLES;
 
-/// `drive!(Type, uut, passes[, latency])`: feeds `passes: Vec<Option<Phv>>` one per clock (`None`: an idle cycle)
-/// and returns, in order, the pass that left the stage for each input pass.
+/// `drive!(Type, uut, passes[, latency])`: [`run_stage`], which feeds `passes: Vec<Option<Phv>>` one per clock (`None`:
+/// an idle cycle) and returns, in order, the pass that left the stage for each input pass.
 macro_rules! drive {
     ($ty:ty, $uut:expr, $passes:expr) => {
-        drive!($ty, $uut, $passes, common::STAGE_LATENCY)
+        common::run_stage::<$ty>($uut, $passes, common::STAGE_LATENCY)
     };
-    ($ty:ty, $uut:expr, $passes:expr, $latency:expr) => {{
-        let latency: usize = $latency;
-        common::drive_collect!(
-            $ty,
-            $uut,
-            $passes,
-            latency,
-            move |i: usize, fed: &[bool], _: &horus_pipeline::phv::Phv| {
-                i + 1 >= latency && fed[i + 1 - latency]
-            }
-        )
-    }};
+    ($ty:ty, $uut:expr, $passes:expr, $latency:expr) => {
+        common::run_stage::<$ty>($uut, $passes, $latency)
+    };
 }
 #[allow(unused_imports)]
 pub(crate) use drive;
 
-/// `drive_held!(Type, uut, passes, tail)`: feeds `passes` as `drive!` does, runs `tail` more idle
-/// cycles, and returns every pass that left the stage live or with an operation (`carries_op`),
-/// in order: for a stage that holds some passes longer than one cycle (the caller leaves the idle
-/// cycles the hold needs).
+/// `drive_held!(Type, uut, passes, tail)`: [`run_stage_held`].
 macro_rules! drive_held {
     ($ty:ty, $uut:expr, $passes:expr, $tail:expr) => {
-        common::drive_collect!(
-            $ty,
-            $uut,
-            $passes,
-            $tail,
-            |_: usize, _: &[bool], out: &horus_pipeline::phv::Phv| common::carries_op(out)
-        )
+        common::run_stage_held::<$ty>($uut, $passes, $tail)
     };
 }
 #[allow(unused_imports)]
 pub(crate) use drive_held;
 
-/// What `drive!` and `drive_held!` share: feeds `passes` one per clock (each as `early`, then as
-/// `pass_in` a cycle later), runs `extra` more idle cycles, and returns `pass_out` of every cycle
-/// `i` for which `keep(i, fed, pass_out)` holds (`fed[j]`: a pass was fed in cycle `j`).
-macro_rules! drive_collect {
-    ($ty:ty, $uut:expr, $passes:expr, $extra:expr, $keep:expr) => {{
-        use rust_hdl::prelude::*;
-        use std::sync::{Arc, Mutex};
-        let mut uut: $ty = $uut;
-        let passes: Vec<Option<horus_pipeline::phv::Phv>> = $passes;
-        uut.connect_all();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let sink = seen.clone();
-        let n = passes.len();
-        let extra: usize = $extra;
-        let keep = $keep;
-        let mut sim = Simulation::new();
-        sim.add_clock(5, |x: &mut Box<$ty>| x.clock.next = !x.clock.val());
-        sim.add_testbench(move |mut sim: Sim<$ty>| {
-            let mut x = sim.init()?;
-            wait_clock_true!(sim, clock, x);
-            let mut fed: Vec<bool> = Vec::new();
-            let mut prev = horus_pipeline::phv::Phv::default();
-            for i in 0..n + extra {
-                let p = passes.get(i).copied().flatten();
-                x.early.next = p.unwrap_or_default();
-                x.pass_in.next = prev;
-                prev = p.unwrap_or_default();
-                fed.push(p.is_some());
-                wait_clock_cycle!(sim, clock, x);
-                if keep(i, &fed, &x.pass_out.val()) {
-                    sink.lock().unwrap().push(x.pass_out.val());
-                }
-            }
-            sim.done(x)?;
-            Ok(())
-        });
-        sim.run(Box::new(uut), 20 * (n as u64 + extra as u64 + 20))
-            .unwrap();
-        let out = seen.lock().unwrap().clone();
-        out
-    }};
+/// Feeds `passes` one per clock (`None`: an idle cycle) to a stage whose passes leave `latency`
+/// cycles after they are presented, and returns, in order, the pass that left for each input
+/// pass.
+pub fn run_stage<S: PipelineStage + Send + 'static>(
+    uut: S,
+    passes: Vec<Option<Phv>>,
+    latency: usize,
+) -> Vec<Phv> {
+    drive_collect(uut, passes, latency, move |i, fed, _| {
+        i + 1 >= latency && fed[i + 1 - latency]
+    })
 }
-#[allow(unused_imports)]
-pub(crate) use drive_collect;
+
+/// Feeds `passes` as [`run_stage`] does, runs `tail` more idle cycles, and returns every pass that
+/// left the stage live or with an operation (`carries_op`), in order: for a stage that holds some
+/// passes longer than one cycle (the caller leaves the idle cycles the hold needs).
+pub fn run_stage_held<S: PipelineStage + Send + 'static>(
+    uut: S,
+    passes: Vec<Option<Phv>>,
+    tail: usize,
+) -> Vec<Phv> {
+    drive_collect(uut, passes, tail, |_, _, out| carries_op(out))
+}
+
+/// What [`run_stage`] and [`run_stage_held`] share: feeds `passes` one per clock (each as `early`, then
+/// as `pass` a cycle later), runs `extra` more idle cycles, and returns the leaving pass of every
+/// cycle `i` for which `keep(i, fed, pass)` holds (`fed[j]`: a pass was fed in cycle `j`).
+fn drive_collect<S: PipelineStage + Send + 'static>(
+    mut uut: S,
+    passes: Vec<Option<Phv>>,
+    extra: usize,
+    keep: impl Fn(usize, &[bool], &Phv) -> bool + Send + std::panic::RefUnwindSafe + 'static,
+) -> Vec<Phv> {
+    uut.connect_all();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let n = passes.len();
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<S>| {
+        let c = x.clock_mut();
+        c.next = !c.val();
+    });
+    sim.add_testbench(move |mut sim: Sim<S>| {
+        let mut x = sim.init()?;
+        x = sim.watch(|x| x.clock().val().clk, x)?;
+        let mut fed: Vec<bool> = Vec::new();
+        let mut prev = Phv::default();
+        for i in 0..n + extra {
+            let p = passes.get(i).copied().flatten();
+            x.port_mut().up.early.next = p.unwrap_or_default();
+            x.port_mut().up.pass.next = prev;
+            prev = p.unwrap_or_default();
+            fed.push(p.is_some());
+            x = sim.watch(|x| !x.clock().val().clk, x)?;
+            x = sim.watch(|x| x.clock().val().clk, x)?;
+            let out = x.port().down.pass.val();
+            if keep(i, &fed, &out) {
+                sink.lock().unwrap().push(out);
+            }
+        }
+        sim.done(x)?;
+        Ok(())
+    });
+    sim.run(Box::new(uut), 20 * (n as u64 + extra as u64 + 20))
+        .unwrap();
+    seen.lock().unwrap().clone()
+}
 
 /// `probe!(Type, uut, inputs, set, read)`: runs a block whose outputs follow its inputs within a
 /// clock (its `clock` input only paces rust-hdl's simulator): for each of `inputs` (a `Vec`),
@@ -130,7 +140,7 @@ macro_rules! probe {
 pub(crate) use probe;
 
 /// Whether a pass is live or names an operation: not a bubble.
-pub fn carries_op(p: &horus_pipeline::phv::Phv) -> bool {
+pub fn carries_op(p: &Phv) -> bool {
     p.live
         || p.is_task
         || p.is_random
