@@ -37,9 +37,9 @@ const _: () = assert!(FILE_WORDS.is_power_of_two());
 /// The register file's next value: each byte of word `w` takes `wdata`'s byte when bit `w` of
 /// the one-hot `words` and the byte's strobe are set, and keeps `q`'s otherwise. Written byte by
 /// byte so that synthesis gives each byte of the file's flip-flops a clock enable and its data
-/// straight from `wdata`, with no logic per bit; the same write as a 2,048-bit mask shifted to
-/// the word took a LUT per bit (Yosys 0.23: the port measured 3,500 LUTs that way, 1,526 this
-/// way).
+/// straight from `wdata`, with no logic per bit, where the same write as a 2,048-bit mask
+/// shifted to the word takes a LUT per bit (the design record in `docs/pipeline-depth-record.md`
+/// has the measured port sizes of both).
 /// Hand-written Verilog (a generate loop); `update` is the same in Rust, and a test runs both.
 #[derive(LogicBlock, Default)]
 pub struct FileWrite {

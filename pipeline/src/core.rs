@@ -111,9 +111,9 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
     pool_avg: PoolAvgStage<P>,
     conn: ConnStage<C>,
     node_addr: NodeAddrStage<N>,
-    /// The pass that entered last cycle: stage 0's `pass_in` (the mux's output is its `early`).
+    /// The pass that entered last cycle: stage 0's `port.up.pass` (the mux's output is its `early`).
     entered: DFF<Phv>,
-    /// The last stage's `pass_next` (no stage follows; the name matches Verilator's
+    /// The last stage's `port.down.early` (no stage follows; the name matches Verilator's
     /// `--unused-regexp`).
     last_next_unused: Signal<Local, Phv>,
     count: DFF<Bits<8>>,

@@ -207,7 +207,7 @@ impl<const N: usize> Logic for LoadStage<N> {
         }
 
         // The second pass: charge the winner. Its step, for the entering pass (`early` is
-        // `pass_in` a cycle later): drift + factor, saturating at the largest positive drift (the
+        // `port.up.pass` a cycle later): drift + factor, saturating at the largest positive drift (the
         // factor is positive).
         self.e_d.next = self.port.up.early.val().b_d;
         self.e_f.next = self.port.up.early.val().b_f;

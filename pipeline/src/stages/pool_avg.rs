@@ -20,8 +20,9 @@
 //! signal carries saturates beside it, on its way to the descriptor. One task less subtracts a copy of `unit` (`unit_dec`), so that its chains and
 //! one task more's share no input that synthesis would map as the other's inverted. A leaf
 //! writes its entry back on every pass, changed or not, so the forwarding check waits for no
-//! decision. Before, each check added the accumulator's terms to a threshold that was itself a
-//! chain's sum on `reported`: 7 LUT levels around the loop.
+//! decision. Adding the accumulator's terms to a threshold that is itself a chain's sum on
+//! `reported` would put two chains in a row in the loop (measured: 7 LUT levels; the design
+//! record is in `docs/pipeline-depth-record.md`).
 //!
 //! The rescale (`acc = kept * unit`, 32 x 33 bits) is pipelined ([`PipeMul`]) and holds the stage
 //! for [`HOLD_CLOCKS`] more clocks: in the pass's clock the multiplier takes its operands; the
@@ -31,9 +32,9 @@
 //! the report rule and the signals run on the entry as read, as for a change that leaves the
 //! accumulator as it is. The report's checks thus read the accumulator from the table alone, with
 //! no multiplexer in front of their chains for the product. The core admits no pass behind a
-//! control pass until it has left, so the stage is otherwise empty meanwhile. Before, the multiply
-//! was combinational, in one cycle with the table read and the threshold compare (17 LUT levels
-//! around a multiplier that this figure does not even count).
+//! control pass until it has left, so the stage is otherwise empty meanwhile. A combinational
+//! multiply, in one cycle with the table read and the threshold compare, measured 17 LUT levels
+//! around a multiplier that this figure does not even count.
 
 use crate::arith::{SumSign, WIDE, Wide, ZeroExtend};
 use crate::entries::PoolAvgEntry;
@@ -138,7 +139,7 @@ pub struct PoolAvgStage<const P: usize> {
     sig_ok_cut: Signal<Local, Bit>,
     /// A load report leaves: a signal may, no idle signal does, and the report rule holds.
     go_cut: Signal<Local, Bit>,
-    /// Clocks a rescale still holds the stage (its pass waits in `out`; `pass_out` is empty).
+    /// Clocks a rescale still holds the stage (its pass waits in `out`; `port.down.pass` is empty).
     hold: DFF<Bits<3>>,
     /// `hold` is not zero (a register of its own, so that `holding` is a flip-flop and not a
     /// compare: the next stages' indexes and the descriptor's mask follow it).
@@ -154,7 +155,7 @@ pub struct PoolAvgStage<const P: usize> {
     cur_inc: Signal<Local, Bits<32>>,
     cur_dec: Signal<Local, Bits<32>>,
     cur_same: Signal<Local, Bits<32>>,
-    /// What the signals read of the pass: `pass_in`'s, or when finishing the held pass's (`out`).
+    /// What the signals read of the pass: `port.up.pass`'s, or when finishing the held pass's (`out`).
     sig_live: Signal<Local, Bit>,
     sig_spine: Signal<Local, Bit>,
     sig_idle: Signal<Local, Bit>,
