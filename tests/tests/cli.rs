@@ -64,3 +64,45 @@ fn pcap_in_pcapng_out_with_one_interface_per_port() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn horus_traffic_writes_a_capture_and_a_configuration_that_fits_it() {
+    let dir = std::env::temp_dir().join(format!("horus-traffic-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_horus-traffic"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "--role", "spine", "--frames", "250", "--seed", "9", "--config", "s.toml", "--output",
+        "s.pcap",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let cfg = horus_model::config::Config::from_file(&dir.join("s.toml")).unwrap();
+    assert_eq!(cfg.switch.role, Role::Spine);
+    let mut r =
+        pcap_file::pcap::PcapReader::new(std::fs::File::open(dir.join("s.pcap")).unwrap()).unwrap();
+    let mut frames = 0;
+    while let Some(p) = r.next_packet() {
+        assert!(!p.unwrap().data.is_empty());
+        frames += 1;
+    }
+    assert_eq!(frames, 250);
+    let out = run(&[
+        "--preset", "huge", "--config", "x.toml", "--output", "x.pcap",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown preset \"huge\"") && err.contains("small"),
+        "{err}"
+    );
+    assert!(
+        !dir.join("x.toml").exists(),
+        "nothing is written for a refused preset"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
