@@ -1,0 +1,11 @@
+//! Board adapters: the blocks between a SmartNIC shell and the switch. The shells (the OpenNIC
+//! shell's `box_250mhz`, NetFPGA-PLUS's `nf_datapath`) give a plug-in several 512-bit AXI-Stream
+//! inputs (a stream per MAC port and per host queue), a microsecond clock it must make itself,
+//! and an AXI4-Lite window; the switch has one input, one output and a `now_us` input.
+//!
+//! - [`us_clock::UsClock`]: `now_us`, a free-running microsecond counter from the core clock.
+//! - [`arbiter::FrameArbiter3`]: three input streams onto one, round robin, never splitting a
+//!   frame.
+
+pub mod arbiter;
+pub mod us_clock;

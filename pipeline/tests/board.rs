@@ -1,0 +1,234 @@
+//! The board adapters (`pipeline/src/board/`): the microsecond clock and the frame arbiter, in
+//! rust-hdl's simulator and through Verilator's lint.
+
+use horus_hdl_tools::{check::verilator_lint, verilog::emit};
+use horus_pipeline::board::{arbiter::FrameArbiter3, us_clock::UsClock};
+use rust_hdl::prelude::*;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+#[test]
+fn us_clock_counts_microseconds_and_restarts_on_reset() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<UsClock>| x.clock.next = !x.clock.val());
+    sim.add_testbench(move |mut sim: Sim<UsClock>| {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        for cycle in 0..60u64 {
+            x.reset.next = cycle == 40;
+            wait_clock_cycle!(sim, clock, x);
+            sink.lock().unwrap().push(x.now_us.val().index() as u64);
+        }
+        sim.done(x)
+    });
+    let mut uut = UsClock::new(4);
+    uut.connect_all();
+    sim.run(Box::new(uut), 2_000).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    // After cycle c (0-based) the counter has seen c + 2 clocks (the first edge is the one the
+    // test bench waits for): floor((c + 2) / 4) microseconds; the reset in cycle 40 clears it at
+    // its edge, and counting starts again from the next one.
+    let want: Vec<u64> = (0..60u64)
+        .map(|c| if c < 40 { (c + 2) / 4 } else { (c - 40) / 4 })
+        .collect();
+    assert_eq!(seen, want);
+}
+
+#[test]
+#[should_panic(expected = "a clock of 1 to 1023 MHz")]
+fn us_clock_refuses_a_clock_it_cannot_count() {
+    UsClock::new(0);
+}
+
+/// A beat's tag in the low 64 bits of `tdata`: input, frame number, beat number.
+fn tag(src: u64, frame: u64, beat: u64) -> u64 {
+    (src << 48) | (frame << 16) | beat
+}
+
+/// One output beat: its tag, `tkeep`'s low bits, `tlast`, `m_src`.
+type Beat = (u64, u64, bool, u64);
+
+/// Runs the arbiter with three sources of `frames[i]` frames (lengths in beats), each offering a
+/// beat with `offer_pct` percent chance per cycle (and holding it until taken), the output ready
+/// with `ready_pct` percent chance; returns the beats out, in order.
+fn run_arbiter(frames: [Vec<u64>; 3], offer_pct: u64, ready_pct: u64, seed: u64) -> Vec<Beat> {
+    let total: u64 = frames.iter().flatten().sum();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<FrameArbiter3>| {
+        x.clock.next = !x.clock.val()
+    });
+    sim.add_testbench(move |mut sim: Sim<FrameArbiter3>| {
+        let mut x = sim.init()?;
+        let mut rng = seed.max(1);
+        let mut draw = |pct: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % 100 < pct
+        };
+        // Per source: the frames left (length), the frame number, the next beat, whether a
+        // beat is on offer.
+        let mut left: Vec<VecDeque<u64>> =
+            frames.iter().map(|f| f.iter().copied().collect()).collect();
+        let mut frame_no = [0u64; 3];
+        let mut beat_no = [0u64; 3];
+        let mut offering = [false; 3];
+        x.reset.next = true;
+        wait_clock_true!(sim, clock, x);
+        wait_clock_cycle!(sim, clock, x);
+        x.reset.next = false;
+        let mut out = 0u64;
+        let mut cycles = 0u64;
+        while out < total {
+            cycles += 1;
+            assert!(cycles < 100 * total + 1000, "the arbiter stalled");
+            for i in 0..3 {
+                if !offering[i] && !left[i].is_empty() && draw(offer_pct) {
+                    offering[i] = true;
+                }
+            }
+            let beat = |i: usize| {
+                let len = left[i].front().copied().unwrap_or(1);
+                let t = tag(i as u64, frame_no[i], beat_no[i]);
+                (t, beat_no[i] + 1 == len)
+            };
+            let (t0, l0) = beat(0);
+            let (t1, l1) = beat(1);
+            let (t2, l2) = beat(2);
+            x.s0_tvalid.next = offering[0];
+            x.s0_tdata.next = t0.into();
+            x.s0_tkeep.next = (t0 & 0xffff).into();
+            x.s0_tlast.next = l0;
+            x.s1_tvalid.next = offering[1];
+            x.s1_tdata.next = t1.into();
+            x.s1_tkeep.next = (t1 & 0xffff).into();
+            x.s1_tlast.next = l1;
+            x.s2_tvalid.next = offering[2];
+            x.s2_tdata.next = t2.into();
+            x.s2_tkeep.next = (t2 & 0xffff).into();
+            x.s2_tlast.next = l2;
+            x.m_tready.next = draw(ready_pct);
+            wait_clock_false!(sim, clock, x);
+            let taken = [
+                offering[0] && x.s0_tready.val(),
+                offering[1] && x.s1_tready.val(),
+                offering[2] && x.s2_tready.val(),
+            ];
+            assert!(
+                taken.iter().filter(|&&t| t).count() <= 1,
+                "two inputs taken at once"
+            );
+            if x.m_tvalid.val() && x.m_tready.val() {
+                let d = x.m_tdata.val();
+                let t = d.get_bits::<32>(0).index() as u64
+                    | (d.get_bits::<32>(32).index() as u64) << 32;
+                let k = x.m_tkeep.val().get_bits::<16>(0).index() as u64;
+                sink.lock()
+                    .unwrap()
+                    .push((t, k, x.m_tlast.val(), x.m_src.val().index() as u64));
+                out += 1;
+            }
+            for i in 0..3 {
+                if taken[i] {
+                    offering[i] = false;
+                    beat_no[i] += 1;
+                    if beat_no[i] == *left[i].front().unwrap() {
+                        left[i].pop_front();
+                        frame_no[i] += 1;
+                        beat_no[i] = 0;
+                    }
+                }
+            }
+            wait_clock_true!(sim, clock, x);
+        }
+        sim.done(x)
+    });
+    let mut uut = FrameArbiter3::default();
+    uut.connect_all();
+    sim.run(Box::new(uut), 10 * (200 * total + 2_000)).unwrap();
+    seen.lock().unwrap().clone()
+}
+
+/// Splits the output into frames and checks each: one input's beats, numbered from 0, `tlast`
+/// on the last only, `tkeep` and `m_src` carried; each input's frames in order and complete.
+/// Returns the input of each frame, in output order.
+fn frames_out(beats: &[Beat], frames: &[Vec<u64>; 3]) -> Vec<u64> {
+    let mut order = Vec::new();
+    let mut next_frame = [0u64; 3];
+    let mut i = 0;
+    while i < beats.len() {
+        let src = beats[i].0 >> 48;
+        let frame = (beats[i].0 >> 16) & 0xffff_ffff;
+        assert_eq!(
+            frame, next_frame[src as usize],
+            "input {src}'s frames in order"
+        );
+        let len = frames[src as usize][frame as usize];
+        for b in 0..len {
+            let (t, k, last, from) = beats[i + b as usize];
+            assert_eq!(
+                t,
+                tag(src, frame, b),
+                "frame {frame} of input {src} whole, in order"
+            );
+            assert_eq!(k, t & 0xffff, "tkeep carried");
+            assert_eq!(from, src, "m_src names the input");
+            assert_eq!(last, b + 1 == len, "tlast on the last beat only");
+        }
+        next_frame[src as usize] += 1;
+        order.push(src);
+        i += len as usize;
+    }
+    for s in 0..3 {
+        assert_eq!(
+            next_frame[s] as usize,
+            frames[s].len(),
+            "every frame of input {s}"
+        );
+    }
+    order
+}
+
+#[test]
+fn arbiter_never_splits_a_frame_and_loses_nothing_under_random_timing() {
+    for seed in 1..=4u64 {
+        let lens = |k: u64| {
+            (0..40)
+                .map(|j| 1 + (j * 7 + k * 3 + seed) % 5)
+                .collect::<Vec<_>>()
+        };
+        let frames = [lens(0), lens(1), lens(2)];
+        let beats = run_arbiter(frames.clone(), 60, 70, seed);
+        frames_out(&beats, &frames);
+    }
+}
+
+#[test]
+fn arbiter_serves_busy_inputs_in_turn() {
+    let frames = [vec![2; 20], vec![3; 20], vec![1; 20]];
+    let beats = run_arbiter(frames.clone(), 100, 100, 1);
+    let order = frames_out(&beats, &frames);
+    let want: Vec<u64> = (0..60).map(|k| k % 3).collect();
+    assert_eq!(order, want, "round robin from input 0 after reset");
+}
+
+#[test]
+fn an_input_alone_has_the_whole_output() {
+    let frames = [vec![], vec![4; 30], vec![]];
+    let beats = run_arbiter(frames.clone(), 100, 100, 1);
+    assert_eq!(frames_out(&beats, &frames), vec![1; 30]);
+}
+
+#[test]
+fn board_adapters_are_lint_clean() {
+    let mut c = UsClock::new(250);
+    c.connect_all();
+    verilator_lint("us_clock", &emit(&c)).unwrap();
+    let mut a = FrameArbiter3::default();
+    a.connect_all();
+    verilator_lint("frame_arbiter3", &emit(&a)).unwrap();
+}
