@@ -2,7 +2,7 @@
 //! rust-hdl's simulator and through Verilator's lint.
 
 use horus_hdl_tools::{check::verilator_lint, verilog::emit};
-use horus_pipeline::board::{arbiter::FrameArbiter3, us_clock::UsClock};
+use horus_pipeline::board::{arbiter::FrameArbiter3, demux::FrameDemux3, us_clock::UsClock};
 use rust_hdl::prelude::*;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -223,6 +223,137 @@ fn an_input_alone_has_the_whole_output() {
     assert_eq!(frames_out(&beats, &frames), vec![1; 30]);
 }
 
+/// Sends `frames` (port, beats) through the demultiplexer with the input offering a beat with
+/// `offer_pct` percent chance per cycle (holding it until taken) and each output ready with
+/// `ready_pct`; returns the beats each output took (tag, `tlast`) and the drop count.
+fn run_demux(
+    frames: Vec<(u64, u64)>,
+    offer_pct: u64,
+    ready_pct: u64,
+    seed: u64,
+) -> ([Vec<(u64, bool)>; 3], u64) {
+    let seen = Arc::new(Mutex::new(([Vec::new(), Vec::new(), Vec::new()], 0u64)));
+    let sink = seen.clone();
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<FrameDemux3>| x.clock.next = !x.clock.val());
+    sim.add_testbench(move |mut sim: Sim<FrameDemux3>| {
+        let mut x = sim.init()?;
+        let mut rng = seed.max(1);
+        let mut draw = |pct: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % 100 < pct
+        };
+        x.reset.next = true;
+        wait_clock_true!(sim, clock, x);
+        wait_clock_cycle!(sim, clock, x);
+        x.reset.next = false;
+        let (mut f, mut b, mut offering) = (0usize, 0u64, false);
+        let mut idle = 0;
+        while idle < 20 {
+            if f == frames.len() {
+                idle += 1;
+            }
+            if !offering && f < frames.len() && draw(offer_pct) {
+                offering = true;
+            }
+            let (port, len) = frames.get(f).copied().unwrap_or((0, 1));
+            x.s_tvalid.next = offering;
+            x.s_tdata.next = tag(port, f as u64, b).into();
+            x.s_tkeep.next = 0xffff.into();
+            x.s_tlast.next = b + 1 == len;
+            // Bits above the port number must not matter.
+            x.s_tuser.next = (port | 0xab00).into();
+            x.m0_tready.next = draw(ready_pct);
+            x.m1_tready.next = draw(ready_pct);
+            x.m2_tready.next = draw(ready_pct);
+            wait_clock_false!(sim, clock, x);
+            let outs = [
+                (
+                    x.m0_tvalid.val(),
+                    x.m0_tready.val(),
+                    x.m0_tdata.val(),
+                    x.m0_tlast.val(),
+                ),
+                (
+                    x.m1_tvalid.val(),
+                    x.m1_tready.val(),
+                    x.m1_tdata.val(),
+                    x.m1_tlast.val(),
+                ),
+                (
+                    x.m2_tvalid.val(),
+                    x.m2_tready.val(),
+                    x.m2_tdata.val(),
+                    x.m2_tlast.val(),
+                ),
+            ];
+            assert!(
+                outs.iter().filter(|o| o.0).count() <= usize::from(offering),
+                "a beat offered on one output at most, and only with one on the input"
+            );
+            for (i, (valid, ready, data, last)) in outs.into_iter().enumerate() {
+                if valid && ready {
+                    let t = data.get_bits::<32>(0).index() as u64
+                        | (data.get_bits::<32>(32).index() as u64) << 32;
+                    sink.lock().unwrap().0[i].push((t, last));
+                }
+            }
+            if offering && x.s_tready.val() {
+                offering = false;
+                b += 1;
+                if b == len {
+                    f += 1;
+                    b = 0;
+                }
+            }
+            sink.lock().unwrap().1 = x.dropped.val().index() as u64;
+            wait_clock_true!(sim, clock, x);
+        }
+        sim.done(x)
+    });
+    let mut uut = FrameDemux3::default();
+    uut.connect_all();
+    sim.run(Box::new(uut), 10 * 400_000).unwrap();
+    seen.lock().unwrap().clone()
+}
+
+#[test]
+fn demux_sends_each_frame_whole_to_its_port_and_counts_the_rest() {
+    for seed in 1..=4u64 {
+        let frames: Vec<(u64, u64)> = (0..120u64)
+            .map(|j| {
+                (
+                    [0, 1, 2, 7, 1, 0, 2, 200][((j * 5 + seed) % 8) as usize],
+                    1 + (j * 3 + seed) % 4,
+                )
+            })
+            .collect();
+        let (outs, dropped) = run_demux(frames.clone(), 70, 60, seed);
+        for (port, out) in outs.iter().enumerate() {
+            let want: Vec<(u64, bool)> = frames
+                .iter()
+                .enumerate()
+                .filter(|(_, (p, _))| *p == port as u64)
+                .flat_map(|(f, &(p, len))| {
+                    (0..len).map(move |b| (tag(p, f as u64, b), b + 1 == len))
+                })
+                .collect();
+            assert_eq!(
+                *out, want,
+                "port {port}: its frames, whole and in order (seed {seed})"
+            );
+        }
+        let beyond = frames.iter().filter(|(p, _)| *p > 2).count() as u64;
+        assert!(beyond > 0);
+        assert_eq!(
+            dropped, beyond,
+            "every frame for a port beyond the board counted once"
+        );
+    }
+}
+
 #[test]
 fn board_adapters_are_lint_clean() {
     let mut c = UsClock::new(250);
@@ -231,4 +362,7 @@ fn board_adapters_are_lint_clean() {
     let mut a = FrameArbiter3::default();
     a.connect_all();
     verilator_lint("frame_arbiter3", &emit(&a)).unwrap();
+    let mut d = FrameDemux3::default();
+    d.connect_all();
+    verilator_lint("frame_demux3", &emit(&d)).unwrap();
 }

@@ -6,6 +6,9 @@
 //! - [`us_clock::UsClock`]: `now_us`, a free-running microsecond counter from the core clock.
 //! - [`arbiter::FrameArbiter3`]: three input streams onto one, round robin, never splitting a
 //!   frame.
+//! - [`demux::FrameDemux3`]: the switch's output onto three streams by egress port, a frame for
+//!   a port the board lacks dropped whole and counted.
 
 pub mod arbiter;
+pub mod demux;
 pub mod us_clock;
