@@ -1,5 +1,5 @@
-//! The board adapters (`pipeline/src/board/`): the microsecond clock and the frame arbiter, in
-//! rust-hdl's simulator and through Verilator's lint.
+//! The board adapters (`pipeline/src/board/`): the microsecond clock, the frame arbiter and the
+//! frame demultiplexer, in rust-hdl's simulator and through Verilator's lint.
 
 use horus_hdl_tools::{check::verilator_lint, verilog::emit};
 use horus_pipeline::board::{arbiter::FrameArbiter3, demux::FrameDemux3, us_clock::UsClock};
@@ -83,6 +83,7 @@ fn run_arbiter(frames: [Vec<u64>; 3], offer_pct: u64, ready_pct: u64, seed: u64)
         x.reset.next = false;
         let mut out = 0u64;
         let mut cycles = 0u64;
+        let mut held = None;
         while out < total {
             cycles += 1;
             assert!(cycles < 100 * total + 1000, "the arbiter stalled");
@@ -122,6 +123,20 @@ fn run_arbiter(frames: [Vec<u64>; 3], offer_pct: u64, ready_pct: u64, seed: u64)
                 taken.iter().filter(|&&t| t).count() <= 1,
                 "two inputs taken at once"
             );
+            let now = (
+                x.m_tdata.val().get_bits::<32>(0).index(),
+                x.m_tdata.val().get_bits::<32>(32).index(),
+                x.m_src.val().index(),
+                x.m_tlast.val(),
+            );
+            if let Some(was) = held {
+                assert!(
+                    x.m_tvalid.val(),
+                    "m_tvalid dropped before its beat was taken"
+                );
+                assert_eq!(now, was, "the output changed while it waited for m_tready");
+            }
+            held = (x.m_tvalid.val() && !x.m_tready.val()).then_some(now);
             if x.m_tvalid.val() && x.m_tready.val() {
                 let d = x.m_tdata.val();
                 let t = d.get_bits::<32>(0).index() as u64
@@ -352,6 +367,58 @@ fn demux_sends_each_frame_whole_to_its_port_and_counts_the_rest() {
             "every frame for a port beyond the board counted once"
         );
     }
+}
+
+#[test]
+fn no_beat_moves_during_a_reset() {
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<FrameArbiter3>| {
+        x.clock.next = !x.clock.val()
+    });
+    sim.add_testbench(move |mut sim: Sim<FrameArbiter3>| {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        for reset in [false, true, true, false] {
+            x.reset.next = reset;
+            x.s0_tvalid.next = true;
+            x.s1_tvalid.next = true;
+            x.s2_tvalid.next = true;
+            x.m_tready.next = true;
+            wait_clock_false!(sim, clock, x);
+            let moving =
+                x.m_tvalid.val() || x.s0_tready.val() || x.s1_tready.val() || x.s2_tready.val();
+            assert_eq!(moving, !reset, "arbiter, reset {reset}");
+            wait_clock_true!(sim, clock, x);
+        }
+        sim.done(x)
+    });
+    let mut uut = FrameArbiter3::default();
+    uut.connect_all();
+    sim.run(Box::new(uut), 200).unwrap();
+
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<FrameDemux3>| x.clock.next = !x.clock.val());
+    sim.add_testbench(move |mut sim: Sim<FrameDemux3>| {
+        let mut x = sim.init()?;
+        wait_clock_true!(sim, clock, x);
+        for reset in [false, true, true, false] {
+            x.reset.next = reset;
+            x.s_tvalid.next = true;
+            x.s_tuser.next = 1.into();
+            x.m0_tready.next = true;
+            x.m1_tready.next = true;
+            x.m2_tready.next = true;
+            wait_clock_false!(sim, clock, x);
+            let moving =
+                x.s_tready.val() || x.m0_tvalid.val() || x.m1_tvalid.val() || x.m2_tvalid.val();
+            assert_eq!(moving, !reset, "demultiplexer, reset {reset}");
+            wait_clock_true!(sim, clock, x);
+        }
+        sim.done(x)
+    });
+    let mut uut = FrameDemux3::default();
+    uut.connect_all();
+    sim.run(Box::new(uut), 200).unwrap();
 }
 
 #[test]

@@ -5,7 +5,9 @@
 //! whole output when it alone is.
 //!
 //! The choice for a frame's first beat is made in the cycle the beat is offered, from the inputs'
-//! `tvalid`: no bubble between frames. `m_src` says which input the beat on the output came
+//! `tvalid`: no bubble between frames; once a beat is on the output, the choice holds until the
+//! frame's last beat is taken, so the output is stable while it waits for `m_tready`. During
+//! `reset` no beat moves. `m_src` says which input the beat on the output came
 //! from, for the port mapping behind it. Back-pressure passes straight through: the chosen
 //! input's `tready` is the output's, the others' are low.
 //!
@@ -147,14 +149,22 @@ impl Logic for FrameArbiter3 {
         self.s1_tready.next = self.m_tready.val() & (self.sel.val() == self.in1.val());
         self.s2_tready.next = self.m_tready.val() & (self.sel.val() == self.in2.val());
         self.fire.next = self.m_tvalid.val() & self.m_tready.val();
-        if self.fire.val() {
+        // A beat offered holds the choice until the frame's last beat is taken: a first beat
+        // waiting on `m_tready` keeps its input even if another input's turn comes up, so the
+        // output never changes under a held `m_tvalid`.
+        if self.m_tvalid.val() {
             self.cur.d.next = self.sel.val();
-            self.busy.d.next = !self.m_tlast.val();
-            if self.m_tlast.val() {
+            self.busy.d.next = !(self.fire.val() & self.m_tlast.val());
+            if self.fire.val() & self.m_tlast.val() {
                 self.prev.d.next = self.sel.val();
             }
         }
+        // Nothing moves during a reset.
         if self.reset.val() {
+            self.m_tvalid.next = false;
+            self.s0_tready.next = false;
+            self.s1_tready.next = false;
+            self.s2_tready.next = false;
             self.busy.d.next = false;
             self.cur.d.next = self.in0.val();
             self.prev.d.next = self.in2.val();

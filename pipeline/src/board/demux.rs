@@ -1,9 +1,8 @@
 //! One AXI-Stream output onto three, by the egress port the switch wrote in `tuser[7:0]`: a
 //! frame goes whole to the stream its port names (port 0, 1 or 2), decided on its first beat and
 //! held to its last. A frame for a port the board does not have is taken and dropped whole, and
-//! counted in `dropped` (the switch's configuration is checked against the board's ports before
-//! it is loaded, so this counts only a configuration that went around that check). Back-pressure
-//! comes from the chosen output alone.
+//! counted in `dropped`. Back-pressure comes from the chosen output alone; during `reset` no beat
+//! moves.
 //!
 //! ```text
 //!            ┌── m0 (port 0)
@@ -152,7 +151,12 @@ impl Logic for FrameDemux3 {
                 self.count.d.next = self.count.q.val() + self.one32.val();
             }
         }
+        // Nothing moves during a reset.
         if self.reset.val() {
+            self.s_tready.next = false;
+            self.m0_tvalid.next = false;
+            self.m1_tvalid.next = false;
+            self.m2_tvalid.next = false;
             self.busy.d.next = false;
             self.count.d.next = self.zero32.val();
         }
