@@ -321,7 +321,7 @@ pub struct Depths {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeepEnd {
     pub levels: u64,
-    /// Its cell type and name: "FDRE core.stage11.pass_out".
+    /// Its cell type and name: "FDRE switch.core.pool_avg.out".
     pub to: String,
     /// Where its deepest path starts, named the same way.
     pub from: String,

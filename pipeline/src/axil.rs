@@ -38,8 +38,8 @@ const _: () = assert!(FILE_WORDS.is_power_of_two());
 /// the one-hot `words` and the byte's strobe are set, and keeps `q`'s otherwise. Written byte by
 /// byte so that synthesis gives each byte of the file's flip-flops a clock enable and its data
 /// straight from `wdata`, with no logic per bit, where the same write as a 2,048-bit mask
-/// shifted to the word takes a LUT per bit (the design record in `docs/pipeline-depth-record.md`
-/// has the measured port sizes of both).
+/// shifted to the word takes a LUT per bit (`docs/pipeline.md` has the measured port sizes of
+/// both).
 /// Hand-written Verilog (a generate loop); `update` is the same in Rust, and a test runs both.
 #[derive(LogicBlock, Default)]
 pub struct FileWrite {

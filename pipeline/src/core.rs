@@ -278,9 +278,10 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
 }
 
 impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
-    /// The tables of the core's stages, in the order a pass visits them. The array's length is
-    /// the stage plan's, so a stage added to the core and not to the plan (or the reverse) does
-    /// not compile; `pipeline/tests/core.rs` checks the order against the plan.
+    /// The tables of the core's stages, in the order a pass visits them (the order of the joins
+    /// in `update`, which a new stage joins too). The array's length is the stage plan's, so a
+    /// list one stage longer or shorter does not compile; `pipeline/tests/core.rs` checks the
+    /// order against the plan.
     pub fn tables(&self) -> [Stage; Stage::ALL.len()] {
         [
             self.pool_cfg.table(),

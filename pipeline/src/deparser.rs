@@ -78,7 +78,7 @@
 //! rust-hdl's own `DFF`), with an `update` that does the same in Rust for rust-hdl's simulator.
 //! The tests check both against the model: the Rust side in rust-hdl's simulator, the Verilog in
 //! Verilator. The two top blocks are ordinary `#[hdl_gen]` code; their Verilog lints clean as
-//! `generate_verilog` writes it and after `verilog::normalize`.
+//! `generate_verilog` writes it and after `horus_hdl_tools::verilog::normalize`.
 
 use rust_hdl::prelude::*;
 

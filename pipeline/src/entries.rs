@@ -1,5 +1,5 @@
-//! The entry types of the scheduler's tables, one per table (the two members, load and drift
-//! copies share theirs), in stage order. A table's entry is a `LogicStruct`: its fields are the
+//! The entry types of the scheduler's tables, in stage order (the idle list and the two member
+//! copies share one; the load and drift lists hold a plain `Bits<32>`). A table's entry is a `LogicStruct`: its fields are the
 //! bits of one memory word. The model's entries (`horus_model::sched`) hold the same values;
 //! `readback` encodes those into these for the co-simulation's comparisons.
 
@@ -70,7 +70,7 @@ pub struct IdleIndexEntry {
 /// A load report is due after a change when the new accumulator's up margin is at or above zero
 /// or its down margin below zero. A task more or less adds or subtracts `unit` to all three; a
 /// report, a rescale, a change of `report_delta` and a configuration set them anew. `unit_dec` is
-/// a copy of `unit` (see the module's notes on depth).
+/// a copy of `unit` (`stages/pool_avg.rs` says why, in its notes on depth).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct PoolAvgEntry {
     pub acc: Bits<64>,

@@ -130,9 +130,7 @@ impl<T: Entry> ReadPort<T> {
             beyond: Constant::new((0xffffu64 & !((1u64 << addr_bits) - 1)).into()),
         }
     }
-}
 
-impl<T: Entry> ReadPort<T> {
     /// The stage whose table this is.
     pub fn stage(&self) -> Stage {
         Stage::ALL[self.me.val().index()]

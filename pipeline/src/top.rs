@@ -1,7 +1,7 @@
 //! The top level of a Horus switch: the datapath (`switch.rs`) behind the AXI4-Lite control port
 //! (`axil.rs`), with the port names a SmartNIC shell expects (Corundum's application block,
 //! OpenNIC's 322 MHz box): `clk`, `rst`, `s_axis_*` / `m_axis_*` (512-bit AXI-Stream, the port
-//! in `tuser[7:0]`), `s_axil_*`. `now_us` is the shell's microsecond clock. `trace_*` shows every
+//! in `tuser[7:0]`), `s_axil_*`. `now_us` is microseconds, wrapping (on a board, from `board::us_clock`). `trace_*` shows every
 //! pass entering the stages (`trace_valid`, `trace_pass`), for test benches; unconnected it costs nothing.
 
 use crate::axil::{AXIL_ADDR_BITS, AxiLiteRegs};

@@ -482,8 +482,7 @@ fn core_verilog_is_lint_clean() {
 }
 
 #[test]
-fn core_stages_follow_the_stage_plan_and_set_its_latency() {
+fn core_stages_follow_the_stage_plan() {
     let core = Core::new(Role::Leaf, SEED, TIMEOUT_US);
     assert_eq!(core.tables(), horus_model::sched::Stage::ALL);
-    assert_eq!(CORE_LATENCY, 1 + horus_model::sched::Stage::ALL.len());
 }

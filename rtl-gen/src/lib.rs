@@ -18,6 +18,10 @@ use horus_model::rng::DEFAULT_SEED;
 use std::fs;
 use std::path::Path;
 
+/// Connection-table entries expire after this many microseconds unless `--conn-timeout-us` says
+/// otherwise.
+pub const DEFAULT_CONN_TIMEOUT_US: u32 = 1_000_000;
+
 /// What the outputs are generated for.
 #[derive(Clone, Debug)]
 pub struct Params {
@@ -32,13 +36,13 @@ pub struct Params {
 }
 
 impl Default for Params {
-    /// Both switches at the `default` preset, the model's default seed, a one-second timeout.
+    /// Both switches at the `default` preset, the model's default seed, the default timeout.
     fn default() -> Self {
         Self {
             roles: vec![Role::Leaf, Role::Spine],
             preset: "default".into(),
             seed: DEFAULT_SEED,
-            conn_timeout_us: 1_000_000,
+            conn_timeout_us: DEFAULT_CONN_TIMEOUT_US,
         }
     }
 }

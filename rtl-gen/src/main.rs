@@ -33,7 +33,7 @@ struct Args {
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
     /// Connection-table entries expire after this many microseconds.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = rtl_gen::DEFAULT_CONN_TIMEOUT_US, value_parser = clap::value_parser!(u32).range(1..))]
     conn_timeout_us: u32,
     /// Lint the Verilog with Verilator and synthesize it with Yosys for UltraScale+; print the
     /// resource figures.
