@@ -22,8 +22,14 @@ fn switch_verilog_is_lint_clean() {
 
 #[test]
 fn top_verilog_is_lint_clean() {
-    let mut uut = horus_pipeline::top::HorusTop::<3, 6, 4>::new(Role::Spine, 1, 60);
-    uut.connect_all();
-    let v = horus_hdl_tools::verilog::emit_named(&uut, "horus_spine_small");
-    horus_hdl_tools::check::verilator_lint_top("top", &v, "horus_spine_small").unwrap();
+    struct Emit(String);
+    impl horus_pipeline::presets::WithTop for Emit {
+        type Output = String;
+        fn with<B: Block>(self, top: &B) -> String {
+            horus_hdl_tools::verilog::emit_named(top, &self.0)
+        }
+    }
+    let p = horus_pipeline::presets::preset("small", Role::Spine).unwrap();
+    let v = p.with_top(1, 60, Emit(p.module_name()));
+    horus_hdl_tools::check::verilator_lint_top("top", &v, &p.module_name()).unwrap();
 }
