@@ -42,6 +42,18 @@ fn us_clock_refuses_a_clock_it_cannot_count() {
     UsClock::new(0);
 }
 
+/// A reproducible coin for the test benches: `draw(pct)` is true with `pct` percent chance
+/// (xorshift64 from `seed`).
+fn chance(seed: u64) -> impl FnMut(u64) -> bool {
+    let mut rng = seed.max(1);
+    move |pct| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % 100 < pct
+    }
+}
+
 /// A beat's tag in the low 64 bits of `tdata`: input, frame number, beat number.
 fn tag(src: u64, frame: u64, beat: u64) -> u64 {
     (src << 48) | (frame << 16) | beat
@@ -63,13 +75,7 @@ fn run_arbiter(frames: [Vec<u64>; 3], offer_pct: u64, ready_pct: u64, seed: u64)
     });
     sim.add_testbench(move |mut sim: Sim<FrameArbiter3>| {
         let mut x = sim.init()?;
-        let mut rng = seed.max(1);
-        let mut draw = |pct: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % 100 < pct
-        };
+        let mut draw = chance(seed);
         // Per source: the frames left (length), the frame number, the next beat, whether a
         // beat is on offer.
         let mut left: Vec<VecDeque<u64>> =
@@ -253,13 +259,7 @@ fn run_demux(
     sim.add_clock(5, |x: &mut Box<FrameDemux3>| x.clock.next = !x.clock.val());
     sim.add_testbench(move |mut sim: Sim<FrameDemux3>| {
         let mut x = sim.init()?;
-        let mut rng = seed.max(1);
-        let mut draw = |pct: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % 100 < pct
-        };
+        let mut draw = chance(seed);
         x.reset.next = true;
         wait_clock_true!(sim, clock, x);
         wait_clock_cycle!(sim, clock, x);
