@@ -25,7 +25,7 @@ use crate::deparser::{Rewriter, SignalBuilder};
 use crate::fifo::Fifo;
 use crate::phv::{BUF_BITS, HANDLE_BITS, Phv};
 use horus_model::config::Role;
-use horus_model::wire::PacketType;
+use horus_model::wire::{MIN_FRAME_LEN, PacketType};
 use rust_hdl::prelude::*;
 
 /// The job FIFO holds `2^JOB_BITS` jobs.
@@ -41,6 +41,8 @@ pub struct EgressJob {
     /// Beats of the frame, and the bytes in its last beat (0: 64).
     pub beats: Bits<6>,
     pub tail: Bits<6>,
+    /// The frame's length in bytes (at most 2,048), for `tuser`.
+    pub len: Bits<12>,
     /// One beat: the first beat is the last (decided here, not after the FIFO, which the
     /// emitter's pop then waits on).
     pub single: Bit,
@@ -80,6 +82,8 @@ pub struct OutBeat {
     pub keep: Bits<64>,
     pub last: Bit,
     pub port: Bits<8>,
+    /// The frame's length in bytes, on every beat.
+    pub len: Bits<12>,
 }
 
 /// A beat in the emitter's pipeline.
@@ -92,6 +96,7 @@ pub struct BeatTag {
     pub last: Bit,
     pub keep: Bits<64>,
     pub port: Bits<8>,
+    pub len: Bits<12>,
 }
 
 /// The keep mask of a last beat holding `tail` bytes (0: all 64). Hand-written: rust-hdl has no
@@ -129,17 +134,23 @@ end"
     }
 }
 
-/// `tuser` from a port number: the port in bits 7:0. Hand-written (rust-hdl cannot widen
-/// lint-clean); `update` is the same in Rust.
+/// `tuser` from a frame's egress port and length: the port in bits 7:0, the length in bytes in
+/// bits 27:16, on every beat of the frame (a shell may need the length with the first beat: the
+/// OpenNIC shell's QDMA card-to-host path and its packet adapter's last-beat `tkeep` take it
+/// from `tuser_size`). Hand-written (rust-hdl cannot widen lint-clean); `update` is the same in
+/// Rust.
 #[derive(LogicBlock, Default)]
 pub struct PortToTuser {
     pub port: Signal<In, Bits<8>>,
-    pub tuser: Signal<Out, Bits<16>>,
+    pub len: Signal<In, Bits<12>>,
+    pub tuser: Signal<Out, Bits<32>>,
 }
 
 impl Logic for PortToTuser {
     fn update(&mut self) {
-        self.tuser.next = (self.port.val().index() as u64).into();
+        let port = self.port.val().index() as u64;
+        let len = self.len.val().index() as u64;
+        self.tuser.next = (len << TUSER_LEN_SHIFT | port).into();
     }
 
     fn connect(&mut self) {
@@ -147,9 +158,13 @@ impl Logic for PortToTuser {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom("assign tuser = {8'd0, port};".into())
+        Verilog::Custom("assign tuser = {4'd0, len, 8'd0, port};".into())
     }
 }
+
+/// Where the frame's length starts in the switch's output `tuser` (bits 27:16; the port is in
+/// bits 7:0).
+pub const TUSER_LEN_SHIFT: usize = 16;
 
 /// The frame a control pass's signal is built from (`FrameSwitch::template`): of it
 /// `wire::signal_frame` keeps identification 0, DSCP/ECN 0, DF set (byte 20 = 0x40) and TTL 64
@@ -199,7 +214,8 @@ pub struct Egress {
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     pub m_axis_tlast: Signal<Out, Bit>,
-    pub m_axis_tuser: Signal<Out, Bits<16>>,
+    /// The egress port in bits 7:0, the frame's length in bytes in bits 27:16 (`PortToTuser`).
+    pub m_axis_tuser: Signal<Out, Bits<32>>,
     /// Sticky: a FIFO was pushed while full (the admission rule was broken; never expected).
     pub overflow: Signal<Out, Bit>,
 
@@ -274,6 +290,8 @@ pub struct Egress {
     zero16: Constant<Bits<16>>,
     all_keep: Constant<Bits<64>>,
     signal_keep: Constant<Bits<64>>,
+    /// A signal frame's length: the minimum frame.
+    signal_len: Constant<Bits<12>>,
     out_room: Constant<Bits<5>>,
     t_idle_signal: Constant<Bits<7>>,
     t_idle_remove: Constant<Bits<7>>,
@@ -359,7 +377,8 @@ impl Egress {
             one16: Constant::new(1.into()),
             zero16: Constant::new(0.into()),
             all_keep: Constant::new(u64::MAX.into()),
-            signal_keep: Constant::new(((1u64 << 60) - 1).into()),
+            signal_keep: Constant::new(((1u64 << MIN_FRAME_LEN) - 1).into()),
+            signal_len: Constant::new((MIN_FRAME_LEN as u64).into()),
             // At most four beats are in the emitter's pipeline: issue only while the output
             // FIFO (16 entries) holds at most 11.
             out_room: Constant::new(11.into()),
@@ -405,6 +424,7 @@ impl Logic for Egress {
         // Frames in the buffer are at most 2,048 bytes: 32 beats.
         self.job.next.tail = self.pass.val().len.get_bits::<6>(0);
         self.job.next.beats = self.pass.val().len.get_bits::<6>(6);
+        self.job.next.len = self.pass.val().len.get_bits::<12>(0);
         if self.job.val().tail.any() {
             self.job.next.beats = self.pass.val().len.get_bits::<6>(6) + self.one6.val();
         }
@@ -523,6 +543,7 @@ impl Logic for Egress {
         self.tag.next.last = true;
         self.tag.next.keep = self.signal_keep.val();
         self.tag.next.port = self.head.val().sig_port;
+        self.tag.next.len = self.signal_len.val();
         self.buf_addr.next = self.head.val().start;
         self.done.next = false;
         if self.job_fifo.head_valid.val() {
@@ -542,6 +563,7 @@ impl Logic for Egress {
                         self.tag.next.keep = self.tail_keep.keep.val();
                     }
                     self.tag.next.port = self.head.val().port;
+                    self.tag.next.len = self.head.val().len;
                     self.beat.d.next = self.beat.q.val() + self.one6.val();
                     self.last_r.d.next =
                         self.beat.q.val() + self.two6.val() == self.head.val().beats;
@@ -622,6 +644,7 @@ impl Logic for Egress {
         self.out_beat.next.keep = self.tag4.q.val().keep;
         self.out_beat.next.last = self.tag4.q.val().last;
         self.out_beat.next.port = self.tag4.q.val().port;
+        self.out_beat.next.len = self.tag4.q.val().len;
         self.out_fifo.data.next = self.out_beat.val();
         self.out_fifo.push.next = self.tag4.q.val().valid;
 
@@ -631,6 +654,7 @@ impl Logic for Egress {
         self.m_axis_tkeep.next = self.out_fifo.head.val().keep;
         self.m_axis_tlast.next = self.out_fifo.head.val().last;
         self.to_tuser.port.next = self.out_fifo.head.val().port;
+        self.to_tuser.len.next = self.out_fifo.head.val().len;
         self.m_axis_tuser.next = self.to_tuser.tuser.val();
         self.out_fifo.pop.next = self.m_axis_tready.val();
         self.overflowed.d.next = self.overflowed.q.val()

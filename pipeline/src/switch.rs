@@ -34,13 +34,13 @@ pub struct HorusSwitch<const P: usize, const N: usize, const C: usize> {
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
     pub s_axis_tlast: Signal<In, Bit>,
-    /* AXI-Stream out (egress port in tuser[7:0]). */
+    /* AXI-Stream out (egress port in tuser[7:0], the frame's length in bytes in tuser[27:16]). */
     pub m_axis_tdata: Signal<Out, Bits<512>>,
     pub m_axis_tkeep: Signal<Out, Bits<64>>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     pub m_axis_tlast: Signal<Out, Bit>,
-    pub m_axis_tuser: Signal<Out, Bits<16>>,
+    pub m_axis_tuser: Signal<Out, Bits<32>>,
     /// Microseconds, wrapping (connection-table timeouts).
     pub now_us: Signal<In, Bits<32>>,
     /* Configuration and control passes. */

@@ -1,8 +1,10 @@
 //! The top level of a Horus switch: the datapath (`switch.rs`) behind the AXI4-Lite control port
 //! (`axil.rs`), with the port names a SmartNIC shell expects (Corundum's application block,
 //! OpenNIC's 322 MHz box): `clk`, `rst`, `s_axis_*` / `m_axis_*` (512-bit AXI-Stream, the port
-//! in `tuser[7:0]`), `s_axil_*`. `now_us` is microseconds, wrapping (on a board, from `board::us_clock`). `trace_*` shows every
-//! pass entering the stages (`trace_valid`, `trace_pass`), for test benches; unconnected it costs nothing.
+//! in `tuser[7:0]`; on the output the frame's length in `tuser[27:16]`), `s_axil_*`. `now_us` is
+//! microseconds, wrapping (on a board, from `board::us_clock`). `trace_*` shows every pass
+//! entering the stages (`trace_valid`, `trace_pass`), for test benches; unconnected it costs
+//! nothing.
 
 use crate::axil::{AXIL_ADDR_BITS, AxiLiteRegs};
 use crate::phv::Phv;
@@ -27,7 +29,7 @@ pub struct HorusTop<const P: usize, const N: usize, const C: usize> {
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     pub m_axis_tlast: Signal<Out, Bit>,
-    pub m_axis_tuser: Signal<Out, Bits<16>>,
+    pub m_axis_tuser: Signal<Out, Bits<32>>,
     /* AXI4-Lite. */
     pub s_axil_awaddr: Signal<In, Bits<AXIL_ADDR_BITS>>,
     pub s_axil_awvalid: Signal<In, Bit>,

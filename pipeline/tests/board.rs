@@ -244,15 +244,22 @@ fn an_input_alone_has_the_whole_output() {
     assert_eq!(frames_out(&beats, &frames), vec![1; 30]);
 }
 
-/// Sends `frames` (port, beats) through the demultiplexer with the input offering a beat with
-/// `offer_pct` percent chance per cycle (holding it until taken) and each output ready with
-/// `ready_pct`; returns the beats each output took (tag, `tlast`) and the drop count.
+/// The length in bytes the test benches give frame `f` in `tuser[27:16]`.
+fn frame_bytes(f: u64) -> u64 {
+    60 + (f * 37) % 1989
+}
+
+/// Sends `frames` (port, beats) through a demultiplexer with outputs `present`, the input
+/// offering a beat with `offer_pct` percent chance per cycle (holding it until taken) and each
+/// output ready with `ready_pct`; returns the beats each output took (tag, `tlast`, `m_len`) and
+/// the drop count.
 fn run_demux(
     frames: Vec<(u64, u64)>,
+    present: [bool; 3],
     offer_pct: u64,
     ready_pct: u64,
     seed: u64,
-) -> ([Vec<(u64, bool)>; 3], u64) {
+) -> ([Vec<(u64, bool, u64)>; 3], u64) {
     let seen = Arc::new(Mutex::new(([Vec::new(), Vec::new(), Vec::new()], 0u64)));
     let sink = seen.clone();
     let mut sim = Simulation::new();
@@ -278,8 +285,8 @@ fn run_demux(
             x.s_tdata.next = tag(port, f as u64, b).into();
             x.s_tkeep.next = 0xffff.into();
             x.s_tlast.next = b + 1 == len;
-            // Bits above the port number must not matter.
-            x.s_tuser.next = (port | 0xab00).into();
+            // Bits between the port number and the length must not matter.
+            x.s_tuser.next = (port | 0xab00 | frame_bytes(f as u64) << 16).into();
             x.m0_tready.next = draw(ready_pct);
             x.m1_tready.next = draw(ready_pct);
             x.m2_tready.next = draw(ready_pct);
@@ -312,7 +319,8 @@ fn run_demux(
                 if valid && ready {
                     let t = data.get_bits::<32>(0).index() as u64
                         | (data.get_bits::<32>(32).index() as u64) << 32;
-                    sink.lock().unwrap().0[i].push((t, last));
+                    let len = x.m_len.val().index() as u64;
+                    sink.lock().unwrap().0[i].push((t, last, len));
                 }
             }
             if offering && x.s_tready.val() {
@@ -328,7 +336,7 @@ fn run_demux(
         }
         sim.done(x)
     });
-    let mut uut = FrameDemux3::default();
+    let mut uut = FrameDemux3::new(present);
     uut.connect_all();
     sim.run(Box::new(uut), 10 * 400_000).unwrap();
     seen.lock().unwrap().clone()
@@ -336,7 +344,8 @@ fn run_demux(
 
 #[test]
 fn demux_sends_each_frame_whole_to_its_port_and_counts_the_rest() {
-    for seed in 1..=4u64 {
+    // All three streams, then a board without stream 1 (one MAC port and the host).
+    for (seed, present) in (1..=4u64).zip([[true; 3], [true; 3], [true, false, true], [true; 3]]) {
         let frames: Vec<(u64, u64)> = (0..120u64)
             .map(|j| {
                 (
@@ -345,26 +354,29 @@ fn demux_sends_each_frame_whole_to_its_port_and_counts_the_rest() {
                 )
             })
             .collect();
-        let (outs, dropped) = run_demux(frames.clone(), 70, 60, seed);
+        let has = |p: u64| p < 3 && present[p as usize];
+        let (outs, dropped) = run_demux(frames.clone(), present, 70, 60, seed);
         for (port, out) in outs.iter().enumerate() {
-            let want: Vec<(u64, bool)> = frames
+            let want: Vec<(u64, bool, u64)> = frames
                 .iter()
                 .enumerate()
-                .filter(|(_, (p, _))| *p == port as u64)
+                .filter(|(_, (p, _))| *p == port as u64 && has(*p))
                 .flat_map(|(f, &(p, len))| {
-                    (0..len).map(move |b| (tag(p, f as u64, b), b + 1 == len))
+                    (0..len)
+                        .map(move |b| (tag(p, f as u64, b), b + 1 == len, frame_bytes(f as u64)))
                 })
                 .collect();
             assert_eq!(
                 *out, want,
-                "port {port}: its frames, whole and in order (seed {seed})"
+                "port {port}: its frames, whole and in order, each beat with its frame's \
+                 length (seed {seed}, present {present:?})"
             );
         }
-        let beyond = frames.iter().filter(|(p, _)| *p > 2).count() as u64;
+        let beyond = frames.iter().filter(|(p, _)| !has(*p)).count() as u64;
         assert!(beyond > 0);
         assert_eq!(
             dropped, beyond,
-            "every frame for a port beyond the board counted once"
+            "every frame for a port the board lacks counted once (present {present:?})"
         );
     }
 }

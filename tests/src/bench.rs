@@ -16,6 +16,7 @@ use anyhow::{Result, bail};
 use horus_model::config::Config;
 use horus_model::sched::frame::{FramePass, FrameResubmit, FrameSwitch, InFrame, OutFrame};
 use horus_model::sched::{ControlOp, config_ops};
+use horus_pipeline::egress::TUSER_LEN_SHIFT;
 use horus_pipeline::phv::Phv;
 use horus_pipeline::presets::Preset;
 use horus_pipeline::readback::{self, RB_WORDS};
@@ -389,6 +390,8 @@ fn run_inner(
     let mut last_beat_at: Vec<u64> = vec![0; slots.len()];
     let mut out_frame: Vec<u8> = Vec::new();
     let mut out_started = 0u64;
+    // The output frame's `tuser` (port and length), which every beat of the frame must repeat.
+    let mut out_tuser = 0u64;
     // The shell's microsecond clock starts 100 ms before it wraps, so that every run crosses the
     // wrap (the bench advances it about once every five cycles): connection timeouts and the
     // idle-repair gap compare wrapping times.
@@ -552,8 +555,15 @@ fn run_inner(
             let data = dut.get(&ports.m_tdata);
             let keep = dut.get_u64(&ports.m_tkeep);
             let n = keep.trailing_ones() as usize;
+            let tuser = dut.get_u64(&ports.m_tuser);
             if out_frame.is_empty() {
                 out_started = dut.cycles;
+                out_tuser = tuser;
+            } else if tuser != out_tuser {
+                bail!(
+                    "cycle {}: tuser {tuser:#x} inside a frame that began with {out_tuser:#x}",
+                    dut.cycles
+                );
             }
             r.beats_out += 1;
             if keep != u64::MAX && keep >> n != 0 {
@@ -561,7 +571,15 @@ fn run_inner(
             }
             out_frame.extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
             if dut.get_bit(&ports.m_tlast) {
-                let port = dut.get_u64(&ports.m_tuser) as u8;
+                let port = tuser as u8;
+                let len = (tuser >> TUSER_LEN_SHIFT) & 0xfff;
+                if len != out_frame.len() as u64 {
+                    bail!(
+                        "cycle {}: tuser gives a length of {len} bytes to a frame of {}",
+                        dut.cycles,
+                        out_frame.len()
+                    );
+                }
                 r.frames_out += 1;
                 // The frame is compared where it was gathered; the buffer is kept for the next.
                 let got = |frame: &[u8]| OutFrame {

@@ -1,8 +1,9 @@
 //! One AXI-Stream output onto three, by the egress port the switch wrote in `tuser[7:0]`: a
 //! frame goes whole to the stream its port names (port 0, 1 or 2), decided on its first beat and
-//! held to its last. A frame for a port the board does not have is taken and dropped whole, and
-//! counted in `dropped`. Back-pressure comes from the chosen output alone; during `reset` no beat
-//! moves.
+//! held to its last. A frame for a port the board does not have (above 2, or a stream the board
+//! leaves out, [`FrameDemux3::new`]) is taken and dropped whole, and counted in `dropped`.
+//! Back-pressure comes from the chosen output alone; during `reset` no beat moves. `m_len` is the
+//! frame's length in bytes (`tuser[27:16]`), on every beat, for the shells' `tuser`.
 //!
 //! ```text
 //!            ┌── m0 (port 0)
@@ -23,8 +24,8 @@ pub struct FrameDemux3 {
     pub s_tvalid: Signal<In, Bit>,
     pub s_tready: Signal<Out, Bit>,
     pub s_tlast: Signal<In, Bit>,
-    /// The egress port in bits 7..0.
-    pub s_tuser: Signal<In, Bits<16>>,
+    /// The egress port in bits 7..0, the frame's length in bytes in bits 27..16.
+    pub s_tuser: Signal<In, Bits<32>>,
     /* Output 0. */
     pub m0_tdata: Signal<Out, Bits<512>>,
     pub m0_tkeep: Signal<Out, Bits<64>>,
@@ -43,6 +44,8 @@ pub struct FrameDemux3 {
     pub m2_tvalid: Signal<Out, Bit>,
     pub m2_tready: Signal<In, Bit>,
     pub m2_tlast: Signal<Out, Bit>,
+    /// The length in bytes of the frame whose beat is on the outputs.
+    pub m_len: Signal<Out, Bits<12>>,
     /// Frames dropped for a port beyond the board's, wrapping.
     pub dropped: Signal<Out, Bits<32>>,
     /// A frame is in progress, to `cur` (3: dropped).
@@ -54,7 +57,10 @@ pub struct FrameDemux3 {
     fire: Signal<Local, Bit>,
     /// The port field's bits above the stream number (the rest of `tuser` is not read: the name
     /// matches Verilator's `--unused-regexp`).
-    tuser_unused: Signal<Local, Bits<16>>,
+    tuser_unused: Signal<Local, Bits<32>>,
+    /// The streams the board has, bit `i` for output `i` (bit 3 clear: indexed by the port's
+    /// two low bits, always in range).
+    present: Constant<Bits<4>>,
     out0: Constant<Bits<2>>,
     out1: Constant<Bits<2>>,
     out2: Constant<Bits<2>>,
@@ -65,7 +71,21 @@ pub struct FrameDemux3 {
 }
 
 impl Default for FrameDemux3 {
+    /// All three outputs present.
     fn default() -> Self {
+        Self::new([true; 3])
+    }
+}
+
+impl FrameDemux3 {
+    /// A demultiplexer whose output `i` exists when `present[i]`; frames for an absent output
+    /// are dropped and counted as for a port beyond 2 (its `tvalid` stays low).
+    pub fn new(present: [bool; 3]) -> Self {
+        let mask = present
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| u64::from(p) << i)
+            .sum::<u64>();
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -90,6 +110,7 @@ impl Default for FrameDemux3 {
             m2_tvalid: Default::default(),
             m2_tready: Default::default(),
             m2_tlast: Default::default(),
+            m_len: Default::default(),
             dropped: Default::default(),
             busy: Default::default(),
             cur: Default::default(),
@@ -97,6 +118,7 @@ impl Default for FrameDemux3 {
             dest: Default::default(),
             fire: Default::default(),
             tuser_unused: Default::default(),
+            present: Constant::new(mask.into()),
             out0: Constant::new(0.into()),
             out1: Constant::new(1.into()),
             out2: Constant::new(2.into()),
@@ -117,7 +139,12 @@ impl Logic for FrameDemux3 {
         self.dest.next = self.cur.q.val();
         if !self.busy.q.val() {
             self.dest.next = self.drop.val();
-            if self.s_tuser.val().get_bits::<8>(0) < self.streams.val() {
+            if (self.s_tuser.val().get_bits::<8>(0) < self.streams.val())
+                & self
+                    .present
+                    .val()
+                    .get_bit(self.s_tuser.val().get_bits::<2>(0).index())
+            {
                 self.dest.next = self.s_tuser.val().get_bits::<2>(0);
             }
         }
@@ -130,6 +157,7 @@ impl Logic for FrameDemux3 {
         self.m2_tdata.next = self.s_tdata.val();
         self.m2_tkeep.next = self.s_tkeep.val();
         self.m2_tlast.next = self.s_tlast.val();
+        self.m_len.next = self.s_tuser.val().get_bits::<12>(16);
         self.m0_tvalid.next = self.s_tvalid.val() & (self.dest.val() == self.out0.val());
         self.m1_tvalid.next = self.s_tvalid.val() & (self.dest.val() == self.out1.val());
         self.m2_tvalid.next = self.s_tvalid.val() & (self.dest.val() == self.out2.val());
