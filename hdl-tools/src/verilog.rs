@@ -74,18 +74,27 @@ pub fn keep_cuts(v: &str) -> String {
 }
 
 /// Marks the `q` of every flip-flop module (`module <name>(d,q,clock);`, rust-hdl's `DFF`) with
-/// `(* shreg_extract = "no" *)`.
+/// `(* shreg_extract = "no" *)`, and that of a synchronizer's flip-flop (a `DFF` whose name ends
+/// in `_meta` or `_sync`: the two flip-flops a signal from another clock domain goes through)
+/// with `(* ASYNC_REG = "TRUE" *)` too, so that Vivado places the pair together and treats the
+/// first as possibly metastable.
 pub fn no_shift_registers(v: &str) -> String {
     let mut out = String::with_capacity(v.len() + v.len() / 64);
-    let mut in_dff = false;
+    let (mut in_dff, mut sync) = (false, false);
     for line in v.split_inclusive('\n') {
         let t = line.trim_start();
         if t.starts_with("module ") {
-            in_dff = t.trim_end().ends_with("(d,q,clock);");
+            let name = t.trim_end().strip_suffix("(d,q,clock);");
+            in_dff = name.is_some();
+            sync = name.is_some_and(|n| n.ends_with("_meta") || n.ends_with("_sync"));
         } else if in_dff && t.starts_with("output reg ") && t.trim_end().ends_with(" q;") {
             in_dff = false;
             out.push_str(&line[..line.len() - t.len()]);
-            out.push_str("(* shreg_extract = \"no\" *) ");
+            if sync {
+                out.push_str("(* ASYNC_REG = \"TRUE\", shreg_extract = \"no\" *) ");
+            } else {
+                out.push_str("(* shreg_extract = \"no\" *) ");
+            }
             out.push_str(t);
             continue;
         }
@@ -251,6 +260,23 @@ mod tests {
              (* shreg_extract = \"no\" *) output reg  [3:0] q;\nendmodule\nmodule t$b(x,q);\n    \
              output reg  q;\nendmodule\n",
             "only a DFF module's q is marked"
+        );
+    }
+
+    #[test]
+    fn synchronizer_flip_flops_are_async_registers() {
+        let v = "module t$c$ack_meta(d,q,clock);\n    output reg  q;\nendmodule\n\
+                 module t$c$req_sync(d,q,clock);\n    output reg  q;\nendmodule\n\
+                 module t$c$synced(d,q,clock);\n    output reg  q;\nendmodule\n";
+        assert_eq!(
+            normalize(v),
+            "module t$c$ack_meta(d,q,clock);\n    \
+             (* ASYNC_REG = \"TRUE\", shreg_extract = \"no\" *) output reg  q;\nendmodule\n\
+             module t$c$req_sync(d,q,clock);\n    \
+             (* ASYNC_REG = \"TRUE\", shreg_extract = \"no\" *) output reg  q;\nendmodule\n\
+             module t$c$synced(d,q,clock);\n    \
+             (* shreg_extract = \"no\" *) output reg  q;\nendmodule\n",
+            "DFFs named *_meta and *_sync are marked ASYNC_REG, no other"
         );
     }
 

@@ -249,6 +249,9 @@ fn frame_bytes(f: u64) -> u64 {
     60 + (f * 37) % 1989
 }
 
+/// A beat a demultiplexer's output took: its tag, `tlast`, `m_len`.
+type OutBeat = (u64, bool, u64);
+
 /// Sends `frames` (port, beats) through a demultiplexer with outputs `present`, the input
 /// offering a beat with `offer_pct` percent chance per cycle (holding it until taken) and each
 /// output ready with `ready_pct`; returns the beats each output took (tag, `tlast`, `m_len`) and
@@ -259,7 +262,7 @@ fn run_demux(
     offer_pct: u64,
     ready_pct: u64,
     seed: u64,
-) -> ([Vec<(u64, bool, u64)>; 3], u64) {
+) -> ([Vec<OutBeat>; 3], u64) {
     let seen = Arc::new(Mutex::new(([Vec::new(), Vec::new(), Vec::new()], 0u64)));
     let sink = seen.clone();
     let mut sim = Simulation::new();
@@ -357,7 +360,7 @@ fn demux_sends_each_frame_whole_to_its_port_and_counts_the_rest() {
         let has = |p: u64| p < 3 && present[p as usize];
         let (outs, dropped) = run_demux(frames.clone(), present, 70, 60, seed);
         for (port, out) in outs.iter().enumerate() {
-            let want: Vec<(u64, bool, u64)> = frames
+            let want: Vec<OutBeat> = frames
                 .iter()
                 .enumerate()
                 .filter(|(_, (p, _))| *p == port as u64 && has(*p))

@@ -3,6 +3,8 @@
 //! inputs (a stream per MAC port and per host queue), a microsecond clock it must make itself,
 //! and an AXI4-Lite window; the switch has one input, one output and a `now_us` input.
 //!
+//! - [`axil_cdc::AxilCdc`]: the shell's AXI4-Lite window (32-bit addresses, whole-word writes,
+//!   its own clock) onto the switch's register port, one transaction at a time.
 //! - [`us_clock::UsClock`]: `now_us`, a free-running microsecond counter from the core clock.
 //! - [`arbiter::FrameArbiter3`]: three input streams onto one, round robin, never splitting a
 //!   frame.
@@ -10,5 +12,6 @@
 //!   a port the board lacks dropped whole and counted.
 
 pub mod arbiter;
+pub mod axil_cdc;
 pub mod demux;
 pub mod us_clock;

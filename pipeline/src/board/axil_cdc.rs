@@ -1,0 +1,365 @@
+//! A shell's AXI4-Lite window onto the switch's register port, across clock domains.
+//!
+//! The OpenNIC shell gives a plug-in its register window at `axil_aclk` (125 MHz), 32-bit
+//! addresses and no `wstrb`; the switch's registers (`axil::AxiLiteRegs`) run at the core clock
+//! (250 MHz) with 12-bit addresses and `wstrb`. This bridge takes one transaction at a time on
+//! its slave side (`s_*`, clock `s_clock`), hands it to the master side (`m_*`, clock `m_clock`)
+//! by a toggle that crosses through two flip-flops, and returns the response by a toggle the
+//! other way. Address, data and response stay in their registers, unchanged, from the toggle
+//! that announces them until the toggle that answers it, so they cross as stable values: the
+//! bridge is correct for any two clocks (the shell's two are related, 2:1 and phase-aligned; a
+//! NetFPGA-PLUS datapath has one clock for both sides, which works the same).
+//!
+//! - A write is whole words (the OpenNIC window has no `wstrb`): the master side writes all four
+//!   bytes.
+//! - An address at or above the switch's window (`2^AXIL_ADDR_BITS` bytes) is answered
+//!   `SLVERR` on the slave side at once, without crossing (reads return 0), so the 1 MiB window of
+//!   the shell never aliases the switch's 4 KiB.
+//! - A read is taken before a write when both wait and nothing of the write has been accepted;
+//!   once one of a write's address or data is taken, the write goes first.
+//! - `s_reset` (slave domain) and `m_reset` (master domain) are synchronous and must overlap: the
+//!   board's reset holds both (`board::opennic`). After a reset nothing is in flight.
+//!
+//! ```text
+//!  s_clock:  AW+W / AR -> hold addr, data; req ^= 1 ──sync──> m_clock: issue on m_*; wait B / R
+//!            B / R <- resp, rdata            <──sync── ack ^= 1; hold resp, rdata
+//! ```
+
+use crate::axil::AXIL_ADDR_BITS;
+use rust_hdl::prelude::*;
+
+/// `bresp` / `rresp` for an address outside the switch's window.
+const SLVERR: u64 = 0b10;
+
+#[derive(LogicBlock)]
+pub struct AxilCdc {
+    /* Slave side: the shell's window, at `s_clock`. */
+    pub s_clock: Signal<In, Clock>,
+    pub s_reset: Signal<In, Bit>,
+    pub s_awaddr: Signal<In, Bits<32>>,
+    pub s_awvalid: Signal<In, Bit>,
+    pub s_awready: Signal<Out, Bit>,
+    pub s_wdata: Signal<In, Bits<32>>,
+    pub s_wvalid: Signal<In, Bit>,
+    pub s_wready: Signal<Out, Bit>,
+    pub s_bresp: Signal<Out, Bits<2>>,
+    pub s_bvalid: Signal<Out, Bit>,
+    pub s_bready: Signal<In, Bit>,
+    pub s_araddr: Signal<In, Bits<32>>,
+    pub s_arvalid: Signal<In, Bit>,
+    pub s_arready: Signal<Out, Bit>,
+    pub s_rdata: Signal<Out, Bits<32>>,
+    pub s_rresp: Signal<Out, Bits<2>>,
+    pub s_rvalid: Signal<Out, Bit>,
+    pub s_rready: Signal<In, Bit>,
+    /* Master side: the switch's register port, at `m_clock`. */
+    pub m_clock: Signal<In, Clock>,
+    pub m_reset: Signal<In, Bit>,
+    pub m_awaddr: Signal<Out, Bits<AXIL_ADDR_BITS>>,
+    pub m_awvalid: Signal<Out, Bit>,
+    pub m_awready: Signal<In, Bit>,
+    pub m_wdata: Signal<Out, Bits<32>>,
+    pub m_wstrb: Signal<Out, Bits<4>>,
+    pub m_wvalid: Signal<Out, Bit>,
+    pub m_wready: Signal<In, Bit>,
+    pub m_bresp: Signal<In, Bits<2>>,
+    pub m_bvalid: Signal<In, Bit>,
+    pub m_bready: Signal<Out, Bit>,
+    pub m_araddr: Signal<Out, Bits<AXIL_ADDR_BITS>>,
+    pub m_arvalid: Signal<Out, Bit>,
+    pub m_arready: Signal<In, Bit>,
+    pub m_rdata: Signal<In, Bits<32>>,
+    pub m_rresp: Signal<In, Bits<2>>,
+    pub m_rvalid: Signal<In, Bit>,
+    pub m_rready: Signal<Out, Bit>,
+
+    /* Slave domain. */
+    /// A write's address and data taken (they may come in either order).
+    aw_got: DFF<Bit>,
+    w_got: DFF<Bit>,
+    /// The transaction held for the master side: a write (else a read), its address and data.
+    is_write: DFF<Bit>,
+    addr: DFF<Bits<32>>,
+    wdata: DFF<Bits<32>>,
+    /// Handed to the master side, waiting for its answer.
+    busy: DFF<Bit>,
+    req: DFF<Bit>,
+    /// The master side's `ack`, through two flip-flops (`_meta`, `_sync`: marked `ASYNC_REG`),
+    /// and the value last seen.
+    ack_meta: DFF<Bit>,
+    ack_sync: DFF<Bit>,
+    ack_seen: DFF<Bit>,
+    bvalid: DFF<Bit>,
+    bresp: DFF<Bits<2>>,
+    rvalid: DFF<Bit>,
+    rdata: DFF<Bits<32>>,
+    rresp: DFF<Bits<2>>,
+    /* Master domain. */
+    req_meta: DFF<Bit>,
+    req_sync: DFF<Bit>,
+    req_seen: DFF<Bit>,
+    /// A transaction is under way on the master port: its address (and data) not yet taken,
+    /// its response not yet come.
+    m_busy: DFF<Bit>,
+    aw_pending: DFF<Bit>,
+    w_pending: DFF<Bit>,
+    ar_pending: DFF<Bit>,
+    ack: DFF<Bit>,
+    /// The response, held for the slave side from the `ack` toggle on.
+    m_resp: DFF<Bits<2>>,
+    m_data: DFF<Bits<32>>,
+
+    s_idle: Signal<Local, Bit>,
+    take_ar: Signal<Local, Bit>,
+    take_aw: Signal<Local, Bit>,
+    take_w: Signal<Local, Bit>,
+    /// A transaction complete on the slave side this cycle, and its address outside the window.
+    launch: Signal<Local, Bit>,
+    launch_write: Signal<Local, Bit>,
+    launch_addr: Signal<Local, Bits<32>>,
+    outside: Signal<Local, Bit>,
+    m_start: Signal<Local, Bit>,
+    all_bytes: Constant<Bits<4>>,
+    /// The switch's window: `2^AXIL_ADDR_BITS` bytes.
+    window: Constant<Bits<32>>,
+    slverr: Constant<Bits<2>>,
+    zero32: Constant<Bits<32>>,
+}
+
+impl Default for AxilCdc {
+    fn default() -> Self {
+        Self {
+            s_clock: Default::default(),
+            s_reset: Default::default(),
+            s_awaddr: Default::default(),
+            s_awvalid: Default::default(),
+            s_awready: Default::default(),
+            s_wdata: Default::default(),
+            s_wvalid: Default::default(),
+            s_wready: Default::default(),
+            s_bresp: Default::default(),
+            s_bvalid: Default::default(),
+            s_bready: Default::default(),
+            s_araddr: Default::default(),
+            s_arvalid: Default::default(),
+            s_arready: Default::default(),
+            s_rdata: Default::default(),
+            s_rresp: Default::default(),
+            s_rvalid: Default::default(),
+            s_rready: Default::default(),
+            m_clock: Default::default(),
+            m_reset: Default::default(),
+            m_awaddr: Default::default(),
+            m_awvalid: Default::default(),
+            m_awready: Default::default(),
+            m_wdata: Default::default(),
+            m_wstrb: Default::default(),
+            m_wvalid: Default::default(),
+            m_wready: Default::default(),
+            m_bresp: Default::default(),
+            m_bvalid: Default::default(),
+            m_bready: Default::default(),
+            m_araddr: Default::default(),
+            m_arvalid: Default::default(),
+            m_arready: Default::default(),
+            m_rdata: Default::default(),
+            m_rresp: Default::default(),
+            m_rvalid: Default::default(),
+            m_rready: Default::default(),
+            aw_got: Default::default(),
+            w_got: Default::default(),
+            is_write: Default::default(),
+            addr: Default::default(),
+            wdata: Default::default(),
+            busy: Default::default(),
+            req: Default::default(),
+            ack_meta: Default::default(),
+            ack_sync: Default::default(),
+            ack_seen: Default::default(),
+            bvalid: Default::default(),
+            bresp: Default::default(),
+            rvalid: Default::default(),
+            rdata: Default::default(),
+            rresp: Default::default(),
+            req_meta: Default::default(),
+            req_sync: Default::default(),
+            req_seen: Default::default(),
+            m_busy: Default::default(),
+            aw_pending: Default::default(),
+            w_pending: Default::default(),
+            ar_pending: Default::default(),
+            ack: Default::default(),
+            m_resp: Default::default(),
+            m_data: Default::default(),
+            s_idle: Default::default(),
+            take_ar: Default::default(),
+            take_aw: Default::default(),
+            take_w: Default::default(),
+            launch: Default::default(),
+            launch_write: Default::default(),
+            launch_addr: Default::default(),
+            outside: Default::default(),
+            m_start: Default::default(),
+            all_bytes: Constant::new(0xf.into()),
+            window: Constant::new((1u64 << AXIL_ADDR_BITS).into()),
+            slverr: Constant::new(SLVERR.into()),
+            zero32: Constant::new(0.into()),
+        }
+    }
+}
+
+impl Logic for AxilCdc {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, s_clock, aw_got, w_got, is_write, addr, wdata, busy, req, ack_meta, ack_sync,
+            ack_seen, bvalid, bresp, rvalid, rdata, rresp
+        );
+        dff_setup!(
+            self, m_clock, req_meta, req_sync, req_seen, m_busy, aw_pending, w_pending, ar_pending,
+            ack, m_resp, m_data
+        );
+
+        // ---- Slave domain: take one transaction, hold it, answer it.
+        self.s_idle.next = !self.busy.q.val() & !self.bvalid.q.val() & !self.rvalid.q.val();
+        self.take_ar.next =
+            self.s_idle.val() & !self.aw_got.q.val() & !self.w_got.q.val() & self.s_arvalid.val();
+        self.take_aw.next =
+            self.s_idle.val() & !self.aw_got.q.val() & !self.take_ar.val() & self.s_awvalid.val();
+        self.take_w.next =
+            self.s_idle.val() & !self.w_got.q.val() & !self.take_ar.val() & self.s_wvalid.val();
+        self.s_arready.next = self.take_ar.val();
+        self.s_awready.next = self.take_aw.val();
+        self.s_wready.next = self.take_w.val();
+        if self.take_aw.val() {
+            self.aw_got.d.next = true;
+            self.addr.d.next = self.s_awaddr.val();
+        }
+        if self.take_w.val() {
+            self.w_got.d.next = true;
+            self.wdata.d.next = self.s_wdata.val();
+        }
+        if self.take_ar.val() {
+            self.addr.d.next = self.s_araddr.val();
+        }
+        // A write is complete when both its halves are in (this cycle or before).
+        self.launch_write.next =
+            (self.aw_got.q.val() | self.take_aw.val()) & (self.w_got.q.val() | self.take_w.val());
+        self.launch.next = self.take_ar.val() | self.launch_write.val();
+        self.launch_addr.next = self.s_araddr.val();
+        if !self.take_ar.val() {
+            self.launch_addr.next = self.addr.q.val();
+            if self.take_aw.val() {
+                self.launch_addr.next = self.s_awaddr.val();
+            }
+        }
+        self.outside.next = self.launch_addr.val() >= self.window.val();
+        if self.launch.val() {
+            self.aw_got.d.next = false;
+            self.w_got.d.next = false;
+            self.is_write.d.next = self.launch_write.val();
+            if self.outside.val() {
+                // Answered here, without crossing.
+                if self.launch_write.val() {
+                    self.bvalid.d.next = true;
+                    self.bresp.d.next = self.slverr.val();
+                } else {
+                    self.rvalid.d.next = true;
+                    self.rresp.d.next = self.slverr.val();
+                    self.rdata.d.next = self.zero32.val();
+                }
+            } else {
+                self.busy.d.next = true;
+                self.req.d.next = !self.req.q.val();
+            }
+        }
+        // The answer: the master side's `ack` toggled; its response and data are stable.
+        self.ack_meta.d.next = self.ack.q.val();
+        self.ack_sync.d.next = self.ack_meta.q.val();
+        if self.busy.q.val() & (self.ack_sync.q.val() != self.ack_seen.q.val()) {
+            self.ack_seen.d.next = self.ack_sync.q.val();
+            self.busy.d.next = false;
+            if self.is_write.q.val() {
+                self.bvalid.d.next = true;
+                self.bresp.d.next = self.m_resp.q.val();
+            } else {
+                self.rvalid.d.next = true;
+                self.rresp.d.next = self.m_resp.q.val();
+                self.rdata.d.next = self.m_data.q.val();
+            }
+        }
+        if self.bvalid.q.val() & self.s_bready.val() {
+            self.bvalid.d.next = false;
+        }
+        if self.rvalid.q.val() & self.s_rready.val() {
+            self.rvalid.d.next = false;
+        }
+        self.s_bvalid.next = self.bvalid.q.val();
+        self.s_bresp.next = self.bresp.q.val();
+        self.s_rvalid.next = self.rvalid.q.val();
+        self.s_rresp.next = self.rresp.q.val();
+        self.s_rdata.next = self.rdata.q.val();
+        if self.s_reset.val() {
+            self.aw_got.d.next = false;
+            self.w_got.d.next = false;
+            self.busy.d.next = false;
+            self.bvalid.d.next = false;
+            self.rvalid.d.next = false;
+            self.req.d.next = false;
+            self.ack_seen.d.next = false;
+            self.ack_meta.d.next = false;
+            self.ack_sync.d.next = false;
+        }
+
+        // ---- Master domain: a new `req` starts the held transaction on the switch's port.
+        self.req_meta.d.next = self.req.q.val();
+        self.req_sync.d.next = self.req_meta.q.val();
+        self.m_start.next = !self.m_busy.q.val() & (self.req_sync.q.val() != self.req_seen.q.val());
+        if self.m_start.val() {
+            self.req_seen.d.next = self.req_sync.q.val();
+            self.m_busy.d.next = true;
+            self.aw_pending.d.next = self.is_write.q.val();
+            self.w_pending.d.next = self.is_write.q.val();
+            self.ar_pending.d.next = !self.is_write.q.val();
+        }
+        self.m_awaddr.next = self.addr.q.val().get_bits::<AXIL_ADDR_BITS>(0);
+        self.m_araddr.next = self.addr.q.val().get_bits::<AXIL_ADDR_BITS>(0);
+        self.m_wdata.next = self.wdata.q.val();
+        self.m_wstrb.next = self.all_bytes.val();
+        self.m_awvalid.next = self.aw_pending.q.val();
+        self.m_wvalid.next = self.w_pending.q.val();
+        self.m_arvalid.next = self.ar_pending.q.val();
+        if self.aw_pending.q.val() & self.m_awready.val() {
+            self.aw_pending.d.next = false;
+        }
+        if self.w_pending.q.val() & self.m_wready.val() {
+            self.w_pending.d.next = false;
+        }
+        if self.ar_pending.q.val() & self.m_arready.val() {
+            self.ar_pending.d.next = false;
+        }
+        self.m_bready.next = self.m_busy.q.val();
+        self.m_rready.next = self.m_busy.q.val();
+        if self.m_busy.q.val() & self.m_bvalid.val() {
+            self.m_busy.d.next = false;
+            self.m_resp.d.next = self.m_bresp.val();
+            self.ack.d.next = !self.ack.q.val();
+        }
+        if self.m_busy.q.val() & self.m_rvalid.val() {
+            self.m_busy.d.next = false;
+            self.m_resp.d.next = self.m_rresp.val();
+            self.m_data.d.next = self.m_rdata.val();
+            self.ack.d.next = !self.ack.q.val();
+        }
+        if self.m_reset.val() {
+            self.m_busy.d.next = false;
+            self.aw_pending.d.next = false;
+            self.w_pending.d.next = false;
+            self.ar_pending.d.next = false;
+            self.ack.d.next = false;
+            self.req_seen.d.next = false;
+            self.req_meta.d.next = false;
+            self.req_sync.d.next = false;
+        }
+    }
+}
