@@ -2,6 +2,8 @@
 //! pipeline (`HorusTop<P, N, C>`: `2^P` pools, `2^N` node slots, `2^C` connection entries), so
 //! a preset is one instantiation; `rtl-gen --preset` picks one.
 
+use crate::board::boards::Board;
+use crate::board::opennic::OpenNicBox;
 use crate::top::HorusTop;
 use horus_model::config::{Role, Sizes};
 use rust_hdl::prelude::Block;
@@ -66,6 +68,18 @@ pub fn names() -> Vec<&'static str> {
     v
 }
 
+/// `$build!(P, N, C)` for the preset's sizes: each preset is one instantiation.
+macro_rules! for_sizes {
+    ($preset:expr, $build:ident) => {
+        match ($preset.pool_bits, $preset.node_bits, $preset.conn_bits) {
+            (6, 12, 10) => $build!(6, 12, 10),
+            (6, 10, 10) => $build!(6, 10, 10),
+            (3, 6, 4) => $build!(3, 6, 4),
+            other => unreachable!("no instantiation for sizes {other:?}"),
+        }
+    };
+}
+
 impl Preset {
     /// The model's sizes for this preset (what the co-simulation's reference runs with).
     pub fn sizes(&self) -> Sizes {
@@ -115,12 +129,42 @@ impl Preset {
                 w.with(&s)
             }};
         }
-        match (self.pool_bits, self.node_bits, self.conn_bits) {
-            (6, 12, 10) => build!(6, 12, 10),
-            (6, 10, 10) => build!(6, 10, 10),
-            (3, 6, 4) => build!(3, 6, 4),
-            other => unreachable!("no instantiation for sizes {other:?}"),
+        for_sizes!(self, build)
+    }
+
+    /// The same for the switch inside `board`'s plug-in (`board::opennic::OpenNicBox` for an
+    /// OpenNIC board).
+    pub fn with_box<W: WithTop>(
+        &self,
+        board: &'static Board,
+        seed: u64,
+        conn_timeout_us: u32,
+        w: W,
+    ) -> W::Output {
+        let me = *self;
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || me.with_box_here(board, seed, conn_timeout_us, w))
+            .expect("spawning the builder thread")
+            .join()
+            .expect("the builder thread finished")
+    }
+
+    fn with_box_here<W: WithTop>(
+        &self,
+        board: &'static Board,
+        seed: u64,
+        conn_timeout_us: u32,
+        w: W,
+    ) -> W::Output {
+        macro_rules! build {
+            ($p:literal, $n:literal, $c:literal) => {{
+                let mut s = OpenNicBox::<$p, $n, $c>::new(board, self.role, seed, conn_timeout_us);
+                s.connect_all();
+                w.with(&s)
+            }};
         }
+        for_sizes!(self, build)
     }
 }
 

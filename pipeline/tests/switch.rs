@@ -33,3 +33,21 @@ fn top_verilog_is_lint_clean() {
     let v = p.with_top(1, 60, Emit(p.module_name()));
     horus_hdl_tools::check::verilator_lint_top("top", &v, &p.module_name()).unwrap();
 }
+
+#[test]
+fn opennic_box_verilog_is_lint_clean() {
+    struct Emit;
+    impl horus_pipeline::presets::WithTop for Emit {
+        type Output = String;
+        fn with<B: Block>(self, top: &B) -> String {
+            horus_hdl_tools::verilog::emit_named(top, "horus_box")
+        }
+    }
+    // Two MAC ports, and one (a stream left out).
+    for board in ["au250", "au50"] {
+        let b = horus_pipeline::board::boards::board(board).unwrap();
+        let p = horus_pipeline::presets::preset("small", Role::Leaf).unwrap();
+        let v = p.with_box(b, 1, 60, Emit);
+        horus_hdl_tools::check::verilator_lint_top(board, &v, "horus_box").unwrap();
+    }
+}

@@ -55,9 +55,15 @@ pub struct FrameArbiter3 {
     cur: DFF<Bits<2>>,
     /// The input that sent the last frame: the round robin starts after it.
     prev: DFF<Bits<2>>,
-    /// The input that has the output this cycle.
+    /// The input that has the output this cycle (for the state and the readies), and the same
+    /// for the output's multiplexer.
+    pick: Choice3,
+    pick_out: Choice3,
     sel: Signal<Local, Bits<2>>,
-    /// Its beat was taken.
+    sel_out: Signal<Local, Bits<2>>,
+    /// It offers a beat (outside a reset), that beat is its frame's last, and it was taken.
+    offered: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
     fire: Signal<Local, Bit>,
     in0: Constant<Bits<2>>,
     in1: Constant<Bits<2>>,
@@ -93,7 +99,12 @@ impl Default for FrameArbiter3 {
             busy: Default::default(),
             cur: Default::default(),
             prev: Default::default(),
+            pick: Default::default(),
+            pick_out: Default::default(),
             sel: Default::default(),
+            sel_out: Default::default(),
+            offered: Default::default(),
+            last: Default::default(),
             fire: Default::default(),
             in0: Constant::new(0.into()),
             in1: Constant::new(1.into()),
@@ -106,68 +117,136 @@ impl Logic for FrameArbiter3 {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, busy, cur, prev);
-        // The input with the output: the frame in progress, or the first input after `prev`
-        // that offers a beat (`prev` itself last).
-        self.sel.next = self.cur.q.val();
-        if !self.busy.q.val() {
-            self.sel.next = self.prev.q.val();
-            if self.prev.q.val() == self.in0.val() {
-                if self.s1_tvalid.val() {
-                    self.sel.next = self.in1.val();
-                } else if self.s2_tvalid.val() {
-                    self.sel.next = self.in2.val();
-                }
-            } else if self.prev.q.val() == self.in1.val() {
-                if self.s2_tvalid.val() {
-                    self.sel.next = self.in2.val();
-                } else if self.s0_tvalid.val() {
-                    self.sel.next = self.in0.val();
-                }
-            } else if self.s0_tvalid.val() {
-                self.sel.next = self.in0.val();
-            } else if self.s1_tvalid.val() {
-                self.sel.next = self.in1.val();
-            }
-        }
+        // The input with the output, twice: `pick` for the state and the readies, `pick_out`
+        // for the output's multiplexer.
+        self.pick.busy.next = self.busy.q.val();
+        self.pick.cur.next = self.cur.q.val();
+        self.pick.prev.next = self.prev.q.val();
+        self.pick.v0.next = self.s0_tvalid.val();
+        self.pick.v1.next = self.s1_tvalid.val();
+        self.pick.v2.next = self.s2_tvalid.val();
+        self.pick_out.busy.next = self.busy.q.val();
+        self.pick_out.cur.next = self.cur.q.val();
+        self.pick_out.prev.next = self.prev.q.val();
+        self.pick_out.v0.next = self.s0_tvalid.val();
+        self.pick_out.v1.next = self.s1_tvalid.val();
+        self.pick_out.v2.next = self.s2_tvalid.val();
+        self.sel.next = self.pick.sel.val();
+        self.sel_out.next = self.pick_out.sel.val();
+        // The output: the chosen input's beat, from `sel_out`, a copy of the choice that no
+        // statement reading `m_tready` shares. Verilator splits an always block into groups of
+        // statements that share variables and orders the groups; were the output's group to
+        // read `m_tready`, a consumer whose ready is made in a block that also reads the data
+        // (the switch's ingress) would close a combinational loop in Verilator's eyes
+        // (UNOPTFLAT), though none exists in the logic.
         self.m_tdata.next = self.s0_tdata.val();
         self.m_tkeep.next = self.s0_tkeep.val();
-        self.m_tvalid.next = self.s0_tvalid.val();
+        self.m_tvalid.next = self.s0_tvalid.val() & !self.reset.val();
         self.m_tlast.next = self.s0_tlast.val();
-        if self.sel.val() == self.in1.val() {
+        if self.sel_out.val() == self.in1.val() {
             self.m_tdata.next = self.s1_tdata.val();
             self.m_tkeep.next = self.s1_tkeep.val();
-            self.m_tvalid.next = self.s1_tvalid.val();
+            self.m_tvalid.next = self.s1_tvalid.val() & !self.reset.val();
             self.m_tlast.next = self.s1_tlast.val();
-        } else if self.sel.val() == self.in2.val() {
+        } else if self.sel_out.val() == self.in2.val() {
             self.m_tdata.next = self.s2_tdata.val();
             self.m_tkeep.next = self.s2_tkeep.val();
-            self.m_tvalid.next = self.s2_tvalid.val();
+            self.m_tvalid.next = self.s2_tvalid.val() & !self.reset.val();
             self.m_tlast.next = self.s2_tlast.val();
         }
-        self.m_src.next = self.sel.val();
-        self.s0_tready.next = self.m_tready.val() & (self.sel.val() == self.in0.val());
-        self.s1_tready.next = self.m_tready.val() & (self.sel.val() == self.in1.val());
-        self.s2_tready.next = self.m_tready.val() & (self.sel.val() == self.in2.val());
-        self.fire.next = self.m_tvalid.val() & self.m_tready.val();
+        self.m_src.next = self.sel_out.val();
+        // The same valid and last for the state, from the inputs (not read back from `m_*`).
+        self.offered.next = self.s0_tvalid.val();
+        self.last.next = self.s0_tlast.val();
+        if self.sel.val() == self.in1.val() {
+            self.offered.next = self.s1_tvalid.val();
+            self.last.next = self.s1_tlast.val();
+        } else if self.sel.val() == self.in2.val() {
+            self.offered.next = self.s2_tvalid.val();
+            self.last.next = self.s2_tlast.val();
+        }
+        self.s0_tready.next =
+            self.m_tready.val() & (self.sel.val() == self.in0.val()) & !self.reset.val();
+        self.s1_tready.next =
+            self.m_tready.val() & (self.sel.val() == self.in1.val()) & !self.reset.val();
+        self.s2_tready.next =
+            self.m_tready.val() & (self.sel.val() == self.in2.val()) & !self.reset.val();
+        self.fire.next = self.offered.val() & self.m_tready.val();
         // A beat offered holds the choice until the frame's last beat is taken: a first beat
         // waiting on `m_tready` keeps its input even if another input's turn comes up, so the
         // output never changes under a held `m_tvalid`.
-        if self.m_tvalid.val() {
+        if self.offered.val() {
             self.cur.d.next = self.sel.val();
-            self.busy.d.next = !(self.fire.val() & self.m_tlast.val());
-            if self.fire.val() & self.m_tlast.val() {
+            self.busy.d.next = !(self.fire.val() & self.last.val());
+            if self.fire.val() & self.last.val() {
                 self.prev.d.next = self.sel.val();
             }
         }
         // Nothing moves during a reset.
         if self.reset.val() {
-            self.m_tvalid.next = false;
-            self.s0_tready.next = false;
-            self.s1_tready.next = false;
-            self.s2_tready.next = false;
             self.busy.d.next = false;
             self.cur.d.next = self.in0.val();
             self.prev.d.next = self.in2.val();
+        }
+    }
+}
+
+/// The round robin's choice: the frame in progress (`cur`, while `busy`), or else the first
+/// input after `prev` that offers a beat (`prev` itself last, and when none does).
+#[derive(LogicBlock)]
+pub struct Choice3 {
+    pub busy: Signal<In, Bit>,
+    pub cur: Signal<In, Bits<2>>,
+    pub prev: Signal<In, Bits<2>>,
+    pub v0: Signal<In, Bit>,
+    pub v1: Signal<In, Bit>,
+    pub v2: Signal<In, Bit>,
+    pub sel: Signal<Out, Bits<2>>,
+    in0: Constant<Bits<2>>,
+    in1: Constant<Bits<2>>,
+    in2: Constant<Bits<2>>,
+}
+
+impl Default for Choice3 {
+    fn default() -> Self {
+        Self {
+            busy: Default::default(),
+            cur: Default::default(),
+            prev: Default::default(),
+            v0: Default::default(),
+            v1: Default::default(),
+            v2: Default::default(),
+            sel: Default::default(),
+            in0: Constant::new(0.into()),
+            in1: Constant::new(1.into()),
+            in2: Constant::new(2.into()),
+        }
+    }
+}
+
+impl Logic for Choice3 {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.sel.next = self.cur.val();
+        if !self.busy.val() {
+            self.sel.next = self.prev.val();
+            if self.prev.val() == self.in0.val() {
+                if self.v1.val() {
+                    self.sel.next = self.in1.val();
+                } else if self.v2.val() {
+                    self.sel.next = self.in2.val();
+                }
+            } else if self.prev.val() == self.in1.val() {
+                if self.v2.val() {
+                    self.sel.next = self.in2.val();
+                } else if self.v0.val() {
+                    self.sel.next = self.in0.val();
+                }
+            } else if self.v0.val() {
+                self.sel.next = self.in0.val();
+            } else if self.v1.val() {
+                self.sel.next = self.in1.val();
+            }
         }
     }
 }

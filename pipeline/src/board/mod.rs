@@ -5,6 +5,9 @@
 //!
 //! - [`axil_cdc::AxilCdc`]: the shell's AXI4-Lite window (32-bit addresses, whole-word writes,
 //!   its own clock) onto the switch's register port, one transaction at a time.
+//! - [`boards`]: the boards (shell, part, clock, ports), one description each.
+//! - [`opennic::OpenNicBox`]: all of the above around the switch, as the OpenNIC shell's
+//!   250 MHz box plug-in.
 //! - [`us_clock::UsClock`]: `now_us`, a free-running microsecond counter from the core clock.
 //! - [`arbiter::FrameArbiter3`]: three input streams onto one, round robin, never splitting a
 //!   frame.
@@ -13,5 +16,7 @@
 
 pub mod arbiter;
 pub mod axil_cdc;
+pub mod boards;
 pub mod demux;
+pub mod opennic;
 pub mod us_clock;
