@@ -6,8 +6,9 @@
 //! itself: it prints the accesses for a driver script or a memory-mapped I/O tool to make, and
 //! decodes words read; it does not read the counters.
 //!
-//! - `horusctl check CONFIG` validates a configuration, for the model and for the hardware (a
-//!   size preset with its table sizes, at most four spines), and prints the control passes.
+//! - `horusctl check CONFIG [--board B]` validates a configuration, for the model and for the
+//!   hardware (a size preset with its table sizes, at most four spines; with `--board`, ports
+//!   the board has, which CONFIG may name: `port = "cmac1"`), and prints the control passes.
 //! - `horusctl writes CONFIG` prints the register writes that configure a freshly loaded switch,
 //!   one per line (`write ADDR VALUE`, and `wait-idle` where software must wait for `CTL_BUSY` to
 //!   read 0), for a driver script or a memory-mapped I/O tool.
@@ -23,6 +24,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use horus_model::config::Config;
 use horus_model::sched::{ControlOp, Scheduler, Stage};
+use horus_pipeline::board::boards;
 use horus_pipeline::readback::{self, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
 
@@ -43,11 +45,18 @@ enum Cmd {
     Check {
         /// The switch configuration (TOML).
         config: PathBuf,
+        /// The board the switch runs on: its ports may be named in CONFIG (`port = "cmac1"`),
+        /// and a port it lacks is refused.
+        #[arg(long, value_parser = board_name)]
+        board: Option<String>,
     },
     /// Print the AXI4-Lite register writes that program a freshly loaded switch.
     Writes {
         /// The switch configuration (TOML).
         config: PathBuf,
+        /// The board the switch runs on (as for `check`).
+        #[arg(long, value_parser = board_name)]
+        board: Option<String>,
     },
     /// Print the register accesses that read entry INDEX of a table back.
     Read {
@@ -115,8 +124,23 @@ fn hardware_preset(cfg: &Config) -> Result<horus_pipeline::presets::Preset> {
     })
 }
 
-fn load(config: &Path) -> Result<Config> {
-    let cfg = Config::from_file(config).with_context(|| format!("{}", config.display()))?;
+fn board_name(s: &str) -> Result<String, String> {
+    match boards::board(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(format!(
+            "unknown board; one of: {}",
+            boards::names().join(", ")
+        )),
+    }
+}
+
+/// Loads `config` for the hardware: for `board` when given (its port names, its ports only).
+fn load(config: &Path, board: Option<&str>) -> Result<Config> {
+    let cfg = match board.and_then(boards::board) {
+        Some(b) => Config::from_file_for(config, &b.port_names()),
+        None => Config::from_file(config),
+    }
+    .with_context(|| format!("{}", config.display()))?;
     RegFile::switch_config(&cfg)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("{}: not for the hardware", config.display()))?;
@@ -211,8 +235,8 @@ fn run(cmd: Cmd) -> Result<String> {
                 readback::describe(stage, &w)
             )?;
         }
-        Cmd::Writes { config } => {
-            let cfg = load(config.as_path())?;
+        Cmd::Writes { config, board } => {
+            let cfg = load(config.as_path(), board.as_deref())?;
             let regs = RegFile::switch_config(&cfg).map_err(anyhow::Error::msg)?;
             writeln!(out, "# {}: the switch's registers", config.display())?;
             for w in regmap::switch_words() {
@@ -233,8 +257,8 @@ fn run(cmd: Cmd) -> Result<String> {
                 sched.control(op)?;
             }
         }
-        Cmd::Check { config } => {
-            let cfg = load(config.as_path())?;
+        Cmd::Check { config, board } => {
+            let cfg = load(config.as_path(), board.as_deref())?;
             let preset = hardware_preset(&cfg)?;
             let ops = horus_model::sched::config_ops(&cfg);
             // Run them through the model: what the model refuses, the hardware would too.
@@ -262,6 +286,15 @@ fn run(cmd: Cmd) -> Result<String> {
                 preset.module_name(),
                 preset.name
             )?;
+            if let Some(b) = board.as_deref().and_then(boards::board) {
+                writeln!(
+                    out,
+                    "board: {} ({}), ports {}",
+                    b.name,
+                    b.title,
+                    b.port_list()
+                )?;
+            }
         }
     }
     Ok(out)

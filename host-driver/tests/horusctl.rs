@@ -159,3 +159,51 @@ fn every_command_ends_quietly_when_its_reader_goes_away() {
         assert!(stderr.is_empty(), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn check_with_a_board_takes_its_port_names_and_refuses_a_port_it_lacks() {
+    let out = horusctl(&["check", "--board", "au250", &config("au250-leaf.toml")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("port 0 dst_id 13"),
+        "workers on cmac0 (port 0): {text}"
+    );
+    assert!(
+        text.contains("board: au250 (AMD Alveo U250), ports cmac0 (0), cmac1 (1), host0 (2)"),
+        "{text}"
+    );
+    // The U50 has one MAC port: no cmac1.
+    let out = horusctl(&["check", "--board", "au50", &config("au250-leaf.toml")]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "switch.pass_through_port: au50 has no port named \"cmac1\"; its ports: cmac0 (0), \
+             host0 (2)"
+        ),
+        "{err}"
+    );
+    // Without a board, a named port says what it needs.
+    let out = horusctl(&["check", &config("au250-leaf.toml")]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("needs the board")
+    );
+    // The writes resolve the names the same way.
+    let out = horusctl(&["writes", "--board", "au250", &config("au250-leaf.toml")]);
+    assert!(out.status.success());
+    let out = horusctl(&["check", "--board", "au9000", &config("au250-leaf.toml")]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("unknown board; one of: au250")
+    );
+}

@@ -43,6 +43,11 @@
 //! [`Config::to_toml_string`] writes a config back in the same format; parsing that text gives an
 //! equal [`Config`].
 //!
+//! A configuration for a board may name its ports (`port = "cmac1"`, `control_port = "host0"`)
+//! instead of numbering them: [`Config::from_toml_str_for`] and [`Config::from_file_for`] take the
+//! board's [`PortNames`], turn names into numbers and refuse a port the board lacks, naming the
+//! key. Without a board, a named port is an error that says so.
+//!
 //! Errors ([`ConfigError`]) name the offending key as a path such as `pools[2].nodes[3].id`; when
 //! a config has several problems, the first one in document order (`switch`, `sizes`, `defaults`,
 //! `spines`, `pools` in the order of the fields of each entry) is reported.
@@ -364,10 +369,67 @@ impl Config {
     /// # Ok::<(), horus_model::config::ConfigError>(())
     /// ```
     pub fn from_toml_str(s: &str) -> Result<Config, ConfigError> {
-        let raw: RawConfig = toml::from_str(s).map_err(|e| ConfigError::Parse {
+        match toml::from_str::<RawConfig>(s) {
+            Ok(raw) => Config::try_from(raw),
+            Err(e) => {
+                // A port given by name is valid only for a target that names its ports: say so
+                // rather than toml's "expected u8".
+                if let Ok(mut table) = s.parse::<toml::Table>() {
+                    resolve_port_names(&mut table, None)?;
+                }
+                Err(ConfigError::Parse {
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Parses, resolves and validates a config for a target whose ports are `ports`: a port
+    /// (`pass_through_port`, `control_port`, a spine's or a node's `port`) may be given by its
+    /// name there (`port = "cmac1"`) or by number, and must be one of the target's.
+    ///
+    /// ```
+    /// use horus_model::config::{Config, PortNames};
+    ///
+    /// let board = PortNames::new("au250", &[("cmac0", 0), ("cmac1", 1), ("host0", 2)]);
+    /// let text = r#"
+    ///     [switch]
+    ///     role = "spine"
+    ///     id = 1
+    ///     mac = "02:00:00:00:01:01"
+    ///     ip = "10.0.1.1"
+    ///     pass_through_port = "cmac1"
+    ///     control_port = "host0"
+    /// "#;
+    /// let config = Config::from_toml_str_for(text, &board)?;
+    /// assert_eq!(config.switch.control_port, 2);
+    /// let wrong = text.replace(r#""cmac1""#, "7");
+    /// let e = Config::from_toml_str_for(&wrong, &board).unwrap_err();
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "switch.pass_through_port: au250 has no port 7; its ports: cmac0 (0), cmac1 (1), host0 (2)"
+    /// );
+    /// # Ok::<(), horus_model::config::ConfigError>(())
+    /// ```
+    pub fn from_toml_str_for(s: &str, ports: &PortNames) -> Result<Config, ConfigError> {
+        let mut table = s.parse::<toml::Table>().map_err(|e| ConfigError::Parse {
             message: e.to_string(),
         })?;
+        resolve_port_names(&mut table, Some(ports))?;
+        let raw =
+            RawConfig::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Parse {
+                message: e.to_string(),
+            })?;
         Config::try_from(raw)
+    }
+
+    /// [`Config::from_toml_str_for`] on a file.
+    pub fn from_file_for(path: &Path, ports: &PortNames) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Config::from_toml_str_for(&text, ports)
     }
 
     /// Reads, parses, resolves and validates a config file.
@@ -786,6 +848,122 @@ impl TryFrom<RawConfig> for Config {
         config.check(Some(&raw))?;
         Ok(config)
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Port names.
+
+/// The ports of a target (a board): the names a configuration may use for them and their
+/// numbers. The boards' own lists are in `horus_pipeline::board::boards`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortNames {
+    /// The target's name, for messages (`au250`).
+    pub target: String,
+    /// Each port's name and number.
+    pub ports: Vec<(String, u8)>,
+}
+
+impl PortNames {
+    pub fn new(target: &str, ports: &[(&str, u8)]) -> PortNames {
+        PortNames {
+            target: target.to_string(),
+            ports: ports.iter().map(|&(n, p)| (n.to_string(), p)).collect(),
+        }
+    }
+
+    fn list(&self) -> String {
+        self.ports
+            .iter()
+            .map(|(n, p)| format!("{n} ({p})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The number for a port value as written (a name or a number), or why it is not one.
+    fn number(&self, value: &toml::Value) -> Result<Option<u8>, String> {
+        let n = match value {
+            toml::Value::String(name) => match self.ports.iter().find(|(n, _)| n == name) {
+                Some(&(_, p)) => p,
+                None => {
+                    return Err(format!(
+                        "{} has no port named {name:?}; its ports: {}",
+                        self.target,
+                        self.list()
+                    ));
+                }
+            },
+            // Not a port number at all: the schema's check says what is wrong.
+            toml::Value::Integer(i) => match u8::try_from(*i) {
+                Ok(p) => p,
+                Err(_) => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        if self.ports.iter().any(|&(_, p)| p == n) {
+            Ok(Some(n))
+        } else {
+            Err(format!(
+                "{} has no port {n}; its ports: {}",
+                self.target,
+                self.list()
+            ))
+        }
+    }
+}
+
+/// Replaces each port given by name with its number, for `ports`, and checks each port is one of
+/// its numbers; with no `ports`, a port given by name is an error.
+fn resolve_port_names(
+    table: &mut toml::Table,
+    ports: Option<&PortNames>,
+) -> Result<(), ConfigError> {
+    let fix = |key: String, value: &mut toml::Value| -> Result<(), ConfigError> {
+        match ports {
+            None => {
+                if let toml::Value::String(name) = value {
+                    return Err(invalid(
+                        key,
+                        format!(
+                            "a port named {name:?} needs the board that names it (horusctl \
+                             check --board B; rtl-gen --board B --config FILE)"
+                        ),
+                    ));
+                }
+            }
+            Some(ports) => {
+                if let Some(n) = ports.number(value).map_err(|m| invalid(key, m))? {
+                    *value = toml::Value::Integer(i64::from(n));
+                }
+            }
+        }
+        Ok(())
+    };
+    if let Some(toml::Value::Table(sw)) = table.get_mut("switch") {
+        for k in ["pass_through_port", "control_port"] {
+            if let Some(v) = sw.get_mut(k) {
+                fix(format!("switch.{k}"), v)?;
+            }
+        }
+    }
+    if let Some(toml::Value::Array(spines)) = table.get_mut("spines") {
+        for (i, sp) in spines.iter_mut().enumerate() {
+            if let Some(v) = sp.get_mut("port") {
+                fix(format!("spines[{i}].port"), v)?;
+            }
+        }
+    }
+    if let Some(toml::Value::Array(pools)) = table.get_mut("pools") {
+        for (i, pool) in pools.iter_mut().enumerate() {
+            if let Some(toml::Value::Array(nodes)) = pool.get_mut("nodes") {
+                for (j, node) in nodes.iter_mut().enumerate() {
+                    if let Some(v) = node.get_mut("port") {
+                        fix(format!("pools[{i}].nodes[{j}].port"), v)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

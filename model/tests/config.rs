@@ -1085,3 +1085,72 @@ proptest! {
         prop_assert_eq!(Config::from_toml_str(&c.to_toml_string()), Ok(c));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Port names (a board's)
+
+fn au250() -> horus_model::config::PortNames {
+    horus_model::config::PortNames::new("au250", &[("cmac0", 0), ("cmac1", 1), ("host0", 2)])
+}
+
+#[test]
+fn ports_may_be_named_for_a_board_at_every_port_key() {
+    let text = leaf(&leaf_pool(7, 12, "", &[0, 1]))
+        .replace("pass_through_port = 1", "pass_through_port = \"cmac1\"")
+        .replace("control_port = 0", "control_port = \"host0\"")
+        .replace("port = 2\n", "port = \"cmac0\"\n")
+        .replacen("port = 8\n", "port = \"cmac1\"\n", 1)
+        .replacen("port = 8\n", "port = 0\n", 1);
+    let c = Config::from_toml_str_for(&text, &au250()).unwrap();
+    assert_eq!(c.switch.pass_through_port, 1);
+    assert_eq!(c.switch.control_port, 2);
+    assert_eq!(c.spines[0].port, 0);
+    assert_eq!(c.pools[0].nodes[0].port, 1);
+    assert_eq!(
+        c.pools[0].nodes[1].port, 0,
+        "a number the board has is kept"
+    );
+}
+
+#[test]
+fn a_port_the_board_lacks_is_refused_naming_the_key() {
+    let base = leaf(&leaf_pool(7, 12, "", &[0]));
+    let cases = [
+        (
+            base.replace("port = 8\n", "port = \"cmac2\"\n"),
+            "pools[0].nodes[0].port: au250 has no port named \"cmac2\"; its ports: cmac0 (0), \
+             cmac1 (1), host0 (2)",
+        ),
+        (
+            base.replace("port = 8\n", "port = 1\n")
+                .replace("port = 2\n", "port = 5\n"),
+            "spines[0].port: au250 has no port 5; its ports: cmac0 (0), cmac1 (1), host0 (2)",
+        ),
+        (
+            base.replace("port = 8\n", "port = 1\n"),
+            "switch.pass_through_port: au250 has no port 1; its ports: cmac0 (0), host0 (2)",
+        ),
+    ];
+    let one_mac = horus_model::config::PortNames::new("au50", &[("cmac0", 0), ("host0", 2)]);
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let (ports, want) = if i == 2 {
+            (&one_mac, want.replace("au250", "au50"))
+        } else {
+            (&au250(), want.to_string())
+        };
+        let e = Config::from_toml_str_for(text, ports).unwrap_err();
+        assert!(matches!(e, ConfigError::Invalid { .. }), "{e:?}");
+        assert_eq!(e.to_string(), want);
+    }
+}
+
+#[test]
+fn a_port_name_without_a_board_says_it_needs_one() {
+    let text = leaf(&leaf_pool(7, 12, "", &[0])).replace("port = 8\n", "port = \"cmac0\"\n");
+    let e = Config::from_toml_str(&text).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "pools[0].nodes[0].port: a port named \"cmac0\" needs the board that names it (horusctl \
+         check --board B; rtl-gen --board B --config FILE)"
+    );
+}

@@ -14,6 +14,7 @@
 //! streams and clocks; NetFPGA-PLUS's `hw/lib/common/hdl/top.v` for its streams and clock; the
 //! parts' resources from AMD's UltraScale+ tables (DS890) as Vivado reports them.
 
+use horus_model::config::PortNames;
 use std::fmt;
 
 /// The shell a board's bitstream is built with.
@@ -215,6 +216,13 @@ impl Board {
             .iter()
             .filter(|p| p.kind == PortKind::Mac)
             .count()
+    }
+
+    /// Its ports for loading a configuration that names them
+    /// ([`horus_model::config::Config::from_file_for`]).
+    pub fn port_names(&self) -> PortNames {
+        let ports: Vec<(&str, u8)> = self.ports.iter().map(|p| (p.name, p.number)).collect();
+        PortNames::new(self.name, &ports)
     }
 
     /// Its ports as `name (number)`, for messages.
