@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use horus_hdl_tools::check::{SynthReport, TARGET_LUT_LEVELS};
+use horus_pipeline::board::boards::Board;
 
 /// Lint and synthesis of one switch, with its figures.
 pub fn check(name: &str, verilog: &str, paths: bool) -> Result<()> {
@@ -22,6 +23,56 @@ pub fn check(name: &str, verilog: &str, paths: bool) -> Result<()> {
     );
     print!("{}", depth_report(name, &r, paths));
     Ok(())
+}
+
+/// Lint and synthesis of a board's plug-in inside the stub of its shell's box (top module
+/// `top`), with its figures as a share of the board's part; returns the figures.
+pub fn check_board(
+    board: &Board,
+    name: &str,
+    in_box: &str,
+    top: &str,
+    paths: bool,
+) -> Result<SynthReport> {
+    let start = std::time::Instant::now();
+    horus_hdl_tools::check::verilator_lint_top(name, in_box, top)
+        .map_err(|e| anyhow::anyhow!("{name} in {top}: Verilator lint failed:\n{e}"))?;
+    println!(
+        "{name} in {top}: verilator --lint-only -Wall clean ({:.1} s)",
+        start.elapsed().as_secs_f64()
+    );
+    let start = std::time::Instant::now();
+    let r = horus_hdl_tools::check::yosys_synth_top(name, in_box, top)
+        .map_err(|e| anyhow::anyhow!("{name} in {top}: Yosys synthesis failed:\n{e}"))?;
+    println!(
+        "{name} in {top}: synth_xilinx -family xcup -uram -nowidelut -nosrl: {r:#} ({:.0} s)",
+        start.elapsed().as_secs_f64()
+    );
+    print!("{}", utilization(board, &r));
+    print!("{}", depth_report(name, &r, paths));
+    Ok(r)
+}
+
+/// The figures of `r` as a share of `board`'s part, one line per resource.
+pub fn utilization(board: &Board, r: &SynthReport) -> String {
+    use std::fmt::Write;
+    let part = &board.part;
+    let mut s = format!("{} ({}):\n", board.name, part.name);
+    let rows = [
+        ("LUTs", r.luts as f64, part.luts),
+        ("FFs", r.ffs as f64, part.ffs),
+        ("RAMB36", r.ramb36, part.ramb36),
+        ("URAM", r.urams as f64, part.uram),
+        ("DSP", r.dsps as f64, part.dsp),
+    ];
+    for (what, used, has) in rows {
+        let _ = writeln!(
+            s,
+            "  {what:<7} {used:>9} of {has:>9}  {:6.2} %",
+            100.0 * used / has as f64
+        );
+    }
+    s
 }
 
 /// Where the logic is deeper than the target: the deepest path cell by cell, and the registers

@@ -7,8 +7,10 @@
 //!
 //! Each generated output is one module of [`outputs`] implementing [`Output`], listed once in
 //! [`OUTPUTS`]: a new target (a board wrapper, a P4 program) is a new module and a new entry.
-//! [`check`] lints and synthesizes the switches' Verilog (`--check`).
+//! [`check`] lints and synthesizes the switches' Verilog (`--check`). [`boards`] writes what a
+//! shell needs to build the switch for a board (`--board`).
 
+pub mod boards;
 pub mod check;
 pub mod outputs;
 

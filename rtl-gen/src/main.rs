@@ -1,16 +1,20 @@
 //! `cargo run -p rtl-gen`: writes every output of the `rtl_gen` library into `build/` (or `--out`),
 //! and says where; `--check` runs Verilator's lint and a Yosys synthesis for UltraScale+ on the
-//! switches' Verilog and prints the resource figures.
+//! switches' Verilog and prints the resource figures. `--board B` writes the board target instead
+//! (`build/B/`: the shell's plug-in and a README), for one switch (`--role`, default leaf), and
+//! checks a configuration against the board with `--config`.
 
 use std::fs;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Parser;
 use clap::ValueEnum;
 use horus_model::config::Role;
 use horus_model::rng::DEFAULT_SEED;
+use horus_pipeline::board::boards;
 use horus_pipeline::presets;
+use rtl_gen::boards::BoardParams;
 use rtl_gen::{Params, check, outputs, write_if_changed};
 
 #[derive(Parser, Debug)]
@@ -22,9 +26,16 @@ struct Args {
     /// Output folder.
     #[arg(long, default_value = "build")]
     out: PathBuf,
-    /// Which switch to generate.
-    #[arg(long, value_enum, default_value_t = Which::Both)]
-    role: Which,
+    /// Which switch to generate (default: both; with `--board`, the leaf).
+    #[arg(long, value_enum)]
+    role: Option<Which>,
+    /// Write the target for this board (`build/BOARD/`) instead of the switches' sources.
+    #[arg(long, value_parser = board_name)]
+    board: Option<String>,
+    /// With `--board`: a switch configuration to check against the board (its ports), the role
+    /// and the preset.
+    #[arg(long, requires = "board")]
+    config: Option<PathBuf>,
     /// Table sizes: `default` (leaf: 64 pools, 4,096 worker slots; spine: 64 pools, 1,024 leaf
     /// slots; 1,024 connection entries) or `small` (8 pools, 64 nodes, 16 connections).
     #[arg(long, default_value = "default", value_parser = preset_name)]
@@ -36,7 +47,8 @@ struct Args {
     #[arg(long, default_value_t = rtl_gen::DEFAULT_CONN_TIMEOUT_US, value_parser = clap::value_parser!(u32).range(1..))]
     conn_timeout_us: u32,
     /// Lint the Verilog with Verilator and synthesize it with Yosys for UltraScale+; print the
-    /// resource figures.
+    /// resource figures (with `--board`: the plug-in inside a stub of the shell's box, and its
+    /// share of the board's part).
     #[arg(long)]
     check: bool,
     /// With `--check`: print the deepest path into every register deeper than the target, cell
@@ -63,10 +75,23 @@ fn preset_name(s: &str) -> Result<String, String> {
     }
 }
 
+fn board_name(s: &str) -> Result<String, String> {
+    match boards::board(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(format!(
+            "unknown board; one of: {}",
+            boards::names().join(", ")
+        )),
+    }
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let roles = match args.role {
+    if let Some(board) = &args.board {
+        return board_target(&args, board);
+    }
+    let roles = match args.role.unwrap_or(Which::Both) {
         Which::Leaf => vec![Role::Leaf],
         Which::Spine => vec![Role::Spine],
         Which::Both => vec![Role::Leaf, Role::Spine],
@@ -97,6 +122,46 @@ fn main() -> Result<()> {
                 .expect("the switch output wrote every role's Verilog");
             check::check(&p.module_name(), &v.content, args.paths)?;
         }
+    }
+    Ok(())
+}
+
+/// `--board`: the board's target for one switch.
+fn board_target(args: &Args, board: &str) -> Result<()> {
+    let role = match args.role.unwrap_or(Which::Leaf) {
+        Which::Leaf => Role::Leaf,
+        Which::Spine => Role::Spine,
+        Which::Both => bail!("a card runs one switch: --role leaf or --role spine"),
+    };
+    let b = boards::board(board).expect("clap checked the name");
+    let p = BoardParams::new(b, role, &args.preset, args.seed, args.conn_timeout_us)?;
+    if let Some(config) = &args.config {
+        let cfg = rtl_gen::boards::check_config(&p, config)?;
+        println!(
+            "{}: {} switch {} fits {} ({})",
+            config.display(),
+            cfg.switch.role,
+            cfg.switch.id,
+            p.module_name(),
+            b.name
+        );
+    }
+    let files = rtl_gen::boards::files(&p)?;
+    for f in &files {
+        let path = args.out.join(&f.name);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let changed = write_if_changed(&path, &f.content)?;
+        println!(
+            "{} {}",
+            if changed { "wrote    " } else { "unchanged" },
+            path.display()
+        );
+    }
+    if args.check {
+        let (text, top) = rtl_gen::boards::in_shell(&p)?;
+        check::check_board(b, &p.module_name(), &text, top, args.paths)?;
     }
     Ok(())
 }

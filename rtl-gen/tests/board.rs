@@ -1,0 +1,147 @@
+//! The board targets (`rtl-gen --board`): the OpenNIC plug-in folder for every OpenNIC board,
+//! its instantiation against the shell's parameters, the plug-in linted inside a stub of the
+//! shell's box, the constraints' names against the generated flip-flops, a configuration
+//! checked against a board, and the planned NetFPGA-PLUS target refused with a reason.
+//! The plug-in at the depth and area targets, synthesized in the box, is `board_targets.rs`.
+
+use horus_hdl_tools::check::verilator_lint_top;
+use horus_model::config::Role;
+use horus_pipeline::board::boards::{self, BOARDS, Shell};
+use rtl_gen::boards::{BoardParams, check_config, files, in_shell, opennic};
+
+fn params(board: &str, role: Role, preset: &str) -> BoardParams {
+    BoardParams::new(boards::board(board).unwrap(), role, preset, 1, 60).unwrap()
+}
+
+fn file<'a>(files: &'a [rtl_gen::GeneratedFile], name: &str) -> &'a str {
+    &files
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .content
+}
+
+#[test]
+fn every_opennic_board_gets_the_plugin_folder_the_shell_takes() {
+    for b in BOARDS.iter().filter(|b| b.shell == Shell::OpenNic) {
+        let p = params(b.name, Role::Leaf, "small");
+        let f = files(&p).unwrap();
+        let n = b.name;
+        let names: Vec<&str> = f.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                format!("{n}/plugin/horus_box_leaf_small.v"),
+                format!("{n}/plugin/horus_box.xdc"),
+                format!("{n}/plugin/build_box_250mhz.tcl"),
+                format!("{n}/plugin/box_250mhz/user_plugin_250mhz_inst.vh"),
+                format!("{n}/plugin/box_250mhz/box_250mhz_address_map_inst.vh"),
+                format!("{n}/plugin/box_250mhz/box_250mhz_address_map.v"),
+                format!("{n}/plugin/box_250mhz/box_250mhz_axi_crossbar.tcl"),
+                format!("{n}/README.md"),
+            ]
+        );
+        let macs = b.mac_ports();
+        let inst = file(&f, &format!("{n}/plugin/box_250mhz/user_plugin_250mhz_inst.vh"));
+        assert!(inst.contains(&format!("if (NUM_CMAC_PORT != {macs}) begin")));
+        assert!(inst.contains(&format!("horus_box_leaf_small {} (", opennic::INSTANCE)));
+        assert_eq!(
+            inst.contains("s_axis_adap_rx_250mhz_tdata[512 +: 512]"),
+            macs == 2,
+            "{n}: the second MAC stream only where the board has it"
+        );
+        let tcl = file(&f, &format!("{n}/plugin/build_box_250mhz.tcl"));
+        assert!(tcl.contains("read_verilog -quiet horus_box_leaf_small.v"));
+        assert!(tcl.contains("horus_box.xdc"));
+        let readme = file(&f, &format!("{n}/README.md"));
+        assert!(readme.contains(&format!(
+            "-tclargs -board {n} -num_cmac_port {macs} -impl 1"
+        )));
+        assert!(readme.contains(b.part.name));
+        assert_eq!(file(&f, &format!("{n}/plugin/horus_box.xdc")), opennic::XDC);
+    }
+}
+
+#[test]
+fn the_plugin_is_lint_clean_inside_the_shells_box() {
+    // Two MAC ports and one; a leaf and a spine.
+    for (board, role) in [("au250", Role::Leaf), ("au50", Role::Spine)] {
+        let p = params(board, role, "small");
+        let (text, top) = in_shell(&p).unwrap();
+        assert_eq!(top, "box_250mhz");
+        verilator_lint_top(&format!("box-{board}"), &text, top).unwrap();
+    }
+}
+
+/// The flip-flop paths (`a/b/c`) the constraints name after `*/horus_inst/` and before
+/// `/q_reg`.
+fn xdc_paths(xdc: &str) -> Vec<String> {
+    let prefix = format!("NAME =~ */{}/", opennic::INSTANCE);
+    let mut out = Vec::new();
+    for line in xdc.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        let mut rest = line;
+        while let Some(at) = rest.find("NAME =~ ") {
+            let pattern = &rest[at..];
+            let end = pattern.find('}').expect("a filter ends with }");
+            let pattern = &pattern[..end];
+            let path = pattern
+                .strip_prefix(&prefix)
+                .unwrap_or_else(|| panic!("{pattern}: not under the plug-in's instance"));
+            let path = path
+                .split_once("/q_reg")
+                .unwrap_or_else(|| panic!("{pattern}: not a flip-flop's register"))
+                .0;
+            out.push(path.to_string());
+            rest = &rest[at + end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn the_constraints_name_flip_flops_of_the_plugin() {
+    let p = params("au250", Role::Leaf, "small");
+    let verilog = rtl_gen::boards::verilog(&p);
+    let paths = xdc_paths(opennic::XDC);
+    assert_eq!(paths.len(), 10, "{paths:?}");
+    for path in paths {
+        // rust-hdl names a flip-flop's module after its path: top$cdc$req_meta(d,q,clock).
+        let module = format!("module {}${}(d,q,clock);", p.module_name(), path.replace('/', "$"));
+        assert!(verilog.contains(&module), "no flip-flop {path}: {module}");
+    }
+    // The synchronizers' first flip-flops are the ones marked ASYNC_REG.
+    for sync in ["cdc$req_meta", "cdc$ack_meta", "rst_meta", "cdc$req_sync", "rst_sync"] {
+        let module = format!("module {}${sync}(d,q,clock);", p.module_name());
+        let at = verilog.find(&module).unwrap_or_else(|| panic!("{module}"));
+        assert!(
+            verilog[at..].lines().take(6).any(|l| l.contains("ASYNC_REG")),
+            "{sync} is not marked ASYNC_REG"
+        );
+    }
+}
+
+#[test]
+fn a_configuration_is_checked_against_the_board_role_and_preset() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let config = std::path::Path::new(dir).join("../configs/au250-leaf.toml");
+    let leaf = params("au250", Role::Leaf, "default");
+    let cfg = check_config(&leaf, &config).unwrap();
+    assert_eq!(cfg.switch.control_port, 2, "host0");
+    let e = check_config(&params("au50", Role::Leaf, "default"), &config).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("switch.pass_through_port: au50 has no port named \"cmac1\""),
+        "{e:#}"
+    );
+    let e = check_config(&params("au250", Role::Spine, "default"), &config).unwrap_err();
+    assert!(format!("{e:#}").contains("switch.role is leaf"), "{e:#}");
+    let e = check_config(&params("au250", Role::Leaf, "small"), &config).unwrap_err();
+    assert!(format!("{e:#}").contains("not the preset small's"), "{e:#}");
+}
+
+#[test]
+fn the_netfpga_target_is_refused_with_its_reason() {
+    let p = params("netfpga-plus", Role::Leaf, "small");
+    let e = files(&p).unwrap_err().to_string();
+    assert!(e.contains("planned"), "{e}");
+    assert!(e.contains("au250, au280, au55c, au50, au200"), "{e}");
+}
