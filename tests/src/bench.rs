@@ -213,15 +213,15 @@ impl Ports {
 }
 
 /// Offsets of the descriptor fields the scoreboard reads from the trace port.
-struct TraceFields {
-    handle: (usize, usize),
-    time: (usize, usize),
-    second: [usize; 4],
-    control: [usize; 4],
+pub(crate) struct TraceFields {
+    pub(crate) handle: (usize, usize),
+    pub(crate) time: (usize, usize),
+    pub(crate) second: [usize; 4],
+    pub(crate) control: [usize; 4],
 }
 
 impl TraceFields {
-    fn new() -> TraceFields {
+    pub(crate) fn new() -> TraceFields {
         let p = Phv::default();
         TraceFields {
             handle: (p.get_my_offset_handle(), p.get_my_width_handle()),
@@ -243,11 +243,11 @@ impl TraceFields {
 }
 
 /// One 512-bit beat: data words, keep words, last.
-type Beat = ([u32; 16], [u32; 2], bool);
+pub(crate) type Beat = ([u32; 16], [u32; 2], bool);
 
 /// Frame bytes as beats.
 /// `frame`'s beats, into `out` (cleared first; the bench reuses one buffer).
-fn beats(frame: &[u8], out: &mut Vec<Beat>) {
+pub(crate) fn beats(frame: &[u8], out: &mut Vec<Beat>) {
     out.clear();
     let n = frame.len().div_ceil(64).max(1);
     out.extend((0..n).map(|b| {
@@ -263,7 +263,7 @@ fn beats(frame: &[u8], out: &mut Vec<Beat>) {
     }));
 }
 
-fn hex(f: &[u8]) -> String {
+pub(crate) fn hex(f: &[u8]) -> String {
     let mut s = String::new();
     for (i, b) in f.iter().enumerate() {
         if i % 32 == 0 {
@@ -274,7 +274,7 @@ fn hex(f: &[u8]) -> String {
     s
 }
 
-fn describe_difference(got: &OutFrame, want: &OutFrame) -> String {
+pub(crate) fn describe_difference(got: &OutFrame, want: &OutFrame) -> String {
     let first = got
         .frame
         .iter()

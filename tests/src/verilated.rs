@@ -34,8 +34,18 @@ impl Port {
 }
 
 /// The ports of module `top` in `verilog`, from its declarations (`input wire [W-1:0] name;`,
-/// `output reg name;`, ...), in declaration order, with their buffer offsets.
+/// `output reg name;`, ...), in declaration order, with their buffer offsets; the clock `clk`,
+/// which the shim drives, is not among them and must be there.
 pub fn ports(verilog: &str, top: &str) -> Result<Vec<Port>> {
+    let (ports, clock) = module_ports(verilog, top)?;
+    if !clock {
+        bail!("module {top} has no input `clk`");
+    }
+    Ok(ports)
+}
+
+/// The same for any module: its ports but `clk`, and whether it has `clk`.
+pub fn module_ports(verilog: &str, top: &str) -> Result<(Vec<Port>, bool)> {
     let start = verilog
         .find(&format!("module {top}("))
         .with_context(|| format!("no module {top}"))?;
@@ -77,10 +87,7 @@ pub fn ports(verilog: &str, top: &str) -> Result<Vec<Port>> {
     if out.is_empty() {
         bail!("module {top} has no ports");
     }
-    if !clock {
-        bail!("module {top} has no input `clk`");
-    }
-    Ok(out)
+    Ok((out, clock))
 }
 
 fn shim(top: &str, ports: &[Port], trace: bool) -> String {
