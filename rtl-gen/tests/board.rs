@@ -42,7 +42,10 @@ fn every_opennic_board_gets_the_plugin_folder_the_shell_takes() {
             ]
         );
         let macs = b.mac_ports();
-        let inst = file(&f, &format!("{n}/plugin/box_250mhz/user_plugin_250mhz_inst.vh"));
+        let inst = file(
+            &f,
+            &format!("{n}/plugin/box_250mhz/user_plugin_250mhz_inst.vh"),
+        );
         assert!(inst.contains(&format!("if (NUM_CMAC_PORT != {macs}) begin")));
         assert!(inst.contains(&format!("horus_box_leaf_small {} (", opennic::INSTANCE)));
         assert_eq!(
@@ -106,15 +109,28 @@ fn the_constraints_name_flip_flops_of_the_plugin() {
     assert_eq!(paths.len(), 10, "{paths:?}");
     for path in paths {
         // rust-hdl names a flip-flop's module after its path: top$cdc$req_meta(d,q,clock).
-        let module = format!("module {}${}(d,q,clock);", p.module_name(), path.replace('/', "$"));
+        let module = format!(
+            "module {}${}(d,q,clock);",
+            p.module_name(),
+            path.replace('/', "$")
+        );
         assert!(verilog.contains(&module), "no flip-flop {path}: {module}");
     }
     // The synchronizers' first flip-flops are the ones marked ASYNC_REG.
-    for sync in ["cdc$req_meta", "cdc$ack_meta", "rst_meta", "cdc$req_sync", "rst_sync"] {
+    for sync in [
+        "cdc$req_meta",
+        "cdc$ack_meta",
+        "rst_meta",
+        "cdc$req_sync",
+        "rst_sync",
+    ] {
         let module = format!("module {}${sync}(d,q,clock);", p.module_name());
         let at = verilog.find(&module).unwrap_or_else(|| panic!("{module}"));
         assert!(
-            verilog[at..].lines().take(6).any(|l| l.contains("ASYNC_REG")),
+            verilog[at..]
+                .lines()
+                .take(6)
+                .any(|l| l.contains("ASYNC_REG")),
             "{sync} is not marked ASYNC_REG"
         );
     }

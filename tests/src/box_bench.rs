@@ -201,7 +201,9 @@ impl Ports {
             rready: p("s_axil_rready"),
             ins: INPUTS
                 .iter()
-                .map(|s| ["tdata", "tkeep", "tvalid", "tready", "tlast"].map(|f| p(&format!("{s}_{f}"))))
+                .map(|s| {
+                    ["tdata", "tkeep", "tvalid", "tready", "tlast"].map(|f| p(&format!("{s}_{f}")))
+                })
                 .collect(),
             outs: OUTPUTS
                 .iter()
@@ -266,7 +268,10 @@ impl BoxBench<'_> {
         let control = self.tf.control.iter().any(|&o| field(&t, o, 1) == 1);
         let pass = if control {
             let Some(op) = self.staged.take() else {
-                bail!("cycle {}: a control pass the bench did not start", self.dut.cycles);
+                bail!(
+                    "cycle {}: a control pass the bench did not start",
+                    self.dut.cycles
+                );
             };
             self.r.controls += 1;
             FramePass::Control(op)
@@ -286,10 +291,12 @@ impl BoxBench<'_> {
                 time_us: field(&t, self.tf.time.0, self.tf.time.1) as u32,
             })
         };
-        let shown = std::env::var("HORUS_COSIM_DEBUG").is_ok().then(|| match &pass {
-            FramePass::Frame(f) => format!("frame of {} bytes", f.frame.len()),
-            p => format!("{p:?}"),
-        });
+        let shown = std::env::var("HORUS_COSIM_DEBUG")
+            .is_ok()
+            .then(|| match &pass {
+                FramePass::Frame(f) => format!("frame of {} bytes", f.frame.len()),
+                p => format!("{p:?}"),
+            });
         let res = self
             .sw
             .process(pass)
@@ -399,7 +406,12 @@ impl BoxBench<'_> {
 
 /// Runs `opts.frames` inputs of random traffic through the plug-in of `p` (its Verilated model,
 /// built from [`verilog`]) and the model configured by `cfg` (ports on the board's streams).
-pub fn run(model: &Model, p: &BoardParams, cfg: &Config, opts: &BoxRunOptions) -> Result<BoxRunReport> {
+pub fn run(
+    model: &Model,
+    p: &BoardParams,
+    cfg: &Config,
+    opts: &BoxRunOptions,
+) -> Result<BoxRunReport> {
     let dut = model.instance()?;
     let mut bare = cfg.clone();
     bare.pools.clear();
@@ -547,7 +559,11 @@ pub fn run(model: &Model, p: &BoardParams, cfg: &Config, opts: &BoxRunOptions) -
             let keep = b.dut.get_u64(&po[1]);
             let n = keep.trailing_ones() as usize;
             if keep != u64::MAX && keep >> n != 0 {
-                bail!("cycle {}: {}: tkeep {keep:#x} is not contiguous", b.dut.cycles, OUTPUTS[s]);
+                bail!(
+                    "cycle {}: {}: tkeep {keep:#x} is not contiguous",
+                    b.dut.cycles,
+                    OUTPUTS[s]
+                );
             }
             let tuser = (
                 b.dut.get_u64(&po[5]),
@@ -557,7 +573,11 @@ pub fn run(model: &Model, p: &BoardParams, cfg: &Config, opts: &BoxRunOptions) -
             if out_frame[s].is_empty() {
                 out_tuser[s] = tuser;
             } else if tuser != out_tuser[s] {
-                bail!("cycle {}: {}: tuser changed inside a frame", b.dut.cycles, OUTPUTS[s]);
+                bail!(
+                    "cycle {}: {}: tuser changed inside a frame",
+                    b.dut.cycles,
+                    OUTPUTS[s]
+                );
             }
             let data = b.dut.get(&po[0]).to_vec();
             out_frame[s].extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
@@ -615,7 +635,10 @@ pub fn run(model: &Model, p: &BoardParams, cfg: &Config, opts: &BoxRunOptions) -
         }
     }
     if b.dropped != 0 {
-        bail!("the model sent {} frames to ports the board lacks", b.dropped);
+        bail!(
+            "the model sent {} frames to ports the board lacks",
+            b.dropped
+        );
     }
     b.r.cycles = b.dut.cycles;
 
@@ -639,7 +662,10 @@ pub fn run(model: &Model, p: &BoardParams, cfg: &Config, opts: &BoxRunOptions) -
     for (f, want) in names.into_iter().zip(want) {
         let got = b.read_ok(f.byte_address())?;
         if u64::from(got) != want % (1 << 32) {
-            bail!("counter {}: {got} through the window, the model's {want}", f.name);
+            bail!(
+                "counter {}: {got} through the window, the model's {want}",
+                f.name
+            );
         }
     }
     Ok(b.r)

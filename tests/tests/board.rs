@@ -36,7 +36,10 @@ fn check(role: Role, mix: Mix, input_busy: u64, output_ready: u64, seed: u64) {
     eprintln!("{role} {mix:?}: {r:?}");
     for s in 0..3 {
         assert!(r.frames_in[s] > 0, "every input stream sent frames: {r:?}");
-        assert!(r.frames_out[s] > 0, "every output stream carried frames: {r:?}");
+        assert!(
+            r.frames_out[s] > 0,
+            "every output stream carried frames: {r:?}"
+        );
     }
     assert!(r.controls > 0 && r.axil_reads > 0);
 }

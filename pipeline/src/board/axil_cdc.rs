@@ -74,7 +74,8 @@ pub struct AxilCdc {
     pub m_rready: Signal<Out, Bit>,
 
     /* Slave domain. */
-    /// A write's address and data taken (they may come in either order).
+    /// A read's address taken; a write's address and data taken (in either order).
+    ar_got: DFF<Bit>,
     aw_got: DFF<Bit>,
     w_got: DFF<Bit>,
     /// The transaction held for the master side: a write (else a read), its address and data.
@@ -113,10 +114,9 @@ pub struct AxilCdc {
     take_ar: Signal<Local, Bit>,
     take_aw: Signal<Local, Bit>,
     take_w: Signal<Local, Bit>,
-    /// A transaction complete on the slave side this cycle, and its address outside the window.
-    launch: Signal<Local, Bit>,
-    launch_write: Signal<Local, Bit>,
-    launch_addr: Signal<Local, Bits<32>>,
+    /// The held transaction's address is outside the window.
+    /// A whole transaction is held: a read's address, or a write's address and data.
+    held: Signal<Local, Bit>,
     outside: Signal<Local, Bit>,
     m_start: Signal<Local, Bit>,
     all_bytes: Constant<Bits<4>>,
@@ -166,6 +166,7 @@ impl Default for AxilCdc {
             m_rresp: Default::default(),
             m_rvalid: Default::default(),
             m_rready: Default::default(),
+            ar_got: Default::default(),
             aw_got: Default::default(),
             w_got: Default::default(),
             is_write: Default::default(),
@@ -195,9 +196,7 @@ impl Default for AxilCdc {
             take_ar: Default::default(),
             take_aw: Default::default(),
             take_w: Default::default(),
-            launch: Default::default(),
-            launch_write: Default::default(),
-            launch_addr: Default::default(),
+            held: Default::default(),
             outside: Default::default(),
             m_start: Default::default(),
             all_bytes: Constant::new(0xf.into()),
@@ -212,22 +211,33 @@ impl Logic for AxilCdc {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, s_clock, aw_got, w_got, is_write, addr, wdata, busy, req, ack_meta, ack_sync,
-            ack_seen, bvalid, bresp, rvalid, rdata, rresp
+            self, s_clock, ar_got, aw_got, w_got, is_write, addr, wdata, busy, req, ack_meta,
+            ack_sync, ack_seen, bvalid, bresp, rvalid, rdata, rresp
         );
         dff_setup!(
             self, m_clock, req_meta, req_sync, req_seen, m_busy, aw_pending, w_pending, ar_pending,
             ack, m_resp, m_data
         );
 
-        // ---- Slave domain: take one transaction, hold it, answer it.
+        // ---- Slave domain: take one transaction into registers; in a later cycle hand it over
+        // (or refuse it), from those registers alone; answer it.
         self.s_idle.next = !self.busy.q.val() & !self.bvalid.q.val() & !self.rvalid.q.val();
-        self.take_ar.next =
-            self.s_idle.val() & !self.aw_got.q.val() & !self.w_got.q.val() & self.s_arvalid.val();
-        self.take_aw.next =
-            self.s_idle.val() & !self.aw_got.q.val() & !self.take_ar.val() & self.s_awvalid.val();
-        self.take_w.next =
-            self.s_idle.val() & !self.w_got.q.val() & !self.take_ar.val() & self.s_wvalid.val();
+        self.held.next = self.ar_got.q.val() | (self.aw_got.q.val() & self.w_got.q.val());
+        self.take_ar.next = self.s_idle.val()
+            & !self.held.val()
+            & !self.aw_got.q.val()
+            & !self.w_got.q.val()
+            & self.s_arvalid.val();
+        self.take_aw.next = self.s_idle.val()
+            & !self.ar_got.q.val()
+            & !self.aw_got.q.val()
+            & !self.take_ar.val()
+            & self.s_awvalid.val();
+        self.take_w.next = self.s_idle.val()
+            & !self.ar_got.q.val()
+            & !self.w_got.q.val()
+            & !self.take_ar.val()
+            & self.s_wvalid.val();
         self.s_arready.next = self.take_ar.val();
         self.s_awready.next = self.take_aw.val();
         self.s_wready.next = self.take_w.val();
@@ -240,33 +250,25 @@ impl Logic for AxilCdc {
             self.wdata.d.next = self.s_wdata.val();
         }
         if self.take_ar.val() {
+            self.ar_got.d.next = true;
             self.addr.d.next = self.s_araddr.val();
         }
-        // A write is complete when both its halves are in (this cycle or before).
-        self.launch_write.next =
-            (self.aw_got.q.val() | self.take_aw.val()) & (self.w_got.q.val() | self.take_w.val());
-        self.launch.next = self.take_ar.val() | self.launch_write.val();
-        self.launch_addr.next = self.s_araddr.val();
-        if !self.take_ar.val() {
-            self.launch_addr.next = self.addr.q.val();
-            if self.take_aw.val() {
-                self.launch_addr.next = self.s_awaddr.val();
-            }
-        }
-        self.outside.next = self.launch_addr.val() >= self.window.val();
-        if self.launch.val() {
+        // A transaction held: out of the window it is answered here, without crossing; else it
+        // is handed to the master side.
+        self.outside.next = self.addr.q.val() >= self.window.val();
+        if self.s_idle.val() & self.held.val() {
+            self.ar_got.d.next = false;
             self.aw_got.d.next = false;
             self.w_got.d.next = false;
-            self.is_write.d.next = self.launch_write.val();
+            self.is_write.d.next = !self.ar_got.q.val();
             if self.outside.val() {
-                // Answered here, without crossing.
-                if self.launch_write.val() {
-                    self.bvalid.d.next = true;
-                    self.bresp.d.next = self.slverr.val();
-                } else {
+                if self.ar_got.q.val() {
                     self.rvalid.d.next = true;
                     self.rresp.d.next = self.slverr.val();
                     self.rdata.d.next = self.zero32.val();
+                } else {
+                    self.bvalid.d.next = true;
+                    self.bresp.d.next = self.slverr.val();
                 }
             } else {
                 self.busy.d.next = true;
@@ -300,6 +302,7 @@ impl Logic for AxilCdc {
         self.s_rresp.next = self.rresp.q.val();
         self.s_rdata.next = self.rdata.q.val();
         if self.s_reset.val() {
+            self.ar_got.d.next = false;
             self.aw_got.d.next = false;
             self.w_got.d.next = false;
             self.busy.d.next = false;

@@ -8,6 +8,7 @@
 //! - [`boards`]: the boards (shell, part, clock, ports), one description each.
 //! - [`opennic::OpenNicBox`]: all of the above around the switch, as the OpenNIC shell's
 //!   250 MHz box plug-in.
+//! - [`slice::RegSlice`]: a register slice, between each adapter and the switch.
 //! - [`us_clock::UsClock`]: `now_us`, a free-running microsecond counter from the core clock.
 //! - [`arbiter::FrameArbiter3`]: three input streams onto one, round robin, never splitting a
 //!   frame.
@@ -19,4 +20,5 @@ pub mod axil_cdc;
 pub mod boards;
 pub mod demux;
 pub mod opennic;
+pub mod slice;
 pub mod us_clock;

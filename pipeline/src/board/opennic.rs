@@ -5,9 +5,9 @@
 //!  axil_aclk (125 MHz)              axis_aclk (250 MHz)
 //!  s_axil ── AxilCdc ───────────────> AxiLiteRegs ── cfg, control passes ─┐
 //!                                                                         v
-//!  s_rx0 (cmac0) ─┐                                                   HorusSwitch ── FrameDemux3 ─┬─ m_tx0 (cmac0)
-//!  s_rx1 (cmac1) ─┼─ FrameArbiter3 ─────────────────────────────────────^     (port in tuser) ├─ m_tx1 (cmac1)
-//!  s_h2c (host0) ─┘                                                   UsClock -> now_us       └─ m_c2h (host0)
+//!  s_rx0 (cmac0) ─┐                                      HorusSwitch ── slice ── FrameDemux3 ─┬─ m_tx0 (cmac0)
+//!  s_rx1 (cmac1) ─┼─ FrameArbiter3 ── slice ─────────────^      (port in tuser)             ├─ m_tx1 (cmac1)
+//!  s_h2c (host0) ─┘                                      UsClock -> now_us                    └─ m_c2h (host0)
 //! ```
 //!
 //! - Streams: the shell's adapter rx of each CMAC port and the host-to-card stream of PCIe
@@ -17,7 +17,8 @@
 //!   for CMAC port i, bit 0 for function 0: the shell's packet adapter drops a frame whose
 //!   destination lacks its own bit) and `tuser_src` 0. The shell's `tuser` on the inputs is not
 //!   read: the scheduler decides from the frame alone. A frame for a port the board lacks is
-//!   dropped whole and counted (`FrameDemux3`).
+//!   dropped whole and counted (`FrameDemux3`). A register slice on each side of the switch
+//!   (`RegSlice`, a cycle each) keeps the adapters' logic out of the switch's paths.
 //! - Registers: the shell's window (32-bit addresses from the box's base, BAR2 + 0x100000, no
 //!   `wstrb`) reaches the switch's register file through [`AxilCdc`]; addresses beyond the
 //!   switch's 4 KiB answer `SLVERR`.
@@ -36,6 +37,7 @@ use crate::board::arbiter::FrameArbiter3;
 use crate::board::axil_cdc::AxilCdc;
 use crate::board::boards::Board;
 use crate::board::demux::FrameDemux3;
+use crate::board::slice::RegSlice;
 use crate::board::us_clock::UsClock;
 use crate::phv::Phv;
 use crate::switch::HorusSwitch;
@@ -120,6 +122,10 @@ pub struct OpenNicBox<const P: usize, const N: usize, const C: usize> {
     regs: AxiLiteRegs,
     switch: HorusSwitch<P, N, C>,
     arb: FrameArbiter3,
+    /// Register slices between the arbiter and the switch, and the switch and the
+    /// demultiplexer.
+    into_switch: RegSlice,
+    out_of_switch: RegSlice,
     demux: FrameDemux3,
     clock_us: UsClock,
     size: ZeroExtend<12, 16>,
@@ -134,6 +140,7 @@ pub struct OpenNicBox<const P: usize, const N: usize, const C: usize> {
     one8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
     zero16: Constant<Bits<16>>,
+    zero32: Constant<Bits<32>>,
     dst0: Constant<Bits<16>>,
     dst1: Constant<Bits<16>>,
     dst2: Constant<Bits<16>>,
@@ -143,6 +150,7 @@ pub struct OpenNicBox<const P: usize, const N: usize, const C: usize> {
     trace_unused: Signal<Local, Phv>,
     rng_unused: Signal<Local, Bits<64>>,
     dropped_unused: Signal<Local, Bits<32>>,
+    user_unused: Signal<Local, Bits<32>>,
 }
 
 impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
@@ -214,6 +222,8 @@ impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
             regs: AxiLiteRegs::new(role, P, N, C),
             switch: HorusSwitch::new(role, seed, conn_timeout_us),
             arb: Default::default(),
+            into_switch: Default::default(),
+            out_of_switch: Default::default(),
             demux: FrameDemux3::new(board.streams()),
             clock_us: UsClock::new(board.clock_mhz),
             size: Default::default(),
@@ -226,6 +236,7 @@ impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
             one8: Constant::new(1.into()),
             zero8: Constant::new(0.into()),
             zero16: Constant::new(0.into()),
+            zero32: Constant::new(0.into()),
             dst0: Constant::new(TUSER_DST[0].into()),
             dst1: Constant::new(TUSER_DST[1].into()),
             dst2: Constant::new(TUSER_DST[2].into()),
@@ -234,6 +245,7 @@ impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
             trace_unused: Default::default(),
             rng_unused: Default::default(),
             dropped_unused: Default::default(),
+            user_unused: Default::default(),
         }
     }
 }
@@ -266,6 +278,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for OpenNicBox<P, N, 
         self.regs.clk.next = self.axis_aclk.val();
         self.switch.clock.next = self.axis_aclk.val();
         self.arb.clock.next = self.axis_aclk.val();
+        self.into_switch.clock.next = self.axis_aclk.val();
+        self.out_of_switch.clock.next = self.axis_aclk.val();
         self.demux.clock.next = self.axis_aclk.val();
         self.clock_us.clock.next = self.axis_aclk.val();
         self.cdc.s_reset.next = self.rst_active.q.val();
@@ -344,20 +358,33 @@ impl<const P: usize, const N: usize, const C: usize> Logic for OpenNicBox<P, N, 
         self.arb.s2_tvalid.next = self.s_h2c_tvalid.val();
         self.arb.s2_tlast.next = self.s_h2c_tlast.val();
         self.s_h2c_tready.next = self.arb.s2_tready.val();
-        self.switch.s_axis_tdata.next = self.arb.m_tdata.val();
-        self.switch.s_axis_tkeep.next = self.arb.m_tkeep.val();
-        self.switch.s_axis_tvalid.next = self.arb.m_tvalid.val();
-        self.switch.s_axis_tlast.next = self.arb.m_tlast.val();
-        self.arb.m_tready.next = self.switch.s_axis_tready.val();
+        self.into_switch.s_beat.next.data = self.arb.m_tdata.val();
+        self.into_switch.s_beat.next.keep = self.arb.m_tkeep.val();
+        self.into_switch.s_beat.next.last = self.arb.m_tlast.val();
+        self.into_switch.s_beat.next.user = self.zero32.val();
+        self.into_switch.s_tvalid.next = self.arb.m_tvalid.val();
+        self.arb.m_tready.next = self.into_switch.s_tready.val();
         self.src_unused.next = self.arb.m_src.val();
+        self.switch.s_axis_tdata.next = self.into_switch.m_beat.val().data;
+        self.switch.s_axis_tkeep.next = self.into_switch.m_beat.val().keep;
+        self.switch.s_axis_tlast.next = self.into_switch.m_beat.val().last;
+        self.user_unused.next = self.into_switch.m_beat.val().user;
+        self.switch.s_axis_tvalid.next = self.into_switch.m_tvalid.val();
+        self.into_switch.m_tready.next = self.switch.s_axis_tready.val();
 
         // ---- Streams out: by egress port.
-        self.demux.s_tdata.next = self.switch.m_axis_tdata.val();
-        self.demux.s_tkeep.next = self.switch.m_axis_tkeep.val();
-        self.demux.s_tvalid.next = self.switch.m_axis_tvalid.val();
-        self.demux.s_tlast.next = self.switch.m_axis_tlast.val();
-        self.demux.s_tuser.next = self.switch.m_axis_tuser.val();
-        self.switch.m_axis_tready.next = self.demux.s_tready.val();
+        self.out_of_switch.s_beat.next.data = self.switch.m_axis_tdata.val();
+        self.out_of_switch.s_beat.next.keep = self.switch.m_axis_tkeep.val();
+        self.out_of_switch.s_beat.next.last = self.switch.m_axis_tlast.val();
+        self.out_of_switch.s_beat.next.user = self.switch.m_axis_tuser.val();
+        self.out_of_switch.s_tvalid.next = self.switch.m_axis_tvalid.val();
+        self.switch.m_axis_tready.next = self.out_of_switch.s_tready.val();
+        self.demux.s_tdata.next = self.out_of_switch.m_beat.val().data;
+        self.demux.s_tkeep.next = self.out_of_switch.m_beat.val().keep;
+        self.demux.s_tlast.next = self.out_of_switch.m_beat.val().last;
+        self.demux.s_tuser.next = self.out_of_switch.m_beat.val().user;
+        self.demux.s_tvalid.next = self.out_of_switch.m_tvalid.val();
+        self.out_of_switch.m_tready.next = self.demux.s_tready.val();
         self.dropped_unused.next = self.demux.dropped.val();
         self.size.narrow.next = self.demux.m_len.val();
         self.m_tx0_tdata.next = self.demux.m0_tdata.val();

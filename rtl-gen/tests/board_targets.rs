@@ -1,0 +1,48 @@
+//! The OpenNIC plug-in of each role at the default preset, synthesized inside the stub of the
+//! shell's box as `rtl-gen --board au250 --check` does it: the design's targets hold for the
+//! plug-in as for the bare switch (`top_targets.rs`), at most 6 LUT levels from register to
+//! register, under 20,000 LUTs and 32 RAMB36; its share of every OpenNIC board's part is printed
+//! (`--nocapture`). Slow: Yosys takes about 3 minutes per role on a 2.1 GHz Xeon.
+
+use horus_hdl_tools::check::{TARGET_LUT_LEVELS, yosys_synth_top};
+use horus_model::config::Role;
+use horus_model::rng::DEFAULT_SEED;
+use horus_pipeline::board::boards::{self, BOARDS, Shell};
+use rtl_gen::boards::{BoardParams, in_shell};
+
+fn targets_hold(role: Role) {
+    let board = boards::board("au250").unwrap();
+    let p = BoardParams::new(
+        board,
+        role,
+        "default",
+        DEFAULT_SEED,
+        rtl_gen::DEFAULT_CONN_TIMEOUT_US,
+    )
+    .unwrap();
+    let name = p.module_name();
+    let (text, top) = in_shell(&p).unwrap();
+    let r = yosys_synth_top(&name, &text, top).expect("the plug-in synthesizes in the box");
+    println!("{name} in {top}: {r:#}");
+    for b in BOARDS.iter().filter(|b| b.shell == Shell::OpenNic) {
+        print!("{}", rtl_gen::check::utilization(b, &r));
+    }
+    assert!(
+        r.lut_depth <= TARGET_LUT_LEVELS,
+        "{name}: {} LUT levels, target {TARGET_LUT_LEVELS}:\n{}",
+        r.lut_depth,
+        rtl_gen::check::depth_report(&name, &r, false)
+    );
+    assert!(r.luts < 20_000, "{name}: {r}");
+    assert!(r.ramb36 < 32.0, "{name}: {r}");
+}
+
+#[test]
+fn the_leaf_plugin_meets_the_depth_and_area_targets() {
+    targets_hold(Role::Leaf);
+}
+
+#[test]
+fn the_spine_plugin_meets_the_depth_and_area_targets() {
+    targets_hold(Role::Spine);
+}
