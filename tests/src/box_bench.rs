@@ -100,11 +100,16 @@ endmodule\n",
 pub struct BoxRunOptions {
     pub frames: usize,
     pub seed: u64,
-    /// Percent of cycles each input stream offers a beat (when it has a frame).
+    /// Percent chance a cycle that an input stream with a beat to send starts offering it (it
+    /// then holds it until taken).
     pub input_busy: u64,
     /// Percent of cycles each output stream is ready.
     pub output_ready: u64,
     pub mix: Mix,
+    /// The input streams that carry traffic (rx0, rx1, h2c).
+    pub inputs: [bool; 3],
+    /// Every frame the 60-byte minimum (one beat).
+    pub min_frames: bool,
 }
 
 /// What a run did.
@@ -120,6 +125,12 @@ pub struct BoxRunReport {
     /// Register accesses through the window.
     pub axil_writes: u64,
     pub axil_reads: u64,
+    /// The cycle traffic started, and the cycle its last frame went in.
+    pub traffic_from: u64,
+    pub traffic_until: u64,
+    /// Cycles from a frame's last beat in at the box to the first beat out of each frame its
+    /// first pass sent.
+    pub latency: Vec<u64>,
 }
 
 /// The configuration `cfg` with its ports on the board's streams (nodes spread over ports 0, 1
@@ -245,8 +256,11 @@ struct BoxBench<'a> {
     pending: VecDeque<FrameResubmit>,
     /// The control operation staged through the window, waiting for its pass.
     staged: Option<ControlOp>,
-    /// Expected frames per output stream (the model's, by port).
-    expected: [VecDeque<(u64, OutFrame)>; 3],
+    /// Expected frames per output stream (the model's, by port): the pass, the frame and, for a
+    /// first pass, the cycle its frame's last beat went in.
+    expected: [VecDeque<(u64, OutFrame, Option<u64>)>; 3],
+    /// The cycle each buffer slot's frame had its last beat taken.
+    last_beat_at: Vec<u64>,
     /// Model outputs for a port the board lacks (the adapter drops them).
     dropped: u64,
 }
@@ -266,6 +280,7 @@ impl BoxBench<'_> {
         self.r.passes += 1;
         let second = self.tf.second.iter().any(|&o| field(&t, o, 1) == 1);
         let control = self.tf.control.iter().any(|&o| field(&t, o, 1) == 1);
+        let mut first_in = None;
         let pass = if control {
             let Some(op) = self.staged.take() else {
                 bail!(
@@ -286,6 +301,7 @@ impl BoxBench<'_> {
             }
         } else {
             let slot = field(&t, self.tf.handle.0, self.tf.handle.1) as usize;
+            first_in = Some(self.last_beat_at[slot]);
             FramePass::Frame(InFrame {
                 frame: std::mem::take(&mut self.slots[slot]),
                 time_us: field(&t, self.tf.time.0, self.tf.time.1) as u32,
@@ -315,7 +331,7 @@ impl BoxBench<'_> {
         }
         for o in res.outputs {
             match self.expected.get_mut(usize::from(o.port)) {
-                Some(q) => q.push_back((self.r.passes, o)),
+                Some(q) => q.push_back((self.r.passes, o, first_in)),
                 None => self.dropped += 1,
             }
         }
@@ -428,6 +444,7 @@ pub fn run(
         pending: VecDeque::new(),
         staged: None,
         expected: Default::default(),
+        last_beat_at: vec![0; 1 << horus_pipeline::phv::HANDLE_BITS],
         dropped: 0,
     };
 
@@ -492,6 +509,11 @@ pub fn run(
     let mut traffic = Traffic::new(cfg.switch.role, opts.seed);
     traffic.mix = opts.mix;
     traffic.control_percent = 0;
+    if opts.min_frames {
+        traffic.small_payload = 1;
+    }
+    b.r.traffic_from = b.dut.cycles;
+    let mut out_started = [0u64; 3];
     let mut rng = Rng::new(opts.seed ^ 0x5851_f42d_4c95_7f2d);
     let mut left = opts.frames;
     let mut sending: [Option<Sending>; 3] = [None, None, None];
@@ -501,7 +523,7 @@ pub fn run(
     let (mut ready, mut offered) = ([false; 3], [false; 3]);
     loop {
         for s in 0..3 {
-            if sending[s].is_none() && left > 0 && rng.chance(50) {
+            if sending[s].is_none() && left > 0 && opts.inputs[s] {
                 left -= 1;
                 let input = traffic.next(b.sw.scheduler());
                 let mut bs = Vec::new();
@@ -521,8 +543,12 @@ pub fn run(
                 });
             }
             let ps = &b.p.ins[s];
-            let offer = sending[s].is_some() && rng.chance(opts.input_busy);
-            offered[s] = offer;
+            // A stream starts offering a beat with `input_busy` chance a cycle and, as AXI-Stream
+            // requires, holds it until it is taken.
+            if !offered[s] && sending[s].is_some() && rng.chance(opts.input_busy) {
+                offered[s] = true;
+            }
+            let offer = offered[s];
             if let Some(f) = &sending[s] {
                 let (data, keep, last) = &f.beats[f.next];
                 b.dut.set(&ps[0], data);
@@ -537,6 +563,7 @@ pub fn run(
         // Beats taken: a first beat is a frame entering the switch, in the arbiter's order.
         for s in 0..3 {
             if offered[s] && b.dut.get_bit(&b.p.ins[s][3]) {
+                offered[s] = false;
                 let f = sending[s].as_mut().expect("offered");
                 if f.next == 0 {
                     let n = b.slots.len();
@@ -547,6 +574,9 @@ pub fn run(
                 f.next += 1;
                 if f.next == f.beats.len() {
                     sending[s] = None;
+                    let n = b.last_beat_at.len();
+                    b.last_beat_at[(b.alloc - 1) % n] = b.dut.cycles;
+                    b.r.traffic_until = b.dut.cycles;
                 }
             }
         }
@@ -572,6 +602,7 @@ pub fn run(
             );
             if out_frame[s].is_empty() {
                 out_tuser[s] = tuser;
+                out_started[s] = b.dut.cycles;
             } else if tuser != out_tuser[s] {
                 bail!(
                     "cycle {}: {}: tuser changed inside a frame",
@@ -600,8 +631,12 @@ pub fn run(
                 frame,
             };
             match b.expected[s].pop_front() {
-                Some((_, want)) if want == got => {}
-                Some((pass, want)) => bail!(
+                Some((_, want, first_in)) if want == got => {
+                    if let Some(at) = first_in {
+                        b.r.latency.push(out_started[s] - at);
+                    }
+                }
+                Some((pass, want, _)) => bail!(
                     "cycle {}: {}: frame {} (from pass {pass}) differs from the model's:\n{}",
                     b.dut.cycles,
                     OUTPUTS[s],

@@ -193,6 +193,9 @@ pub struct Traffic {
     hot: (u16, u16),
     /// Percent of inputs that are control operations (when one is possible).
     pub control_percent: u64,
+    /// Payloads of the usual frames are below this many bytes (24: frames of 60 to 76 bytes, one
+    /// or two beats; 1: every frame the 60-byte minimum, one beat).
+    pub small_payload: u64,
 }
 
 impl Traffic {
@@ -203,6 +206,7 @@ impl Traffic {
             role,
             hot: (0, 0),
             control_percent: 1,
+            small_payload: 24,
         }
     }
 
@@ -385,7 +389,7 @@ impl Traffic {
         } else {
             0
         } {
-            0..70 => r.below(24),
+            0..70 => r.below(self.small_payload),
             70..95 => r.below(300),
             _ => r.below(MAX_FRAME_LEN as u64 + 80 - 53),
         } as usize;

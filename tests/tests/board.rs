@@ -31,6 +31,8 @@ fn check(role: Role, mix: Mix, input_busy: u64, output_ready: u64, seed: u64) {
         input_busy,
         output_ready,
         mix,
+        inputs: [true; 3],
+        min_frames: false,
     };
     let r = box_bench::run(&model, &p, &cfg, &opts).unwrap_or_else(|e| panic!("{e:#}"));
     eprintln!("{role} {mix:?}: {r:?}");
