@@ -27,13 +27,13 @@ set horus_axil_clk [get_clocks -of_objects [get_pins -hierarchical -filter {NAME
 set horus_core_clk [get_clocks -of_objects [get_pins -hierarchical -filter {NAME =~ */horus_inst/rst_sync/q_reg/C}]]
 
 # Into the first flip-flop of each synchronizer.
-set_max_delay -datapath_only 4.0 -from $horus_axil_clk -to [get_cells -hierarchical -filter {NAME =~ */horus_inst/cdc/req_meta/q_reg*}]
-set_max_delay -datapath_only 4.0 -from $horus_core_clk -to [get_cells -hierarchical -filter {NAME =~ */horus_inst/cdc/ack_meta/q_reg*}]
+set_max_delay -datapath_only 4.0 -from $horus_axil_clk -to [get_cells -hierarchical -filter {NAME =~ */horus_inst/core/cdc/req_meta/q_reg*}]
+set_max_delay -datapath_only 4.0 -from $horus_core_clk -to [get_cells -hierarchical -filter {NAME =~ */horus_inst/core/cdc/ack_meta/q_reg*}]
 set_max_delay -datapath_only 4.0 -from $horus_axil_clk -to [get_cells -hierarchical -filter {NAME =~ */horus_inst/rst_meta/q_reg*}]
 
 # The held values, into the clock that reads them.
-set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/cdc/addr/q_reg*}] -to $horus_core_clk
-set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/cdc/wdata/q_reg*}] -to $horus_core_clk
-set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/cdc/is_write/q_reg*}] -to $horus_core_clk
-set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/cdc/m_resp/q_reg*}] -to $horus_axil_clk
-set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/cdc/m_data/q_reg*}] -to $horus_axil_clk
+set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/core/cdc/addr/q_reg*}] -to $horus_core_clk
+set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/core/cdc/wdata/q_reg*}] -to $horus_core_clk
+set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/core/cdc/is_write/q_reg*}] -to $horus_core_clk
+set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/core/cdc/m_resp/q_reg*}] -to $horus_axil_clk
+set_max_delay -datapath_only 4.0 -from [get_cells -hierarchical -filter {NAME =~ */horus_inst/core/cdc/m_data/q_reg*}] -to $horus_axil_clk

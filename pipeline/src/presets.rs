@@ -2,7 +2,8 @@
 //! pipeline (`HorusTop<P, N, C>`: `2^P` pools, `2^N` node slots, `2^C` connection entries), so
 //! a preset is one instantiation; `rtl-gen --preset` picks one.
 
-use crate::board::boards::Board;
+use crate::board::boards::{Board, Shell};
+use crate::board::netfpga::NetFpgaDatapath;
 use crate::board::opennic::OpenNicBox;
 use crate::top::HorusTop;
 use horus_model::config::{Role, Sizes};
@@ -133,7 +134,7 @@ impl Preset {
     }
 
     /// The same for the switch inside `board`'s plug-in (`board::opennic::OpenNicBox` for an
-    /// OpenNIC board).
+    /// OpenNIC board, `board::netfpga::NetFpgaDatapath` for NetFPGA-PLUS).
     pub fn with_box<W: WithTop>(
         &self,
         board: &'static Board,
@@ -159,9 +160,24 @@ impl Preset {
     ) -> W::Output {
         macro_rules! build {
             ($p:literal, $n:literal, $c:literal) => {{
-                let mut s = OpenNicBox::<$p, $n, $c>::new(board, self.role, seed, conn_timeout_us);
-                s.connect_all();
-                w.with(&s)
+                match board.shell {
+                    Shell::OpenNic => {
+                        let mut s =
+                            OpenNicBox::<$p, $n, $c>::new(board, self.role, seed, conn_timeout_us);
+                        s.connect_all();
+                        w.with(&s)
+                    }
+                    Shell::NetFpgaPlus => {
+                        let mut s = NetFpgaDatapath::<$p, $n, $c>::new(
+                            board,
+                            self.role,
+                            seed,
+                            conn_timeout_us,
+                        );
+                        s.connect_all();
+                        w.with(&s)
+                    }
+                }
             }};
         }
         for_sizes!(self, build)

@@ -51,3 +51,18 @@ fn opennic_box_verilog_is_lint_clean() {
         horus_hdl_tools::check::verilator_lint_top(board, &v, "horus_box").unwrap();
     }
 }
+
+#[test]
+fn netfpga_datapath_verilog_is_lint_clean() {
+    struct Emit;
+    impl horus_pipeline::presets::WithTop for Emit {
+        type Output = String;
+        fn with<B: Block>(self, top: &B) -> String {
+            horus_hdl_tools::verilog::emit_named(top, "horus_nf")
+        }
+    }
+    let b = horus_pipeline::board::boards::board("netfpga-plus").unwrap();
+    let p = horus_pipeline::presets::preset("small", Role::Leaf).unwrap();
+    let v = p.with_box(b, 1, 60, Emit);
+    horus_hdl_tools::check::verilator_lint_top("netfpga", &v, "horus_nf").unwrap();
+}

@@ -1,7 +1,7 @@
 //! The board targets (`rtl-gen --board`): the OpenNIC plug-in folder for every OpenNIC board,
 //! its instantiation against the shell's parameters, the plug-in linted inside a stub of the
 //! shell's box, the constraints' names against the generated flip-flops, a configuration
-//! checked against a board, and the planned NetFPGA-PLUS target refused with a reason.
+//! checked against a board, and the NetFPGA-PLUS datapath with the reference projects' ports.
 //! The plug-in at the depth and area targets, synthesized in the box, is `board_targets.rs`.
 
 use horus_hdl_tools::check::verilator_lint_top;
@@ -116,12 +116,12 @@ fn the_constraints_name_flip_flops_of_the_plugin() {
         );
         assert!(verilog.contains(&module), "no flip-flop {path}: {module}");
     }
-    // The synchronizers' first flip-flops are the ones marked ASYNC_REG.
+    // The synchronizers' flip-flops are marked ASYNC_REG.
     for sync in [
-        "cdc$req_meta",
-        "cdc$ack_meta",
+        "core$cdc$req_meta",
+        "core$cdc$ack_meta",
         "rst_meta",
-        "cdc$req_sync",
+        "core$cdc$req_sync",
         "rst_sync",
     ] {
         let module = format!("module {}${sync}(d,q,clock);", p.module_name());
@@ -155,9 +155,35 @@ fn a_configuration_is_checked_against_the_board_role_and_preset() {
 }
 
 #[test]
-fn the_netfpga_target_is_refused_with_its_reason() {
+fn the_netfpga_target_is_an_nf_datapath_with_the_reference_ports_and_lints_clean() {
     let p = params("netfpga-plus", Role::Leaf, "small");
-    let e = files(&p).unwrap_err().to_string();
-    assert!(e.contains("planned"), "{e}");
-    assert!(e.contains("au250, au280, au55c, au50, au200"), "{e}");
+    let f = files(&p).unwrap();
+    let names: Vec<&str> = f.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "netfpga-plus/hw/hdl/nf_datapath.v",
+            "netfpga-plus/README.md"
+        ]
+    );
+    let v = file(&f, "netfpga-plus/hw/hdl/nf_datapath.v");
+    // The reference projects' ports, as the shell's top.v connects them.
+    for port in [
+        "input axis_aclk",
+        "input axi_resetn",
+        "input [C_S_AXI_ADDR_WIDTH-1:0] S0_AXI_AWADDR",
+        "input [C_S_AXI_DATA_WIDTH/8-1:0] S2_AXI_WSTRB",
+        "output [1:0] S1_AXI_BRESP",
+        "input [C_S_AXIS_TUSER_WIDTH-1:0] s_axis_2_tuser",
+        "output  m_axis_0_tlast",
+        "input  m_axis_1_tready",
+    ] {
+        assert!(v.contains(port), "no `{port}`");
+    }
+    assert!(v.contains(".s0_axi_awaddr(S0_AXI_AWADDR - HORUS_BASEADDR)"));
+    assert!(v.contains("horus_nf_leaf_small horus_inst ("));
+    assert!(file(&f, "netfpga-plus/README.md").contains("datapath_freq_mhz"));
+    let (text, top) = in_shell(&p).unwrap();
+    assert_eq!(top, "nf_datapath");
+    verilator_lint_top("nf-datapath", &text, top).unwrap();
 }

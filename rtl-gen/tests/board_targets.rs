@@ -1,17 +1,18 @@
 //! The OpenNIC plug-in of each role at the default preset, synthesized inside the stub of the
-//! shell's box as `rtl-gen --board au250 --check` does it: the design's targets hold for the
-//! plug-in as for the bare switch (`top_targets.rs`), at most 6 LUT levels from register to
-//! register, under 20,000 LUTs and 32 RAMB36; its share of every OpenNIC board's part is printed
-//! (`--nocapture`). Slow: Yosys takes about 3 minutes per role on a 2.1 GHz Xeon.
+//! shell's box as `rtl-gen --board au250 --check` does it, and the NetFPGA-PLUS leaf datapath
+//! (`nf_datapath` as top): the design's targets hold for them as for the bare switch
+//! (`top_targets.rs`), at most 6 LUT levels from register to register, under 20,000 LUTs and
+//! 32 RAMB36; the share of each board's part is printed (`--nocapture`). Slow: Yosys takes about
+//! 3 minutes per run on a 2.1 GHz Xeon.
 
 use horus_hdl_tools::check::{TARGET_LUT_LEVELS, yosys_synth_top};
 use horus_model::config::Role;
 use horus_model::rng::DEFAULT_SEED;
-use horus_pipeline::board::boards::{self, BOARDS, Shell};
+use horus_pipeline::board::boards::{self, BOARDS};
 use rtl_gen::boards::{BoardParams, in_shell};
 
-fn targets_hold(role: Role) {
-    let board = boards::board("au250").unwrap();
+fn targets_hold(board: &str, role: Role) {
+    let board = boards::board(board).unwrap();
     let p = BoardParams::new(
         board,
         role,
@@ -24,7 +25,7 @@ fn targets_hold(role: Role) {
     let (text, top) = in_shell(&p).unwrap();
     let r = yosys_synth_top(&name, &text, top).expect("the plug-in synthesizes in the box");
     println!("{name} in {top}: {r:#}");
-    for b in BOARDS.iter().filter(|b| b.shell == Shell::OpenNic) {
+    for b in BOARDS.iter().filter(|b| b.shell == board.shell) {
         print!("{}", rtl_gen::check::utilization(b, &r));
     }
     assert!(
@@ -39,10 +40,15 @@ fn targets_hold(role: Role) {
 
 #[test]
 fn the_leaf_plugin_meets_the_depth_and_area_targets() {
-    targets_hold(Role::Leaf);
+    targets_hold("au250", Role::Leaf);
 }
 
 #[test]
 fn the_spine_plugin_meets_the_depth_and_area_targets() {
-    targets_hold(Role::Spine);
+    targets_hold("au250", Role::Spine);
+}
+
+#[test]
+fn the_netfpga_leaf_datapath_meets_the_depth_and_area_targets() {
+    targets_hold("netfpga-plus", Role::Leaf);
 }

@@ -83,11 +83,11 @@ module {TOP}({names});\n\
     always @(posedge clk) axil_aclk <= ~axil_aclk;\n\
     assign axil_phase = axil_aclk;\n\
     {module} dut(\n{conns}\n    );\n\
-    assign trace_valid = dut.trace_valid_unused;\n\
-    assign trace_pass = dut.trace_unused;\n\
-    assign rng_state = dut.rng_unused;\n\
-    assign in_flight = dut.switch$in_flight;\n\
-    assign overflow = dut.switch$overflow;\n\
+    assign trace_valid = dut.core.trace_valid_unused;\n\
+    assign trace_pass = dut.core.trace_unused;\n\
+    assign rng_state = dut.core.rng_unused;\n\
+    assign in_flight = dut.core.switch$in_flight;\n\
+    assign overflow = dut.core.switch$overflow;\n\
 endmodule\n",
         names = names.join(","),
         decls = decls.join("\n"),

@@ -10,8 +10,8 @@
 //! bridge is correct for any two clocks (the shell's two are related, 2:1 and phase-aligned; a
 //! NetFPGA-PLUS datapath has one clock for both sides, which works the same).
 //!
-//! - A write is whole words (the OpenNIC window has no `wstrb`): the master side writes all four
-//!   bytes.
+//! - A write's byte strobes cross with its data (the OpenNIC window has none: its box ties them
+//!   to all ones, whole words).
 //! - An address at or above the switch's window (`2^AXIL_ADDR_BITS` bytes) is answered
 //!   `SLVERR` on the slave side at once, without crossing (reads return 0), so the 1 MiB window of
 //!   the shell never aliases the switch's 4 KiB.
@@ -40,6 +40,8 @@ pub struct AxilCdc {
     pub s_awvalid: Signal<In, Bit>,
     pub s_awready: Signal<Out, Bit>,
     pub s_wdata: Signal<In, Bits<32>>,
+    /// Byte strobes (all ones for a shell without them).
+    pub s_wstrb: Signal<In, Bits<4>>,
     pub s_wvalid: Signal<In, Bit>,
     pub s_wready: Signal<Out, Bit>,
     pub s_bresp: Signal<Out, Bits<2>>,
@@ -82,6 +84,7 @@ pub struct AxilCdc {
     is_write: DFF<Bit>,
     addr: DFF<Bits<32>>,
     wdata: DFF<Bits<32>>,
+    wstrb: DFF<Bits<4>>,
     /// Handed to the master side, waiting for its answer.
     busy: DFF<Bit>,
     req: DFF<Bit>,
@@ -119,7 +122,6 @@ pub struct AxilCdc {
     held: Signal<Local, Bit>,
     outside: Signal<Local, Bit>,
     m_start: Signal<Local, Bit>,
-    all_bytes: Constant<Bits<4>>,
     /// The switch's window: `2^AXIL_ADDR_BITS` bytes.
     window: Constant<Bits<32>>,
     slverr: Constant<Bits<2>>,
@@ -135,6 +137,7 @@ impl Default for AxilCdc {
             s_awvalid: Default::default(),
             s_awready: Default::default(),
             s_wdata: Default::default(),
+            s_wstrb: Default::default(),
             s_wvalid: Default::default(),
             s_wready: Default::default(),
             s_bresp: Default::default(),
@@ -172,6 +175,7 @@ impl Default for AxilCdc {
             is_write: Default::default(),
             addr: Default::default(),
             wdata: Default::default(),
+            wstrb: Default::default(),
             busy: Default::default(),
             req: Default::default(),
             ack_meta: Default::default(),
@@ -199,7 +203,6 @@ impl Default for AxilCdc {
             held: Default::default(),
             outside: Default::default(),
             m_start: Default::default(),
-            all_bytes: Constant::new(0xf.into()),
             window: Constant::new((1u64 << AXIL_ADDR_BITS).into()),
             slverr: Constant::new(SLVERR.into()),
             zero32: Constant::new(0.into()),
@@ -211,8 +214,8 @@ impl Logic for AxilCdc {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, s_clock, ar_got, aw_got, w_got, is_write, addr, wdata, busy, req, ack_meta,
-            ack_sync, ack_seen, bvalid, bresp, rvalid, rdata, rresp
+            self, s_clock, ar_got, aw_got, w_got, is_write, addr, wdata, wstrb, busy, req,
+            ack_meta, ack_sync, ack_seen, bvalid, bresp, rvalid, rdata, rresp
         );
         dff_setup!(
             self, m_clock, req_meta, req_sync, req_seen, m_busy, aw_pending, w_pending, ar_pending,
@@ -248,6 +251,7 @@ impl Logic for AxilCdc {
         if self.take_w.val() {
             self.w_got.d.next = true;
             self.wdata.d.next = self.s_wdata.val();
+            self.wstrb.d.next = self.s_wstrb.val();
         }
         if self.take_ar.val() {
             self.ar_got.d.next = true;
@@ -328,7 +332,7 @@ impl Logic for AxilCdc {
         self.m_awaddr.next = self.addr.q.val().get_bits::<AXIL_ADDR_BITS>(0);
         self.m_araddr.next = self.addr.q.val().get_bits::<AXIL_ADDR_BITS>(0);
         self.m_wdata.next = self.wdata.q.val();
-        self.m_wstrb.next = self.all_bytes.val();
+        self.m_wstrb.next = self.wstrb.q.val();
         self.m_awvalid.next = self.aw_pending.q.val();
         self.m_wvalid.next = self.w_pending.q.val();
         self.m_arvalid.next = self.ar_pending.q.val();

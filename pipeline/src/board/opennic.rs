@@ -3,11 +3,10 @@
 //!
 //! ```text
 //!  axil_aclk (125 MHz)              axis_aclk (250 MHz)
-//!  s_axil ── AxilCdc ───────────────> AxiLiteRegs ── cfg, control passes ─┐
-//!                                                                         v
-//!  s_rx0 (cmac0) ─┐                                      HorusSwitch ── slice ── FrameDemux3 ─┬─ m_tx0 (cmac0)
-//!  s_rx1 (cmac1) ─┼─ FrameArbiter3 ── slice ─────────────^      (port in tuser)             ├─ m_tx1 (cmac1)
-//!  s_h2c (host0) ─┘                                      UsClock -> now_us                    └─ m_c2h (host0)
+//!  s_axil ────────────────────────────────> ┌─────────────┐
+//!  s_rx0 (cmac0) ─┐                          │ BoardSwitch │                 ┌─ m_tx0 (cmac0)
+//!  s_rx1 (cmac1) ─┼─ FrameArbiter3 ────────> │ (the switch)│ ── FrameDemux3 ─┼─ m_tx1 (cmac1)
+//!  s_h2c (host0) ─┘                          └─────────────┘  (port in tuser) └─ m_c2h (host0)
 //! ```
 //!
 //! - Streams: the shell's adapter rx of each CMAC port and the host-to-card stream of PCIe
@@ -17,11 +16,11 @@
 //!   for CMAC port i, bit 0 for function 0: the shell's packet adapter drops a frame whose
 //!   destination lacks its own bit) and `tuser_src` 0. The shell's `tuser` on the inputs is not
 //!   read: the scheduler decides from the frame alone. A frame for a port the board lacks is
-//!   dropped whole and counted (`FrameDemux3`). A register slice on each side of the switch
-//!   (`RegSlice`, a cycle each) keeps the adapters' logic out of the switch's paths.
+//!   dropped whole and counted (`FrameDemux3`). `BoardSwitch` holds the switch between two
+//!   register slices, with its registers and the microsecond clock.
 //! - Registers: the shell's window (32-bit addresses from the box's base, BAR2 + 0x100000, no
-//!   `wstrb`) reaches the switch's register file through [`AxilCdc`]; addresses beyond the
-//!   switch's 4 KiB answer `SLVERR`.
+//!   `wstrb`) reaches the switch's register file through `BoardSwitch`'s bridge
+//!   (`AxilCdc`); addresses beyond the switch's 4 KiB answer `SLVERR`.
 //! - Reset: the shell's `mod_rstn` (a low pulse, synchronous to `axil_aclk`) starts a reset of
 //!   [`RESET_CYCLES`] `axil_aclk` cycles; `mod_rst_done` falls with it and rises when it ends,
 //!   as the shell's reset handshake expects. It clears the register port's transaction state on
@@ -29,18 +28,12 @@
 //!   configuration registers and tables keep their values, and frames keep moving, so a reset
 //!   never cuts a frame in two. `mod_rst_done` is low from power-up until the first reset.
 //! - Time: `now_us` counts the core clock's cycles, `clock_mhz` of them a microsecond.
-//! - The switch's trace port is left out: it is for test benches.
 
 use crate::arith::ZeroExtend;
-use crate::axil::AxiLiteRegs;
 use crate::board::arbiter::FrameArbiter3;
-use crate::board::axil_cdc::AxilCdc;
+use crate::board::board_switch::BoardSwitch;
 use crate::board::boards::Board;
 use crate::board::demux::FrameDemux3;
-use crate::board::slice::RegSlice;
-use crate::board::us_clock::UsClock;
-use crate::phv::Phv;
-use crate::switch::HorusSwitch;
 use horus_model::config::Role;
 use rust_hdl::prelude::*;
 
@@ -118,16 +111,9 @@ pub struct OpenNicBox<const P: usize, const N: usize, const C: usize> {
     pub m_c2h_tuser_src: Signal<Out, Bits<16>>,
     pub m_c2h_tuser_dst: Signal<Out, Bits<16>>,
 
-    cdc: AxilCdc,
-    regs: AxiLiteRegs,
-    switch: HorusSwitch<P, N, C>,
+    core: BoardSwitch<P, N, C>,
     arb: FrameArbiter3,
-    /// Register slices between the arbiter and the switch, and the switch and the
-    /// demultiplexer.
-    into_switch: RegSlice,
-    out_of_switch: RegSlice,
     demux: FrameDemux3,
-    clock_us: UsClock,
     size: ZeroExtend<12, 16>,
     /* Reset, at `axil_aclk`: under way, done, cycles counted. */
     rst_active: DFF<Bit>,
@@ -140,17 +126,13 @@ pub struct OpenNicBox<const P: usize, const N: usize, const C: usize> {
     one8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
     zero16: Constant<Bits<16>>,
-    zero32: Constant<Bits<32>>,
+    all_bytes: Constant<Bits<4>>,
     dst0: Constant<Bits<16>>,
     dst1: Constant<Bits<16>>,
     dst2: Constant<Bits<16>>,
-    /// The switch's outputs a board does not use (names match Verilator's `--unused-regexp`).
+    /// Outputs this box does not use (names match Verilator's `--unused-regexp`).
     src_unused: Signal<Local, Bits<2>>,
-    trace_valid_unused: Signal<Local, Bit>,
-    trace_unused: Signal<Local, Phv>,
-    rng_unused: Signal<Local, Bits<64>>,
     dropped_unused: Signal<Local, Bits<32>>,
-    user_unused: Signal<Local, Bits<32>>,
 }
 
 impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
@@ -218,14 +200,9 @@ impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
             m_c2h_tuser_size: Default::default(),
             m_c2h_tuser_src: Default::default(),
             m_c2h_tuser_dst: Default::default(),
-            cdc: Default::default(),
-            regs: AxiLiteRegs::new(role, P, N, C),
-            switch: HorusSwitch::new(role, seed, conn_timeout_us),
+            core: BoardSwitch::new(role, seed, conn_timeout_us, board.clock_mhz),
             arb: Default::default(),
-            into_switch: Default::default(),
-            out_of_switch: Default::default(),
             demux: FrameDemux3::new(board.streams()),
-            clock_us: UsClock::new(board.clock_mhz),
             size: Default::default(),
             rst_active: Default::default(),
             rst_done: Default::default(),
@@ -236,16 +213,12 @@ impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
             one8: Constant::new(1.into()),
             zero8: Constant::new(0.into()),
             zero16: Constant::new(0.into()),
-            zero32: Constant::new(0.into()),
+            all_bytes: Constant::new(0xf.into()),
             dst0: Constant::new(TUSER_DST[0].into()),
             dst1: Constant::new(TUSER_DST[1].into()),
             dst2: Constant::new(TUSER_DST[2].into()),
             src_unused: Default::default(),
-            trace_valid_unused: Default::default(),
-            trace_unused: Default::default(),
-            rng_unused: Default::default(),
             dropped_unused: Default::default(),
-            user_unused: Default::default(),
         }
     }
 }
@@ -272,75 +245,35 @@ impl<const P: usize, const N: usize, const C: usize> Logic for OpenNicBox<P, N, 
         self.rst_meta.d.next = self.rst_active.q.val();
         self.rst_sync.d.next = self.rst_meta.q.val();
 
-        // ---- Clocks.
-        self.cdc.s_clock.next = self.axil_aclk.val();
-        self.cdc.m_clock.next = self.axis_aclk.val();
-        self.regs.clk.next = self.axis_aclk.val();
-        self.switch.clock.next = self.axis_aclk.val();
+        // ---- Clocks and resets.
+        self.core.clock.next = self.axis_aclk.val();
+        self.core.axil_clock.next = self.axil_aclk.val();
         self.arb.clock.next = self.axis_aclk.val();
-        self.into_switch.clock.next = self.axis_aclk.val();
-        self.out_of_switch.clock.next = self.axis_aclk.val();
         self.demux.clock.next = self.axis_aclk.val();
-        self.clock_us.clock.next = self.axis_aclk.val();
-        self.cdc.s_reset.next = self.rst_active.q.val();
-        self.cdc.m_reset.next = self.rst_sync.q.val();
-        self.regs.rst.next = self.rst_sync.q.val();
-        // Frames are never cut by a reset, and time runs on.
+        self.core.axil_reset.next = self.rst_active.q.val();
+        self.core.reset.next = self.rst_sync.q.val();
+        // Frames are never cut by a reset.
         self.arb.reset.next = false;
         self.demux.reset.next = false;
-        self.clock_us.reset.next = false;
 
-        // ---- The register window.
-        self.cdc.s_awaddr.next = self.s_axil_awaddr.val();
-        self.cdc.s_awvalid.next = self.s_axil_awvalid.val();
-        self.s_axil_awready.next = self.cdc.s_awready.val();
-        self.cdc.s_wdata.next = self.s_axil_wdata.val();
-        self.cdc.s_wvalid.next = self.s_axil_wvalid.val();
-        self.s_axil_wready.next = self.cdc.s_wready.val();
-        self.s_axil_bresp.next = self.cdc.s_bresp.val();
-        self.s_axil_bvalid.next = self.cdc.s_bvalid.val();
-        self.cdc.s_bready.next = self.s_axil_bready.val();
-        self.cdc.s_araddr.next = self.s_axil_araddr.val();
-        self.cdc.s_arvalid.next = self.s_axil_arvalid.val();
-        self.s_axil_arready.next = self.cdc.s_arready.val();
-        self.s_axil_rdata.next = self.cdc.s_rdata.val();
-        self.s_axil_rresp.next = self.cdc.s_rresp.val();
-        self.s_axil_rvalid.next = self.cdc.s_rvalid.val();
-        self.cdc.s_rready.next = self.s_axil_rready.val();
-        self.regs.s_axil_awaddr.next = self.cdc.m_awaddr.val();
-        self.regs.s_axil_awvalid.next = self.cdc.m_awvalid.val();
-        self.cdc.m_awready.next = self.regs.s_axil_awready.val();
-        self.regs.s_axil_wdata.next = self.cdc.m_wdata.val();
-        self.regs.s_axil_wstrb.next = self.cdc.m_wstrb.val();
-        self.regs.s_axil_wvalid.next = self.cdc.m_wvalid.val();
-        self.cdc.m_wready.next = self.regs.s_axil_wready.val();
-        self.cdc.m_bresp.next = self.regs.s_axil_bresp.val();
-        self.cdc.m_bvalid.next = self.regs.s_axil_bvalid.val();
-        self.regs.s_axil_bready.next = self.cdc.m_bready.val();
-        self.regs.s_axil_araddr.next = self.cdc.m_araddr.val();
-        self.regs.s_axil_arvalid.next = self.cdc.m_arvalid.val();
-        self.cdc.m_arready.next = self.regs.s_axil_arready.val();
-        self.cdc.m_rdata.next = self.regs.s_axil_rdata.val();
-        self.cdc.m_rresp.next = self.regs.s_axil_rresp.val();
-        self.cdc.m_rvalid.next = self.regs.s_axil_rvalid.val();
-        self.regs.s_axil_rready.next = self.cdc.m_rready.val();
-
-        // ---- Configuration and control passes (as in `HorusTop`).
-        self.switch.cfg.next = self.regs.cfg.val();
-        self.switch.spines.next = self.regs.spines.val();
-        self.switch.ctl_valid.next = self.regs.ctl_valid.val();
-        self.switch.ctl.next = self.regs.ctl.val();
-        self.regs.ctl_ready.next = self.switch.ctl_ready.val();
-        self.regs.overflow.next = self.switch.overflow.val();
-        self.regs.in_flight.next = self.switch.in_flight.val();
-        self.regs.done_valid.next = self.switch.done_valid.val();
-        self.regs.done.next = self.switch.done.val();
-        self.regs.readback.next = self.switch.readback.val();
-        self.regs.readback_valid.next = self.switch.readback_valid.val();
-        self.switch.now_us.next = self.clock_us.now_us.val();
-        self.trace_valid_unused.next = self.switch.trace_valid.val();
-        self.trace_unused.next = self.switch.trace.val();
-        self.rng_unused.next = self.switch.rng_state.val();
+        // ---- The register window (no byte strobes: whole words).
+        self.core.s_axil_awaddr.next = self.s_axil_awaddr.val();
+        self.core.s_axil_awvalid.next = self.s_axil_awvalid.val();
+        self.core.s_axil_wdata.next = self.s_axil_wdata.val();
+        self.core.s_axil_wstrb.next = self.all_bytes.val();
+        self.core.s_axil_wvalid.next = self.s_axil_wvalid.val();
+        self.core.s_axil_bready.next = self.s_axil_bready.val();
+        self.core.s_axil_araddr.next = self.s_axil_araddr.val();
+        self.core.s_axil_arvalid.next = self.s_axil_arvalid.val();
+        self.core.s_axil_rready.next = self.s_axil_rready.val();
+        self.s_axil_awready.next = self.core.s_axil_awready.val();
+        self.s_axil_wready.next = self.core.s_axil_wready.val();
+        self.s_axil_bresp.next = self.core.s_axil_bresp.val();
+        self.s_axil_bvalid.next = self.core.s_axil_bvalid.val();
+        self.s_axil_arready.next = self.core.s_axil_arready.val();
+        self.s_axil_rdata.next = self.core.s_axil_rdata.val();
+        self.s_axil_rresp.next = self.core.s_axil_rresp.val();
+        self.s_axil_rvalid.next = self.core.s_axil_rvalid.val();
 
         // ---- Streams in: merged frame by frame.
         self.arb.s0_tdata.next = self.s_rx0_tdata.val();
@@ -358,33 +291,20 @@ impl<const P: usize, const N: usize, const C: usize> Logic for OpenNicBox<P, N, 
         self.arb.s2_tvalid.next = self.s_h2c_tvalid.val();
         self.arb.s2_tlast.next = self.s_h2c_tlast.val();
         self.s_h2c_tready.next = self.arb.s2_tready.val();
-        self.into_switch.s_beat.next.data = self.arb.m_tdata.val();
-        self.into_switch.s_beat.next.keep = self.arb.m_tkeep.val();
-        self.into_switch.s_beat.next.last = self.arb.m_tlast.val();
-        self.into_switch.s_beat.next.user = self.zero32.val();
-        self.into_switch.s_tvalid.next = self.arb.m_tvalid.val();
-        self.arb.m_tready.next = self.into_switch.s_tready.val();
+        self.core.s_tdata.next = self.arb.m_tdata.val();
+        self.core.s_tkeep.next = self.arb.m_tkeep.val();
+        self.core.s_tvalid.next = self.arb.m_tvalid.val();
+        self.core.s_tlast.next = self.arb.m_tlast.val();
+        self.arb.m_tready.next = self.core.s_tready.val();
         self.src_unused.next = self.arb.m_src.val();
-        self.switch.s_axis_tdata.next = self.into_switch.m_beat.val().data;
-        self.switch.s_axis_tkeep.next = self.into_switch.m_beat.val().keep;
-        self.switch.s_axis_tlast.next = self.into_switch.m_beat.val().last;
-        self.user_unused.next = self.into_switch.m_beat.val().user;
-        self.switch.s_axis_tvalid.next = self.into_switch.m_tvalid.val();
-        self.into_switch.m_tready.next = self.switch.s_axis_tready.val();
 
         // ---- Streams out: by egress port.
-        self.out_of_switch.s_beat.next.data = self.switch.m_axis_tdata.val();
-        self.out_of_switch.s_beat.next.keep = self.switch.m_axis_tkeep.val();
-        self.out_of_switch.s_beat.next.last = self.switch.m_axis_tlast.val();
-        self.out_of_switch.s_beat.next.user = self.switch.m_axis_tuser.val();
-        self.out_of_switch.s_tvalid.next = self.switch.m_axis_tvalid.val();
-        self.switch.m_axis_tready.next = self.out_of_switch.s_tready.val();
-        self.demux.s_tdata.next = self.out_of_switch.m_beat.val().data;
-        self.demux.s_tkeep.next = self.out_of_switch.m_beat.val().keep;
-        self.demux.s_tlast.next = self.out_of_switch.m_beat.val().last;
-        self.demux.s_tuser.next = self.out_of_switch.m_beat.val().user;
-        self.demux.s_tvalid.next = self.out_of_switch.m_tvalid.val();
-        self.out_of_switch.m_tready.next = self.demux.s_tready.val();
+        self.demux.s_tdata.next = self.core.m_tdata.val();
+        self.demux.s_tkeep.next = self.core.m_tkeep.val();
+        self.demux.s_tvalid.next = self.core.m_tvalid.val();
+        self.demux.s_tlast.next = self.core.m_tlast.val();
+        self.demux.s_tuser.next = self.core.m_tuser.val();
+        self.core.m_tready.next = self.demux.s_tready.val();
         self.dropped_unused.next = self.demux.dropped.val();
         self.size.narrow.next = self.demux.m_len.val();
         self.m_tx0_tdata.next = self.demux.m0_tdata.val();

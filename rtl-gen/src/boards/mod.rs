@@ -4,7 +4,9 @@
 //! that builds it.
 //!
 //! - [`opennic`]: the OpenNIC shell's user plug-in folder (Alveo U250, U280, U55C, U50, U200).
+//! - [`netfpga`]: a NetFPGA-PLUS project's `nf_datapath.v`.
 
+pub mod netfpga;
 pub mod opennic;
 
 use crate::GeneratedFile;
@@ -50,11 +52,14 @@ impl BoardParams {
         })
     }
 
-    /// The plug-in's top module: `horus_box_leaf`, `horus_box_spine_small`, ...
+    /// The plug-in's top module: `horus_box_leaf`, `horus_box_spine_small` (OpenNIC),
+    /// `horus_nf_leaf` (NetFPGA-PLUS), ...
     pub fn module_name(&self) -> String {
-        self.preset
-            .module_name()
-            .replacen("horus_", "horus_box_", 1)
+        let kind = match self.board.shell {
+            Shell::OpenNic => "horus_box_",
+            Shell::NetFpgaPlus => "horus_nf_",
+        };
+        self.preset.module_name().replacen("horus_", kind, 1)
     }
 }
 
@@ -62,17 +67,7 @@ impl BoardParams {
 pub fn files(p: &BoardParams) -> Result<Vec<GeneratedFile>> {
     match p.board.shell {
         Shell::OpenNic => opennic::files(p),
-        Shell::NetFpgaPlus => bail!(
-            "{}: the NetFPGA-PLUS target (an nf_datapath.v for its projects) is planned; the \
-             OpenNIC boards are {}",
-            p.board.name,
-            horus_pipeline::board::boards::BOARDS
-                .iter()
-                .filter(|b| b.shell == Shell::OpenNic)
-                .map(|b| b.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        Shell::NetFpgaPlus => netfpga::files(p),
     }
 }
 
@@ -81,7 +76,7 @@ pub fn files(p: &BoardParams) -> Result<Vec<GeneratedFile>> {
 pub fn in_shell(p: &BoardParams) -> Result<(String, &'static str)> {
     match p.board.shell {
         Shell::OpenNic => Ok((opennic::in_box(p)?, "box_250mhz")),
-        Shell::NetFpgaPlus => files(p).map(|_| unreachable!("files() refuses the board")),
+        Shell::NetFpgaPlus => Ok((netfpga::nf_datapath(p), "nf_datapath")),
     }
 }
 

@@ -1,0 +1,226 @@
+//! The switch as every board plug-in holds it: the switch's datapath and registers, a register
+//! slice on each side of it, the microsecond clock and the bridge from the shell's register
+//! window, between one merged input stream and one output stream, on the core clock. A board's
+//! plug-in puts its shell's streams and reset around it (`opennic.rs`, `netfpga.rs`).
+//!
+//! ```text
+//!  s_axil (32-bit, axil_clock) ── AxilCdc ──> AxiLiteRegs ── cfg, control passes ─┐
+//!                                                                                 v
+//!  s_* ── RegSlice ──────────────────────────────────────────> HorusSwitch ── RegSlice ── m_* (port and length in m_tuser)
+//!                                               UsClock -> now_us
+//! ```
+//!
+//! The register slices (a cycle each) keep the adapters' logic out of the switch's paths. The
+//! switch's trace port is left out: it is for test benches (which read it from inside, as
+//! `trace_unused`).
+
+use crate::axil::AxiLiteRegs;
+use crate::board::axil_cdc::AxilCdc;
+use crate::board::slice::RegSlice;
+use crate::board::us_clock::UsClock;
+use crate::phv::Phv;
+use crate::switch::HorusSwitch;
+use horus_model::config::Role;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct BoardSwitch<const P: usize, const N: usize, const C: usize> {
+    /// The core clock, and a reset of the register port's transaction state on it (the
+    /// registers and tables keep their values).
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// The register window's clock, and the same reset on it.
+    pub axil_clock: Signal<In, Clock>,
+    pub axil_reset: Signal<In, Bit>,
+    /* The shell's register window: 32-bit addresses from its base, at `axil_clock`. */
+    pub s_axil_awaddr: Signal<In, Bits<32>>,
+    pub s_axil_awvalid: Signal<In, Bit>,
+    pub s_axil_awready: Signal<Out, Bit>,
+    pub s_axil_wdata: Signal<In, Bits<32>>,
+    pub s_axil_wstrb: Signal<In, Bits<4>>,
+    pub s_axil_wvalid: Signal<In, Bit>,
+    pub s_axil_wready: Signal<Out, Bit>,
+    pub s_axil_bresp: Signal<Out, Bits<2>>,
+    pub s_axil_bvalid: Signal<Out, Bit>,
+    pub s_axil_bready: Signal<In, Bit>,
+    pub s_axil_araddr: Signal<In, Bits<32>>,
+    pub s_axil_arvalid: Signal<In, Bit>,
+    pub s_axil_arready: Signal<Out, Bit>,
+    pub s_axil_rdata: Signal<Out, Bits<32>>,
+    pub s_axil_rresp: Signal<Out, Bits<2>>,
+    pub s_axil_rvalid: Signal<Out, Bit>,
+    pub s_axil_rready: Signal<In, Bit>,
+    /* The merged input. */
+    pub s_tdata: Signal<In, Bits<512>>,
+    pub s_tkeep: Signal<In, Bits<64>>,
+    pub s_tvalid: Signal<In, Bit>,
+    pub s_tready: Signal<Out, Bit>,
+    pub s_tlast: Signal<In, Bit>,
+    /* The output: the egress port in `m_tuser[7:0]`, the frame's length in `[27:16]`. */
+    pub m_tdata: Signal<Out, Bits<512>>,
+    pub m_tkeep: Signal<Out, Bits<64>>,
+    pub m_tvalid: Signal<Out, Bit>,
+    pub m_tready: Signal<In, Bit>,
+    pub m_tlast: Signal<Out, Bit>,
+    pub m_tuser: Signal<Out, Bits<32>>,
+
+    cdc: AxilCdc,
+    regs: AxiLiteRegs,
+    switch: HorusSwitch<P, N, C>,
+    into_switch: RegSlice,
+    out_of_switch: RegSlice,
+    clock_us: UsClock,
+    zero32: Constant<Bits<32>>,
+    /// The switch's outputs a board does not use (names match Verilator's `--unused-regexp`).
+    trace_valid_unused: Signal<Local, Bit>,
+    trace_unused: Signal<Local, Phv>,
+    rng_unused: Signal<Local, Bits<64>>,
+    user_unused: Signal<Local, Bits<32>>,
+}
+
+impl<const P: usize, const N: usize, const C: usize> BoardSwitch<P, N, C> {
+    /// The switch of `role` (its generator from `seed`, connection entries expiring after
+    /// `conn_timeout_us`) on a core clock of `clock_mhz`.
+    pub fn new(role: Role, seed: u64, conn_timeout_us: u32, clock_mhz: u64) -> Self {
+        Self {
+            clock: Default::default(),
+            reset: Default::default(),
+            axil_clock: Default::default(),
+            axil_reset: Default::default(),
+            s_axil_awaddr: Default::default(),
+            s_axil_awvalid: Default::default(),
+            s_axil_awready: Default::default(),
+            s_axil_wdata: Default::default(),
+            s_axil_wstrb: Default::default(),
+            s_axil_wvalid: Default::default(),
+            s_axil_wready: Default::default(),
+            s_axil_bresp: Default::default(),
+            s_axil_bvalid: Default::default(),
+            s_axil_bready: Default::default(),
+            s_axil_araddr: Default::default(),
+            s_axil_arvalid: Default::default(),
+            s_axil_arready: Default::default(),
+            s_axil_rdata: Default::default(),
+            s_axil_rresp: Default::default(),
+            s_axil_rvalid: Default::default(),
+            s_axil_rready: Default::default(),
+            s_tdata: Default::default(),
+            s_tkeep: Default::default(),
+            s_tvalid: Default::default(),
+            s_tready: Default::default(),
+            s_tlast: Default::default(),
+            m_tdata: Default::default(),
+            m_tkeep: Default::default(),
+            m_tvalid: Default::default(),
+            m_tready: Default::default(),
+            m_tlast: Default::default(),
+            m_tuser: Default::default(),
+            cdc: Default::default(),
+            regs: AxiLiteRegs::new(role, P, N, C),
+            switch: HorusSwitch::new(role, seed, conn_timeout_us),
+            into_switch: Default::default(),
+            out_of_switch: Default::default(),
+            clock_us: UsClock::new(clock_mhz),
+            zero32: Constant::new(0.into()),
+            trace_valid_unused: Default::default(),
+            trace_unused: Default::default(),
+            rng_unused: Default::default(),
+            user_unused: Default::default(),
+        }
+    }
+}
+
+impl<const P: usize, const N: usize, const C: usize> Logic for BoardSwitch<P, N, C> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.regs.clk.next = self.clock.val();
+        self.switch.clock.next = self.clock.val();
+        self.into_switch.clock.next = self.clock.val();
+        self.out_of_switch.clock.next = self.clock.val();
+        self.clock_us.clock.next = self.clock.val();
+        self.regs.rst.next = self.reset.val();
+        // Time runs on through a reset.
+        self.clock_us.reset.next = false;
+        // ---- The register window, across the bridge.
+        self.cdc.s_clock.next = self.axil_clock.val();
+        self.cdc.m_clock.next = self.clock.val();
+        self.cdc.s_reset.next = self.axil_reset.val();
+        self.cdc.m_reset.next = self.reset.val();
+        self.cdc.s_awaddr.next = self.s_axil_awaddr.val();
+        self.cdc.s_awvalid.next = self.s_axil_awvalid.val();
+        self.cdc.s_wdata.next = self.s_axil_wdata.val();
+        self.cdc.s_wstrb.next = self.s_axil_wstrb.val();
+        self.cdc.s_wvalid.next = self.s_axil_wvalid.val();
+        self.cdc.s_bready.next = self.s_axil_bready.val();
+        self.cdc.s_araddr.next = self.s_axil_araddr.val();
+        self.cdc.s_arvalid.next = self.s_axil_arvalid.val();
+        self.cdc.s_rready.next = self.s_axil_rready.val();
+        self.s_axil_awready.next = self.cdc.s_awready.val();
+        self.s_axil_wready.next = self.cdc.s_wready.val();
+        self.s_axil_bresp.next = self.cdc.s_bresp.val();
+        self.s_axil_bvalid.next = self.cdc.s_bvalid.val();
+        self.s_axil_arready.next = self.cdc.s_arready.val();
+        self.s_axil_rdata.next = self.cdc.s_rdata.val();
+        self.s_axil_rresp.next = self.cdc.s_rresp.val();
+        self.s_axil_rvalid.next = self.cdc.s_rvalid.val();
+        self.regs.s_axil_awaddr.next = self.cdc.m_awaddr.val();
+        self.regs.s_axil_awvalid.next = self.cdc.m_awvalid.val();
+        self.regs.s_axil_wdata.next = self.cdc.m_wdata.val();
+        self.regs.s_axil_wstrb.next = self.cdc.m_wstrb.val();
+        self.regs.s_axil_wvalid.next = self.cdc.m_wvalid.val();
+        self.regs.s_axil_bready.next = self.cdc.m_bready.val();
+        self.regs.s_axil_araddr.next = self.cdc.m_araddr.val();
+        self.regs.s_axil_arvalid.next = self.cdc.m_arvalid.val();
+        self.regs.s_axil_rready.next = self.cdc.m_rready.val();
+        self.cdc.m_awready.next = self.regs.s_axil_awready.val();
+        self.cdc.m_wready.next = self.regs.s_axil_wready.val();
+        self.cdc.m_bresp.next = self.regs.s_axil_bresp.val();
+        self.cdc.m_bvalid.next = self.regs.s_axil_bvalid.val();
+        self.cdc.m_arready.next = self.regs.s_axil_arready.val();
+        self.cdc.m_rdata.next = self.regs.s_axil_rdata.val();
+        self.cdc.m_rresp.next = self.regs.s_axil_rresp.val();
+        self.cdc.m_rvalid.next = self.regs.s_axil_rvalid.val();
+        // ---- Configuration and control passes (as in `HorusTop`).
+        self.switch.cfg.next = self.regs.cfg.val();
+        self.switch.spines.next = self.regs.spines.val();
+        self.switch.ctl_valid.next = self.regs.ctl_valid.val();
+        self.switch.ctl.next = self.regs.ctl.val();
+        self.regs.ctl_ready.next = self.switch.ctl_ready.val();
+        self.regs.overflow.next = self.switch.overflow.val();
+        self.regs.in_flight.next = self.switch.in_flight.val();
+        self.regs.done_valid.next = self.switch.done_valid.val();
+        self.regs.done.next = self.switch.done.val();
+        self.regs.readback.next = self.switch.readback.val();
+        self.regs.readback_valid.next = self.switch.readback_valid.val();
+        self.switch.now_us.next = self.clock_us.now_us.val();
+        self.trace_valid_unused.next = self.switch.trace_valid.val();
+        self.trace_unused.next = self.switch.trace.val();
+        self.rng_unused.next = self.switch.rng_state.val();
+        // ---- In, through a register slice.
+        self.into_switch.s_beat.next.data = self.s_tdata.val();
+        self.into_switch.s_beat.next.keep = self.s_tkeep.val();
+        self.into_switch.s_beat.next.last = self.s_tlast.val();
+        self.into_switch.s_beat.next.user = self.zero32.val();
+        self.into_switch.s_tvalid.next = self.s_tvalid.val();
+        self.s_tready.next = self.into_switch.s_tready.val();
+        self.switch.s_axis_tdata.next = self.into_switch.m_beat.val().data;
+        self.switch.s_axis_tkeep.next = self.into_switch.m_beat.val().keep;
+        self.switch.s_axis_tlast.next = self.into_switch.m_beat.val().last;
+        self.user_unused.next = self.into_switch.m_beat.val().user;
+        self.switch.s_axis_tvalid.next = self.into_switch.m_tvalid.val();
+        self.into_switch.m_tready.next = self.switch.s_axis_tready.val();
+        // ---- Out, through a register slice.
+        self.out_of_switch.s_beat.next.data = self.switch.m_axis_tdata.val();
+        self.out_of_switch.s_beat.next.keep = self.switch.m_axis_tkeep.val();
+        self.out_of_switch.s_beat.next.last = self.switch.m_axis_tlast.val();
+        self.out_of_switch.s_beat.next.user = self.switch.m_axis_tuser.val();
+        self.out_of_switch.s_tvalid.next = self.switch.m_axis_tvalid.val();
+        self.switch.m_axis_tready.next = self.out_of_switch.s_tready.val();
+        self.m_tdata.next = self.out_of_switch.m_beat.val().data;
+        self.m_tkeep.next = self.out_of_switch.m_beat.val().keep;
+        self.m_tlast.next = self.out_of_switch.m_beat.val().last;
+        self.m_tuser.next = self.out_of_switch.m_beat.val().user;
+        self.m_tvalid.next = self.out_of_switch.m_tvalid.val();
+        self.out_of_switch.m_tready.next = self.m_tready.val();
+    }
+}
