@@ -24,7 +24,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use horus_model::config::Config;
 use horus_model::sched::{ControlOp, Scheduler, Stage};
-use horus_pipeline::board::boards;
+use horus_pipeline::board::boards::{self, Board};
 use horus_pipeline::readback::{self, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
 
@@ -47,16 +47,16 @@ enum Cmd {
         config: PathBuf,
         /// The board the switch runs on: its ports may be named in CONFIG (`port = "cmac1"`),
         /// and a port it lacks is refused.
-        #[arg(long, value_parser = board_name)]
-        board: Option<String>,
+        #[arg(long, value_parser = boards::board_named)]
+        board: Option<&'static Board>,
     },
     /// Print the AXI4-Lite register writes that program a freshly loaded switch.
     Writes {
         /// The switch configuration (TOML).
         config: PathBuf,
         /// The board the switch runs on (as for `check`).
-        #[arg(long, value_parser = board_name)]
-        board: Option<String>,
+        #[arg(long, value_parser = boards::board_named)]
+        board: Option<&'static Board>,
     },
     /// Print the register accesses that read entry INDEX of a table back.
     Read {
@@ -124,19 +124,9 @@ fn hardware_preset(cfg: &Config) -> Result<horus_pipeline::presets::Preset> {
     })
 }
 
-fn board_name(s: &str) -> Result<String, String> {
-    match boards::board(s) {
-        Some(_) => Ok(s.to_string()),
-        None => Err(format!(
-            "unknown board; one of: {}",
-            boards::names().join(", ")
-        )),
-    }
-}
-
 /// Loads `config` for the hardware: for `board` when given (its port names, its ports only).
-fn load(config: &Path, board: Option<&str>) -> Result<Config> {
-    let cfg = match board.and_then(boards::board) {
+fn load(config: &Path, board: Option<&Board>) -> Result<Config> {
+    let cfg = match board {
         Some(b) => Config::from_file_for(config, &b.port_names()),
         None => Config::from_file(config),
     }
@@ -236,7 +226,7 @@ fn run(cmd: Cmd) -> Result<String> {
             )?;
         }
         Cmd::Writes { config, board } => {
-            let cfg = load(config.as_path(), board.as_deref())?;
+            let cfg = load(config.as_path(), board)?;
             let regs = RegFile::switch_config(&cfg).map_err(anyhow::Error::msg)?;
             writeln!(out, "# {}: the switch's registers", config.display())?;
             for w in regmap::switch_words() {
@@ -258,7 +248,7 @@ fn run(cmd: Cmd) -> Result<String> {
             }
         }
         Cmd::Check { config, board } => {
-            let cfg = load(config.as_path(), board.as_deref())?;
+            let cfg = load(config.as_path(), board)?;
             let preset = hardware_preset(&cfg)?;
             let ops = horus_model::sched::config_ops(&cfg);
             // Run them through the model: what the model refuses, the hardware would too.
@@ -286,7 +276,7 @@ fn run(cmd: Cmd) -> Result<String> {
                 preset.module_name(),
                 preset.name
             )?;
-            if let Some(b) = board.as_deref().and_then(boards::board) {
+            if let Some(b) = board {
                 writeln!(
                     out,
                     "board: {} ({}), ports {}",

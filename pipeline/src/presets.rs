@@ -114,12 +114,7 @@ impl Preset {
     /// thread of its own with a 256 MiB stack (test threads have 2 MiB).
     pub fn with_top<W: WithTop>(&self, seed: u64, conn_timeout_us: u32, w: W) -> W::Output {
         let me = *self;
-        std::thread::Builder::new()
-            .stack_size(256 << 20)
-            .spawn(move || me.with_top_here(seed, conn_timeout_us, w))
-            .expect("spawning the builder thread")
-            .join()
-            .expect("the builder thread finished")
+        on_big_stack(move || me.with_top_here(seed, conn_timeout_us, w))
     }
 
     fn with_top_here<W: WithTop>(&self, seed: u64, conn_timeout_us: u32, w: W) -> W::Output {
@@ -143,12 +138,7 @@ impl Preset {
         w: W,
     ) -> W::Output {
         let me = *self;
-        std::thread::Builder::new()
-            .stack_size(256 << 20)
-            .spawn(move || me.with_box_here(board, seed, conn_timeout_us, w))
-            .expect("spawning the builder thread")
-            .join()
-            .expect("the builder thread finished")
+        on_big_stack(move || me.with_box_here(board, seed, conn_timeout_us, w))
     }
 
     fn with_box_here<W: WithTop>(
@@ -182,6 +172,17 @@ impl Preset {
         }
         for_sizes!(self, build)
     }
+}
+
+/// `f` on a thread of its own with a 256 MiB stack: building a switch and walking it is deeply
+/// recursive on large structs (test threads have 2 MiB).
+fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(f)
+        .expect("spawning the builder thread")
+        .join()
+        .expect("the builder thread finished")
 }
 
 /// Something done with a preset's switch ([`Preset::with_top`]), whatever its sizes.

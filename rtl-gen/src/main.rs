@@ -12,7 +12,7 @@ use clap::Parser;
 use clap::ValueEnum;
 use horus_model::config::Role;
 use horus_model::rng::DEFAULT_SEED;
-use horus_pipeline::board::boards;
+use horus_pipeline::board::boards::{self, Board};
 use horus_pipeline::presets;
 use rtl_gen::boards::BoardParams;
 use rtl_gen::{Params, check, outputs, write_if_changed};
@@ -30,8 +30,8 @@ struct Args {
     #[arg(long, value_enum)]
     role: Option<Which>,
     /// Write the target for this board (`build/BOARD/`) instead of the switches' sources.
-    #[arg(long, value_parser = board_name)]
-    board: Option<String>,
+    #[arg(long, value_parser = boards::board_named)]
+    board: Option<&'static Board>,
     /// With `--board`: a switch configuration to check against the board (its ports), the role
     /// and the preset.
     #[arg(long, requires = "board")]
@@ -75,20 +75,10 @@ fn preset_name(s: &str) -> Result<String, String> {
     }
 }
 
-fn board_name(s: &str) -> Result<String, String> {
-    match boards::board(s) {
-        Some(_) => Ok(s.to_string()),
-        None => Err(format!(
-            "unknown board; one of: {}",
-            boards::names().join(", ")
-        )),
-    }
-}
-
 fn main() -> Result<()> {
     let args = Args::parse();
     fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    if let Some(board) = &args.board {
+    if let Some(board) = args.board {
         return board_target(&args, board);
     }
     let roles = match args.role.unwrap_or(Which::Both) {
@@ -127,13 +117,12 @@ fn main() -> Result<()> {
 }
 
 /// `--board`: the board's target for one switch.
-fn board_target(args: &Args, board: &str) -> Result<()> {
+fn board_target(args: &Args, b: &'static Board) -> Result<()> {
     let role = match args.role.unwrap_or(Which::Leaf) {
         Which::Leaf => Role::Leaf,
         Which::Spine => Role::Spine,
         Which::Both => bail!("a card runs one switch: --role leaf or --role spine"),
     };
-    let b = boards::board(board).expect("clap checked the name");
     let p = BoardParams::new(b, role, &args.preset, args.seed, args.conn_timeout_us)?;
     if let Some(config) = &args.config {
         let cfg = rtl_gen::boards::check_config(&p, config)?;

@@ -189,6 +189,11 @@ pub fn board(name: &str) -> Option<&'static Board> {
     BOARDS.iter().find(|b| b.name == name)
 }
 
+/// The board called `name`, or a message listing the boards (for command-line parsers).
+pub fn board_named(name: &str) -> Result<&'static Board, String> {
+    board(name).ok_or_else(|| format!("unknown board; one of: {}", names().join(", ")))
+}
+
 /// The names of the boards, for messages.
 pub fn names() -> Vec<&'static str> {
     BOARDS.iter().map(|b| b.name).collect()
