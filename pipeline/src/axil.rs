@@ -19,7 +19,7 @@ use crate::arith::ZeroExtend;
 use crate::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use crate::phv::Phv;
 use crate::readback::{RB_BITS, RB_WORDS};
-use crate::regmap::{FILE_WORDS, ID_VALUE, field};
+use crate::regmap::{BUILD_HASH_PLACEHOLDER, FILE_WORDS, ID_VALUE, MAP_VERSION, field};
 use horus_model::config::Role;
 use rust_hdl::prelude::*;
 
@@ -33,6 +33,8 @@ const RSHIFT_BITS: usize = BITS.trailing_zeros() as usize;
 /// Bits of a word's index in the register file.
 const WORD_BITS: usize = FILE_WORDS.trailing_zeros() as usize;
 const _: () = assert!(FILE_WORDS.is_power_of_two());
+/// The identity words are chosen by the address's two low bits.
+const _: () = assert!(crate::regmap::IDENT_BASE % 4 == 0);
 
 /// The register file's next value: each byte of word `w` takes `wdata`'s byte when bit `w` of
 /// the one-hot `words` and the byte's strobe are set, and keeps `q`'s otherwise. Written byte by
@@ -146,6 +148,9 @@ pub struct AxiLiteRegs {
     r_go: DFF<Bit>,
     r_rb_status: DFF<Bit>,
     r_err: DFF<Bit>,
+    /// An identity word (`MAP_VERSION`, `BUILD_HASH`, `CONN_TIMEOUT_US`) and its value.
+    r_ident: DFF<Bit>,
+    w_ident: DFF<Bits<32>>,
     /// The read-back inputs a clock late: they only change while `RB_BUSY` reads 1.
     rb_r: DFF<Bits<RB_BITS>>,
     rb_valid_r: DFF<Bit>,
@@ -197,6 +202,7 @@ pub struct AxiLiteRegs {
     take_r: Signal<Local, Bit>,
     in_counters: Signal<Local, Bit>,
     in_rb: Signal<Local, Bit>,
+    in_ident: Signal<Local, Bit>,
     /// The counter read (`rword - COUNTER_BASE`, mod 16), and the counters muxed by its bits.
     cidx: Signal<Local, Bits<4>>,
     first_counter4: Constant<Bits<4>>,
@@ -232,6 +238,11 @@ pub struct AxiLiteRegs {
 
     id_value: Constant<Bits<32>>,
     info_value: Constant<Bits<32>>,
+    map_version: Constant<Bits<32>>,
+    build_hash: Constant<Bits<32>>,
+    conn_timeout: Constant<Bits<32>>,
+    w_ident_first: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_ident_last: Constant<Bits<AXIL_ADDR_BITS>>,
     zero_phv: Constant<Phv>,
     word_mask_r: Constant<Bits<RSHIFT_BITS>>,
     three_r: Constant<Bits<RSHIFT_BITS>>,
@@ -256,9 +267,16 @@ pub struct AxiLiteRegs {
 }
 
 impl AxiLiteRegs {
-    /// The port of a switch of `role` with `2^P` pools, `2^N` nodes and `2^C` connections (for
-    /// the read-only `ROLE` and `*_BITS` fields).
-    pub fn new(role: Role, pool_bits: usize, node_bits: usize, conn_bits: usize) -> Self {
+    /// The port of a switch of `role` with `2^P` pools, `2^N` nodes and `2^C` connections whose
+    /// entries expire after `conn_timeout_us` (for the read-only `ROLE`, `*_BITS` and identity
+    /// fields).
+    pub fn new(
+        role: Role,
+        pool_bits: usize,
+        node_bits: usize,
+        conn_bits: usize,
+        conn_timeout_us: u32,
+    ) -> Self {
         let c = |v: u64| Constant::new(Bits::<AXIL_ADDR_BITS>::from(v));
         let c32 = |v: u64| Constant::new(Bits::<32>::from(v));
         let info = u64::from(role == Role::Spine)
@@ -317,6 +335,8 @@ impl AxiLiteRegs {
             r_go: Default::default(),
             r_rb_status: Default::default(),
             r_err: Default::default(),
+            r_ident: Default::default(),
+            w_ident: Default::default(),
             rb_r: Default::default(),
             rb_valid_r: Default::default(),
             c0: Default::default(),
@@ -362,6 +382,7 @@ impl AxiLiteRegs {
             take_r: Default::default(),
             in_counters: Default::default(),
             in_rb: Default::default(),
+            in_ident: Default::default(),
             cidx: Default::default(),
             first_counter4: Constant::new(((crate::regmap::COUNTER_BASE % 16) as u64).into()),
             m01: Default::default(),
@@ -401,6 +422,11 @@ impl AxiLiteRegs {
             w_rb_status: c(field("RB_VALID").word as u64),
             w_rb_first: c(field("RB_DATA0").word as u64),
             w_rb_last: c(field(&format!("RB_DATA{}", RB_WORDS - 1)).word as u64),
+            map_version: c32(u64::from(MAP_VERSION)),
+            build_hash: c32(u64::from(BUILD_HASH_PLACEHOLDER)),
+            conn_timeout: c32(u64::from(conn_timeout_us)),
+            w_ident_first: c(field("MAP_VERSION").word as u64),
+            w_ident_last: c(field("CONN_TIMEOUT_US").word as u64),
             five: c(5),
             w_id: c(0),
             w_info: c(1),
@@ -443,6 +469,8 @@ impl Logic for AxiLiteRegs {
             r_go,
             r_rb_status,
             r_err,
+            r_ident,
+            w_ident,
             rb_r,
             rb_valid_r,
             c0,
@@ -609,9 +637,21 @@ impl Logic for AxiLiteRegs {
         self.r_go.d.next =
             (self.rword.val() == self.w_go.val()) & !self.in_counters.val() & !self.in_rb.val();
         self.r_rb_status.d.next = (self.rword.val() == self.w_rb_status.val()) & !self.in_rb.val();
+        self.in_ident.next = (self.rword.val() >= self.w_ident_first.val())
+            & (self.rword.val() <= self.w_ident_last.val());
+        self.r_ident.d.next = self.in_ident.val();
+        // Words 68, 69, 70: the version, the hash, the timeout, by the address's low bits.
+        self.w_ident.d.next = self.map_version.val();
+        if self.rword.val().get_bit(0) {
+            self.w_ident.d.next = self.build_hash.val();
+        }
+        if self.rword.val().get_bit(1) {
+            self.w_ident.d.next = self.conn_timeout.val();
+        }
         self.r_err.d.next = (self.rword.val() > self.w_last_rw.val())
             & !self.in_counters.val()
             & !self.in_rb.val()
+            & !self.in_ident.val()
             & (self.rword.val() != self.w_rb_status.val());
 
         self.in_flight_wide.narrow.next = self.in_flight.val();
@@ -656,6 +696,9 @@ impl Logic for AxiLiteRegs {
             }
             if self.r_rb_status.q.val() {
                 self.rdata.d.next = self.rb_status.val();
+            }
+            if self.r_ident.q.val() {
+                self.rdata.d.next = self.w_ident.q.val();
             }
             if self.r_err.q.val() {
                 self.rdata.d.next = self.zero32.val();

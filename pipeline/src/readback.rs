@@ -332,11 +332,12 @@ fn descriptor(stage: Stage) -> TypeDescriptor {
     }
 }
 
-/// The fields of an entry of `stage`'s table read back as `w`, by name, in hexadecimal (for
-/// error messages and `horusctl`).
-pub fn describe(stage: Stage, w: &[u32; RB_WORDS]) -> String {
+/// The fields of an entry of `stage`'s table read back as `w`, by name, in the hardware entry's
+/// order (a table of plain words has one field, `value`). A field wider than 64 bits (the rack
+/// average's accumulator) gives its low 64: the model's value, which the hardware zero-extends.
+pub fn fields(stage: Stage, w: &[u32; RB_WORDS]) -> Vec<(&'static str, u64)> {
     let get = |off: usize, width: usize| -> u64 {
-        (0..width).fold(0, |acc, i| {
+        (0..width.min(64)).fold(0, |acc, i| {
             let bit = off + i;
             acc | (u64::from((w[bit / 32] >> (bit % 32)) & 1) << i)
         })
@@ -348,14 +349,274 @@ pub fn describe(stage: Stage, w: &[u32; RB_WORDS]) -> String {
     match descriptor(stage).kind {
         TypeKind::Composite(fields) => {
             let mut off = 0;
-            let mut s = Vec::new();
+            let mut out = Vec::new();
             for f in fields {
                 let n = width(&f.kind.kind);
-                s.push(format!("{}={:#x}", f.fieldname, get(off, n)));
+                // The descriptor's names live as long as the entry types: leak them once per
+                // name (a handful of short strings).
+                out.push((intern(&f.fieldname), get(off, n)));
                 off += n;
             }
-            s.join(" ")
+            out
         }
-        k => format!("{:#x}", get(0, width(&k))),
+        k => vec![("value", get(0, width(&k)))],
+    }
+}
+
+/// A `'static` copy of an entry field's name (the names are few and fixed).
+fn intern(name: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let set = names.get_or_insert_with(HashSet::new);
+    if let Some(n) = set.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    set.insert(n);
+    n
+}
+
+/// Writes entry `index` of `stage`'s table, read back from a switch of `role` as `w`, into the
+/// model's tables: the inverse of [`encode`], so that a host rebuilds the switch's state as the
+/// model holds it (`horusctl` validates operations and computes their values from it). The
+/// `poolAvg` margins, which the hardware derives from the other fields, are not kept; an index
+/// beyond the model's table is an error.
+pub fn decode(
+    t: &mut Tables,
+    stage: Stage,
+    index: usize,
+    w: &[u32; RB_WORDS],
+) -> Result<(), String> {
+    use horus_model::fixed::{Drift, Load};
+    use horus_model::sched::state::{
+        ConnEntry as ModelConn, IdleCtl, NodeEntry as ModelNode, NodeState, PoolCfg,
+    };
+    use horus_model::sched::{
+        AddrEntry as ModelAddr, IdleIndex, NodeAddr, NodeRef, Params, SpineRef,
+    };
+    use horus_model::wire::{Endpoint, MacAddr};
+    let f = fields(stage, w);
+    let v = |name: &str| -> u64 {
+        f.iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, v)| v)
+            .unwrap_or_else(|| panic!("{} has no field {name}", stage.table_name()))
+    };
+    let len = match stage {
+        Stage::PoolCfg | Stage::IdleCtl | Stage::PoolAvg => t.pools.len(),
+        Stage::IdleList => t.idle_list.len(),
+        Stage::Members1 => t.members1.len(),
+        Stage::Members2 => t.members2.len(),
+        Stage::Conn => t.conn.len(),
+        _ => t.nodes.len(),
+    };
+    if index >= len {
+        return Err(format!(
+            "{}[{index}] is beyond the table's {len} entries",
+            stage.table_name()
+        ));
+    }
+    let node_ref = || NodeRef {
+        node: v("node") as u16,
+        factor: Load(v("factor") as u32),
+    };
+    match stage {
+        Stage::PoolCfg => {
+            t.pools[index].cfg = PoolCfg {
+                valid: v("valid") != 0,
+                base: v("base") as u16,
+                capacity: v("cap") as u16,
+                n: v("n") as u16,
+                params: Params {
+                    link_at: v("link_at") as u16,
+                    unlink_at: v("unlink_at") as u16,
+                    report_delta: Load(v("report_delta") as u32),
+                    repair_gap_us: v("repair_gap") as u16,
+                },
+                spine: (v("spine_ok") != 0).then(|| SpineRef {
+                    id: v("spine_id") as u16,
+                    node: v("spine_node") as u16,
+                }),
+            }
+        }
+        Stage::Node => {
+            t.nodes[index].node = ModelNode {
+                state: if v("active") != 0 {
+                    NodeState::Active
+                } else {
+                    NodeState::Free
+                },
+                pool: v("pool") as u16,
+                slot: v("slot") as u16,
+                factor: Load(v("factor") as u32),
+            }
+        }
+        Stage::IdleCtl => {
+            t.pools[index].ctl = IdleCtl {
+                p: v("p") as u16,
+                locked: v("locked") != 0,
+                linked: v("linked") != 0,
+                signaled_us: v("signaled") as u32,
+            }
+        }
+        Stage::IdleList => t.idle_list[index] = node_ref(),
+        Stage::Members1 => t.members1[index] = node_ref(),
+        Stage::Members2 => t.members2[index] = node_ref(),
+        Stage::IdleIndex => {
+            t.nodes[index].idle_index = match (v("pending") != 0, v("member") != 0) {
+                (_, true) => IdleIndex::Member(v("pos") as u16),
+                (true, false) => IdleIndex::Pending,
+                (false, false) => IdleIndex::Absent,
+            }
+        }
+        Stage::Load1 => t.nodes[index].load1 = Load(v("value") as u32),
+        Stage::Load2 => t.nodes[index].load2 = Load(v("value") as u32),
+        Stage::Drift1 => t.nodes[index].drift1 = Drift(v("value") as u32 as i32),
+        Stage::Drift2 => t.nodes[index].drift2 = Drift(v("value") as u32 as i32),
+        Stage::PoolAvg => {
+            let e = &mut t.pools[index].avg;
+            e.avg.acc = v("acc");
+            e.avg.unit = v("unit");
+            e.avg.tasks = v("tasks") as u32;
+            e.reported = v("reported");
+        }
+        Stage::Conn => {
+            t.conn[index] = ModelConn {
+                valid: v("valid") != 0,
+                pool: v("pool") as u16,
+                seq: v("seq") as u16,
+                node: v("node") as u16,
+                stamp_us: v("stamp") as u32,
+            }
+        }
+        Stage::NodeAddr => {
+            t.nodes[index].addr = (v("valid") != 0).then(|| {
+                let mac = v("mac");
+                ModelAddr {
+                    pool: v("pool") as u16,
+                    addr: NodeAddr {
+                        endpoint: Endpoint {
+                            mac: MacAddr(std::array::from_fn(|i| (mac >> (40 - 8 * i)) as u8)),
+                            ip: (v("ip") as u32).into(),
+                            udp_port: v("port") as u16,
+                        },
+                        port: v("egress") as u8,
+                        dst_id: v("dst_id") as u16,
+                    },
+                }
+            })
+        }
+    }
+    Ok(())
+}
+
+/// The fields of an entry of `stage`'s table read back as `w`, by name, in hexadecimal (for
+/// error messages and `horusctl`).
+pub fn describe(stage: Stage, w: &[u32; RB_WORDS]) -> String {
+    match fields(stage, w).as_slice() {
+        [("value", v)] => format!("{v:#x}"),
+        f => f
+            .iter()
+            .map(|(n, v)| format!("{n}={v:#x}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus_model::fixed::{Drift, Load};
+    use horus_model::sched::{IdleIndex, NodeRef};
+
+    /// Every table filled with arbitrary values, written in the hardware's layout, read back into
+    /// empty tables and written again: the same words (`decode` is `encode`'s inverse).
+    #[test]
+    fn decode_inverts_encode_for_every_table() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut t = Tables::new(8, 16, 8);
+        for (i, r) in t.pools.iter_mut().enumerate() {
+            r.cfg.valid = i % 3 != 0;
+            r.cfg.base = next() as u16;
+            r.cfg.capacity = next() as u16;
+            r.cfg.n = next() as u16;
+            r.cfg.params.link_at = next() as u16;
+            r.cfg.params.report_delta = Load(next() as u32);
+            r.cfg.spine = (i % 2 == 0).then(|| horus_model::sched::SpineRef {
+                id: next() as u16,
+                node: next() as u16,
+            });
+            r.ctl.p = next() as u16;
+            r.ctl.locked = i % 2 == 1;
+            r.ctl.signaled_us = next() as u32;
+            r.avg.avg.acc = next() >> 16;
+            r.avg.avg.unit = next() >> 30;
+            r.avg.avg.tasks = next() as u32;
+            r.avg.reported = next() >> 20;
+        }
+        for (i, r) in t.nodes.iter_mut().enumerate() {
+            r.node.state = if i % 2 == 0 {
+                horus_model::sched::state::NodeState::Active
+            } else {
+                Default::default()
+            };
+            r.node.pool = next() as u16;
+            r.node.slot = next() as u16;
+            r.node.factor = Load(next() as u32);
+            r.idle_index = match i % 3 {
+                0 => IdleIndex::Absent,
+                1 => IdleIndex::Pending,
+                _ => IdleIndex::Member(next() as u16),
+            };
+            r.load1 = Load(next() as u32);
+            r.load2 = Load(next() as u32);
+            r.drift1 = Drift(next() as i32);
+            r.drift2 = Drift(next() as i32);
+        }
+        for l in [&mut t.idle_list, &mut t.members1, &mut t.members2] {
+            for e in l.iter_mut() {
+                *e = NodeRef {
+                    node: next() as u16,
+                    factor: Load(next() as u32),
+                };
+            }
+        }
+        for c in t.conn.iter_mut() {
+            c.valid = next() % 2 == 0;
+            c.pool = next() as u16;
+            c.seq = next() as u16;
+            c.node = next() as u16;
+            c.stamp_us = next() as u32;
+        }
+        let mut back = Tables::new(8, 16, 8);
+        for role in [Role::Leaf, Role::Spine] {
+            for &stage in &Stage::ALL {
+                let len = match stage {
+                    Stage::PoolCfg | Stage::IdleCtl | Stage::PoolAvg => 8,
+                    Stage::Conn => 8,
+                    _ => 16,
+                };
+                for i in 0..len {
+                    let w = encode(&t, role, stage, i);
+                    decode(&mut back, stage, i, &w).unwrap();
+                    // PoolCfg is read first, so poolAvg's margins see the same configuration.
+                    assert_eq!(
+                        encode(&back, role, stage, i),
+                        w,
+                        "{}[{i}]",
+                        stage.table_name()
+                    );
+                }
+                assert!(decode(&mut back, stage, len, &[0; RB_WORDS]).is_err());
+            }
+        }
     }
 }

@@ -73,6 +73,12 @@ const fn f(
 
 /// Value of `ID`: "HORU".
 pub const ID_VALUE: u32 = 0x484f_5255;
+/// Version of this register map, read from `MAP_VERSION`: a host driver refuses a switch whose
+/// map is not the one it was built with. Raised whenever a field moves or changes meaning.
+pub const MAP_VERSION: u32 = 2;
+/// What the generated Verilog holds in `BUILD_HASH` until `rtl-gen` stamps it: the hash is taken
+/// over the text with this value in place, then written over it (`rtl_gen::identity`).
+pub const BUILD_HASH_PLACEHOLDER: u32 = 0xb17d_4a54;
 /// Words of the register map (the read-back's `RB_DATA*` reach past 64).
 pub const WORDS: usize = 128;
 /// Words the AXI4-Lite block keeps in flip-flops, from word 0: every read-write field lies below
@@ -87,8 +93,13 @@ use Access::*;
 use crate::cfg::SPINES;
 use crate::pass::mac_bits;
 use crate::readback::table_number;
-use horus_model::config::Config;
-use horus_model::sched::{ControlOp, Params, Scheduler, Stage};
+use horus_model::config::{Config, Role};
+use horus_model::fixed::{Load, MAX_WORKERS};
+use horus_model::sched::frame::{SpineAddr, SwitchRegisters};
+use horus_model::sched::{
+    ControlOp, HostValues, NodeAddr, NodeRef, Params, Scheduler, SpineRef, Stage,
+};
+use horus_model::wire::{Endpoint, MacAddr};
 
 /// Every field, in address order.
 pub const FIELDS: &[Field] = &[
@@ -583,7 +594,35 @@ pub const FIELDS: &[Field] = &[
         Ro,
         "the entry read, bits 320..351 (the hardware entry's layout, readback.rs)",
     ),
+    // The bitstream's identity: constants of the generated Verilog.
+    f(
+        "MAP_VERSION",
+        68,
+        0,
+        32,
+        Ro,
+        "the register map's version (regmap::MAP_VERSION)",
+    ),
+    f(
+        "BUILD_HASH",
+        69,
+        0,
+        32,
+        Ro,
+        "the first 32 bits of the SHA-256 of the generated Verilog (with this field's placeholder)",
+    ),
+    f(
+        "CONN_TIMEOUT_US",
+        70,
+        0,
+        32,
+        Ro,
+        "the connection table's timeout in microseconds, fixed when the Verilog is generated",
+    ),
 ];
+
+/// The first word of the identity (`MAP_VERSION`, `BUILD_HASH`, `CONN_TIMEOUT_US`).
+pub const IDENT_BASE: usize = 68;
 
 /// The word of the counter of `PASSES`; the drop counters follow `CONTROL_PASSES` in the order of
 /// `DropReason::ALL`.
@@ -715,6 +754,126 @@ impl RegFile {
     }
 }
 
+fn mac_of(bits: u64) -> MacAddr {
+    MacAddr(std::array::from_fn(|i| (bits >> (40 - 8 * i)) as u8))
+}
+
+impl RegFile {
+    /// The switch's own registers and its spines, as the model holds them: the inverse of
+    /// [`RegFile::switch_config`].
+    pub fn switch_registers(&self) -> SwitchRegisters {
+        let ep = |prefix: &str| Endpoint {
+            mac: mac_of(self.get(&format!("{prefix}MAC"))),
+            ip: (self.get(&format!("{prefix}IP")) as u32).into(),
+            udp_port: self.get(&format!("{prefix}UDP_PORT")) as u16,
+        };
+        SwitchRegisters {
+            id: self.get("SWITCH_ID") as u16,
+            me: ep("SWITCH_"),
+            pass_through_port: self.get("PASS_THROUGH_PORT") as u8,
+            control_port: self.get("CONTROL_PORT") as u8,
+            spines: (0..SPINES)
+                .filter(|i| self.get(&format!("SPINE{i}_VALID")) != 0)
+                .map(|i| SpineAddr {
+                    id: self.get(&format!("SPINE{i}_ID")) as u16,
+                    endpoint: ep(&format!("SPINE{i}_")),
+                    port: self.get(&format!("SPINE{i}_EGRESS")) as u8,
+                })
+                .collect(),
+        }
+    }
+
+    /// The control operation staged in these registers and the host's values it carries: the
+    /// inverse of [`RegFile::control`] (a software switch that takes the hardware's register
+    /// writes runs it). A spine's new node gives its worker count from its additive factor (the
+    /// smallest count with that factor). Refused: no operation or several, a read, a factor no
+    /// worker count gives.
+    pub fn staged_control(&self, role: Role) -> Result<(ControlOp, HostValues), String> {
+        let ops = [
+            "CTL_CONFIGURE_POOL",
+            "CTL_SET_PARAMS",
+            "CTL_ADD_NODE",
+            "CTL_REMOVE_NODE",
+        ];
+        let set: Vec<&str> = ops.into_iter().filter(|o| self.get(o) != 0).collect();
+        if self.get("CTL_READ_ENTRY") != 0 {
+            return Err("a table read is staged, not a control operation".into());
+        }
+        let [op] = set.as_slice() else {
+            return Err(format!(
+                "{} operations staged ({}); exactly one starts",
+                set.len(),
+                set.join(", ")
+            ));
+        };
+        let g = |n: &str| self.get(n) as u16;
+        let pool = g("CTL_POOL");
+        let params = Params {
+            link_at: g("CTL_LINK_AT"),
+            unlink_at: g("CTL_UNLINK_AT"),
+            report_delta: Load(self.get("CTL_REPORT_DELTA") as u32),
+            repair_gap_us: g("CTL_REPAIR_GAP"),
+        };
+        let mut host = HostValues::default();
+        let op = match *op {
+            "CTL_CONFIGURE_POOL" => ControlOp::ConfigurePool {
+                pool,
+                base: g("CTL_BASE"),
+                capacity: g("CTL_CAPACITY"),
+                params,
+                spine: (self.get("CTL_SPINE_OK") != 0).then(|| SpineRef {
+                    id: g("CTL_SPINE_ID"),
+                    node: g("CTL_SPINE_NODE"),
+                }),
+            },
+            "CTL_SET_PARAMS" => ControlOp::SetPoolParams { pool, params },
+            "CTL_ADD_NODE" => {
+                host.factor = Load(self.get("CTL_FACTOR") as u32);
+                host.unit = self.get("CTL_UNIT");
+                let workers = if role == Role::Leaf {
+                    1
+                } else {
+                    (1..=MAX_WORKERS)
+                        .find(|&w| Load::additive_factor(w) == host.factor)
+                        .ok_or_else(|| {
+                            format!(
+                                "additive factor {:#x} is 1/w for no worker count w",
+                                host.factor.0
+                            )
+                        })? as u16
+                };
+                let mac = self.get("CTL_NODE_MAC");
+                ControlOp::AddNode {
+                    pool,
+                    node: g("CTL_NODE"),
+                    addr: NodeAddr {
+                        endpoint: Endpoint {
+                            mac: mac_of(mac),
+                            ip: (self.get("CTL_NODE_IP") as u32).into(),
+                            udp_port: g("CTL_NODE_UDP_PORT"),
+                        },
+                        port: self.get("CTL_NODE_EGRESS") as u8,
+                        dst_id: g("CTL_NODE_DST_ID"),
+                    },
+                    workers,
+                }
+            }
+            _ => {
+                host.unit = self.get("CTL_UNIT");
+                host.last_member = NodeRef {
+                    node: g("CTL_LAST_MEMBER"),
+                    factor: Load(self.get("CTL_LAST_MEMBER_FACTOR") as u32),
+                };
+                ControlOp::RemoveNode {
+                    pool,
+                    node: g("CTL_NODE"),
+                }
+            }
+        };
+        Ok((op, host))
+    }
+}
+
 fn params_of(r: &mut RegFile, p: &Params) {
     r.set("CTL_LINK_AT", p.link_at.into())
         .set("CTL_UNLINK_AT", p.unlink_at.into())
@@ -783,6 +942,57 @@ mod tests {
         assert_eq!(
             field("DROP_IDLE_REMOVE_NOT_MEMBER").word,
             COUNTER_BASE + COUNTERS - 1
+        );
+    }
+
+    #[test]
+    fn a_staged_control_pass_decodes_to_the_operation_and_the_hosts_values() {
+        for role in [Role::Leaf, Role::Spine] {
+            let path = format!(
+                "{}/../configs/example-{role}.toml",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let cfg = Config::from_file(std::path::Path::new(&path)).unwrap();
+            let mut bare = cfg.clone();
+            bare.pools.clear();
+            let (mut m, _) = Scheduler::from_config(&bare, 1).unwrap();
+            let mut ops = horus_model::sched::config_ops(&cfg);
+            let first = ops.iter().find_map(|o| match *o {
+                ControlOp::AddNode { pool, node, .. } => Some(ControlOp::RemoveNode { pool, node }),
+                _ => None,
+            });
+            ops.extend(first);
+            assert!(ops.len() > 3, "{role}: {ops:?}");
+            for op in ops {
+                let regs = RegFile::control(&m, &op);
+                let (got, host) = regs.staged_control(role).unwrap();
+                assert_eq!(got, op);
+                assert_eq!(host, m.host_values(&op), "{op:?}");
+                m.control(op).unwrap();
+            }
+        }
+        let path = format!(
+            "{}/../configs/example-leaf.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let cfg = Config::from_file(std::path::Path::new(&path)).unwrap();
+        let regs = RegFile::switch_config(&cfg).unwrap();
+        let back = regs.switch_registers();
+        assert_eq!(back.id, cfg.switch.id);
+        assert_eq!(back.me.mac, cfg.switch.mac);
+        assert_eq!(back.spines.len(), cfg.spines.len());
+        assert_eq!(back.spines[0].endpoint.ip, cfg.spines[0].ip);
+        let mut none = RegFile::default();
+        assert!(
+            none.staged_control(Role::Leaf)
+                .unwrap_err()
+                .contains("0 operations")
+        );
+        none.set("CTL_ADD_NODE", 1).set("CTL_REMOVE_NODE", 1);
+        assert!(
+            none.staged_control(Role::Leaf)
+                .unwrap_err()
+                .contains("2 operations")
         );
     }
 

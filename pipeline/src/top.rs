@@ -105,7 +105,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusTop<P, N, C> {
             rng_state: Default::default(),
             in_flight: Default::default(),
             overflow: Default::default(),
-            regs: AxiLiteRegs::new(role, P, N, C),
+            regs: AxiLiteRegs::new(role, P, N, C, conn_timeout_us),
             switch: HorusSwitch::new(role, seed, conn_timeout_us),
             tuser_unused: Default::default(),
         }

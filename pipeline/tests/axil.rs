@@ -57,7 +57,7 @@ enum Op {
 }
 
 fn run(ops: Vec<Op>) {
-    let mut uut = AxiLiteRegs::new(Role::Leaf, 6, 12, 10);
+    let mut uut = AxiLiteRegs::new(Role::Leaf, 6, 12, 10, 1000);
     uut.connect_all();
     let failures = Arc::new(Mutex::new(Vec::<String>::new()));
     let sink = failures.clone();
@@ -431,12 +431,39 @@ fn identity_strobes_and_bad_addresses() {
             addr: 0x200,
             want: (0, 2),
         },
+        // The bitstream's identity (the hash is the placeholder until rtl-gen stamps it), and
+        // the word after it unmapped.
+        Op::Read {
+            addr: regmap::field("MAP_VERSION").byte_address(),
+            want: (regmap::MAP_VERSION, 0),
+        },
+        Op::Read {
+            addr: regmap::field("BUILD_HASH").byte_address(),
+            want: (regmap::BUILD_HASH_PLACEHOLDER, 0),
+        },
+        Op::Read {
+            addr: regmap::field("CONN_TIMEOUT_US").byte_address(),
+            want: (1000, 0),
+        },
+        Op::Read {
+            addr: regmap::field("CONN_TIMEOUT_US").byte_address() + 4,
+            want: (0, 2),
+        },
+        Op::WriteResp {
+            addr: regmap::field("MAP_VERSION").byte_address(),
+            data: 7,
+            resp: 2,
+        },
+        Op::Read {
+            addr: regmap::field("MAP_VERSION").byte_address(),
+            want: (regmap::MAP_VERSION, 0),
+        },
     ]);
 }
 
 #[test]
 fn verilog_is_lint_clean() {
-    let mut uut = AxiLiteRegs::new(Role::Spine, 3, 6, 4);
+    let mut uut = AxiLiteRegs::new(Role::Spine, 3, 6, 4, 1000);
     uut.connect_all();
     let v = horus_hdl_tools::verilog::emit(&uut);
     horus_hdl_tools::check::verilator_lint("axil", &v).unwrap();

@@ -207,7 +207,7 @@ endmodule
 /// the port to grow but not for a LUT per bit of the file.
 #[test]
 fn the_port_writes_its_file_through_clock_enables() {
-    let mut uut = AxiLiteRegs::new(Role::Leaf, 6, 12, 10);
+    let mut uut = AxiLiteRegs::new(Role::Leaf, 6, 12, 10, 1000);
     uut.connect_all();
     let r = horus_hdl_tools::check::yosys_synth("axil_area", &emit(&uut)).unwrap();
     assert!(

@@ -12,6 +12,7 @@
 
 pub mod boards;
 pub mod check;
+pub mod identity;
 pub mod outputs;
 
 use anyhow::{Context, Result};

@@ -140,6 +140,18 @@ impl Scheduler {
     pub fn control(&mut self, op: ControlOp) -> Result<PassResult, ControlError> {
         self.validate(&op)?;
         let host = self.host_values(&op);
+        self.control_with(op, host)
+    }
+
+    /// Runs a control operation with the values a host computed for it (what the hardware's
+    /// control pass carries; [`Scheduler::control`] computes them from this model's tables). The
+    /// operation is validated first; on `Err` nothing changed.
+    pub fn control_with(
+        &mut self,
+        op: ControlOp,
+        host: HostValues,
+    ) -> Result<PassResult, ControlError> {
+        self.validate(&op)?;
         self.begin();
         self.counters.control_passes += 1;
         Ok(match op {

@@ -87,11 +87,23 @@ pub struct FrameResult {
     pub parse_error: Option<WireError>,
 }
 
+/// A spine as a leaf reaches it (the hardware's spine table).
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct SpineAddr {
-    id: u16,
-    endpoint: Endpoint,
-    port: u8,
+pub struct SpineAddr {
+    pub id: u16,
+    pub endpoint: Endpoint,
+    pub port: u8,
+}
+
+/// The switch's own registers: its identity and addresses, its fixed ports, its spines (the
+/// hardware's `SWITCH_*`, `*_PORT` and `SPINE*` registers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchRegisters {
+    pub id: u16,
+    pub me: Endpoint,
+    pub pass_through_port: u8,
+    pub control_port: u8,
+    pub spines: Vec<SpineAddr>,
 }
 
 /// A [`Scheduler`] with its ports and addresses.
@@ -145,6 +157,31 @@ impl FrameSwitch {
 
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched
+    }
+
+    /// The scheduler, for a host that rebuilds or inspects its tables.
+    pub fn scheduler_mut(&mut self) -> &mut Scheduler {
+        &mut self.sched
+    }
+
+    /// Sets the switch's own registers (a host writing them while the switch runs).
+    pub fn set_registers(&mut self, r: SwitchRegisters) {
+        self.sched.set_id(r.id);
+        self.me = r.me;
+        self.pass_through_port = r.pass_through_port;
+        self.control_port = r.control_port;
+        self.spines = r.spines;
+    }
+
+    /// A control pass with the values the host computed ([`Scheduler::control_with`]); the
+    /// frames it emits.
+    pub fn control_with(
+        &mut self,
+        op: ControlOp,
+        host: super::HostValues,
+    ) -> Result<FrameResult, ControlError> {
+        let r = self.sched.control_with(op, host)?;
+        Ok(self.emit(&[], r))
     }
 
     pub fn process(&mut self, pass: FramePass) -> Result<FrameResult, ControlError> {

@@ -216,6 +216,11 @@ impl Scheduler {
         Ok((sched, signals))
     }
 
+    /// Sets the switch's ID (the hardware's `SWITCH_ID` register, which software may rewrite).
+    pub fn set_id(&mut self, id: u16) {
+        self.id = id;
+    }
+
     pub fn role(&self) -> Role {
         self.role
     }

@@ -116,7 +116,7 @@ impl<const P: usize, const N: usize, const C: usize> BoardSwitch<P, N, C> {
             m_tlast: Default::default(),
             m_tuser: Default::default(),
             cdc: Default::default(),
-            regs: AxiLiteRegs::new(role, P, N, C),
+            regs: AxiLiteRegs::new(role, P, N, C, conn_timeout_us),
             switch: HorusSwitch::new(role, seed, conn_timeout_us),
             into_switch: Default::default(),
             out_of_switch: Default::default(),

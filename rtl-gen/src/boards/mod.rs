@@ -89,8 +89,12 @@ pub fn verilog(p: &BoardParams) -> String {
             horus_hdl_tools::verilog::emit_named(top, &self.0)
         }
     }
-    p.preset
-        .with_box(p.board, p.seed, p.conn_timeout_us, Emit(p.module_name()))
+    crate::identity::stamp(p.preset.with_box(
+        p.board,
+        p.seed,
+        p.conn_timeout_us,
+        Emit(p.module_name()),
+    ))
 }
 
 /// Loads the switch configuration at `path` for `p`: its ports must be the board's (by name or

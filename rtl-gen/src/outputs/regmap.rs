@@ -34,6 +34,7 @@ pub fn regmap_header() -> String {
          #ifndef HORUS_REGS_H\n#define HORUS_REGS_H\n\n",
     );
     s += &format!("#define HORUS_REG_ID_VALUE 0x{:08X}u\n", regmap::ID_VALUE);
+    s += &format!("#define HORUS_REG_MAP_VERSION {}u\n", regmap::MAP_VERSION);
     s += &format!("#define HORUS_REG_WORDS {}\n\n", regmap::WORDS);
     for f in regmap::FIELDS {
         s += &format!(
@@ -54,6 +55,7 @@ pub fn regmap_header() -> String {
 pub fn regmap_json() -> serde_json::Value {
     serde_json::json!({
         "id_value": regmap::ID_VALUE,
+        "map_version": regmap::MAP_VERSION,
         "words": regmap::WORDS,
         "fields": regmap::FIELDS.iter().map(|f| serde_json::json!({
             "name": f.name,

@@ -46,5 +46,5 @@ pub fn verilog(p: &Preset, seed: u64, conn_timeout_us: u32) -> String {
             horus_hdl_tools::verilog::emit_named(top, &self.0)
         }
     }
-    p.with_top(seed, conn_timeout_us, Emit(p.module_name()))
+    crate::identity::stamp(p.with_top(seed, conn_timeout_us, Emit(p.module_name())))
 }
