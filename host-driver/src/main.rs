@@ -1,29 +1,36 @@
-//! `horusctl`: the host side of a Horus scheduler.
+//! `horusctl`: program, watch and repair a Horus switch through its registers.
 //!
-//! It turns a switch configuration into the control passes that program the scheduler's tables
-//! (the same passes the reference model runs, `horus_model::sched::ControlOp`) and into the
-//! AXI4-Lite register writes that issue them (`horus_pipeline::regmap`). It accesses no device
-//! itself: it prints the accesses for a driver script or a memory-mapped I/O tool to make, and
-//! decodes words read; it does not read the counters.
+//! Every command that touches a switch takes `--device` (or `HORUS_DEVICE`): a card
+//! (`pci:0000:81:00.0`), the Verilated RTL (`cosim:CONFIG`), the reference model (`model:CONFIG`)
+//! or a dry run (`dry-run[:CONFIG]`, which prints the accesses as a script); see
+//! `horus_host_driver::device`. It reads the switch's identification first and refuses a
+//! switch of another register map, and a configuration that does not fit the loaded bitstream.
 //!
-//! - `horusctl check CONFIG [--board B]` validates a configuration, for the model and for the
-//!   hardware (a size preset with its table sizes, at most four spines; with `--board`, ports
-//!   the board has, which CONFIG may name: `port = "cmac1"`), and prints the control passes.
-//! - `horusctl writes CONFIG` prints the register writes that configure a freshly loaded switch,
-//!   one per line (`write ADDR VALUE`, and `wait-idle` where software must wait for `CTL_BUSY` to
-//!   read 0), for a driver script or a memory-mapped I/O tool.
-//! - `horusctl read TABLE INDEX` prints the register accesses that read one table entry back
-//!   (`CTL_READ_ENTRY`; `wait-read` where software must wait for `RB_BUSY` to read 0), and
-//!   `horusctl decode TABLE WORD...` names the fields of the `RB_DATA*` words read.
+//! - `check CONFIG [--board B]`: validate a configuration for the model and the hardware and
+//!   print its control passes (no device).
+//! - `info`: the identification (role, sizes, build hash, timeout) and the status.
+//! - `apply CONFIG`: bring the switch to CONFIG, writing only what differs.
+//! - `writes CONFIG`: the accesses that program a freshly loaded switch (`apply` on a dry run).
+//! - `add-worker`, `remove-worker` (leaf), `add-leaf`, `fail-leaf` (spine), `set-pool`.
+//! - `stats [--json] [--watch SECONDS]`: every counter, with rates per second when watching.
+//! - `dump [TABLE]`: the pools and their members, or one table's entries, decoded.
+//! - `peek ADDR|FIELD`, `poke ADDR|FIELD VALUE`: raw registers (the map's only).
+//! - `read TABLE INDEX` / `decode TABLE WORD...`: one entry's accesses / its words named.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
-use horus_model::config::Config;
-use horus_model::sched::{ControlOp, Scheduler, Stage};
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use horus_host_driver::Regs;
+use horus_host_driver::device::{Device, DeviceSpec};
+use horus_host_driver::driver::{self, Switch, describe};
+use horus_model::config::{Config, Role};
+use horus_model::fixed::Load;
+use horus_model::sched::{ControlOp, NodeAddr, Scheduler, Stage};
+use horus_model::wire::{Endpoint, MacAddr};
 use horus_pipeline::board::boards::{self, Board};
 use horus_pipeline::readback::{self, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
@@ -31,12 +38,38 @@ use horus_pipeline::regmap::{self, RegFile};
 #[derive(Parser, Debug)]
 #[command(
     version,
-    about = "Check a Horus switch configuration and print the register accesses that program a \
-             switch or read a table entry back"
+    about = "Program, watch and repair a Horus switch through its registers: on a card, the \
+             Verilated RTL, the reference model or a dry run"
 )]
 struct Cli {
+    /// The switch: pci:BDF[,bar=N][,base=ADDR], file:PATH[,base=ADDR], cosim:CONFIG,
+    /// model:CONFIG or dry-run[:CONFIG].
+    #[arg(long, global = true, env = "HORUS_DEVICE")]
+    device: Option<DeviceSpec>,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+#[derive(Args, Debug, Clone)]
+struct NodeArgs {
+    /// The pool.
+    #[arg(long)]
+    pool: u16,
+    /// The node ID (a worker's at a leaf, a rack's slot at a spine).
+    #[arg(long)]
+    node: u16,
+    /// The node's MAC address.
+    #[arg(long)]
+    mac: MacAddr,
+    /// The node's IPv4 address.
+    #[arg(long)]
+    ip: std::net::Ipv4Addr,
+    /// The node's UDP port.
+    #[arg(long, default_value_t = horus_model::wire::HORUS_UDP_PORT)]
+    udp_port: u16,
+    /// The egress port towards it.
+    #[arg(long)]
+    port: u8,
 }
 
 #[derive(Subcommand, Debug)]
@@ -50,23 +83,87 @@ enum Cmd {
         #[arg(long, value_parser = boards::board_named)]
         board: Option<&'static Board>,
     },
-    /// Print the AXI4-Lite register writes that program a freshly loaded switch.
-    Writes {
-        /// The switch configuration (TOML).
+    /// The switch's identification and status.
+    Info,
+    /// Bring the switch to CONFIG, writing only what differs from what it holds.
+    Apply {
         config: PathBuf,
-        /// The board the switch runs on (as for `check`).
         #[arg(long, value_parser = boards::board_named)]
         board: Option<&'static Board>,
     },
-    /// Print the register accesses that read entry INDEX of a table back.
-    Read {
-        /// The table: its name in the stage plan (poolCfg, node, ..., nodeAddr) or number.
-        table: String,
-        index: u16,
+    /// The register accesses that program a freshly loaded switch (apply on a dry run).
+    Writes {
+        config: PathBuf,
+        #[arg(long, value_parser = boards::board_named)]
+        board: Option<&'static Board>,
     },
+    /// Add a worker to a pool of a leaf: it joins the idle list and the sampling range.
+    AddWorker {
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Remove a worker from a pool of a leaf: in one control pass it leaves the idle list and
+    /// the sampling range; the tasks it still had are reported.
+    RemoveWorker {
+        #[arg(long)]
+        pool: u16,
+        #[arg(long)]
+        node: u16,
+    },
+    /// Add a rack (a leaf's workers of a pool) to a pool of a spine.
+    AddLeaf {
+        #[command(flatten)]
+        node: NodeArgs,
+        /// The leaf switch's ID (written into dst_id of the tasks sent to the rack).
+        #[arg(long)]
+        leaf: u16,
+        /// The pool's workers in the rack.
+        #[arg(long)]
+        workers: u16,
+    },
+    /// Remove every rack of a failed leaf from the spine's pools.
+    FailLeaf {
+        /// The leaf switch's ID.
+        #[arg(long)]
+        leaf: u16,
+    },
+    /// Change a pool's parameters (the others keep their values).
+    SetPool {
+        #[arg(long)]
+        pool: u16,
+        #[arg(long)]
+        link_at: Option<u16>,
+        #[arg(long)]
+        unlink_at: Option<u16>,
+        /// In tasks (a fraction: 0.5).
+        #[arg(long)]
+        report_delta: Option<f64>,
+        #[arg(long)]
+        repair_gap_us: Option<u16>,
+    },
+    /// Every counter; with --watch, every SECONDS with rates per second.
+    Stats {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "SECONDS")]
+        watch: Option<f64>,
+        /// Stop after this many samples (with --watch).
+        #[arg(long)]
+        count: Option<u64>,
+    },
+    /// The configured pools and their members, or every entry of TABLE, decoded.
+    Dump {
+        /// A table by its name in the stage plan (poolCfg, node, ..., nodeAddr) or number.
+        table: Option<String>,
+    },
+    /// Read a register (a byte address or a field name).
+    Peek { register: String },
+    /// Write a register (a byte address or a field name; a field is written into its word).
+    Poke { register: String, value: String },
+    /// Print the register accesses that read entry INDEX of a table back.
+    Read { table: String, index: u16 },
     /// Name the fields of an entry read back (the RB_DATA0.. words, hexadecimal or decimal).
     Decode {
-        /// The table: its name in the stage plan or number.
         table: String,
         #[arg(required = true, num_args = 1..=RB_WORDS)]
         words: Vec<String>,
@@ -101,6 +198,21 @@ fn word(s: &str) -> Result<u32> {
         None => s.parse(),
     };
     r.with_context(|| format!("{s:?} is not a 32-bit word"))
+}
+
+/// A register by byte address or field name: its address and, for a field, the field.
+fn register(s: &str) -> Result<(u32, Option<&'static regmap::Field>)> {
+    if let Some(f) = regmap::FIELDS
+        .iter()
+        .find(|f| f.name.eq_ignore_ascii_case(s))
+    {
+        return Ok((f.byte_address() as u32, Some(f)));
+    }
+    word(s).map(|a| (a, None)).map_err(|_| {
+        anyhow::anyhow!(
+            "{s:?} is neither a byte address nor a register field (see build/horus_regs.h)"
+        )
+    })
 }
 
 /// The hardware preset with `cfg`'s table sizes, or why none fits.
@@ -138,53 +250,61 @@ fn load(config: &Path, board: Option<&Board>) -> Result<Config> {
     Ok(cfg)
 }
 
-fn describe(op: &ControlOp) -> String {
-    match op {
-        ControlOp::ConfigurePool {
-            pool,
-            base,
-            capacity,
-            params,
-            spine,
-        } => format!(
-            "configure pool {pool}: slots [{base}, {}), link at {} unlink at {}, report delta {}, repair gap {} us{}",
-            base + capacity,
-            params.link_at,
-            params.unlink_at,
-            params.report_delta,
-            params.repair_gap_us,
-            spine.map_or(String::new(), |s| format!(
-                ", spine {} as node {}",
-                s.id, s.node
-            ))
-        ),
-        ControlOp::SetPoolParams { pool, .. } => format!("set parameters of pool {pool}"),
-        ControlOp::AddNode {
-            pool,
-            node,
-            addr,
-            workers,
-        } => format!(
-            "add node {node} to pool {pool}: {} {} udp {} port {} dst_id {} ({workers} worker(s))",
-            addr.endpoint.mac, addr.endpoint.ip, addr.endpoint.udp_port, addr.port, addr.dst_id
-        ),
-        ControlOp::RemoveNode { pool, node } => format!("remove node {node} from pool {pool}"),
+fn main() {
+    let cli = Cli::parse();
+    let mut out = std::io::stdout().lock();
+    // Commands print as they go (`stats --watch`); a closed pipe (`| head`) ends them quietly.
+    let r = run(
+        cli,
+        &mut |s: &str| match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Quiet.into()),
+            r => Ok(r?),
+        },
+    );
+    if let Err(e) = r {
+        if e.downcast_ref::<Quiet>().is_none() {
+            eprintln!("horusctl: {e:#}");
+            std::process::exit(1);
+        }
     }
 }
 
-fn main() -> Result<()> {
-    let out = run(Cli::parse().cmd)?;
-    // A closed pipe (`horusctl writes CONFIG | head`) ends the output quietly.
-    match std::io::stdout().lock().write_all(out.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r?),
+/// The reader went away.
+#[derive(Debug)]
+struct Quiet;
+impl std::fmt::Display for Quiet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "output closed")
     }
 }
+impl std::error::Error for Quiet {}
 
-/// What `cmd` prints.
-fn run(cmd: Cmd) -> Result<String> {
+type Print<'a> = &'a mut dyn FnMut(&str) -> Result<()>;
+
+/// Opens the switch on `spec` (`apply`: the configuration a dry run stands for).
+fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Device>> {
+    let spec = spec.context(
+        "this command needs a switch: --device pci:BDF | cosim:CONFIG | model:CONFIG | dry-run[:CONFIG] (or HORUS_DEVICE)",
+    )?;
+    let dev = Device::open(spec, apply)?;
+    let what = Regs::describe(&dev);
+    Switch::open(dev).with_context(|| what)
+}
+
+/// A dry run's script, then the command's own lines.
+fn finish(sw: &Switch<Device>, text: String, print: Print) -> Result<()> {
+    if let Some(script) = sw.regs.script() {
+        print(script)?;
+        let commented: String = text.lines().map(|l| format!("# {l}\n")).collect();
+        return print(&commented);
+    }
+    print(&text)
+}
+
+fn run(cli: Cli, print: Print) -> Result<()> {
+    let dev = cli.device.as_ref();
     let mut out = String::new();
-    match cmd {
+    match cli.cmd {
         Cmd::Read { table: t, index } => {
             let stage = table(&t)?;
             let regs = RegFile::read_entry(stage, index);
@@ -211,6 +331,7 @@ fn run(cmd: Cmd) -> Result<String> {
                     regmap::field(&format!("RB_DATA{k}")).byte_address()
                 )?;
             }
+            print(&out)
         }
         Cmd::Decode { table: t, words } => {
             let stage = table(&t)?;
@@ -224,28 +345,7 @@ fn run(cmd: Cmd) -> Result<String> {
                 stage.table_name(),
                 readback::describe(stage, &w)
             )?;
-        }
-        Cmd::Writes { config, board } => {
-            let cfg = load(config.as_path(), board)?;
-            let regs = RegFile::switch_config(&cfg).map_err(anyhow::Error::msg)?;
-            writeln!(out, "# {}: the switch's registers", config.display())?;
-            for w in regmap::switch_words() {
-                writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
-            }
-            // The host's values come from the state before each operation: run them in the model.
-            let mut bare = cfg.clone();
-            bare.pools.clear();
-            let (mut sched, _) = Scheduler::from_config(&bare, 1)?;
-            let go = regmap::field("CTL_GO").byte_address();
-            for op in horus_model::sched::config_ops(&cfg) {
-                writeln!(out, "# {}", describe(&op))?;
-                let regs = RegFile::control(&sched, &op);
-                for w in regmap::control_words() {
-                    writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
-                }
-                writeln!(out, "write 0x{go:03x} 0x00000001\nwait-idle")?;
-                sched.control(op)?;
-            }
+            print(&out)
         }
         Cmd::Check { config, board } => {
             let cfg = load(config.as_path(), board)?;
@@ -285,7 +385,412 @@ fn run(cmd: Cmd) -> Result<String> {
                     b.port_list()
                 )?;
             }
+            print(&out)
+        }
+        Cmd::Writes { config, board } => {
+            let cfg = load(config.as_path(), board)?;
+            let mut sw = open(Some(&DeviceSpec::DryRun(None)), Some(&cfg))?;
+            sw.regs
+                .note(&format!("{}: a freshly loaded switch", config.display()));
+            apply(&mut sw, &cfg, &mut out)?;
+            finish(&sw, out, print)
+        }
+        Cmd::Apply { config, board } => {
+            let cfg = load(config.as_path(), board)?;
+            let mut sw = open(dev, Some(&cfg))?;
+            apply(&mut sw, &cfg, &mut out)?;
+            finish(&sw, out, print)
+        }
+        Cmd::Info => {
+            let mut sw = open(dev, None)?;
+            let i = sw.ident;
+            writeln!(out, "device: {}", Regs::describe(&sw.regs))?;
+            writeln!(
+                out,
+                "switch: {}, {}",
+                i.role,
+                i.preset()
+                    .map_or("no preset of this horusctl".into(), |p| format!(
+                        "preset {} ({})",
+                        p.name,
+                        p.module_name()
+                    ))
+            )?;
+            let s = i.sizes();
+            writeln!(
+                out,
+                "tables: {} pools, {} nodes, {} connections (timeout {} us)",
+                s.pools, s.nodes, s.conn_table, i.conn_timeout_us
+            )?;
+            writeln!(
+                out,
+                "build: hash {:#010x}{}, register map version {}",
+                i.build_hash,
+                if i.build_hash == 0 {
+                    " (no Verilog: a model)"
+                } else {
+                    ""
+                },
+                i.map_version
+            )?;
+            let st = sw.status()?;
+            writeln!(
+                out,
+                "status: control pass {}, {} pass(es) in flight{}",
+                if st & 1 == 1 { "waiting" } else { "idle" },
+                st >> 8 & 0xff,
+                if st & 2 == 2 {
+                    ", OVERFLOW (the egress lost a frame)"
+                } else {
+                    ""
+                }
+            )?;
+            let id = sw
+                .regs
+                .read(regmap::field("SWITCH_ID").byte_address() as u32)?;
+            writeln!(out, "switch id: {}", id & 0xffff)?;
+            finish(&sw, out, print)
+        }
+        Cmd::AddWorker { node } => {
+            let mut sw = open(dev, None)?;
+            need_role(&sw, Role::Leaf, "add-worker")?;
+            let op = add_op(&node, node.node, 1);
+            one_op(&mut sw, op, &mut out)?;
+            finish(&sw, out, print)
+        }
+        Cmd::AddLeaf {
+            node,
+            leaf,
+            workers,
+        } => {
+            let mut sw = open(dev, None)?;
+            need_role(&sw, Role::Spine, "add-leaf")?;
+            let op = add_op(&node, leaf, workers);
+            one_op(&mut sw, op, &mut out)?;
+            finish(&sw, out, print)
+        }
+        Cmd::RemoveWorker { pool, node } => {
+            let mut sw = open(dev, None)?;
+            need_role(&sw, Role::Leaf, "remove-worker")?;
+            // What it still had: its load entry, corrected by its drift.
+            let tasks = outstanding(&mut sw, node)?;
+            one_op(&mut sw, ControlOp::RemoveNode { pool, node }, &mut out)?;
+            writeln!(
+                out,
+                "node {node} had {tasks} task(s) outstanding (its load entry)"
+            )?;
+            finish(&sw, out, print)
+        }
+        Cmd::FailLeaf { leaf } => {
+            let mut sw = open(dev, None)?;
+            need_role(&sw, Role::Spine, "fail-leaf")?;
+            let mut m = sw.state(&[])?;
+            let t = m.tables();
+            let mut ops = Vec::new();
+            for (pool, row) in t.pools.iter().enumerate() {
+                for slot in row.cfg.base..row.cfg.base + row.cfg.n {
+                    let n = t.members1[usize::from(slot)].node;
+                    if t.nodes[usize::from(n)]
+                        .addr
+                        .is_some_and(|a| a.addr.dst_id == leaf)
+                    {
+                        ops.push(ControlOp::RemoveNode {
+                            pool: pool as u16,
+                            node: n,
+                        });
+                    }
+                }
+            }
+            if ops.is_empty() {
+                bail!("no pool of this spine has a rack of leaf {leaf}");
+            }
+            for op in ops {
+                sw.control(&mut m, op)?;
+                writeln!(out, "{}", describe(&op))?;
+            }
+            finish(&sw, out, print)
+        }
+        Cmd::SetPool {
+            pool,
+            link_at,
+            unlink_at,
+            report_delta,
+            repair_gap_us,
+        } => {
+            let mut sw = open(dev, None)?;
+            let m = sw.state(&[])?;
+            let cfg = m
+                .tables()
+                .pools
+                .get(usize::from(pool))
+                .map(|r| r.cfg)
+                .filter(|c| c.valid)
+                .with_context(|| format!("pool {pool} is not configured on this switch"))?;
+            let mut params = cfg.params;
+            params.link_at = link_at.unwrap_or(params.link_at);
+            params.unlink_at = unlink_at.unwrap_or(params.unlink_at);
+            params.repair_gap_us = repair_gap_us.unwrap_or(params.repair_gap_us);
+            if let Some(d) = report_delta {
+                params.report_delta = Load::from_f64(d)
+                    .with_context(|| format!("--report-delta {d}: not a load the switch holds"))?;
+            }
+            one_op(&mut sw, ControlOp::SetPoolParams { pool, params }, &mut out)?;
+            finish(&sw, out, print)
+        }
+        Cmd::Stats { json, watch, count } => {
+            let mut sw = open(dev, None)?;
+            stats(&mut sw, json, watch, count, print)
+        }
+        Cmd::Dump { table: t } => {
+            let mut sw = open(dev, None)?;
+            match t {
+                Some(t) => {
+                    let stage = table(&t)?;
+                    let mut i = 0u32;
+                    while i < 1 << 16 {
+                        let Some(w) = sw.read_entry(stage, i as u16)? else {
+                            break;
+                        };
+                        writeln!(
+                            out,
+                            "{}[{i}] {}",
+                            stage.table_name(),
+                            readback::describe(stage, &w)
+                        )?;
+                        i += 1;
+                    }
+                }
+                None => dump_pools(&mut sw, &mut out)?,
+            }
+            finish(&sw, out, print)
+        }
+        Cmd::Peek { register: r } => {
+            let (a, f) = register(&r)?;
+            let mut sw = open(dev, None)?;
+            let v = sw.peek(a)?;
+            match f {
+                Some(f) if f.width < 32 => {
+                    let x = (u64::from(v) >> f.lsb) & ((1 << f.width) - 1);
+                    writeln!(out, "{} = {x:#x} ({x}; word 0x{a:03x} = 0x{v:08x})", f.name)?
+                }
+                _ => writeln!(
+                    out,
+                    "0x{a:03x} = 0x{v:08x} ({v})  # {}",
+                    horus_host_driver::access::names_at(a)
+                )?,
+            }
+            finish(&sw, out, print)
+        }
+        Cmd::Poke { register: r, value } => {
+            let (a, f) = register(&r)?;
+            let value = u64::from(word(&value)?);
+            let mut sw = open(dev, None)?;
+            let v = match f {
+                Some(f) if f.width < 32 => {
+                    if value >> f.width != 0 {
+                        bail!("{value:#x} does not fit {} ({} bits)", f.name, f.width);
+                    }
+                    let mask = ((1u32 << f.width) - 1) << f.lsb;
+                    (sw.peek(a)? & !mask) | ((value as u32) << f.lsb)
+                }
+                _ => value as u32,
+            };
+            sw.poke(a, v)?;
+            writeln!(
+                out,
+                "0x{a:03x} <- 0x{v:08x}  # {}",
+                horus_host_driver::access::names_at(a)
+            )?;
+            finish(&sw, out, print)
         }
     }
-    Ok(out)
+}
+
+fn need_role(sw: &Switch<Device>, role: Role, cmd: &str) -> Result<()> {
+    if sw.ident.role != role {
+        bail!("{cmd} is for a {role}; this switch is a {}", sw.ident.role);
+    }
+    Ok(())
+}
+
+fn add_op(n: &NodeArgs, dst_id: u16, workers: u16) -> ControlOp {
+    ControlOp::AddNode {
+        pool: n.pool,
+        node: n.node,
+        addr: NodeAddr {
+            endpoint: Endpoint {
+                mac: n.mac,
+                ip: n.ip,
+                udp_port: n.udp_port,
+            },
+            port: n.port,
+            dst_id,
+        },
+        workers,
+    }
+}
+
+/// Runs one operation against the switch's state as read back now.
+fn one_op(sw: &mut Switch<Device>, op: ControlOp, out: &mut String) -> Result<()> {
+    let node = match op {
+        ControlOp::AddNode { node, .. } | ControlOp::RemoveNode { node, .. } => vec![node],
+        _ => vec![],
+    };
+    let mut m = sw.state(&node)?;
+    sw.control(&mut m, op)?;
+    writeln!(out, "{}", describe(&op))?;
+    Ok(())
+}
+
+/// A node's outstanding tasks as the switch counts them (`loadList1` corrected by `driftList1`).
+fn outstanding(sw: &mut Switch<Device>, node: u16) -> Result<u16> {
+    let load = sw.read_entry(Stage::Load1, node)?.map_or(0, |w| w[0]);
+    let drift = sw.read_entry(Stage::Drift1, node)?.map_or(0, |w| w[0]);
+    Ok(Load(load)
+        .corrected(horus_model::fixed::Drift(drift as i32))
+        .integer())
+}
+
+fn apply(sw: &mut Switch<Device>, cfg: &Config, out: &mut String) -> Result<()> {
+    let a = sw.apply(cfg)?;
+    writeln!(
+        out,
+        "{} switch register word(s) written, {} control pass(es)",
+        a.words.len(),
+        a.ops.len()
+    )?;
+    for op in &a.ops {
+        writeln!(out, "  {}", describe(op))?;
+    }
+    Ok(())
+}
+
+fn dump_pools(sw: &mut Switch<Device>, out: &mut String) -> Result<()> {
+    let m = sw.state(&[])?;
+    let t = m.tables();
+    let mut any = false;
+    for (pool, row) in t.pools.iter().enumerate() {
+        let c = row.cfg;
+        if !c.valid {
+            continue;
+        }
+        any = true;
+        writeln!(
+            out,
+            "pool {pool}: slots [{}, {}), {} member(s), link at {} unlink at {}, report delta {}, repair gap {} us{}",
+            c.base,
+            c.base + c.capacity,
+            c.n,
+            c.params.link_at,
+            c.params.unlink_at,
+            c.params.report_delta.to_f64(),
+            c.params.repair_gap_us,
+            c.spine.map_or(String::new(), |s| format!(
+                ", spine {} as node {}",
+                s.id, s.node
+            ))
+        )?;
+        for slot in c.base..c.base + c.n {
+            let r = t.members1[usize::from(slot)];
+            let a = t.nodes[usize::from(r.node)].addr;
+            match a {
+                Some(a) => writeln!(
+                    out,
+                    "  node {}: {} {} udp {} port {} dst_id {}, factor {}",
+                    r.node,
+                    a.addr.endpoint.mac,
+                    a.addr.endpoint.ip,
+                    a.addr.endpoint.udp_port,
+                    a.addr.port,
+                    a.addr.dst_id,
+                    r.factor.to_f64()
+                )?,
+                None => writeln!(out, "  node {}: no address", r.node)?,
+            }
+        }
+    }
+    if !any {
+        writeln!(out, "no pool configured")?;
+    }
+    Ok(())
+}
+
+fn stats(
+    sw: &mut Switch<Device>,
+    json: bool,
+    watch: Option<f64>,
+    count: Option<u64>,
+    print: Print,
+) -> Result<()> {
+    let period = match watch {
+        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => bail!("--watch {s}: the period must be a positive number of seconds"),
+        None => None,
+    };
+    let samples = if period.is_some() {
+        count.unwrap_or(u64::MAX)
+    } else {
+        1
+    };
+    let mut last: Option<(Instant, Vec<(&'static str, u32)>)> = None;
+    for k in 0..samples {
+        if k > 0 {
+            std::thread::sleep(period.expect("watching"));
+        }
+        let now = Instant::now();
+        let c = sw.counters()?;
+        let st = sw.status()?;
+        // Counters wrap at 2^32: a rate is the wrapping difference.
+        let rates: Option<Vec<f64>> = last.as_ref().map(|(t, prev)| {
+            let dt = now.duration_since(*t).as_secs_f64();
+            c.iter()
+                .zip(prev)
+                .map(|((_, v), (_, p))| f64::from(v.wrapping_sub(*p)) / dt)
+                .collect()
+        });
+        let mut text = String::new();
+        if json {
+            let mut o = serde_json::Map::new();
+            for (n, v) in &c {
+                o.insert(n.to_lowercase(), (*v).into());
+            }
+            o.insert("overflow".into(), (st & 2 == 2).into());
+            o.insert("in_flight".into(), (st >> 8 & 0xff).into());
+            if let Some(r) = &rates {
+                let per: serde_json::Map<String, serde_json::Value> = c
+                    .iter()
+                    .zip(r)
+                    .map(|((n, _), r)| (n.to_lowercase(), (*r).into()))
+                    .collect();
+                o.insert("per_second".into(), per.into());
+            }
+            writeln!(text, "{}", serde_json::Value::Object(o))?;
+        } else {
+            if period.is_some() {
+                writeln!(text, "# sample {}", k + 1)?;
+            }
+            for (i, (n, v)) in c.iter().enumerate() {
+                match &rates {
+                    Some(r) => writeln!(text, "{n:<28} {v:>12} {:>12.1}/s", r[i])?,
+                    None => writeln!(text, "{n:<28} {v:>12}")?,
+                }
+            }
+            writeln!(
+                text,
+                "{:<28} {:>12}\n{:<28} {:>12}",
+                "OVERFLOW",
+                st >> 1 & 1,
+                "IN_FLIGHT",
+                st >> 8 & 0xff
+            )?;
+        }
+        match sw.regs.script() {
+            Some(_) if k + 1 == samples => finish(sw, text, print)?,
+            Some(_) => {}
+            None => print(&text)?,
+        }
+        last = Some((now, c));
+    }
+    let _ = driver::POLLS;
+    Ok(())
 }

@@ -69,16 +69,30 @@ fn writes_configure_the_switch_and_each_control_pass_through_the_register_map() 
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    // 17 control passes, each started by the doorbell (word 3) and waited for.
+    // 17 control passes, each named, staged, started by the doorbell (word 3) and waited for;
+    // the state read back first: the 64 pools' entries, and the node and address entries of
+    // the 14 nodes the configuration names (free on a fresh switch).
+    assert!(
+        text.contains("# 12 switch register word(s) written, 17 control pass(es)"),
+        "{text}"
+    );
+    let passes = text
+        .split("\n# ")
+        .filter(|b| b.starts_with("configure pool") || b.starts_with("add node"))
+        .filter(|b| {
+            b.contains("write 0x00c 0x00000001  # CTL_GO\nwait  0x00c 0x00000001 0x00000000")
+        })
+        .count();
+    assert_eq!(passes, 17, "{text}");
     assert_eq!(
-        text.matches("write 0x00c 0x00000001\nwait-idle").count(),
-        17,
+        text.matches("wait  0x0e0 0x00000002 0x00000000").count(),
+        64 + 2 * 14,
         "{text}"
     );
     // The switch ID (3) in the low half of word 4.
     assert!(
         text.lines()
-            .any(|l| l.starts_with("write 0x010 ") && l.ends_with("0003")),
+            .any(|l| l.starts_with("write 0x010 0x04d20003  # SWITCH_ID SWITCH_UDP_PORT")),
         "{text}"
     );
 }

@@ -137,43 +137,44 @@ impl Default for RunReport {
     }
 }
 
-struct Ports {
-    s_tdata: Port,
-    s_tkeep: Port,
-    s_tvalid: Port,
-    s_tready: Port,
-    s_tlast: Port,
-    m_tdata: Port,
-    m_tkeep: Port,
-    m_tvalid: Port,
-    m_tready: Port,
-    m_tlast: Port,
-    m_tuser: Port,
-    now_us: Port,
-    awaddr: Port,
-    awvalid: Port,
-    awready: Port,
-    wdata: Port,
-    wstrb: Port,
-    wvalid: Port,
-    bready: Port,
-    bvalid: Port,
-    bresp: Port,
-    araddr: Port,
-    arvalid: Port,
-    rready: Port,
-    rvalid: Port,
-    rdata: Port,
-    rresp: Port,
-    trace_valid: Port,
-    trace: Port,
-    rng_state: Port,
-    in_flight: Port,
-    overflow: Port,
+/// The switch top's ports the bench drives and watches.
+pub struct Ports {
+    pub s_tdata: Port,
+    pub s_tkeep: Port,
+    pub s_tvalid: Port,
+    pub s_tready: Port,
+    pub s_tlast: Port,
+    pub m_tdata: Port,
+    pub m_tkeep: Port,
+    pub m_tvalid: Port,
+    pub m_tready: Port,
+    pub m_tlast: Port,
+    pub m_tuser: Port,
+    pub now_us: Port,
+    pub awaddr: Port,
+    pub awvalid: Port,
+    pub awready: Port,
+    pub wdata: Port,
+    pub wstrb: Port,
+    pub wvalid: Port,
+    pub bready: Port,
+    pub bvalid: Port,
+    pub bresp: Port,
+    pub araddr: Port,
+    pub arvalid: Port,
+    pub rready: Port,
+    pub rvalid: Port,
+    pub rdata: Port,
+    pub rresp: Port,
+    pub trace_valid: Port,
+    pub trace: Port,
+    pub rng_state: Port,
+    pub in_flight: Port,
+    pub overflow: Port,
 }
 
 impl Ports {
-    fn of(m: &Model) -> Ports {
+    pub fn of(m: &Model) -> Ports {
         let p = |n: &str| m.port(n).clone();
         Ports {
             s_tdata: p("s_axis_tdata"),
@@ -243,11 +244,11 @@ impl TraceFields {
 }
 
 /// One 512-bit beat: data words, keep words, last.
-pub(crate) type Beat = ([u32; 16], [u32; 2], bool);
+pub type Beat = ([u32; 16], [u32; 2], bool);
 
 /// Frame bytes as beats.
 /// `frame`'s beats, into `out` (cleared first; the bench reuses one buffer).
-pub(crate) fn beats(frame: &[u8], out: &mut Vec<Beat>) {
+pub fn beats(frame: &[u8], out: &mut Vec<Beat>) {
     out.clear();
     let n = frame.len().div_ceil(64).max(1);
     out.extend((0..n).map(|b| {

@@ -1,0 +1,119 @@
+//! Register access: 32-bit reads and writes at byte offsets of the switch's AXI4-Lite window,
+//! and the map's rules for them (`horus_pipeline::regmap`, the one definition).
+
+use horus_pipeline::regmap::{self, Access, Field};
+use thiserror::Error;
+
+/// Why an access failed.
+#[derive(Debug, Error)]
+pub enum AccessError {
+    #[error("address {addr:#x} is not 32-bit aligned")]
+    Unaligned { addr: u32 },
+    #[error(
+        "address {addr:#x} is outside the register map (words 0..{}, byte addresses 0..{:#x})",
+        regmap::WORDS,
+        4 * regmap::WORDS
+    )]
+    OutOfMap { addr: u32 },
+    #[error("address {addr:#x} holds no register")]
+    Unmapped { addr: u32 },
+    #[error("{name} (address {addr:#x}) is read-only")]
+    ReadOnly { addr: u32, name: &'static str },
+    #[error("the switch answered SLVERR to the {op} of {addr:#x}")]
+    SlvErr { op: &'static str, addr: u32 },
+    #[error("{0}")]
+    Device(String),
+}
+
+/// A device's register window.
+pub trait Regs {
+    /// Reads the register at byte address `addr`.
+    fn read(&mut self, addr: u32) -> Result<u32, AccessError>;
+    /// Writes `value` to the register at byte address `addr`.
+    fn write(&mut self, addr: u32, value: u32) -> Result<(), AccessError>;
+    /// Reads `addr` until `value & mask == want`, at most `polls` times; whether it did. A
+    /// recorder writes the wait itself into its script.
+    fn wait(&mut self, addr: u32, mask: u32, want: u32, polls: u32) -> Result<bool, AccessError> {
+        for _ in 0..polls {
+            if self.read(addr)? & mask == want {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+    /// Says what the next accesses are for (a recorder writes it as a comment).
+    fn note(&mut self, _what: &str) {}
+    /// What the device is, for messages.
+    fn describe(&self) -> String;
+}
+
+/// The fields of word `word`.
+pub fn fields_of(word: usize) -> impl Iterator<Item = &'static Field> {
+    regmap::FIELDS
+        .iter()
+        .filter(move |f| (f.word..=f.last_word()).contains(&word))
+}
+
+/// Checks that `addr` names a register of the map that may be read (`write == false`) or
+/// written; the driver refuses any other access before it reaches a device.
+pub fn check(addr: u32, write: bool) -> Result<(), AccessError> {
+    if addr % 4 != 0 {
+        return Err(AccessError::Unaligned { addr });
+    }
+    let word = addr as usize / 4;
+    if word >= regmap::WORDS {
+        return Err(AccessError::OutOfMap { addr });
+    }
+    let mut fields = fields_of(word).peekable();
+    let Some(first) = fields.peek().copied() else {
+        return Err(AccessError::Unmapped { addr });
+    };
+    if write && !fields.any(|f| f.access != Access::Ro) {
+        return Err(AccessError::ReadOnly {
+            addr,
+            name: first.name,
+        });
+    }
+    Ok(())
+}
+
+/// The names of the fields at `addr`, for scripts and messages.
+pub fn names_at(addr: u32) -> String {
+    fields_of(addr as usize / 4)
+        .map(|f| f.name)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_map_decides_which_accesses_reach_a_device() {
+        let id = regmap::field("ID").byte_address() as u32;
+        let sw = regmap::field("SWITCH_ID").byte_address() as u32;
+        let go = regmap::field("CTL_GO").byte_address() as u32;
+        assert!(check(id, false).is_ok());
+        assert!(matches!(
+            check(id, true),
+            Err(AccessError::ReadOnly { name: "ID", .. })
+        ));
+        assert!(check(sw, true).is_ok() && check(go, true).is_ok());
+        assert!(matches!(
+            check(2, false),
+            Err(AccessError::Unaligned { .. })
+        ));
+        assert!(matches!(
+            check(4 * regmap::WORDS as u32, false),
+            Err(AccessError::OutOfMap { .. })
+        ));
+        // The word after the identity holds nothing.
+        let after = regmap::field("CONN_TIMEOUT_US").byte_address() as u32 + 4;
+        assert!(matches!(
+            check(after, false),
+            Err(AccessError::Unmapped { .. })
+        ));
+        assert_eq!(names_at(sw), "SWITCH_ID SWITCH_UDP_PORT");
+    }
+}

@@ -1,0 +1,594 @@
+//! A switch behind any device: its identity, its control passes, its tables read back, its
+//! counters, and `apply`, which brings a running switch to a configuration by writing only what
+//! differs.
+//!
+//! The host's view of the switch is the model's: [`Switch::state`] reads the tables that hold
+//! the configuration back into a `Scheduler` (`readback::decode`), so that every operation is
+//! validated, and its values computed (`Scheduler::validate`, `host_values`), exactly as the
+//! model would, against what the switch holds now.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use horus_model::config::{Config, Role, Sizes};
+use horus_model::fixed::Load;
+use horus_model::sched::{ControlOp, DropReason, Params, Scheduler, Stage, config_ops};
+use horus_pipeline::presets::{PRESETS, Preset};
+use horus_pipeline::readback::{self, RB_WORDS};
+use horus_pipeline::regmap::{self, RegFile};
+use thiserror::Error;
+
+use crate::access::{self, AccessError, Regs};
+
+/// Why a command failed.
+#[derive(Debug, Error)]
+pub enum DriverError {
+    #[error(transparent)]
+    Access(#[from] AccessError),
+    #[error("no Horus switch here: ID reads {0:#010x}, not {id:#010x} (\"HORU\")", id = regmap::ID_VALUE)]
+    NotHorus(u32),
+    #[error(
+        "the switch's register map is version {got}, this horusctl's {want}: use the horusctl built with its bitstream"
+    )]
+    MapVersion { got: u32, want: u32 },
+    #[error("the configuration does not fit the loaded bitstream: {}", .0.join("; "))]
+    Mismatch(Vec<String>),
+    #[error("{0}")]
+    Refused(String),
+    #[error("{what}: the switch did not finish within {polls} polls of {reg}")]
+    Stuck {
+        what: String,
+        reg: &'static str,
+        polls: u32,
+    },
+    #[error("the switch's tables disagree with each other: {0}")]
+    Inconsistent(String),
+}
+
+pub type Result<T, E = DriverError> = std::result::Result<T, E>;
+
+/// Polls of a status register before a command gives up (a control pass enters within a few
+/// cycles of the pipeline being free of resubmissions; a read leaves within the pipeline's
+/// depth).
+pub const POLLS: u32 = 10_000;
+
+/// What the loaded bitstream is: the identification registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub role: Role,
+    pub pool_bits: u32,
+    pub node_bits: u32,
+    pub conn_bits: u32,
+    pub map_version: u32,
+    pub build_hash: u32,
+    pub conn_timeout_us: u32,
+}
+
+impl Identity {
+    /// The size preset the bitstream was built at, if it is one of ours.
+    pub fn preset(&self) -> Option<Preset> {
+        PRESETS.iter().copied().find(|p| {
+            p.role == self.role
+                && p.pool_bits as u32 == self.pool_bits
+                && p.node_bits as u32 == self.node_bits
+                && p.conn_bits as u32 == self.conn_bits
+        })
+    }
+
+    /// The table sizes (the preset's; powers of two otherwise).
+    pub fn sizes(&self) -> Sizes {
+        self.preset().map_or(
+            Sizes {
+                pools: (1u32 << self.pool_bits).min(u16::MAX.into()) as u16,
+                nodes: (1u32 << self.node_bits).min(u16::MAX.into()) as u16,
+                conn_table: 1 << self.conn_bits,
+            },
+            |p| p.sizes(),
+        )
+    }
+
+    /// What in `cfg` differs from the bitstream, one phrase each.
+    pub fn mismatches(&self, cfg: &Config) -> Vec<String> {
+        let mut m = Vec::new();
+        if cfg.switch.role != self.role {
+            m.push(format!(
+                "switch.role is {}, the bitstream is a {}",
+                cfg.switch.role, self.role
+            ));
+        }
+        let s = self.sizes();
+        if cfg.sizes != s {
+            m.push(format!(
+                "[sizes] is {} pools, {} nodes, {} connections; the bitstream has {}, {}, {}",
+                cfg.sizes.pools,
+                cfg.sizes.nodes,
+                cfg.sizes.conn_table,
+                s.pools,
+                s.nodes,
+                s.conn_table
+            ));
+        }
+        if cfg.switch.conn_timeout_us != self.conn_timeout_us {
+            m.push(format!(
+                "switch.conn_timeout_us is {}, the bitstream's is {} (fixed when its Verilog was generated)",
+                cfg.switch.conn_timeout_us, self.conn_timeout_us
+            ));
+        }
+        m
+    }
+}
+
+/// One control operation `apply` or a command ran, for its report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// Switch register words written (`regmap::switch_words`).
+    pub words: Vec<usize>,
+    pub ops: Vec<ControlOp>,
+}
+
+/// A switch reached through `R`.
+pub struct Switch<R: Regs> {
+    pub regs: R,
+    pub ident: Identity,
+}
+
+fn addr(name: &str) -> u32 {
+    regmap::field(name).byte_address() as u32
+}
+
+impl<R: Regs> Switch<R> {
+    /// Opens the switch behind `regs`: reads its identification first and refuses anything that
+    /// is not a Horus switch of this register map.
+    pub fn open(mut regs: R) -> Result<Switch<R>> {
+        let id = regs.read(addr("ID"))?;
+        if id != regmap::ID_VALUE {
+            return Err(DriverError::NotHorus(id));
+        }
+        let map_version = regs.read(addr("MAP_VERSION"))?;
+        if map_version != regmap::MAP_VERSION {
+            return Err(DriverError::MapVersion {
+                got: map_version,
+                want: regmap::MAP_VERSION,
+            });
+        }
+        let info = regs.read(addr("ROLE"))?;
+        let ident = Identity {
+            role: if info & 1 == 1 {
+                Role::Spine
+            } else {
+                Role::Leaf
+            },
+            pool_bits: info >> 8 & 0xff,
+            node_bits: info >> 16 & 0xff,
+            conn_bits: info >> 24 & 0xff,
+            map_version,
+            build_hash: regs.read(addr("BUILD_HASH"))?,
+            conn_timeout_us: regs.read(addr("CONN_TIMEOUT_US"))?,
+        };
+        Ok(Switch { regs, ident })
+    }
+
+    /// Refuses `cfg` unless it fits the loaded bitstream, naming every difference.
+    pub fn check_fits(&self, cfg: &Config) -> Result<()> {
+        let m = self.ident.mismatches(cfg);
+        if m.is_empty() {
+            Ok(())
+        } else {
+            Err(DriverError::Mismatch(m))
+        }
+    }
+
+    /// Reads the register at byte address `a` (refused unless the map has a register there).
+    pub fn peek(&mut self, a: u32) -> Result<u32> {
+        access::check(a, false)?;
+        Ok(self.regs.read(a)?)
+    }
+
+    /// Writes the register at byte address `a` (refused unless it is writable).
+    pub fn poke(&mut self, a: u32, value: u32) -> Result<()> {
+        access::check(a, true)?;
+        Ok(self.regs.write(a, value)?)
+    }
+
+    /// Every counter, in the map's order, by its field name.
+    pub fn counters(&mut self) -> Result<Vec<(&'static str, u32)>> {
+        let mut out = Vec::new();
+        for f in regmap::FIELDS.iter().filter(|f| {
+            (regmap::COUNTER_BASE..regmap::COUNTER_BASE + regmap::COUNTERS).contains(&f.word)
+        }) {
+            out.push((f.name, self.regs.read(f.byte_address() as u32)?));
+        }
+        Ok(out)
+    }
+
+    /// The status word: `CTL_BUSY`, `OVERFLOW`, `IN_FLIGHT`.
+    pub fn status(&mut self) -> Result<u32> {
+        Ok(self.regs.read(addr("CTL_BUSY"))?)
+    }
+
+    /// Waits for the staged pass to enter the pipeline.
+    fn wait_go(&mut self, what: &str) -> Result<()> {
+        if self.regs.wait(addr("CTL_GO"), 1, 0, POLLS)? {
+            Ok(())
+        } else {
+            Err(DriverError::Stuck {
+                what: what.into(),
+                reg: "CTL_GO",
+                polls: POLLS,
+            })
+        }
+    }
+
+    /// Entry `index` of `stage`'s table, or `None` when the switch has no such entry.
+    pub fn read_entry(&mut self, stage: Stage, index: u16) -> Result<Option<[u32; RB_WORDS]>> {
+        let regs = RegFile::read_entry(stage, index);
+        let what = format!("reading {}[{index}]", stage.table_name());
+        for w in [
+            regmap::field("CTL_READ_ENTRY").word,
+            regmap::field("CTL_INDEX").word,
+        ] {
+            self.regs.write(4 * w as u32, regs.words[w])?;
+        }
+        self.regs.write(addr("CTL_GO"), 1)?;
+        self.wait_go(&what)?;
+        if !self.regs.wait(addr("RB_VALID"), 2, 0, POLLS)? {
+            return Err(DriverError::Stuck {
+                what,
+                reg: "RB_BUSY",
+                polls: POLLS,
+            });
+        }
+        if self.regs.read(addr("RB_VALID"))? & 1 == 0 {
+            return Ok(None);
+        }
+        let mut w = [0u32; RB_WORDS];
+        for (k, w) in w.iter_mut().enumerate() {
+            *w = self.regs.read(addr(&format!("RB_DATA{k}")))?;
+        }
+        Ok(Some(w))
+    }
+
+    /// Entry `index` of `stage`'s table, which must exist.
+    fn entry(&mut self, stage: Stage, index: u16) -> Result<[u32; RB_WORDS]> {
+        self.read_entry(stage, index)?.ok_or_else(|| {
+            DriverError::Refused(format!(
+                "{}[{index}] is beyond the switch's table",
+                stage.table_name()
+            ))
+        })
+    }
+
+    /// The switch's configuration state as the model holds it: every pool's `poolCfg`, the
+    /// members of the configured pools, and the `node` and `nodeAddr` entries of those members
+    /// and of `extra` nodes (those an operation will name). Other entries are left as a fresh
+    /// switch has them; `idleCtl` is not read: its removal lock is held only between a pass and
+    /// its resubmission, and a control pass enters only when none is in flight.
+    pub fn state(&mut self, extra: &[u16]) -> Result<Scheduler> {
+        let sizes = self.ident.sizes();
+        let id = self.regs.read(addr("SWITCH_ID"))? as u16;
+        let mut m = Scheduler::new(self.ident.role, id, sizes, self.ident.conn_timeout_us, 0);
+        let mut nodes: BTreeSet<u16> = extra.iter().copied().filter(|&n| n < sizes.nodes).collect();
+        for pool in 0..sizes.pools {
+            let w = self.entry(Stage::PoolCfg, pool)?;
+            readback::decode(m.tables_mut(), Stage::PoolCfg, pool.into(), &w)
+                .map_err(DriverError::Inconsistent)?;
+            let cfg = m.tables().pools[usize::from(pool)].cfg;
+            if !cfg.valid {
+                continue;
+            }
+            if cfg.n > cfg.capacity
+                || u32::from(cfg.base) + u32::from(cfg.capacity) > sizes.nodes.into()
+            {
+                return Err(DriverError::Inconsistent(format!(
+                    "pool {pool}: {} members in [{}, {}+{})",
+                    cfg.n, cfg.base, cfg.base, cfg.capacity
+                )));
+            }
+            for slot in cfg.base..cfg.base + cfg.n {
+                let w = self.entry(Stage::Members1, slot)?;
+                let t = m.tables_mut();
+                readback::decode(t, Stage::Members1, slot.into(), &w)
+                    .map_err(DriverError::Inconsistent)?;
+                t.members2[usize::from(slot)] = t.members1[usize::from(slot)];
+                nodes.insert(t.members1[usize::from(slot)].node);
+            }
+        }
+        for &n in &nodes {
+            for stage in [Stage::Node, Stage::NodeAddr] {
+                let w = self.entry(stage, n)?;
+                readback::decode(m.tables_mut(), stage, n.into(), &w)
+                    .map_err(DriverError::Inconsistent)?;
+            }
+        }
+        // Every member's node entry names its pool and slot.
+        let t = m.tables();
+        for (pool, row) in t.pools.iter().enumerate() {
+            let c = row.cfg;
+            for slot in 0..c.n {
+                let r = t.members1[usize::from(c.base + slot)];
+                let e = t.nodes[usize::from(r.node)].node;
+                if e.pool as usize != pool || e.slot != slot || e.factor != r.factor {
+                    return Err(DriverError::Inconsistent(format!(
+                        "pool {pool} slot {slot} holds node {}, whose entry says pool {} slot {}",
+                        r.node, e.pool, e.slot
+                    )));
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// Runs `op` on the switch: validated against `m` (the switch's state, [`Switch::state`]),
+    /// staged with the host's values from `m`, started, waited for; then run on `m` too, so
+    /// that `m` stays the switch's state.
+    pub fn control(&mut self, m: &mut Scheduler, op: ControlOp) -> Result<()> {
+        m.validate(&op)
+            .map_err(|e| DriverError::Refused(e.to_string()))?;
+        let regs = RegFile::control(m, &op);
+        self.regs.note(&describe(&op));
+        for w in regmap::control_words() {
+            self.regs.write(4 * w as u32, regs.words[w])?;
+        }
+        self.regs.write(addr("CTL_GO"), 1)?;
+        self.wait_go(&describe(&op))?;
+        run_in_model(m, op).map_err(DriverError::Refused)?;
+        Ok(())
+    }
+
+    /// Writes the switch registers of `cfg` that differ from the switch's; the words written.
+    pub fn apply_switch_registers(&mut self, cfg: &Config) -> Result<Vec<usize>> {
+        let want = RegFile::switch_config(cfg).map_err(DriverError::Refused)?;
+        let mut written = Vec::new();
+        for w in regmap::switch_words() {
+            if self.regs.read(4 * w as u32)? != want.words[w] {
+                self.regs.write(4 * w as u32, want.words[w])?;
+                written.push(w);
+            }
+        }
+        Ok(written)
+    }
+
+    /// Brings the switch to `cfg`: checks that it fits the bitstream, writes the switch
+    /// registers that differ, then runs the control passes [`plan`] finds, and nothing else.
+    pub fn apply(&mut self, cfg: &Config) -> Result<Applied> {
+        self.check_fits(cfg)?;
+        let words = self.apply_switch_registers(cfg)?;
+        let extra: Vec<u16> = cfg
+            .pools
+            .iter()
+            .flat_map(|p| p.nodes.iter().map(|n| n.id))
+            .collect();
+        let mut m = self.state(&extra)?;
+        let ops = plan(&m, cfg)?;
+        for op in &ops {
+            self.control(&mut m, *op)?;
+        }
+        Ok(Applied { words, ops })
+    }
+}
+
+/// Runs `op` in the model with its resubmissions.
+fn run_in_model(m: &mut Scheduler, op: ControlOp) -> Result<(), String> {
+    let mut rs = m.control(op).map_err(|e| e.to_string())?.resubmit;
+    while let Some(r) = rs {
+        rs = m.resubmit(r).resubmit;
+    }
+    Ok(())
+}
+
+/// The control passes that take a switch whose state is `m` to `cfg`, fewest first:
+///
+/// - a pool the configuration does not name loses its nodes (the switch cannot forget a pool:
+///   its tasks are then dropped as `empty_pool`);
+/// - a pool keeps its slot region when its capacity and spine are unchanged; otherwise it is
+///   emptied and placed again, in the first free region that fits;
+/// - changed parameters are one `SetPoolParams`;
+/// - a node that left the configuration, or whose address or worker count changed, is removed
+///   (and added again); new nodes are added, in the file's order.
+///
+/// Every operation is checked in a copy of `m` as it is planned, so that a plan the switch
+/// would refuse is refused here, naming the pool.
+pub fn plan(m: &Scheduler, cfg: &Config) -> Result<Vec<ControlOp>> {
+    let mut sim = m.clone();
+    let mut ops = Vec::new();
+    let run = |sim: &mut Scheduler, op: ControlOp, ops: &mut Vec<ControlOp>| -> Result<()> {
+        run_in_model(sim, op)
+            .map_err(|e| DriverError::Refused(format!("{}: {e}", describe(&op))))?;
+        ops.push(op);
+        Ok(())
+    };
+    let empty = |sim: &mut Scheduler, pool: u16, ops: &mut Vec<ControlOp>| -> Result<()> {
+        loop {
+            let c = sim.tables().pools[usize::from(pool)].cfg;
+            if !c.valid || c.n == 0 {
+                return Ok(());
+            }
+            let node = sim.tables().members1[usize::from(c.base + c.n - 1)].node;
+            run_in_model(sim, ControlOp::RemoveNode { pool, node })
+                .map_err(|e| DriverError::Refused(format!("pool {pool}: {e}")))?;
+            ops.push(ControlOp::RemoveNode { pool, node });
+        }
+    };
+    // The configuration as operations (one conversion: the model's).
+    let mut want: BTreeMap<u16, (ControlOp, Vec<ControlOp>)> = BTreeMap::new();
+    let mut order = Vec::new();
+    for op in config_ops(cfg) {
+        match op {
+            ControlOp::ConfigurePool { pool, .. } => {
+                order.push(pool);
+                want.insert(pool, (op, Vec::new()));
+            }
+            ControlOp::AddNode { pool, .. } => {
+                want.get_mut(&pool).expect("its pool first").1.push(op);
+            }
+            _ => unreachable!("config_ops configures pools and adds nodes"),
+        }
+    }
+    let pools = sim.sizes().pools;
+    for pool in 0..pools {
+        if sim.tables().pools[usize::from(pool)].cfg.valid && !want.contains_key(&pool) {
+            empty(&mut sim, pool, &mut ops)?;
+        }
+    }
+    for &pool in &order {
+        let (
+            ControlOp::ConfigurePool {
+                capacity,
+                params,
+                spine,
+                ..
+            },
+            adds,
+        ) = &want[&pool]
+        else {
+            unreachable!()
+        };
+        let cur = sim.tables().pools[usize::from(pool)].cfg;
+        let keep = cur.valid && cur.capacity == *capacity && cur.spine == *spine;
+        if !keep {
+            empty(&mut sim, pool, &mut ops)?;
+            let base = free_region(&sim, pool, *capacity).ok_or_else(|| {
+                DriverError::Refused(format!(
+                    "pool {pool}: no free region of {capacity} slots among the {} (the regions of the other pools are in use; apply on a freshly loaded switch to place every pool again)",
+                    sim.sizes().nodes
+                ))
+            })?;
+            run(
+                &mut sim,
+                ControlOp::ConfigurePool {
+                    pool,
+                    base,
+                    capacity: *capacity,
+                    params: *params,
+                    spine: *spine,
+                },
+                &mut ops,
+            )?;
+        } else if cur.params != *params {
+            run(
+                &mut sim,
+                ControlOp::SetPoolParams {
+                    pool,
+                    params: *params,
+                },
+                &mut ops,
+            )?;
+        }
+        // Nodes: what the switch has against what the configuration says.
+        let wanted: BTreeMap<u16, ControlOp> = adds
+            .iter()
+            .map(|op| match *op {
+                ControlOp::AddNode { node, .. } => (node, *op),
+                _ => unreachable!(),
+            })
+            .collect();
+        let c = sim.tables().pools[usize::from(pool)].cfg;
+        let members: Vec<u16> = (c.base..c.base + c.n)
+            .map(|s| sim.tables().members1[usize::from(s)].node)
+            .collect();
+        let role = sim.role();
+        let factor = |workers: u16| match role {
+            Role::Leaf => Load::ONE,
+            Role::Spine => Load::additive_factor(workers.into()),
+        };
+        let mut present = BTreeSet::new();
+        for node in members {
+            let row = sim.tables().nodes[usize::from(node)];
+            let same = match wanted.get(&node) {
+                Some(&ControlOp::AddNode { addr, workers, .. }) => {
+                    row.addr.map(|a| a.addr) == Some(addr) && row.node.factor == factor(workers)
+                }
+                _ => false,
+            };
+            if same {
+                present.insert(node);
+            } else {
+                run(&mut sim, ControlOp::RemoveNode { pool, node }, &mut ops)?;
+            }
+        }
+        for op in adds {
+            if let ControlOp::AddNode { node, .. } = *op {
+                if !present.contains(&node) {
+                    run(&mut sim, *op, &mut ops)?;
+                }
+            }
+        }
+    }
+    Ok(ops)
+}
+
+/// The first region of `capacity` slots that no other configured pool holds.
+fn free_region(m: &Scheduler, pool: u16, capacity: u16) -> Option<u16> {
+    let mut taken: Vec<(u32, u32)> = m
+        .tables()
+        .pools
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| *i != usize::from(pool) && r.cfg.valid)
+        .map(|(_, r)| {
+            (
+                u32::from(r.cfg.base),
+                u32::from(r.cfg.base) + u32::from(r.cfg.capacity),
+            )
+        })
+        .collect();
+    taken.sort();
+    let mut at = 0u32;
+    for (b, e) in taken {
+        if at + u32::from(capacity) <= b {
+            break;
+        }
+        at = at.max(e);
+    }
+    (capacity > 0 && at + u32::from(capacity) <= u32::from(m.sizes().nodes)).then_some(at as u16)
+}
+
+/// A control operation in words.
+pub fn describe(op: &ControlOp) -> String {
+    match op {
+        ControlOp::ConfigurePool {
+            pool,
+            base,
+            capacity,
+            params,
+            spine,
+        } => format!(
+            "configure pool {pool}: slots [{base}, {}), {}{}",
+            base + capacity,
+            describe_params(params),
+            spine.map_or(String::new(), |s| format!(
+                ", spine {} as node {}",
+                s.id, s.node
+            ))
+        ),
+        ControlOp::SetPoolParams { pool, params } => {
+            format!("set pool {pool}: {}", describe_params(params))
+        }
+        ControlOp::AddNode {
+            pool,
+            node,
+            addr,
+            workers,
+        } => format!(
+            "add node {node} to pool {pool}: {} {} udp {} port {} dst_id {} ({workers} worker(s))",
+            addr.endpoint.mac, addr.endpoint.ip, addr.endpoint.udp_port, addr.port, addr.dst_id
+        ),
+        ControlOp::RemoveNode { pool, node } => format!("remove node {node} from pool {pool}"),
+    }
+}
+
+fn describe_params(p: &Params) -> String {
+    format!(
+        "link at {} unlink at {}, report delta {}, repair gap {} us",
+        p.link_at,
+        p.unlink_at,
+        p.report_delta.to_f64(),
+        p.repair_gap_us
+    )
+}
+
+/// The drop counters' names as the model's `DropReason`s (for `stats`).
+pub fn drop_reason(counter: &str) -> Option<DropReason> {
+    DropReason::ALL
+        .into_iter()
+        .find(|r| counter == format!("DROP_{}", r.name().to_uppercase()))
+}

@@ -1,0 +1,283 @@
+//! The driver on the model device and on a file standing for a PCIe BAR: `apply` writes only
+//! what differs, the state read back is the model's, every error kind is reported.
+
+use std::path::Path;
+
+use horus_host_driver::device::{Device, DeviceSpec, ModelDevice, PciBar};
+use horus_host_driver::driver::{DriverError, Switch, plan};
+use horus_host_driver::{AccessError, Regs};
+use horus_model::config::Config;
+use horus_model::sched::{ControlOp, Scheduler, Stage};
+use horus_pipeline::readback;
+use horus_pipeline::regmap;
+
+fn example(name: &str) -> Config {
+    let p = format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"));
+    Config::from_file(Path::new(&p)).unwrap()
+}
+
+fn model(cfg: &Config) -> Switch<ModelDevice> {
+    Switch::open(ModelDevice::fresh(cfg, 1, "model").unwrap()).unwrap()
+}
+
+/// The configuration tables of the switch equal those of the model configured from `cfg`.
+fn assert_configured_as(sw: &mut Switch<ModelDevice>, cfg: &Config) {
+    let (want, _) = Scheduler::from_config(cfg, 1).unwrap();
+    let nodes = cfg.sizes.nodes;
+    for stage in [
+        Stage::PoolCfg,
+        Stage::Members1,
+        Stage::Node,
+        Stage::NodeAddr,
+    ] {
+        let len = if stage == Stage::PoolCfg {
+            cfg.sizes.pools
+        } else {
+            nodes
+        };
+        for i in 0..len {
+            let got = sw.read_entry(stage, i).unwrap().unwrap();
+            let w = readback::encode(want.tables(), want.role(), stage, i.into());
+            assert_eq!(got, w, "{}[{i}]", stage.table_name());
+        }
+    }
+}
+
+#[test]
+fn apply_programs_a_fresh_switch_then_finds_nothing_to_do() {
+    for name in ["example-leaf.toml", "example-spine.toml"] {
+        let cfg = example(name);
+        let mut sw = model(&cfg);
+        let a = sw.apply(&cfg).unwrap();
+        assert_eq!(a.ops, horus_model::sched::config_ops(&cfg), "{name}");
+        assert!(!a.words.is_empty());
+        assert_configured_as(&mut sw, &cfg);
+        let passes = sw.regs.switch().scheduler().counters().control_passes;
+        let again = sw.apply(&cfg).unwrap();
+        assert!(
+            again.ops.is_empty() && again.words.is_empty(),
+            "{name}: {again:?}"
+        );
+        assert_eq!(
+            sw.regs.switch().scheduler().counters().control_passes,
+            passes
+        );
+    }
+}
+
+#[test]
+fn apply_of_a_changed_configuration_runs_only_the_difference() {
+    let cfg = example("example-leaf.toml");
+    let mut sw = model(&cfg);
+    sw.apply(&cfg).unwrap();
+    let mut changed = cfg.clone();
+    // Pool 1: new thresholds, node 7 gone, node 6 moved to another port, a new node 20.
+    let p1 = &mut changed.pools[0];
+    p1.params.idle_link_at = 3;
+    p1.nodes.retain(|n| n.id != 7);
+    p1.nodes.iter_mut().find(|n| n.id == 6).unwrap().port = 30;
+    let mut new = p1.nodes[0].clone();
+    new.id = 20;
+    new.port = 31;
+    p1.nodes.push(new);
+    // Pool 3: twice the capacity, so placed again (its node removed and added back), in the
+    // first free region: its own, which it left.
+    changed.pools[2].capacity = 2;
+    let a = sw.apply(&changed).unwrap();
+    let kinds: Vec<String> = a
+        .ops
+        .iter()
+        .map(|op| match op {
+            ControlOp::ConfigurePool { pool, base, .. } => format!("configure {pool} at {base}"),
+            ControlOp::SetPoolParams { pool, .. } => format!("params {pool}"),
+            ControlOp::AddNode { node, .. } => format!("add {node}"),
+            ControlOp::RemoveNode { node, .. } => format!("remove {node}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "params 1",
+            "remove 6",
+            "remove 7",
+            "add 6",
+            "add 20",
+            "remove 13",
+            "configure 3 at 16",
+            "add 13"
+        ],
+        "{:?}",
+        a.ops
+    );
+    // Re-reading the switch finds it equal to the changed configuration.
+    let m = sw.state(&[]).unwrap();
+    assert!(plan(&m, &changed).unwrap().is_empty());
+}
+
+#[test]
+fn a_pool_the_configuration_drops_is_emptied() {
+    let cfg = example("example-leaf.toml");
+    let mut sw = model(&cfg);
+    sw.apply(&cfg).unwrap();
+    let mut fewer = cfg.clone();
+    fewer.pools.remove(1);
+    let a = sw.apply(&fewer).unwrap();
+    assert_eq!(a.ops.len(), 5, "pool 2's five nodes: {:?}", a.ops);
+    assert!(
+        a.ops
+            .iter()
+            .all(|op| matches!(op, ControlOp::RemoveNode { pool: 2, .. }))
+    );
+}
+
+#[test]
+fn a_configuration_that_does_not_fit_the_bitstream_names_every_difference() {
+    let leaf = example("example-leaf.toml");
+    let mut sw = model(&leaf);
+    let mut other = example("example-spine.toml");
+    other.switch.conn_timeout_us += 1;
+    let e = sw.apply(&other).unwrap_err();
+    let DriverError::Mismatch(m) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(m.len(), 3, "{m:?}");
+    assert!(
+        e.to_string()
+            .contains("switch.role is spine, the bitstream is a leaf")
+    );
+    assert!(e.to_string().contains("conn_timeout_us"));
+}
+
+#[test]
+fn operations_the_switch_would_refuse_are_refused_before_any_write() {
+    let cfg = example("example-leaf.toml");
+    let mut sw = model(&cfg);
+    sw.apply(&cfg).unwrap();
+    let mut m = sw.state(&[40]).unwrap();
+    let before = sw.regs.switch().scheduler().counters().control_passes;
+    let e = sw
+        .control(&mut m, ControlOp::RemoveNode { pool: 2, node: 40 })
+        .unwrap_err();
+    assert!(matches!(e, DriverError::Refused(_)), "{e}");
+    assert!(
+        e.to_string().contains("node 40 is not a node of pool 2"),
+        "{e}"
+    );
+    assert_eq!(
+        sw.regs.switch().scheduler().counters().control_passes,
+        before
+    );
+}
+
+#[test]
+fn accesses_outside_the_map_are_refused_by_the_driver() {
+    let cfg = example("example-leaf.toml");
+    let mut sw = model(&cfg);
+    assert!(matches!(
+        sw.peek(2),
+        Err(DriverError::Access(AccessError::Unaligned { .. }))
+    ));
+    assert!(matches!(
+        sw.peek(0x1000),
+        Err(DriverError::Access(AccessError::OutOfMap { .. }))
+    ));
+    assert!(matches!(
+        sw.peek(0x11c),
+        Err(DriverError::Access(AccessError::Unmapped { .. }))
+    ));
+    assert!(matches!(
+        sw.poke(0, 1),
+        Err(DriverError::Access(AccessError::ReadOnly { .. }))
+    ));
+    // The device itself answers SLVERR to what gets past (a backend reached directly).
+    assert!(matches!(
+        sw.regs.read(0x11c),
+        Err(AccessError::SlvErr { op: "read", .. })
+    ));
+    assert_eq!(sw.peek(0).unwrap(), regmap::ID_VALUE);
+}
+
+/// A file laid out as a BAR holding a switch's identification at `base`.
+fn bar_file(dir: &Path, base: usize, id: u32, version: u32) -> std::path::PathBuf {
+    let mut bytes = vec![0u8; base + 8192];
+    let put = |b: &mut Vec<u8>, word: usize, v: u32| {
+        b[base + 4 * word..base + 4 * word + 4].copy_from_slice(&v.to_le_bytes())
+    };
+    put(&mut bytes, 0, id);
+    put(&mut bytes, 1, 3 << 8 | 6 << 16 | 4 << 24);
+    put(&mut bytes, regmap::field("MAP_VERSION").word, version);
+    put(&mut bytes, regmap::field("BUILD_HASH").word, 0x1234_5678);
+    put(&mut bytes, regmap::field("CONN_TIMEOUT_US").word, 20_000);
+    let p = dir.join("resource2");
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn the_pci_backend_maps_the_window_and_accesses_exact_offsets_and_widths() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = 0x10_0000;
+    let p = bar_file(dir.path(), base, regmap::ID_VALUE, regmap::MAP_VERSION);
+    let spec: DeviceSpec = format!("file:{},base={base:#x}", p.display())
+        .parse()
+        .unwrap();
+    let mut sw = Switch::open(Device::open(&spec, None).unwrap()).unwrap();
+    assert_eq!(sw.ident.build_hash, 0x1234_5678);
+    assert_eq!(sw.ident.preset().unwrap().name, "small");
+    let sw_id = regmap::field("SWITCH_ID").byte_address();
+    sw.poke(sw_id as u32, 0xa1b2_c3d4).unwrap();
+    assert_eq!(sw.peek(sw_id as u32).unwrap(), 0xa1b2_c3d4);
+    drop(sw);
+    // The file holds the value little-endian at base + 0x10, and nothing else changed.
+    let bytes = std::fs::read(&p).unwrap();
+    assert_eq!(
+        &bytes[base + sw_id..base + sw_id + 4],
+        &[0xd4, 0xc3, 0xb2, 0xa1]
+    );
+    let fresh = {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::read(bar_file(
+            d.path(),
+            base,
+            regmap::ID_VALUE,
+            regmap::MAP_VERSION,
+        ))
+        .unwrap()
+    };
+    let differ: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] != fresh[i]).collect();
+    assert_eq!(differ, (base + sw_id..base + sw_id + 4).collect::<Vec<_>>());
+    // Accesses beyond the register map never reach the mapping.
+    let mut bar = PciBar::open_path(&p, base as u64).unwrap();
+    assert!(matches!(bar.read(0x200), Err(AccessError::OutOfMap { .. })));
+    assert!(matches!(
+        bar.write(0x3, 0),
+        Err(AccessError::OutOfMap { .. })
+    ));
+}
+
+#[test]
+fn the_pci_backend_says_what_is_wrong_with_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    // Not a Horus switch.
+    let p = bar_file(dir.path(), 0, 0xffff_ffff, regmap::MAP_VERSION);
+    let e = Switch::open(PciBar::open_path(&p, 0).unwrap())
+        .err()
+        .unwrap();
+    assert!(matches!(e, DriverError::NotHorus(0xffff_ffff)), "{e}");
+    // Another register map.
+    let p = bar_file(dir.path(), 0, regmap::ID_VALUE, regmap::MAP_VERSION + 1);
+    let e = Switch::open(PciBar::open_path(&p, 0).unwrap())
+        .err()
+        .unwrap();
+    assert!(matches!(e, DriverError::MapVersion { .. }), "{e}");
+    // A window beyond the BAR, an unaligned base, a missing device.
+    let e = PciBar::open_path(&p, 0x10_0000).err().unwrap().to_string();
+    assert!(e.contains("no window"), "{e}");
+    let e = PciBar::open_path(&p, 0x10).err().unwrap().to_string();
+    assert!(e.contains("page-aligned"), "{e}");
+    let e = PciBar::open("0000:ff:1f.7", 2, 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("is the BDF right"), "{e}");
+}
