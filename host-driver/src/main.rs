@@ -17,6 +17,8 @@
 //! - `peek ADDR|FIELD`, `poke ADDR|FIELD VALUE`: raw registers (the map's only).
 //! - `read TABLE INDEX` / `decode TABLE WORD...`: one entry's accesses / its words named.
 
+mod serve;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -156,6 +158,29 @@ enum Cmd {
         /// A table by its name in the stage plan (poolCfg, node, ..., nodeAddr) or number.
         table: Option<String>,
     },
+    /// The controller daemon: registers workers, removes silent ones and adds them back, keeps
+    /// its membership in a state file, serves /metrics (Prometheus text format) over HTTP.
+    Serve {
+        /// UDP address where the switch's control-port frames arrive (one Ethernet frame per
+        /// datagram).
+        #[arg(long, default_value = "0.0.0.0:1234")]
+        listen: std::net::SocketAddr,
+        /// HTTP address of /metrics.
+        #[arg(long, default_value = "127.0.0.1:9100")]
+        metrics: std::net::SocketAddr,
+        /// A worker silent for this long is removed.
+        #[arg(long, default_value_t = 1000)]
+        timeout_ms: u64,
+        /// Egress port of the workers it registers.
+        #[arg(long)]
+        worker_port: u8,
+        /// The membership file (read at start, rewritten after every change).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Apply this configuration before serving.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Read a register (a byte address or a field name).
     Peek { register: String },
     /// Write a register (a byte address or a field name; a field is written into its word).
@@ -279,7 +304,7 @@ impl std::fmt::Display for Quiet {
 }
 impl std::error::Error for Quiet {}
 
-type Print<'a> = &'a mut dyn FnMut(&str) -> Result<()>;
+pub(crate) type Print<'a> = &'a mut dyn FnMut(&str) -> Result<()>;
 
 /// Opens the switch on `spec` (`apply`: the configuration a dry run stands for).
 fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Device>> {
@@ -563,6 +588,30 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 None => dump_pools(&mut sw, &mut out)?,
             }
             finish(&sw, out, print)
+        }
+        Cmd::Serve {
+            listen,
+            metrics,
+            timeout_ms,
+            worker_port,
+            state,
+            config,
+        } => {
+            let cfg = config.as_deref().map(|c| load(c, None)).transpose()?;
+            let mut sw = open(dev, cfg.as_ref())?;
+            if let Some(cfg) = &cfg {
+                apply(&mut sw, cfg, &mut out)?;
+                print(&out)?;
+            }
+            serve::run(
+                &mut sw,
+                listen,
+                metrics,
+                timeout_ms,
+                worker_port,
+                state.as_deref(),
+                print,
+            )
         }
         Cmd::Peek { register: r } => {
             let (a, f) = register(&r)?;

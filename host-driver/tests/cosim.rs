@@ -1,55 +1,13 @@
 //! The driver on the real RTL: the Verilated switch of the `small` preset, programmed through
 //! its AXI4-Lite port while tasks stream through it.
 
+mod common;
+
+use common::{frame, leaf as config};
 use horus_host_driver::device::CosimDevice;
 use horus_host_driver::driver::Switch;
-use horus_model::config::Config;
 use horus_model::sched::{ControlOp, NodeAddr};
 use horus_model::wire::{self, Endpoint, HorusHeader, MacAddr, PacketType};
-
-const LEAF: &str = r#"
-[switch]
-role = "leaf"
-id = 3
-mac = "02:00:00:00:00:03"
-ip = "10.0.0.3"
-pass_through_port = 1
-control_port = 0
-
-[sizes]
-pools = 8
-nodes = 64
-conn_table = 16
-
-[[spines]]
-id = 1
-mac = "02:00:00:00:01:01"
-ip = "10.0.1.1"
-udp_port = 1234
-port = 2
-
-[[pools]]
-id = 1
-capacity = 8
-spine = 1
-spine_node = 0
-"#;
-
-fn node(id: u16) -> String {
-    format!(
-        "  [[pools.nodes]]\n  id = {id}\n  mac = \"02:00:00:00:10:{id:02x}\"\n  ip = \"10.0.1.{id}\"\n  udp_port = 1234\n  port = {}\n",
-        8 + id
-    )
-}
-
-fn config(nodes: &[u16], link_at: u16) -> Config {
-    let mut t = LEAF.to_string();
-    t += &format!("idle_link_at = {link_at}\nidle_unlink_at = 0\n");
-    for &n in nodes {
-        t += &node(n);
-    }
-    Config::from_toml_str(&t).unwrap()
-}
 
 fn task(seq: u16) -> Vec<u8> {
     horus_cosim::traffic::horus_frame(HorusHeader {
@@ -176,4 +134,46 @@ fn workers_removed_and_added_while_tasks_stream_through_the_rtl() {
     assert_eq!(w.len(), 40);
     assert!(w.iter().all(|&n| n <= 4), "{w:?}");
     assert!(sw.apply(&changed).unwrap().ops.is_empty());
+}
+
+#[test]
+fn the_controller_registers_workers_whose_packets_cross_the_rtl() {
+    use horus_host_driver::controller::{ANY_ID, Controller};
+    let cfg = config(&[], 1);
+    let mut sw = Switch::open(CosimDevice::fresh(&cfg, 7, "cosim").unwrap()).unwrap();
+    sw.apply(&cfg).unwrap();
+    let mut c = Controller::start(&mut sw, 9, 1_000_000, None, 0).unwrap();
+    // Two workers announce themselves; the switch sends their packets to its control port (0).
+    for k in 0..2u8 {
+        let me = Endpoint {
+            mac: MacAddr([2, 0, 0, 0, 0x40, k]),
+            ip: format!("10.0.2.{k}").parse().unwrap(),
+            udp_port: wire::HORUS_UDP_PORT,
+        };
+        sw.regs.send(frame(me, PacketType::WorkerId, 1, ANY_ID));
+    }
+    sw.regs.drain(10_000).unwrap();
+    let control: Vec<_> = sw.regs.take_outputs();
+    assert_eq!(control.len(), 2);
+    assert!(control.iter().all(|o| o.port == 0));
+    for o in control {
+        let r = c.on_frame(&mut sw, &o.frame, 1).unwrap();
+        assert_eq!(r[0].header.pkt_type, PacketType::WorkerIdAck);
+    }
+    // Tasks now reach them, at their port.
+    for s in 0..4 {
+        sw.regs.send(task(s));
+    }
+    sw.regs.drain(10_000).unwrap();
+    let out = sw.regs.take_outputs();
+    assert_eq!(workers(&out).len(), 4);
+    // (Other outputs are the rack's idle messages to its spine, on port 2.)
+    assert!(
+        out.iter()
+            .filter(|o| wire::parse_frame(&o.frame).unwrap().header.pkt_type == PacketType::NewTask)
+            .all(|o| o.port == 9)
+    );
+    let mut got = workers(&out);
+    got.sort();
+    assert_eq!(got, [0, 0, 1, 1]);
 }

@@ -221,3 +221,124 @@ fn check_with_a_board_takes_its_port_names_and_refuses_a_port_it_lacks() {
             .contains("unknown board; one of: au250")
     );
 }
+
+/// Runs horusctl expecting a failure: exit status 1 and one line on stderr containing `want`.
+fn fails_with(args: &[&str], want: &str) {
+    let out = horusctl(args);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line, not {err:?}");
+    assert!(
+        err.starts_with("horusctl: ") && err.contains(want),
+        "{args:?}: {err}"
+    );
+}
+
+#[test]
+fn every_kind_of_error_is_one_line_and_a_non_zero_exit() {
+    let leaf = config("example-leaf.toml");
+    let spine = config("example-spine.toml");
+    let model = format!("model:{leaf}");
+    // No device, a device that is not there, a configuration that does not fit the bitstream.
+    fails_with(&["info"], "this command needs a switch");
+    fails_with(
+        &["--device", "pci:0000:ff:1f.7", "info"],
+        "is the BDF right",
+    );
+    fails_with(
+        &["--device", &model, "apply", &spine],
+        "switch.role is spine, the bitstream is a leaf",
+    );
+    // An operation the switch would refuse; one for the other role.
+    fails_with(
+        &[
+            "--device",
+            &model,
+            "remove-worker",
+            "--pool",
+            "1",
+            "--node",
+            "40",
+        ],
+        "pool 1 is not configured",
+    );
+    fails_with(
+        &["--device", &model, "fail-leaf", "--leaf", "3"],
+        "fail-leaf is for a spine",
+    );
+    // Accesses the map does not allow.
+    fails_with(
+        &["--device", &model, "peek", "0x1000"],
+        "outside the register map",
+    );
+    fails_with(&["--device", &model, "peek", "0x11c"], "holds no register");
+    fails_with(
+        &["--device", &model, "poke", "ID", "1"],
+        "ID (address 0x0) is read-only",
+    );
+    fails_with(
+        &["--device", &model, "poke", "ROLE_X", "1"],
+        "neither a byte address nor",
+    );
+    fails_with(
+        &["--device", &model, "poke", "CONTROL_PORT", "0x1ff"],
+        "does not fit CONTROL_PORT",
+    );
+    // A configuration error names its key.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    let text = std::fs::read_to_string(&leaf)
+        .unwrap()
+        .replace("idle_unlink_at = 1", "idle_unlink_at = 5");
+    std::fs::write(&bad, text).unwrap();
+    fails_with(
+        &["--device", &model, "apply", bad.to_str().unwrap()],
+        "pools[0].idle_unlink_at",
+    );
+    fails_with(
+        &["--device", &model, "stats", "--watch", "0"],
+        "the period must be a positive number",
+    );
+}
+
+#[test]
+fn device_commands_on_the_model() {
+    let leaf = config("example-leaf.toml");
+    let model = format!("model:{leaf}");
+    let ok = |args: &[&str]| {
+        let out = horusctl(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let info = ok(&["--device", &model, "info"]);
+    assert!(
+        info.contains("switch: leaf, preset default (horus_leaf)"),
+        "{info}"
+    );
+    assert!(info.contains("register map version 2"), "{info}");
+    let apply = ok(&["--device", &model, "apply", &leaf]);
+    assert!(
+        apply.contains("12 switch register word(s) written, 17 control pass(es)"),
+        "{apply}"
+    );
+    let stats = ok(&["--device", &model, "stats", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(stats.trim()).unwrap();
+    assert_eq!(v["passes"], 0);
+    let watch = ok(&[
+        "--device", &model, "stats", "--watch", "0.01", "--count", "2",
+    ]);
+    assert!(
+        watch.contains("# sample 2") && watch.contains("/s"),
+        "{watch}"
+    );
+    let dump = ok(&["--device", &model, "dump"]);
+    assert!(dump.contains("no pool configured"), "{dump}");
+    let peek = ok(&["--device", &model, "peek", "CONN_TIMEOUT_US"]);
+    assert!(peek.contains("0x118 = 0x00004e20 (20000)"), "{peek}");
+    let poke = ok(&["--device", &model, "poke", "CONTROL_PORT", "7"]);
+    assert!(poke.contains("0x018 <- 0x07000000"), "{poke}");
+}

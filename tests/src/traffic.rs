@@ -149,12 +149,20 @@ pub fn config(role: Role, sizes: Sizes, rng: &mut Rng) -> Config {
 
 /// A well-formed Horus frame to this switch carrying `header` (and no payload).
 pub fn horus_frame(header: HorusHeader) -> Vec<u8> {
-    HorusFrame {
-        src: Endpoint {
+    horus_frame_from(
+        Endpoint {
             mac: MacAddr([2, 0, 0, 9, 9, 1]),
             ip: Ipv4Addr::new(10, 9, 9, 1),
             udp_port: 40000,
         },
+        header,
+    )
+}
+
+/// The same frame from `src` (a worker announcing itself, keeping alive).
+pub fn horus_frame_from(src: Endpoint, header: HorusHeader) -> Vec<u8> {
+    HorusFrame {
+        src,
         dst: Endpoint {
             mac: MacAddr([2, 0, 0, 0, 0, 7]),
             ip: Ipv4Addr::new(10, 0, 0, 7),

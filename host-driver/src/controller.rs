@@ -1,0 +1,471 @@
+//! The controller: keeps a leaf's worker membership true while workers come and go.
+//!
+//! It takes the controller packets the switch sends to its control port (KEEP_ALIVE, WORKER_ID,
+//! WORKER_ID_ACK, REMOVE_ACK of the public protocol), as the Ethernet frames the port emits, and
+//! acts through the driver:
+//!
+//! - **WORKER_ID** from a worker (its pool in `pool_id`, the ID it asks for in `src_id`, or
+//!   [`ANY_ID`]): the worker is added to the pool (one `AddNode` pass; the frame's source MAC, IPv4
+//!   address and UDP port are its address, the configured port its egress) under the ID it asked
+//!   for when that node is free, else the lowest free one; a worker already known (same pool and
+//!   address) keeps its ID. The answer is a WORKER_ID_ACK with the ID in `dst_id`.
+//! - **KEEP_ALIVE** (`src_id` the worker's ID, `pool_id` its pool) marks it alive; a worker that
+//!   was removed for silence and speaks again is added back under its ID.
+//! - A worker silent for longer than the timeout is removed (one `RemoveNode`: it leaves the idle
+//!   list and the sampling range in one pass) and told so with a REMOVE_ACK. The failure
+//!   detector ([`Detector`]) takes the time from its caller, so it is tested without sleeping.
+//! - WORKER_ID_ACK and REMOVE_ACK arriving from workers are counted (a worker acknowledging), as
+//!   is anything else that reaches the controller.
+//!
+//! Membership is kept in a state file (JSON), rewritten (atomically: a new file renamed over the
+//! old) after every change; a restarted controller reads it, compares it with the switch's
+//! tables, and writes only what the switch lacks, so a live switch is not reprogrammed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use horus_model::config::Role;
+use horus_model::sched::state::NodeState;
+use horus_model::sched::{ControlOp, NodeAddr, Scheduler};
+use horus_model::wire::{self, Endpoint, HorusHeader, MacAddr, PacketType};
+use serde::{Deserialize, Serialize};
+
+use crate::access::Regs;
+use crate::driver::{DriverError, Switch};
+
+/// `src_id` of a WORKER_ID that asks for any free ID.
+pub const ANY_ID: u16 = 0xffff;
+
+/// Microseconds on the caller's clock.
+pub type Micros = u64;
+
+/// Which workers are overdue: the last time each was heard from, against a timeout.
+#[derive(Clone, Debug)]
+pub struct Detector {
+    timeout: Micros,
+    last: BTreeMap<(u16, u16), Micros>,
+}
+
+impl Detector {
+    pub fn new(timeout: Micros) -> Detector {
+        Detector {
+            timeout,
+            last: BTreeMap::new(),
+        }
+    }
+
+    /// `key` was heard from at `now`.
+    pub fn seen(&mut self, key: (u16, u16), now: Micros) {
+        self.last.insert(key, now);
+    }
+
+    /// Stops watching `key`.
+    pub fn forget(&mut self, key: (u16, u16)) {
+        self.last.remove(&key);
+    }
+
+    /// The keys not heard from for longer than the timeout at `now`, oldest first; they are
+    /// no longer watched.
+    pub fn expired(&mut self, now: Micros) -> Vec<(u16, u16)> {
+        let mut out: Vec<((u16, u16), Micros)> = self
+            .last
+            .iter()
+            .filter(|&(_, &t)| now.saturating_sub(t) > self.timeout)
+            .map(|(&k, &t)| (k, t))
+            .collect();
+        out.sort_by_key(|&(k, t)| (t, k));
+        for (k, _) in &out {
+            self.last.remove(k);
+        }
+        out.into_iter().map(|(k, _)| k).collect()
+    }
+
+    /// When the next key expires if nothing is heard (for a loop's sleep).
+    pub fn next_deadline(&self) -> Option<Micros> {
+        self.last.values().min().map(|t| t + self.timeout + 1)
+    }
+}
+
+/// A worker the controller registered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    pub pool: u16,
+    pub id: u16,
+    pub mac: String,
+    pub ip: std::net::Ipv4Addr,
+    pub udp_port: u16,
+    pub port: u8,
+    /// In the switch's tables now (false: removed for silence, kept to be added back).
+    pub active: bool,
+}
+
+impl Member {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            mac: self.mac.parse().unwrap_or(MacAddr([0; 6])),
+            ip: self.ip,
+            udp_port: self.udp_port,
+        }
+    }
+
+    fn add_op(&self) -> ControlOp {
+        ControlOp::AddNode {
+            pool: self.pool,
+            node: self.id,
+            addr: NodeAddr {
+                endpoint: self.endpoint(),
+                port: self.port,
+                dst_id: self.id,
+            },
+            workers: 1,
+        }
+    }
+}
+
+/// What the controller has done, for `/metrics`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub packets: u64,
+    pub keep_alives: u64,
+    pub registrations: u64,
+    pub removals: u64,
+    pub readds: u64,
+    pub acks_received: u64,
+    /// Frames that were not controller packets, keep-alives of unknown workers, registrations
+    /// the switch refused.
+    pub ignored: u64,
+    pub state_writes: u64,
+}
+
+/// The state file's content.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct StateFile {
+    members: Vec<Member>,
+}
+
+/// A message for a worker: a Horus header to send to its endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    pub to: Endpoint,
+    pub header: HorusHeader,
+}
+
+/// The controller of one leaf.
+pub struct Controller {
+    /// Egress port of the workers it registers.
+    pub worker_port: u8,
+    members: BTreeMap<(u16, u16), Member>,
+    detector: Detector,
+    state_path: Option<PathBuf>,
+    /// The switch's state as the model holds it (kept in step with every pass it runs).
+    m: Scheduler,
+    switch_id: u16,
+    pub counts: Counts,
+}
+
+fn err(e: impl std::fmt::Display) -> DriverError {
+    DriverError::Refused(e.to_string())
+}
+
+impl Controller {
+    /// A controller of the leaf behind `sw`, removing a worker silent for `timeout`; with
+    /// `state_path`, the membership it keeps (read back and reconciled with the switch if the
+    /// file exists). `now` starts every known worker's clock.
+    pub fn start<R: Regs>(
+        sw: &mut Switch<R>,
+        worker_port: u8,
+        timeout: Micros,
+        state_path: Option<&Path>,
+        now: Micros,
+    ) -> Result<Controller, DriverError> {
+        if sw.ident.role != Role::Leaf {
+            return Err(err(
+                "the controller manages the workers of a leaf; this switch is a spine",
+            ));
+        }
+        let members: Vec<Member> = match state_path {
+            Some(p) if p.exists() => {
+                let text =
+                    std::fs::read_to_string(p).map_err(|e| err(format!("{}: {e}", p.display())))?;
+                serde_json::from_str::<StateFile>(&text)
+                    .map_err(|e| err(format!("{}: not a controller state file: {e}", p.display())))?
+                    .members
+            }
+            _ => Vec::new(),
+        };
+        let ids: Vec<u16> = members.iter().map(|m| m.id).collect();
+        let m = sw.state(&ids)?;
+        let switch_id = m.id();
+        let mut c = Controller {
+            worker_port,
+            members: BTreeMap::new(),
+            detector: Detector::new(timeout),
+            state_path: state_path.map(Path::to_path_buf),
+            m,
+            switch_id,
+            counts: Counts::default(),
+        };
+        // Resume: the switch keeps what it has; only what it lacks is written.
+        for mem in members {
+            let key = (mem.pool, mem.id);
+            if mem.active && !c.in_switch(&mem) {
+                sw.control(&mut c.m, mem.add_op())?;
+                c.counts.readds += 1;
+            }
+            if mem.active {
+                c.detector.seen(key, now);
+            }
+            c.members.insert(key, mem);
+        }
+        Ok(c)
+    }
+
+    /// Whether the switch has `mem` as an active node of its pool at its address.
+    fn in_switch(&self, mem: &Member) -> bool {
+        let row = &self.m.tables().nodes[usize::from(mem.id)];
+        row.node.state == NodeState::Active
+            && row.node.pool == mem.pool
+            && row.addr.is_some_and(|a| a.addr.endpoint == mem.endpoint())
+    }
+
+    pub fn members(&self) -> impl Iterator<Item = &Member> {
+        self.members.values()
+    }
+
+    /// Writes the state file (when there is one).
+    fn save(&mut self) -> Result<(), DriverError> {
+        let Some(p) = &self.state_path else {
+            return Ok(());
+        };
+        let s = StateFile {
+            members: self.members.values().cloned().collect(),
+        };
+        let text = serde_json::to_string_pretty(&s).map_err(err)?;
+        let tmp = p.with_extension("tmp");
+        std::fs::write(&tmp, text + "\n")
+            .and_then(|_| std::fs::rename(&tmp, p))
+            .map_err(|e| err(format!("writing {}: {e}", p.display())))?;
+        self.counts.state_writes += 1;
+        Ok(())
+    }
+
+    fn reply(&self, to: Endpoint, pkt_type: PacketType, pool: u16, id: u16) -> Reply {
+        Reply {
+            to,
+            header: HorusHeader {
+                pkt_type,
+                more_packets: false,
+                pool_id: pool,
+                src_id: self.switch_id,
+                dst_id: id,
+                qlen: 0,
+                seq_num: 0,
+            },
+        }
+    }
+
+    /// The lowest node ID that is free in the switch and unclaimed by a removed member.
+    fn free_id(&self, asked: u16) -> Option<u16> {
+        let free = |n: u16| {
+            self.m.tables().nodes[usize::from(n)].node.state == NodeState::Free
+                && !self.members.values().any(|m| m.id == n)
+        };
+        if asked < self.m.sizes().nodes && free(asked) {
+            return Some(asked);
+        }
+        (0..self.m.sizes().nodes).find(|&n| free(n))
+    }
+
+    /// Handles one frame from the switch's control port, heard at `now`; the messages to send.
+    pub fn on_frame<R: Regs>(
+        &mut self,
+        sw: &mut Switch<R>,
+        frame: &[u8],
+        now: Micros,
+    ) -> Result<Vec<Reply>, DriverError> {
+        self.counts.packets += 1;
+        let Ok(f) = wire::parse_frame(frame) else {
+            self.counts.ignored += 1;
+            return Ok(Vec::new());
+        };
+        let h = f.header;
+        let mut out = Vec::new();
+        match h.pkt_type {
+            PacketType::WorkerId => {
+                let known = self
+                    .members
+                    .values()
+                    .find(|m| m.pool == h.pool_id && m.endpoint() == f.src)
+                    .cloned();
+                let mem = match known {
+                    Some(mut m) => {
+                        if !m.active || !self.in_switch(&m) {
+                            sw.control(&mut self.m, m.add_op())?;
+                            m.active = true;
+                            self.counts.readds += 1;
+                        }
+                        m
+                    }
+                    None => {
+                        let Some(id) = self.free_id(h.src_id) else {
+                            self.counts.ignored += 1;
+                            return Ok(out);
+                        };
+                        let m = Member {
+                            pool: h.pool_id,
+                            id,
+                            mac: f.src.mac.to_string(),
+                            ip: f.src.ip,
+                            udp_port: f.src.udp_port,
+                            port: self.worker_port,
+                            active: true,
+                        };
+                        match sw.control(&mut self.m, m.add_op()) {
+                            Ok(()) => {}
+                            // A pool the switch does not have, a full pool: not this worker's
+                            // to fix by retrying; counted.
+                            Err(DriverError::Refused(_)) => {
+                                self.counts.ignored += 1;
+                                return Ok(out);
+                            }
+                            Err(e) => return Err(e),
+                        }
+                        self.counts.registrations += 1;
+                        m
+                    }
+                };
+                let key = (mem.pool, mem.id);
+                self.detector.seen(key, now);
+                out.push(self.reply(mem.endpoint(), PacketType::WorkerIdAck, mem.pool, mem.id));
+                self.members.insert(key, mem);
+                self.save()?;
+            }
+            PacketType::KeepAlive => {
+                let key = (h.pool_id, h.src_id);
+                match self.members.get(&key).cloned() {
+                    Some(m) if m.active => {
+                        self.counts.keep_alives += 1;
+                        self.detector.seen(key, now);
+                    }
+                    Some(mut m) => {
+                        self.counts.keep_alives += 1;
+                        sw.control(&mut self.m, m.add_op())?;
+                        m.active = true;
+                        self.counts.readds += 1;
+                        self.detector.seen(key, now);
+                        self.members.insert(key, m);
+                        self.save()?;
+                    }
+                    None => self.counts.ignored += 1,
+                }
+            }
+            PacketType::WorkerIdAck | PacketType::RemoveAck => self.counts.acks_received += 1,
+            _ => self.counts.ignored += 1,
+        }
+        Ok(out)
+    }
+
+    /// Removes the workers silent for longer than the timeout at `now`; the messages to send.
+    pub fn tick<R: Regs>(
+        &mut self,
+        sw: &mut Switch<R>,
+        now: Micros,
+    ) -> Result<Vec<Reply>, DriverError> {
+        let mut out = Vec::new();
+        for key in self.detector.expired(now) {
+            let Some(mut m) = self.members.get(&key).cloned() else {
+                continue;
+            };
+            sw.control(
+                &mut self.m,
+                ControlOp::RemoveNode {
+                    pool: m.pool,
+                    node: m.id,
+                },
+            )?;
+            m.active = false;
+            self.counts.removals += 1;
+            out.push(self.reply(m.endpoint(), PacketType::RemoveAck, m.pool, m.id));
+            self.members.insert(key, m);
+            self.save()?;
+        }
+        Ok(out)
+    }
+
+    /// When the next silent worker is due for removal.
+    pub fn next_deadline(&self) -> Option<Micros> {
+        self.detector.next_deadline()
+    }
+
+    /// Membership and the controller's counts in the Prometheus text format (the switch's
+    /// counters are added by the caller, which reads them).
+    pub fn metrics(&self) -> String {
+        let c = &self.counts;
+        let mut s = String::new();
+        let mut counter = |name: &str, help: &str, v: u64| {
+            s += &format!(
+                "# HELP horus_controller_{name} {help}\n# TYPE horus_controller_{name} counter\nhorus_controller_{name} {v}\n"
+            );
+        };
+        counter(
+            "packets_total",
+            "Frames taken from the control port.",
+            c.packets,
+        );
+        counter(
+            "keep_alives_total",
+            "KEEP_ALIVE packets of known workers.",
+            c.keep_alives,
+        );
+        counter(
+            "registrations_total",
+            "Workers added on WORKER_ID.",
+            c.registrations,
+        );
+        counter("removals_total", "Workers removed for silence.", c.removals);
+        counter("readds_total", "Workers added back.", c.readds);
+        counter(
+            "acks_received_total",
+            "WORKER_ID_ACK and REMOVE_ACK from workers.",
+            c.acks_received,
+        );
+        counter("ignored_total", "Frames not acted on.", c.ignored);
+        counter("state_writes_total", "State file writes.", c.state_writes);
+        s += "# HELP horus_worker_up Whether a registered worker is in the switch's tables.\n# TYPE horus_worker_up gauge\n";
+        for m in self.members.values() {
+            s += &format!(
+                "horus_worker_up{{pool=\"{}\",worker=\"{}\",ip=\"{}\"}} {}\n",
+                m.pool,
+                m.id,
+                m.ip,
+                u8::from(m.active)
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_detector_expires_exactly_the_silent_keys_without_sleeping() {
+        let mut d = Detector::new(1000);
+        d.seen((1, 0), 0);
+        d.seen((1, 1), 500);
+        assert!(d.expired(1000).is_empty(), "at the timeout, not past it");
+        assert_eq!(d.next_deadline(), Some(1001));
+        assert_eq!(d.expired(1001), vec![(1, 0)]);
+        d.seen((1, 1), 1400);
+        assert!(d.expired(2000).is_empty());
+        assert_eq!(d.expired(2401), vec![(1, 1)]);
+        assert!(
+            d.expired(10_000).is_empty(),
+            "an expired key is no longer watched"
+        );
+        d.seen((2, 3), 5);
+        d.forget((2, 3));
+        assert!(d.expired(u64::MAX).is_empty());
+    }
+}

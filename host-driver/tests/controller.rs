@@ -1,0 +1,256 @@
+//! The controller on the model switch (and, at the end, the `serve` daemon over UDP and HTTP):
+//! workers register, a silent worker is removed within the timeout plus one control pass and
+//! added back when it speaks, a restart resumes from the state file without reprogramming.
+
+mod common;
+
+use std::net::{Ipv4Addr, UdpSocket};
+
+use common::{LEAF, frame};
+use horus_host_driver::controller::{ANY_ID, Controller};
+use horus_host_driver::device::ModelDevice;
+use horus_host_driver::driver::Switch;
+use horus_model::config::Config;
+use horus_model::sched::state::NodeState;
+use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
+
+fn worker(k: u8) -> Endpoint {
+    Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0x20, k]),
+        ip: Ipv4Addr::new(127, 0, 0, 1),
+        udp_port: 40_000 + u16::from(k),
+    }
+}
+
+fn switch() -> Switch<ModelDevice> {
+    let cfg = Config::from_toml_str(LEAF).unwrap();
+    let mut sw = Switch::open(ModelDevice::fresh(&cfg, 1, "model").unwrap()).unwrap();
+    sw.apply(&cfg).unwrap();
+    sw
+}
+
+fn passes(sw: &Switch<ModelDevice>) -> u64 {
+    sw.regs.switch().scheduler().counters().control_passes
+}
+
+fn active(sw: &Switch<ModelDevice>, node: u16) -> bool {
+    sw.regs.switch().scheduler().tables().nodes[usize::from(node)]
+        .node
+        .state
+        == NodeState::Active
+}
+
+#[test]
+fn workers_register_a_silent_one_is_removed_and_comes_back() {
+    let mut sw = switch();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("members.json");
+    let mut c = Controller::start(&mut sw, 8, 1000, Some(&state), 0).unwrap();
+    // Three workers: one asks for ID 5, two for any.
+    let mut ids = Vec::new();
+    for (k, ask) in [(0u8, 5u16), (1, ANY_ID), (2, ANY_ID)] {
+        let r = c
+            .on_frame(&mut sw, &frame(worker(k), PacketType::WorkerId, 1, ask), 10)
+            .unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].header.pkt_type, PacketType::WorkerIdAck);
+        assert_eq!(r[0].to, worker(k));
+        ids.push(r[0].header.dst_id);
+    }
+    assert_eq!(ids, [5, 0, 1]);
+    assert!(ids.iter().all(|&n| active(&sw, n)));
+    // Registering again keeps the ID and writes nothing.
+    let before = passes(&sw);
+    let r = c
+        .on_frame(
+            &mut sw,
+            &frame(worker(1), PacketType::WorkerId, 1, ANY_ID),
+            20,
+        )
+        .unwrap();
+    assert_eq!(r[0].header.dst_id, 0);
+    assert_eq!(passes(&sw), before);
+    // Workers 5 and 0 keep alive; worker 1 falls silent after t = 10.
+    for t in [400, 800] {
+        for id in [5, 0] {
+            c.on_frame(&mut sw, &frame(worker(0), PacketType::KeepAlive, 1, id), t)
+                .unwrap();
+        }
+    }
+    assert!(
+        c.tick(&mut sw, 1010).unwrap().is_empty(),
+        "at the timeout, not past it"
+    );
+    let before = passes(&sw);
+    let r = c.tick(&mut sw, 1011).unwrap();
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].header.pkt_type, PacketType::RemoveAck);
+    assert_eq!(r[0].header.dst_id, 1);
+    // One removal: one control pass (and its resubmission).
+    assert_eq!(passes(&sw), before + 1);
+    assert!(!active(&sw, 1) && active(&sw, 5) && active(&sw, 0));
+    // It speaks again: added back under its ID.
+    c.on_frame(
+        &mut sw,
+        &frame(worker(2), PacketType::KeepAlive, 1, 1),
+        1500,
+    )
+    .unwrap();
+    assert!(active(&sw, 1));
+    assert_eq!(c.counts.removals, 1);
+    assert_eq!(c.counts.readds, 1);
+    assert_eq!(c.counts.registrations, 3);
+    // Unknown keep-alives, foreign frames and acknowledgements are counted, not acted on.
+    c.on_frame(
+        &mut sw,
+        &frame(worker(9), PacketType::KeepAlive, 1, 33),
+        1600,
+    )
+    .unwrap();
+    c.on_frame(&mut sw, b"not a frame", 1600).unwrap();
+    c.on_frame(
+        &mut sw,
+        &frame(worker(0), PacketType::WorkerIdAck, 1, 5),
+        1600,
+    )
+    .unwrap();
+    assert_eq!(c.counts.ignored, 2);
+    assert_eq!(c.counts.acks_received, 1);
+    let m = c.metrics();
+    assert!(m.contains("horus_controller_registrations_total 3"), "{m}");
+    assert!(
+        m.contains("horus_worker_up{pool=\"1\",worker=\"1\",ip=\"127.0.0.1\"} 1"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_restarted_controller_resumes_without_reprogramming_the_switch() {
+    let mut sw = switch();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("members.json");
+    let mut c = Controller::start(&mut sw, 8, 1000, Some(&state), 0).unwrap();
+    for k in 0..3 {
+        c.on_frame(
+            &mut sw,
+            &frame(worker(k), PacketType::WorkerId, 1, ANY_ID),
+            0,
+        )
+        .unwrap();
+    }
+    drop(c);
+    let before = passes(&sw);
+    let c = Controller::start(&mut sw, 8, 1000, Some(&state), 5).unwrap();
+    assert_eq!(passes(&sw), before, "the live switch is not reprogrammed");
+    assert_eq!(c.members().filter(|m| m.active).count(), 3);
+    drop(c);
+    // A switch that lost a worker (reloaded, or changed by hand) gets that one back, only.
+    let mut m = sw.state(&[]).unwrap();
+    sw.control(
+        &mut m,
+        horus_model::sched::ControlOp::RemoveNode { pool: 1, node: 1 },
+    )
+    .unwrap();
+    let before = passes(&sw);
+    let c = Controller::start(&mut sw, 8, 1000, Some(&state), 5).unwrap();
+    assert_eq!(passes(&sw), before + 1);
+    assert!(active(&sw, 1));
+    assert_eq!(c.counts.readds, 1);
+    // A state file that is not one is refused, naming it.
+    std::fs::write(&state, "{ nonsense").unwrap();
+    let e = Controller::start(&mut sw, 8, 1000, Some(&state), 5)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("members.json: not a controller state file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn serve_registers_over_udp_removes_on_silence_and_serves_metrics_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("leaf.toml");
+    std::fs::write(&cfg, LEAF).unwrap();
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    };
+    let metrics = free();
+    let listen = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_horusctl"))
+        .args([
+            "--device",
+            &format!("model:{}", cfg.display()),
+            "serve",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--listen",
+            &listen.to_string(),
+            "--metrics",
+            &metrics.to_string(),
+            "--timeout-ms",
+            "300",
+            "--worker-port",
+            "8",
+            "--state",
+            dir.path().join("m.json").to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://{metrics}/metrics");
+    let scrape = || -> Option<String> { ureq::get(&url).call().ok()?.into_string().ok() };
+    let wait_for = |what: &str| {
+        for _ in 0..200 {
+            if let Some(m) = scrape() {
+                if m.contains(what) {
+                    return m;
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("/metrics never showed {what:?}: {:?}", scrape());
+    };
+    wait_for("horus_controller_packets_total 0");
+    // A worker on a real socket registers and gets its ID.
+    let w = UdpSocket::bind("127.0.0.1:0").unwrap();
+    w.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let me = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0x30, 1]),
+        ip: Ipv4Addr::LOCALHOST,
+        udp_port: w.local_addr().unwrap().port(),
+    };
+    w.send_to(&frame(me, PacketType::WorkerId, 1, 7), listen)
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let (n, _) = w.recv_from(&mut buf).unwrap();
+    let ack = HorusHeader::parse(&buf[..n]).unwrap();
+    assert_eq!(ack.pkt_type, PacketType::WorkerIdAck);
+    assert_eq!(ack.dst_id, 7);
+    let m = wait_for("horus_controller_registrations_total 1");
+    assert!(
+        m.contains("horus_worker_up{pool=\"1\",worker=\"7\",ip=\"127.0.0.1\"} 1"),
+        "{m}"
+    );
+    // Silent: removed after the timeout, and told so.
+    let (n, _) = w.recv_from(&mut buf).unwrap();
+    assert_eq!(
+        HorusHeader::parse(&buf[..n]).unwrap().pkt_type,
+        PacketType::RemoveAck
+    );
+    let m = wait_for("horus_controller_removals_total 1");
+    assert!(
+        m.contains("horus_worker_up{pool=\"1\",worker=\"7\",ip=\"127.0.0.1\"} 0"),
+        "{m}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
