@@ -334,6 +334,42 @@ impl<R: Regs> Switch<R> {
         Ok(())
     }
 
+    /// On a spine: removes every rack of leaf `leaf` (the nodes whose tasks go to `dst_id`
+    /// `leaf`) from every pool; the passes run.
+    pub fn fail_leaf(&mut self, leaf: u16) -> Result<Vec<ControlOp>> {
+        if self.ident.role != Role::Spine {
+            return Err(DriverError::Refused(
+                "fail-leaf is for a spine; this switch is a leaf".into(),
+            ));
+        }
+        let mut m = self.state(&[])?;
+        let t = m.tables();
+        let mut ops = Vec::new();
+        for (pool, row) in t.pools.iter().enumerate() {
+            for slot in row.cfg.base..row.cfg.base + row.cfg.n {
+                let node = t.members1[usize::from(slot)].node;
+                if t.nodes[usize::from(node)]
+                    .addr
+                    .is_some_and(|a| a.addr.dst_id == leaf)
+                {
+                    ops.push(ControlOp::RemoveNode {
+                        pool: pool as u16,
+                        node,
+                    });
+                }
+            }
+        }
+        if ops.is_empty() {
+            return Err(DriverError::Refused(format!(
+                "no pool of this spine has a rack of leaf {leaf}"
+            )));
+        }
+        for op in &ops {
+            self.control(&mut m, *op)?;
+        }
+        Ok(ops)
+    }
+
     /// Writes the switch registers of `cfg` that differ from the switch's; the words written.
     pub fn apply_switch_registers(&mut self, cfg: &Config) -> Result<Vec<usize>> {
         let want = RegFile::switch_config(cfg).map_err(DriverError::Refused)?;

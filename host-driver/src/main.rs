@@ -509,28 +509,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
         Cmd::FailLeaf { leaf } => {
             let mut sw = open(dev, None)?;
             need_role(&sw, Role::Spine, "fail-leaf")?;
-            let mut m = sw.state(&[])?;
-            let t = m.tables();
-            let mut ops = Vec::new();
-            for (pool, row) in t.pools.iter().enumerate() {
-                for slot in row.cfg.base..row.cfg.base + row.cfg.n {
-                    let n = t.members1[usize::from(slot)].node;
-                    if t.nodes[usize::from(n)]
-                        .addr
-                        .is_some_and(|a| a.addr.dst_id == leaf)
-                    {
-                        ops.push(ControlOp::RemoveNode {
-                            pool: pool as u16,
-                            node: n,
-                        });
-                    }
-                }
-            }
-            if ops.is_empty() {
-                bail!("no pool of this spine has a rack of leaf {leaf}");
-            }
-            for op in ops {
-                sw.control(&mut m, op)?;
+            for op in sw.fail_leaf(leaf)? {
                 writeln!(out, "{}", describe(&op))?;
             }
             finish(&sw, out, print)

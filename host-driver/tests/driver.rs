@@ -281,3 +281,64 @@ fn the_pci_backend_says_what_is_wrong_with_a_device() {
         .to_string();
     assert!(e.contains("is the BDF right"), "{e}");
 }
+
+#[test]
+fn a_failed_leaf_leaves_every_pool_of_the_spine() {
+    let cfg = example("example-spine.toml");
+    let mut sw = model(&cfg);
+    sw.apply(&cfg).unwrap();
+    // Leaf 3 holds racks of pools 1 and 2 in the example.
+    let racks = |sw: &mut Switch<ModelDevice>, leaf: u16| {
+        let m = sw.state(&[]).unwrap();
+        let t = m.tables();
+        t.pools
+            .iter()
+            .flat_map(|r| r.cfg.base..r.cfg.base + r.cfg.n)
+            .filter(|&s| {
+                let n = t.members1[usize::from(s)].node;
+                t.nodes[usize::from(n)].addr.unwrap().addr.dst_id == leaf
+            })
+            .count()
+    };
+    let before = racks(&mut sw, 3);
+    assert!(before >= 2, "{before}");
+    let ops = sw.fail_leaf(3).unwrap();
+    assert_eq!(ops.len(), before);
+    assert_eq!(racks(&mut sw, 3), 0);
+    assert!(racks(&mut sw, 1) > 0, "the other leaves stay");
+    let e = sw.fail_leaf(3).unwrap_err().to_string();
+    assert!(
+        e.contains("no pool of this spine has a rack of leaf 3"),
+        "{e}"
+    );
+    // Added back (add-leaf) as a rack of 8 workers: its additive factor is 1/8.
+    let node = 40;
+    let mut m = sw.state(&[node]).unwrap();
+    let addr = horus_model::sched::NodeAddr {
+        endpoint: horus_model::wire::Endpoint {
+            mac: "02:00:00:00:00:03".parse().unwrap(),
+            ip: "10.0.0.3".parse().unwrap(),
+            udp_port: 1234,
+        },
+        port: 3,
+        dst_id: 3,
+    };
+    sw.control(
+        &mut m,
+        ControlOp::AddNode {
+            pool: 1,
+            node,
+            addr,
+            workers: 8,
+        },
+    )
+    .unwrap();
+    assert_eq!(racks(&mut sw, 3), 1);
+    let w = sw.read_entry(Stage::Node, node).unwrap().unwrap();
+    let mut t = horus_model::sched::Tables::new(64, 1024, 1024);
+    readback::decode(&mut t, Stage::Node, node.into(), &w).unwrap();
+    assert_eq!(
+        t.nodes[usize::from(node)].node.factor,
+        horus_model::fixed::Load::additive_factor(8)
+    );
+}
