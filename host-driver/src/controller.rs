@@ -10,7 +10,9 @@
 //!   for when that node is free, else the lowest free one; a worker already known (same pool and
 //!   address) keeps its ID. The answer is a WORKER_ID_ACK with the ID in `dst_id`.
 //! - **KEEP_ALIVE** (`src_id` the worker's ID, `pool_id` its pool) marks it alive; a worker that
-//!   was removed for silence and speaks again is added back under its ID.
+//!   was removed for silence and speaks again is added back under its ID. A worker the switch
+//!   holds without having registered (a configuration's, `apply`) is adopted at its first
+//!   keep-alive, with the address the switch has for it, and watched from then on.
 //! - A worker silent for longer than the timeout is removed (one `RemoveNode`: it leaves the idle
 //!   list and the sampling range in one pass) and told so with a REMOVE_ACK. The failure
 //!   detector ([`Detector`]) takes the time from its caller, so it is tested without sleeping.
@@ -276,6 +278,23 @@ impl Controller {
         (0..self.m.sizes().nodes).find(|&n| free(n))
     }
 
+    /// The member for node `id` of `pool` as the switch holds it, if it does.
+    fn adopt(&self, (pool, id): (u16, u16)) -> Option<Member> {
+        let row = self.m.tables().nodes.get(usize::from(id))?;
+        let a = row
+            .addr
+            .filter(|_| row.node.state == NodeState::Active && row.node.pool == pool)?;
+        Some(Member {
+            pool,
+            id,
+            mac: a.addr.endpoint.mac.to_string(),
+            ip: a.addr.endpoint.ip,
+            udp_port: a.addr.endpoint.udp_port,
+            port: a.addr.port,
+            active: true,
+        })
+    }
+
     /// Handles one frame from the switch's control port, heard at `now`; the messages to send.
     pub fn on_frame<R: Regs>(
         &mut self,
@@ -356,7 +375,17 @@ impl Controller {
                         self.members.insert(key, m);
                         self.save()?;
                     }
-                    None => self.counts.ignored += 1,
+                    // A worker the switch has (configured by `apply`) is adopted: watched from
+                    // its first keep-alive on.
+                    None => match self.adopt(key) {
+                        Some(m) => {
+                            self.counts.keep_alives += 1;
+                            self.detector.seen(key, now);
+                            self.members.insert(key, m);
+                            self.save()?;
+                        }
+                        None => self.counts.ignored += 1,
+                    },
                 }
             }
             PacketType::WorkerIdAck | PacketType::RemoveAck => self.counts.acks_received += 1,

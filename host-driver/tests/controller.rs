@@ -122,6 +122,37 @@ fn workers_register_a_silent_one_is_removed_and_comes_back() {
         m.contains("horus_worker_up{pool=\"1\",worker=\"1\",ip=\"127.0.0.1\"} 1"),
         "{m}"
     );
+    // A worker of the configuration (not registered) is adopted at its first keep-alive, and
+    // then watched like the others.
+    let mut m = sw.state(&[20]).unwrap();
+    sw.control(
+        &mut m,
+        horus_model::sched::ControlOp::AddNode {
+            pool: 1,
+            node: 20,
+            addr: horus_model::sched::NodeAddr {
+                endpoint: worker(7),
+                port: 8,
+                dst_id: 20,
+            },
+            workers: 1,
+        },
+    )
+    .unwrap();
+    let mut c = Controller::start(&mut sw, 8, 1000, Some(&state), 1500).unwrap();
+    c.on_frame(
+        &mut sw,
+        &frame(worker(7), PacketType::KeepAlive, 1, 20),
+        1550,
+    )
+    .unwrap();
+    assert!(
+        c.members()
+            .any(|m| m.id == 20 && m.udp_port == worker(7).udp_port)
+    );
+    let r = c.tick(&mut sw, 2551).unwrap();
+    assert!(r.iter().any(|r| r.header.dst_id == 20), "{r:?}");
+    assert!(!active(&sw, 20));
 }
 
 #[test]
