@@ -415,11 +415,13 @@ fn run_in_model(m: &mut Scheduler, op: ControlOp) -> Result<(), String> {
 ///
 /// - a pool the configuration does not name loses its nodes (the switch cannot forget a pool:
 ///   its tasks are then dropped as `empty_pool`);
-/// - a pool keeps its slot region when its capacity and spine are unchanged; otherwise it is
-///   emptied and placed again, in the first free region that fits;
-/// - changed parameters are one `SetPoolParams`;
 /// - a node that left the configuration, or whose address or worker count changed, is removed
-///   (and added again); new nodes are added, in the file's order.
+///   first (and added again last);
+/// - changed parameters or capacity are one `SetPoolParams`, which resizes the pool's region in
+///   place (same base) when the slots it needs are free;
+/// - a pool whose spine changes, or whose region cannot grow in place, is emptied and placed
+///   again, in the first free region that fits;
+/// - new nodes are added, in the file's order.
 ///
 /// Every operation is checked in a copy of `m` as it is planned, so that a plan the switch
 /// would refuse is refused here, naming the pool.
@@ -478,10 +480,59 @@ pub fn plan(m: &Scheduler, cfg: &Config) -> Result<Vec<ControlOp>> {
         else {
             unreachable!()
         };
+        // Nodes: what the switch has against what the configuration says.
+        let wanted: BTreeMap<u16, ControlOp> = adds
+            .iter()
+            .map(|op| match *op {
+                ControlOp::AddNode { node, .. } => (node, *op),
+                _ => unreachable!(),
+            })
+            .collect();
+        let role = sim.role();
+        let factor = |workers: u16| match role {
+            Role::Leaf => Load::ONE,
+            Role::Spine => Load::additive_factor(workers.into()),
+        };
         let cur = sim.tables().pools[usize::from(pool)].cfg;
-        let keep = cur.valid && cur.capacity == *capacity && cur.spine == *spine;
-        if !keep {
+        let mut present = BTreeSet::new();
+        let mut placed = cur.valid && cur.spine == *spine;
+        if placed {
+            // Removals first, so that a pool that shrinks has room for what it keeps.
+            let members: Vec<u16> = (cur.base..cur.base + cur.n)
+                .map(|s| sim.tables().members1[usize::from(s)].node)
+                .collect();
+            for node in members {
+                let row = sim.tables().nodes[usize::from(node)];
+                let same = match wanted.get(&node) {
+                    Some(&ControlOp::AddNode { addr, workers, .. }) => {
+                        row.addr.map(|a| a.addr) == Some(addr) && row.node.factor == factor(workers)
+                    }
+                    _ => false,
+                };
+                if same {
+                    present.insert(node);
+                } else {
+                    run(&mut sim, ControlOp::RemoveNode { pool, node }, &mut ops)?;
+                }
+            }
+            // New parameters and capacity in one pass, the region resized in place when the
+            // slots after it are free; otherwise the pool is placed again below.
+            if cur.params != *params || cur.capacity != *capacity {
+                let set = ControlOp::SetPoolParams {
+                    pool,
+                    params: *params,
+                    capacity: *capacity,
+                };
+                if sim.validate(&set).is_ok() {
+                    run(&mut sim, set, &mut ops)?;
+                } else {
+                    placed = false;
+                }
+            }
+        }
+        if !placed {
             empty(&mut sim, pool, &mut ops)?;
+            present.clear();
             let base = free_region(&sim, pool, *capacity).ok_or_else(|| {
                 DriverError::Refused(format!(
                     "pool {pool}: no free region of {capacity} slots among the {} (the regions of the other pools are in use; apply on a freshly loaded switch to place every pool again)",
@@ -499,47 +550,6 @@ pub fn plan(m: &Scheduler, cfg: &Config) -> Result<Vec<ControlOp>> {
                 },
                 &mut ops,
             )?;
-        } else if cur.params != *params {
-            run(
-                &mut sim,
-                ControlOp::SetPoolParams {
-                    pool,
-                    params: *params,
-                },
-                &mut ops,
-            )?;
-        }
-        // Nodes: what the switch has against what the configuration says.
-        let wanted: BTreeMap<u16, ControlOp> = adds
-            .iter()
-            .map(|op| match *op {
-                ControlOp::AddNode { node, .. } => (node, *op),
-                _ => unreachable!(),
-            })
-            .collect();
-        let c = sim.tables().pools[usize::from(pool)].cfg;
-        let members: Vec<u16> = (c.base..c.base + c.n)
-            .map(|s| sim.tables().members1[usize::from(s)].node)
-            .collect();
-        let role = sim.role();
-        let factor = |workers: u16| match role {
-            Role::Leaf => Load::ONE,
-            Role::Spine => Load::additive_factor(workers.into()),
-        };
-        let mut present = BTreeSet::new();
-        for node in members {
-            let row = sim.tables().nodes[usize::from(node)];
-            let same = match wanted.get(&node) {
-                Some(&ControlOp::AddNode { addr, workers, .. }) => {
-                    row.addr.map(|a| a.addr) == Some(addr) && row.node.factor == factor(workers)
-                }
-                _ => false,
-            };
-            if same {
-                present.insert(node);
-            } else {
-                run(&mut sim, ControlOp::RemoveNode { pool, node }, &mut ops)?;
-            }
         }
         for op in adds {
             if let ControlOp::AddNode { node, .. } = *op {
@@ -596,8 +606,15 @@ pub fn describe(op: &ControlOp) -> String {
                 s.id, s.node
             ))
         ),
-        ControlOp::SetPoolParams { pool, params } => {
-            format!("set pool {pool}: {}", describe_params(params))
+        ControlOp::SetPoolParams {
+            pool,
+            params,
+            capacity,
+        } => {
+            format!(
+                "set pool {pool}: {capacity} slots, {}",
+                describe_params(params)
+            )
         }
         ControlOp::AddNode {
             pool,

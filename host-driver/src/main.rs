@@ -129,7 +129,7 @@ enum Cmd {
         #[arg(long)]
         leaf: u16,
     },
-    /// Change a pool's parameters (the others keep their values).
+    /// Change a pool's parameters or its capacity (the others keep their values).
     SetPool {
         #[arg(long)]
         pool: u16,
@@ -142,6 +142,9 @@ enum Cmd {
         report_delta: Option<f64>,
         #[arg(long)]
         repair_gap_us: Option<u16>,
+        /// The pool's slots: its region grows or shrinks in place (not below its nodes).
+        #[arg(long)]
+        capacity: Option<u16>,
     },
     /// Every counter; with --watch, every SECONDS with rates per second.
     Stats {
@@ -520,6 +523,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             unlink_at,
             report_delta,
             repair_gap_us,
+            capacity,
         } => {
             let mut sw = open(dev, None)?;
             let m = sw.state(&[])?;
@@ -538,7 +542,13 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 params.report_delta = Load::from_f64(d)
                     .with_context(|| format!("--report-delta {d}: not a load the switch holds"))?;
             }
-            one_op(&mut sw, ControlOp::SetPoolParams { pool, params }, &mut out)?;
+            let capacity = capacity.unwrap_or(cfg.capacity);
+            let op = ControlOp::SetPoolParams {
+                pool,
+                params,
+                capacity,
+            };
+            one_op(&mut sw, op, &mut out)?;
             finish(&sw, out, print)
         }
         Cmd::Stats { json, watch, count } => {

@@ -120,7 +120,9 @@ fn workers_removed_and_added_while_tasks_stream_through_the_rtl() {
 
     // A changed configuration while tasks flow: only the difference is written, and every task
     // still reaches a worker of the pool (no half-configured pool).
-    let changed = config(&[0, 1, 2, 3, 4], 2);
+    // New thresholds, a pool of 10 slots (grown in place) and a fifth worker.
+    let mut changed = config(&[0, 1, 2, 3, 4], 2);
+    changed.pools[0].capacity = 10;
     for _ in 0..40 {
         sw.regs.send(task(sent));
         sent += 1;

@@ -339,7 +339,12 @@ impl Harness {
                     report_delta: Load(0x8000),
                     repair_gap_us: gap * 7,
                 };
-                self.control(ControlOp::SetPoolParams { pool, params })?;
+                let capacity = self.s.tables().pools[usize::from(pool)].cfg.capacity;
+                self.control(ControlOp::SetPoolParams {
+                    pool,
+                    params,
+                    capacity,
+                })?;
             }
             Op::Junk { ty, pool, src } => {
                 if let Ok(pkt_type) = PacketType::try_from(ty)

@@ -858,6 +858,9 @@ fn control_passes_wait_for_resubmitted_passes_and_refuse_bad_operations() {
     );
     s.resubmit(pending.resubmit.unwrap());
     let before = s.tables().clone();
+    let (n0, cap0) = (s.tables().pools[0].cfg.n, s.tables().pools[0].cfg.capacity);
+    assert!(n0 >= 1);
+    let good = s.tables().pools[0].cfg.params;
     let bad = [
         (
             ControlOp::AddNode {
@@ -902,8 +905,34 @@ fn control_passes_wait_for_resubmitted_passes_and_refuse_bad_operations() {
                     report_delta: Load::ONE,
                     repair_gap_us: 0,
                 },
+                capacity: cap0,
             },
             ControlError::BadParams(0),
+        ),
+        (
+            ControlOp::SetPoolParams {
+                pool: 0,
+                params: good,
+                capacity: n0 - 1,
+            },
+            ControlError::BelowMembers {
+                pool: 0,
+                capacity: n0 - 1,
+                n: n0,
+            },
+        ),
+        (
+            ControlOp::SetPoolParams {
+                pool: 0,
+                params: good,
+                capacity: u16::MAX,
+            },
+            ControlError::BadRegion {
+                pool: 0,
+                base: 0,
+                end: u32::from(u16::MAX),
+                limit: s.sizes().nodes,
+            },
         ),
         (
             ControlOp::ConfigurePool {
@@ -1114,4 +1143,49 @@ fn next_task_entries_names_what_the_next_task_pass_reads() {
     let mut got = [sel, other];
     got.sort();
     assert_eq!(got, [a.min(b), a.max(b)]);
+}
+
+#[test]
+fn a_pool_resizes_in_place_keeping_its_nodes_and_its_idle_list() {
+    let mut s = leaf(&[2]);
+    let addr = s.tables().nodes[0].addr.unwrap().addr;
+    let add = |node| ControlOp::AddNode {
+        pool: 0,
+        node,
+        addr,
+        workers: 1,
+    };
+    // Filled to its capacity.
+    let mut node = 10;
+    while s.tables().pools[0].cfg.n < s.tables().pools[0].cfg.capacity {
+        s.control(add(node)).unwrap();
+        node += 1;
+    }
+    assert_eq!(s.control(add(node)), Err(ControlError::PoolFull(0)));
+    let cfg = s.tables().pools[0].cfg;
+    let idle = s.tables().pools[0].ctl;
+    let resize = |capacity| ControlOp::SetPoolParams {
+        pool: 0,
+        params: cfg.params,
+        capacity,
+    };
+    s.control(resize(cfg.capacity + 2)).unwrap();
+    let after = s.tables().pools[0];
+    assert_eq!(
+        (after.cfg.base, after.cfg.n, after.cfg.capacity),
+        (cfg.base, cfg.n, cfg.capacity + 2)
+    );
+    assert_eq!(after.ctl.p, idle.p, "the idle list is untouched");
+    s.control(add(node)).unwrap();
+    s.control(add(node + 1)).unwrap();
+    assert_eq!(s.control(add(node + 2)), Err(ControlError::PoolFull(0)));
+    s.check_invariants().unwrap();
+    // Back down to its nodes, not below.
+    let n = s.tables().pools[0].cfg.n;
+    assert!(matches!(
+        s.control(resize(n - 1)),
+        Err(ControlError::BelowMembers { .. })
+    ));
+    s.control(resize(n)).unwrap();
+    s.check_invariants().unwrap();
 }

@@ -61,9 +61,11 @@ pub fn control_phv(m: &Scheduler, op: &ControlOp) -> Phv {
         ControlOp::SetPoolParams {
             pool,
             params: ref ps,
+            capacity,
         } => {
             p.is_ctl_params = true;
             p.pool = u64::from(pool).into();
+            p.cap = u64::from(capacity).into();
             params(&mut p, ps);
         }
         ControlOp::AddNode {

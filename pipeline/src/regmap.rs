@@ -292,7 +292,7 @@ pub const FIELDS: &[Field] = &[
         0,
         16,
         Rw,
-        "the pool's slots (configure)",
+        "the pool's slots (configure; set, in place from the same base)",
     ),
     f(
         "CTL_LINK_AT",
@@ -723,8 +723,14 @@ impl RegFile {
                         .set("CTL_SPINE_NODE", s.node.into());
                 }
             }
-            ControlOp::SetPoolParams { pool, ref params } => {
-                r.set("CTL_SET_PARAMS", 1).set("CTL_POOL", pool.into());
+            ControlOp::SetPoolParams {
+                pool,
+                ref params,
+                capacity,
+            } => {
+                r.set("CTL_SET_PARAMS", 1)
+                    .set("CTL_POOL", pool.into())
+                    .set("CTL_CAPACITY", capacity.into());
                 params_of(&mut r, params);
             }
             ControlOp::AddNode {
@@ -826,7 +832,11 @@ impl RegFile {
                     node: g("CTL_SPINE_NODE"),
                 }),
             },
-            "CTL_SET_PARAMS" => ControlOp::SetPoolParams { pool, params },
+            "CTL_SET_PARAMS" => ControlOp::SetPoolParams {
+                pool,
+                params,
+                capacity: g("CTL_CAPACITY"),
+            },
             "CTL_ADD_NODE" => {
                 host.factor = Load(self.get("CTL_FACTOR") as u32);
                 host.unit = self.get("CTL_UNIT");

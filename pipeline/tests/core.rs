@@ -208,10 +208,15 @@ fn control(role: Role, g: &mut Gen, m: &Scheduler) -> ControlOp {
         let &(pool, _, _) = &POOLS[g.below(3) as usize];
         let node = pool + 4 * g.below(12) as u16;
         let op = match g.below(3) {
-            0 => ControlOp::SetPoolParams {
-                pool,
-                params: params(g),
-            },
+            0 => {
+                let c = m.tables().pools[usize::from(pool)].cfg;
+                let low = c.n.max(1);
+                ControlOp::SetPoolParams {
+                    pool,
+                    params: params(g),
+                    capacity: low + g.below(u64::from(c.capacity - low) + 3) as u16,
+                }
+            }
             1 => ControlOp::AddNode {
                 pool,
                 node,

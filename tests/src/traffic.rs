@@ -258,10 +258,18 @@ impl Traffic {
             let (pool, _) = POOLS[self.rng.below(3) as usize];
             let node = pool + 4 * self.rng.below(14) as u16;
             let op = match self.rng.below(3) {
-                0 => ControlOp::SetPoolParams {
-                    pool,
-                    params: self.params(),
-                },
+                0 => {
+                    // Resized in place now and then: from its nodes to a few slots beyond its
+                    // region (refused when that meets the next pool's).
+                    let c = m.tables().pools[usize::from(pool)].cfg;
+                    let low = c.n.max(1);
+                    let capacity = low + self.rng.below(u64::from(c.capacity - low) + 3) as u16;
+                    ControlOp::SetPoolParams {
+                        pool,
+                        params: self.params(),
+                        capacity,
+                    }
+                }
                 1 => {
                     let (mac, ip, udp_port, port) = node_endpoint(node);
                     ControlOp::AddNode {

@@ -29,8 +29,13 @@ pub enum ControlOp {
         params: Params,
         spine: Option<SpineRef>,
     },
-    /// Change a pool's parameters; takes effect from the next pass.
-    SetPoolParams { pool: u16, params: Params },
+    /// Change a pool's parameters and its capacity (its slot region grows or shrinks in place,
+    /// from the same base; never below its nodes); takes effect from the next pass.
+    SetPoolParams {
+        pool: u16,
+        params: Params,
+        capacity: u16,
+    },
     /// Add a node to a pool. A leaf's new worker is idle: it is pushed onto the idle list. A spine's
     /// node is a rack of `workers` workers of the pool (its additive factor is `1/workers`).
     AddNode {
@@ -53,6 +58,8 @@ pub enum ControlError {
     PoolNotConfigured(u16),
     #[error("pool {0} still has nodes; remove them before re-placing it")]
     PoolNotEmpty(u16),
+    #[error("pool {pool}: capacity {capacity} is below its {n} nodes")]
+    BelowMembers { pool: u16, capacity: u16, n: u16 },
     #[error("pool {pool}: region [{base}, {end}) does not fit the {limit} node slots or is empty")]
     BadRegion {
         pool: u16,
@@ -178,10 +185,15 @@ impl Scheduler {
                 self.t.pools[p].avg = Default::default();
                 PassResult::default()
             }
-            ControlOp::SetPoolParams { pool, params } => {
+            ControlOp::SetPoolParams {
+                pool,
+                params,
+                capacity,
+            } => {
                 self.touch(Stage::PoolCfg);
                 let cfg = &mut self.t.pools[usize::from(pool)].cfg;
                 cfg.params = params;
+                cfg.capacity = capacity;
                 let cfg = *cfg;
                 // New thresholds apply at once: the link rule runs as if `p` had just changed.
                 self.touch(Stage::IdleCtl);
@@ -216,6 +228,39 @@ impl Scheduler {
             Ok(cfg)
         } else {
             Err(ControlError::PoolNotConfigured(pool))
+        }
+    }
+
+    /// The slot region `[base, base + capacity)` for `pool`: non-empty, within the node slots,
+    /// clear of every other configured pool's.
+    fn check_region(&self, pool: u16, base: u16, capacity: u16) -> Result<(), ControlError> {
+        let end = u32::from(base) + u32::from(capacity);
+        if capacity == 0 || end > u32::from(self.sizes.nodes) {
+            return Err(ControlError::BadRegion {
+                pool,
+                base,
+                end,
+                limit: self.sizes.nodes,
+            });
+        }
+        let overlap = self
+            .t
+            .pools
+            .iter()
+            .map(|r| r.cfg)
+            .enumerate()
+            .find(|(i, c)| {
+                *i != usize::from(pool)
+                    && c.valid
+                    && u32::from(c.base) < end
+                    && u32::from(base) < u32::from(c.base) + u32::from(c.capacity)
+            });
+        match overlap {
+            Some((other, _)) => Err(ControlError::RegionOverlap {
+                pool,
+                other: other as u16,
+            }),
+            None => Ok(()),
         }
     }
 
@@ -276,39 +321,25 @@ impl Scheduler {
                 if cur.valid && cur.n > 0 {
                     return Err(ControlError::PoolNotEmpty(pool));
                 }
-                let end = u32::from(base) + u32::from(capacity);
-                if capacity == 0 || end > u32::from(self.sizes.nodes) {
-                    return Err(ControlError::BadRegion {
-                        pool,
-                        base,
-                        end,
-                        limit: self.sizes.nodes,
-                    });
-                }
+                self.check_region(pool, base, capacity)?;
                 if !params.is_valid() {
                     return Err(ControlError::BadParams(pool));
                 }
-                let overlap = self
-                    .t
-                    .pools
-                    .iter()
-                    .map(|r| r.cfg)
-                    .enumerate()
-                    .find(|(i, c)| {
-                        *i != usize::from(pool)
-                            && c.valid
-                            && u32::from(c.base) < end
-                            && u32::from(base) < u32::from(c.base) + u32::from(c.capacity)
-                    });
-                if let Some((other, _)) = overlap {
-                    return Err(ControlError::RegionOverlap {
+            }
+            ControlOp::SetPoolParams {
+                pool,
+                params,
+                capacity,
+            } => {
+                let cfg = self.check_pool(pool)?;
+                if capacity < cfg.n {
+                    return Err(ControlError::BelowMembers {
                         pool,
-                        other: other as u16,
+                        capacity,
+                        n: cfg.n,
                     });
                 }
-            }
-            ControlOp::SetPoolParams { pool, params } => {
-                self.check_pool(pool)?;
+                self.check_region(pool, cfg.base, capacity)?;
                 if !params.is_valid() {
                     return Err(ControlError::BadParams(pool));
                 }

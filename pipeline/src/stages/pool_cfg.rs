@@ -176,7 +176,6 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         if self.port.up.pass.val().is_ctl_pool {
             self.w.next.valid = true;
             self.w.next.base = self.port.up.pass.val().base;
-            self.w.next.cap = self.port.up.pass.val().cap;
             self.w.next.n = self.zero.val();
             self.cfg_table.wr_en.next = true;
         }
@@ -189,6 +188,8 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.out.d.next.spine_node = self.e.val().spine_node;
         }
         if self.port.up.pass.val().is_ctl_pool | self.port.up.pass.val().is_ctl_params {
+            // A set also resizes the region in place (the host checked it holds the nodes).
+            self.w.next.cap = self.port.up.pass.val().cap;
             self.w.next.link_at = self.port.up.pass.val().link_at;
             self.w.next.unlink_at = self.port.up.pass.val().unlink_at;
             self.w.next.report_delta = self.port.up.pass.val().report_delta;
