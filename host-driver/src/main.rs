@@ -28,7 +28,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use horus_host_driver::Regs;
 use horus_host_driver::device::{Device, DeviceSpec};
-use horus_host_driver::driver::{self, Switch, describe};
+use horus_host_driver::driver::{Switch, describe};
 use horus_model::config::{Config, Role};
 use horus_model::fixed::Load;
 use horus_model::sched::{ControlOp, NodeAddr, Scheduler, Stage};
@@ -829,6 +829,5 @@ fn stats(
         }
         last = Some((now, c));
     }
-    let _ = driver::POLLS;
     Ok(())
 }
