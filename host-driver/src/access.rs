@@ -41,6 +41,12 @@ pub trait Regs {
         }
         Ok(false)
     }
+    /// Holds the device against other processes until [`Regs::unlock`] (a card: an advisory
+    /// lock on its resource file), for the accesses of one staged operation.
+    fn lock(&mut self) -> Result<(), AccessError> {
+        Ok(())
+    }
+    fn unlock(&mut self) {}
     /// Says what the next accesses are for (a recorder writes it as a comment).
     fn note(&mut self, _what: &str) {}
     /// What the device is, for messages.

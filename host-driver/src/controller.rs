@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::Regs;
 use crate::driver::{DriverError, Switch};
+use horus_pipeline::regmap;
 
 /// `src_id` of a WORKER_ID that asks for any free ID.
 pub const ANY_ID: u16 = 0xffff;
@@ -84,7 +85,10 @@ impl Detector {
 
     /// When the next key expires if nothing is heard (for a loop's sleep).
     pub fn next_deadline(&self) -> Option<Micros> {
-        self.last.values().min().map(|t| t + self.timeout + 1)
+        self.last
+            .values()
+            .min()
+            .map(|t| t.saturating_add(self.timeout).saturating_add(1))
     }
 }
 
@@ -97,13 +101,18 @@ pub struct Member {
     pub ip: std::net::Ipv4Addr,
     pub udp_port: u16,
     pub port: u8,
-    /// In the switch's tables now (false: removed for silence, kept to be added back).
+    /// What the switch writes into `dst_id` of the tasks it sends the worker (its ID, for a
+    /// worker that registered).
+    pub dst_id: u16,
+    /// In the switch's tables as the controller last saw them (false: removed for silence, kept
+    /// to be added back).
     pub active: bool,
 }
 
 impl Member {
     fn endpoint(&self) -> Endpoint {
         Endpoint {
+            // Checked when the member was made or read from the state file.
             mac: self.mac.parse().unwrap_or(MacAddr([0; 6])),
             ip: self.ip,
             udp_port: self.udp_port,
@@ -117,7 +126,7 @@ impl Member {
             addr: NodeAddr {
                 endpoint: self.endpoint(),
                 port: self.port,
-                dst_id: self.id,
+                dst_id: self.dst_id,
             },
             workers: 1,
         }
@@ -159,14 +168,24 @@ pub struct Controller {
     members: BTreeMap<(u16, u16), Member>,
     detector: Detector,
     state_path: Option<PathBuf>,
-    /// The switch's state as the model holds it (kept in step with every pass it runs).
+    /// The switch's state as the model holds it, read back when another host changed the
+    /// switch (see [`Controller::sync`]).
     m: Scheduler,
+    /// The switch's `CONTROL_PASSES` when `m` was last known to be its state; `None`: read
+    /// the state again before the next operation.
+    passes_seen: Option<u32>,
     switch_id: u16,
     pub counts: Counts,
 }
 
 fn err(e: impl std::fmt::Display) -> DriverError {
     DriverError::Refused(e.to_string())
+}
+
+fn control_passes<R: Regs>(sw: &mut Switch<R>) -> Result<u32, DriverError> {
+    Ok(sw
+        .regs
+        .read(regmap::field("CONTROL_PASSES").byte_address() as u32)?)
 }
 
 impl Controller {
@@ -185,16 +204,35 @@ impl Controller {
                 "the controller manages the workers of a leaf; this switch is a spine",
             ));
         }
+        let sizes = sw.ident.sizes();
         let members: Vec<Member> = match state_path {
             Some(p) if p.exists() => {
                 let text =
                     std::fs::read_to_string(p).map_err(|e| err(format!("{}: {e}", p.display())))?;
-                serde_json::from_str::<StateFile>(&text)
+                let members = serde_json::from_str::<StateFile>(&text)
                     .map_err(|e| err(format!("{}: not a controller state file: {e}", p.display())))?
-                    .members
+                    .members;
+                for m in &members {
+                    if m.pool >= sizes.pools
+                        || m.id >= sizes.nodes
+                        || m.mac.parse::<MacAddr>().is_err()
+                    {
+                        return Err(err(format!(
+                            "{}: member {} of pool {} (MAC {:?}) does not fit this switch's {} pools and {} nodes",
+                            p.display(),
+                            m.id,
+                            m.pool,
+                            m.mac,
+                            sizes.pools,
+                            sizes.nodes
+                        )));
+                    }
+                }
+                members
             }
             _ => Vec::new(),
         };
+        let passes = control_passes(sw)?;
         let ids: Vec<u16> = members.iter().map(|m| m.id).collect();
         let m = sw.state(&ids)?;
         let switch_id = m.id();
@@ -204,30 +242,90 @@ impl Controller {
             detector: Detector::new(timeout),
             state_path: state_path.map(Path::to_path_buf),
             m,
+            passes_seen: Some(passes),
             switch_id,
             counts: Counts::default(),
         };
         // Resume: the switch keeps what it has; only what it lacks is written.
-        for mem in members {
+        let mut changed = false;
+        for mut mem in members {
             let key = (mem.pool, mem.id);
             if mem.active && !c.in_switch(&mem) {
-                sw.control(&mut c.m, mem.add_op())?;
-                c.counts.readds += 1;
+                if c.run(sw, mem.add_op())? {
+                    c.counts.readds += 1;
+                } else {
+                    // The switch gave the node or the pool's room to another: added back at
+                    // the worker's next keep-alive if there is room then.
+                    mem.active = false;
+                    changed = true;
+                }
             }
             if mem.active {
                 c.detector.seen(key, now);
             }
             c.members.insert(key, mem);
         }
+        if changed {
+            c.save()?;
+        }
         Ok(c)
+    }
+
+    /// Reads the switch's state again when a control pass the controller did not run went in
+    /// (another `horusctl`, an `apply`, a reloaded card), and marks which members it holds.
+    fn sync<R: Regs>(&mut self, sw: &mut Switch<R>) -> Result<(), DriverError> {
+        let now = control_passes(sw)?;
+        if self.passes_seen == Some(now) {
+            return Ok(());
+        }
+        let ids: Vec<u16> = self.members.values().map(|m| m.id).collect();
+        self.m = sw.state(&ids)?;
+        let mut changed = false;
+        let keys: Vec<(u16, u16)> = self.members.keys().copied().collect();
+        for key in keys {
+            let held = self.in_switch(&self.members[&key]);
+            let m = self.members.get_mut(&key).expect("a member");
+            if m.active && !held {
+                // Removed behind the controller's back: added back when it speaks.
+                m.active = false;
+                self.detector.forget(key);
+                changed = true;
+            }
+        }
+        self.passes_seen = Some(now);
+        if changed {
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    /// Runs `op` on the switch (after [`Controller::sync`]); `false` when the switch's state
+    /// refuses it.
+    fn run<R: Regs>(&mut self, sw: &mut Switch<R>, op: ControlOp) -> Result<bool, DriverError> {
+        self.sync(sw)?;
+        match sw.control(&mut self.m, op) {
+            Ok(()) => {
+                self.passes_seen = self.passes_seen.map(|p| p.wrapping_add(1));
+                Ok(true)
+            }
+            Err(DriverError::Refused(_)) => Ok(false),
+            Err(e) => {
+                self.passes_seen = None;
+                Err(e)
+            }
+        }
     }
 
     /// Whether the switch has `mem` as an active node of its pool at its address.
     fn in_switch(&self, mem: &Member) -> bool {
-        let row = &self.m.tables().nodes[usize::from(mem.id)];
+        let Some(row) = self.m.tables().nodes.get(usize::from(mem.id)) else {
+            return false;
+        };
         row.node.state == NodeState::Active
             && row.node.pool == mem.pool
-            && row.addr.is_some_and(|a| a.addr.endpoint == mem.endpoint())
+            && row
+                .addr
+                .is_some_and(|a| a.addr.endpoint == mem.endpoint() && a.addr.dst_id == mem.dst_id)
     }
 
     pub fn members(&self) -> impl Iterator<Item = &Member> {
@@ -266,12 +364,13 @@ impl Controller {
         }
     }
 
-    /// The lowest node ID that is free in the switch and unclaimed by a removed member.
+    /// A free node ID for a new worker: the one it asked for when free, else the lowest free
+    /// one; free means free in the switch and not kept for a removed member.
     fn free_id(&self, asked: u16) -> Option<u16> {
-        let free = |n: u16| {
-            self.m.tables().nodes[usize::from(n)].node.state == NodeState::Free
-                && !self.members.values().any(|m| m.id == n)
-        };
+        let kept: std::collections::BTreeSet<u16> = self.members.values().map(|m| m.id).collect();
+        let nodes = &self.m.tables().nodes;
+        let free =
+            |n: u16| nodes[usize::from(n)].node.state == NodeState::Free && !kept.contains(&n);
         if asked < self.m.sizes().nodes && free(asked) {
             return Some(asked);
         }
@@ -291,11 +390,29 @@ impl Controller {
             ip: a.addr.endpoint.ip,
             udp_port: a.addr.endpoint.udp_port,
             port: a.addr.port,
+            dst_id: a.addr.dst_id,
             active: true,
         })
     }
 
+    /// The node of `pool` the switch holds at address `at`, if one.
+    fn held_at(&self, pool: u16, at: Endpoint) -> Option<u16> {
+        let t = self.m.tables();
+        let c = t.pools.get(usize::from(pool))?.cfg;
+        if !c.valid {
+            return None;
+        }
+        (c.base..c.base + c.n)
+            .map(|s| t.members1[usize::from(s)].node)
+            .find(|&n| {
+                t.nodes[usize::from(n)]
+                    .addr
+                    .is_some_and(|a| a.addr.endpoint == at)
+            })
+    }
+
     /// Handles one frame from the switch's control port, heard at `now`; the messages to send.
+    /// An error is the device's (the switch's own refusals are counted as ignored).
     pub fn on_frame<R: Regs>(
         &mut self,
         sw: &mut Switch<R>,
@@ -311,22 +428,42 @@ impl Controller {
         let mut out = Vec::new();
         match h.pkt_type {
             PacketType::WorkerId => {
+                self.sync(sw)?;
                 let known = self
                     .members
                     .values()
                     .find(|m| m.pool == h.pool_id && m.endpoint() == f.src)
                     .cloned();
-                let mem = match known {
-                    Some(mut m) => {
+                let adopted = || {
+                    self.held_at(h.pool_id, f.src)
+                        .and_then(|id| self.adopt((h.pool_id, id)))
+                };
+                let (mem, changed) = match known.map(Ok).or_else(|| adopted().map(Err)) {
+                    // Known: added back if the switch lost it.
+                    Some(Ok(mut m)) => {
+                        let mut changed = false;
                         if !m.active || !self.in_switch(&m) {
-                            sw.control(&mut self.m, m.add_op())?;
+                            if !self.run(sw, m.add_op())? {
+                                self.counts.ignored += 1;
+                                return Ok(out);
+                            }
                             m.active = true;
                             self.counts.readds += 1;
+                            changed = true;
                         }
-                        m
+                        (m, changed)
                     }
+                    // In the switch already (a configuration's worker): adopted as it is.
+                    Some(Err(m)) => (m, true),
                     None => {
-                        let Some(id) = self.free_id(h.src_id) else {
+                        let c = self
+                            .m
+                            .tables()
+                            .pools
+                            .get(usize::from(h.pool_id))
+                            .map(|r| r.cfg);
+                        let room = c.is_some_and(|c| c.valid && c.n < c.capacity);
+                        let Some(id) = self.free_id(h.src_id).filter(|_| room) else {
                             self.counts.ignored += 1;
                             return Ok(out);
                         };
@@ -337,27 +474,24 @@ impl Controller {
                             ip: f.src.ip,
                             udp_port: f.src.udp_port,
                             port: self.worker_port,
+                            dst_id: id,
                             active: true,
                         };
-                        match sw.control(&mut self.m, m.add_op()) {
-                            Ok(()) => {}
-                            // A pool the switch does not have, a full pool: not this worker's
-                            // to fix by retrying; counted.
-                            Err(DriverError::Refused(_)) => {
-                                self.counts.ignored += 1;
-                                return Ok(out);
-                            }
-                            Err(e) => return Err(e),
+                        if !self.run(sw, m.add_op())? {
+                            self.counts.ignored += 1;
+                            return Ok(out);
                         }
                         self.counts.registrations += 1;
-                        m
+                        (m, true)
                     }
                 };
                 let key = (mem.pool, mem.id);
                 self.detector.seen(key, now);
                 out.push(self.reply(mem.endpoint(), PacketType::WorkerIdAck, mem.pool, mem.id));
                 self.members.insert(key, mem);
-                self.save()?;
+                if changed {
+                    self.save()?;
+                }
             }
             PacketType::KeepAlive => {
                 let key = (h.pool_id, h.src_id);
@@ -368,24 +502,31 @@ impl Controller {
                     }
                     Some(mut m) => {
                         self.counts.keep_alives += 1;
-                        sw.control(&mut self.m, m.add_op())?;
+                        if !self.run(sw, m.add_op())? {
+                            // No room or the node taken meanwhile: it stays out.
+                            self.counts.ignored += 1;
+                            return Ok(out);
+                        }
                         m.active = true;
                         self.counts.readds += 1;
                         self.detector.seen(key, now);
                         self.members.insert(key, m);
                         self.save()?;
                     }
-                    // A worker the switch has (configured by `apply`) is adopted: watched from
-                    // its first keep-alive on.
-                    None => match self.adopt(key) {
-                        Some(m) => {
-                            self.counts.keep_alives += 1;
-                            self.detector.seen(key, now);
-                            self.members.insert(key, m);
-                            self.save()?;
+                    // A worker the switch holds from a configuration (`apply`) is adopted: watched
+                    // from its first keep-alive on.
+                    None => {
+                        self.sync(sw)?;
+                        match self.adopt(key) {
+                            Some(m) => {
+                                self.counts.keep_alives += 1;
+                                self.detector.seen(key, now);
+                                self.members.insert(key, m);
+                                self.save()?;
+                            }
+                            None => self.counts.ignored += 1,
                         }
-                        None => self.counts.ignored += 1,
-                    },
+                    }
                 }
             }
             PacketType::WorkerIdAck | PacketType::RemoveAck => self.counts.acks_received += 1,
@@ -395,30 +536,48 @@ impl Controller {
     }
 
     /// Removes the workers silent for longer than the timeout at `now`; the messages to send.
+    /// On an error the workers not yet removed stay watched.
     pub fn tick<R: Regs>(
         &mut self,
         sw: &mut Switch<R>,
         now: Micros,
     ) -> Result<Vec<Reply>, DriverError> {
         let mut out = Vec::new();
-        for key in self.detector.expired(now) {
-            let Some(mut m) = self.members.get(&key).cloned() else {
-                continue;
-            };
-            sw.control(
-                &mut self.m,
-                ControlOp::RemoveNode {
-                    pool: m.pool,
-                    node: m.id,
-                },
-            )?;
-            m.active = false;
-            self.counts.removals += 1;
-            out.push(self.reply(m.endpoint(), PacketType::RemoveAck, m.pool, m.id));
-            self.members.insert(key, m);
-            self.save()?;
+        let due = self.detector.expired(now);
+        for (i, &key) in due.iter().enumerate() {
+            let r = self.remove(sw, key, &mut out);
+            if let Err(e) = r {
+                for &k in &due[i..] {
+                    self.detector.seen(k, now);
+                }
+                return Err(e);
+            }
         }
         Ok(out)
+    }
+
+    fn remove<R: Regs>(
+        &mut self,
+        sw: &mut Switch<R>,
+        key: (u16, u16),
+        out: &mut Vec<Reply>,
+    ) -> Result<(), DriverError> {
+        let Some(mut m) = self.members.get(&key).cloned() else {
+            return Ok(());
+        };
+        let op = ControlOp::RemoveNode {
+            pool: m.pool,
+            node: m.id,
+        };
+        // Refused: the switch no longer has it there (removed by another host); either way it
+        // is out now.
+        if self.run(sw, op)? {
+            self.counts.removals += 1;
+            out.push(self.reply(m.endpoint(), PacketType::RemoveAck, m.pool, m.id));
+        }
+        m.active = false;
+        self.members.insert(key, m);
+        self.save()
     }
 
     /// When the next silent worker is due for removal.
@@ -460,7 +619,7 @@ impl Controller {
         );
         counter("ignored_total", "Frames not acted on.", c.ignored);
         counter("state_writes_total", "State file writes.", c.state_writes);
-        s += "# HELP horus_worker_up Whether a registered worker is in the switch's tables.\n# TYPE horus_worker_up gauge\n";
+        s += "# HELP horus_worker_up Whether a known worker is in the switch's tables, as the controller last read them.\n# TYPE horus_worker_up gauge\n";
         for m in self.members.values() {
             s += &format!(
                 "horus_worker_up{{pool=\"{}\",worker=\"{}\",ip=\"{}\"}} {}\n",

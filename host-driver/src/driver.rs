@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use horus_model::config::{Config, Role, Sizes};
 use horus_model::fixed::Load;
 use horus_model::sched::{ControlOp, DropReason, Params, Scheduler, Stage, config_ops};
+use horus_pipeline::cfg::SPINES;
 use horus_pipeline::presets::{PRESETS, Preset};
 use horus_pipeline::readback::{self, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
@@ -164,6 +165,16 @@ impl<R: Regs> Switch<R> {
             build_hash: regs.read(addr("BUILD_HASH"))?,
             conn_timeout_us: regs.read(addr("CONN_TIMEOUT_US"))?,
         };
+        // Table indexes are 16 bits wide.
+        if [ident.pool_bits, ident.node_bits, ident.conn_bits]
+            .iter()
+            .any(|&b| b > 16)
+        {
+            return Err(DriverError::Inconsistent(format!(
+                "the switch gives tables of 2^{} pools, 2^{} nodes, 2^{} connections: more than 16 bits of index",
+                ident.pool_bits, ident.node_bits, ident.conn_bits
+            )));
+        }
         Ok(Switch { regs, ident })
     }
 
@@ -205,6 +216,15 @@ impl<R: Regs> Switch<R> {
         Ok(self.regs.read(addr("CTL_BUSY"))?)
     }
 
+    /// Runs `f` holding the device against other processes (`Regs::lock`), once no pass is
+    /// staged: a staged operation is several writes, which must not mix with another's.
+    fn staged<T>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.regs.lock()?;
+        let r = self.wait_go(what).and_then(|_| f(self));
+        self.regs.unlock();
+        r
+    }
+
     /// Waits for the staged pass to enter the pipeline.
     fn wait_go(&mut self, what: &str) -> Result<()> {
         if self.regs.wait(addr("CTL_GO"), 1, 0, POLLS)? {
@@ -222,29 +242,31 @@ impl<R: Regs> Switch<R> {
     pub fn read_entry(&mut self, stage: Stage, index: u16) -> Result<Option<[u32; RB_WORDS]>> {
         let regs = RegFile::read_entry(stage, index);
         let what = format!("reading {}[{index}]", stage.table_name());
-        for w in [
-            regmap::field("CTL_READ_ENTRY").word,
-            regmap::field("CTL_INDEX").word,
-        ] {
-            self.regs.write(4 * w as u32, regs.words[w])?;
-        }
-        self.regs.write(addr("CTL_GO"), 1)?;
-        self.wait_go(&what)?;
-        if !self.regs.wait(addr("RB_VALID"), 2, 0, POLLS)? {
-            return Err(DriverError::Stuck {
-                what,
-                reg: "RB_BUSY",
-                polls: POLLS,
-            });
-        }
-        if self.regs.read(addr("RB_VALID"))? & 1 == 0 {
-            return Ok(None);
-        }
-        let mut w = [0u32; RB_WORDS];
-        for (k, w) in w.iter_mut().enumerate() {
-            *w = self.regs.read(addr(&format!("RB_DATA{k}")))?;
-        }
-        Ok(Some(w))
+        self.staged(&what.clone(), |sw| {
+            for w in [
+                regmap::field("CTL_READ_ENTRY").word,
+                regmap::field("CTL_INDEX").word,
+            ] {
+                sw.regs.write(4 * w as u32, regs.words[w])?;
+            }
+            sw.regs.write(addr("CTL_GO"), 1)?;
+            sw.wait_go(&what)?;
+            if !sw.regs.wait(addr("RB_VALID"), 2, 0, POLLS)? {
+                return Err(DriverError::Stuck {
+                    what,
+                    reg: "RB_BUSY",
+                    polls: POLLS,
+                });
+            }
+            if sw.regs.read(addr("RB_VALID"))? & 1 == 0 {
+                return Ok(None);
+            }
+            let mut w = [0u32; RB_WORDS];
+            for (k, w) in w.iter_mut().enumerate() {
+                *w = sw.regs.read(addr(&format!("RB_DATA{k}")))?;
+            }
+            Ok(Some(w))
+        })
     }
 
     /// Entry `index` of `stage`'s table, which must exist.
@@ -303,6 +325,9 @@ impl<R: Regs> Switch<R> {
         let t = m.tables();
         for (pool, row) in t.pools.iter().enumerate() {
             let c = row.cfg;
+            if !c.valid {
+                continue;
+            }
             for slot in 0..c.n {
                 let r = t.members1[usize::from(c.base + slot)];
                 let e = t.nodes[usize::from(r.node)].node;
@@ -325,11 +350,13 @@ impl<R: Regs> Switch<R> {
             .map_err(|e| DriverError::Refused(e.to_string()))?;
         let regs = RegFile::control(m, &op);
         self.regs.note(&describe(&op));
-        for w in regmap::control_words() {
-            self.regs.write(4 * w as u32, regs.words[w])?;
-        }
-        self.regs.write(addr("CTL_GO"), 1)?;
-        self.wait_go(&describe(&op))?;
+        self.staged(&describe(&op), |sw| {
+            for w in regmap::control_words() {
+                sw.regs.write(4 * w as u32, regs.words[w])?;
+            }
+            sw.regs.write(addr("CTL_GO"), 1)?;
+            sw.wait_go(&describe(&op))
+        })?;
         run_in_model(m, op).map_err(DriverError::Refused)?;
         Ok(())
     }
@@ -370,16 +397,48 @@ impl<R: Regs> Switch<R> {
         Ok(ops)
     }
 
-    /// Writes the switch registers of `cfg` that differ from the switch's; the words written.
+    /// Writes the switch registers of `cfg` that differ from the switch's; the words written. A
+    /// spine entry that changes is made invalid first and valid again last, so that traffic
+    /// never reports to a half-written spine.
     pub fn apply_switch_registers(&mut self, cfg: &Config) -> Result<Vec<usize>> {
         let want = RegFile::switch_config(cfg).map_err(DriverError::Refused)?;
-        let mut written = Vec::new();
+        let mut cur = RegFile::default();
         for w in regmap::switch_words() {
-            if self.regs.read(4 * w as u32)? != want.words[w] {
-                self.regs.write(4 * w as u32, want.words[w])?;
-                written.push(w);
+            cur.words[w] = self.regs.read(4 * w as u32)?;
+        }
+        let mut written = Vec::new();
+        let mut put = |regs: &mut R, w: usize, v: u32| -> Result<()> {
+            regs.write(4 * w as u32, v)?;
+            written.push(w);
+            Ok(())
+        };
+        let spines = regmap::SPINE_BASE..regmap::SPINE_BASE + SPINES * regmap::SPINE_WORDS;
+        for w in regmap::switch_words().filter(|w| !spines.contains(w)) {
+            if cur.words[w] != want.words[w] {
+                put(&mut self.regs, w, want.words[w])?;
             }
         }
+        for i in 0..SPINES {
+            let first = regmap::SPINE_BASE + i * regmap::SPINE_WORDS;
+            let entry = first..first + regmap::SPINE_WORDS;
+            if entry.clone().all(|w| cur.words[w] == want.words[w]) {
+                continue;
+            }
+            let valid = regmap::field(&format!("SPINE{i}_VALID"));
+            debug_assert_eq!(valid.word, first);
+            let valid_bit = 1u32 << valid.lsb;
+            if cur.words[first] & valid_bit != 0 {
+                put(&mut self.regs, first, cur.words[first] & !valid_bit)?;
+            }
+            for w in first + 1..entry.end {
+                if cur.words[w] != want.words[w] {
+                    put(&mut self.regs, w, want.words[w])?;
+                }
+            }
+            put(&mut self.regs, first, want.words[first])?;
+        }
+        written.sort_unstable();
+        written.dedup();
         Ok(written)
     }
 
@@ -387,14 +446,15 @@ impl<R: Regs> Switch<R> {
     /// registers that differ, then runs the control passes [`plan`] finds, and nothing else.
     pub fn apply(&mut self, cfg: &Config) -> Result<Applied> {
         self.check_fits(cfg)?;
-        let words = self.apply_switch_registers(cfg)?;
         let extra: Vec<u16> = cfg
             .pools
             .iter()
             .flat_map(|p| p.nodes.iter().map(|n| n.id))
             .collect();
+        // The plan first: a configuration it refuses changes nothing.
         let mut m = self.state(&extra)?;
         let ops = plan(&m, cfg)?;
+        let words = self.apply_switch_registers(cfg)?;
         for op in &ops {
             self.control(&mut m, *op)?;
         }
@@ -465,6 +525,30 @@ pub fn plan(m: &Scheduler, cfg: &Config) -> Result<Vec<ControlOp>> {
     for pool in 0..pools {
         if sim.tables().pools[usize::from(pool)].cfg.valid && !want.contains_key(&pool) {
             empty(&mut sim, pool, &mut ops)?;
+        }
+    }
+    // A node the configuration puts in another pool leaves its present one first, so that the
+    // pool it joins can take it wherever that pool is in the file.
+    let moved_to: BTreeMap<u16, u16> = want
+        .iter()
+        .flat_map(|(&pool, (_, adds))| {
+            adds.iter().map(move |op| match *op {
+                ControlOp::AddNode { node, .. } => (node, pool),
+                _ => unreachable!(),
+            })
+        })
+        .collect();
+    for pool in 0..pools {
+        let c = sim.tables().pools[usize::from(pool)].cfg;
+        if !c.valid {
+            continue;
+        }
+        let leaving: Vec<u16> = (c.base..c.base + c.n)
+            .map(|s| sim.tables().members1[usize::from(s)].node)
+            .filter(|n| moved_to.get(n).is_some_and(|&p| p != pool))
+            .collect();
+        for node in leaving {
+            run(&mut sim, ControlOp::RemoveNode { pool, node }, &mut ops)?;
         }
     }
     for &pool in &order {

@@ -342,10 +342,11 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             for w in [op, at] {
                 writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
             }
+            let go = regmap::field("CTL_GO").byte_address();
+            let rb = regmap::field("RB_VALID").byte_address();
             writeln!(
                 out,
-                "write 0x{:03x} 0x00000001\nwait-read",
-                regmap::field("CTL_GO").byte_address()
+                "write 0x{go:03x} 0x00000001\nwait  0x{go:03x} 0x00000001 0x00000000  # until CTL_GO reads 0: the read entered\nwait  0x{rb:03x} 0x00000002 0x00000000  # until RB_BUSY reads 0: the read left the stages"
             )?;
             writeln!(
                 out,
@@ -540,7 +541,10 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             params.repair_gap_us = repair_gap_us.unwrap_or(params.repair_gap_us);
             if let Some(d) = report_delta {
                 params.report_delta = Load::from_f64(d)
-                    .with_context(|| format!("--report-delta {d}: not a load the switch holds"))?;
+                    .filter(|l| l.0 > 0 && d < 65536.0)
+                    .with_context(|| {
+                        format!("--report-delta {d}: not a positive load of 16.16 bits (1/65536 to 65535)")
+                    })?;
             }
             let capacity = capacity.unwrap_or(cfg.capacity);
             let op = ControlOp::SetPoolParams {

@@ -56,7 +56,10 @@ pub fn run(
 ) -> Result<()> {
     let start = Instant::now();
     let now = || start.elapsed().as_micros() as u64;
-    let mut c = Controller::start(sw, worker_port, timeout_ms * 1000, state, now())?;
+    let timeout = timeout_ms
+        .checked_mul(1000)
+        .with_context(|| format!("--timeout-ms {timeout_ms} is too long"))?;
+    let mut c = Controller::start(sw, worker_port, timeout, state, now())?;
     let sock = UdpSocket::bind(listen).with_context(|| format!("binding UDP {listen}"))?;
     let http = tiny_http::Server::http(metrics)
         .map_err(|e| anyhow::anyhow!("binding HTTP {metrics}: {e}"))?;

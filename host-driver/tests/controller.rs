@@ -285,3 +285,108 @@ fn serve_registers_over_udp_removes_on_silence_and_serves_metrics_over_http() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn the_controller_follows_changes_other_hosts_make_and_survives_hostile_packets() {
+    let mut sw = switch();
+    let mut c = Controller::start(&mut sw, 8, 1000, None, 0).unwrap();
+    // Another host adds node 0 behind the controller's back.
+    let mut m = sw.state(&[0]).unwrap();
+    let by_hand = horus_model::sched::ControlOp::AddNode {
+        pool: 1,
+        node: 0,
+        addr: horus_model::sched::NodeAddr {
+            endpoint: worker(50),
+            port: 8,
+            dst_id: 0,
+        },
+        workers: 1,
+    };
+    sw.control(&mut m, by_hand).unwrap();
+    // A new worker is not given node 0 twice.
+    let r = c
+        .on_frame(
+            &mut sw,
+            &frame(worker(1), PacketType::WorkerId, 1, ANY_ID),
+            1,
+        )
+        .unwrap();
+    assert_eq!(r[0].header.dst_id, 1);
+    // The worker added by hand announces itself: adopted under its node, no pass.
+    let before = passes(&sw);
+    let r = c
+        .on_frame(
+            &mut sw,
+            &frame(worker(50), PacketType::WorkerId, 1, ANY_ID),
+            2,
+        )
+        .unwrap();
+    assert_eq!(r[0].header.dst_id, 0);
+    assert_eq!(passes(&sw), before);
+    // Fill the pool (8 slots), let worker 1 fall silent and be removed, and give its place away.
+    for k in 2..8u8 {
+        c.on_frame(
+            &mut sw,
+            &frame(worker(k), PacketType::WorkerId, 1, ANY_ID),
+            3,
+        )
+        .unwrap();
+    }
+    for k in [0u16, 2, 3, 4, 5, 6, 7] {
+        c.on_frame(&mut sw, &frame(worker(0), PacketType::KeepAlive, 1, k), 900)
+            .unwrap();
+    }
+    let r = c.tick(&mut sw, 1002).unwrap();
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(!active(&sw, 1));
+    c.on_frame(
+        &mut sw,
+        &frame(worker(9), PacketType::WorkerId, 1, ANY_ID),
+        1003,
+    )
+    .unwrap();
+    // A keep-alive for the removed worker (or one forged with its IDs) finds no room: counted,
+    // and the controller goes on.
+    let ignored = c.counts.ignored;
+    c.on_frame(
+        &mut sw,
+        &frame(worker(1), PacketType::KeepAlive, 1, 1),
+        1004,
+    )
+    .unwrap();
+    assert_eq!(c.counts.ignored, ignored + 1);
+    assert!(!active(&sw, 1));
+    // IDs beyond the tables, a pool that does not exist: counted, never a panic.
+    for (pool, id) in [(u16::MAX, u16::MAX), (1, u16::MAX), (7, 3)] {
+        c.on_frame(
+            &mut sw,
+            &frame(worker(60), PacketType::WorkerId, pool, id),
+            1005,
+        )
+        .unwrap();
+        c.on_frame(
+            &mut sw,
+            &frame(worker(60), PacketType::KeepAlive, pool, id),
+            1005,
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_state_file_that_does_not_fit_the_switch_is_refused() {
+    let mut sw = switch();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("members.json");
+    std::fs::write(
+        &state,
+        r#"{"members":[{"pool":1,"id":900,"mac":"02:00:00:00:00:01","ip":"10.0.0.1","udp_port":1234,"port":8,"dst_id":900,"active":true}]}"#,
+    )
+    .unwrap();
+    let e = Controller::start(&mut sw, 8, 1000, Some(&state), 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("member 900 of pool 1"), "{e}");
+    assert!(e.contains("64 nodes"), "{e}");
+}

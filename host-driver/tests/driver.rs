@@ -353,3 +353,84 @@ fn a_failed_leaf_leaves_every_pool_of_the_spine() {
         horus_model::fixed::Load::additive_factor(8)
     );
 }
+
+#[test]
+fn a_node_moves_to_a_pool_earlier_in_the_file() {
+    let cfg = example("example-leaf.toml");
+    let mut sw = model(&cfg);
+    sw.apply(&cfg).unwrap();
+    // Node 9 leaves pool 2 for pool 1, which comes first in the file, in the place of node 7.
+    let mut moved = cfg.clone();
+    let n9 = moved.pools[1].nodes.iter().position(|n| n.id == 9).unwrap();
+    let node = moved.pools[1].nodes.remove(n9);
+    moved.pools[0].nodes.retain(|n| n.id != 7);
+    moved.pools[0].nodes.push(node);
+    let a = sw.apply(&moved).unwrap();
+    assert_eq!(a.ops.len(), 3, "{:?}", a.ops);
+    assert!(matches!(
+        a.ops[0],
+        ControlOp::RemoveNode { pool: 2, node: 9 }
+    ));
+    assert!(matches!(
+        a.ops[1],
+        ControlOp::RemoveNode { pool: 1, node: 7 }
+    ));
+    assert!(matches!(
+        a.ops[2],
+        ControlOp::AddNode {
+            pool: 1,
+            node: 9,
+            ..
+        }
+    ));
+    let m = sw.state(&[]).unwrap();
+    assert!(plan(&m, &moved).unwrap().is_empty());
+}
+
+#[test]
+fn a_refused_plan_changes_nothing_and_a_spine_entry_is_valid_only_once_written() {
+    use horus_host_driver::device::Recorder;
+    let cfg = example("example-leaf.toml");
+    let dev = Recorder::new(ModelDevice::fresh(&cfg, 1, "model").unwrap());
+    let mut sw = Switch::open(dev).unwrap();
+    sw.apply(&cfg).unwrap();
+    // A pool that cannot be placed: the switch registers are not touched either.
+    let mut bad = cfg.clone();
+    bad.switch.id = 99;
+    bad.pools[0].capacity = cfg.sizes.nodes;
+    let before = sw.regs.script().len();
+    let e = sw.apply(&bad).unwrap_err().to_string();
+    assert!(e.contains("no free region"), "{e}");
+    assert!(
+        !sw.regs.script()[before..].contains("write 0x010"),
+        "SWITCH_ID written"
+    );
+    // A new address for spine 1 (entry 0, words 8..11): VALID cleared first, set last.
+    let mut moved = cfg.clone();
+    moved.spines[0].ip = "10.0.9.9".parse().unwrap();
+    let before = sw.regs.script().len();
+    let a = sw.apply(&moved).unwrap();
+    assert_eq!(a.words, [8, 11]);
+    let writes: Vec<&str> = sw.regs.script()[before..]
+        .lines()
+        .filter(|l| {
+            // The switch registers (words 4..=23), not the read-back's staging.
+            l.strip_prefix("write 0x")
+                .and_then(|r| usize::from_str_radix(&r[..3], 16).ok())
+                .is_some_and(|a| (0x10..=0x5c).contains(&a))
+        })
+        .collect();
+    assert_eq!(writes.len(), 3, "{writes:?}");
+    assert!(
+        writes[0].starts_with("write 0x020 0x00010200"),
+        "{writes:?}"
+    );
+    assert!(
+        writes[1].starts_with("write 0x02c 0x0a000909"),
+        "{writes:?}"
+    );
+    assert!(
+        writes[2].starts_with("write 0x020 0x00010201"),
+        "{writes:?}"
+    );
+}

@@ -125,7 +125,13 @@ fn read_prints_the_accesses_and_decode_names_the_fields() {
     // CTL_READ_ENTRY (bit 4) and table 1 (bits 8..12) in word 24; index 17 in word 39.
     assert!(text.contains("write 0x060 0x00000110"), "{text}");
     assert!(text.contains("write 0x09c 0x00000011"), "{text}");
-    assert!(text.contains("wait-read"), "{text}");
+    // The doorbell, then both waits: the read entered (CTL_GO), then left the stages (RB_BUSY).
+    assert!(
+        text.contains(
+            "write 0x00c 0x00000001\nwait  0x00c 0x00000001 0x00000000  # until CTL_GO reads 0: the read entered\nwait  0x0e0 0x00000002 0x00000000"
+        ),
+        "{text}"
+    );
     assert!(text.contains("read 0x0e4  # RB_DATA0"), "{text}");
 
     // node entry: active (bit 0), pool (1..17), slot (17..33), factor (33..65).

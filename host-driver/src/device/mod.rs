@@ -190,6 +190,12 @@ impl Regs for Device {
     fn wait(&mut self, addr: u32, mask: u32, want: u32, polls: u32) -> Result<bool, AccessError> {
         self.regs().wait(addr, mask, want, polls)
     }
+    fn lock(&mut self) -> Result<(), AccessError> {
+        self.regs().lock()
+    }
+    fn unlock(&mut self) {
+        self.regs().unlock()
+    }
     fn note(&mut self, what: &str) {
         self.regs().note(what)
     }

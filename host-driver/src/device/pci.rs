@@ -23,6 +23,8 @@ pub const OPENNIC_BOX_BASE: u64 = 0x10_0000;
 /// The register window of a switch in a PCIe BAR (or in any file that stands for one).
 pub struct PciBar {
     map: MmapRaw,
+    /// The resource file, held for its advisory lock ([`Regs::lock`]).
+    file: std::fs::File,
     what: String,
 }
 
@@ -83,7 +85,7 @@ impl PciBar {
             .metadata()
             .map_err(|e| map_error(path, &e, "reading the size of"))?
             .len();
-        if base + WINDOW as u64 > len {
+        if base.checked_add(WINDOW as u64).is_none_or(|end| end > len) {
             return Err(AccessError::Device(format!(
                 "{} is {len:#x} bytes: no window of {WINDOW:#x} at {base:#x} (is this the right BAR?)",
                 path.display()
@@ -96,6 +98,7 @@ impl PciBar {
             .map_err(|e| map_error(path, &e, "mapping"))?;
         Ok(PciBar {
             map,
+            file,
             what: format!("{} at {base:#x}", path.display()),
         })
     }
@@ -134,6 +137,25 @@ impl Regs for PciBar {
         let p = self.at(addr)?;
         unsafe { p.write_volatile(value.to_le()) };
         Ok(())
+    }
+
+    fn lock(&mut self) -> Result<(), AccessError> {
+        use std::os::fd::AsRawFd;
+        // Every horusctl on this card takes the same lock for a staged operation.
+        if unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(AccessError::Device(format!(
+                "locking {}: {}",
+                self.what,
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(())
+    }
+
+    fn unlock(&mut self) {
+        use std::os::fd::AsRawFd;
+        // Closing the file would release it too; an error here leaves nothing to do.
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
     }
 
     fn describe(&self) -> String {

@@ -63,6 +63,14 @@ impl<R: Regs> Regs for Recorder<R> {
         let _ = writeln!(self.script, "# {what}");
     }
 
+    fn lock(&mut self) -> Result<(), AccessError> {
+        self.inner.lock()
+    }
+
+    fn unlock(&mut self) {
+        self.inner.unlock()
+    }
+
     fn describe(&self) -> String {
         format!("dry run on {}", self.inner.describe())
     }
