@@ -173,6 +173,9 @@ impl SimConfig {
             PoolSource::Dataset(_) => {} // checked when read (`engine::placements`)
         }
         ensure!(self.shards >= 1, "shards must be at least 1");
+        if self.policy.name() == "horus" {
+            crate::policy::horus::HorusParams::of(&self.policy)?;
+        }
         for f in &self.failures {
             ensure!(
                 f.at_ns < self.sim_ns,

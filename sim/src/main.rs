@@ -114,6 +114,17 @@ struct Common {
     /// its last one (0: on every disagreement, the paper's rule).
     #[arg(long, default_value_t = horus_model::config::DEFAULT_REPAIR_GAP_US)]
     repair_gap_us: u16,
+    /// Horus: a leaf links its rack into the spine's idle list when this many workers of the
+    /// pool are idle [default: 1]
+    #[arg(long)]
+    link_at: Option<u16>,
+    /// Horus: ... and unlinks it when this many or fewer are (below --link-at) [default: 0]
+    #[arg(long)]
+    unlink_at: Option<u16>,
+    /// Horus: a leaf reports its rack's average load when it moved by this many tasks per worker
+    /// (a fraction: 0.25) [default: 1]
+    #[arg(long)]
+    report_delta: Option<f64>,
     /// Split each run into this many shards of pools, simulated in parallel (threads: rayon's,
     /// RAYON_NUM_THREADS). Results for a seed depend on the shard count (statistically
     /// equivalent, not identical), never on the threads; 1 is the unsharded engine.
@@ -123,11 +134,23 @@ struct Common {
 
 impl Common {
     /// The policy registered as `name`, with its default parameters but for those these options
-    /// set (`--repair-gap-us`, for the policies with a `repair_gap_us` parameter).
+    /// set (`--repair-gap-us`, `--link-at`, `--unlink-at`, `--report-delta`, for the policies
+    /// with a parameter of that name), checked.
     fn policy(&self, name: &str) -> anyhow::Result<PolicySpec> {
         let mut spec = PolicySpec::named(name)?;
-        if spec.param("repair_gap_us").is_some() {
-            spec.set_param("repair_gap_us", f64::from(self.repair_gap_us))?;
+        let given = [
+            ("repair_gap_us", Some(f64::from(self.repair_gap_us))),
+            ("link_at", self.link_at.map(f64::from)),
+            ("unlink_at", self.unlink_at.map(f64::from)),
+            ("report_delta", self.report_delta),
+        ];
+        for (param, value) in given {
+            if let (Some(v), Some(_)) = (value, spec.param(param)) {
+                spec.set_param(param, v)?;
+            }
+        }
+        if name == "horus" {
+            policy::horus::HorusParams::of(&spec)?;
         }
         Ok(spec)
     }
@@ -427,6 +450,50 @@ mod tests {
                     "{line}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn horus_thresholds_and_report_delta_set_their_parameters_and_are_checked() {
+        let cfg = run_config(&[
+            "--quick",
+            "--policy",
+            "horus",
+            "--link-at",
+            "5",
+            "--unlink-at",
+            "4",
+            "--report-delta",
+            "0.25",
+        ])
+        .unwrap();
+        assert_eq!(cfg.policy.param("link_at"), Some(5.0));
+        assert_eq!(cfg.policy.param("unlink_at"), Some(4.0));
+        assert_eq!(cfg.policy.param("report_delta"), Some(0.25));
+        // Options a policy does not have leave it alone.
+        let cfg = run_config(&["--quick", "--policy", "jsq", "--link-at", "5"]).unwrap();
+        assert_eq!(cfg.policy, PolicySpec::named("jsq").unwrap());
+        for (bad, why) in [
+            (
+                ["--link-at", "2", "--unlink-at", "2"],
+                "unlink_at < link_at",
+            ),
+            (["--link-at", "0", "--unlink-at", "0"], "link_at >= 1"),
+            (
+                ["--report-delta", "0", "--link-at", "1"],
+                "not a positive load",
+            ),
+            (
+                ["--report-delta", "1e9", "--link-at", "1"],
+                "not a positive load",
+            ),
+        ] {
+            let args: Vec<&str> = ["--quick", "--policy", "horus"]
+                .into_iter()
+                .chain(bad)
+                .collect();
+            let e = run_config(&args).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
         }
     }
 

@@ -99,6 +99,30 @@ impl HorusParams {
         repair_gap_us: horus_model::config::DEFAULT_REPAIR_GAP_US,
     };
 
+    /// The parameters of a `horus` policy spec, checked: `link_at >= 1`, `unlink_at <
+    /// link_at`, a report delta the 16.16 format holds above zero.
+    pub fn of(spec: &super::PolicySpec) -> anyhow::Result<HorusParams> {
+        let get = |n: &str| spec.param(n).unwrap_or(0.0);
+        let p = HorusParams {
+            link_at: get("link_at") as u16,
+            unlink_at: get("unlink_at") as u16,
+            report_delta: get("report_delta"),
+            repair_gap_us: get("repair_gap_us") as u16,
+        };
+        anyhow::ensure!(
+            p.link_at >= 1 && p.unlink_at < p.link_at,
+            "horus: --link-at {} and --unlink-at {} need link_at >= 1 and unlink_at < link_at",
+            p.link_at,
+            p.unlink_at
+        );
+        anyhow::ensure!(
+            p.report_delta < 65536.0 && Load::from_f64(p.report_delta).is_some_and(|d| d.0 > 0),
+            "horus: --report-delta {} is not a positive load of 16.16 bits (1/65536 to 65535)",
+            p.report_delta
+        );
+        Ok(p)
+    }
+
     fn model(&self) -> Params {
         Params {
             link_at: self.link_at,

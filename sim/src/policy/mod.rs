@@ -306,12 +306,8 @@ pub static POLICIES: &[PolicyEntry] = &[
         ],
         compared: true,
         build: |b| {
-            let params = horus::HorusParams {
-                link_at: b.params.get("link_at") as u16,
-                unlink_at: b.params.get("unlink_at") as u16,
-                report_delta: b.params.get("report_delta"),
-                repair_gap_us: b.params.get("repair_gap_us") as u16,
-            };
+            let params = horus::HorusParams::of(b.params.0)
+                .expect("SimConfig::validate checked the parameters (HorusParams::of)");
             Box::new(horus::Horus::new(b.cluster, b.queue_len, b.rng, params))
         },
     },
