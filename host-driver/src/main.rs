@@ -86,7 +86,11 @@ enum Cmd {
         board: Option<&'static Board>,
     },
     /// The switch's identification and status.
-    Info,
+    Info {
+        /// Check that the switch runs this Verilog (its BUILD_HASH).
+        #[arg(long)]
+        verilog: Option<PathBuf>,
+    },
     /// Bring the switch to CONFIG, writing only what differs from what it holds.
     Apply {
         config: PathBuf,
@@ -430,7 +434,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             apply(&mut sw, &cfg, &mut out)?;
             finish(&sw, out, print)
         }
-        Cmd::Info => {
+        Cmd::Info { verilog } => {
             let mut sw = open(dev, None)?;
             let i = sw.ident;
             writeln!(out, "device: {}", Regs::describe(&sw.regs))?;
@@ -478,6 +482,20 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 .regs
                 .read(regmap::field("SWITCH_ID").byte_address() as u32)?;
             writeln!(out, "switch id: {}", id & 0xffff)?;
+            if let Some(v) = verilog {
+                let text = std::fs::read_to_string(&v)
+                    .with_context(|| format!("reading {}", v.display()))?;
+                let h = rtl_gen::identity::build_hash(&text)
+                    .with_context(|| format!("{}", v.display()))?;
+                if h != i.build_hash {
+                    bail!(
+                        "the switch runs build {:#010x}; {} is build {h:#010x}",
+                        i.build_hash,
+                        v.display()
+                    );
+                }
+                writeln!(out, "runs {} (build {h:#010x})", v.display())?;
+            }
             finish(&sw, out, print)
         }
         Cmd::AddWorker { node } => {

@@ -37,6 +37,16 @@ fn workers_removed_and_added_while_tasks_stream_through_the_rtl() {
     let dev = CosimDevice::fresh(&cfg, 7, "cosim").unwrap();
     let mut sw = Switch::open(dev).unwrap();
     assert_eq!(sw.ident.preset().unwrap().name, "small");
+    // The hash the switch answers is that of the Verilog it was built from.
+    let v = rtl_gen::outputs::switch::verilog(
+        &sw.ident.preset().unwrap(),
+        7,
+        cfg.switch.conn_timeout_us,
+    );
+    assert_eq!(
+        sw.ident.build_hash,
+        rtl_gen::identity::build_hash(&v).unwrap()
+    );
     assert_ne!(sw.ident.build_hash, 0);
     let applied = sw.apply(&cfg).unwrap();
     assert_eq!(applied.ops.len(), 5);

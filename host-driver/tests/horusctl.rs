@@ -343,8 +343,62 @@ fn device_commands_on_the_model() {
     );
     let dump = ok(&["--device", &model, "dump"]);
     assert!(dump.contains("no pool configured"), "{dump}");
+    // A Verilog file the switch does not run (the model has no build hash).
+    let dir = tempfile::tempdir().unwrap();
+    let v = dir.path().join("horus_leaf.v");
+    let p = horus_pipeline::presets::preset("default", horus_model::config::Role::Leaf).unwrap();
+    std::fs::write(&v, rtl_gen::outputs::switch::verilog(&p, 1, 20_000)).unwrap();
+    let out = horusctl(&["--device", &model, "info", "--verilog", v.to_str().unwrap()]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(err.contains("the switch runs build 0x00000000;"), "{err}");
     let peek = ok(&["--device", &model, "peek", "CONN_TIMEOUT_US"]);
     assert!(peek.contains("0x118 = 0x00004e20 (20000)"), "{peek}");
     let poke = ok(&["--device", &model, "poke", "CONTROL_PORT", "7"]);
     assert!(poke.contains("0x018 <- 0x07000000"), "{poke}");
+}
+
+#[test]
+fn info_says_whether_the_switch_runs_a_given_verilog() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("leaf.toml");
+    std::fs::write(
+        &cfg,
+        "[switch]\nrole = \"leaf\"\nid = 3\nmac = \"02:00:00:00:00:03\"\nip = \"10.0.0.3\"\npass_through_port = 1\ncontrol_port = 0\n[sizes]\npools = 8\nnodes = 64\nconn_table = 16\n",
+    )
+    .unwrap();
+    // What `rtl-gen --preset small` writes (the default seed, the configuration's timeout).
+    let p = horus_pipeline::presets::preset("small", horus_model::config::Role::Leaf).unwrap();
+    let v = dir.path().join("horus_leaf_small.v");
+    let text = rtl_gen::outputs::switch::verilog(&p, horus_model::rng::DEFAULT_SEED, 20_000);
+    std::fs::write(&v, &text).unwrap();
+    let device = format!("cosim:{}", cfg.display());
+    let out = horusctl(&[
+        "--device",
+        &device,
+        "info",
+        "--verilog",
+        v.to_str().unwrap(),
+    ]);
+    let text_out = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text_out.contains("runs ") && text_out.contains("(build 0x"),
+        "{text_out}"
+    );
+    // The same file edited is refused.
+    std::fs::write(&v, text.replace("module ", "module  ")).unwrap();
+    let out = horusctl(&[
+        "--device",
+        &device,
+        "info",
+        "--verilog",
+        v.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("changed after rtl-gen wrote it"), "{err}");
 }
