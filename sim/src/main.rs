@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use horus_sim::config::{FailureSpec, PoolSource, SimConfig};
-use horus_sim::metrics::Latency;
+use horus_sim::metrics::{Latency, MessageRate};
 use horus_sim::output::{self, SweepRow};
 use horus_sim::placement::RandomPools;
 use horus_sim::policy::{self, POLICIES, PolicySpec};
@@ -268,6 +268,37 @@ fn response_text(r: &Latency) -> String {
     )
 }
 
+/// What the schedulers said to each other and how often an idle list served a task, when the
+/// policy sends messages (Horus: leaf to spine) or keeps idle lists: a line for the run's summary.
+fn scheduler_text(messages: &[MessageRate], counters: &[(String, u64)]) -> Option<String> {
+    let mut parts = Vec::new();
+    if !messages.is_empty() {
+        let each: Vec<String> = messages
+            .iter()
+            .map(|m| format!("{} {:.3}", m.kind, m.per_task))
+            .collect();
+        let all: f64 = messages.iter().map(|m| m.per_task).sum();
+        parts.push(format!(
+            "messages per task: {} ({all:.3} in all)",
+            each.join(", ")
+        ));
+    }
+    let get = |n: &str| counters.iter().find(|(k, _)| k == n).map(|&(_, v)| v);
+    let share = |role: &str| {
+        let tasks = get(&format!("{role}.tasks")).filter(|&t| t > 0)?;
+        let hits = get(&format!("{role}.idle_hits"))?;
+        Some(format!(
+            "{role} {:.1} %",
+            100.0 * hits as f64 / tasks as f64
+        ))
+    };
+    let shares: Vec<String> = ["spine", "leaf"].into_iter().filter_map(share).collect();
+    if !shares.is_empty() {
+        parts.push(format!("tasks sent by an idle list: {}", shares.join(", ")));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// `value` in a unit of `unit_ns` nanoseconds, as whole nanoseconds; an error naming `option`
 /// for a negative or non-finite value.
 fn nanos(value: f64, unit_ns: f64, option: &str) -> anyhow::Result<u64> {
@@ -324,6 +355,9 @@ fn main() -> anyhow::Result<()> {
                 summary.events as f64 / secs / 1e6,
                 common.out.display()
             ))?;
+            if let Some(line) = scheduler_text(&summary.messages, &summary.policy_counters) {
+                print_quietly(&format!("{line}\n"))?;
+            }
         }
         Command::Sweep {
             policies,
@@ -451,6 +485,35 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_scheduler_line_gives_messages_per_task_and_idle_list_shares() {
+        let m = |kind: &str, per_task| MessageRate {
+            kind: kind.into(),
+            count: 0,
+            per_task,
+        };
+        let c = |n: &str, v| (n.to_string(), v);
+        let line = scheduler_text(
+            &[m("idle-add", 0.2), m("load-update", 0.013)],
+            &[
+                c("leaf.tasks", 1000),
+                c("leaf.idle_hits", 516),
+                c("spine.tasks", 1000),
+                c("spine.idle_hits", 959),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            line,
+            "messages per task: idle-add 0.200, load-update 0.013 (0.213 in all); tasks sent by an idle list: spine 95.9 %, leaf 51.6 %"
+        );
+        assert_eq!(scheduler_text(&[], &[]), None);
+        assert_eq!(
+            scheduler_text(&[], &[c("leaf.tasks", 0), c("leaf.idle_hits", 0)]),
+            None
+        );
     }
 
     #[test]
