@@ -160,18 +160,18 @@ pub const AVG_FRAC_BITS: u32 = 32;
 /// The per-pool average load of a leaf's workers (paper §A.2), kept by adding and subtracting an
 /// additive unit. See the [module docs](self) for the format and its error bound.
 ///
-/// The number of outstanding tasks is kept beside the accumulator so that a change of the worker
-/// count can rescale it exactly with a multiplication (`acc = tasks · unit`), which a control pass
-/// can do; traffic passes only add and subtract, as on a switch. `acc == tasks · unit` always.
+/// The accumulator, the average in 32.32 fixed point, is `acc = tasks · unit`, with the number of
+/// outstanding tasks kept so that a change of the worker count can rescale it exactly with a
+/// multiplication, which a control pass can do; the switch keeps `acc` in its entry and traffic
+/// passes only add and subtract `unit`. The model keeps the two factors and multiplies when it
+/// reads the accumulator ([`RackAverage::acc`]): the same value, in less memory.
 ///
-/// Packed to 4-byte alignment (20 bytes, not 24) so that a leaf's per-pool row, which holds it,
+/// Packed to 4-byte alignment (12 bytes, not 16) so that a leaf's per-pool row, which holds it,
 /// fits one cache line (`sched::state::PoolRow`); the compiler refuses references to its
 /// 8-byte fields, and x86 loads them at full speed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(C, packed(4))]
 pub struct RackAverage {
-    /// The average in 32.32 fixed point.
-    pub acc: u64,
     /// What one task adds: `round(2^32 / workers)`; 0 while the pool has no workers.
     pub unit: u64,
     /// Tasks started and not yet finished, as far as the leaf knows.
@@ -191,19 +191,26 @@ impl RackAverage {
 
     pub fn new(workers: u32) -> RackAverage {
         RackAverage {
-            acc: 0,
             unit: Self::unit_for(workers),
             tasks: 0,
         }
     }
 
-    /// A task was sent to one of the pool's workers. The count saturates at `u32::MAX` (and the
-    /// accumulator with it), so `acc == tasks · unit` stays exact.
-    pub fn task_started(&mut self) {
-        if self.tasks < u32::MAX {
+    /// The accumulator: the average in 32.32 fixed point, `tasks · unit` (below 2^64: `unit`
+    /// is at most 2^32 and `tasks` below it).
+    #[inline]
+    pub fn acc(&self) -> u64 {
+        u64::from(self.tasks) * self.unit
+    }
+
+    /// A task was sent to one of the pool's workers: the accumulator gains `unit`. Returns
+    /// whether it did: the count saturates at `u32::MAX` (and the accumulator with it).
+    pub fn task_started(&mut self) -> bool {
+        let more = self.tasks < u32::MAX;
+        if more {
             self.tasks += 1;
-            self.acc += self.unit;
         }
+        more
     }
 
     /// A worker of the pool finished a task. Nothing happens at zero: replies for tasks the leaf
@@ -211,7 +218,6 @@ impl RackAverage {
     pub fn task_finished(&mut self) {
         if self.tasks > 0 {
             self.tasks -= 1;
-            self.acc -= self.unit;
         }
     }
 
@@ -226,13 +232,12 @@ impl RackAverage {
             self.tasks.saturating_sub(removed_tasks)
         };
         self.unit = unit;
-        self.acc = u64::from(self.tasks) * self.unit;
     }
 
     /// The average truncated to 16.16 without saturation (up to 48 bits): what the load-report
     /// rule compares (`docs/algorithm.md`, decision 7).
     pub fn level(&self) -> u64 {
-        self.acc >> (AVG_FRAC_BITS - LOAD_FRAC_BITS)
+        self.acc() >> (AVG_FRAC_BITS - LOAD_FRAC_BITS)
     }
 
     /// The value reported to the spine: the accumulator truncated to 16.16, saturating.
@@ -241,7 +246,7 @@ impl RackAverage {
     }
 
     pub fn to_f64(&self) -> f64 {
-        self.acc as f64 / (1u64 << AVG_FRAC_BITS) as f64
+        self.acc() as f64 / (1u64 << AVG_FRAC_BITS) as f64
     }
 }
 
@@ -281,7 +286,7 @@ mod tests {
         assert_eq!(Load::ZERO.saturating_sub(Load::ONE), Load::ZERO);
         let mut avg = RackAverage::new(3);
         avg.task_finished();
-        assert_eq!((avg.acc, avg.tasks), (0, 0));
+        assert_eq!((avg.acc(), avg.tasks), (0, 0));
     }
 
     #[test]
@@ -292,7 +297,7 @@ mod tests {
         }
         // 8 tasks on 4 workers; a worker holding 2 leaves: 6 tasks on 3 workers = 2.0.
         avg.rescale(RackAverage::unit_for(3), 2);
-        assert_eq!((avg.tasks, avg.acc), (6, 6 * avg.unit));
+        assert_eq!((avg.tasks, avg.acc()), (6, 6 * avg.unit));
         assert!(
             (avg.to_f64() - 2.0).abs() <= 6.0 * 2f64.powi(-33),
             "{}",
@@ -300,7 +305,7 @@ mod tests {
         );
         avg.rescale(RackAverage::unit_for(0), 0);
         assert_eq!(
-            (avg.acc, avg.unit, avg.tasks),
+            (avg.acc(), avg.unit, avg.tasks),
             (0, 0, 0),
             "an empty pool forgets its tasks"
         );

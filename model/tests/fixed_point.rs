@@ -78,7 +78,7 @@ proptest! {
                 avg.task_finished();
                 outstanding = outstanding.saturating_sub(1);
             }
-            prop_assert_eq!(avg.acc, outstanding * avg.unit);
+            prop_assert_eq!(avg.acc(), outstanding * avg.unit);
             prop_assert_eq!(u64::from(avg.tasks), outstanding);
         }
         check_bound(w, outstanding.max(1));

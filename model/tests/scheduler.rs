@@ -263,7 +263,7 @@ fn idle_worker_is_popped_once_and_the_task_says_so() {
 }
 
 #[test]
-fn spine_picks_the_top_idle_rack_without_popping_and_charges_its_additive_factor() {
+fn spine_keeps_an_idle_rack_it_picks_and_charges_its_additive_factor() {
     let mut s = spine(&[&[4, 8]]);
     run(&mut s, idle_signal(0, 1));
     for seq in 0..3 {
@@ -276,6 +276,42 @@ fn spine_picks_the_top_idle_rack_without_popping_and_charges_its_additive_factor
     }
     assert_eq!(s.idle_nodes(0), vec![1], "a spine never pops");
     assert_eq!(s.queue_of(1), Load(3 * 0x2000), "three tasks of 1/8 each");
+}
+
+/// Decision 18 (`docs/algorithm.md`): the spine takes its idle racks in turn, from position 0 up,
+/// and starts again at 0 when its turn reaches the idle count (the list shrank or it went round).
+#[test]
+fn spine_takes_its_idle_racks_in_turn() {
+    let mut s = spine(&[&[8, 8, 8, 8]]);
+    for n in [2, 0, 3] {
+        run(&mut s, idle_signal(0, n));
+    }
+    let rack = |s: &mut Scheduler, seq| match run(s, task(0, seq)).forwards()[0].target {
+        Target::Node { node, .. } => node,
+        t => panic!("{t:?}"),
+    };
+    let order: Vec<u16> = (0..7).map(|i| rack(&mut s, i)).collect();
+    assert_eq!(
+        order,
+        vec![2, 0, 3, 2, 0, 3, 2],
+        "list order, round and round"
+    );
+    assert_eq!(
+        s.tables().pools[0].ctl.turn,
+        2,
+        "position 1 next, counted from 1"
+    );
+    // Rack 0 leaves (rack 3 moves into its place, position 1): the turn goes on from there.
+    run(&mut s, idle_remove(0, 0));
+    assert_eq!(s.idle_nodes(0), vec![2, 3]);
+    assert_eq!((rack(&mut s, 7), rack(&mut s, 8)), (3, 2));
+    // A turn at the top of a list that shrinks goes round to position 0.
+    assert_eq!(s.tables().pools[0].ctl.turn, 2);
+    run(&mut s, idle_remove(0, 3));
+    assert_eq!(s.tables().pools[0].ctl.turn, 1);
+    assert_eq!((rack(&mut s, 9), rack(&mut s, 10)), (2, 2));
+    assert_eq!(s.counters().idle_hits, 11);
+    s.check_invariants().unwrap();
 }
 
 #[test]
@@ -577,6 +613,43 @@ fn rack_average_is_reported_when_it_moves_by_the_delta_and_idle_signals_go_first
         vec![Signal::LoadUpdate]
     );
     assert_eq!({ s.tables().pools[0].avg.reported }, 0);
+}
+
+/// Decision 19 (`docs/algorithm.md`): tasks from the pool's spine are in the spine's view of the
+/// rack already (its drift), so the report rule leaves them out: it measures how far the rack's
+/// own changes (replies, tasks from elsewhere) moved the average from the last report.
+#[test]
+fn report_rule_leaves_out_the_tasks_the_spine_counted() {
+    let cfg = leaf_config(&[4], 0, 4, 3, 0.5);
+    let mut s = Scheduler::from_config(&cfg, 1).unwrap().0;
+    let loads = |t: &Trace| {
+        t.results
+            .iter()
+            .filter_map(|r| match r.signal {
+                Some((Signal::LoadUpdate, e)) => Some((e.header.qlen, e.header.seq_num)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    // Link at 4: the first task unlinks (idleRemove); the rest are the report rule's alone.
+    let first = run(&mut s, task_from_spine(0, 0, true));
+    assert_eq!(idle_messages(&first), vec![PacketType::IdleRemove]);
+    // Eight more from the spine: the average climbs to 2.25, and no report goes.
+    for seq in 1..9 {
+        assert_eq!(loads(&run(&mut s, task_from_spine(0, seq, false))), vec![]);
+    }
+    assert_eq!(s.tables().pools[0].avg.avg.load(), Load(0x24000));
+    assert_eq!({ s.tables().pools[0].avg.spine_tasks }, 9);
+    // A reply: 2.0, 0.25 below what the spine believes; a second: 0.5 below, a report, carrying
+    // the average (1.75).
+    let done = |w| header(PacketType::TaskDone, 0, w, 1, 0);
+    assert_eq!(loads(&run(&mut s, done(0))), vec![]);
+    assert_eq!(loads(&run(&mut s, done(1))), vec![(1, 0xc000)]);
+    assert_eq!({ s.tables().pools[0].avg.spine_tasks }, 0);
+    // A task from a client (not the spine) moves the rule like a reply, the other way.
+    assert_eq!(loads(&run(&mut s, task(0, 20))), vec![]);
+    assert_eq!(loads(&run(&mut s, task(0, 21))), vec![(2, 0x4000)]);
+    s.check_invariants().unwrap();
 }
 
 /// Decision 7 (`docs/algorithm.md`): the report rule compares the unsaturated average

@@ -39,6 +39,9 @@ pub struct IdleCtlEntry {
     pub linked: Bit,
     /// Arrival time (us) of the packet whose pass sent the pool's last idle message.
     pub signaled: Bits<32>,
+    /// Spine: the next idle-path task goes to position `turn - 1` (counted from 1, within
+    /// `1..=max(p, 1)` once configured).
+    pub turn: Bits<16>,
 }
 
 /// `idleList` and `members` entry: a node and its factor.
@@ -63,13 +66,19 @@ pub struct IdleIndexEntry {
 /// task more or less changes the entry is a bit of the entry, not a compare in the loop; and the
 /// report rule's two margins, so that each check is one two-term add on the entry.
 ///
-/// The margins ([`WIDE`](crate::arith::WIDE)-bit two's complement, `delta` the pool's `report_delta`):
-/// - `up_margin = acc - (reported + delta) * 2^16`;
-/// - `down_margin = acc - (reported - delta + 1) * 2^16`.
+/// The margins ([`WIDE`](crate::arith::WIDE)-bit two's complement, `delta` the pool's `report_delta`,
+/// `own = acc - spine_tasks * unit` the accumulator less the tasks from the pool's spine since the
+/// last report, which the spine's view holds already: `docs/algorithm.md`, decision 19):
+/// - `up_margin = own - (reported + delta) * 2^16`;
+/// - `down_margin = own - (reported - delta + 1) * 2^16`.
 ///
-/// A load report is due after a change when the new accumulator's up margin is at or above zero
-/// or its down margin below zero. A task more or less adds or subtracts `unit` to all three; a
-/// report, a rescale, a change of `report_delta` and a configuration set them anew. `unit_dec` is
+/// A load report is due after a change when the new up margin is at or above zero or the down
+/// margin below zero. A task more or less adds or subtracts `unit` to the accumulator and the
+/// margins, except that a task from the spine leaves the margins; a report, a rescale, a change
+/// of `report_delta` and a configuration set them anew. The entry keeps no count of the spine's
+/// tasks: the margins are all the rule needs of it. `own` stays above `-(delta + 2) * 2^16`
+/// (the down margin reports first, and an idle signal displaces a report for a pass at most
+/// until the next change), so the margins fit their bits. `unit_dec` is
 /// a copy of `unit` (`stages/pool_avg.rs` says why, in its notes on depth).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct PoolAvgEntry {
@@ -85,14 +94,14 @@ pub struct PoolAvgEntry {
     pub unit_dec: Bits<33>,
 }
 
-/// The margins of an entry (`PoolAvgEntry`) with accumulator `acc`, last report `reported` and
-/// `report_delta` `delta`: `(up_margin, down_margin)`. The read-back's encoding of the model's
-/// entry, and the tests', use this definition; the stage keeps it with adds alone.
-pub fn margins(acc: u64, reported: u64, delta: u32) -> (Wide, Wide) {
-    let acc = i128::from(acc);
+/// The margins of an entry (`PoolAvgEntry`) whose accumulator less the spine's tasks is `own`,
+/// with last report `reported` and `report_delta` `delta`: `(up_margin, down_margin)`. The
+/// read-back's encoding of the model's entry, and the tests', use this definition; the stage
+/// keeps it with adds alone.
+pub fn margins(own: i128, reported: u64, delta: u32) -> (Wide, Wide) {
     let hi = i128::from(reported) + i128::from(delta);
-    let up = acc - (hi << 16);
-    let down = acc - ((i128::from(reported) - i128::from(delta) + 1) << 16);
+    let up = own - (hi << 16);
+    let down = own - ((i128::from(reported) - i128::from(delta) + 1) << 16);
     (wide(up), wide(down))
 }
 

@@ -228,6 +228,7 @@ pub fn encode(t: &Tables, role: Role, stage: Stage, index: usize) -> [u32; RB_WO
                 locked: e.locked,
                 linked: e.linked,
                 signaled: b(e.signaled_us.into()),
+                turn: b(e.turn.into()),
             }
             .pack()
         }),
@@ -273,12 +274,17 @@ pub fn encode(t: &Tables, role: Role, stage: Stage, index: usize) -> [u32; RB_WO
             // A spine's entries, and an unconfigured pool's, are as the reset left them
             // (configuring a leaf's pool sets its margins).
             let (up_margin, down_margin) = if role == Role::Leaf && r.cfg.valid {
-                margins(e.avg.acc, e.reported, r.cfg.params.report_delta.0)
+                let share = i128::from(e.spine_tasks) * i128::from(e.avg.unit);
+                margins(
+                    i128::from(e.avg.acc()) - share,
+                    e.reported,
+                    r.cfg.params.report_delta.0,
+                )
             } else {
                 Default::default()
             };
             PoolAvgEntry {
-                acc: b(e.avg.acc),
+                acc: b(e.avg.acc()),
                 unit: b(e.avg.unit),
                 tasks: b(e.avg.tasks.into()),
                 reported: b(e.reported),
@@ -380,9 +386,10 @@ fn intern(name: &str) -> &'static str {
 
 /// Writes entry `index` of `stage`'s table, read back from a switch of `role` as `w`, into the
 /// model's tables: the inverse of [`encode`], so that a host rebuilds the switch's state as the
-/// model holds it (`horusctl` validates operations and computes their values from it). The
-/// `poolAvg` margins, which the hardware derives from the other fields, are not kept; an index
-/// beyond the model's table is an error.
+/// model holds it (`horusctl` validates operations and computes their values from it). Of the
+/// `poolAvg` margins, which the hardware derives from the other fields, the model keeps what they
+/// hold of the spine's tasks (`PoolAvg::spine_tasks`); an index beyond the model's table is an
+/// error.
 pub fn decode(
     t: &mut Tables,
     stage: Stage,
@@ -459,6 +466,7 @@ pub fn decode(
                 locked: v("locked") != 0,
                 linked: v("linked") != 0,
                 signaled_us: v("signaled") as u32,
+                turn: v("turn") as u16,
             }
         }
         Stage::IdleList => t.idle_list[index] = node_ref(),
@@ -476,11 +484,22 @@ pub fn decode(
         Stage::Drift1 => t.nodes[index].drift1 = Drift(v("value") as u32 as i32),
         Stage::Drift2 => t.nodes[index].drift2 = Drift(v("value") as u32 as i32),
         Stage::PoolAvg => {
+            // The accumulator is `tasks * unit` (the model keeps the factors). The spine's tasks
+            // are what the up margin leaves out of it (`margins`; 64 bits of each suffice, as
+            // `spine_tasks * unit < 2^64`); a spine's entries, and an unconfigured pool's, have
+            // no unit, and no margins.
+            let leaf = t.pools[index].cfg.valid;
+            let delta = u64::from(t.pools[index].cfg.params.report_delta.0);
             let e = &mut t.pools[index].avg;
-            e.avg.acc = v("acc");
             e.avg.unit = v("unit");
             e.avg.tasks = v("tasks") as u32;
             e.reported = v("reported");
+            let own = v("up_margin").wrapping_add((e.reported + delta) << 16);
+            let unit = e.avg.unit;
+            e.spine_tasks = match unit {
+                u if leaf && u > 0 => (v("acc").wrapping_sub(own) / u) as u32,
+                _ => 0,
+            };
         }
         Stage::Conn => {
             t.conn[index] = ModelConn {
@@ -557,10 +576,11 @@ mod tests {
             r.ctl.p = next() as u16;
             r.ctl.locked = i % 2 == 1;
             r.ctl.signaled_us = next() as u32;
-            r.avg.avg.acc = next() >> 16;
-            r.avg.avg.unit = next() >> 30;
+            r.ctl.turn = next() as u16;
+            r.avg.avg.unit = next() >> 32;
             r.avg.avg.tasks = next() as u32;
             r.avg.reported = next() >> 20;
+            r.avg.spine_tasks = next() as u32 % 4096;
         }
         for (i, r) in t.nodes.iter_mut().enumerate() {
             r.node.state = if i % 2 == 0 {

@@ -52,12 +52,11 @@ fn cases() -> Vec<(u64, u64, u64)> {
 /// The model: (tasks, acc) after the rescale.
 fn model(tasks: u64, removed: u64, unit: u64) -> (u64, u64) {
     let mut a = RackAverage {
-        acc: 0,
         unit: 1,
         tasks: tasks as u32,
     };
     a.rescale(unit, removed as u32);
-    (u64::from(a.tasks), a.acc)
+    (u64::from(a.tasks), a.acc())
 }
 
 /// The rescale as the stage does it: `KeptTasks`, then `PipeMul` on the tasks kept and the unit,

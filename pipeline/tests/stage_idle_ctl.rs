@@ -292,11 +292,15 @@ fn leaf_rule_and_repair_run_on_the_count_as_it_is_while_the_list_is_locked() {
 }
 
 #[test]
-fn spine_picks_without_popping_and_removals_take_the_lock() {
+fn spine_takes_its_idle_racks_in_turn_and_removals_take_the_lock() {
     let b = base(1, 0);
     let not_member = drop_code(DropReason::IdleRemoveNotMember) as usize;
     let locked = drop_code(DropReason::IdleRemoveLocked) as usize;
     let passes = vec![
+        Some(Phv {
+            is_ctl_pool: true,
+            ..b
+        }),
         Some(Phv {
             is_idle_remove: true,
             ..b
@@ -341,7 +345,8 @@ fn spine_picks_without_popping_and_removals_take_the_lock() {
         }),
         Some(Phv { is_task: true, ..b }),
     ];
-    let out = drive!(IdleCtlStage<4>, IdleCtlStage::new(false), passes);
+    // After the pool's configuration (the turn starts at 1).
+    let out = drive!(IdleCtlStage<4>, IdleCtlStage::new(false), passes)[1..].to_vec();
     assert_eq!(
         out[0].drop.index(),
         not_member,
@@ -355,8 +360,8 @@ fn spine_picks_without_popping_and_removals_take_the_lock() {
     );
     assert_eq!(
         (got[4], got[5]),
-        ((true, 2, '-'), (true, 2, '-')),
-        "a spine reads the top without popping"
+        ((true, 0, '-'), (true, 1, '-')),
+        "a spine takes its idle racks in turn, without popping"
     );
     assert_eq!(
         (out[6].idle, out[6].pos.index(), out[6].drop.index()),
@@ -365,14 +370,22 @@ fn spine_picks_without_popping_and_removals_take_the_lock() {
     );
     assert_eq!(out[7].drop.index(), locked);
     assert!(!out[8].idle, "no idle path under the lock");
-    assert_eq!(got[10], (true, 1, '-'), "unlocked, p = 2");
+    assert_eq!(
+        got[10],
+        (true, 0, '-'),
+        "unlocked, p = 2: the turn (2) is past the list, so position 0"
+    );
     assert_eq!(out[11].pos.index(), 1);
     assert_eq!(
         out[12].pos.index(),
         1,
         "an aborted removal pushes the former top back"
     );
-    assert_eq!(got[13], (true, 1, '-'));
+    assert_eq!(
+        (got[13], out[13].top.index()),
+        ((true, 0, '-'), 1),
+        "the removal that took the top when the turn was there sent it round to 1"
+    );
 }
 
 #[test]

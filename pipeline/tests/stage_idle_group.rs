@@ -83,13 +83,21 @@ fn task() -> Phv {
 
 #[test]
 fn fig4_removal_and_an_aborted_removal_at_a_spine() {
-    let mut passes = Vec::new();
+    // The pool's configuration starts the spine's turn at 1 (position 0).
+    let mut passes = vec![Some(Phv {
+        is_ctl_pool: true,
+        ..Default::default()
+    })];
+    let adds = passes.len();
     for n in [4, 3, 6, 7] {
         passes.push(Some(idle_add(n)));
         passes.push(Some(commit(n)));
     }
     let dup = passes.len();
     passes.push(Some(idle_add(4)));
+    // A task takes position 0 (node 4): the turn is now at position 1.
+    let turn0 = passes.len();
+    passes.push(Some(task()));
     let first = passes.len();
     passes.push(Some(Phv {
         is_idle_remove: true,
@@ -129,9 +137,17 @@ fn fig4_removal_and_an_aborted_removal_at_a_spine() {
     let out = drive!(IdleGroup, IdleGroup::new(false), passes, LATENCY);
 
     for (i, n) in [4u64, 3, 6, 7].iter().enumerate() {
-        assert!(out[2 * i].resubmit, "idleAdd({n}) asks for its commit");
-        assert_eq!(out[2 * i + 1].pos.index(), i, "commit({n}) pushes at {i}");
+        assert!(
+            out[adds + 2 * i].resubmit,
+            "idleAdd({n}) asks for its commit"
+        );
+        assert_eq!(
+            out[adds + 2 * i + 1].pos.index(),
+            i,
+            "commit({n}) pushes at {i}"
+        );
     }
+    assert_eq!((out[turn0].idle, out[turn0].chosen.index()), (true, 4));
     assert_eq!(
         out[dup].drop.index(),
         drop_code(DropReason::IdleAddDuplicate) as usize
@@ -143,10 +159,11 @@ fn fig4_removal_and_an_aborted_removal_at_a_spine() {
         (f.pos.index(), f.last_node.index(), f.last_f),
         (1, 7, factor(7))
     );
-    // Fig. 4 (c): [4, 7, 6]; a spine picks the top (6) without popping.
+    // Fig. 4 (c): [4, 7, 6]; the spine's turn is at position 1, which the second pass wrote in
+    // the clock before: the task reads node 7 there (forwarded), without popping.
     assert_eq!(
         (out[pick].idle, out[pick].chosen.index(), out[pick].chosen_f),
-        (true, 6, factor(6))
+        (true, 7, factor(7))
     );
     // Node 9 is not in the list: abort, counted, the former top (6) goes back.
     assert!(out[absent].fin_abort);
@@ -155,7 +172,8 @@ fn fig4_removal_and_an_aborted_removal_at_a_spine() {
         drop_code(DropReason::IdleRemoveNotMember) as usize
     );
     assert_eq!(out[absent + 1].pos.index(), 2, "pushed back at the top");
-    assert_eq!(out[absent + 2].chosen.index(), 6);
+    // That removal took the top while the turn was there (position 2): it went round to 0.
+    assert_eq!(out[absent + 2].chosen.index(), 4);
     // Node 7 now sits at position 1 (the move wrote its index): a move of the top (6) into it.
     let last = out.last().unwrap();
     assert!(last.fin_move);

@@ -17,12 +17,16 @@ use horus_pipeline::stages::pool_avg::{HOLD_CLOCKS, PoolAvgStage};
 
 const POOL: u16 = 5;
 const HALF: u32 = 0x8000;
+/// The pool's spine, and the `src` of a task from it.
+const SPINE: u16 = 100;
 
-/// A leaf pass on `POOL` with a spine.
+/// A leaf pass on `POOL` with a spine, not from the spine.
 fn base(report_delta: u32) -> Phv {
     Phv {
         pool: u64::from(POOL).into(),
         spine_ok: true,
+        spine_id: u64::from(SPINE).into(),
+        src: 200.into(),
         report_delta: u64::from(report_delta).into(),
         ..Default::default()
     }
@@ -149,6 +153,14 @@ fn started(delta: u32) -> Phv {
     }
 }
 
+/// A task from the pool's spine, placed.
+fn from_spine(delta: u32) -> Phv {
+    Phv {
+        src: u64::from(SPINE).into(),
+        ..started(delta)
+    }
+}
+
 fn finished(delta: u32) -> Phv {
     Phv {
         is_reply: true,
@@ -173,11 +185,19 @@ fn remove(delta: u32, workers: u32, removed_q: u32) -> Phv {
     }
 }
 
-/// The model's `RackAverage` and report rule (`|level - reported| >= report_delta` after a
-/// change, on the unsaturated average `acc >> 16`; the report carries it saturated to 16.16)
-/// replayed. With `report_delta` = 2^-16 every pass that moves the truncated average reports it,
-/// so the signals show `acc >> 16` pass by pass.
-fn expected(avg: &mut RackAverage, reported: &mut u64, p: &Phv) -> Option<(Signal, u32)> {
+/// The model's `RackAverage` and report rule replayed: after a change, `|floor(own / 2^16) -
+/// reported| >= report_delta`, `own` the accumulator less the tasks from the spine since the last
+/// report (each `unit`), on the unsaturated average; the report carries the average saturated to
+/// 16.16 (`docs/algorithm.md`, decisions 7 and 19). `spine` counts the spine's tasks; a rescale,
+/// or a change of `report_delta` (which `run` inserts where the passes' deltas differ), clears
+/// it. With `report_delta` = 2^-16 every pass that moves the truncated average reports it, so the
+/// signals show `acc >> 16` pass by pass.
+fn expected(
+    avg: &mut RackAverage,
+    reported: &mut u64,
+    spine: &mut u64,
+    p: &Phv,
+) -> Option<(Signal, u32)> {
     if p.is_ctl_add || p.is_ctl_remove {
         let removed = if p.is_ctl_remove {
             u64::from(p.removed_q) as u32 >> 16
@@ -185,17 +205,22 @@ fn expected(avg: &mut RackAverage, reported: &mut u64, p: &Phv) -> Option<(Signa
             0
         };
         avg.rescale(u64::from(p.unit), removed);
+        *spine = 0;
     } else if p.is_reply {
         avg.task_finished();
     } else if p.assigned {
-        avg.task_started();
+        if avg.task_started() && p.src == p.spine_id {
+            *spine += 1;
+        }
     } else {
         // No change (a task's first pass that resubmits): no report.
         return None;
     }
-    let level = avg.level();
-    (level.abs_diff(*reported) >= u64::from(p.report_delta)).then(|| {
-        *reported = level;
+    let own = i128::from(avg.acc()) - i128::from(*spine) * i128::from(avg.unit);
+    let moved = ((own >> 16) - i128::from(*reported)).unsigned_abs();
+    (moved >= u128::from(u64::from(p.report_delta))).then(|| {
+        *reported = avg.level();
+        *spine = 0;
         (Signal::LoadUpdate, avg.load().0)
     })
 }
@@ -203,10 +228,50 @@ fn expected(avg: &mut RackAverage, reported: &mut u64, p: &Phv) -> Option<(Signa
 fn check_exact(passes: &[Phv]) {
     let seen = run(passes);
     let mut avg = RackAverage::default();
-    let mut reported = 0;
+    let (mut reported, mut spine) = (0, 0);
+    let mut delta = None;
     for (i, (p, s)) in passes.iter().zip(&seen).enumerate() {
-        assert_eq!(*s, expected(&mut avg, &mut reported, p), "pass {i}");
+        if delta.is_some_and(|d| d != p.report_delta) {
+            spine = 0;
+        }
+        delta = Some(p.report_delta);
+        assert_eq!(
+            *s,
+            expected(&mut avg, &mut reported, &mut spine, p),
+            "pass {i}"
+        );
     }
+}
+
+/// Decision 19: a task from the spine moves the average but not the rule (the spine's view holds
+/// it); replies and tasks from elsewhere move both, and a report starts the count again. Every
+/// kind of change meets every state of the margins, at several deltas and worker counts.
+#[test]
+fn tasks_from_the_spine_leave_the_report_rule_where_it_was() {
+    let mut g = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        g ^= g << 13;
+        g ^= g >> 7;
+        g ^= g << 17;
+        g
+    };
+    let mut passes = Vec::new();
+    for (w, d) in [(4u32, HALF), (3, 0x1_0000), (1, 0x2_8000), (7, 0x4000)] {
+        passes.push(add(d, w));
+        for _ in 0..3_000 {
+            passes.push(match next() % 8 {
+                0..=3 => from_spine(d),
+                4 | 5 => finished(d),
+                _ => started(d),
+            });
+        }
+        passes.extend((0..40).map(|_| from_spine(d)));
+        passes.extend((0..60).map(|_| finished(d)));
+    }
+    check_exact(&passes);
+    let seen = run(&passes);
+    let reports = seen.iter().filter(|s| s.is_some()).count();
+    assert!(reports > 100, "{reports} reports");
 }
 
 #[test]
@@ -406,7 +471,9 @@ fn report_rule_holds_at_the_thresholds_exact_edges() {
                 for _ in 0..count {
                     let mut next = avg;
                     match more {
-                        Some(true) => next.task_started(),
+                        Some(true) => {
+                            next.task_started();
+                        }
                         Some(false) => next.task_finished(),
                         None => next.rescale(RackAverage::unit_for(w), 0),
                     }
@@ -421,7 +488,7 @@ fn report_rule_holds_at_the_thresholds_exact_edges() {
                         Some(false) => finished(delta),
                         None => add(delta, w),
                     };
-                    expected(&mut avg, &mut reported, &p);
+                    expected(&mut avg, &mut reported, &mut 0, &p);
                     passes.push(p);
                 }
             }
@@ -477,6 +544,14 @@ fn through_model(passes: Vec<Pass>) -> (Vec<Phv>, Vec<Option<(Signal, u32)>>) {
                 p.removed_q = u64::from(q.0).into();
             }
             Pass::Control(_) => unreachable!("not used here"),
+            Pass::Packet(pk) => p.src = u64::from(pk.header.src_id).into(),
+            Pass::Resubmit(Resubmit::Packet { header, .. }) => {
+                p.src = u64::from(header.src_id).into()
+            }
+            _ => {}
+        }
+        match pass {
+            Pass::Control(_) => {}
             Pass::Packet(pk) => match pk.header.pkt_type {
                 PacketType::NewTask => p.is_task = true,
                 PacketType::NewTaskRandom => p.is_random = true,
@@ -531,7 +606,7 @@ fn configure() -> Pass {
             report_delta: Load(HALF),
             repair_gap_us: 0,
         },
-        spine: Some(SpineRef { id: 100, node: 9 }),
+        spine: Some(SpineRef { id: SPINE, node: 9 }),
     })
 }
 
@@ -571,6 +646,11 @@ fn task() -> Pass {
     packet(PacketType::NewTask, 200, 0)
 }
 
+/// A task as the spine forwards it (not from its idle list).
+fn spine_task() -> Pass {
+    packet(PacketType::NewTask, SPINE, 0)
+}
+
 #[test]
 fn report_rule_and_idle_signals_match_the_model() {
     let mut passes = vec![configure()];
@@ -579,6 +659,10 @@ fn report_rule_and_idle_signals_match_the_model() {
     // (the report goes out now), 1.0; then busy tasks (power of two, resubmits) and a random one.
     passes.extend((0..8).map(|_| task()));
     passes.push(packet(PacketType::NewTaskRandom, 200, 0));
+    // Tasks from the spine, which the report rule leaves out (decision 19), between replies.
+    passes.extend((0..6).map(|_| spine_task()));
+    passes.push(packet(PacketType::TaskDone, 3, 3));
+    passes.extend((0..3).map(|_| spine_task()));
     // Replies bring it down; an idle worker's reply is also an idleAdd (commit on its second pass).
     passes.extend([
         packet(PacketType::TaskDone, 0, 2),

@@ -115,10 +115,20 @@ pub struct SimConfig {
     /// it (statistically equivalent, not identical), never on the number of threads.
     #[serde(default = "one")]
     pub shards: u32,
+    /// The controller puts each pool's racks under spine schedulers by pods, merging pods in
+    /// order until a group holds at least this many of the pool's workers; 0 keeps one group per
+    /// pod, as the paper does ([`crate::cluster`], `docs/algorithm.md` decision 20).
+    #[serde(default = "spine_group_workers")]
+    pub spine_group_workers: u32,
 }
 
 fn one() -> u32 {
     1
+}
+
+/// The default of [`SimConfig::spine_group_workers`].
+pub fn spine_group_workers() -> u32 {
+    100
 }
 
 impl Default for SimConfig {
@@ -142,6 +152,7 @@ impl Default for SimConfig {
             failures: Vec::new(),
             pool_histograms: true,
             shards: 1,
+            spine_group_workers: spine_group_workers(),
         }
     }
 }

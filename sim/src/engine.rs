@@ -295,7 +295,12 @@ impl Engine {
                 );
             }
         }
-        let cluster = Cluster::subset(cfg.topology, placements, &shard.pools);
+        let cluster = Cluster::subset(
+            cfg.topology,
+            placements,
+            &shard.pools,
+            cfg.spine_group_workers,
+        );
         // Streams of the unsharded run for shard 0 of 1; the workload streams are the pools'.
         let stream_index = u64::from(shard.index);
         let service = ServiceTime::named(&cfg.workload)?;
@@ -312,7 +317,7 @@ impl Engine {
                 .iter()
                 .map(|p| {
                     PodDraw::new(
-                        p.pods
+                        p.groups
                             .iter()
                             .scan(0, |acc, d| Some(*acc + d.workers).inspect(|&s| *acc = s))
                             .collect(),
@@ -322,7 +327,7 @@ impl Engine {
             spine_host: cluster
                 .pools
                 .iter()
-                .map(|p| p.pods.iter().map(|d| d.spine_switch).collect())
+                .map(|p| p.groups.iter().map(|d| d.spine_switch).collect())
                 .collect(),
             switch_failed: vec![None; cfg.topology.spines() as usize],
             rack_failed: vec![None; cfg.topology.racks() as usize],
@@ -653,11 +658,12 @@ impl Engine {
     }
 
     fn node_hops(&self, pool: u32, a: Node, b: Node) -> u32 {
-        // A pool's pod slots are distinct pods: comparing slots compares pods.
+        // A spine is in its group's pod, a leaf in its rack's.
         let p = &self.cluster.pools[pool as usize];
+        let topo = &self.cluster.topology;
         let pod_of = |n: Node| match n {
-            Node::Spine(d) => d,
-            Node::Leaf(r) => p.racks[r as usize].pod_slot,
+            Node::Spine(d) => p.groups[d as usize].pod,
+            Node::Leaf(r) => topo.pod_of_rack(p.racks[r as usize].rack),
         };
         let same_pod = pod_of(a) == pod_of(b);
         match (a, b) {
@@ -799,10 +805,11 @@ impl Engine {
             d.node,
             p.racks.len()
         );
-        // The pod's racks are `first_rack..first_rack + racks` of the pool: the same as comparing
-        // the pods of the spine and of the rack, without reading the rack's line.
-        let spine_pod = &p.pods[pod as usize];
-        let hops = if d.node.wrapping_sub(spine_pod.first_rack) < spine_pod.racks {
+        // The racks of the spine's own pod are `home_first..home_first + home_racks` of the pool:
+        // the same as comparing the pods of the spine and of the rack, without reading the
+        // rack's line.
+        let group = &p.groups[pod as usize];
+        let hops = if d.node.wrapping_sub(group.home_first) < group.home_racks {
             1
         } else {
             3
@@ -1047,32 +1054,63 @@ impl Engine {
                 }
             }
             FailureTarget::Spine(s) => {
-                // Re-host every pool spine of the failed switch on the next live switch of its pod.
+                // Re-host every pool spine of the failed switch on the next live switch of its
+                // pod, or else of the next pod of its group that has one (the group's racks in
+                // that pod become the spine's one-hop racks).
                 let per_pod = self.cluster.topology.racks_per_pod();
-                let pod_base = s / per_pod * per_pod;
-                let replacement = (1..per_pod)
-                    .map(|k| pod_base + (s - pod_base + k) % per_pod)
-                    .find(|&c| self.switch_failed[c as usize].is_none());
+                let topo = self.cluster.topology;
                 let mut stranded = Vec::new();
                 for (p, hosts) in self.spine_host.iter_mut().enumerate() {
                     for (d, host) in hosts.iter_mut().enumerate() {
                         if *host != s {
                             continue;
                         }
-                        match replacement {
-                            Some(c) => {
-                                *host = c;
-                                notices.push(FailureNotice::SpineRestarted {
-                                    pool: p as u32,
-                                    pod: d as u32,
-                                });
+                        let pool = &mut self.cluster.pools[p];
+                        let g = &pool.groups[d];
+                        let racks =
+                            &pool.racks[g.first_rack as usize..(g.first_rack + g.racks) as usize];
+                        let mut pods = vec![s / per_pod];
+                        for r in racks {
+                            let pod = topo.pod_of_rack(r.rack);
+                            if !pods.contains(&pod) {
+                                pods.push(pod);
                             }
-                            None => stranded.push(p as u32),
                         }
+                        let live = |c: u32| self.switch_failed[c as usize].is_none();
+                        let replacement = pods.iter().find_map(|&pod| {
+                            (0..per_pod)
+                                .map(|k| pod * per_pod + (s % per_pod + k) % per_pod)
+                                .find(|&c| live(c))
+                        });
+                        let Some(c) = replacement else {
+                            stranded.push(p as u32);
+                            continue;
+                        };
+                        *host = c;
+                        let pod = c / per_pod;
+                        if pod != pool.groups[d].pod {
+                            let first = racks
+                                .iter()
+                                .position(|r| topo.pod_of_rack(r.rack) == pod)
+                                .expect("the pod holds racks of the group");
+                            let n = racks
+                                .iter()
+                                .filter(|r| topo.pod_of_rack(r.rack) == pod)
+                                .count();
+                            let g = &mut pool.groups[d];
+                            g.pod = pod;
+                            g.home_first = g.first_rack + first as u32;
+                            g.home_racks = n as u32;
+                        }
+                        notices.push(FailureNotice::SpineRestarted {
+                            pool: p as u32,
+                            pod: d as u32,
+                        });
                     }
                 }
-                // No live switch left in the pod: its spines are gone for good.
-                if replacement.is_none() {
+                // No live switch left in the pods of some of its groups: those spines are gone
+                // for good.
+                if !stranded.is_empty() {
                     self.known_lost_spines[s as usize] = true;
                 }
                 for pool in stranded {
@@ -1098,7 +1136,7 @@ impl Engine {
     fn live_pod_draw(&self, pool: u32) -> Option<PodDraw> {
         let p = &self.cluster.pools[pool as usize];
         let hosts = &self.spine_host[pool as usize];
-        let live = |(slot, d): (usize, &crate::cluster::PoolPod)| -> u32 {
+        let live = |(slot, d): (usize, &crate::cluster::SpineGroup)| -> u32 {
             if self.known_lost_spines[hosts[slot] as usize] {
                 return 0;
             }
@@ -1115,7 +1153,7 @@ impl Engine {
                 .sum()
         };
         let cumulative: Vec<u32> = p
-            .pods
+            .groups
             .iter()
             .enumerate()
             .scan(0, |acc, d| Some(*acc + live(d)).inspect(|&s| *acc = s))

@@ -130,6 +130,11 @@ struct Common {
     /// equivalent, not identical), never on the threads; 1 is the unsharded engine.
     #[arg(long, default_value_t = 1)]
     shards: u32,
+    /// Hierarchical policies: each pool's racks go under spine schedulers by pods, merged in
+    /// order until a group holds this many of the pool's workers (0: one group per pod, the
+    /// paper's)
+    #[arg(long, default_value_t = horus_sim::config::spine_group_workers())]
+    spine_group_workers: u32,
 }
 
 impl Common {
@@ -205,6 +210,7 @@ impl Common {
             detect_ns: nanos(self.detect_us, 1e3, "--detect-us")?,
             prefill: self.prefill,
             shards: self.shards,
+            spine_group_workers: self.spine_group_workers,
             failures: self
                 .failures
                 .iter()

@@ -83,10 +83,44 @@ pub struct SweepRow {
     pub messages_per_task: f64,
     pub lost: u64,
     pub little_relative_error: f64,
+    /// The worst pool's p99 in each size class of [`POOL_CLASSES`] (0 when the class has no
+    /// pool, or the run kept no histogram per pool).
+    pub p99_under_100_us: f64,
+    pub p99_100_to_399_us: f64,
+    pub p99_400_to_999_us: f64,
+    pub p99_1000_up_us: f64,
+}
+
+/// Pool-size classes by workers, `[from, to)`, as the sweep's rows and plots show them.
+pub const POOL_CLASSES: [(u32, u32, &str); 4] = [
+    (0, 100, "under 100 workers"),
+    (100, 400, "100 to 399 workers"),
+    (400, 1000, "400 to 999 workers"),
+    (1000, u32::MAX, "1,000 workers and more"),
+];
+
+impl SweepRow {
+    /// The worst pool's p99 of class `i` of [`POOL_CLASSES`] (0 if none).
+    pub fn class_p99_us(&self, i: usize) -> f64 {
+        [
+            self.p99_under_100_us,
+            self.p99_100_to_399_us,
+            self.p99_400_to_999_us,
+            self.p99_1000_up_us,
+        ][i]
+    }
 }
 
 impl From<&Summary> for SweepRow {
     fn from(s: &Summary) -> Self {
+        let worst = |i: usize| {
+            let (from, to, _) = POOL_CLASSES[i];
+            s.pools
+                .iter()
+                .filter(|p| (from..to).contains(&p.workers) && p.response.count > 0)
+                .map(|p| p.response.p99_us)
+                .fold(0.0, f64::max)
+        };
         Self {
             policy: s.policy.clone(),
             workload: s.workload.clone(),
@@ -101,6 +135,10 @@ impl From<&Summary> for SweepRow {
             messages_per_task: s.messages.iter().fold(0.0, |sum, m| sum + m.per_task),
             lost: s.lost_in_network + s.lost_to_failures,
             little_relative_error: s.little.relative_error,
+            p99_under_100_us: worst(0),
+            p99_100_to_399_us: worst(1),
+            p99_400_to_999_us: worst(2),
+            p99_1000_up_us: worst(3),
         }
     }
 }
@@ -159,6 +197,10 @@ mod tests {
             messages_per_task: 0.0,
             lost: 0,
             little_relative_error: 0.0,
+            p99_under_100_us: 0.0,
+            p99_100_to_399_us: 0.0,
+            p99_400_to_999_us: 0.0,
+            p99_1000_up_us: 0.0,
         }
     }
 

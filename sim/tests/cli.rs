@@ -27,7 +27,12 @@ fn a_run_and_a_sweep_end_quietly_when_their_reader_goes_away() {
         assert!(!stderr.contains("panicked"), "{command:?}: {stderr}");
     }
     // The results were written all the same.
-    for file in ["horus-exp.json", "sweep.csv", "p99-exp.svg"] {
+    for file in [
+        "horus-exp.json",
+        "sweep.csv",
+        "p99-exp.svg",
+        "p99-classes-exp.svg",
+    ] {
         assert!(out.join(file).is_file(), "{file} missing");
     }
     std::fs::remove_dir_all(&out).unwrap();

@@ -199,12 +199,12 @@ fn simulated_horus_makes_the_models_decisions_for_the_same_passes_and_seed() {
         ..cfg
     };
     let engine = Engine::with_custom_policy(&cfg, |cluster, q, rng| {
-        let switch = cluster.pools[0].pods[0].spine_switch;
+        let switch = cluster.pools[0].groups[0].spine_switch;
         // Spines are numbered in switch order over the switches hosting some pool's spine.
         let mut hosting: Vec<u32> = cluster
             .pools
             .iter()
-            .flat_map(|p| p.pods.iter().map(|d| d.spine_switch))
+            .flat_map(|p| p.groups.iter().map(|d| d.spine_switch))
             .collect();
         hosting.sort_unstable();
         hosting.dedup();
@@ -353,7 +353,7 @@ fn horus_recovers_from_worker_leaf_and_spine_failures() {
     let cluster = probe.cluster();
     let worker = cluster.pools[1].worker_base + 3;
     let rack = cluster.pools[2].racks[0].rack;
-    let spine = cluster.pools[0].pods[0].spine_switch;
+    let spine = cluster.pools[0].groups[0].spine_switch;
     drop(probe);
     cfg.failures = vec![
         FailureSpec {
@@ -421,7 +421,12 @@ fn the_repair_gap_ends_the_idle_remove_storm_and_lost_messages_are_still_repaire
     // Every task the spine sent before a leaf's idleRemove reached it draws another idleRemove
     // without the gap; with it, only lost messages are repaired (1e-3 of them are lost here).
     assert!(per_task(&p) > 0.6, "{}", per_task(&p));
-    assert!(per_task(&g) < 0.45, "{}", per_task(&g));
+    assert!(
+        per_task(&p) > per_task(&g) + 0.25,
+        "the storm's share: {} against {}",
+        per_task(&p),
+        per_task(&g)
+    );
     assert!(repairs(&g) > 0, "lost idle messages are still repaired");
     assert!(repairs(&p) > 20 * repairs(&g));
 }

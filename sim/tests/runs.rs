@@ -117,7 +117,7 @@ fn a_spine_failure_is_repaired_by_rehosting_its_schedulers() {
     let mut cfg = small("idle-only", "exp", "0.6");
     cfg.loss = 0.0;
     // The switch hosting pool 0's spine scheduler in its first pod.
-    let switch = Engine::new(&cfg).unwrap().cluster().pools[0].pods[0].spine_switch;
+    let switch = Engine::new(&cfg).unwrap().cluster().pools[0].groups[0].spine_switch;
     cfg.failures = vec![FailureSpec {
         at_ns: 1_000_000,
         target: FailureTarget::Spine(switch),

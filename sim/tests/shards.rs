@@ -55,7 +55,7 @@ fn with_failures(mut cfg: SimConfig) -> SimConfig {
     let (worker, rack, spine) = (
         c.pools[1].worker_base + 5,
         c.pools[0].racks[0].rack,
-        c.pools[2].pods[0].spine_switch,
+        c.pools[2].groups[0].spine_switch,
     );
     drop(probe);
     cfg.failures = vec![

@@ -50,6 +50,13 @@ impl Scheduler {
                     "pool {pool}: idle list locked with nothing in flight"
                 ));
             }
+            if !(1..=ctl.p.max(1)).contains(&ctl.turn) {
+                return Err(format!(
+                    "pool {pool}: turn = {} outside 1..={}",
+                    ctl.turn,
+                    ctl.p.max(1)
+                ));
+            }
             if ctl.p > cfg.n {
                 return Err(format!("pool {pool}: p = {} > n = {}", ctl.p, cfg.n));
             }

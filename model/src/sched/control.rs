@@ -9,7 +9,7 @@
 
 use thiserror::Error;
 
-use super::state::{NodeEntry, NodeState, PoolCfg};
+use super::state::{IdleCtl, NodeEntry, NodeState, PoolCfg};
 use super::{
     AddrEntry, AvgChange, IdleIndex, NodeAddr, NodeRef, Params, PassResult, RemoveFinish, Resubmit,
     Scheduler, SpineRef, Stage,
@@ -180,7 +180,10 @@ impl Scheduler {
                     spine,
                 };
                 self.touch(Stage::IdleCtl);
-                self.t.pools[p].ctl = Default::default();
+                self.t.pools[p].ctl = IdleCtl {
+                    turn: 1,
+                    ..Default::default()
+                };
                 self.touch(Stage::PoolAvg);
                 self.t.pools[p].avg = Default::default();
                 PassResult::default()
@@ -204,7 +207,7 @@ impl Scheduler {
                     None
                 };
                 let mut r = PassResult::default();
-                self.leaf_tail(pool, &cfg, AvgChange::None, signal, &mut r);
+                self.leaf_tail(pool, &cfg, AvgChange::Params, signal, &mut r);
                 r
             }
             ControlOp::AddNode {

@@ -178,7 +178,14 @@ pub struct Scheduler {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum AvgChange {
     None,
-    TaskStarted,
+    /// The pool's parameters changed (control plane): the average stays, and the report rule
+    /// starts again from the last report, with no task of the spine's left out.
+    Params,
+    /// A task went to a worker: from the pool's spine (which counted it in its view of the
+    /// rack), or not.
+    TaskStarted {
+        from_spine: bool,
+    },
     TaskFinished,
     /// The pool's worker count changed (control plane); `removed_tasks` left with a removed worker.
     Rescale {
@@ -283,8 +290,12 @@ impl Scheduler {
         }
         let base = usize::from(cfg.base);
         if ctl.p > 0 && !ctl.locked {
-            let top = base + usize::from(ctl.p) - 1;
-            return Some((true, top, top));
+            let pos = match self.role {
+                Role::Leaf => ctl.p - 1,
+                Role::Spine => ctl.turn - 1,
+            };
+            let i = base + usize::from(pos);
+            return Some((true, i, i));
         }
         let (r1, r2) = self.rng.clone().two_samples(cfg.n);
         Some((false, base + usize::from(r1), base + usize::from(r2)))
@@ -475,15 +486,16 @@ impl Scheduler {
         self.touch(Stage::IdleCtl);
         let ctl = &mut self.t.pools[pool].ctl;
         let idle = ctl.p > 0 && !ctl.locked;
-        let pos = if idle {
-            if leaf {
-                ctl.p -= 1;
-                ctl.p
-            } else {
-                ctl.p - 1
-            }
-        } else {
+        let pos = if !idle {
             0
+        } else if leaf {
+            ctl.p -= 1;
+            ctl.p
+        } else {
+            // The spine keeps the rack and takes the idle racks in turn (decision 18).
+            let pos = ctl.turn - 1;
+            ctl.turn = if ctl.turn == ctl.p { 1 } else { ctl.turn + 1 };
+            pos
         };
         let mut signal = None;
         if leaf {
@@ -615,7 +627,14 @@ impl Scheduler {
         signal: Option<Signal>,
         r: &mut PassResult,
     ) {
-        self.leaf_tail(h.pool_id, cfg, AvgChange::TaskStarted, signal, r);
+        let from_spine = cfg.spine.is_some_and(|s| s.id == h.src_id);
+        self.leaf_tail(
+            h.pool_id,
+            cfg,
+            AvgChange::TaskStarted { from_spine },
+            signal,
+            r,
+        );
         if h.more_packets {
             self.conn_insert(h, time_us, n.node);
         }
@@ -668,24 +687,34 @@ impl Scheduler {
         let pa = &mut self.t.pools[usize::from(pool)].avg;
         match change {
             AvgChange::None => {}
-            AvgChange::TaskStarted => pa.avg.task_started(),
+            AvgChange::Params => pa.spine_tasks = 0,
+            AvgChange::TaskStarted { from_spine } => {
+                if pa.avg.task_started() && from_spine {
+                    pa.spine_tasks = pa.spine_tasks.saturating_add(1);
+                }
+            }
             AvgChange::TaskFinished => pa.avg.task_finished(),
             AvgChange::Rescale {
                 unit,
                 removed_tasks,
-            } => pa.avg.rescale(unit, removed_tasks),
+            } => {
+                pa.avg.rescale(unit, removed_tasks);
+                pa.spine_tasks = 0;
+            }
         }
         let Some(spine) = cfg.spine else { return };
-        // The rule runs on the unsaturated average; the signal carries it saturated to 16.16.
-        let level = pa.avg.level();
+        // The rule compares the average less the tasks the spine counted itself, unsaturated,
+        // with the last report (decisions 7 and 19); the signal carries the average saturated
+        // to 16.16.
         let signal = signal.or_else(|| {
-            let moved = level.abs_diff(pa.reported);
-            (change != AvgChange::None && moved >= u64::from(cfg.params.report_delta.0))
-                .then_some(Signal::LoadUpdate)
+            let moved = pa.moved();
+            let changed = !matches!(change, AvgChange::None | AvgChange::Params);
+            (changed && moved >= u64::from(cfg.params.report_delta.0)).then_some(Signal::LoadUpdate)
         });
         let Some(signal) = signal else { return };
         if signal == Signal::LoadUpdate {
-            pa.reported = level;
+            pa.reported = pa.avg.level();
+            pa.spine_tasks = 0;
         }
         let cur = pa.avg.load();
         let (qlen, seq_num) = cur.to_wire();
@@ -883,6 +912,10 @@ impl Scheduler {
             return Err(DropReason::IdleRemoveNotMember);
         }
         ctl.locked = true;
+        // A turn at the top goes round to the first position (decision 18).
+        if ctl.turn == ctl.p {
+            ctl.turn = 1;
+        }
         ctl.p -= 1;
         let top = ctl.p;
         self.touch(Stage::IdleList);

@@ -213,6 +213,11 @@ pub struct IdleCtl {
     /// Leaf: arrival time (microseconds, wrapping) of the packet whose pass sent the pool's last
     /// idle message; control passes leave it. Starts at 0.
     pub signaled_us: u32,
+    /// Spine: the next task taken from the idle list goes to position `turn - 1`, and the idle
+    /// racks take tasks in turn (`docs/algorithm.md`, decision 18). Counted from 1 and kept within
+    /// `1..=max(p, 1)` from the pool's configuration on (0 before it): the position plus one is
+    /// what the hardware's `idleList` stage checks its forwarding on, like a leaf's `p`.
+    pub turn: u16,
 }
 
 /// An `idleList` / `members` entry: a node and its additive factor.
@@ -233,7 +238,7 @@ pub enum IdleIndex {
     Member(u16),
 }
 
-/// `poolAvg` entry (leaf). Packed to 4-byte alignment like [`RackAverage`] (28 bytes), so that
+/// `poolAvg` entry (leaf). Packed to 4-byte alignment like [`RackAverage`] (32 bytes), so that
 /// [`PoolRow`] fits one cache line: read `reported` by value (`{ entry.reported }`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, packed(4))]
@@ -244,6 +249,21 @@ pub struct PoolAvg {
     /// saturation test (`docs/algorithm.md`, decision 7). The load report itself carries it
     /// saturated to 16.16.
     pub reported: u64,
+    /// Tasks from the pool's spine that the average counted since the last report (or the last
+    /// control pass that rescaled the average or changed the parameters): the spine's view of the
+    /// rack holds them already, so the report rule leaves them out (`docs/algorithm.md`,
+    /// decision 19). Saturates at `u32::MAX`, which takes over four billion outstanding tasks.
+    pub spine_tasks: u32,
+}
+
+impl PoolAvg {
+    /// How far the average, less the spine's tasks, moved from the last report, in 16.16 levels
+    /// (`|floor((acc - spine_tasks · unit) / 2^16) - reported|`): the report rule's measure.
+    pub fn moved(&self) -> u64 {
+        let own =
+            i128::from(self.avg.acc()) - i128::from(self.spine_tasks) * i128::from(self.avg.unit);
+        ((own >> 16) - i128::from(self.reported)).unsigned_abs() as u64
+    }
 }
 
 /// `conn` entry.

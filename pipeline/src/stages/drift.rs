@@ -253,9 +253,11 @@ impl<const N: usize> Logic for DriftStage<N> {
             self.out.d.next.b_q = self.q_sat.val();
         }
 
-        // Charges: a popped or picked node, a random node, a decision that stands.
+        // Charges: a popped or picked node, a random node, a decision that stands. The factor is
+        // picked on the pass's kind alone, not on `live` (which the previous stage decides last):
+        // a dropped pass charges nothing, so its factor does not matter.
         self.charge_f.next = self.pin.val().chosen_f;
-        if self.p2.val() {
+        if self.pin.val().is_task & !self.pin.val().idle {
             self.charge_f.next = self.pin.val().a_f;
         }
         self.charge_else_cut.next = self.live.val()

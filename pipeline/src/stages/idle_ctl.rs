@@ -2,7 +2,10 @@
 //! the spine's idle list (Algorithm 1; §3.4 and §A.3 for the link rule and its repair).
 //!
 //! - A task takes the idle path when `p > 0` and the lock is free; a leaf pops (`p -= 1`, position
-//!   `p`), a spine only reads (position `p - 1`).
+//!   `p`), a spine keeps the rack and takes its idle racks in turn: position `turn - 1`, and
+//!   `turn` moves on by one, from `p` round to 1 (`docs/algorithm.md`, decision 18). A removal
+//!   that takes the top while the turn is there moves the turn round to 1 as well. Counted from
+//!   1, the turn is what `idleList` checks its forwarding on (`top`), as `p` for a pop.
 //! - An idleAdd's commit pass (and a leaf's new worker) pushes: position `p`, `p += 1`.
 //! - A removal's first pass takes the lock and `p -= 1` (position `p`, the former top), unless the
 //!   lock is held (`idle_remove_locked`) or the list is empty (`idle_remove_not_member`); its
@@ -80,6 +83,11 @@ pub struct IdleCtlStage<const P: usize> {
     /// The count less and more one (wrapping; used where the count is not zero, and by a push).
     p_less: Signal<Local, Bits<16>>,
     p_more: Signal<Local, Bits<16>>,
+    /// Spine: the turn is at the top (`turn == p`: the next goes round to 1), the position it
+    /// names, and the turn after it.
+    turn_top: Signal<Local, Bit>,
+    turn_less: Signal<Local, Bits<16>>,
+    turn_more: Signal<Local, Bits<16>>,
     /// Whether `repair_gap` microseconds passed since the pool's last idle message: `time -
     /// signaled >= gap` (wrapping), told by two compares of `signaled` with values of the pass
     /// alone, `old` (at or before `time - gap`) and `ahead` (after `time`): `time - gap` wraps
@@ -183,6 +191,9 @@ impl<const P: usize> IdleCtlStage<P> {
             unlock: Default::default(),
             p_less: Default::default(),
             p_more: Default::default(),
+            turn_top: Default::default(),
+            turn_less: Default::default(),
+            turn_more: Default::default(),
             gap: Default::default(),
             old: Default::default(),
             ahead: Default::default(),
@@ -301,19 +312,34 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
         self.ctl_table.wr_en.next = true;
         self.live.next = !self.port.up.pass.val().drop.any();
         self.p_less.next = self.e.val().p - self.one.val();
-        self.out.d.next.top = self.e.val().p;
         self.p_more.next = self.e.val().p + self.one.val();
+        self.turn_top.next = self.e.val().turn == self.e.val().p;
+        self.turn_less.next = self.e.val().turn - self.one.val();
+        self.turn_more.next = self.e.val().turn + self.one.val();
+        // What `idleList` checks its forwarding on: the position read plus one, chosen by the
+        // pass's kind alone (a spine's task reads its turn; a pop or a take reads the top).
+        self.out.d.next.top = self.e.val().p;
+        if !self.is_leaf.val() & self.port.up.pass.val().is_task {
+            self.out.d.next.top = self.e.val().turn;
+        }
 
-        // A task: the idle path, when the list has a node and no removal holds it.
+        // A task: the idle path, when the list has a node and no removal holds it. A leaf pops
+        // the top; a spine takes the rack whose turn it is and moves the turn on.
         if self.live.val()
             & self.port.up.pass.val().is_task
             & self.e.val().p.any()
             & !self.e.val().locked
         {
             self.out.d.next.idle = true;
-            self.out.d.next.pos = self.p_less.val();
             if self.is_leaf.val() {
+                self.out.d.next.pos = self.p_less.val();
                 self.w.next.p = self.p_less.val();
+            } else {
+                self.out.d.next.pos = self.turn_less.val();
+                self.w.next.turn = self.turn_more.val();
+                if self.turn_top.val() {
+                    self.w.next.turn = self.one.val();
+                }
             }
         }
         // Pushes: an idleAdd's commit, a leaf's new worker, a removal that found its node absent.
@@ -340,6 +366,9 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
                 self.out.d.next.pos = self.p_less.val();
                 self.w.next.p = self.p_less.val();
                 self.w.next.locked = true;
+                if self.turn_top.val() {
+                    self.w.next.turn = self.one.val();
+                }
             }
         }
         // A removal's second pass releases the lock (the link rule runs on the final count).
@@ -351,6 +380,7 @@ impl<const P: usize> Logic for IdleCtlStage<P> {
             self.w.next.p = self.zero.val();
             self.w.next.locked = false;
             self.w.next.linked = false;
+            self.w.next.turn = self.one.val();
         }
 
         // The leaf's link rule, on the new count: it runs on every task and wherever the count

@@ -6,8 +6,10 @@
 //!   adds or removes a worker (rescale to the new `unit`, forgetting the integer part of the
 //!   removed worker's queue, all tasks when the pool is left without workers).
 //! - With a spine: an idle signal decided in `idleCtl` leaves with the current average; otherwise
-//!   a pass that changed the average sends a load report when the average moved by at least
-//!   `report_delta` since the last report. A displaced report waits for a later change.
+//!   a pass that changed the average sends a load report when the average, less the tasks from
+//!   the pool's spine (which its view of the rack holds already), moved by at least
+//!   `report_delta` since the last report (`docs/algorithm.md`, decisions 7 and 19). A
+//!   displaced report waits for a later change.
 //! - Configuring a pool clears its entry; changing its `report_delta` (a control pass) works its
 //!   margins out anew. A spine instance passes everything through untouched.
 //!
@@ -81,6 +83,9 @@ pub struct PoolAvgStage<const P: usize> {
     /// The pass's report terms, a clock ahead (from `early`); a rescale keeps its own until
     /// its last clock.
     terms: DFF<PoolAvgTerms>,
+    /// The pass is from the pool's spine (`src` is its ID), a clock ahead: a task it places
+    /// leaves the margins as they are.
+    from_spine: DFF<Bit>,
     delta_w: ZeroExtend<32, WIDE>,
     reported_w: ZeroExtend<48, WIDE>,
     acc_w: ZeroExtend<64, WIDE>,
@@ -131,8 +136,9 @@ pub struct PoolAvgStage<const P: usize> {
     down_re: Signal<Local, Wide>,
     /// A live control pass changing the pool's parameters.
     params: Signal<Local, Bit>,
-    /// Which check applies (see `update`).
+    /// Which check applies (see `update`); `spine_cut` is one task more from the spine.
     inc_cut: Signal<Local, Bit>,
+    spine_cut: Signal<Local, Bit>,
     dec_cut: Signal<Local, Bit>,
     same_cut: Signal<Local, Bit>,
     /// A signal may leave: the pass is live, has a spine, and is not a rescale's first clock.
@@ -199,6 +205,7 @@ impl<const P: usize> PoolAvgStage<P> {
             mul: Default::default(),
             kept_r: Default::default(),
             terms: Default::default(),
+            from_spine: Default::default(),
             delta_w: Default::default(),
             reported_w: Default::default(),
             acc_w: Default::default(),
@@ -235,6 +242,7 @@ impl<const P: usize> PoolAvgStage<P> {
             down_re: Default::default(),
             params: Default::default(),
             inc_cut: Default::default(),
+            spine_cut: Default::default(),
             dec_cut: Default::default(),
             same_cut: Default::default(),
             sig_ok_cut: Default::default(),
@@ -278,7 +286,7 @@ impl<const P: usize> PoolAvgStage<P> {
 impl<const P: usize> Logic for PoolAvgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, out, hold, held, kept_r, terms);
+        dff_setup!(self, clock, out, hold, held, kept_r, terms, from_spine);
         clock!(self, clock, avg_table, mul);
         // The entering pass's report terms, for the next clock.
         self.delta_w.narrow.next = self.port.up.early.val().report_delta;
@@ -288,6 +296,8 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
             (self.zero_w.val() - self.delta_w.wide.val()) << self.shift16.val();
         self.terms.d.next.down_hi =
             (self.delta_w.wide.val() - self.one_w.val()) << self.shift16.val();
+        self.from_spine.d.next = self.port.up.early.val().spine_ok
+            & (self.port.up.early.val().src == self.port.up.early.val().spine_id);
         self.early_unused.next = self.port.up.early.val();
         // The entering pass's index (`early`); while a rescale holds the stage, its own pool.
         self.holding.next = self.is_leaf.val() & self.held.q.val();
@@ -348,7 +358,8 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // Which change applies: one task more, one less, or the accumulator as it is (a change
         // that saturated, or a rescale's last clock); kept (`_cut`), so that the checks' chains
         // meet them in the last LUTs.
-        self.inc_cut.next = self.started.val() & self.inc_ok.val();
+        self.inc_cut.next = self.started.val() & self.inc_ok.val() & !self.from_spine.q.val();
+        self.spine_cut.next = self.started.val() & self.inc_ok.val() & self.from_spine.q.val();
         self.dec_cut.next = self.finished.val() & self.dec_ok.val();
         self.same_cut.next = (self.started.val() & !self.inc_ok.val())
             | (self.finished.val() & !self.dec_ok.val())
@@ -375,11 +386,14 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.up_dec.next = self.avg_table.rd_data.val().up_margin - self.unit_dec_w.wide.val();
         self.down_inc.next = self.avg_table.rd_data.val().down_margin + self.unit_w.wide.val();
         self.down_dec.next = self.avg_table.rd_data.val().down_margin - self.unit_dec_w.wide.val();
-        if self.inc_cut.val() {
+        if self.inc_cut.val() | self.spine_cut.val() {
             self.w.next.tasks = self.avg_table.rd_data.val().tasks + self.one.val();
             self.w.next.acc = self.acc_inc.val().get_bits::<64>(0);
             self.w.next.busy = true;
             self.w.next.full = self.avg_table.rd_data.val().tasks == self.max_less_one.val();
+        }
+        // A task from the spine leaves the margins: the spine's view holds it already.
+        if self.inc_cut.val() {
             self.w.next.up_margin = self.up_inc.val();
             self.w.next.down_margin = self.down_inc.val();
         }
@@ -481,7 +495,7 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         self.rep_new.next = self.avg_table.rd_data.val().acc.get_bits::<48>(16);
         self.up_go.next = self.up_go_same.val();
         self.down_go.next = self.down_go_same.val();
-        if self.inc_cut.val() {
+        if self.inc_cut.val() | self.spine_cut.val() {
             self.cur.next = self.cur_inc.val();
             self.up_go.next = self.up_go_inc.val();
             self.down_go.next = self.down_go_inc.val();
@@ -495,12 +509,12 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         }
         // Which check applies was picked above; each check's outcome is a margin's sign bit
         // (`up >= 0`, `down < 0`), of the entry's own margins for a change that leaves the
-        // accumulator as it is.
+        // accumulator as it is or, from the spine, the margins.
         self.report.next = (self.inc_cut.val()
             & (!self.up_inc.val().get_bit(65) | self.down_inc.val().get_bit(65)))
             | (self.dec_cut.val()
                 & (!self.up_dec.val().get_bit(65) | self.down_dec.val().get_bit(65)))
-            | (self.same_cut.val()
+            | ((self.same_cut.val() | self.spine_cut.val())
                 & (!self.up_now_unused.val().get_bit(65) | self.down_now_unused.val().get_bit(65)));
         // A rescale's signals wait for its last clock. The average goes with every pass that
         // may signal (the egress reads it only with a signal), so it waits for no check; an idle

@@ -8,7 +8,7 @@
 //!   configures them through control passes as the controller would. Pool and node IDs are per
 //!   switch (u16): a leaf's pools are the pools with workers in its rack, numbered in pool order,
 //!   its nodes are those workers; a spine's pools are the pools whose pod scheduler it hosts
-//!   ([`crate::cluster::PoolPod::spine_switch`]), its nodes the (pool, rack) pairs of that pod. Leaf
+//!   ([`crate::cluster::SpineGroup::spine_switch`]), its nodes the (pool, rack) pairs of that pod. Leaf
 //!   switch IDs are the rack indices, spine IDs `racks + switch`;
 //! - turns the engine's hooks into first passes (NEW_TASK at a spine and at a leaf, TASK_DONE /
 //!   TASK_DONE_IDLE at a leaf, IDLE_SIGNAL / IDLE_REMOVE / QUEUE_SIGNAL at a spine), feeds every
@@ -323,11 +323,11 @@ impl Horus {
             rack_base.push(nr);
             pod_base.push(nd);
             nr += pool.racks.len() as u32;
-            nd += pool.pods.len() as u32;
+            nd += pool.groups.len() as u32;
             for (r, rack) in pool.racks.iter().enumerate() {
                 rack_pools[rack.rack as usize].push((p as u32, r as u32));
             }
-            for (d, pod) in pool.pods.iter().enumerate() {
+            for (d, pod) in pool.groups.iter().enumerate() {
                 switch_pools[pod.spine_switch as usize].push((p as u32, d as u32));
             }
         }
@@ -360,7 +360,7 @@ impl Horus {
             }
             let nodes: usize = pools
                 .iter()
-                .map(|&(p, d)| cluster.pools[p as usize].pods[d as usize].racks as usize)
+                .map(|&(p, d)| cluster.pools[p as usize].groups[d as usize].racks as usize)
                 .sum();
             let sizes = Sizes {
                 pools: id16(pools.len(), "pool count"),
@@ -375,7 +375,7 @@ impl Horus {
             let mut node = 0u16;
             for (sp, &(p, d)) in pools.iter().enumerate() {
                 let pool = &cluster.pools[p as usize];
-                let pod = &pool.pods[d as usize];
+                let pod = &pool.groups[d as usize];
                 h.spine_slots[(h.pod_base[p as usize] + d) as usize] = Slot {
                     switch: idx,
                     pool: sp as u16,
@@ -420,10 +420,10 @@ impl Horus {
                     first: prack.first_worker,
                     rows: Rows::of(&h.leaves[idx as usize], lp as u16),
                 };
-                let spine = h.spine_slots[(h.pod_base[p as usize] + prack.pod_slot) as usize];
+                let spine = h.spine_slots[(h.pod_base[p as usize] + prack.group_slot) as usize];
                 let spine_id = h.spines[spine.switch as usize].id();
-                let my_node =
-                    spine.first_node + (r - pool.pods[prack.pod_slot as usize].first_rack) as u16;
+                let my_node = spine.first_node
+                    + (r - pool.groups[prack.group_slot as usize].first_rack) as u16;
                 let workers = prack.workers as u16;
                 let ops = std::iter::once(ControlOp::ConfigurePool {
                     pool: lp as u16,
@@ -503,8 +503,8 @@ impl Horus {
             }
         }
         for (p, r, e) in init_signals {
-            let pod_slot = cluster.pools[p as usize].racks[r as usize].pod_slot;
-            h.deliver_to_spine(p, pod_slot, e.header);
+            let group_slot = cluster.pools[p as usize].racks[r as usize].group_slot;
+            h.deliver_to_spine(p, group_slot, e.header);
         }
         h.baseline = h.raw_counters();
         h
@@ -551,7 +551,7 @@ impl Horus {
         keep: impl Fn(u32) -> bool,
     ) {
         let pool = &cluster.pools[p as usize];
-        let pod = &pool.pods[d as usize];
+        let pod = &pool.groups[d as usize];
         let spine = self.spine_slots[(self.pod_base[p as usize] + d) as usize].switch;
         let ops = std::iter::once(ControlOp::ConfigurePool {
             pool: sp,
@@ -610,10 +610,10 @@ impl Horus {
         ctl.p = idle;
         ctl.linked = idle >= cfg.params.link_at;
         let avg = &mut t.pools[pool].avg;
-        // As if each queued task had passed the leaf: the count, and the accumulator it implies.
+        // As if each queued task had passed the leaf (and the leaf had reported them).
         avg.avg.tasks = u32::try_from(total).unwrap_or(u32::MAX);
-        avg.avg.acc = u64::from(avg.avg.tasks) * avg.avg.unit;
         avg.reported = avg.avg.level();
+        avg.spine_tasks = 0;
         let spine = cfg.spine.expect("leaf pools have a spine");
         let (qlen, seq) = avg.avg.load().to_wire();
         (total > 0).then(|| horus_model::sched::Emit {
@@ -706,11 +706,11 @@ impl Horus {
             PacketType::QueueSignal => LOAD_UPDATE,
             other => unreachable!("a leaf signals only idle and load messages, not {other:?}"),
         };
-        let pod_slot = ctx.cluster.pools[p as usize].racks[r as usize].pod_slot;
+        let group_slot = ctx.cluster.pools[p as usize].racks[r as usize].group_slot;
         ctx.send(Message {
             pool: p,
             from: Node::Leaf(r),
-            to: Node::Spine(pod_slot),
+            to: Node::Spine(group_slot),
             kind,
             value: (u32::from(h.qlen) << 16) | u32::from(h.seq_num),
             value2: u32::from(h.src_id),
@@ -837,7 +837,7 @@ impl Policy for Horus {
             None => {
                 task.hint = u32::from(CLIENT_ID);
                 task.tag = 0;
-                let pod = &ctx.cluster.pools[p as usize].pods[task.spine as usize];
+                let pod = &ctx.cluster.pools[p as usize].groups[task.spine as usize];
                 let (first, n) = (pod.first_rack, pod.racks);
                 ctx.random_rack(p, first, n)
             }
@@ -942,8 +942,8 @@ impl Policy for Horus {
                 );
             }
             FailureNotice::Rack { pool, rack } => {
-                let d = ctx.cluster.pools[pool as usize].racks[rack as usize].pod_slot;
-                let first_rack = ctx.cluster.pools[pool as usize].pods[d as usize].first_rack;
+                let d = ctx.cluster.pools[pool as usize].racks[rack as usize].group_slot;
+                let first_rack = ctx.cluster.pools[pool as usize].groups[d as usize].first_rack;
                 let slot = self.spine_slots[(self.pod_base[pool as usize] + d) as usize];
                 let node = slot.first_node + (rack - first_rack) as u16;
                 let spine = &self.spines[slot.switch as usize];
@@ -966,7 +966,7 @@ impl Policy for Horus {
                 // this pool: the leaves keep addressing it as before.
                 let i = (self.pod_base[pool as usize] + pod) as usize;
                 let old = self.spine_slots[i];
-                let d = &ctx.cluster.pools[pool as usize].pods[pod as usize];
+                let d = &ctx.cluster.pools[pool as usize].groups[pod as usize];
                 let id = self.spines[old.switch as usize].id();
                 let sizes = Sizes {
                     pools: 1,
@@ -1013,7 +1013,7 @@ impl Policy for Horus {
             Upcoming::TaskAtSpine { pool, spine: d } => {
                 let i = self.pod_base[pool as usize] + d;
                 // Read after the pass, to map the chosen node to a rack slot.
-                prefetch(&cluster.pools[pool as usize].pods[d as usize]);
+                prefetch(&cluster.pools[pool as usize].groups[d as usize]);
                 prefetch(&self.spine_slots[i as usize]);
                 PrefetchNote([NOTE_SPINE, i, NO_NODE, 0, 0])
             }

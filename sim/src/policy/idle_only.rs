@@ -67,7 +67,7 @@ impl IdleOnly {
                     leaf_idle: vec![IdleList::default(); p.racks.len()],
                     linked: vec![false; p.racks.len()],
                     worker_index: vec![NOT_LISTED; p.workers() as usize],
-                    spine_idle: vec![IdleList::default(); p.pods.len()],
+                    spine_idle: vec![IdleList::default(); p.groups.len()],
                     rack_index: vec![NOT_LISTED; p.racks.len()],
                 };
                 for w in 0..p.workers() {
@@ -79,7 +79,7 @@ impl IdleOnly {
                 for (r, rack) in p.racks.iter().enumerate() {
                     if !s.leaf_idle[r].items.is_empty() {
                         s.linked[r] = true;
-                        s.spine_idle[rack.pod_slot as usize].push(&mut s.rack_index, r as u32);
+                        s.spine_idle[rack.group_slot as usize].push(&mut s.rack_index, r as u32);
                     }
                 }
                 s
@@ -90,7 +90,7 @@ impl IdleOnly {
 }
 
 fn idle_message(ctx: &mut Ctx, pool: u32, rack: u32, kind: u8) {
-    let to = Node::Spine(ctx.cluster.pools[pool as usize].racks[rack as usize].pod_slot);
+    let to = Node::Spine(ctx.cluster.pools[pool as usize].racks[rack as usize].group_slot);
     ctx.send(Message {
         pool,
         from: Node::Leaf(rack),
@@ -117,7 +117,7 @@ impl Policy for IdleOnly {
             list.remove(&mut s.rack_index, rack);
         }
         task.tag = 0;
-        let pod = &ctx.cluster.pools[task.pool as usize].pods[task.spine as usize];
+        let pod = &ctx.cluster.pools[task.pool as usize].groups[task.spine as usize];
         let (first, count) = (pod.first_rack, pod.racks);
         Decision::to(ctx.random_rack(task.pool, first, count))
     }

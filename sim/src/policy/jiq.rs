@@ -26,10 +26,10 @@ impl Jiq {
             .pools
             .iter()
             .map(|p| {
-                let mut queues = vec![Vec::new(); p.pods.len()];
+                let mut queues = vec![Vec::new(); p.groups.len()];
                 for w in 0..p.workers() {
                     if queue_len[(p.worker_base + w) as usize] == 0 {
-                        queues[rng.random_range(0..p.pods.len())].push(w);
+                        queues[rng.random_range(0..p.groups.len())].push(w);
                     }
                 }
                 queues
@@ -66,7 +66,7 @@ impl Policy for Jiq {
 
     fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
         if reply.qlen == 0 {
-            let pods = ctx.cluster.pools[reply.pool as usize].pods.len() as u32;
+            let pods = ctx.cluster.pools[reply.pool as usize].groups.len() as u32;
             let to = Node::Spine(ctx.rng.random_range(0..pods));
             ctx.send(Message {
                 pool: reply.pool,

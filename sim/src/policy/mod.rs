@@ -69,7 +69,7 @@ pub struct Reply {
     pub tag: u16,
 }
 
-/// A pool's scheduler: spine `pod_slot` or leaf `rack_slot`.
+/// A pool's scheduler: spine `group_slot` or leaf `rack_slot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Node {
     Spine(u32),

@@ -123,7 +123,7 @@ impl Policy for RackSched {
                 Decision::to(ctx.random_rack(p, 0, racks))
             }
             SpineMode::RackLoads { .. } => {
-                let pod = &pool.pods[task.spine as usize];
+                let pod = &pool.groups[task.spine as usize];
                 let (first, count) = (pod.first_rack, pod.racks);
                 Decision::to(self.power_of_d(
                     ctx,
@@ -159,7 +159,7 @@ impl Policy for RackSched {
         *sum = *sum + reply.qlen as u64 - old as u64;
         let pool = &ctx.cluster.pools[p];
         let from = Node::Leaf(rack);
-        let to = Node::Spine(pool.racks[rack as usize].pod_slot);
+        let to = Node::Spine(pool.racks[rack as usize].group_slot);
         match self.mode {
             SpineMode::PoolWide => ctx.send(Message {
                 pool: reply.pool,
@@ -199,7 +199,7 @@ impl Policy for RackSched {
         if let (FailureNotice::SpineRestarted { pool, pod }, SpineMode::RackLoads { .. }) =
             (notice, self.mode)
         {
-            let d = &ctx.cluster.pools[pool as usize].pods[pod as usize];
+            let d = &ctx.cluster.pools[pool as usize].groups[pod as usize];
             for r in d.first_rack..d.first_rack + d.racks {
                 self.spine_loads[pool as usize][r as usize] = 0;
                 self.rack_reported[pool as usize][r as usize] = f64::NAN;
