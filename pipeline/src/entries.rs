@@ -76,9 +76,9 @@ pub struct IdleIndexEntry {
 /// margin below zero. A task more or less adds or subtracts `unit` to the accumulator and the
 /// margins, except that a task from the spine leaves the margins; a report, a rescale, a change
 /// of `report_delta` and a configuration set them anew. The entry keeps no count of the spine's
-/// tasks: the margins are all the rule needs of it. `own` stays above `-(delta + 2) * 2^16`
-/// (the down margin reports first, and an idle signal displaces a report for a pass at most
-/// until the next change), so the margins fit their bits. `unit_dec` is
+/// tasks: the margins are all the rule needs of it. `own` is below 2^64 (`acc` is) and above
+/// -2^64 (the down margin reports within a few completions of the threshold, each at most
+/// `unit <= 2^32` lower), so the margins fit their 66 bits. `unit_dec` is
 /// a copy of `unit` (`stages/pool_avg.rs` says why, in its notes on depth).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct PoolAvgEntry {

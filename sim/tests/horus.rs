@@ -421,6 +421,7 @@ fn the_repair_gap_ends_the_idle_remove_storm_and_lost_messages_are_still_repaire
     // Every task the spine sent before a leaf's idleRemove reached it draws another idleRemove
     // without the gap; with it, only lost messages are repaired (1e-3 of them are lost here).
     assert!(per_task(&p) > 0.6, "{}", per_task(&p));
+    assert!(per_task(&g) < 0.5, "{}", per_task(&g));
     assert!(
         per_task(&p) > per_task(&g) + 0.25,
         "the storm's share: {} against {}",

@@ -116,7 +116,7 @@ fn a_leaf_failure_loses_tasks_only_until_the_controller_reacts() {
 fn a_spine_failure_is_repaired_by_rehosting_its_schedulers() {
     let mut cfg = small("idle-only", "exp", "0.6");
     cfg.loss = 0.0;
-    // The switch hosting pool 0's spine scheduler in its first pod.
+    // The switch hosting pool 0's spine scheduler for its first group of racks.
     let switch = Engine::new(&cfg).unwrap().cluster().pools[0].groups[0].spine_switch;
     cfg.failures = vec![FailureSpec {
         at_ns: 1_000_000,

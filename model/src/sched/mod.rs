@@ -261,8 +261,9 @@ impl Scheduler {
     }
 
     /// The `idleList` or `members` entries that a NEW_TASK first pass of `pool` would read if it
-    /// were the next pass: the top of the idle list (twice) when the pool has an idle node and is
-    /// not locked, else the two sampled members. None for an unconfigured or empty pool. Changes
+    /// were the next pass: the idle list's entry the pass would take (twice: a leaf's top, a
+    /// spine's turn) when the pool has an idle node and is not locked, else the two sampled
+    /// members. None for an unconfigured or empty pool. Changes
     /// nothing (the generator is copied): for callers that prefetch what a pass will read, such
     /// as a simulator running thousands of schedulers.
     #[inline]

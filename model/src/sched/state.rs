@@ -238,7 +238,7 @@ pub enum IdleIndex {
     Member(u16),
 }
 
-/// `poolAvg` entry (leaf). Packed to 4-byte alignment like [`RackAverage`] (32 bytes), so that
+/// `poolAvg` entry (leaf). Packed to 4-byte alignment like [`RackAverage`] (24 bytes), so that
 /// [`PoolRow`] fits one cache line: read `reported` by value (`{ entry.reported }`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, packed(4))]

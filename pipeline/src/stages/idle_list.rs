@@ -7,9 +7,10 @@
 //!
 //! Depth: the position comes late (stage 2 picks it after its own table read), so the table's
 //! forwarding check is given by this stage on terms ready earlier: `base - 1 + top`, where `top`
-//! is the list's pointer as stage 2 read it. That is the position of a pop or a take, the only
-//! passes that use the entry they read; a push or a removal's second pass writes a whole entry
-//! and reads nothing of it, so the check's value for them changes nothing.
+//! is the position read plus one as stage 2 has it without arithmetic: the list's pointer for a
+//! pop or a take, a spine task's turn (counted from 1). Those are the only passes that use the
+//! entry they read; a push or a removal's second pass writes a whole entry and reads nothing of
+//! it, so the check's value for them changes nothing.
 
 use crate::entries::NodeRefEntry;
 use crate::phv::Phv;
