@@ -1,0 +1,76 @@
+//! `horus-demo`: the whole Horus system on this machine (`horus_endpoints::demo`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Parser;
+use horus_endpoints::client::Policy;
+use horus_endpoints::demo::{self, DemoOpts, Topology};
+use horus_endpoints::switch::Engine;
+
+/// Starts a spine, leaves with their controllers, worker slots in every rack and clients on
+/// loopback addresses; runs Horus and then random placement at each load; prints and plots the
+/// tails side by side; stops every process it started.
+#[derive(Parser)]
+#[command(name = "horus-demo", version)]
+struct Args {
+    #[arg(long, default_value_t = 2)]
+    racks: u16,
+    /// Worker slots per rack.
+    #[arg(long, default_value_t = 8)]
+    workers: u16,
+    #[arg(long, default_value_t = 2)]
+    clients: u16,
+    #[arg(long, value_enum, default_value = "model")]
+    engine: Engine,
+    #[arg(long, value_delimiter = ',', default_value = "0.5,0.9")]
+    loads: Vec<f64>,
+    /// The simulator's workload names: exp, bimodal, trimodal, ...
+    #[arg(long, default_value = "exp")]
+    workload: String,
+    /// Multiply every service time by this (1: the paper's times).
+    #[arg(long, default_value_t = 10.0)]
+    scale: f64,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 5.0)]
+    duration_s: f64,
+    #[arg(long, default_value = "results/demo")]
+    out: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("horus-demo: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
+    let a = Args::parse();
+    anyhow::ensure!(
+        a.loads.iter().all(|l| l.is_finite() && *l > 0.0),
+        "--loads must be positive"
+    );
+    let o = DemoOpts {
+        topo: Topology::new(demo::fresh_net(), a.racks, a.workers)?,
+        clients: a.clients,
+        engine: a.engine,
+        loads: a.loads,
+        policies: vec![Policy::Horus, Policy::Random],
+        workload: a.workload,
+        scale: a.scale,
+        duration: Duration::try_from_secs_f64(a.duration_s)?,
+        out: a.out.clone(),
+        seed: a.seed,
+    };
+    demo::run(&o, |s| println!("{s}"))?;
+    println!(
+        "wrote {} and {}",
+        a.out.join("demo.json").display(),
+        a.out.join("demo-cdf.svg").display()
+    );
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! `horus-switch`: a Horus leaf or spine on a UDP socket, its engine the reference model or the
+//! Verilated RTL, programmed from a configuration file as a card is (`horus_endpoints::switch`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use horus_endpoints::switch::{self, ControllerOpts, Engine, RunOpts, SoftSwitch};
+use horus_model::config::{Config, Role};
+
+/// A software Horus switch: frames arrive one per UDP datagram at the configuration's address
+/// (`[switch] ip` and `udp_port`), and what the engine emits leaves for each frame's own
+/// destination. A leaf runs the controller: workers register with it (WORKER_ID), keep alive,
+/// and are removed when silent.
+#[derive(Parser)]
+#[command(name = "horus-switch", version)]
+struct Args {
+    /// The switch's configuration (as for horusctl and the card).
+    #[arg(long)]
+    config: PathBuf,
+    /// model: the reference model; rtl: the generated Verilog, Verilated (the configuration's
+    /// sizes must be a hardware preset's).
+    #[arg(long, value_enum, default_value = "model")]
+    engine: Engine,
+    /// Seed of the switch's random generator.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A leaf without a controller (its control-port frames are counted and dropped).
+    #[arg(long)]
+    no_controller: bool,
+    /// The controller removes a worker silent for this long.
+    #[arg(long, default_value_t = 1000)]
+    timeout_ms: u64,
+    /// Egress port the controller gives the workers it registers.
+    #[arg(long, default_value_t = 8)]
+    worker_port: u8,
+    /// The controller's membership file.
+    #[arg(long)]
+    state: Option<PathBuf>,
+    /// Serve for this long, then print the counts and stop (default: until killed).
+    #[arg(long)]
+    duration_s: Option<f64>,
+    /// Print the counts this often.
+    #[arg(long)]
+    stats_every_s: Option<f64>,
+}
+
+fn secs(s: Option<f64>, what: &str) -> Result<Option<Duration>> {
+    s.map(|s| {
+        Duration::try_from_secs_f64(s).map_err(|_| anyhow::anyhow!("{what} {s} is not a time"))
+    })
+    .transpose()
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("horus-switch: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
+    let a = Args::parse();
+    let cfg = Config::from_file(&a.config).with_context(|| a.config.display().to_string())?;
+    let start = Instant::now();
+    let ctl = (cfg.switch.role == Role::Leaf && !a.no_controller).then(|| ControllerOpts {
+        timeout_us: a.timeout_ms.saturating_mul(1000),
+        worker_port: a.worker_port,
+        state: a.state.clone(),
+    });
+    let has_ctl = ctl.is_some();
+    let mut s = SoftSwitch::open(&cfg, a.engine, a.seed, ctl, 0)?;
+    let listen = SocketAddr::from((cfg.switch.ip, cfg.switch.udp_port));
+    let opts = RunOpts {
+        duration: secs(a.duration_s, "--duration-s")?,
+        stats_every: secs(a.stats_every_s, "--stats-every-s")?,
+    };
+    println!(
+        "serving: {} switch {} ({:?} engine) on udp {listen}{}",
+        cfg.switch.role,
+        cfg.switch.id,
+        a.engine,
+        if has_ctl {
+            format!(", controller timeout {} ms", a.timeout_ms)
+        } else {
+            String::new()
+        }
+    );
+    let report = |s: &mut SoftSwitch| -> Result<()> {
+        println!("{}", serde_json::to_string(&s.stats)?);
+        let c: Vec<String> = s
+            .counters()?
+            .iter()
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect();
+        println!("counters: {}", c.join(", "));
+        Ok(())
+    };
+    let lost = switch::run(&mut s, listen, &opts, start, report)?;
+    report(&mut s)?;
+    println!("datagrams that could not be sent: {lost}");
+    Ok(())
+}

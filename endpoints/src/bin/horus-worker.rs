@@ -1,0 +1,120 @@
+//! `horus-worker`: worker slots that register with a leaf, run tasks and answer
+//! (`horus_endpoints::worker`).
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::Parser;
+use horus_endpoints::worker::{self, Service, Work};
+
+/// Horus worker slots: each its own address (consecutive from --ip, UDP port 1234), node and
+/// FCFS queue; they register with the leaf's controller, keep alive, run each task and answer its
+/// client through the leaf.
+#[derive(Parser)]
+#[command(name = "horus-worker", version)]
+struct Args {
+    /// The leaf's address (IP, or IP:PORT; port 1234 by default).
+    #[arg(long)]
+    leaf: String,
+    #[arg(long)]
+    pool: u16,
+    /// The first slot's address.
+    #[arg(long)]
+    ip: Ipv4Addr,
+    #[arg(long, default_value_t = 1)]
+    slots: u16,
+    /// The node ID the first slot asks for (the others the next ones); default any.
+    #[arg(long)]
+    id: Option<u16>,
+    /// A task's service time: payload (the client's run_ns), exp, bimodal, trimodal,
+    /// rocksdb-50-50, rocksdb-90-10, tpcc, trace:PATH, or fixed:US.
+    #[arg(long, default_value = "payload", value_parser = |s: &str| s.parse::<Service>())]
+    service: Service,
+    /// sleep: wait through a task's time; spin: keep a core busy through it.
+    #[arg(long, value_enum, default_value = "sleep")]
+    work: Work,
+    #[arg(long, default_value_t = 100)]
+    keepalive_ms: u64,
+    /// Run for this long, then print each slot's counts (default: until killed).
+    #[arg(long)]
+    duration_s: Option<f64>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("horus-worker: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn leaf_addr(s: &str) -> Result<SocketAddr> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    match s.parse::<Ipv4Addr>() {
+        Ok(ip) => Ok(SocketAddr::from((ip, horus_model::wire::HORUS_UDP_PORT))),
+        Err(_) => bail!("--leaf {s:?} is not an IPv4 address or IP:PORT"),
+    }
+}
+
+fn run() -> Result<()> {
+    let a = Args::parse();
+    if a.slots == 0 {
+        bail!("--slots must be at least 1");
+    }
+    let cfgs = worker::slot_configs(
+        a.ip,
+        a.slots,
+        leaf_addr(&a.leaf)?,
+        a.pool,
+        a.id,
+        Duration::from_millis(a.keepalive_ms.max(1)),
+    )?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut threads = Vec::new();
+    for (i, c) in cfgs.into_iter().enumerate() {
+        let h = worker::synthetic(a.service.clone(), a.work, a.seed.wrapping_add(i as u64));
+        let stop = Arc::clone(&stop);
+        let tx = tx.clone();
+        threads.push(std::thread::spawn(move || {
+            let r = worker::run_slot(c, h, stop, |id| {
+                let _ = tx.send((i, id));
+            });
+            if let Err(e) = &r {
+                eprintln!("horus-worker: slot {i}: {e:#}");
+            }
+            r
+        }));
+    }
+    drop(tx);
+    let mut ids = vec![None; usize::from(a.slots)];
+    for (i, id) in rx.iter().take(usize::from(a.slots)) {
+        ids[i] = Some(id);
+    }
+    if ids.iter().any(Option::is_none) {
+        bail!("a slot failed before it registered");
+    }
+    let ids: Vec<u16> = ids.into_iter().flatten().collect();
+    println!(
+        "registered {} slot(s) in pool {}: IDs {ids:?}",
+        a.slots, a.pool
+    );
+    match a.duration_s {
+        Some(s) => std::thread::sleep(Duration::from_secs_f64(s.max(0.0))),
+        None => loop {
+            std::thread::park();
+        },
+    }
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        let s = t.join().map_err(|_| anyhow::anyhow!("a slot panicked"))??;
+        println!("{}", serde_json::to_string(&s)?);
+    }
+    Ok(())
+}

@@ -1,0 +1,499 @@
+//! The whole system on one machine: a spine, racks behind their leaves (each leaf with its
+//! controller), worker slots registering in every rack, and clients sending to the spine; Horus
+//! and then random placement at each load; the tail latencies side by side.
+//!
+//! Every part is its own process (`horus-switch`, `horus-worker`, `horus-client`, found beside
+//! the running binary) on its own loopback addresses, so the demo is the system a user would
+//! start by hand; [`Children`] kills them all when the demo ends, however it ends.
+
+use std::io::{BufRead, BufReader};
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail, ensure};
+use hdrhistogram::Histogram;
+use horus_sim::workload::ServiceTime;
+use serde::{Deserialize, Serialize};
+
+use crate::client::Policy;
+use crate::switch::Engine;
+
+/// The pool every demo rack serves.
+pub const POOL: u16 = 1;
+
+/// Where the hosts of one system live: `127.a.b.0/24`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Topology {
+    pub net: [u8; 3],
+    pub racks: u16,
+    /// Worker slots per rack.
+    pub workers: u16,
+}
+
+/// The first host number of the worker slots, and of the clients.
+const FIRST_WORKER: u32 = 32;
+const FIRST_CLIENT: u32 = 200;
+
+impl Topology {
+    pub fn new(net: [u8; 3], racks: u16, workers: u16) -> Result<Topology> {
+        ensure!(
+            net[0] == 127,
+            "the demo lives on loopback addresses: 127.x.y"
+        );
+        ensure!((1..=8).contains(&racks), "1 to 8 racks, got {racks}");
+        ensure!(
+            workers >= 1 && u32::from(racks) * u32::from(workers) <= FIRST_CLIENT - FIRST_WORKER,
+            "1 to {} worker slots in all, got {racks} x {workers}",
+            FIRST_CLIENT - FIRST_WORKER
+        );
+        Ok(Topology {
+            net,
+            racks,
+            workers,
+        })
+    }
+
+    fn ip(&self, host: u32) -> Ipv4Addr {
+        Ipv4Addr::new(self.net[0], self.net[1], self.net[2], host as u8)
+    }
+    pub fn spine(&self) -> Ipv4Addr {
+        self.ip(1)
+    }
+    /// Leaf `k`, from 1.
+    pub fn leaf(&self, k: u16) -> Ipv4Addr {
+        self.ip(10 + u32::from(k))
+    }
+    /// The first worker slot of rack `k`.
+    pub fn first_worker(&self, k: u16) -> Ipv4Addr {
+        self.ip(FIRST_WORKER + u32::from(k - 1) * u32::from(self.workers))
+    }
+    /// Client `i`, from 0.
+    pub fn client(&self, i: u16) -> Result<Ipv4Addr> {
+        let h = FIRST_CLIENT + u32::from(i);
+        ensure!(h < 255, "at most {} clients", 255 - FIRST_CLIENT);
+        Ok(self.ip(h))
+    }
+
+    /// The spine's configuration: one pool, each rack a node of `workers` workers.
+    pub fn spine_toml(&self) -> String {
+        let mut s = format!(
+            "[switch]\nrole = \"spine\"\nid = 1\nmac = \"{}\"\nip = \"{}\"\npass_through_port = 1\ncontrol_port = 0\n\n{SIZES}\n[[pools]]\nid = {POOL}\n",
+            crate::link::mac_of(self.spine()),
+            self.spine()
+        );
+        for k in 1..=self.racks {
+            s += &format!(
+                "  [[pools.nodes]]\n  id = {}\n  leaf = {k}\n  workers = {}\n  mac = \"{}\"\n  ip = \"{}\"\n  udp_port = 1234\n  port = {}\n",
+                k - 1,
+                self.workers,
+                crate::link::mac_of(self.leaf(k)),
+                self.leaf(k),
+                k + 1
+            );
+        }
+        s
+    }
+
+    /// Leaf `k`'s configuration: the pool, reported to the spine, with room for the rack's
+    /// workers, which register.
+    pub fn leaf_toml(&self, k: u16) -> String {
+        format!(
+            "[switch]\nrole = \"leaf\"\nid = {k}\nmac = \"{}\"\nip = \"{}\"\npass_through_port = 1\ncontrol_port = 0\n\n{SIZES}\n[[spines]]\nid = 1\nmac = \"{}\"\nip = \"{}\"\nudp_port = 1234\nport = 2\n\n[[pools]]\nid = {POOL}\nspine = 1\nspine_node = {}\ncapacity = {}\n",
+            crate::link::mac_of(self.leaf(k)),
+            self.leaf(k),
+            crate::link::mac_of(self.spine()),
+            self.spine(),
+            k - 1,
+            self.workers
+        )
+    }
+}
+
+/// The `small` hardware preset's sizes: both engines run the same file (the RTL engine builds
+/// that preset).
+const SIZES: &str = "[sizes]\npools = 8\nnodes = 64\nconn_table = 16\n";
+
+/// `s` with every service time multiplied by `k`.
+pub fn scaled(s: &ServiceTime, k: f64) -> ServiceTime {
+    let m = |v: &u64| ((*v as f64) * k).round().max(1.0) as u64;
+    match s {
+        ServiceTime::Exponential { mean_ns } => ServiceTime::Exponential {
+            mean_ns: mean_ns * k,
+        },
+        ServiceTime::Discrete { values_ns, probs } => ServiceTime::Discrete {
+            values_ns: values_ns.iter().map(m).collect(),
+            probs: probs.clone(),
+        },
+        ServiceTime::Trace { values_ns } => ServiceTime::Trace {
+            values_ns: values_ns.iter().map(m).collect(),
+        },
+    }
+}
+
+/// Processes that die with the demo.
+#[derive(Default)]
+pub struct Children(Vec<(String, Child)>);
+
+impl Children {
+    /// Starts `bin` with `args`; with `ready`, waits (at most `wait`) for a line of its standard
+    /// output that contains it. The rest of its output is dropped; its errors go to ours.
+    pub fn start(
+        &mut self,
+        bin: &Path,
+        args: &[String],
+        ready: Option<&str>,
+        wait: Duration,
+    ) -> Result<()> {
+        let name = format!(
+            "{} {}",
+            bin.file_name().unwrap_or_default().to_string_lossy(),
+            args.join(" ")
+        );
+        let mut c = Command::new(bin)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        let out = c.stdout.take().expect("piped");
+        self.0.push((name.clone(), c));
+        let (tx, rx) = mpsc::channel();
+        let want = ready.map(str::to_string);
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if want.as_deref().is_some_and(|w| line.contains(w)) {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        if ready.is_some() {
+            rx.recv_timeout(wait).map_err(|e| match e {
+                mpsc::RecvTimeoutError::Timeout => {
+                    anyhow::anyhow!("{name} was not ready within {wait:?}")
+                }
+                mpsc::RecvTimeoutError::Disconnected => {
+                    anyhow::anyhow!("{name} ended before it was ready")
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Kills the process started as number `i` (a worker failing).
+    pub fn kill(&mut self, i: usize) -> Result<()> {
+        let (_, c) = &mut self.0[i];
+        c.kill()?;
+        c.wait()?;
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Fails if a process already ended.
+    pub fn check_alive(&mut self) -> Result<()> {
+        for (name, c) in &mut self.0 {
+            if let Some(s) = c.try_wait()? {
+                bail!("{name} ended: {s}");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (_, c) in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A binary built beside the running one.
+pub fn sibling(name: &str) -> Result<PathBuf> {
+    let me = std::env::current_exe()?;
+    let p = me.with_file_name(name);
+    ensure!(
+        p.exists(),
+        "{} not found beside {} (build the workspace's binaries: cargo build -p horus-endpoints)",
+        name,
+        me.display()
+    );
+    Ok(p)
+}
+
+/// What a client writes with `--json`: its report and its histogram's buckets (nanoseconds,
+/// count), so that several clients' histograms can be merged.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ClientOutput {
+    pub report: serde_json::Value,
+    pub buckets: Vec<(u64, u64)>,
+}
+
+impl ClientOutput {
+    pub fn new(report: &crate::client::Report, h: &Histogram<u64>) -> Result<ClientOutput> {
+        Ok(ClientOutput {
+            report: serde_json::to_value(report)?,
+            buckets: h
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect(),
+        })
+    }
+
+    pub fn histogram(&self) -> Result<Histogram<u64>> {
+        let mut h = Histogram::<u64>::new(3)?;
+        for &(v, c) in &self.buckets {
+            h.record_n(v.max(1), c)?;
+        }
+        Ok(h)
+    }
+
+    fn get(&self, k: &str) -> u64 {
+        self.report[k].as_u64().unwrap_or(0)
+    }
+}
+
+/// The demo's settings.
+#[derive(Clone, Debug)]
+pub struct DemoOpts {
+    pub topo: Topology,
+    pub clients: u16,
+    pub engine: Engine,
+    pub loads: Vec<f64>,
+    pub policies: Vec<Policy>,
+    /// The workload's name (the simulator's), and the factor its service times are scaled by.
+    pub workload: String,
+    pub scale: f64,
+    pub duration: Duration,
+    pub out: PathBuf,
+    pub seed: u64,
+}
+
+/// One (policy, load) run of the demo, all clients merged.
+#[derive(Clone, Debug, Serialize)]
+pub struct DemoRow {
+    pub policy: Policy,
+    pub load: f64,
+    pub rate: f64,
+    pub sent: u64,
+    pub answered: u64,
+    pub lost: u64,
+    pub duplicates: u64,
+    pub max_send_lag_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+}
+
+/// Runs the demo: the rows, in the order run; writes `demo.json` and `demo-cdf.svg` in `out`.
+pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
+    let t = o.topo;
+    std::fs::create_dir_all(&o.out)?;
+    let service = scaled(&ServiceTime::named(&o.workload)?, o.scale);
+    let mean_s = service.mean_ns() / 1e9;
+    let (switch, worker, client) = (
+        sibling("horus-switch")?,
+        sibling("horus-worker")?,
+        sibling("horus-client")?,
+    );
+    let engine = match o.engine {
+        Engine::Model => "model",
+        Engine::Rtl => "rtl",
+    };
+    let mut kids = Children::default();
+    let spine_cfg = o.out.join("spine.toml");
+    std::fs::write(&spine_cfg, t.spine_toml())?;
+    // An RTL engine is Verilated on its first start (minutes); the others wait less.
+    let boot = Duration::from_secs(if o.engine == Engine::Rtl { 1200 } else { 60 });
+    let sw_args = |cfg: &Path| {
+        vec![
+            "--config".into(),
+            cfg.display().to_string(),
+            "--engine".into(),
+            engine.into(),
+            "--seed".into(),
+            o.seed.to_string(),
+        ]
+    };
+    kids.start(&switch, &sw_args(&spine_cfg), Some("serving"), boot)?;
+    for k in 1..=t.racks {
+        let cfg = o.out.join(format!("leaf{k}.toml"));
+        std::fs::write(&cfg, t.leaf_toml(k))?;
+        kids.start(&switch, &sw_args(&cfg), Some("serving"), boot)?;
+    }
+    say(&format!(
+        "a spine and {} leaves ({engine} engine) on {}.{}.{}.0/24",
+        t.racks, t.net[0], t.net[1], t.net[2]
+    ));
+    for k in 1..=t.racks {
+        let args = vec![
+            "--leaf".into(),
+            t.leaf(k).to_string(),
+            "--pool".into(),
+            POOL.to_string(),
+            "--ip".into(),
+            t.first_worker(k).to_string(),
+            "--slots".into(),
+            t.workers.to_string(),
+            "--service".into(),
+            "payload".into(),
+        ];
+        kids.start(&worker, &args, Some("registered"), Duration::from_secs(60))?;
+    }
+    say(&format!(
+        "{} worker slots registered in {} racks",
+        u32::from(t.racks) * u32::from(t.workers),
+        t.racks
+    ));
+    let workers = f64::from(t.racks) * f64::from(t.workers);
+    let mut rows = Vec::new();
+    let mut lines: Vec<(String, Histogram<u64>)> = Vec::new();
+    let mut run_no = 0u64;
+    for &load in &o.loads {
+        for &policy in &o.policies {
+            run_no += 1;
+            let rate = load * workers / mean_s;
+            let mut outs = Vec::new();
+            let mut procs = Vec::new();
+            for i in 0..o.clients {
+                let json = o
+                    .out
+                    .join(format!("client-{policy:?}-{load}-{i}.json").to_lowercase());
+                let args = vec![
+                    "--scheduler".into(),
+                    t.spine().to_string(),
+                    "--ip".into(),
+                    t.client(i)?.to_string(),
+                    "--client-id".into(),
+                    (i + 1).to_string(),
+                    "--pool".into(),
+                    POOL.to_string(),
+                    "--rate".into(),
+                    (rate / f64::from(o.clients)).to_string(),
+                    "--service".into(),
+                    o.workload.clone(),
+                    "--scale".into(),
+                    o.scale.to_string(),
+                    "--duration-s".into(),
+                    o.duration.as_secs_f64().to_string(),
+                    "--policy".into(),
+                    format!("{policy:?}").to_lowercase(),
+                    "--seed".into(),
+                    (o.seed * 1000 + run_no * 10 + u64::from(i)).to_string(),
+                    "--json".into(),
+                    json.display().to_string(),
+                    "--quiet".into(),
+                ];
+                procs.push(
+                    Command::new(&client)
+                        .args(&args)
+                        .stdout(Stdio::null())
+                        .spawn()
+                        .with_context(|| format!("starting {}", client.display()))?,
+                );
+                outs.push(json);
+            }
+            for mut p in procs {
+                let s = p.wait()?;
+                ensure!(s.success(), "a client failed: {s}");
+            }
+            kids.check_alive()?;
+            let mut h = Histogram::<u64>::new(3)?;
+            let mut row = DemoRow {
+                policy,
+                load,
+                rate,
+                sent: 0,
+                answered: 0,
+                lost: 0,
+                duplicates: 0,
+                max_send_lag_us: 0.0,
+                p50_us: 0.0,
+                p99_us: 0.0,
+                p999_us: 0.0,
+            };
+            for j in &outs {
+                let c: ClientOutput = serde_json::from_str(
+                    &std::fs::read_to_string(j)
+                        .with_context(|| format!("reading {}", j.display()))?,
+                )?;
+                h.add(c.histogram()?)?;
+                row.sent += c.get("sent");
+                row.answered += c.get("answered");
+                row.lost += c.get("lost");
+                row.duplicates += c.get("duplicates");
+                row.max_send_lag_us = row
+                    .max_send_lag_us
+                    .max(c.report["max_send_lag_us"].as_f64().unwrap_or(0.0));
+            }
+            let q = |q: f64| {
+                if h.is_empty() {
+                    0.0
+                } else {
+                    h.value_at_quantile(q) as f64 / 1e3
+                }
+            };
+            row.p50_us = q(0.5);
+            row.p99_us = q(0.99);
+            row.p999_us = q(0.999);
+            say(&format!(
+                "{:<6} load {:.2}: {:>7} tasks ({:.0}/s), {} lost, p50 {:>8.1} us, p99 {:>8.1} us, p99.9 {:>8.1} us",
+                format!("{policy:?}").to_lowercase(),
+                load,
+                row.sent,
+                rate,
+                row.lost,
+                row.p50_us,
+                row.p99_us,
+                row.p999_us
+            ));
+            lines.push((
+                format!(
+                    "{} {:.0} % (p99 {:.0} us)",
+                    format!("{policy:?}").to_lowercase(),
+                    load * 100.0,
+                    row.p99_us
+                ),
+                h,
+            ));
+            rows.push(row);
+            // Let the queues empty before the next run.
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+    std::fs::write(
+        o.out.join("demo.json"),
+        serde_json::to_string_pretty(&rows)?,
+    )?;
+    let refs: Vec<(String, &Histogram<u64>)> = lines.iter().map(|(l, h)| (l.clone(), h)).collect();
+    crate::client::plot_cdf(
+        &o.out.join("demo-cdf.svg"),
+        &format!(
+            "response time, {} x{} on {} workers ({engine} engine)",
+            o.workload, o.scale, workers
+        ),
+        &refs,
+    )?;
+    Ok(rows)
+}
+
+/// A loopback network for one run: `127.x.y` from the process ID, so that runs side by side
+/// (tests) do not share addresses.
+pub fn fresh_net() -> [u8; 3] {
+    let p = std::process::id();
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let v = p.wrapping_mul(2_654_435_761) ^ t;
+    [127, 100 + (v % 150) as u8, (v >> 8) as u8]
+}

@@ -1,0 +1,249 @@
+//! The network the endpoints and the software switch share on one machine.
+//!
+//! Every host (a switch, a worker slot, a client) is a UDP socket bound at its own IPv4 address
+//! and the Horus port 1234: what the frames it sends and receives say it is. Linux routes the whole
+//! of 127.0.0.0/8 to the loopback device, so one machine holds thousands of such hosts without
+//! any set-up or privilege. A link carries whole Ethernet frames, one per datagram (the framing of
+//! QEMU's `-netdev dgram` and of `horusctl serve`'s control port): the bytes a host sends are
+//! exactly the frame a card or a DPDK endpoint would put on the wire, built and parsed by
+//! `horus_model::wire`.
+//!
+//! A host hands every frame to its first hop (its gateway): clients and workers to their switch,
+//! whatever the frame's destination, as a cable to a top-of-rack switch would; a switch delivers
+//! what it emits to the frame's own IPv4 destination and UDP port.
+//!
+//! The controller (`horus_host_driver::controller`) answers a worker with the bare 11-byte Horus
+//! header as a UDP datagram to the worker's address, as `horusctl serve` does on a real network.
+//! A datagram of exactly [`HEADER_LEN`] bytes is therefore a controller message: no frame is that
+//! short (a Horus frame has at least 53 bytes).
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use horus_model::wire::{
+    self, Endpoint, HEADER_LEN, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, WireError,
+};
+
+/// The largest datagram a link carries: one frame the switch takes.
+pub const MAX_DATAGRAM: usize = horus_model::sched::frame::MAX_FRAME_LEN;
+
+/// The MAC address of the emulated host at `ip`: locally administered, `02:00` and the four
+/// bytes of the address.
+pub fn mac_of(ip: Ipv4Addr) -> MacAddr {
+    let o = ip.octets();
+    MacAddr([0x02, 0x00, o[0], o[1], o[2], o[3]])
+}
+
+/// The emulated host at `ip`, on the Horus port.
+pub fn host(ip: Ipv4Addr) -> Endpoint {
+    Endpoint {
+        mac: mac_of(ip),
+        ip,
+        udp_port: HORUS_UDP_PORT,
+    }
+}
+
+pub fn socket_addr(e: &Endpoint) -> SocketAddr {
+    SocketAddr::from((e.ip, e.udp_port))
+}
+
+/// The IPv4 destination and UDP destination port of any IPv4/UDP frame (Horus or not).
+pub fn frame_dst(frame: &[u8]) -> Option<SocketAddr> {
+    let ip = wire::IPV4_OFFSET;
+    let udp = wire::UDP_OFFSET;
+    if frame.len() < udp + 4
+        || frame[12..14] != wire::ETHERTYPE_IPV4.to_be_bytes()
+        || frame[ip] != 0x45
+        || frame[ip + 9] != wire::IP_PROTOCOL_UDP
+    {
+        return None;
+    }
+    let dst = Ipv4Addr::new(
+        frame[ip + 16],
+        frame[ip + 17],
+        frame[ip + 18],
+        frame[ip + 19],
+    );
+    let port = u16::from_be_bytes([frame[udp + 2], frame[udp + 3]]);
+    Some(SocketAddr::from((dst, port)))
+}
+
+/// Makes a UDP socket's receive buffer as large as the kernel allows (up to `bytes`): bursts of
+/// tasks at a switch or a worker are queued, not dropped.
+pub fn grow_receive_buffer(sock: &UdpSocket, bytes: usize) {
+    use std::os::fd::AsRawFd;
+    let v = bytes as libc::c_int;
+    // SAFETY: a valid socket descriptor and a pointer to a c_int of the size given.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// What arrived at a host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Inbound {
+    /// A Horus frame.
+    Frame(HorusFrame),
+    /// A controller's message: a bare Horus header.
+    Controller(HorusHeader),
+    /// Anything else, with the reason it is not a Horus frame (counted by the receiver).
+    Malformed(WireError),
+}
+
+/// A host's socket and its first hop.
+pub struct Link {
+    sock: UdpSocket,
+    pub me: Endpoint,
+    pub gateway: SocketAddr,
+    ip_id: u16,
+    buf: Vec<u8>,
+}
+
+impl Link {
+    /// Binds `me`'s address; frames leave for `gateway`.
+    pub fn bind(me: Endpoint, gateway: SocketAddr) -> Result<Link> {
+        let sock = UdpSocket::bind(socket_addr(&me))
+            .with_context(|| format!("binding UDP {}", socket_addr(&me)))?;
+        grow_receive_buffer(&sock, 4 << 20);
+        Ok(Link {
+            sock,
+            me,
+            gateway,
+            ip_id: 0,
+            buf: vec![0; MAX_DATAGRAM + 1],
+        })
+    }
+
+    /// A second handle on the same socket (a sending thread beside a receiving one).
+    pub fn try_clone(&self) -> Result<Link> {
+        Ok(Link {
+            sock: self.sock.try_clone()?,
+            me: self.me,
+            gateway: self.gateway,
+            ip_id: 0,
+            buf: vec![0; MAX_DATAGRAM + 1],
+        })
+    }
+
+    /// The frame from this host to `dst` carrying `header` and `payload`.
+    pub fn frame(&mut self, dst: Endpoint, header: HorusHeader, payload: Vec<u8>) -> Vec<u8> {
+        self.ip_id = self.ip_id.wrapping_add(1);
+        HorusFrame {
+            src: self.me,
+            dst,
+            ip_id: self.ip_id,
+            ttl: 64,
+            dscp_ecn: 0,
+            dont_fragment: true,
+            udp_checksum: 0,
+            header,
+            payload,
+        }
+        .to_bytes()
+    }
+
+    /// Sends a frame to the first hop.
+    pub fn send_frame(&self, frame: &[u8]) -> io::Result<()> {
+        self.sock.send_to(frame, self.gateway).map(|_| ())
+    }
+
+    /// Builds and sends a frame to `dst` through the first hop.
+    pub fn send(&mut self, dst: Endpoint, header: HorusHeader, payload: Vec<u8>) -> io::Result<()> {
+        let f = self.frame(dst, header, payload);
+        self.send_frame(&f)
+    }
+
+    /// Waits at most `timeout` (`None`: not at all) for the next datagram.
+    pub fn recv(&mut self, timeout: Option<Duration>) -> io::Result<Option<Inbound>> {
+        match timeout {
+            Some(t) => {
+                self.sock.set_nonblocking(false)?;
+                self.sock
+                    .set_read_timeout(Some(t.max(Duration::from_micros(1))))?;
+            }
+            None => self.sock.set_nonblocking(true)?,
+        }
+        match self.sock.recv_from(&mut self.buf) {
+            Ok((n, _)) => Ok(Some(classify(&self.buf[..n]))),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A datagram as a host takes it: a bare header from a controller, else a frame.
+pub fn classify(d: &[u8]) -> Inbound {
+    if d.len() == HEADER_LEN {
+        return match HorusHeader::parse(d) {
+            Ok(h) => Inbound::Controller(h),
+            Err(e) => Inbound::Malformed(e),
+        };
+    }
+    match wire::parse_frame(d) {
+        Ok(f) => Inbound::Frame(f),
+        Err(e) => Inbound::Malformed(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus_model::wire::PacketType;
+
+    fn header(t: PacketType) -> HorusHeader {
+        HorusHeader {
+            pkt_type: t,
+            more_packets: false,
+            pool_id: 7,
+            src_id: 3,
+            dst_id: 9,
+            qlen: 2,
+            seq_num: 77,
+        }
+    }
+
+    #[test]
+    fn a_frame_crosses_a_link_unchanged_and_a_bare_header_is_the_controllers() {
+        let a = host(Ipv4Addr::new(127, 77, 1, 1));
+        let b = host(Ipv4Addr::new(127, 77, 1, 2));
+        let mut la = Link::bind(a, socket_addr(&b)).unwrap();
+        let mut lb = Link::bind(b, socket_addr(&a)).unwrap();
+        la.send(b, header(PacketType::NewTask), vec![1, 2, 3])
+            .unwrap();
+        let Some(Inbound::Frame(f)) = lb.recv(Some(Duration::from_secs(2))).unwrap() else {
+            panic!("no frame")
+        };
+        assert_eq!(
+            (f.src, f.dst, f.header),
+            (a, b, header(PacketType::NewTask))
+        );
+        assert_eq!(f.payload, vec![1, 2, 3]);
+        assert_eq!(frame_dst(&f.to_bytes()), Some(socket_addr(&b)));
+        let ack = header(PacketType::WorkerIdAck);
+        UdpSocket::bind("127.77.1.3:0")
+            .unwrap()
+            .send_to(&ack.to_bytes(), socket_addr(&a))
+            .unwrap();
+        assert_eq!(
+            la.recv(Some(Duration::from_secs(2))).unwrap(),
+            Some(Inbound::Controller(ack))
+        );
+        assert_eq!(lb.recv(None).unwrap(), None);
+        assert!(matches!(classify(&[0u8; 40]), Inbound::Malformed(_)));
+    }
+}

@@ -1,0 +1,329 @@
+//! The software switch: a Horus leaf or spine on a UDP socket, deciding with the same engine a
+//! card runs.
+//!
+//! The engine is a device of `horus_host_driver` behind the register map, programmed by the
+//! driver exactly as a card: the reference model (`model`: a `FrameSwitch`, the paper's software
+//! scheduler) or the Verilog `rtl-gen` emits, Verilated (`rtl`: the hardware, cycle by cycle).
+//! Both take the configuration files `horusctl` and the card take (`Switch::apply`). A leaf
+//! embeds the controller (`horus_host_driver::controller`): what the switch sends to its control
+//! port (WORKER_ID, KEEP_ALIVE, ...) goes to the controller, which registers, watches and
+//! removes workers through the same driver, and answers them with bare headers over UDP.
+//!
+//! Every other frame the engine emits is delivered to its own IPv4 destination and UDP port
+//! ([`crate::link`]): tasks to workers or leaves, idle and load messages to spines, replies on to
+//! their clients. The egress port the engine chose is counted per port.
+//!
+//! Time: with the model the switch's microsecond clock is the wall clock since the switch started
+//! (wrapping at 2^32 as the hardware's); with the RTL it is the simulated clock (250 cycles per
+//! microsecond), which runs slower than the wall clock: timeouts and repair gaps count simulated
+//! time there.
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use horus_host_driver::controller::{Controller, Micros};
+use horus_host_driver::device::cosim::CosimDevice;
+use horus_host_driver::device::model::ModelDevice;
+use horus_host_driver::{Device, Switch};
+use horus_model::config::{Config, Role};
+use horus_model::sched::frame::OutFrame;
+use serde::Serialize;
+
+use crate::link::{self, MAX_DATAGRAM};
+
+/// Which implementation decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// The reference model (`horus_model`).
+    Model,
+    /// The generated Verilog, Verilated.
+    Rtl,
+}
+
+/// The embedded controller's settings (a leaf's).
+#[derive(Clone, Debug)]
+pub struct ControllerOpts {
+    /// A worker silent for this long is removed.
+    pub timeout_us: Micros,
+    /// Egress port of the workers it registers.
+    pub worker_port: u8,
+    /// The membership file.
+    pub state: Option<PathBuf>,
+}
+
+impl Default for ControllerOpts {
+    fn default() -> Self {
+        ControllerOpts {
+            timeout_us: 1_000_000,
+            worker_port: 8,
+            state: None,
+        }
+    }
+}
+
+/// What the switch does with what its engine emitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// A frame to its destination, from egress port `port`.
+    Frame {
+        port: u8,
+        to: SocketAddr,
+        frame: Vec<u8>,
+    },
+    /// A controller's answer to a worker: a bare Horus header.
+    Controller { to: SocketAddr, header: [u8; 11] },
+}
+
+/// What the switch counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SwitchStats {
+    pub frames_in: u64,
+    pub frames_out: u64,
+    /// Frames per egress port.
+    pub per_port: BTreeMap<u8, u64>,
+    /// Frames to the control port (to the controller on a leaf; counted and dropped on a spine).
+    pub to_control: u64,
+    pub controller_replies: u64,
+    /// Frames the engine emitted with no IPv4/UDP destination to deliver to.
+    pub undeliverable: u64,
+    /// Datagrams that were not frames (bare headers, malformed), dropped before the engine.
+    pub not_frames: u64,
+}
+
+/// A switch: its engine, its controller, its counts.
+pub struct SoftSwitch {
+    pub sw: Switch<Device>,
+    ctl: Option<Controller>,
+    control_port: u8,
+    pub engine: Engine,
+    pub stats: SwitchStats,
+}
+
+/// How many cycles the RTL may take to take in a frame and let its passes leave.
+const DRAIN_CYCLES: u64 = 20_000;
+
+impl SoftSwitch {
+    /// A switch of `cfg`'s role and sizes on `engine` (generator seeded with `seed`), programmed
+    /// with `cfg` by the driver; a leaf gets a controller with `ctl` (`None`: none; its control
+    /// frames are counted and dropped). `now` is the controller's clock.
+    pub fn open(
+        cfg: &Config,
+        engine: Engine,
+        seed: u64,
+        ctl: Option<ControllerOpts>,
+        now: Micros,
+    ) -> Result<SoftSwitch> {
+        let what = format!("{} switch {} ({engine:?})", cfg.switch.role, cfg.switch.id);
+        let dev = match engine {
+            Engine::Model => Device::Model(Box::new(ModelDevice::fresh(cfg, seed, &what)?)),
+            Engine::Rtl => Device::Cosim(Box::new(CosimDevice::fresh(cfg, seed, &what)?)),
+        };
+        let mut sw = Switch::open(dev)?;
+        sw.apply(cfg)
+            .with_context(|| format!("applying the configuration to the {what}"))?;
+        let ctl = match ctl {
+            Some(o) if cfg.switch.role == Role::Leaf => Some(Controller::start(
+                &mut sw,
+                o.worker_port,
+                o.timeout_us,
+                o.state.as_deref(),
+                now,
+            )?),
+            Some(_) => bail!(
+                "a controller runs beside a leaf; switch {} is a spine",
+                cfg.switch.id
+            ),
+            None => None,
+        };
+        Ok(SoftSwitch {
+            sw,
+            ctl,
+            control_port: cfg.switch.control_port,
+            engine,
+            stats: SwitchStats::default(),
+        })
+    }
+
+    /// What the engine emitted outside a frame's passes (the configuration's passes: a leaf's
+    /// first idle messages to its spines), to deliver when the switch joins the network.
+    pub fn pending(&mut self, now: Micros) -> Result<Vec<Delivery>> {
+        self.deliver(now)
+    }
+
+    fn take_outputs(&mut self) -> Vec<OutFrame> {
+        match &mut self.sw.regs {
+            Device::Model(d) => d.take_outputs(),
+            Device::Cosim(d) => d.take_outputs(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The frame `frame` arriving at `now` (microseconds of the switch's clock: the wall clock
+    /// for the model; the RTL keeps its own): what to deliver, in the order it left.
+    pub fn frame(&mut self, frame: Vec<u8>, now: Micros) -> Result<Vec<Delivery>> {
+        self.stats.frames_in += 1;
+        match &mut self.sw.regs {
+            Device::Model(d) => {
+                d.frame(frame, now as u32);
+            }
+            Device::Cosim(d) => {
+                d.send(frame);
+                d.drain(DRAIN_CYCLES)?;
+            }
+            _ => unreachable!("a software switch runs on the model or the RTL"),
+        }
+        self.deliver(now)
+    }
+
+    /// The controller's removals due at `now`.
+    pub fn tick(&mut self, now: Micros) -> Result<Vec<Delivery>> {
+        let Some(c) = self.ctl.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let replies = c.tick(&mut self.sw, now)?;
+        let mut out = self.replies(replies);
+        out.extend(self.deliver(now)?);
+        Ok(out)
+    }
+
+    /// When the controller next has a removal due.
+    pub fn next_deadline(&self) -> Option<Micros> {
+        self.ctl.as_ref().and_then(|c| c.next_deadline())
+    }
+
+    pub fn controller(&self) -> Option<&Controller> {
+        self.ctl.as_ref()
+    }
+
+    fn replies(&mut self, r: Vec<horus_host_driver::controller::Reply>) -> Vec<Delivery> {
+        self.stats.controller_replies += r.len() as u64;
+        r.into_iter()
+            .map(|r| Delivery::Controller {
+                to: link::socket_addr(&r.to),
+                header: r.header.to_bytes(),
+            })
+            .collect()
+    }
+
+    /// Everything the engine emitted: control-port frames through the controller (whose passes
+    /// may emit more), the others to their destinations.
+    fn deliver(&mut self, now: Micros) -> Result<Vec<Delivery>> {
+        let mut out = Vec::new();
+        let mut pending = self.take_outputs();
+        while !pending.is_empty() {
+            for f in std::mem::take(&mut pending) {
+                if f.port == self.control_port {
+                    self.stats.to_control += 1;
+                    if let Some(c) = self.ctl.as_mut() {
+                        let r = c.on_frame(&mut self.sw, &f.frame, now)?;
+                        out.extend(self.replies(r));
+                        pending.extend(self.take_outputs());
+                    }
+                    continue;
+                }
+                match link::frame_dst(&f.frame) {
+                    Some(to) => {
+                        self.stats.frames_out += 1;
+                        *self.stats.per_port.entry(f.port).or_default() += 1;
+                        out.push(Delivery::Frame {
+                            port: f.port,
+                            to,
+                            frame: f.frame,
+                        });
+                    }
+                    None => self.stats.undeliverable += 1,
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The engine's counters (the switch's `PASSES`, ..., `DROP_*`), non-zero ones.
+    pub fn counters(&mut self) -> Result<Vec<(&'static str, u32)>> {
+        Ok(self
+            .sw
+            .counters()?
+            .into_iter()
+            .filter(|c| c.1 != 0)
+            .collect())
+    }
+}
+
+/// Sends what the switch delivers; a destination that cannot be reached now loses the datagram
+/// (as a wire would), counted.
+pub fn send_all(sock: &UdpSocket, out: Vec<Delivery>, lost: &mut u64) {
+    for d in out {
+        let r = match &d {
+            Delivery::Frame { to, frame, .. } => sock.send_to(frame, to),
+            Delivery::Controller { to, header } => sock.send_to(header, to),
+        };
+        if r.is_err() {
+            *lost += 1;
+        }
+    }
+}
+
+/// How long a running switch serves, and how often it reports.
+#[derive(Clone, Debug, Default)]
+pub struct RunOpts {
+    pub duration: Option<Duration>,
+    pub stats_every: Option<Duration>,
+}
+
+/// Serves on `listen` until the duration ends (forever without one): the counts at the end.
+pub fn run(
+    s: &mut SoftSwitch,
+    listen: SocketAddr,
+    opts: &RunOpts,
+    start: Instant,
+    mut report: impl FnMut(&mut SoftSwitch) -> Result<()>,
+) -> Result<u64> {
+    let sock = UdpSocket::bind(listen).with_context(|| format!("binding UDP {listen}"))?;
+    link::grow_receive_buffer(&sock, 16 << 20);
+    let now = || start.elapsed().as_micros() as Micros;
+    let mut buf = vec![0u8; MAX_DATAGRAM + 1];
+    let mut lost = 0u64;
+    let mut reported = Instant::now();
+    let out = s.pending(now())?;
+    send_all(&sock, out, &mut lost);
+    loop {
+        if opts.duration.is_some_and(|d| start.elapsed() >= d) {
+            return Ok(lost);
+        }
+        if opts.stats_every.is_some_and(|e| reported.elapsed() >= e) {
+            reported = Instant::now();
+            report(s)?;
+        }
+        let wait = s
+            .next_deadline()
+            .map_or(50_000, |d| d.saturating_sub(now()).clamp(100, 50_000));
+        sock.set_read_timeout(Some(Duration::from_micros(wait)))?;
+        match sock.recv_from(&mut buf) {
+            Ok((n, _)) => {
+                let d = &buf[..n];
+                // A frame is at least an Ethernet header; a bare header is a controller's
+                // message to a host, never to a switch.
+                if n < horus_model::wire::ETH_HEADER_LEN || n == horus_model::wire::HEADER_LEN {
+                    s.stats.not_frames += 1;
+                } else {
+                    let out = s.frame(d.to_vec(), now())?;
+                    send_all(&sock, out, &mut lost);
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e).context("receiving a frame"),
+        }
+        if s.next_deadline().is_some_and(|d| d <= now()) {
+            let out = s.tick(now())?;
+            send_all(&sock, out, &mut lost);
+        }
+    }
+}

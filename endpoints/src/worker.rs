@@ -1,0 +1,394 @@
+//! Workers: the end of the system that runs tasks.
+//!
+//! A worker process holds one or more worker slots. Each slot is one Horus worker: its own host
+//! address ([`crate::link`]), its own node ID in the leaf, its own FCFS queue and thread. A slot
+//! speaks the public protocol:
+//!
+//! - it announces itself with WORKER_ID (its pool in `pool_id`, the ID it asks for in `src_id`,
+//!   `0xffff` for any) until the controller answers WORKER_ID_ACK with its ID in `dst_id`, and
+//!   sends KEEP_ALIVE (`src_id` its ID) every keep-alive period from then on;
+//! - it queues the tasks it receives (NEW_TASK, NEW_TASK_RANDOM; a multi-packet task once its last
+//!   packet arrived, the packets matched by client address and `seq_num`) and runs them in order;
+//! - it answers each task to its client, through the leaf, with the task's header fields
+//!   (`pool_id`, `seq_num`), its ID in `src_id`, the client's ID in `dst_id`, and in `qlen` the
+//!   tasks still queued: TASK_DONE, or TASK_DONE_IDLE when its queue ran dry after it had taken a
+//!   task marked as coming from the idle list (`qlen = 1`), so that it is in the leaf's idle list
+//!   at most once (`docs/algorithm.md`); the payload goes back with the handler's result in
+//!   `app_data`.
+//!
+//! A handler runs each task ([`Handler`]). The synthetic ones take the service time the client
+//! asked for (`run_ns`), or draw it from one of the paper's distributions, or a fixed time, and
+//! either sleep through it (the slot's thread waits, so that a small machine holds many slots; the
+//! thread's timer slack is set to 1 ns so that a sleep ends within microseconds of its time) or
+//! spin through it (a core busy, as the public testbed's worker).
+
+use std::collections::{HashMap, VecDeque};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use horus_model::wire::{Endpoint, HorusFrame, HorusHeader, PacketType};
+use horus_sim::workload::ServiceTime;
+use rand::SeedableRng;
+use serde::Serialize;
+
+use crate::link::{self, Inbound, Link};
+use crate::payload::{APP_WORDS, TaskPayload};
+
+/// `src_id` of a WORKER_ID asking for any ID.
+pub const ANY_ID: u16 = horus_host_driver::controller::ANY_ID;
+
+/// A task as a slot runs it.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// The client.
+    pub from: Endpoint,
+    /// The first packet's header.
+    pub header: HorusHeader,
+    pub payload: TaskPayload,
+    /// Packets the task came in.
+    pub packets: u32,
+}
+
+/// Runs a task; returns its result (the reply's `app_data`).
+pub type Handler = Box<dyn FnMut(&Task) -> [u64; APP_WORDS] + Send>;
+
+/// Where a synthetic task's service time comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Service {
+    /// `run_ns` of the task's payload (the client's draw).
+    Payload,
+    /// A draw from a distribution (the simulator's named workloads).
+    Draw(ServiceTime),
+    /// Always this long.
+    Fixed(Duration),
+}
+
+impl std::str::FromStr for Service {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "payload" {
+            return Ok(Service::Payload);
+        }
+        if let Some(us) = s.strip_prefix("fixed:") {
+            let us: f64 = us
+                .parse()
+                .map_err(|_| format!("fixed:US wants microseconds, got {us:?}"))?;
+            if !(us.is_finite() && us >= 0.0) {
+                return Err(format!("fixed:US wants a time of at least 0, got {us}"));
+            }
+            return Ok(Service::Fixed(Duration::from_nanos((us * 1e3) as u64)));
+        }
+        ServiceTime::named(s)
+            .map(Service::Draw)
+            .map_err(|e| format!("{e}; or payload (the client's run_ns) or fixed:US"))
+    }
+}
+
+/// How a synthetic task takes its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Work {
+    /// The thread sleeps (timer slack 1 ns).
+    Sleep,
+    /// The thread spins on the clock.
+    Spin,
+}
+
+/// Sets the calling thread's timer slack to 1 ns: its sleeps end within microseconds of their
+/// time instead of the default 50 us later.
+pub fn precise_sleeps() {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// Waits `d`, as `work` says.
+pub fn take_time(d: Duration, work: Work) {
+    let end = Instant::now() + d;
+    if work == Work::Sleep {
+        std::thread::sleep(d);
+    }
+    while Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// The synthetic handler: takes the task's service time from `service` and echoes the task's
+/// `app_data` with the service time it took in word 0 (nanoseconds).
+pub fn synthetic(service: Service, work: Work, seed: u64) -> Handler {
+    let mut rng = horus_sim::rng::SimRng::seed_from_u64(seed);
+    Box::new(move |t: &Task| {
+        let d = match &service {
+            Service::Payload => Duration::from_nanos(t.payload.run_ns),
+            Service::Draw(s) => Duration::from_nanos(s.sample(&mut rng)),
+            Service::Fixed(d) => *d,
+        };
+        take_time(d, work);
+        let mut out = t.payload.app_data;
+        out[0] = d.as_nanos() as u64;
+        out
+    })
+}
+
+/// One slot's settings.
+#[derive(Clone, Debug)]
+pub struct SlotConfig {
+    pub me: Endpoint,
+    /// The leaf's address (its switch socket).
+    pub leaf: SocketAddr,
+    pub pool: u16,
+    /// The ID it asks for ([`ANY_ID`]: any).
+    pub want_id: u16,
+    pub keepalive: Duration,
+    /// How long to wait for WORKER_ID_ACK before asking again.
+    pub register_retry: Duration,
+}
+
+/// What a slot counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SlotStats {
+    pub id: Option<u16>,
+    pub tasks: u64,
+    /// Of the tasks, those the idle list sent (`qlen = 1`).
+    pub from_idle_list: u64,
+    pub done_idle: u64,
+    pub keep_alives: u64,
+    pub registrations_sent: u64,
+    pub remove_acks: u64,
+    /// Datagrams that were not frames, frames that were not tasks of this slot's pool, tasks
+    /// without the testbed payload: dropped.
+    pub dropped: u64,
+}
+
+fn header(t: PacketType, pool: u16, src: u16, dst: u16, qlen: u16, seq: u16) -> HorusHeader {
+    HorusHeader {
+        pkt_type: t,
+        more_packets: false,
+        pool_id: pool,
+        src_id: src,
+        dst_id: dst,
+        qlen,
+        seq_num: seq,
+    }
+}
+
+/// A running slot's state.
+struct Slot {
+    cfg: SlotConfig,
+    link: Link,
+    id: u16,
+    queue: VecDeque<Task>,
+    /// Packets of multi-packet tasks so far: the first packet's header and payload, the count.
+    partial: HashMap<(Endpoint, u16), (HorusHeader, Option<TaskPayload>, u32)>,
+    /// A task from the idle list was taken and TASK_DONE_IDLE not yet sent.
+    owe_idle: bool,
+    stats: SlotStats,
+    leaf_host: Endpoint,
+}
+
+impl Slot {
+    fn take(&mut self, msg: Inbound) {
+        let f: HorusFrame = match msg {
+            Inbound::Frame(f) => f,
+            Inbound::Controller(h) => {
+                match h.pkt_type {
+                    PacketType::RemoveAck => {
+                        self.stats.remove_acks += 1;
+                        // Added back at the next keep-alive as an idle worker.
+                        self.owe_idle = false;
+                    }
+                    PacketType::WorkerIdAck => {}
+                    _ => self.stats.dropped += 1,
+                }
+                return;
+            }
+            Inbound::Malformed(_) => {
+                self.stats.dropped += 1;
+                return;
+            }
+        };
+        let h = f.header;
+        if !h.pkt_type.is_task() || h.pool_id != self.cfg.pool {
+            self.stats.dropped += 1;
+            return;
+        }
+        let key = (f.src, h.seq_num);
+        let payload = TaskPayload::parse(&f.payload).ok();
+        let (first, p, n) = if h.pkt_type == PacketType::TaskContinuation {
+            match self.partial.remove(&key) {
+                Some((first, p, n)) => (first, p.or(payload), n + 1),
+                None => {
+                    self.stats.dropped += 1;
+                    return;
+                }
+            }
+        } else {
+            (h, payload, 1)
+        };
+        if h.more_packets {
+            self.partial.insert(key, (first, p, n));
+            return;
+        }
+        let Some(payload) = p else {
+            self.stats.dropped += 1;
+            return;
+        };
+        if first.qlen == 1 {
+            self.stats.from_idle_list += 1;
+            self.owe_idle = true;
+        }
+        self.queue.push_back(Task {
+            from: f.src,
+            header: first,
+            payload,
+            packets: n,
+        });
+    }
+
+    fn drain(&mut self) -> Result<()> {
+        while let Some(m) = self.link.recv(None)? {
+            self.take(m);
+        }
+        Ok(())
+    }
+
+    fn keep_alive(&mut self) -> Result<()> {
+        let h = header(PacketType::KeepAlive, self.cfg.pool, self.id, 0, 0, 0);
+        self.link.send(self.leaf_host, h, Vec::new())?;
+        self.stats.keep_alives += 1;
+        Ok(())
+    }
+}
+
+/// Registers a slot with the leaf's controller: its ID.
+fn register(slot: &mut Slot, stop: &AtomicBool) -> Result<Option<u16>> {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let h = header(
+            PacketType::WorkerId,
+            slot.cfg.pool,
+            slot.cfg.want_id,
+            0,
+            0,
+            0,
+        );
+        slot.link.send(slot.leaf_host, h, Vec::new())?;
+        slot.stats.registrations_sent += 1;
+        let until = Instant::now() + slot.cfg.register_retry;
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match slot.link.recv(Some(left))? {
+                Some(Inbound::Controller(a))
+                    if a.pkt_type == PacketType::WorkerIdAck && a.pool_id == slot.cfg.pool =>
+                {
+                    return Ok(Some(a.dst_id));
+                }
+                Some(m) => slot.take(m),
+                None => {}
+            }
+        }
+    }
+}
+
+/// Runs one slot until `stop` is set: registers, then serves its queue.
+pub fn run_slot(
+    cfg: SlotConfig,
+    mut handler: Handler,
+    stop: Arc<AtomicBool>,
+    registered: impl FnOnce(u16),
+) -> Result<SlotStats> {
+    precise_sleeps();
+    let link = Link::bind(cfg.me, cfg.leaf)?;
+    let leaf_host = link::host(match cfg.leaf.ip() {
+        std::net::IpAddr::V4(ip) => ip,
+        std::net::IpAddr::V6(_) => bail!("the leaf's address must be IPv4, got {}", cfg.leaf),
+    });
+    let mut slot = Slot {
+        cfg,
+        link,
+        id: ANY_ID,
+        queue: VecDeque::new(),
+        partial: HashMap::new(),
+        owe_idle: false,
+        stats: SlotStats::default(),
+        leaf_host,
+    };
+    let Some(id) = register(&mut slot, &stop)? else {
+        return Ok(slot.stats);
+    };
+    slot.id = id;
+    slot.stats.id = Some(id);
+    registered(id);
+    // Registered tasks that arrived with the acknowledgement are served; the slot starts idle in
+    // the leaf's list only if it has none.
+    let mut next_ka = Instant::now() + slot.cfg.keepalive;
+    while !stop.load(Ordering::Relaxed) {
+        if Instant::now() >= next_ka {
+            slot.keep_alive()?;
+            next_ka = Instant::now() + slot.cfg.keepalive;
+        }
+        let Some(task) = slot.queue.pop_front() else {
+            let left = next_ka.saturating_duration_since(Instant::now());
+            if let Some(m) = slot.link.recv(Some(left.min(Duration::from_millis(50))))? {
+                slot.take(m);
+            }
+            continue;
+        };
+        let result = handler(&task);
+        slot.drain()?;
+        slot.stats.tasks += 1;
+        let idle = slot.queue.is_empty() && slot.owe_idle;
+        let t = if idle {
+            slot.owe_idle = false;
+            slot.stats.done_idle += 1;
+            PacketType::TaskDoneIdle
+        } else {
+            PacketType::TaskDone
+        };
+        let qlen = slot.queue.len().min(u16::MAX as usize) as u16;
+        let h = header(
+            t,
+            slot.cfg.pool,
+            slot.id,
+            task.payload.client_id,
+            qlen,
+            task.header.seq_num,
+        );
+        let reply = TaskPayload {
+            app_data: result,
+            ..task.payload
+        };
+        slot.link.send(task.from, h, reply.to_bytes())?;
+    }
+    Ok(slot.stats)
+}
+
+/// A worker process's slots: `slots` consecutive addresses from `first_ip`, IDs asked from
+/// `first_id` on (or any).
+pub fn slot_configs(
+    first_ip: Ipv4Addr,
+    slots: u16,
+    leaf: SocketAddr,
+    pool: u16,
+    first_id: Option<u16>,
+    keepalive: Duration,
+) -> Result<Vec<SlotConfig>> {
+    let base = u32::from(first_ip);
+    if u64::from(base) + u64::from(slots) > u64::from(u32::MAX) {
+        bail!("{slots} slots from {first_ip} run past the last IPv4 address");
+    }
+    Ok((0..slots)
+        .map(|i| SlotConfig {
+            me: link::host(Ipv4Addr::from(base + u32::from(i))),
+            leaf,
+            pool,
+            want_id: first_id.map_or(ANY_ID, |f| f.saturating_add(i)),
+            keepalive,
+            register_retry: Duration::from_millis(200),
+        })
+        .collect())
+}
