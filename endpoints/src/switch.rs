@@ -21,6 +21,8 @@
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -154,12 +156,17 @@ impl SoftSwitch {
         self.deliver(now)
     }
 
-    fn take_outputs(&mut self) -> Vec<OutFrame> {
-        match &mut self.sw.regs {
+    /// What the engine emitted since the last call. The RTL first runs until its pipeline is
+    /// empty: a control pass the driver started may still be on its way out.
+    fn take_outputs(&mut self) -> Result<Vec<OutFrame>> {
+        Ok(match &mut self.sw.regs {
             Device::Model(d) => d.take_outputs(),
-            Device::Cosim(d) => d.take_outputs(),
+            Device::Cosim(d) => {
+                d.drain(DRAIN_CYCLES)?;
+                d.take_outputs()
+            }
             _ => Vec::new(),
-        }
+        })
     }
 
     /// The frame `frame` arriving at `now` (microseconds of the switch's clock: the wall clock
@@ -170,10 +177,7 @@ impl SoftSwitch {
             Device::Model(d) => {
                 d.frame(frame, now as u32);
             }
-            Device::Cosim(d) => {
-                d.send(frame);
-                d.drain(DRAIN_CYCLES)?;
-            }
+            Device::Cosim(d) => d.send(frame),
             _ => unreachable!("a software switch runs on the model or the RTL"),
         }
         self.deliver(now)
@@ -213,7 +217,7 @@ impl SoftSwitch {
     /// may emit more), the others to their destinations.
     fn deliver(&mut self, now: Micros) -> Result<Vec<Delivery>> {
         let mut out = Vec::new();
-        let mut pending = self.take_outputs();
+        let mut pending = self.take_outputs()?;
         while !pending.is_empty() {
             for f in std::mem::take(&mut pending) {
                 if f.port == self.control_port {
@@ -221,7 +225,7 @@ impl SoftSwitch {
                     if let Some(c) = self.ctl.as_mut() {
                         let r = c.on_frame(&mut self.sw, &f.frame, now)?;
                         out.extend(self.replies(r));
-                        pending.extend(self.take_outputs());
+                        pending.extend(self.take_outputs()?);
                     }
                     continue;
                 }
@@ -272,6 +276,8 @@ pub fn send_all(sock: &UdpSocket, out: Vec<Delivery>, lost: &mut u64) {
 pub struct RunOpts {
     pub duration: Option<Duration>,
     pub stats_every: Option<Duration>,
+    /// Stops the switch when set (checked at least every 50 ms).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// Serves on `listen` until the duration ends (forever without one): the counts at the end.
@@ -291,7 +297,12 @@ pub fn run(
     let out = s.pending(now())?;
     send_all(&sock, out, &mut lost);
     loop {
-        if opts.duration.is_some_and(|d| start.elapsed() >= d) {
+        if opts.duration.is_some_and(|d| start.elapsed() >= d)
+            || opts
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
             return Ok(lost);
         }
         if opts.stats_every.is_some_and(|e| reported.elapsed() >= e) {

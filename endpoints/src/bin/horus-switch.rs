@@ -76,6 +76,7 @@ fn run() -> Result<()> {
     let opts = RunOpts {
         duration: secs(a.duration_s, "--duration-s")?,
         stats_every: secs(a.stats_every_s, "--stats-every-s")?,
+        stop: None,
     };
     println!(
         "serving: {} switch {} ({:?} engine) on udp {listen}{}",

@@ -1,0 +1,276 @@
+//! The whole system on loopback, in one process: a leaf (the software switch with its
+//! controller) in a thread, worker slots in threads, clients. Each test has its own addresses
+//! (`127.2xx.<pid>.0/24`), so that tests and test binaries run side by side.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use horus_endpoints::client::{self, ClientConfig, Policy};
+use horus_endpoints::demo::Topology;
+use horus_endpoints::link::{self, Inbound, Link};
+use horus_endpoints::payload::{APP_WORDS, TaskPayload};
+use horus_endpoints::switch::{self, ControllerOpts, Engine, RunOpts, SoftSwitch};
+use horus_endpoints::worker::{self, Service, SlotStats, Work};
+use horus_model::config::Config;
+use horus_model::wire::{HorusHeader, PacketType};
+use horus_sim::workload::ServiceTime;
+
+fn topo(test: u8, workers: u16) -> Topology {
+    Topology::new(
+        [127, 200 + test, (std::process::id() % 250) as u8],
+        1,
+        workers,
+    )
+    .unwrap()
+}
+
+/// What a switch thread leaves when it stops.
+struct SwitchEnd {
+    stats: switch::SwitchStats,
+    removals: u64,
+    registrations: u64,
+    /// (node ID, in the switch's tables) for every worker the controller knows.
+    members: Vec<(u16, bool)>,
+}
+
+/// Leaf 1 of `t` on the model engine, its controller removing workers silent for `timeout`.
+fn start_leaf(t: &Topology, timeout: Duration) -> (Arc<AtomicBool>, JoinHandle<SwitchEnd>) {
+    let cfg = Config::from_toml_str(&t.leaf_toml(1)).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let ctl = ControllerOpts {
+            timeout_us: timeout.as_micros() as u64,
+            ..Default::default()
+        };
+        let start = Instant::now();
+        let mut s = SoftSwitch::open(&cfg, Engine::Model, 1, Some(ctl), 0).unwrap();
+        let listen = SocketAddr::from((cfg.switch.ip, 1234));
+        let opts = RunOpts {
+            stop: Some(s2),
+            ..Default::default()
+        };
+        tx.send(()).unwrap();
+        switch::run(&mut s, listen, &opts, start, |_| Ok(())).unwrap();
+        let c = s.controller().unwrap();
+        SwitchEnd {
+            stats: s.stats.clone(),
+            removals: c.counts.removals,
+            registrations: c.counts.registrations,
+            members: c.members().map(|m| (m.id, m.active)).collect(),
+        }
+    });
+    rx.recv().unwrap();
+    // The socket is bound right after: give it a moment.
+    std::thread::sleep(Duration::from_millis(50));
+    (stop, h)
+}
+
+/// The rack's slots, each with its own stop flag; returns once all registered.
+fn start_slots(t: &Topology, keepalive: Duration) -> Vec<(Arc<AtomicBool>, JoinHandle<SlotStats>)> {
+    let cfgs = worker::slot_configs(
+        t.first_worker(1),
+        t.workers,
+        SocketAddr::from((t.leaf(1), 1234)),
+        horus_endpoints::demo::POOL,
+        None,
+        keepalive,
+    )
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let slots: Vec<_> = cfgs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let stop = Arc::new(AtomicBool::new(false));
+            let s2 = Arc::clone(&stop);
+            let tx = tx.clone();
+            let h = std::thread::spawn(move || {
+                let handler = worker::synthetic(Service::Payload, Work::Sleep, i as u64);
+                worker::run_slot(c, handler, s2, |_| tx.send(()).unwrap()).unwrap()
+            });
+            (stop, h)
+        })
+        .collect();
+    for _ in 0..t.workers {
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("every slot registers");
+    }
+    slots
+}
+
+fn stop_all(slots: Vec<(Arc<AtomicBool>, JoinHandle<SlotStats>)>) -> Vec<SlotStats> {
+    slots
+        .into_iter()
+        .map(|(s, h)| {
+            s.store(true, Ordering::Relaxed);
+            h.join().unwrap()
+        })
+        .collect()
+}
+
+fn task(seq: u16, t: PacketType, run_ms: u64) -> (HorusHeader, Vec<u8>) {
+    let h = HorusHeader {
+        pkt_type: t,
+        more_packets: false,
+        pool_id: horus_endpoints::demo::POOL,
+        src_id: 9,
+        dst_id: 0,
+        qlen: 0,
+        seq_num: seq,
+    };
+    let p = TaskPayload {
+        client_id: 9,
+        req_id: u32::from(seq),
+        pkts_length: 1,
+        run_ns: run_ms * 1_000_000,
+        gen_ns: 0,
+        app_data: [0; APP_WORDS],
+    };
+    (h, p.to_bytes())
+}
+
+/// The answers a test client gets within `wait`, at most `n`.
+fn answers(c: &mut Link, n: usize, wait: Duration) -> Vec<HorusHeader> {
+    let end = Instant::now() + wait;
+    let mut v = Vec::new();
+    while v.len() < n {
+        let Some(left) = end.checked_duration_since(Instant::now()) else {
+            break;
+        };
+        if let Some(Inbound::Frame(f)) = c.recv(Some(left)).unwrap() {
+            v.push(f.header);
+        }
+    }
+    v
+}
+
+#[test]
+fn idle_workers_get_tasks_first_and_each_task_is_answered_once() {
+    let t = topo(1, 4);
+    let (stop, sw) = start_leaf(&t, Duration::from_secs(5));
+    let slots = start_slots(&t, Duration::from_millis(100));
+    let leaf = link::host(t.leaf(1));
+    let mut c = Link::bind(link::host(t.client(0).unwrap()), link::socket_addr(&leaf)).unwrap();
+
+    // Four idle workers, four tasks at once: the idle list gives each worker one, and each
+    // answers TASK_DONE_IDLE (it ran dry after a task from the idle list).
+    for seq in 0..4 {
+        let (h, p) = task(seq, PacketType::NewTask, 200);
+        c.send(leaf, h, p).unwrap();
+    }
+    let a = answers(&mut c, 5, Duration::from_secs(3));
+    assert_eq!(a.len(), 4, "{a:?}");
+    let mut ids: Vec<u16> = a.iter().map(|h| h.src_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "each idle worker took one task: {a:?}");
+    assert!(
+        a.iter()
+            .all(|h| h.pkt_type == PacketType::TaskDoneIdle && h.qlen == 0)
+    );
+    let mut seqs: Vec<u16> = a.iter().map(|h| h.seq_num).collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, vec![0, 1, 2, 3]);
+
+    // Five at once: four from the idle list, the fifth by power of two to a busy worker, which
+    // answers its first task with TASK_DONE (one still queued) and its second with
+    // TASK_DONE_IDLE.
+    for seq in 10..15 {
+        let (h, p) = task(seq, PacketType::NewTask, 200);
+        c.send(leaf, h, p).unwrap();
+    }
+    let a = answers(&mut c, 6, Duration::from_secs(3));
+    assert_eq!(a.len(), 5, "{a:?}");
+    let mut seqs: Vec<u16> = a.iter().map(|h| h.seq_num).collect();
+    seqs.sort_unstable();
+    assert_eq!(
+        seqs,
+        (10..15).collect::<Vec<_>>(),
+        "each task answered once"
+    );
+    let queued: Vec<&HorusHeader> = a.iter().filter(|h| h.qlen == 1).collect();
+    assert_eq!(queued.len(), 1, "{a:?}");
+    assert_eq!(queued[0].pkt_type, PacketType::TaskDone);
+    let twice = queued[0].src_id;
+    assert_eq!(a.iter().filter(|h| h.src_id == twice).count(), 2);
+    assert_eq!(
+        a.iter()
+            .filter(|h| h.pkt_type == PacketType::TaskDoneIdle)
+            .count(),
+        4
+    );
+
+    let stats = stop_all(slots);
+    stop.store(true, Ordering::Relaxed);
+    let end = sw.join().unwrap();
+    assert_eq!(stats.iter().map(|s| s.tasks).sum::<u64>(), 9);
+    assert_eq!(stats.iter().map(|s| s.from_idle_list).sum::<u64>(), 8);
+    assert_eq!(stats.iter().map(|s| s.done_idle).sum::<u64>(), 8);
+    assert_eq!(end.registrations, 4);
+    assert_eq!(end.removals, 0);
+}
+
+fn client_cfg(t: &Topology, i: u16, rate: f64, secs: f64, seed: u64) -> ClientConfig {
+    ClientConfig {
+        me: link::host(t.client(i).unwrap()),
+        scheduler: link::host(t.leaf(1)),
+        pool: horus_endpoints::demo::POOL,
+        client_id: i + 1,
+        rate,
+        duration: Duration::from_secs_f64(secs),
+        service: ServiceTime::Exponential { mean_ns: 2e6 },
+        policy: Policy::Horus,
+        packets: 1,
+        seed,
+        drain: Duration::from_secs(2),
+    }
+}
+
+#[test]
+fn a_killed_worker_is_removed_and_gets_no_task_afterwards_and_the_others_lose_nothing() {
+    let t = topo(2, 4);
+    let timeout = Duration::from_millis(300);
+    let (stop, sw) = start_leaf(&t, timeout);
+    let mut slots = start_slots(&t, Duration::from_millis(50));
+    // Load 0.2 of the rack, 2.5 s; one worker dies at 0.7 s.
+    let a = {
+        let cfg = client_cfg(&t, 0, 400.0, 2.5, 1);
+        std::thread::spawn(move || client::run(&cfg, |_| {}).unwrap().0)
+    };
+    std::thread::sleep(Duration::from_millis(700));
+    let (dead_stop, dead) = slots.remove(0);
+    dead_stop.store(true, Ordering::Relaxed);
+    let dead = dead.join().unwrap();
+    // After the removal (the timeout, and a keep-alive period of slack), another client.
+    std::thread::sleep(Duration::from_millis(800));
+    let b = client::run(&client_cfg(&t, 1, 400.0, 1.0, 2), |_| {})
+        .unwrap()
+        .0;
+    let a = a.join().unwrap();
+    let stats = stop_all(slots);
+    stop.store(true, Ordering::Relaxed);
+    let end = sw.join().unwrap();
+
+    assert_eq!(end.removals, 1, "the controller removed the silent worker");
+    let dead_id = dead.id.unwrap();
+    assert!(end.members.contains(&(dead_id, false)), "{:?}", end.members);
+    assert_eq!(end.members.iter().filter(|m| m.1).count(), 3);
+    // Tasks sent to the dead worker before its removal are lost; none after.
+    assert_eq!(b.lost, 0, "{b:?}");
+    assert_eq!((b.duplicates, b.unexpected), (0, 0));
+    assert_eq!(b.answered, b.sent);
+    assert!(b.sent > 250, "{b:?}");
+    assert_eq!(a.answered + a.lost, a.sent);
+    assert_eq!((a.duplicates, a.unexpected), (0, 0));
+    // At most the tasks of the window between the death and the removal (0.3 s x 400/s,
+    // about a quarter to the dead worker).
+    assert!(a.lost <= 60, "{a:?}");
+    let served: u64 = stats.iter().map(|s| s.tasks).sum::<u64>() + dead.tasks;
+    assert_eq!(served, a.answered + b.answered);
+    assert_eq!(end.stats.not_frames, 0);
+}
