@@ -1,0 +1,170 @@
+//! Our client's and worker's frames as an independent dissector reads them: `dissect.py`,
+//! written from the public Horus header and testbed payload, decodes a pcap of a real exchange
+//! (the test stands for the switch: it captures every frame, hands tasks to the worker and
+//! answers on to the client) with the field values the endpoints meant.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::Command;
+use std::time::Duration;
+
+use horus_endpoints::client::{self, ClientConfig, Policy};
+use horus_endpoints::link;
+use horus_endpoints::worker::{self, Service, Work};
+use horus_model::wire::{self, HorusHeader, PacketType};
+use horus_sim::workload::ServiceTime;
+use pcap_file::DataLink;
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use serde_json::Value;
+
+#[test]
+fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
+    let net = [127, 220, (std::process::id() % 250) as u8];
+    let ip = |h: u8| std::net::Ipv4Addr::new(net[0], net[1], net[2], h);
+    let leaf = SocketAddr::from((ip(11), 1234));
+    let sw = UdpSocket::bind(leaf).unwrap();
+    sw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let slot = worker::slot_configs(ip(32), 1, leaf, 5, Some(3), Duration::from_secs(10))
+        .unwrap()
+        .remove(0);
+    let wstop = stop.clone();
+    let w = std::thread::spawn(move || {
+        worker::run_slot(
+            slot,
+            worker::synthetic(Service::Payload, Work::Sleep, 1),
+            wstop,
+            |_| {},
+        )
+        .unwrap()
+    });
+    let mut captured = Vec::new();
+    let mut buf = [0u8; 4096];
+    // WORKER_ID, answered with the bare acknowledgement.
+    let (n, from) = sw.recv_from(&mut buf).unwrap();
+    captured.push(buf[..n].to_vec());
+    let ack = HorusHeader {
+        pkt_type: PacketType::WorkerIdAck,
+        more_packets: false,
+        pool_id: 5,
+        src_id: 0,
+        dst_id: 3,
+        qlen: 0,
+        seq_num: 0,
+    };
+    sw.send_to(&ack.to_bytes(), from).unwrap();
+    // A client's tasks (the second of two packets), each handed to the worker, each answer
+    // handed back.
+    let cfg = ClientConfig {
+        me: link::host(ip(200)),
+        scheduler: link::host(ip(11)),
+        pool: 5,
+        client_id: 42,
+        rate: 100.0,
+        duration: Duration::from_millis(50),
+        service: ServiceTime::Exponential { mean_ns: 50e3 },
+        policy: Policy::Horus,
+        packets: 2,
+        seed: 3,
+        drain: Duration::from_secs(3),
+    };
+    let c = std::thread::spawn(move || client::run(&cfg, |_| {}).unwrap().0);
+    let worker_addr = SocketAddr::from((ip(32), 1234));
+    let client_addr = SocketAddr::from((ip(200), 1234));
+    sw.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    loop {
+        let Ok((n, _)) = sw.recv_from(&mut buf) else {
+            if c.is_finished() {
+                break;
+            }
+            continue;
+        };
+        let f = wire::parse_frame(&buf[..n]).unwrap();
+        captured.push(buf[..n].to_vec());
+        if f.header.pkt_type.is_reply() {
+            sw.send_to(&buf[..n], client_addr).unwrap();
+        } else if f.header.pkt_type != PacketType::KeepAlive {
+            sw.send_to(&buf[..n], worker_addr).unwrap();
+        }
+    }
+    let report = c.join().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    w.join().unwrap();
+    assert!(
+        report.sent >= 1 && report.answered == report.sent,
+        "{report:?}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("exchange.pcap");
+    let mut wr = PcapWriter::with_header(
+        std::fs::File::create(&pcap).unwrap(),
+        PcapHeader {
+            datalink: DataLink::ETHERNET,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for f in &captured {
+        wr.write_packet(&PcapPacket::new(Duration::ZERO, f.len() as u32, f))
+            .unwrap();
+    }
+    drop(wr);
+    let out = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dissect.py"))
+        .arg(&pcap)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), captured.len());
+    let mut kinds = std::collections::BTreeSet::new();
+    for (py, raw) in seen.iter().zip(&captured) {
+        let f = wire::parse_frame(raw).unwrap();
+        let h = f.header;
+        kinds.insert(h.pkt_type.code());
+        assert_eq!(py["type"], u64::from(h.pkt_type.code()), "{py}");
+        assert_eq!(py["more"], h.more_packets);
+        assert_eq!(py["pool"], 5);
+        assert_eq!(py["src_id"], h.src_id);
+        assert_eq!(py["dst_id"], h.dst_id);
+        assert_eq!(py["qlen"], h.qlen);
+        assert_eq!(py["seq"], h.seq_num);
+        assert_eq!(py["src"], format!("{}:{}", f.src.ip, f.src.udp_port));
+        assert_eq!(py["dst"], format!("{}:{}", f.dst.ip, f.dst.udp_port));
+        if h.pkt_type.is_task() || h.pkt_type.is_reply() {
+            let p = horus_endpoints::payload::TaskPayload::parse(&f.payload).unwrap();
+            assert_eq!(py["client_id"], 42);
+            assert_eq!(py["req_id"], p.req_id);
+            assert_eq!(u64::from(h.seq_num), u64::from(p.req_id as u16));
+            assert_eq!(py["pkts_length"], 2);
+            assert_eq!(py["run_ns"], p.run_ns);
+            assert_eq!(py["gen_ns"], p.gen_ns);
+            assert_eq!(py["app_bytes"], 128);
+        }
+        if h.pkt_type.is_reply() {
+            assert_eq!(py["src_id"], 3, "the worker answers with its ID");
+            assert_eq!(py["dst_id"], 42, "to its client");
+        }
+    }
+    // WORKER_ID, NEW_TASK (more packets), TASK_CONTINUATION, TASK_DONE_IDLE or TASK_DONE.
+    for t in [
+        PacketType::WorkerId,
+        PacketType::NewTask,
+        PacketType::TaskContinuation,
+    ] {
+        assert!(kinds.contains(&t.code()), "{t} not seen: {kinds:?}");
+    }
+    assert!(
+        kinds.contains(&PacketType::TaskDone.code())
+            || kinds.contains(&PacketType::TaskDoneIdle.code())
+    );
+}
