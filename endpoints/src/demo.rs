@@ -277,6 +277,8 @@ pub struct DemoOpts {
     pub duration: Duration,
     pub out: PathBuf,
     pub seed: u64,
+    /// How long each switch polls after its last frame (`horus-switch --spin-us`).
+    pub spin_us: u64,
 }
 
 /// One (policy, load) run of the demo, all clients merged.
@@ -323,6 +325,8 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
             engine.into(),
             "--seed".into(),
             o.seed.to_string(),
+            "--spin-us".into(),
+            o.spin_us.to_string(),
         ]
     };
     kids.start(&switch, &sw_args(&spine_cfg), Some("serving"), boot)?;

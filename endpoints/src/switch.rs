@@ -272,12 +272,47 @@ pub fn send_all(sock: &UdpSocket, out: Vec<Delivery>, lost: &mut u64) {
 }
 
 /// How long a running switch serves, and how often it reports.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RunOpts {
     pub duration: Option<Duration>,
     pub stats_every: Option<Duration>,
     /// Stops the switch when set (checked at least every 50 ms).
     pub stop: Option<Arc<AtomicBool>>,
+    /// How long the switch polls its socket after the last frame before it sleeps until the
+    /// next (default 0: it sleeps at once). Polling takes each frame without a thread wake-up
+    /// (tens of microseconds on a virtual machine) at the cost of a core: worth it for a switch
+    /// with a core of its own, not where the switches share a small machine with their workers
+    /// and clients (`docs/endpoints.md`).
+    pub spin: Duration,
+}
+
+impl Default for RunOpts {
+    fn default() -> Self {
+        RunOpts {
+            duration: None,
+            stats_every: None,
+            stop: None,
+            spin: Duration::ZERO,
+        }
+    }
+}
+
+/// Sleeps until `sock` has a datagram, at most `d`.
+fn wait_readable(sock: &UdpSocket, d: Duration) {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+    unsafe {
+        libc::ppoll(&mut p, 1, &ts, std::ptr::null());
+    }
 }
 
 /// Serves on `listen` until the duration ends (forever without one): the counts at the end.
@@ -296,6 +331,8 @@ pub fn run(
     let mut reported = Instant::now();
     let out = s.pending(now())?;
     send_all(&sock, out, &mut lost);
+    sock.set_nonblocking(true)?;
+    let mut idle_since: Option<Instant> = None;
     loop {
         if opts.duration.is_some_and(|d| start.elapsed() >= d)
             || opts
@@ -309,12 +346,9 @@ pub fn run(
             reported = Instant::now();
             report(s)?;
         }
-        let wait = s
-            .next_deadline()
-            .map_or(50_000, |d| d.saturating_sub(now()).clamp(100, 50_000));
-        sock.set_read_timeout(Some(Duration::from_micros(wait)))?;
         match sock.recv_from(&mut buf) {
             Ok((n, _)) => {
+                idle_since = None;
                 let d = &buf[..n];
                 // A frame is at least an Ethernet header; a bare header is a controller's
                 // message to a host, never to a switch.
@@ -325,11 +359,17 @@ pub fn run(
                     send_all(&sock, out, &mut lost);
                 }
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let since = *idle_since.get_or_insert_with(Instant::now);
+                if since.elapsed() < opts.spin {
+                    std::hint::spin_loop();
+                } else {
+                    let wait = s
+                        .next_deadline()
+                        .map_or(50_000, |d| d.saturating_sub(now()).clamp(100, 50_000));
+                    wait_readable(&sock, Duration::from_micros(wait));
+                }
+            }
             Err(e) => return Err(e).context("receiving a frame"),
         }
         if s.next_deadline().is_some_and(|d| d <= now()) {

@@ -39,6 +39,9 @@ struct Args {
     out: PathBuf,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// How long each switch polls its socket after the last frame before it sleeps.
+    #[arg(long, default_value_t = 0)]
+    spin_us: u64,
 }
 
 fn main() {
@@ -65,6 +68,7 @@ fn run() -> Result<()> {
         duration: Duration::try_from_secs_f64(a.duration_s)?,
         out: a.out.clone(),
         seed: a.seed,
+        spin_us: a.spin_us,
     };
     demo::run(&o, |s| println!("{s}"))?;
     println!(

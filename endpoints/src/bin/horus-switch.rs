@@ -45,6 +45,10 @@ struct Args {
     /// Print the counts this often.
     #[arg(long)]
     stats_every_s: Option<f64>,
+    /// Poll the socket this long after the last frame before sleeping: a switch that polls
+    /// takes a frame without a thread wake-up, at the cost of a core.
+    #[arg(long, default_value_t = 0)]
+    spin_us: u64,
 }
 
 fn secs(s: Option<f64>, what: &str) -> Result<Option<Duration>> {
@@ -76,7 +80,8 @@ fn run() -> Result<()> {
     let opts = RunOpts {
         duration: secs(a.duration_s, "--duration-s")?,
         stats_every: secs(a.stats_every_s, "--stats-every-s")?,
-        stop: None,
+        spin: Duration::from_micros(a.spin_us),
+        ..Default::default()
     };
     println!(
         "serving: {} switch {} ({:?} engine) on udp {listen}{}",
