@@ -61,6 +61,7 @@ pub struct ClientConfig {
     pub seed: u64,
     /// How long to wait for answers after the last task left.
     pub drain: Duration,
+    pub transport: crate::link::Transport,
 }
 
 /// A run's results.
@@ -145,7 +146,11 @@ pub fn run(
         "{} tasks are more than one run's 32-bit request IDs",
         planned
     );
-    let link = Link::bind(cfg.me, crate::link::socket_addr(&cfg.scheduler))?;
+    let link = Link::bind_with(
+        cfg.me,
+        crate::link::socket_addr(&cfg.scheduler),
+        cfg.transport,
+    )?;
     let mut rx = link.try_clone()?;
     let ledger = Arc::new(Ledger((0..planned).map(|_| AtomicU8::new(0)).collect()));
     let sent = Arc::new(AtomicU64::new(0));

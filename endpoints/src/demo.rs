@@ -336,8 +336,11 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
         kids.start(&switch, &sw_args(&cfg), Some("serving"), boot)?;
     }
     say(&format!(
-        "a spine and {} leaves ({engine} engine) on {}.{}.{}.0/24",
-        t.racks, t.net[0], t.net[1], t.net[2]
+        "a spine and {} ({engine} engine) on {}.{}.{}.0/24",
+        plural(t.racks.into(), "leaf", "leaves"),
+        t.net[0],
+        t.net[1],
+        t.net[2]
     ));
     for k in 1..=t.racks {
         let args = vec![
@@ -355,9 +358,13 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
         kids.start(&worker, &args, Some("registered"), Duration::from_secs(60))?;
     }
     say(&format!(
-        "{} worker slots registered in {} racks",
-        u32::from(t.racks) * u32::from(t.workers),
-        t.racks
+        "{} registered in {}",
+        plural(
+            u32::from(t.racks) * u32::from(t.workers),
+            "worker slot",
+            "worker slots"
+        ),
+        plural(t.racks.into(), "rack", "racks")
     ));
     let workers = f64::from(t.racks) * f64::from(t.workers);
     let mut rows = Vec::new();
@@ -489,6 +496,10 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
         &refs,
     )?;
     Ok(rows)
+}
+
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// A loopback network for one run: `127.x.y` from the process ID, so that runs side by side

@@ -98,11 +98,25 @@ pub enum Inbound {
     Malformed(WireError),
 }
 
+/// How a host's messages travel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transport {
+    /// Whole Ethernet frames, one per datagram, to the first hop: the emulated network of a
+    /// software switch on one machine.
+    #[default]
+    Frames,
+    /// The kernel's UDP: the Horus header and payload as the datagram, to its destination, the
+    /// kernel building the frame. For hosts on a real network whose switch (a card, a Tofino) is
+    /// on the path; source MAC addresses are not known to the receiver (zero).
+    Kernel,
+}
+
 /// A host's socket and its first hop.
 pub struct Link {
     sock: UdpSocket,
     pub me: Endpoint,
     pub gateway: SocketAddr,
+    pub transport: Transport,
     ip_id: u16,
     buf: Vec<u8>,
 }
@@ -110,6 +124,12 @@ pub struct Link {
 impl Link {
     /// Binds `me`'s address; frames leave for `gateway`.
     pub fn bind(me: Endpoint, gateway: SocketAddr) -> Result<Link> {
+        Self::bind_with(me, gateway, Transport::Frames)
+    }
+
+    /// Binds `me`'s address, messages travelling as `transport` says (with the kernel's UDP,
+    /// `gateway` is not used: each message goes to its destination).
+    pub fn bind_with(me: Endpoint, gateway: SocketAddr, transport: Transport) -> Result<Link> {
         let sock = UdpSocket::bind(socket_addr(&me))
             .with_context(|| format!("binding UDP {}", socket_addr(&me)))?;
         grow_receive_buffer(&sock, 4 << 20);
@@ -117,6 +137,7 @@ impl Link {
             sock,
             me,
             gateway,
+            transport,
             ip_id: 0,
             buf: vec![0; MAX_DATAGRAM + 1],
         })
@@ -128,6 +149,7 @@ impl Link {
             sock: self.sock.try_clone()?,
             me: self.me,
             gateway: self.gateway,
+            transport: self.transport,
             ip_id: 0,
             buf: vec![0; MAX_DATAGRAM + 1],
         })
@@ -155,10 +177,20 @@ impl Link {
         self.sock.send_to(frame, self.gateway).map(|_| ())
     }
 
-    /// Builds and sends a frame to `dst` through the first hop.
+    /// Sends `header` and `payload` to `dst`: as a frame through the first hop, or as a UDP
+    /// datagram to `dst` itself.
     pub fn send(&mut self, dst: Endpoint, header: HorusHeader, payload: Vec<u8>) -> io::Result<()> {
-        let f = self.frame(dst, header, payload);
-        self.send_frame(&f)
+        match self.transport {
+            Transport::Frames => {
+                let f = self.frame(dst, header, payload);
+                self.send_frame(&f)
+            }
+            Transport::Kernel => {
+                let mut d = header.to_bytes().to_vec();
+                d.extend_from_slice(&payload);
+                self.sock.send_to(&d, socket_addr(&dst)).map(|_| ())
+            }
+        }
     }
 
     /// Waits at most `timeout` (`None`: not at all) for the next datagram.
@@ -172,7 +204,10 @@ impl Link {
             None => self.sock.set_nonblocking(true)?,
         }
         match self.sock.recv_from(&mut self.buf) {
-            Ok((n, _)) => Ok(Some(classify(&self.buf[..n]))),
+            Ok((n, from)) => Ok(Some(match self.transport {
+                Transport::Frames => classify(&self.buf[..n]),
+                Transport::Kernel => classify_udp(&self.buf[..n], from, self.me),
+            })),
             Err(e)
                 if matches!(
                     e.kind(),
@@ -198,6 +233,41 @@ pub fn classify(d: &[u8]) -> Inbound {
         Ok(f) => Inbound::Frame(f),
         Err(e) => Inbound::Malformed(e),
     }
+}
+
+/// A datagram of the kernel's UDP from `from` to `me`: a Horus header and payload. The
+/// controller's answers (WORKER_ID_ACK, REMOVE_ACK) are its messages; the rest is a frame as the
+/// kernel received it (source MAC unknown).
+pub fn classify_udp(d: &[u8], from: SocketAddr, me: Endpoint) -> Inbound {
+    let h = match HorusHeader::parse(d) {
+        Ok(h) => h,
+        Err(e) => return Inbound::Malformed(e),
+    };
+    if matches!(
+        h.pkt_type,
+        horus_model::wire::PacketType::WorkerIdAck | horus_model::wire::PacketType::RemoveAck
+    ) {
+        return Inbound::Controller(h);
+    }
+    let ip = match from.ip() {
+        std::net::IpAddr::V4(ip) => ip,
+        std::net::IpAddr::V6(_) => Ipv4Addr::UNSPECIFIED,
+    };
+    Inbound::Frame(HorusFrame {
+        src: Endpoint {
+            mac: MacAddr([0; 6]),
+            ip,
+            udp_port: from.port(),
+        },
+        dst: me,
+        ip_id: 0,
+        ttl: 64,
+        dscp_ecn: 0,
+        dont_fragment: true,
+        udp_checksum: 0,
+        header: h,
+        payload: d[HEADER_LEN..].to_vec(),
+    })
 }
 
 #[cfg(test)]

@@ -145,6 +145,7 @@ pub struct SlotConfig {
     pub keepalive: Duration,
     /// How long to wait for WORKER_ID_ACK before asking again.
     pub register_retry: Duration,
+    pub transport: link::Transport,
 }
 
 /// What a slot counted.
@@ -302,7 +303,7 @@ pub fn run_slot(
     registered: impl FnOnce(u16),
 ) -> Result<SlotStats> {
     precise_sleeps();
-    let link = Link::bind(cfg.me, cfg.leaf)?;
+    let link = Link::bind_with(cfg.me, cfg.leaf, cfg.transport)?;
     let leaf_host = link::host(match cfg.leaf.ip() {
         std::net::IpAddr::V4(ip) => ip,
         std::net::IpAddr::V6(_) => bail!("the leaf's address must be IPv4, got {}", cfg.leaf),
@@ -389,6 +390,7 @@ pub fn slot_configs(
             want_id: first_id.map_or(ANY_ID, |f| f.saturating_add(i)),
             keepalive,
             register_retry: Duration::from_millis(200),
+            transport: link::Transport::Frames,
         })
         .collect())
 }

@@ -66,6 +66,7 @@ fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
         packets: 2,
         seed: 3,
         drain: Duration::from_secs(3),
+        transport: link::Transport::Frames,
     };
     let c = std::thread::spawn(move || client::run(&cfg, |_| {}).unwrap().0);
     let worker_addr = SocketAddr::from((ip(32), 1234));
@@ -167,4 +168,71 @@ fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
         kinds.contains(&PacketType::TaskDone.code())
             || kinds.contains(&PacketType::TaskDoneIdle.code())
     );
+}
+
+/// On a real network the endpoints use the kernel's UDP: the datagram is the Horus header and
+/// payload, and the network's switch sees the frame the kernel builds. Here a client sends its
+/// tasks straight to a worker (no switch): each is answered once, the registration and the
+/// answers being bare headers on the Horus port.
+#[test]
+fn over_the_kernels_udp_a_worker_and_a_client_serve_each_other() {
+    let net = [127, 221, (std::process::id() % 250) as u8];
+    let ip = |h: u8| std::net::Ipv4Addr::new(net[0], net[1], net[2], h);
+    let ctl_addr = SocketAddr::from((ip(11), 1234));
+    let ctl = UdpSocket::bind(ctl_addr).unwrap();
+    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut slot = worker::slot_configs(ip(32), 1, ctl_addr, 5, None, Duration::from_secs(10))
+        .unwrap()
+        .remove(0);
+    slot.transport = link::Transport::Kernel;
+    let wstop = stop.clone();
+    let w = std::thread::spawn(move || {
+        worker::run_slot(
+            slot,
+            worker::synthetic(Service::Payload, Work::Sleep, 1),
+            wstop,
+            |_| {},
+        )
+        .unwrap()
+    });
+    let mut buf = [0u8; 2048];
+    let (n, from) = ctl.recv_from(&mut buf).unwrap();
+    assert_eq!(n, wire::HEADER_LEN, "WORKER_ID is a bare header");
+    let h = HorusHeader::parse(&buf[..n]).unwrap();
+    assert_eq!(
+        (h.pkt_type, h.pool_id, h.src_id),
+        (PacketType::WorkerId, 5, 0xffff)
+    );
+    assert_eq!(from, SocketAddr::from((ip(32), 1234)));
+    let ack = HorusHeader {
+        pkt_type: PacketType::WorkerIdAck,
+        dst_id: 6,
+        ..h
+    };
+    ctl.send_to(&ack.to_bytes(), from).unwrap();
+    let cfg = ClientConfig {
+        me: link::host(ip(200)),
+        scheduler: link::host(ip(32)),
+        pool: 5,
+        client_id: 7,
+        rate: 500.0,
+        duration: Duration::from_millis(200),
+        service: ServiceTime::Exponential { mean_ns: 20e3 },
+        policy: Policy::Random,
+        packets: 1,
+        seed: 4,
+        drain: Duration::from_secs(3),
+        transport: link::Transport::Kernel,
+    };
+    let r = client::run(&cfg, |_| {}).unwrap().0;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let s = w.join().unwrap();
+    assert!(r.sent > 50, "{r:?}");
+    assert_eq!(
+        (r.answered, r.lost, r.duplicates, r.unexpected),
+        (r.sent, 0, 0, 0)
+    );
+    assert_eq!(s.id, Some(6));
+    assert_eq!(s.tasks, r.sent);
 }

@@ -66,6 +66,10 @@ struct Args {
     /// No progress line.
     #[arg(long)]
     quiet: bool,
+    /// frames: Ethernet frames to the scheduler's socket (a software switch); kernel: UDP
+    /// datagrams through the kernel (a network with a card or a Tofino on the path).
+    #[arg(long, value_enum, default_value = "frames")]
+    transport: link::Transport,
 }
 
 fn main() {
@@ -109,6 +113,7 @@ fn run() -> Result<()> {
         packets: a.packets,
         seed: a.seed,
         drain: Duration::from_millis(a.drain_ms),
+        transport: a.transport,
     };
     let quiet = a.quiet;
     let (r, h) = client::run(&cfg, |p| {

@@ -43,6 +43,10 @@ struct Args {
     duration_s: Option<f64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// frames: Ethernet frames to the leaf's socket (a software switch); kernel: UDP datagrams
+    /// through the kernel (a network with a card or a Tofino on the path).
+    #[arg(long, value_enum, default_value = "frames")]
+    transport: horus_endpoints::link::Transport,
 }
 
 fn main() {
@@ -67,7 +71,7 @@ fn run() -> Result<()> {
     if a.slots == 0 {
         bail!("--slots must be at least 1");
     }
-    let cfgs = worker::slot_configs(
+    let mut cfgs = worker::slot_configs(
         a.ip,
         a.slots,
         leaf_addr(&a.leaf)?,
@@ -75,6 +79,9 @@ fn run() -> Result<()> {
         a.id,
         Duration::from_millis(a.keepalive_ms.max(1)),
     )?;
+    for c in &mut cfgs {
+        c.transport = a.transport;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
     let mut threads = Vec::new();
