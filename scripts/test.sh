@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The test command. On a fresh machine it first installs what the tests need (Verilator, Yosys,
-# g++, make, and clang, which compiles the co-simulation's Verilated models about 10 % faster
-# than g++: Debian packages), then checks formatting and lints and runs the whole test suite.
+# g++, make, clang, which compiles the co-simulation's Verilated models about 10 % faster
+# than g++, and python3, which runs the independent dissector of the endpoints' interoperation
+# test: Debian packages), then checks formatting and lints and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 # command:package
-for tool in verilator:verilator yosys:yosys g++:g++ make:make clang++:clang; do
+for tool in verilator:verilator yosys:yosys g++:g++ make:make clang++:clang python3:python3; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
 done
 if ((${#missing[@]})); then

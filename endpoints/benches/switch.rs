@@ -129,7 +129,15 @@ fn engine_alone(engine: Engine, frames: u32) -> f64 {
         out += s.frame(f, n as u64 / 8).unwrap().len();
     }
     assert!(out as u32 >= frames / 2);
-    f64::from(frames) / start.elapsed().as_secs_f64()
+    let secs = start.elapsed().as_secs_f64();
+    if let horus_host_driver::Device::Cosim(d) = &s.sw.regs {
+        println!(
+            "  (RTL: {:.2} M cycles/s, {:.0} cycles a frame)",
+            d.cycles() as f64 / secs / 1e6,
+            d.cycles() as f64 / f64::from(frames)
+        );
+    }
+    f64::from(frames) / secs
 }
 
 /// Polls (at most 100 ms, without sleeping: a thread's wake-up would be measured too) until one

@@ -72,3 +72,30 @@ fn the_demo_runs_both_policies_and_cleans_up() {
     assert_eq!(processes_with(&dir_s), Vec::<String>::new());
     assert_eq!(processes_with(&format!("{net}.")), Vec::<String>::new());
 }
+
+/// The loopback example configurations in `configs/` are the demo's topology on 127.0.10.0/24
+/// (2 racks of 8 worker slots), as `Topology` writes it.
+#[test]
+fn the_loopback_example_configurations_are_the_demos() {
+    let t = horus_endpoints::demo::Topology::new([127, 0, 10], 2, 8).unwrap();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/");
+    let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
+    let header = "# Written by horus_endpoints::demo::Topology (2 racks of 8 worker slots on 127.0.10.0/24);\n# checked by endpoints/tests/demo.rs.\n";
+    assert_eq!(
+        read("loopback-spine.toml"),
+        format!("{header}{}", t.spine_toml())
+    );
+    for k in 1..=2 {
+        assert_eq!(
+            read(&format!("loopback-leaf{k}.toml")),
+            format!("{header}{}", t.leaf_toml(k))
+        );
+    }
+    for f in [
+        "loopback-spine.toml",
+        "loopback-leaf1.toml",
+        "loopback-leaf2.toml",
+    ] {
+        horus_model::config::Config::from_toml_str(&read(f)).unwrap();
+    }
+}

@@ -84,10 +84,13 @@ fn run() -> Result<()> {
         ..Default::default()
     };
     println!(
-        "serving: {} switch {} ({:?} engine) on udp {listen}{}",
+        "serving: {} switch {} ({} engine) on udp {listen}{}",
         cfg.switch.role,
         cfg.switch.id,
-        a.engine,
+        match a.engine {
+            Engine::Model => "model",
+            Engine::Rtl => "rtl",
+        },
         if has_ctl {
             format!(", controller timeout {} ms", a.timeout_ms)
         } else {
