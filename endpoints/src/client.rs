@@ -1,7 +1,8 @@
 //! Clients: an open-loop load generator that sends tasks to a pool through a scheduler and
 //! measures each task's response time.
 //!
-//! Tasks leave at Poisson arrival times (exponential gaps at the given rate) from one thread,
+//! Tasks leave at Poisson arrival times (exponential gaps at the given rate), or at the times of
+//! an arrival trace ([`read_trace`]), from one thread,
 //! whatever the answers do (open loop: a slow system gets the same offered load, as the paper's
 //! clients). Each task is a NEW_TASK (or NEW_TASK_RANDOM, `--policy random`: the side-by-side
 //! baseline a Horus switch also serves) to the scheduler's address, `seq_num` the request ID's low
@@ -62,6 +63,64 @@ pub struct ClientConfig {
     /// How long to wait for answers after the last task left.
     pub drain: Duration,
     pub transport: crate::link::Transport,
+    /// Arrivals from a trace instead of Poisson at `rate` (the run ends at `duration` or with
+    /// the trace).
+    pub trace: Option<Vec<TraceTask>>,
+}
+
+/// A task of an arrival trace.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceTask {
+    /// Seconds from the start of the run.
+    pub at: f64,
+    /// The service time to ask for; `None`: drawn from the workload.
+    pub run_ns: Option<u64>,
+}
+
+/// Parses an arrival trace: per line the arrival time in microseconds from the start, and
+/// optionally the task's service time in microseconds; times never decreasing; blank lines and
+/// `#` comments skipped.
+pub fn read_trace(text: &str) -> Result<Vec<TraceTask>> {
+    let mut v: Vec<TraceTask> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let num = |f: &str, what: &str| -> Result<f64> {
+            let x: f64 = f.parse().map_err(|_| {
+                anyhow::anyhow!("trace line {}: {what} {f:?} is not a number", i + 1)
+            })?;
+            ensure!(
+                x.is_finite() && (0.0..=1e12).contains(&x),
+                "trace line {}: {what} {f} is not a time in microseconds",
+                i + 1
+            );
+            Ok(x)
+        };
+        let f: Vec<&str> = line.split_whitespace().collect();
+        ensure!(
+            f.len() <= 2,
+            "trace line {}: want ARRIVAL_US [SERVICE_US], got {line:?}",
+            i + 1
+        );
+        let at = num(f[0], "arrival")? / 1e6;
+        if let Some(last) = v.last() {
+            ensure!(
+                at >= last.at,
+                "trace line {}: arrival {} us is before the previous one",
+                i + 1,
+                f[0]
+            );
+        }
+        let run_ns = f
+            .get(1)
+            .map(|x| num(x, "service time").map(|us| (us * 1e3).round() as u64))
+            .transpose()?;
+        v.push(TraceTask { at, run_ns });
+    }
+    ensure!(!v.is_empty(), "the trace has no tasks");
+    Ok(v)
 }
 
 /// A run's results.
@@ -140,7 +199,10 @@ pub fn run(
         cfg.rate
     );
     ensure!(cfg.packets >= 1, "a task has at least one packet");
-    let planned = (cfg.rate * cfg.duration.as_secs_f64() * 1.5) as usize + 1024;
+    let planned = match &cfg.trace {
+        Some(t) => t.len(),
+        None => (cfg.rate * cfg.duration.as_secs_f64() * 1.5) as usize + 1024,
+    };
     ensure!(
         planned < u32::MAX as usize,
         "{} tasks are more than one run's 32-bit request IDs",
@@ -168,6 +230,7 @@ pub fn run(
             let mut rng = horus_sim::rng::SimRng::seed_from_u64(cfg.seed);
             let gap = Exp::new(cfg.rate).context("the arrival rate")?;
             let mut at = 0.0f64;
+            let mut in_trace = cfg.trace.iter().flatten();
             let mut lag = 0.0f64;
             let t = if cfg.policy == Policy::Horus {
                 PacketType::NewTask
@@ -176,7 +239,14 @@ pub fn run(
             };
             let mut req: u32 = 0;
             loop {
-                at += gap.sample(&mut rng);
+                let run_ns = if cfg.trace.is_some() {
+                    let Some(t) = in_trace.next() else { break };
+                    at = t.at;
+                    t.run_ns
+                } else {
+                    at += gap.sample(&mut rng);
+                    None
+                };
                 if at >= cfg.duration.as_secs_f64() || req as usize >= ledger.0.len() {
                     break;
                 }
@@ -190,7 +260,7 @@ pub fn run(
                     client_id: cfg.client_id,
                     req_id: req,
                     pkts_length: cfg.packets,
-                    run_ns: cfg.service.sample(&mut rng),
+                    run_ns: run_ns.unwrap_or_else(|| cfg.service.sample(&mut rng)),
                     gen_ns: start.elapsed().as_nanos() as u64,
                     app_data: [0; crate::payload::APP_WORDS],
                 }
@@ -367,4 +437,41 @@ pub fn plot_cdf(path: &Path, title: &str, lines: &[(String, &Histogram<u64>)]) -
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_gives_arrival_and_service_times_and_bad_lines_say_why() {
+        let t = read_trace("# at service\n0\n150 20\n\n150.5 # same time\n").unwrap();
+        assert_eq!(
+            t,
+            vec![
+                TraceTask {
+                    at: 0.0,
+                    run_ns: None
+                },
+                TraceTask {
+                    at: 150e-6,
+                    run_ns: Some(20_000)
+                },
+                TraceTask {
+                    at: 150.5e-6,
+                    run_ns: None
+                },
+            ]
+        );
+        for (bad, why) in [
+            ("10\n5\n", "line 2: arrival 5 us is before the previous one"),
+            ("x\n", "line 1: arrival \"x\" is not a number"),
+            ("1 2 3\n", "want ARRIVAL_US [SERVICE_US]"),
+            ("-1\n", "not a time"),
+            ("# nothing\n", "no tasks"),
+        ] {
+            let e = read_trace(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
+        }
+    }
 }

@@ -229,6 +229,7 @@ fn client_cfg(t: &Topology, i: u16, rate: f64, secs: f64, seed: u64) -> ClientCo
         seed,
         drain: Duration::from_secs(2),
         transport: link::Transport::Frames,
+        trace: None,
     }
 }
 
@@ -274,4 +275,27 @@ fn a_killed_worker_is_removed_and_gets_no_task_afterwards_and_the_others_lose_no
     let served: u64 = stats.iter().map(|s| s.tasks).sum::<u64>() + dead.tasks;
     assert_eq!(served, a.answered + b.answered);
     assert_eq!(end.stats.not_frames, 0);
+}
+
+#[test]
+fn a_client_replays_an_arrival_trace_with_its_service_times() {
+    let t = topo(3, 2);
+    let (stop, sw) = start_leaf(&t, Duration::from_secs(5));
+    let slots = start_slots(&t, Duration::from_millis(100));
+    // 30 tasks 4 ms apart asking for 3 ms each: the workload's own times (10 us) would answer
+    // in well under a millisecond.
+    let text: String = (0..30).map(|i| format!("{} 3000\n", i * 4000)).collect();
+    let mut cfg = client_cfg(&t, 0, 1.0, 10.0, 1);
+    cfg.service = ServiceTime::Exponential { mean_ns: 10e3 };
+    cfg.trace = Some(client::read_trace(&text).unwrap());
+    let start = Instant::now();
+    let r = client::run(&cfg, |_| {}).unwrap().0;
+    let took = start.elapsed();
+    stop_all(slots);
+    stop.store(true, Ordering::Relaxed);
+    sw.join().unwrap();
+    assert_eq!((r.sent, r.answered, r.lost), (30, 30, 0), "{r:?}");
+    assert!(r.p50_us >= 3000.0, "{r:?}");
+    // The trace ends after 116 ms: the run does not wait for the duration of 10 s.
+    assert!(took < Duration::from_secs(5), "{took:?}");
 }

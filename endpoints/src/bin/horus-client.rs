@@ -44,8 +44,13 @@ struct Args {
     /// Multiply every service time by this.
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
-    #[arg(long, default_value_t = 5.0)]
-    duration_s: f64,
+    /// How long to send (default 5 s; with --trace, until its last task).
+    #[arg(long)]
+    duration_s: Option<f64>,
+    /// Arrival times (and optionally service times) from a file instead of Poisson: per line
+    /// ARRIVAL_US [SERVICE_US], microseconds from the start.
+    #[arg(long, conflicts_with_all = ["rate", "load"])]
+    trace: Option<PathBuf>,
     /// horus: NEW_TASK; random: NEW_TASK_RANDOM.
     #[arg(long, value_enum, default_value = "horus")]
     policy: Policy,
@@ -85,7 +90,21 @@ fn run() -> Result<()> {
         bail!("--scale must be positive, got {}", a.scale);
     }
     let service = scaled(&ServiceTime::named(&a.service)?, a.scale);
+    let trace = a
+        .trace
+        .as_ref()
+        .map(|p| -> Result<_> {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
+            client::read_trace(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))
+        })
+        .transpose()?;
+    let trace_end = trace.as_ref().map(|t| t.last().map_or(0.0, |l| l.at));
     let rate = match (a.rate, a.load, a.workers) {
+        _ if trace.is_some() => {
+            let t = trace.as_ref().expect("a trace");
+            t.len() as f64 / trace_end.unwrap_or(0.0).max(1e-6)
+        }
         (Some(r), _, _) => r,
         (None, Some(l), Some(w)) => {
             if !(l.is_finite() && l > 0.0) || w == 0 {
@@ -95,11 +114,12 @@ fn run() -> Result<()> {
         }
         _ => bail!("give --rate, or --load with --workers"),
     };
-    if !(0.0..=86_400.0).contains(&a.duration_s) {
-        bail!(
-            "--duration-s must be between 0 and a day, got {}",
-            a.duration_s
-        );
+    // A trace runs through its last task.
+    let duration_s = a
+        .duration_s
+        .unwrap_or_else(|| trace_end.map_or(5.0, |e| e + 1e-6));
+    if !(0.0..=86_400.0).contains(&duration_s) {
+        bail!("--duration-s must be between 0 and a day, got {duration_s}");
     }
     let cfg = ClientConfig {
         me: link::host(a.ip),
@@ -107,13 +127,14 @@ fn run() -> Result<()> {
         pool: a.pool,
         client_id: a.client_id,
         rate,
-        duration: Duration::from_secs_f64(a.duration_s),
+        duration: Duration::from_secs_f64(duration_s),
         service,
         policy: a.policy,
         packets: a.packets,
         seed: a.seed,
         drain: Duration::from_millis(a.drain_ms),
         transport: a.transport,
+        trace,
     };
     let quiet = a.quiet;
     let (r, h) = client::run(&cfg, |p| {
