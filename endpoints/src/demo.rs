@@ -297,7 +297,8 @@ pub struct DemoRow {
     pub p999_us: f64,
 }
 
-/// Runs the demo: the rows, in the order run; writes `demo.json` and `demo-cdf.svg` in `out`.
+/// Runs the demo: the rows, in the order run; writes `demo.json`, `demo-cdf.svg` (the
+/// response-time CDFs) and `demo-p99.svg` (p99 against load per policy) in `out`.
 pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
     let t = o.topo;
     std::fs::create_dir_all(&o.out)?;
@@ -486,6 +487,14 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
         o.out.join("demo.json"),
         serde_json::to_string_pretty(&rows)?,
     )?;
+    plot_p99(
+        &o.out.join("demo-p99.svg"),
+        &format!(
+            "p99 response time, {} x{} on {} workers ({engine} engine)",
+            o.workload, o.scale, workers
+        ),
+        &rows,
+    )?;
     let refs: Vec<(String, &Histogram<u64>)> = lines.iter().map(|(l, h)| (l.clone(), h)).collect();
     crate::client::plot_cdf(
         &o.out.join("demo-cdf.svg"),
@@ -496,6 +505,53 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
         &refs,
     )?;
     Ok(rows)
+}
+
+/// p99 against load, one line per policy, on a log scale.
+fn plot_p99(path: &Path, title: &str, rows: &[DemoRow]) -> Result<()> {
+    use plotters::prelude::*;
+    let max_load = rows.iter().map(|r| r.load).fold(0.0, f64::max) * 1.1;
+    let top = rows.iter().map(|r| r.p99_us).fold(1.0, f64::max) * 1.5;
+    let bottom = rows
+        .iter()
+        .map(|r| r.p99_us)
+        .filter(|&v| v > 0.0)
+        .fold(top / 2.0, f64::min)
+        / 1.5;
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..max_load, (bottom..top).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("load (fraction of the workers' capacity)")
+        .y_desc("p99 response (us)")
+        .draw()?;
+    for (i, policy) in [Policy::Horus, Policy::Random].into_iter().enumerate() {
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r.policy == policy && r.p99_us > 0.0)
+            .map(|r| (r.load, r.p99_us))
+            .collect();
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .label(format!("{policy:?}").to_lowercase())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
 }
 
 fn plural(n: u32, one: &str, many: &str) -> String {

@@ -21,8 +21,8 @@
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -246,6 +246,55 @@ impl SoftSwitch {
         Ok(out)
     }
 
+    /// The switch's metrics in the Prometheus text format: its own counts
+    /// (`horus_softswitch_*`), the controller's (`horus_controller_*`, `horus_worker_up`) and
+    /// the engine's counters as a card's (`horus_switch_*`).
+    pub fn metrics(&mut self) -> Result<String> {
+        let st = &self.stats;
+        let mut s = String::new();
+        for (name, help, v) in [
+            (
+                "frames_in_total",
+                "Frames taken from the socket.",
+                st.frames_in,
+            ),
+            ("frames_out_total", "Frames delivered.", st.frames_out),
+            (
+                "to_control_total",
+                "Frames the engine sent to its control port.",
+                st.to_control,
+            ),
+            (
+                "controller_replies_total",
+                "Answers of the controller to workers.",
+                st.controller_replies,
+            ),
+            (
+                "undeliverable_total",
+                "Frames without an IPv4/UDP destination.",
+                st.undeliverable,
+            ),
+            (
+                "not_frames_total",
+                "Datagrams that were not frames.",
+                st.not_frames,
+            ),
+        ] {
+            s += &format!(
+                "# HELP horus_softswitch_{name} {help}\n# TYPE horus_softswitch_{name} counter\nhorus_softswitch_{name} {v}\n"
+            );
+        }
+        s += "# HELP horus_softswitch_port_frames_total Frames delivered per egress port.\n# TYPE horus_softswitch_port_frames_total counter\n";
+        for (p, v) in &st.per_port {
+            s += &format!("horus_softswitch_port_frames_total{{port=\"{p}\"}} {v}\n");
+        }
+        if let Some(c) = &self.ctl {
+            s += &c.metrics();
+        }
+        s += &horus_host_driver::metrics::switch_metrics(&mut self.sw)?;
+        Ok(s)
+    }
+
     /// The engine's counters (the switch's `PASSES`, ..., `DROP_*`), non-zero ones.
     pub fn counters(&mut self) -> Result<Vec<(&'static str, u32)>> {
         Ok(self
@@ -278,6 +327,8 @@ pub struct RunOpts {
     pub stats_every: Option<Duration>,
     /// Stops the switch when set (checked at least every 50 ms).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Where to publish the metrics ([`SoftSwitch::metrics`]), at most once a second.
+    pub metrics: Option<Arc<Mutex<String>>>,
     /// How long the switch polls its socket after the last frame before it sleeps until the
     /// next (default 0: it sleeps at once). Polling takes each frame without a thread wake-up
     /// (tens of microseconds on a virtual machine) at the cost of a core: worth it for a switch
@@ -292,6 +343,7 @@ impl Default for RunOpts {
             duration: None,
             stats_every: None,
             stop: None,
+            metrics: None,
             spin: Duration::ZERO,
         }
     }
@@ -333,7 +385,17 @@ pub fn run(
     send_all(&sock, out, &mut lost);
     sock.set_nonblocking(true)?;
     let mut idle_since: Option<Instant> = None;
+    let mut published: Option<Instant> = None;
     loop {
+        if let Some(m) = &opts.metrics
+            && published.is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            published = Some(Instant::now());
+            let text = s.metrics()?;
+            if let Ok(mut m) = m.lock() {
+                *m = text;
+            }
+        }
         if opts.duration.is_some_and(|d| start.elapsed() >= d)
             || opts
                 .stop

@@ -68,6 +68,8 @@ fn the_demo_runs_both_policies_and_cleans_up() {
     }
     let svg = std::fs::read_to_string(dir.path().join("demo-cdf.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("horus 50 %"));
+    let svg = std::fs::read_to_string(dir.path().join("demo-p99.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("random"));
     let dir_s = dir.path().display().to_string();
     assert_eq!(processes_with(&dir_s), Vec::<String>::new());
     assert_eq!(processes_with(&format!("{net}.")), Vec::<String>::new());

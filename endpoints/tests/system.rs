@@ -299,3 +299,66 @@ fn a_client_replays_an_arrival_trace_with_its_service_times() {
     // The trace ends after 116 ms: the run does not wait for the duration of 10 s.
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
+
+/// `horus-switch` as a user starts it: a leaf from a configuration file, its metrics over HTTP
+/// as a worker registers.
+#[test]
+fn the_switch_binary_serves_its_metrics_as_a_worker_registers() {
+    let t = topo(4, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("leaf.toml");
+    std::fs::write(&cfg, t.leaf_toml(1)).unwrap();
+    let http = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let mut kids = horus_endpoints::demo::Children::default();
+    kids.start(
+        std::path::Path::new(env!("CARGO_BIN_EXE_horus-switch")),
+        &[
+            "--config".into(),
+            cfg.display().to_string(),
+            "--metrics".into(),
+            http.to_string(),
+            "--duration-s".into(),
+            "30".into(),
+        ],
+        Some("metrics on"),
+        Duration::from_secs(20),
+    )
+    .unwrap();
+    let slots = start_slots(&t, Duration::from_millis(100));
+    let url = format!("http://{http}/metrics");
+    let end = Instant::now() + Duration::from_secs(10);
+    let body = loop {
+        let b = ureq::get(&url).call().unwrap().into_string().unwrap();
+        if b.contains("horus_controller_registrations_total 1") || Instant::now() > end {
+            break b;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    stop_all(slots);
+    for want in [
+        "horus_controller_registrations_total 1",
+        "horus_worker_up{pool=\"1\",worker=\"0\"",
+        "horus_softswitch_frames_in_total ",
+        "horus_softswitch_to_control_total ",
+        "horus_switch_control_passes ",
+    ] {
+        assert!(body.contains(want), "{want} not in\n{body}");
+    }
+    let frames_in: u64 = body
+        .lines()
+        .find_map(|l| l.strip_prefix("horus_softswitch_frames_in_total "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(frames_in >= 1);
+    assert_eq!(
+        ureq::get(&format!("http://{http}/other"))
+            .call()
+            .unwrap_err()
+            .kind(),
+        ureq::ErrorKind::HTTP
+    );
+}

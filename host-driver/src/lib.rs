@@ -11,6 +11,7 @@ pub mod access;
 pub mod controller;
 pub mod device;
 pub mod driver;
+pub mod metrics;
 
 pub use access::{AccessError, Regs};
 pub use device::{Device, DeviceSpec};

@@ -4,14 +4,12 @@
 //! Frames from the switch's control port arrive one per UDP datagram (a software switch forwards
 //! them so; on a card, a forwarder on the shell's host interface does). Answers to workers
 //! (WORKER_ID_ACK, REMOVE_ACK) leave as UDP datagrams holding the 11-byte Horus header, to the
-//! worker's address and port, as a worker receives its tasks. The HTTP server (tiny_http: a small
-//! synchronous server, enough for a scrape every few seconds, no async runtime in a daemon whose
-//! loop is synchronous) answers `/metrics` from the last snapshot the loop made: the controller's
-//! counts and membership, and the switch's counters read at most once a second.
+//! worker's address and port, as a worker receives its tasks. The HTTP server
+//! ([`horus_host_driver::metrics`]) answers `/metrics` from the last snapshot the loop made: the
+//! controller's counts and membership, and the switch's counters read at most once a second.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -20,22 +18,6 @@ use horus_host_driver::device::Device;
 use horus_host_driver::driver::Switch;
 
 use crate::Print;
-
-/// The switch's counters in the Prometheus text format.
-fn switch_metrics(sw: &mut Switch<Device>) -> Result<String> {
-    let mut s = String::new();
-    for (name, v) in sw.counters()? {
-        let n = name.to_lowercase();
-        s += &format!("# TYPE horus_switch_{n} counter\nhorus_switch_{n} {v}\n");
-    }
-    let st = sw.status()?;
-    s += &format!(
-        "# TYPE horus_switch_overflow gauge\nhorus_switch_overflow {}\n# TYPE horus_switch_in_flight gauge\nhorus_switch_in_flight {}\n",
-        st >> 1 & 1,
-        st >> 8 & 0xff
-    );
-    Ok(s)
-}
 
 fn send(sock: &UdpSocket, replies: Vec<Reply>) {
     for r in replies {
@@ -61,28 +43,7 @@ pub fn run(
         .with_context(|| format!("--timeout-ms {timeout_ms} is too long"))?;
     let mut c = Controller::start(sw, worker_port, timeout, state, now())?;
     let sock = UdpSocket::bind(listen).with_context(|| format!("binding UDP {listen}"))?;
-    let http = tiny_http::Server::http(metrics)
-        .map_err(|e| anyhow::anyhow!("binding HTTP {metrics}: {e}"))?;
-    let snapshot = Arc::new(Mutex::new(String::new()));
-    {
-        let snapshot = Arc::clone(&snapshot);
-        std::thread::spawn(move || {
-            for req in http.incoming_requests() {
-                let resp = if req.url() == "/metrics" {
-                    let body = snapshot.lock().map(|s| s.clone()).unwrap_or_default();
-                    let ct = tiny_http::Header::from_bytes(
-                        &b"Content-Type"[..],
-                        &b"text/plain; version=0.0.4"[..],
-                    )
-                    .expect("a valid header");
-                    tiny_http::Response::from_string(body).with_header(ct)
-                } else {
-                    tiny_http::Response::from_string("see /metrics\n").with_status_code(404)
-                };
-                let _ = req.respond(resp);
-            }
-        });
-    }
+    let snapshot = horus_host_driver::metrics::serve(metrics).map_err(anyhow::Error::msg)?;
     print(&format!(
         "serving: control frames on udp {}, metrics on http://{}/metrics, {} worker(s) known\n",
         sock.local_addr()?,
@@ -94,7 +55,7 @@ pub fn run(
     let mut read_at: Option<Instant> = None;
     loop {
         if read_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-            switch_part = switch_metrics(sw)?;
+            switch_part = horus_host_driver::metrics::switch_metrics(sw)?;
             read_at = Some(Instant::now());
         }
         if let Ok(mut s) = snapshot.lock() {

@@ -72,8 +72,9 @@ fn run() -> Result<()> {
     };
     demo::run(&o, |s| println!("{s}"))?;
     println!(
-        "wrote {} and {}",
+        "wrote {}, {} and {}",
         a.out.join("demo.json").display(),
+        a.out.join("demo-p99.svg").display(),
         a.out.join("demo-cdf.svg").display()
     );
     Ok(())

@@ -49,6 +49,10 @@ struct Args {
     /// takes a frame without a thread wake-up, at the cost of a core.
     #[arg(long, default_value_t = 0)]
     spin_us: u64,
+    /// Serve Prometheus metrics at http://ADDR/metrics (the switch's counts, the controller's,
+    /// the engine's counters).
+    #[arg(long)]
+    metrics: Option<SocketAddr>,
 }
 
 fn secs(s: Option<f64>, what: &str) -> Result<Option<Duration>> {
@@ -81,6 +85,11 @@ fn run() -> Result<()> {
         duration: secs(a.duration_s, "--duration-s")?,
         stats_every: secs(a.stats_every_s, "--stats-every-s")?,
         spin: Duration::from_micros(a.spin_us),
+        metrics: a
+            .metrics
+            .map(horus_host_driver::metrics::serve)
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
         ..Default::default()
     };
     println!(
@@ -97,6 +106,9 @@ fn run() -> Result<()> {
             String::new()
         }
     );
+    if let Some(m) = a.metrics {
+        println!("metrics on http://{m}/metrics");
+    }
     let report = |s: &mut SoftSwitch| -> Result<()> {
         println!("{}", serde_json::to_string(&s.stats)?);
         let c: Vec<String> = s
