@@ -119,6 +119,9 @@ pub struct Link {
     pub transport: Transport,
     ip_id: u16,
     buf: Vec<u8>,
+    /// How the socket waits now (`None`: not at all), so that a wait like the last costs no
+    /// system call to set.
+    waits: Option<Option<Duration>>,
 }
 
 impl Link {
@@ -140,6 +143,7 @@ impl Link {
             transport,
             ip_id: 0,
             buf: vec![0; MAX_DATAGRAM + 1],
+            waits: None,
         })
     }
 
@@ -152,6 +156,7 @@ impl Link {
             transport: self.transport,
             ip_id: 0,
             buf: vec![0; MAX_DATAGRAM + 1],
+            waits: None,
         })
     }
 
@@ -195,13 +200,16 @@ impl Link {
 
     /// Waits at most `timeout` (`None`: not at all) for the next datagram.
     pub fn recv(&mut self, timeout: Option<Duration>) -> io::Result<Option<Inbound>> {
-        match timeout {
-            Some(t) => {
-                self.sock.set_nonblocking(false)?;
-                self.sock
-                    .set_read_timeout(Some(t.max(Duration::from_micros(1))))?;
+        let want = timeout.map(|t| t.max(Duration::from_micros(1)));
+        if self.waits != Some(want) {
+            match want {
+                Some(t) => {
+                    self.sock.set_nonblocking(false)?;
+                    self.sock.set_read_timeout(Some(t))?;
+                }
+                None => self.sock.set_nonblocking(true)?,
             }
-            None => self.sock.set_nonblocking(true)?,
+            self.waits = Some(want);
         }
         match self.sock.recv_from(&mut self.buf) {
             Ok((n, from)) => Ok(Some(match self.transport {

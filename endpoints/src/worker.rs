@@ -176,14 +176,24 @@ fn header(t: PacketType, pool: u16, src: u16, dst: u16, qlen: u16, seq: u16) -> 
     }
 }
 
+/// A multi-packet task's packets so far.
+type Partial = (HorusHeader, Option<TaskPayload>, u32, Instant);
+
+/// A multi-packet task whose next packet has not come for this long is dropped (its client
+/// stopped, or a packet was lost), once more than [`PARTIAL_KEPT`] tasks are incomplete: bad
+/// input cannot grow a slot's memory without bound.
+const PARTIAL_TIMEOUT: Duration = Duration::from_secs(1);
+const PARTIAL_KEPT: usize = 256;
+
 /// A running slot's state.
 struct Slot {
     cfg: SlotConfig,
     link: Link,
     id: u16,
     queue: VecDeque<Task>,
-    /// Packets of multi-packet tasks so far: the first packet's header and payload, the count.
-    partial: HashMap<(Endpoint, u16), (HorusHeader, Option<TaskPayload>, u32)>,
+    /// Packets of multi-packet tasks so far: the first packet's header and payload, the count,
+    /// when the last one came.
+    partial: HashMap<(Endpoint, u16), Partial>,
     /// A task from the idle list was taken and TASK_DONE_IDLE not yet sent.
     owe_idle: bool,
     stats: SlotStats,
@@ -220,7 +230,7 @@ impl Slot {
         let payload = TaskPayload::parse(&f.payload).ok();
         let (first, p, n) = if h.pkt_type == PacketType::TaskContinuation {
             match self.partial.remove(&key) {
-                Some((first, p, n)) => (first, p.or(payload), n + 1),
+                Some((first, p, n, _)) => (first, p.or(payload), n + 1),
                 None => {
                     self.stats.dropped += 1;
                     return;
@@ -230,7 +240,12 @@ impl Slot {
             (h, payload, 1)
         };
         if h.more_packets {
-            self.partial.insert(key, (first, p, n));
+            if self.partial.len() >= PARTIAL_KEPT {
+                let before = self.partial.len();
+                self.partial.retain(|_, e| e.3.elapsed() < PARTIAL_TIMEOUT);
+                self.stats.dropped += (before - self.partial.len()) as u64;
+            }
+            self.partial.insert(key, (first, p, n, Instant::now()));
             return;
         }
         let Some(payload) = p else {
@@ -393,4 +408,76 @@ pub fn slot_configs(
             transport: link::Transport::Frames,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot() -> Slot {
+        let me = link::host(Ipv4Addr::new(127, 78, 1, 1));
+        let leaf = SocketAddr::from((Ipv4Addr::new(127, 78, 1, 2), 1234));
+        Slot {
+            cfg: slot_configs(me.ip, 1, leaf, 3, None, Duration::from_secs(1))
+                .unwrap()
+                .remove(0),
+            link: Link::bind(me, leaf).unwrap(),
+            id: 0,
+            queue: VecDeque::new(),
+            partial: HashMap::new(),
+            owe_idle: false,
+            stats: SlotStats::default(),
+            leaf_host: link::host(Ipv4Addr::new(127, 78, 1, 2)),
+        }
+    }
+
+    fn packet(t: PacketType, more: bool, seq: u16, qlen: u16) -> Inbound {
+        Inbound::Frame(HorusFrame {
+            src: link::host(Ipv4Addr::new(127, 78, 1, 9)),
+            dst: link::host(Ipv4Addr::new(127, 78, 1, 1)),
+            ip_id: 0,
+            ttl: 64,
+            dscp_ecn: 0,
+            dont_fragment: true,
+            udp_checksum: 0,
+            header: HorusHeader {
+                more_packets: more,
+                ..header(t, 3, 1, 0, qlen, seq)
+            },
+            payload: TaskPayload::default().to_bytes(),
+        })
+    }
+
+    #[test]
+    fn a_multi_packet_task_queues_at_its_last_packet_and_stale_ones_are_dropped() {
+        let mut s = slot();
+        s.take(packet(PacketType::NewTask, true, 7, 1));
+        s.take(packet(PacketType::TaskContinuation, true, 7, 0));
+        assert!(s.queue.is_empty());
+        s.take(packet(PacketType::TaskContinuation, false, 7, 0));
+        assert_eq!(s.queue.len(), 1);
+        assert_eq!(s.queue[0].packets, 3);
+        assert_eq!(s.queue[0].header.pkt_type, PacketType::NewTask);
+        assert!(s.owe_idle, "the first packet came from the idle list");
+        // A continuation without its first packet, a task of another pool: dropped.
+        s.take(packet(PacketType::TaskContinuation, false, 8, 0));
+        let mut other = packet(PacketType::NewTask, false, 9, 0);
+        if let Inbound::Frame(f) = &mut other {
+            f.header.pool_id = 4;
+        }
+        s.take(other);
+        assert_eq!((s.queue.len(), s.stats.dropped), (1, 2));
+        // Incomplete tasks older than the timeout go once the slot holds PARTIAL_KEPT of them.
+        let old = Instant::now() - 2 * PARTIAL_TIMEOUT;
+        for seq in 0..PARTIAL_KEPT as u16 {
+            let h = header(PacketType::NewTask, 3, 1, 0, 0, 1000 + seq);
+            s.partial.insert(
+                (link::host(Ipv4Addr::new(127, 78, 1, 9)), h.seq_num),
+                (h, None, 1, old),
+            );
+        }
+        s.take(packet(PacketType::NewTask, true, 20, 0));
+        assert_eq!(s.partial.len(), 1);
+        assert_eq!(s.stats.dropped, 2 + PARTIAL_KEPT as u64);
+    }
 }
