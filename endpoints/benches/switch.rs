@@ -208,7 +208,7 @@ fn on_socket(net: u8, secs: f64, rate: f64, spin: Duration) -> (f64, f64, f64, f
             };
             let s = UdpSocket::bind((ip, 1234)).unwrap();
             s.set_nonblocking(true).unwrap();
-            link::grow_receive_buffer(&s, 16 << 20);
+            let _ = link::grow_receive_buffer(&s, 16 << 20);
             s
         })
         .collect();
@@ -272,7 +272,8 @@ fn on_socket(net: u8, secs: f64, rate: f64, spin: Duration) -> (f64, f64, f64, f
     let taken = sw.join().unwrap();
     let q = |h: &hdrhistogram::Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1e3;
     (
-        (taken as f64 - f64::from(WORKERS)) / secs,
+        // The blast's frames: without the registrations and the latency phase's tasks and answers.
+        (taken as f64 - f64::from(WORKERS) - 2.0 * rate.floor()) / secs,
         f64::from(n) / secs,
         q(&through, 0.5) - q(&direct, 0.5),
         q(&through, 0.99) - q(&direct, 0.99),

@@ -5,8 +5,8 @@
 //! an arrival trace ([`read_trace`]), from one thread,
 //! whatever the answers do (open loop: a slow system gets the same offered load, as the paper's
 //! clients). Each task is a NEW_TASK (or NEW_TASK_RANDOM, `--policy random`: the side-by-side
-//! baseline a Horus switch also serves) to the scheduler's address, `seq_num` the request ID's low
-//! 16 bits, with the public testbed's payload ([`crate::payload`]): the client's ID, the request
+//! baseline a Horus switch also serves) to the scheduler's address, `seq_num` from the request ID
+//! ([`seq_num`]), with the public testbed's payload ([`crate::payload`]): the client's ID, the request
 //! ID, the packet count, the service time drawn from the workload (`run_ns`, for workers that take
 //! it from the payload) and the client's clock at sending (`gen_ns`). A task of several packets
 //! is a NEW_TASK with the more-packets flag, then TASK_CONTINUATIONs, the last without it.
@@ -184,6 +184,13 @@ fn us(h: &Histogram<u64>, q: f64) -> f64 {
     }
 }
 
+/// A task's `seq_num`: its request ID offset by the client's ID times 16,381. A switch keys the
+/// packets of a multi-packet task by pool and `seq_num`; the offset keeps the tasks of clients
+/// that send at like rates apart there, where counters all starting at 0 would meet.
+pub fn seq_num(client_id: u16, req_id: u32) -> u16 {
+    (req_id.wrapping_add(u32::from(client_id).wrapping_mul(16_381))) as u16
+}
+
 /// State per request: 0 not sent, 1 sent, 2 answered.
 struct Ledger(Vec<AtomicU8>);
 
@@ -278,7 +285,7 @@ pub fn run(
                         src_id: cfg.client_id,
                         dst_id: 0,
                         qlen: 0,
-                        seq_num: req as u16,
+                        seq_num: seq_num(cfg.client_id, req),
                     };
                     // A full socket buffer loses the task as a wire would: counted as lost.
                     let _ = link.send(cfg.scheduler, h, payload.clone());
@@ -329,6 +336,11 @@ pub fn run(
                 continue;
             }
         };
+        // An answer stamped later than now belongs to another run of this client's address and ID.
+        if p.gen_ns > now {
+            unexpected += 1;
+            continue;
+        }
         match ledger
             .0
             .get(p.req_id as usize)

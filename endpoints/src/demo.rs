@@ -152,9 +152,7 @@ impl Children {
             bin.file_name().unwrap_or_default().to_string_lossy(),
             args.join(" ")
         );
-        let mut c = Command::new(bin)
-            .args(args)
-            .stdout(Stdio::piped())
+        let mut c = dies_with_us(Command::new(bin).args(args).stdout(Stdio::piped()))
             .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("starting {}", bin.display()))?;
@@ -179,6 +177,25 @@ impl Children {
                 }
             })?;
         }
+        Ok(())
+    }
+
+    /// Starts `bin` with `args`, its output dropped: a process to wait for ([`Children::wait_all`]).
+    pub fn start_quiet(&mut self, bin: &Path, args: &[String]) -> Result<()> {
+        let c = dies_with_us(Command::new(bin).args(args).stdout(Stdio::null()))
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        self.0.push((bin.display().to_string(), c));
+        Ok(())
+    }
+
+    /// Waits for every process; fails if one failed.
+    pub fn wait_all(&mut self) -> Result<()> {
+        for (name, c) in &mut self.0 {
+            let s = c.wait()?;
+            ensure!(s.success(), "{name} failed: {s}");
+        }
+        self.0.clear();
         Ok(())
     }
 
@@ -215,6 +232,25 @@ impl Drop for Children {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+}
+
+/// `cmd`, made to be killed when the process that starts it ends, however it ends (a demo
+/// killed by a signal leaves nothing behind): Linux's parent-death signal.
+fn dies_with_us(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe, as pre_exec requires; it touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            Ok(())
+        })
     }
 }
 
@@ -376,7 +412,7 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
             run_no += 1;
             let rate = load * workers / mean_s;
             let mut outs = Vec::new();
-            let mut procs = Vec::new();
+            let mut clients = Children::default();
             for i in 0..o.clients {
                 let json = o
                     .out
@@ -386,8 +422,10 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
                     t.spine().to_string(),
                     "--ip".into(),
                     t.client(i)?.to_string(),
+                    // An ID of its own in each run: a late answer of an earlier run is not
+                    // taken for one of this run's.
                     "--client-id".into(),
-                    (i + 1).to_string(),
+                    ((run_no - 1) * u64::from(o.clients) + u64::from(i) + 1).to_string(),
                     "--pool".into(),
                     POOL.to_string(),
                     "--rate".into(),
@@ -406,19 +444,10 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
                     json.display().to_string(),
                     "--quiet".into(),
                 ];
-                procs.push(
-                    Command::new(&client)
-                        .args(&args)
-                        .stdout(Stdio::null())
-                        .spawn()
-                        .with_context(|| format!("starting {}", client.display()))?,
-                );
+                clients.start_quiet(&client, &args)?;
                 outs.push(json);
             }
-            for mut p in procs {
-                let s = p.wait()?;
-                ensure!(s.success(), "a client failed: {s}");
-            }
+            clients.wait_all()?;
             kids.check_alive()?;
             let mut h = Histogram::<u64>::new(3)?;
             let mut row = DemoRow {
@@ -558,13 +587,14 @@ fn plural(n: u32, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// A loopback network for one run: `127.x.y` from the process ID, so that runs side by side
-/// (tests) do not share addresses.
+/// A loopback network for one run: `127.x.y` from the process ID and the clock, x from 100 to
+/// 199, so that runs side by side do not share addresses (the tests' fixed networks are
+/// 127.200.0.0 and up).
 pub fn fresh_net() -> [u8; 3] {
     let p = std::process::id();
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let v = p.wrapping_mul(2_654_435_761) ^ t;
-    [127, 100 + (v % 150) as u8, (v >> 8) as u8]
+    [127, 100 + (v % 100) as u8, (v >> 8) as u8]
 }

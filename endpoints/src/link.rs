@@ -70,20 +70,32 @@ pub fn frame_dst(frame: &[u8]) -> Option<SocketAddr> {
     Some(SocketAddr::from((dst, port)))
 }
 
-/// Makes a UDP socket's receive buffer as large as the kernel allows (up to `bytes`): bursts of
-/// tasks at a switch or a worker are queued, not dropped.
-pub fn grow_receive_buffer(sock: &UdpSocket, bytes: usize) {
+/// Asks for a UDP socket's receive buffer of `bytes`, so that bursts of tasks at a switch or a
+/// worker are queued rather than dropped; returns the size the kernel gave. Without privilege
+/// the kernel caps it at `net.core.rmem_max` (208 KiB by default on Linux; raise it with
+/// `sysctl -w net.core.rmem_max=...`); with CAP_NET_ADMIN, SO_RCVBUFFORCE passes the cap.
+pub fn grow_receive_buffer(sock: &UdpSocket, bytes: usize) -> usize {
     use std::os::fd::AsRawFd;
-    let v = bytes as libc::c_int;
-    // SAFETY: a valid socket descriptor and a pointer to a c_int of the size given.
+    let fd = sock.as_raw_fd();
+    let v = bytes.min(i32::MAX as usize / 2) as libc::c_int;
+    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: a valid socket descriptor and pointers to a c_int of the size given.
     unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
+        let p = (&v as *const libc::c_int).cast();
+        if libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, p, len) != 0 {
+            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, p, len);
+        }
+        let mut got: libc::c_int = 0;
+        let mut l = len;
+        libc::getsockopt(
+            fd,
             libc::SOL_SOCKET,
             libc::SO_RCVBUF,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            (&mut got as *mut libc::c_int).cast(),
+            &mut l,
         );
+        // The kernel reports twice what it counts against the buffer (its bookkeeping).
+        got.max(0) as usize / 2
     }
 }
 
@@ -135,7 +147,7 @@ impl Link {
     pub fn bind_with(me: Endpoint, gateway: SocketAddr, transport: Transport) -> Result<Link> {
         let sock = UdpSocket::bind(socket_addr(&me))
             .with_context(|| format!("binding UDP {}", socket_addr(&me)))?;
-        grow_receive_buffer(&sock, 4 << 20);
+        let _ = grow_receive_buffer(&sock, 4 << 20);
         Ok(Link {
             sock,
             me,

@@ -92,13 +92,20 @@ pub struct SwitchStats {
     pub controller_replies: u64,
     /// Frames the engine emitted with no IPv4/UDP destination to deliver to.
     pub undeliverable: u64,
+    /// Frames the engine addressed to this switch itself (a reply to a client whose address is
+    /// the switch's, say): dropped, as nothing on the way would ever end their loop.
+    pub looped: u64,
     /// Datagrams that were not frames (bare headers, malformed), dropped before the engine.
     pub not_frames: u64,
+    /// Bytes of the socket's receive buffer, as the kernel gave them ([`link::grow_receive_buffer`]).
+    pub receive_buffer: usize,
 }
 
 /// A switch: its engine, its controller, its counts.
 pub struct SoftSwitch {
     pub sw: Switch<Device>,
+    /// The switch's own address (`[switch] ip` and `udp_port`).
+    me: SocketAddr,
     ctl: Option<Controller>,
     control_port: u8,
     pub engine: Engine,
@@ -143,6 +150,7 @@ impl SoftSwitch {
         };
         Ok(SoftSwitch {
             sw,
+            me: SocketAddr::from((cfg.switch.ip, cfg.switch.udp_port)),
             ctl,
             control_port: cfg.switch.control_port,
             engine,
@@ -230,6 +238,7 @@ impl SoftSwitch {
                     continue;
                 }
                 match link::frame_dst(&f.frame) {
+                    Some(to) if to == self.me => self.stats.looped += 1,
                     Some(to) => {
                         self.stats.frames_out += 1;
                         *self.stats.per_port.entry(f.port).or_default() += 1;
@@ -273,6 +282,11 @@ impl SoftSwitch {
                 "undeliverable_total",
                 "Frames without an IPv4/UDP destination.",
                 st.undeliverable,
+            ),
+            (
+                "looped_total",
+                "Frames addressed to the switch itself, dropped.",
+                st.looped,
             ),
             (
                 "not_frames_total",
@@ -376,7 +390,7 @@ pub fn run(
     mut report: impl FnMut(&mut SoftSwitch) -> Result<()>,
 ) -> Result<u64> {
     let sock = UdpSocket::bind(listen).with_context(|| format!("binding UDP {listen}"))?;
-    link::grow_receive_buffer(&sock, 16 << 20);
+    s.stats.receive_buffer = link::grow_receive_buffer(&sock, 16 << 20);
     let now = || start.elapsed().as_micros() as Micros;
     let mut buf = vec![0u8; MAX_DATAGRAM + 1];
     let mut lost = 0u64;
@@ -422,6 +436,13 @@ pub fn run(
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                // The controller removes silent workers only once the socket is empty: a
+                // switch behind its traffic still holds their keep-alives.
+                if s.next_deadline().is_some_and(|d| d <= now()) {
+                    let out = s.tick(now())?;
+                    send_all(&sock, out, &mut lost);
+                    continue;
+                }
                 let since = *idle_since.get_or_insert_with(Instant::now);
                 if since.elapsed() < opts.spin {
                     std::hint::spin_loop();
@@ -433,10 +454,6 @@ pub fn run(
                 }
             }
             Err(e) => return Err(e).context("receiving a frame"),
-        }
-        if s.next_deadline().is_some_and(|d| d <= now()) {
-            let out = s.tick(now())?;
-            send_all(&sock, out, &mut lost);
         }
     }
 }

@@ -116,8 +116,13 @@ pub fn take_time(d: Duration, work: Work) {
     }
 }
 
-/// The synthetic handler: takes the task's service time from `service` and echoes the task's
-/// `app_data` with the service time it took in word 0 (nanoseconds).
+/// The longest service time a synthetic handler takes: a task asking for more (its `run_ns`
+/// comes from the network) runs this long, so that a slot stays responsive to its stop.
+pub const MAX_SERVICE: Duration = Duration::from_secs(10);
+
+/// The synthetic handler: takes the task's service time from `service` (at most
+/// [`MAX_SERVICE`]) and echoes the task's `app_data` with the service time it took in word 0
+/// (nanoseconds).
 pub fn synthetic(service: Service, work: Work, seed: u64) -> Handler {
     let mut rng = horus_sim::rng::SimRng::seed_from_u64(seed);
     Box::new(move |t: &Task| {
@@ -125,7 +130,8 @@ pub fn synthetic(service: Service, work: Work, seed: u64) -> Handler {
             Service::Payload => Duration::from_nanos(t.payload.run_ns),
             Service::Draw(s) => Duration::from_nanos(s.sample(&mut rng)),
             Service::Fixed(d) => *d,
-        };
+        }
+        .min(MAX_SERVICE);
         take_time(d, work);
         let mut out = t.payload.app_data;
         out[0] = d.as_nanos() as u64;
@@ -159,6 +165,8 @@ pub struct SlotStats {
     pub keep_alives: u64,
     pub registrations_sent: u64,
     pub remove_acks: u64,
+    /// Answers and keep-alives the socket refused (a full send buffer): lost, as on a wire.
+    pub send_errors: u64,
     /// Datagrams that were not frames, frames that were not tasks of this slot's pool, tasks
     /// without the testbed payload: dropped.
     pub dropped: u64,
@@ -179,9 +187,10 @@ fn header(t: PacketType, pool: u16, src: u16, dst: u16, qlen: u16, seq: u16) -> 
 /// A multi-packet task's packets so far.
 type Partial = (HorusHeader, Option<TaskPayload>, u32, Instant);
 
-/// A multi-packet task whose next packet has not come for this long is dropped (its client
-/// stopped, or a packet was lost), once more than [`PARTIAL_KEPT`] tasks are incomplete: bad
-/// input cannot grow a slot's memory without bound.
+/// A slot holds at most [`PARTIAL_KEPT`] incomplete multi-packet tasks: when it holds that many,
+/// those whose next packet has not come for this long go (their client stopped, or a packet was
+/// lost), and if none is that old the new task is dropped. Bad input cannot grow a slot's memory
+/// or its work per packet without bound.
 const PARTIAL_TIMEOUT: Duration = Duration::from_secs(1);
 const PARTIAL_KEPT: usize = 256;
 
@@ -240,10 +249,15 @@ impl Slot {
             (h, payload, 1)
         };
         if h.more_packets {
-            if self.partial.len() >= PARTIAL_KEPT {
+            if self.partial.len() >= PARTIAL_KEPT && !self.partial.contains_key(&key) {
                 let before = self.partial.len();
                 self.partial.retain(|_, e| e.3.elapsed() < PARTIAL_TIMEOUT);
                 self.stats.dropped += (before - self.partial.len()) as u64;
+                if self.partial.len() >= PARTIAL_KEPT {
+                    // All recent: the new task is the one dropped.
+                    self.stats.dropped += 1;
+                    return;
+                }
             }
             self.partial.insert(key, (first, p, n, Instant::now()));
             return;
@@ -270,13 +284,34 @@ impl Slot {
         }
         Ok(())
     }
+}
 
-    fn keep_alive(&mut self) -> Result<()> {
-        let h = header(PacketType::KeepAlive, self.cfg.pool, self.id, 0, 0, 0);
-        self.link.send(self.leaf_host, h, Vec::new())?;
-        self.stats.keep_alives += 1;
-        Ok(())
-    }
+/// Sends a KEEP_ALIVE every `period` from its own thread until `stop`, so that a slot running a
+/// long task stays known to the controller; the count sent.
+fn keep_alives(
+    mut link: Link,
+    leaf: Endpoint,
+    h: HorusHeader,
+    period: Duration,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(u64, u64)> {
+    std::thread::spawn(move || {
+        let (mut sent, mut errors) = (0, 0);
+        let mut next = Instant::now() + period;
+        while !stop.load(Ordering::Relaxed) {
+            let left = next.saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                std::thread::sleep(left.min(Duration::from_millis(20)));
+                continue;
+            }
+            match link.send(leaf, h, Vec::new()) {
+                Ok(()) => sent += 1,
+                Err(_) => errors += 1,
+            }
+            next += period;
+        }
+        (sent, errors)
+    })
 }
 
 /// Registers a slot with the leaf's controller: its ID.
@@ -338,18 +373,21 @@ pub fn run_slot(
     };
     slot.id = id;
     slot.stats.id = Some(id);
+    // A new node joins the leaf's idle list, but a slot restarted under an ID the controller
+    // still holds may not be in it: its first answer on an empty queue is TASK_DONE_IDLE, which
+    // the leaf drops as a duplicate if the slot was there already.
+    slot.owe_idle = true;
     registered(id);
-    // Registered tasks that arrived with the acknowledgement are served; the slot starts idle in
-    // the leaf's list only if it has none.
-    let mut next_ka = Instant::now() + slot.cfg.keepalive;
+    let ka = keep_alives(
+        slot.link.try_clone()?,
+        slot.leaf_host,
+        header(PacketType::KeepAlive, slot.cfg.pool, id, 0, 0, 0),
+        slot.cfg.keepalive,
+        Arc::clone(&stop),
+    );
     while !stop.load(Ordering::Relaxed) {
-        if Instant::now() >= next_ka {
-            slot.keep_alive()?;
-            next_ka = Instant::now() + slot.cfg.keepalive;
-        }
         let Some(task) = slot.queue.pop_front() else {
-            let left = next_ka.saturating_duration_since(Instant::now());
-            if let Some(m) = slot.link.recv(Some(left.min(Duration::from_millis(50))))? {
+            if let Some(m) = slot.link.recv(Some(Duration::from_millis(50)))? {
                 slot.take(m);
             }
             continue;
@@ -378,8 +416,15 @@ pub fn run_slot(
             app_data: result,
             ..task.payload
         };
-        slot.link.send(task.from, h, reply.to_bytes())?;
+        if slot.link.send(task.from, h, reply.to_bytes()).is_err() {
+            slot.stats.send_errors += 1;
+        }
     }
+    let (sent, errors) = ka
+        .join()
+        .map_err(|_| anyhow::anyhow!("the keep-alive thread panicked"))?;
+    slot.stats.keep_alives = sent;
+    slot.stats.send_errors += errors;
     Ok(slot.stats)
 }
 
@@ -479,5 +524,16 @@ mod tests {
         s.take(packet(PacketType::NewTask, true, 20, 0));
         assert_eq!(s.partial.len(), 1);
         assert_eq!(s.stats.dropped, 2 + PARTIAL_KEPT as u64);
+        // When all are recent, the new one is dropped and the others kept.
+        for seq in 0..PARTIAL_KEPT as u16 - 1 {
+            s.take(packet(PacketType::NewTask, true, 2000 + seq, 0));
+        }
+        assert_eq!(s.partial.len(), PARTIAL_KEPT);
+        s.take(packet(PacketType::NewTask, true, 5000, 0));
+        assert_eq!(s.partial.len(), PARTIAL_KEPT);
+        assert_eq!(s.stats.dropped, 3 + PARTIAL_KEPT as u64);
+        // Their continuations still complete them.
+        s.take(packet(PacketType::TaskContinuation, false, 2000, 0));
+        assert_eq!(s.queue.len(), 2);
     }
 }

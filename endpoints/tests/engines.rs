@@ -1,6 +1,7 @@
 //! The software switch decides the same with either engine: the same frames through the
 //! reference model and through the Verilated RTL (the `small` leaf), with the controller
-//! registering workers and removing silent ones, give the same deliveries, frame for frame.
+//! registering workers and removing silent ones, give the same deliveries, frame for frame. And
+//! what the switch must not deliver.
 
 use std::net::Ipv4Addr;
 
@@ -176,4 +177,35 @@ fn the_model_and_the_rtl_engines_deliver_the_same_frames() {
     // answered.
     assert!(tasks > 300, "{tasks} tasks forwarded");
     assert_eq!(acks, 8);
+}
+
+/// A frame the engine sends to the switch's own address would come back to it forever: it is
+/// counted and dropped.
+#[test]
+fn a_frame_to_the_switch_itself_is_dropped_not_looped() {
+    let t = Topology::new([127, 210, 2], 1, 1).unwrap();
+    let cfg = Config::from_toml_str(&t.leaf_toml(1)).unwrap();
+    let mut s = SoftSwitch::open(&cfg, Engine::Model, SIM_SEED, None, 0).unwrap();
+    let leaf = link::host(t.leaf(1));
+    let worker = link::host(t.first_worker(1));
+    // A reply passes through towards its client, here the leaf's own address.
+    let f = frame(
+        worker,
+        leaf,
+        header(PacketType::TaskDone, 0, 0, 1, false),
+        vec![],
+    );
+    assert_eq!(s.frame(f, 0).unwrap(), vec![]);
+    assert_eq!(s.stats.looped, 1);
+    // The same reply to a client is delivered.
+    let client = link::host(t.client(0).unwrap());
+    let f = frame(
+        worker,
+        client,
+        header(PacketType::TaskDone, 0, 0, 1, false),
+        vec![],
+    );
+    let d = s.frame(f, 1).unwrap();
+    assert!(matches!(&d[..], [Delivery::Frame { to, .. }] if *to == link::socket_addr(&client)));
+    assert_eq!(s.stats.looped, 1);
 }

@@ -146,7 +146,7 @@ fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
             let p = horus_endpoints::payload::TaskPayload::parse(&f.payload).unwrap();
             assert_eq!(py["client_id"], 42);
             assert_eq!(py["req_id"], p.req_id);
-            assert_eq!(u64::from(h.seq_num), u64::from(p.req_id as u16));
+            assert_eq!(h.seq_num, client::seq_num(42, p.req_id));
             assert_eq!(py["pkts_length"], 2);
             assert_eq!(py["run_ns"], p.run_ns);
             assert_eq!(py["gen_ns"], p.gen_ns);

@@ -157,13 +157,13 @@ fn idle_workers_get_tasks_first_and_each_task_is_answered_once() {
     let leaf = link::host(t.leaf(1));
     let mut c = Link::bind(link::host(t.client(0).unwrap()), link::socket_addr(&leaf)).unwrap();
 
-    // Four idle workers, four tasks at once: the idle list gives each worker one, and each
-    // answers TASK_DONE_IDLE (it ran dry after a task from the idle list).
+    // Four idle workers, four tasks of 1 s at once: the idle list gives each worker one, and
+    // each answers TASK_DONE_IDLE (it ran dry after a task from the idle list).
     for seq in 0..4 {
-        let (h, p) = task(seq, PacketType::NewTask, 200);
+        let (h, p) = task(seq, PacketType::NewTask, 1000);
         c.send(leaf, h, p).unwrap();
     }
-    let a = answers(&mut c, 5, Duration::from_secs(3));
+    let a = answers(&mut c, 5, Duration::from_secs(5));
     assert_eq!(a.len(), 4, "{a:?}");
     let mut ids: Vec<u16> = a.iter().map(|h| h.src_id).collect();
     ids.sort_unstable();
@@ -181,10 +181,10 @@ fn idle_workers_get_tasks_first_and_each_task_is_answered_once() {
     // answers its first task with TASK_DONE (one still queued) and its second with
     // TASK_DONE_IDLE.
     for seq in 10..15 {
-        let (h, p) = task(seq, PacketType::NewTask, 200);
+        let (h, p) = task(seq, PacketType::NewTask, 1000);
         c.send(leaf, h, p).unwrap();
     }
-    let a = answers(&mut c, 6, Duration::from_secs(3));
+    let a = answers(&mut c, 6, Duration::from_secs(5));
     assert_eq!(a.len(), 5, "{a:?}");
     let mut seqs: Vec<u16> = a.iter().map(|h| h.seq_num).collect();
     seqs.sort_unstable();
@@ -236,20 +236,20 @@ fn client_cfg(t: &Topology, i: u16, rate: f64, secs: f64, seed: u64) -> ClientCo
 #[test]
 fn a_killed_worker_is_removed_and_gets_no_task_afterwards_and_the_others_lose_nothing() {
     let t = topo(2, 4);
-    let timeout = Duration::from_millis(300);
+    let timeout = Duration::from_secs(1);
     let (stop, sw) = start_leaf(&t, timeout);
-    let mut slots = start_slots(&t, Duration::from_millis(50));
-    // Load 0.2 of the rack, 2.5 s; one worker dies at 0.7 s.
+    let mut slots = start_slots(&t, Duration::from_millis(100));
+    // Load 0.2 of the rack, 4 s; one worker dies at 0.7 s.
     let a = {
-        let cfg = client_cfg(&t, 0, 400.0, 2.5, 1);
+        let cfg = client_cfg(&t, 0, 400.0, 4.0, 1);
         std::thread::spawn(move || client::run(&cfg, |_| {}).unwrap().0)
     };
     std::thread::sleep(Duration::from_millis(700));
     let (dead_stop, dead) = slots.remove(0);
     dead_stop.store(true, Ordering::Relaxed);
     let dead = dead.join().unwrap();
-    // After the removal (the timeout, and a keep-alive period of slack), another client.
-    std::thread::sleep(Duration::from_millis(800));
+    // After the removal (the timeout, and as long again of slack), another client.
+    std::thread::sleep(2 * timeout);
     let b = client::run(&client_cfg(&t, 1, 400.0, 1.0, 2), |_| {})
         .unwrap()
         .0;
@@ -269,9 +269,9 @@ fn a_killed_worker_is_removed_and_gets_no_task_afterwards_and_the_others_lose_no
     assert!(b.sent > 250, "{b:?}");
     assert_eq!(a.answered + a.lost, a.sent);
     assert_eq!((a.duplicates, a.unexpected), (0, 0));
-    // At most the tasks of the window between the death and the removal (0.3 s x 400/s,
-    // about a quarter to the dead worker).
-    assert!(a.lost <= 60, "{a:?}");
+    // At most half the tasks of the window between the death and the removal (1.1 s x 400/s;
+    // power of two sends the dead worker fewer and fewer as its load grows).
+    assert!(a.lost <= 220, "{a:?}");
     let served: u64 = stats.iter().map(|s| s.tasks).sum::<u64>() + dead.tasks;
     assert_eq!(served, a.answered + b.answered);
     assert_eq!(end.stats.not_frames, 0);
