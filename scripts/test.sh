@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The test command. On a fresh machine it first installs what the tests need (Verilator, Yosys,
 # g++, make, clang, which compiles the co-simulation's Verilated models about 10 % faster
-# than g++, and python3, which runs the independent dissector of the endpoints' interoperation
-# test: Debian packages), then checks formatting and lints and runs the whole test suite.
+# than g++, python3, which runs the independent dissector of the endpoints' interoperation
+# test, and z3, the solver of the formal proofs (yosys-smtbmc comes with yosys): Debian
+# packages), then checks formatting and lints and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 # command:package
-for tool in verilator:verilator yosys:yosys g++:g++ make:make clang++:clang python3:python3; do
+for tool in verilator:verilator yosys:yosys yosys-smtbmc:yosys z3:z3 g++:g++ make:make clang++:clang python3:python3; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
 done
 if ((${#missing[@]})); then

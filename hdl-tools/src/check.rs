@@ -1306,3 +1306,60 @@ mod tests {
         assert!(lut_depth(&netlist(&ports, vec![], &[]), "other").is_err());
     }
 }
+
+/// What a bounded proof found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Proof {
+    /// Every assertion holds in every state reachable from the initial one within `depth` cycles.
+    Holds { depth: u32 },
+    /// An assertion fails; the step where it does, and the solver's report.
+    Fails { step: u32, report: String },
+}
+
+/// Bounded model checking of `files` (file name, contents: the Verilog under test and a formal
+/// harness in SystemVerilog whose `assume`s constrain only inputs) with module `top` as the top:
+/// Yosys reads them with `-formal`, flattens them and writes SMT-LIB2 (`write_smt2`), and
+/// `yosys-smtbmc` with Z3 looks for a trace of at most `depth` cycles, from the initial state,
+/// that breaks an `assert` (what SymbiYosys's `bmc` mode runs).
+pub fn prove(name: &str, files: &[(&str, &str)], top: &str, depth: u32) -> Result<Proof, String> {
+    in_scratch(name, |dir| {
+        let mut paths = Vec::new();
+        for (f, text) in files {
+            let p = dir.join(f);
+            std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))?;
+            paths.push(f.to_string());
+        }
+        let script = format!(
+            "read_verilog -sv -formal {}; prep -flatten -top {top}; async2sync; dffunmap; write_smt2 -wires {top}.smt2",
+            paths.join(" ")
+        );
+        run(
+            Command::new("yosys")
+                .args(["-q", "-p", &script])
+                .current_dir(dir),
+            "yosys",
+        )?;
+        let out = Command::new("yosys-smtbmc")
+            .args(["-s", "z3", "--presat", "-t", &depth.to_string()])
+            .arg(format!("{top}.smt2"))
+            .current_dir(dir)
+            .output()
+            .map_err(|e| format!("cannot run yosys-smtbmc ({e}); install yosys and z3"))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        if text.contains("Status: PASSED") {
+            return Ok(Proof::Holds { depth });
+        }
+        if text.contains("Status: FAILED") {
+            // The failing step is the last one whose assertions were checked.
+            let step = text
+                .lines()
+                .rev()
+                .filter_map(|l| l.split("Checking assertions in step ").nth(1))
+                .find_map(|s| s.trim_end_matches('.').trim().parse().ok())
+                .unwrap_or(0);
+            return Ok(Proof::Fails { step, report: text });
+        }
+        Err(format!("yosys-smtbmc gave no verdict:\n{text}"))
+    })
+}
