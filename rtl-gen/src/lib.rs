@@ -14,6 +14,7 @@ pub mod boards;
 pub mod check;
 pub mod identity;
 pub mod outputs;
+pub mod p4;
 
 use anyhow::{Context, Result};
 use horus_model::config::Role;

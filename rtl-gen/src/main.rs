@@ -2,7 +2,8 @@
 //! and says where; `--check` runs Verilator's lint and a Yosys synthesis for UltraScale+ on the
 //! switches' Verilog and prints the resource figures. `--board B` writes the board target instead
 //! (`build/B/`: the shell's plug-in and a README), for one switch (`--role`, default leaf), and
-//! checks a configuration against the board with `--config`.
+//! checks a configuration against the board with `--config`. `--target p4` writes the companion
+//! P4 programs for Tofino 1 instead (`build/p4/`), each checked by the structural checker.
 
 use std::fs;
 use std::path::PathBuf;
@@ -23,6 +24,10 @@ use rtl_gen::{Params, check, outputs, write_if_changed};
     about = "Generate Horus hardware sources from the reference model"
 )]
 struct Args {
+    /// What to generate: the FPGA pipeline's sources (`fpga`) or the P4 programs for Tofino 1
+    /// (`p4`: `OUT/p4/horus_common.p4`, `horus_leaf.p4`, `horus_spine.p4`).
+    #[arg(long, value_enum, default_value_t = Target::Fpga)]
+    target: Target,
     /// Output folder.
     #[arg(long, default_value = "build")]
     out: PathBuf,
@@ -55,6 +60,12 @@ struct Args {
     /// by cell (not only the deepest of all).
     #[arg(long, requires = "check")]
     paths: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Target {
+    Fpga,
+    P4,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -92,6 +103,14 @@ fn main() -> Result<()> {
         seed: args.seed,
         conn_timeout_us: args.conn_timeout_us,
     };
+    if args.target == Target::P4 {
+        if args.check {
+            bail!(
+                "--check lints Verilog; the P4 programs are always checked (structurally) as they are written"
+            );
+        }
+        return p4_target(&args.out, &params);
+    }
     let files = rtl_gen::generate(&params)?;
     for f in &files {
         let path = args.out.join(&f.name);
@@ -111,6 +130,41 @@ fn main() -> Result<()> {
                 .find(|f| f.name == file)
                 .expect("the switch output wrote every role's Verilog");
             check::check(&p.module_name(), &v.content, args.paths)?;
+        }
+    }
+    Ok(())
+}
+
+/// `--target p4`: the P4 programs, checked, and what the checker found.
+fn p4_target(out: &std::path::Path, params: &Params) -> Result<()> {
+    let (files, reports) = rtl_gen::p4::files(params)?;
+    fs::create_dir_all(out.join(rtl_gen::p4::DIR))
+        .with_context(|| format!("creating {}", out.join(rtl_gen::p4::DIR).display()))?;
+    for f in &files {
+        let path = out.join(&f.name);
+        let changed = write_if_changed(&path, &f.content)?;
+        println!(
+            "{} {}",
+            if changed { "wrote    " } else { "unchanged" },
+            path.display()
+        );
+    }
+    for (role, r) in reports {
+        println!(
+            "{role}: {} stages of 12, {} tables, {} registers ({} register actions), {} control paths: \
+             every rule of the structural check holds",
+            r.stages, r.tables, r.registers, r.register_actions, r.paths
+        );
+        if !r.salu_notes.is_empty() {
+            let notes: Vec<String> = r
+                .salu_notes
+                .iter()
+                .map(|(n, c)| format!("{n} ({c})"))
+                .collect();
+            println!(
+                "{role}: register actions with more comparisons than a stateful ALU's two (for Intel's compiler to split): {}",
+                notes.join(", ")
+            );
         }
     }
     Ok(())

@@ -1,0 +1,1013 @@
+//! A structural checker for the emitted P4 programs: it reads the text back (the subset of P4_16
+//! the emitter writes: declarations, actions, tables with `@stage`, an apply block of `if`/`else`
+//! and `table.apply()`), walks every control path of the ingress, and holds the program to the
+//! rules a Tofino 1 pipeline imposes and to the model's facts:
+//!
+//! - every table has an `@stage` below Tofino 1's 12, the one [`super::plan`] gives it; every
+//!   action, register action and table is used;
+//! - a register (and a counter) lives in one stage: every table that executes one of its actions
+//!   sits in the register's stage; at most 4 register actions per register, 4 registers and 16
+//!   tables per stage; register cells of 8 to 32 bits or a pair of two equal fields;
+//! - on every path, each table is applied and each register and counter accessed at most once, and
+//!   a table that reads a field (in its key, its actions, its register actions, or the conditions
+//!   that lead to it) sits in a later stage than every table before it on the path that writes
+//!   the field (two writes: a later stage; a write after a read: the same stage or later);
+//! - the Horus header's fields, the packet types, the drop reasons, the UDP port and the
+//!   `classify` entries equal `horus_model`'s.
+//!
+//! What it cannot check without Intel's compiler: whether each register action fits a stateful
+//! ALU (two comparisons, two computed values, small constants), PHV allocation, table memory.
+//! [`Report::salu_notes`] lists the register actions with more than two comparisons.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{Result, bail};
+use horus_model::config::Role;
+use horus_model::sched::DropReason;
+use horus_model::wire::{self, PacketType};
+
+use super::emit;
+use super::plan::{self, TOFINO1_STAGES};
+
+/// Tofino 1's limits per stage and per register (`docs/p4.md` cites the compiler's sources).
+pub const SALUS_PER_STAGE: usize = 4;
+pub const TABLES_PER_STAGE: usize = 16;
+pub const ACTIONS_PER_REGISTER: usize = 4;
+pub const COUNTERS_PER_STAGE: usize = 4;
+
+/// What the checker found in a program that keeps every rule.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Stages used (the highest `@stage` plus one).
+    pub stages: u8,
+    /// Control paths through the ingress apply block.
+    pub paths: usize,
+    pub tables: usize,
+    pub registers: usize,
+    pub register_actions: usize,
+    /// Tables applied at more than one place (in branches that exclude each other: the checker
+    /// holds every path to one application).
+    pub shared_tables: usize,
+    /// Register actions with more comparisons than a Tofino 1 stateful ALU has (two), with the
+    /// count: Intel's compiler would have to split them, or reject them.
+    pub salu_notes: Vec<(String, usize)>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok {
+    /// An identifier, or a dotted path (`md.ctl`, `hdr.horus.pool_id`).
+    Word(String),
+    Num(String),
+    Punct(&'static str),
+}
+
+const PUNCT: [&str; 30] = [
+    "|-|", "|+|", "++", "==", "!=", "<=", ">=", "&&", "||", "<<", "{", "}", "(", ")", "[", "]",
+    "<", ">", ";", ",", ":", "=", "+", "-", "|", "&", "^", "?", "!", "@",
+];
+
+fn tokenize(text: &str) -> Result<Vec<Tok>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if text[i..].starts_with("/*") {
+            i += text[i..].find("*/").map_or(b.len() - i, |e| e + 2);
+        } else if text[i..].starts_with("//") || (c == b'#' && (i == 0 || b[i - 1] == b'\n')) {
+            i += text[i..].find('\n').unwrap_or(b.len() - i);
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+                i += 1;
+            }
+            out.push(Tok::Word(text[start..i].to_string()));
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(Tok::Num(text[start..i].to_string()));
+        } else if let Some(p) = PUNCT.iter().find(|p| text[i..].starts_with(**p)) {
+            out.push(Tok::Punct(p));
+            i += p.len();
+        } else if c == b'*' || c == b'/' || c == b'%' || c == b'~' {
+            out.push(Tok::Punct("op"));
+            i += 1;
+        } else {
+            bail!("unexpected character {:?} in the program", c as char);
+        }
+    }
+    Ok(out)
+}
+
+fn is(t: Option<&Tok>, p: &str) -> bool {
+    matches!(t, Some(Tok::Punct(q)) if *q == p)
+}
+
+/// The index just past the bracket that closes the one at `open`.
+fn closing(toks: &[Tok], open: usize) -> Result<usize> {
+    let (o, c) = match &toks[open] {
+        Tok::Punct("{") => ("{", "}"),
+        Tok::Punct("(") => ("(", ")"),
+        Tok::Punct("[") => ("[", "]"),
+        t => bail!("expected a bracket, found {t:?}"),
+    };
+    let mut depth = 0;
+    for (i, t) in toks.iter().enumerate().skip(open) {
+        if is(Some(t), o) {
+            depth += 1;
+        } else if is(Some(t), c) {
+            depth -= 1;
+            if depth == 0 {
+                return Ok(i + 1);
+            }
+        }
+    }
+    bail!("unbalanced {o}")
+}
+
+/// A field the program reads or writes: a dotted path into the headers, the metadata or the
+/// intrinsic metadata (`$valid` for a header's validity).
+fn field(path: &str) -> Option<String> {
+    let roots = [
+        "md.",
+        "hdr.",
+        "ig_dprsr_md.",
+        "ig_tm_md.",
+        "ig_intr_md.",
+        "ig_prsr_md.",
+    ];
+    roots
+        .iter()
+        .any(|r| path.starts_with(r))
+        .then(|| path.to_string())
+}
+
+/// What a piece of code does to the fields and the stateful objects.
+#[derive(Clone, Debug, Default)]
+struct Effects {
+    reads: BTreeSet<String>,
+    writes: BTreeSet<String>,
+    /// Register actions executed.
+    executes: Vec<String>,
+    /// Counters counted.
+    counts: Vec<String>,
+}
+
+impl Effects {
+    fn merge(&mut self, o: &Effects) {
+        self.reads.extend(o.reads.iter().cloned());
+        self.writes.extend(o.writes.iter().cloned());
+        self.executes.extend(o.executes.iter().cloned());
+        self.counts.extend(o.counts.iter().cloned());
+    }
+}
+
+/// The effects of a run of tokens that only reads (an expression, a key, a condition).
+fn reads_of(toks: &[Tok], e: &mut Effects) {
+    let mut i = 0;
+    while i < toks.len() {
+        if let Tok::Word(w) = &toks[i] {
+            if is(toks.get(i + 1), "(") {
+                if let Some((obj, method)) = w.rsplit_once('.') {
+                    match method {
+                        "execute" => e.executes.push(obj.to_string()),
+                        "count" => e.counts.push(obj.to_string()),
+                        "isValid" => {
+                            e.reads.insert(format!("{obj}.$valid"));
+                        }
+                        "setValid" | "setInvalid" => {
+                            e.writes.insert(format!("{obj}.$valid"));
+                        }
+                        _ => {}
+                    }
+                }
+            } else if let Some(f) = field(w) {
+                e.reads.insert(f);
+            }
+        }
+        i += 1;
+    }
+}
+
+/// The effects of statements `lhs = rhs;` and calls, separated by `;`.
+fn statements(toks: &[Tok]) -> Effects {
+    let mut e = Effects::default();
+    for st in toks.split(|t| is(Some(t), ";")) {
+        let mut depth = 0;
+        let eq = st.iter().position(|t| {
+            match t {
+                Tok::Punct("(") | Tok::Punct("[") => depth += 1,
+                Tok::Punct(")") | Tok::Punct("]") => depth -= 1,
+                _ => {}
+            }
+            depth == 0 && is(Some(t), "=")
+        });
+        match eq {
+            Some(k) => {
+                // `bit<32> r = ...` declares a local; `md.x[3:0] = ...` writes md.x.
+                if let Some(Tok::Word(w)) = st[..k].iter().rev().find(|t| matches!(t, Tok::Word(_)))
+                {
+                    if let Some(f) = field(w) {
+                        e.writes.insert(f);
+                    }
+                }
+                reads_of(&st[k + 1..], &mut e);
+            }
+            None => reads_of(st, &mut e),
+        }
+    }
+    e
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct RegisterAction {
+    register: String,
+    body: Effects,
+    comparisons: usize,
+}
+
+#[derive(Debug)]
+struct Table {
+    stage: Option<u8>,
+    key_reads: Effects,
+    actions: Vec<String>,
+}
+
+#[derive(Debug)]
+enum Stmt {
+    Apply(String),
+    If(Effects, Vec<Stmt>, Vec<Stmt>),
+}
+
+#[derive(Debug, Default)]
+struct Control {
+    /// Register name -> its cell type's tokens.
+    registers: BTreeMap<String, String>,
+    counters: BTreeSet<String>,
+    register_actions: BTreeMap<String, RegisterAction>,
+    actions: BTreeMap<String, Effects>,
+    tables: BTreeMap<String, Table>,
+    apply: Vec<Stmt>,
+    apply_sites: BTreeMap<String, usize>,
+}
+
+fn word(t: Option<&Tok>) -> Option<&str> {
+    match t {
+        Some(Tok::Word(w)) => Some(w),
+        _ => None,
+    }
+}
+
+/// The text of the type arguments of `Name<...>` starting at `i` (the `<`), and the index after.
+fn type_args(toks: &[Tok], i: usize) -> (String, usize) {
+    let mut depth = 0;
+    let mut s = String::new();
+    for (k, t) in toks.iter().enumerate().skip(i) {
+        match t {
+            Tok::Punct("<") => depth += 1,
+            Tok::Punct(">") => {
+                depth -= 1;
+                if depth == 0 {
+                    return (s, k + 1);
+                }
+            }
+            _ => {}
+        }
+        if k > i {
+            s += &match t {
+                Tok::Word(w) | Tok::Num(w) => w.clone(),
+                Tok::Punct(p) => p.to_string(),
+            };
+        }
+    }
+    (s, toks.len())
+}
+
+/// Splits `Register<T, I>` arguments into T at depth 0.
+fn first_type_arg(args: &str) -> String {
+    let mut depth = 0;
+    for (i, c) in args.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ',' if depth == 0 => return args[..i].to_string(),
+            _ => {}
+        }
+    }
+    args.to_string()
+}
+
+fn parse_control(toks: &[Tok]) -> Result<Control> {
+    let mut c = Control::default();
+    let mut i = 0;
+    let mut stage: Option<u8> = None;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Punct("@") => {
+                if word(toks.get(i + 1)) == Some("stage") && is(toks.get(i + 2), "(") {
+                    if let Some(Tok::Num(n)) = toks.get(i + 3) {
+                        stage = Some(n.parse()?);
+                    }
+                    i = closing(toks, i + 2)?;
+                } else {
+                    i += 2;
+                }
+                continue;
+            }
+            Tok::Word(w) if w == "Register" || w == "Counter" || w == "Random" || w == "Hash" => {
+                let (args, after) = type_args(toks, i + 1);
+                let close = closing(toks, after)?;
+                let name = word(toks.get(close)).unwrap_or_default().to_string();
+                if w == "Register" {
+                    c.registers.insert(name, first_type_arg(&args));
+                } else if w == "Counter" {
+                    c.counters.insert(name);
+                }
+                i = close + 1;
+            }
+            Tok::Word(w) if w == "RegisterAction" => {
+                let (_, after) = type_args(toks, i + 1);
+                let register = word(toks.get(after + 1)).unwrap_or_default().to_string();
+                let close = closing(toks, after)?;
+                let name = word(toks.get(close)).unwrap_or_default().to_string();
+                let open = close + 2;
+                let end = closing(toks, open)?;
+                let body = &toks[open..end];
+                let comparisons = body
+                    .iter()
+                    .filter(|t| {
+                        matches!(t, Tok::Punct("==" | "!=" | "<=" | ">=" | "<" | ">"))
+                    })
+                    .count()
+                    // `inout T v, out U rv` and the types in casts are not comparisons.
+                    - angle_pairs(body) * 2;
+                let mut e = statements(body);
+                // The register action's own value and output are not fields.
+                e.writes.clear();
+                c.register_actions.insert(
+                    name,
+                    RegisterAction {
+                        register,
+                        body: e,
+                        comparisons,
+                    },
+                );
+                i = end;
+            }
+            Tok::Word(w) if w == "action" => {
+                let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
+                let params_end = closing(toks, i + 2)?;
+                let end = closing(toks, params_end)?;
+                c.actions
+                    .insert(name, statements(&toks[params_end + 1..end - 1]));
+                i = end;
+            }
+            Tok::Word(w) if w == "table" => {
+                let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
+                let end = closing(toks, i + 2)?;
+                let body = &toks[i + 3..end - 1];
+                let mut key_reads = Effects::default();
+                let mut actions = Vec::new();
+                let mut k = 0;
+                while k < body.len() {
+                    match word(body.get(k)) {
+                        Some("key") => {
+                            let e = closing(body, k + 2)?;
+                            reads_of(&body[k + 3..e - 1], &mut key_reads);
+                            k = e;
+                        }
+                        Some("actions") => {
+                            let e = closing(body, k + 2)?;
+                            actions.extend(
+                                body[k + 3..e - 1]
+                                    .iter()
+                                    .filter_map(|t| word(Some(t)).map(str::to_string)),
+                            );
+                            k = e;
+                        }
+                        Some("entries") => k = closing(body, k + 2)?,
+                        _ => k += 1,
+                    }
+                }
+                c.tables.insert(
+                    name,
+                    Table {
+                        stage: stage.take(),
+                        key_reads,
+                        actions,
+                    },
+                );
+                i = end;
+            }
+            Tok::Word(w) if w == "apply" => {
+                let end = closing(toks, i + 1)?;
+                c.apply = parse_block(&toks[i + 2..end - 1], &mut c.apply_sites)?;
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(c)
+}
+
+/// `<...>` pairs in a register action's tokens that are types (after `bit`, `int` and the
+/// parameter types), so that their angle brackets are not counted as comparisons.
+fn angle_pairs(toks: &[Tok]) -> usize {
+    toks.windows(2)
+        .filter(|w| {
+            matches!(&w[0], Tok::Word(x) if x == "bit" || x == "int") && is(Some(&w[1]), "<")
+        })
+        .count()
+}
+
+fn parse_block(toks: &[Tok], sites: &mut BTreeMap<String, usize>) -> Result<Vec<Stmt>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Word(w) if w == "if" => {
+                let cond_end = closing(toks, i + 1)?;
+                let mut cond = Effects::default();
+                reads_of(&toks[i + 2..cond_end - 1], &mut cond);
+                let then_end = closing(toks, cond_end)?;
+                let then = parse_block(&toks[cond_end + 1..then_end - 1], sites)?;
+                i = then_end;
+                let mut otherwise = Vec::new();
+                if word(toks.get(i)) == Some("else") {
+                    if word(toks.get(i + 1)) == Some("if") {
+                        // `else if`: the rest of the chain is one statement.
+                        let mut j = i + 1;
+                        loop {
+                            let ce = closing(toks, j + 1)?;
+                            let te = closing(toks, ce)?;
+                            j = te;
+                            if word(toks.get(j)) == Some("else") {
+                                if word(toks.get(j + 1)) == Some("if") {
+                                    j += 1;
+                                    continue;
+                                }
+                                j = closing(toks, j + 1)?;
+                            }
+                            break;
+                        }
+                        otherwise = parse_block(&toks[i + 1..j], sites)?;
+                        i = j;
+                    } else {
+                        let e = closing(toks, i + 1)?;
+                        otherwise = parse_block(&toks[i + 2..e - 1], sites)?;
+                        i = e;
+                    }
+                }
+                out.push(Stmt::If(cond, then, otherwise));
+            }
+            Tok::Word(w) if w.ends_with(".apply") => {
+                let name = w.trim_end_matches(".apply").to_string();
+                *sites.entry(name.clone()).or_default() += 1;
+                out.push(Stmt::Apply(name));
+                i += 4; // name.apply ( ) ;
+            }
+            t => bail!("unexpected {t:?} in an apply block"),
+        }
+    }
+    Ok(out)
+}
+
+/// Every path through `stmts`: the tables applied, each with the fields the conditions that
+/// lead to it read.
+fn paths(stmts: &[Stmt], gates: &BTreeSet<String>) -> Vec<Vec<(String, BTreeSet<String>)>> {
+    let mut acc: Vec<Vec<(String, BTreeSet<String>)>> = vec![Vec::new()];
+    for s in stmts {
+        match s {
+            Stmt::Apply(t) => acc
+                .iter_mut()
+                .for_each(|p| p.push((t.clone(), gates.clone()))),
+            Stmt::If(cond, then, otherwise) => {
+                let mut g = gates.clone();
+                g.extend(cond.reads.iter().cloned());
+                let mut branches = paths(then, &g);
+                branches.extend(paths(otherwise, &g));
+                acc = acc
+                    .iter()
+                    .flat_map(|p| {
+                        branches.iter().map(move |b| {
+                            let mut q = p.clone();
+                            q.extend(b.iter().cloned());
+                            q
+                        })
+                    })
+                    .collect();
+            }
+        }
+    }
+    acc
+}
+
+/// The text of the control named `name` (its tokens from `control` to its closing brace).
+fn control_tokens<'a>(toks: &'a [Tok], suffix: &str) -> Result<&'a [Tok]> {
+    let mut i = 0;
+    while i + 1 < toks.len() {
+        if word(toks.get(i)) == Some("control")
+            && word(toks.get(i + 1)).is_some_and(|n| n.ends_with(suffix))
+        {
+            let params_end = closing(toks, i + 2)?;
+            let end = closing(toks, params_end)?;
+            return Ok(&toks[params_end + 1..end - 1]);
+        }
+        i += 1;
+    }
+    bail!("no control ending in {suffix}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks
+// ---------------------------------------------------------------------------------------------
+
+/// Checks a role's program (`program`, with `common` as its include) against every rule; all
+/// violations are reported together.
+pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
+    let mut errors = Vec::new();
+    check_common(common, &mut errors)?;
+    check_classify(role, program, &mut errors)?;
+    let toks = tokenize(program)?;
+    let c = parse_control(control_tokens(&toks, "Ingress")?)?;
+    let report = check_ingress(role, &c, &mut errors);
+    if !errors.is_empty() {
+        bail!(
+            "the {role} P4 program breaks {} rule(s):\n- {}",
+            errors.len(),
+            errors.join("\n- ")
+        );
+    }
+    Ok(report)
+}
+
+/// The effects of applying table `t`: its key, and every action it may run with the register
+/// actions those execute.
+fn table_effects(c: &Control, t: &Table) -> Effects {
+    let mut e = t.key_reads.clone();
+    for a in &t.actions {
+        if let Some(ae) = c.actions.get(a) {
+            e.merge(ae);
+            for ra in &ae.executes {
+                if let Some(r) = c.register_actions.get(ra) {
+                    e.reads.extend(r.body.reads.iter().cloned());
+                }
+            }
+        }
+    }
+    e
+}
+
+fn check_ingress(role: Role, c: &Control, errors: &mut Vec<String>) -> Report {
+    let mut report = Report {
+        tables: c.tables.len(),
+        registers: c.registers.len(),
+        register_actions: c.register_actions.len(),
+        ..Report::default()
+    };
+    let effects: BTreeMap<&str, Effects> = c
+        .tables
+        .iter()
+        .map(|(n, t)| (n.as_str(), table_effects(c, t)))
+        .collect();
+    // Stages: present, within Tofino 1, as planned.
+    for (name, t) in &c.tables {
+        match t.stage {
+            None => errors.push(format!("table {name} has no @stage")),
+            Some(s) if s >= TOFINO1_STAGES => errors.push(format!(
+                "table {name} is in stage {s}, past Tofino 1's {TOFINO1_STAGES}"
+            )),
+            Some(s) => {
+                report.stages = report.stages.max(s + 1);
+                if let Some(p) = plan::stage(name) {
+                    if p != s {
+                        errors.push(format!(
+                            "table {name} is in stage {s}; the plan puts it in {p}"
+                        ));
+                    }
+                }
+            }
+        }
+        match c.apply_sites.get(name).copied().unwrap_or(0) {
+            0 => errors.push(format!("table {name} is never applied")),
+            1 => {}
+            _ => report.shared_tables += 1,
+        }
+        for a in &t.actions {
+            if !c.actions.contains_key(a) {
+                errors.push(format!("table {name} names an unknown action {a}"));
+            }
+        }
+    }
+    for name in c.apply_sites.keys() {
+        if !c.tables.contains_key(name) {
+            errors.push(format!("the apply block applies an unknown table {name}"));
+        }
+    }
+    for a in c.actions.keys() {
+        if !c.tables.values().any(|t| t.actions.contains(a)) {
+            errors.push(format!("action {a} is in no table"));
+        }
+    }
+    // Registers and counters: one stage each, as planned; limits.
+    let mut stage_of_object: BTreeMap<&str, BTreeSet<u8>> = BTreeMap::new();
+    for (name, t) in &c.tables {
+        let (Some(s), Some(e)) = (t.stage, effects.get(name.as_str())) else {
+            continue;
+        };
+        for ra in &e.executes {
+            match c.register_actions.get(ra) {
+                Some(r) => {
+                    stage_of_object
+                        .entry(r.register.as_str())
+                        .or_default()
+                        .insert(s);
+                }
+                None => errors.push(format!(
+                    "table {name} executes an unknown register action {ra}"
+                )),
+            }
+        }
+        for ctr in &e.counts {
+            if !c.counters.contains(ctr) {
+                errors.push(format!("table {name} counts an unknown counter {ctr}"));
+            }
+            stage_of_object.entry(ctr.as_str()).or_default().insert(s);
+        }
+    }
+    let mut salus = BTreeMap::<u8, usize>::new();
+    let mut counters = BTreeMap::<u8, usize>::new();
+    for (reg, cell) in &c.registers {
+        let stages = stage_of_object
+            .get(reg.as_str())
+            .cloned()
+            .unwrap_or_default();
+        if stages.len() != 1 {
+            errors.push(format!(
+                "register {reg} is accessed from stages {stages:?} (must be one)"
+            ));
+        }
+        if let Some(&s) = stages.iter().next() {
+            *salus.entry(s).or_default() += 1;
+            match plan::table(reg) {
+                Some(p) if p.stage != s => errors.push(format!(
+                    "register {reg} is in stage {s}; the plan puts it in {}",
+                    p.stage
+                )),
+                None => errors.push(format!("register {reg} is not in the Tofino plan")),
+                _ => {}
+            }
+        }
+        let n = c
+            .register_actions
+            .values()
+            .filter(|r| &r.register == reg)
+            .count();
+        if n > ACTIONS_PER_REGISTER {
+            errors.push(format!(
+                "register {reg} has {n} register actions (Tofino 1: {ACTIONS_PER_REGISTER})"
+            ));
+        }
+        let cell_ok = [
+            "bit<8>", "bit<16>", "bit<32>", "int<8>", "int<16>", "int<32>", "pair_t", "ipair_t",
+        ]
+        .contains(&cell.as_str());
+        if !cell_ok {
+            errors.push(format!(
+                "register {reg} has cells of {cell}, which a stateful ALU cannot hold"
+            ));
+        }
+    }
+    for ctr in &c.counters {
+        let stages = stage_of_object
+            .get(ctr.as_str())
+            .cloned()
+            .unwrap_or_default();
+        if stages.len() != 1 {
+            errors.push(format!(
+                "counter {ctr} is counted from stages {stages:?} (must be one)"
+            ));
+        }
+        if let Some(&s) = stages.iter().next() {
+            *counters.entry(s).or_default() += 1;
+        }
+    }
+    for (s, n) in salus {
+        if n > SALUS_PER_STAGE {
+            errors.push(format!(
+                "stage {s} holds {n} registers (Tofino 1: {SALUS_PER_STAGE} stateful ALUs)"
+            ));
+        }
+    }
+    for (s, n) in counters {
+        if n > COUNTERS_PER_STAGE {
+            errors.push(format!(
+                "stage {s} holds {n} counters (Tofino 1: {COUNTERS_PER_STAGE})"
+            ));
+        }
+    }
+    let mut per_stage = BTreeMap::<u8, usize>::new();
+    for t in c.tables.values() {
+        if let Some(s) = t.stage {
+            *per_stage.entry(s).or_default() += 1;
+        }
+    }
+    for (s, n) in per_stage {
+        if n > TABLES_PER_STAGE {
+            errors.push(format!(
+                "stage {s} holds {n} tables (Tofino 1: {TABLES_PER_STAGE})"
+            ));
+        }
+    }
+    for (name, r) in &c.register_actions {
+        if !c.registers.contains_key(&r.register) {
+            errors.push(format!(
+                "register action {name} names an unknown register {}",
+                r.register
+            ));
+        }
+        if !c.actions.values().any(|a| a.executes.contains(name)) {
+            errors.push(format!("register action {name} is never executed"));
+        }
+        if r.comparisons > 2 {
+            report.salu_notes.push((name.clone(), r.comparisons));
+        }
+    }
+    // Every path.
+    let all = paths(&c.apply, &BTreeSet::new());
+    report.paths = all.len();
+    let mut seen = BTreeSet::new();
+    for p in &all {
+        check_path(c, &effects, p, errors, &mut seen);
+    }
+    if role == Role::Spine && c.registers.contains_key("pool_avg") {
+        errors.push("the spine keeps no rack average".into());
+    }
+    report
+}
+
+fn check_path(
+    c: &Control,
+    effects: &BTreeMap<&str, Effects>,
+    p: &[(String, BTreeSet<String>)],
+    errors: &mut Vec<String>,
+    seen: &mut BTreeSet<String>,
+) {
+    let mut push = |e: String| {
+        if seen.insert(e.clone()) {
+            errors.push(e);
+        }
+    };
+    let route = || {
+        p.iter()
+            .map(|(t, _)| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" > ")
+    };
+    let mut tables = BTreeSet::new();
+    let mut objects = BTreeMap::<String, &str>::new();
+    for (t, _) in p {
+        if !tables.insert(t.as_str()) {
+            push(format!(
+                "table {t} is applied twice on the path {}",
+                route()
+            ));
+        }
+        let Some(e) = effects.get(t.as_str()) else {
+            continue;
+        };
+        let regs = e
+            .executes
+            .iter()
+            .filter_map(|ra| c.register_actions.get(ra).map(|r| r.register.clone()));
+        for obj in regs.chain(e.counts.iter().cloned()) {
+            if let Some(prev) = objects.insert(obj.clone(), t) {
+                push(format!(
+                    "{obj} is accessed by {prev} and by {t} on the path {}",
+                    route()
+                ));
+            }
+        }
+    }
+    for (j, (b, gates)) in p.iter().enumerate() {
+        let (Some(eb), Some(sb)) = (
+            effects.get(b.as_str()),
+            c.tables.get(b).and_then(|t| t.stage),
+        ) else {
+            continue;
+        };
+        for (a, _) in &p[..j] {
+            let (Some(ea), Some(sa)) = (
+                effects.get(a.as_str()),
+                c.tables.get(a).and_then(|t| t.stage),
+            ) else {
+                continue;
+            };
+            let raw: Vec<_> = eb.reads.intersection(&ea.writes).collect();
+            let gate: Vec<_> = gates.intersection(&ea.writes).collect();
+            let waw: Vec<_> = eb.writes.intersection(&ea.writes).collect();
+            let war: Vec<_> = eb.writes.intersection(&ea.reads).collect();
+            if sb <= sa && !raw.is_empty() {
+                push(format!(
+                    "{b} (stage {sb}) reads {raw:?}, written by {a} (stage {sa}) before it"
+                ));
+            }
+            if sb <= sa && !gate.is_empty() {
+                push(format!(
+                    "{b} (stage {sb}) is reached on {gate:?}, written by {a} (stage {sa}) before it"
+                ));
+            }
+            if sb <= sa && !waw.is_empty() {
+                push(format!(
+                    "{b} (stage {sb}) and {a} (stage {sa}) before it both write {waw:?}"
+                ));
+            }
+            if sb < sa && !war.is_empty() {
+                push(format!(
+                    "{b} (stage {sb}) writes {war:?}, read by {a} (stage {sa}) before it"
+                ));
+            }
+        }
+    }
+}
+
+/// The common file's header layout and constants against the model's.
+fn check_common(common: &str, errors: &mut Vec<String>) -> Result<()> {
+    let toks = tokenize(common)?;
+    // The Horus header.
+    let mut fields = Vec::new();
+    if let Some(i) = toks
+        .windows(2)
+        .position(|w| word(Some(&w[0])) == Some("header") && word(Some(&w[1])) == Some("horus_h"))
+    {
+        let end = closing(&toks, i + 2)?;
+        for f in toks[i + 3..end - 1].split(|t| is(Some(t), ";")) {
+            if let [
+                Tok::Word(b),
+                Tok::Punct("<"),
+                Tok::Num(w),
+                Tok::Punct(">"),
+                Tok::Word(n),
+            ] = f
+            {
+                if b == "bit" {
+                    fields.push((n.clone(), w.parse::<usize>()?));
+                }
+            }
+        }
+    }
+    let want: Vec<(String, usize)> = emit::horus_fields()
+        .into_iter()
+        .map(|(n, w)| (n.to_string(), w))
+        .collect();
+    if fields != want {
+        errors.push(format!(
+            "header horus_h is {fields:?}; the wire format is {want:?}"
+        ));
+    }
+    let bits: usize = fields.iter().map(|(_, w)| w).sum();
+    if bits != 8 * wire::HEADER_LEN {
+        errors.push(format!(
+            "header horus_h has {bits} bits; the wire header has {}",
+            8 * wire::HEADER_LEN
+        ));
+    }
+    // Constants.
+    let mut consts = BTreeMap::new();
+    for w in toks.windows(7) {
+        if let [
+            Tok::Word(k),
+            Tok::Word(_),
+            Tok::Punct("<"),
+            Tok::Num(_),
+            Tok::Punct(">"),
+            Tok::Word(n),
+            Tok::Punct("="),
+        ] = &w[..7]
+        {
+            if k == "const" {
+                consts.insert(n.clone(), ());
+            }
+        }
+    }
+    let value = |name: &str| -> Option<u64> {
+        let i = toks.iter().position(|t| word(Some(t)) == Some(name))?;
+        match toks.get(i + 2) {
+            Some(Tok::Num(v)) => parse_num(v),
+            _ => None,
+        }
+    };
+    let mut expect = |name: String, v: u64| {
+        if value(&name) != Some(v) {
+            errors.push(format!(
+                "constant {name} is {:?}; the model says {v}",
+                value(&name)
+            ));
+        }
+    };
+    for t in PacketType::ALL {
+        expect(emit::pkt_const(t), u64::from(t.code()));
+    }
+    for (i, r) in DropReason::ALL.iter().enumerate() {
+        expect(emit::drop_const(*r), i as u64);
+    }
+    expect("HORUS_UDP_PORT".into(), u64::from(wire::HORUS_UDP_PORT));
+    expect("ETHERTYPE_IPV4".into(), u64::from(wire::ETHERTYPE_IPV4));
+    expect("IP_PROTOCOL_UDP".into(), u64::from(wire::IP_PROTOCOL_UDP));
+    expect("HORUS_HEADER_LEN".into(), wire::HEADER_LEN as u64);
+    // The resubmit header is exactly Tofino 1's 64 bits.
+    if let Some(i) = toks
+        .windows(2)
+        .position(|w| word(Some(&w[0])) == Some("header") && word(Some(&w[1])) == Some("resub_h"))
+    {
+        let end = closing(&toks, i + 2)?;
+        let bits: u64 = toks[i + 3..end - 1]
+            .windows(4)
+            .filter_map(|w| match w {
+                [Tok::Word(b), Tok::Punct("<"), Tok::Num(n), Tok::Punct(">")] if b == "bit" => {
+                    parse_num(n)
+                }
+                _ => None,
+            })
+            .sum();
+        if bits != 64 {
+            errors.push(format!(
+                "header resub_h has {bits} bits; Tofino 1 resubmits 64"
+            ));
+        }
+    } else {
+        errors.push("no header resub_h".into());
+    }
+    Ok(())
+}
+
+fn parse_num(s: &str) -> Option<u64> {
+    let digits = s.rsplit(['w', 's']).next().unwrap_or(s);
+    if let Some(h) = digits.strip_prefix("0x") {
+        u64::from_str_radix(h, 16).ok()
+    } else {
+        digits.parse().ok()
+    }
+}
+
+/// The `classify` table's entries against [`emit::classify`] for every type, flag and pass.
+fn check_classify(role: Role, program: &str, errors: &mut Vec<String>) -> Result<()> {
+    let mut found = BTreeMap::new();
+    for line in program.lines() {
+        let l = line.trim();
+        let Some(rest) = l.strip_prefix("(PKT_") else {
+            continue;
+        };
+        let parts: Vec<&str> = rest
+            .split([',', ')', '(', ':', ';'])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        // TYPE, more, resubmitted, set_kind, KIND, REASON
+        if parts.len() == 6 {
+            found.insert(
+                (
+                    format!("PKT_{}", parts[0]),
+                    parts[1] == "1",
+                    parts[2] == "1",
+                ),
+                (parts[4].to_string(), parts[5].to_string()),
+            );
+        }
+    }
+    for t in PacketType::ALL {
+        for more in [false, true] {
+            for resub in [false, true] {
+                let want = emit::classify(role, t, more, resub).map(|(k, r)| {
+                    (
+                        emit::kind_const(k).to_string(),
+                        r.map_or_else(|| "DROP_NONE".to_string(), emit::drop_const),
+                    )
+                });
+                let got = found.remove(&(emit::pkt_const(t), more, resub));
+                if got != want {
+                    errors.push(format!(
+                        "classify entry for {} (flag {more}, resubmitted {resub}) is {got:?}; the model says {want:?}",
+                        t.name()
+                    ));
+                }
+            }
+        }
+    }
+    for k in found.keys() {
+        errors.push(format!("classify has an entry for an unknown packet {k:?}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! The companion P4 program for Tofino 1 (TNA), generated from the same sources as the FPGA
+//! pipeline: `cargo run -p rtl-gen -- --target p4` writes `p4/horus_common.p4`,
+//! `p4/horus_leaf.p4` and `p4/horus_spine.p4` into the output folder.
+//!
+//! - [`plan`]: the Tofino stage of every table (the model's and the program's own).
+//! - [`emit`]: the P4 text, from the model's wire format, packet types, drop reasons, the size
+//!   preset and the plan.
+//! - [`check`]: the structural checker the emitted text must pass before it is written.
+//!
+//! `docs/p4.md` describes the program, what is and is not checked here, and each place where it
+//! departs from the model.
+
+pub mod check;
+pub mod emit;
+pub mod plan;
+
+use anyhow::{Context, Result};
+use horus_model::config::Role;
+use horus_pipeline::presets;
+
+use crate::{GeneratedFile, Params};
+
+/// The folder (inside the output folder) the P4 files go to.
+pub const DIR: &str = "p4";
+
+/// The file of `role`'s program.
+pub fn program_file(role: Role) -> String {
+    format!("{DIR}/horus_{role}.p4")
+}
+
+/// The generated files and, for each program, what the checker found.
+pub type Checked = (Vec<GeneratedFile>, Vec<(Role, check::Report)>);
+
+/// The P4 files for `params` (the common include, then one program per role), each program
+/// checked by [`check::check`]; with the checker's reports.
+pub fn files(params: &Params) -> Result<Checked> {
+    let mut files = Vec::new();
+    let mut reports = Vec::new();
+    let common = emit::common()?;
+    files.push(GeneratedFile::new(
+        format!("{DIR}/horus_common.p4"),
+        common.clone(),
+    ));
+    for &role in &params.roles {
+        let p = presets::preset(&params.preset, role).context("unknown preset")?;
+        let text = emit::program(role, &p.sizes(), &params.preset, params.conn_timeout_us)?;
+        let report = check::check(role, &text, &common)
+            .with_context(|| format!("checking the {role} P4 program"))?;
+        reports.push((role, report));
+        files.push(GeneratedFile::new(program_file(role), text));
+    }
+    Ok((files, reports))
+}
