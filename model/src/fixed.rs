@@ -179,6 +179,19 @@ pub struct RackAverage {
 }
 
 impl RackAverage {
+    /// The Tofino profile's unit for `workers` workers: a Tofino switch keeps the average in a
+    /// 32-bit register as 16.16 and adds `round(2^16 / workers)`; in this 32.32 accumulator that
+    /// is the same value shifted up, so the level the report rule reads is the switch's register
+    /// exactly (0 for an empty pool).
+    pub fn unit_for_16_16(workers: u32) -> u64 {
+        if workers == 0 {
+            0
+        } else {
+            let w = u64::from(workers);
+            (((1u64 << LOAD_FRAC_BITS) + w / 2) / w) << (AVG_FRAC_BITS - LOAD_FRAC_BITS)
+        }
+    }
+
     /// The additive unit for `workers` workers (0 for an empty pool).
     pub fn unit_for(workers: u32) -> u64 {
         if workers == 0 {

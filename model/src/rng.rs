@@ -51,6 +51,21 @@ impl Xorshift64 {
         let r = self.next_u64();
         (scale(r as u32, n), scale((r >> 32) as u32, n))
     }
+
+    /// The Tofino profile's two samples: one step, the top 16 bits of each 32-bit half mapped
+    /// by [`scale16`] (a Tofino switch draws 16 bits per sample and maps them by a range table;
+    /// the bias is below `n / 2^16`).
+    pub fn two_samples_16(&mut self, n: u16) -> (u16, u16) {
+        let r = self.next_u64();
+        (scale16((r >> 16) as u16, n), scale16((r >> 48) as u16, n))
+    }
+}
+
+/// Maps a uniform 16-bit value to `[0, n)` by multiply-high: what a Tofino switch's range table
+/// does with a 16-bit draw (entry `i` of a pool covers `[ceil(i 2^16 / n), ceil((i+1) 2^16 / n))`).
+#[inline]
+pub fn scale16(r: u16, n: u16) -> u16 {
+    ((u32::from(r) * u32::from(n)) >> 16) as u16
 }
 
 /// Maps a uniform 32-bit value to `[0, n)` by multiply-high.
@@ -97,6 +112,34 @@ mod tests {
             );
         }
         assert_eq!(Xorshift64::new(5).two_samples(0), (0, 0));
+    }
+
+    #[test]
+    fn sixteen_bit_samples_are_the_range_tables_slots() {
+        // Entry i of a pool of n covers the draws [ceil(i 2^16 / n), ceil((i+1) 2^16 / n)).
+        for n in [1u16, 3, 7, 100, 4096] {
+            for i in 0..u32::from(n) {
+                let lo = (i << 16).div_ceil(u32::from(n));
+                let hi = ((i + 1) << 16).div_ceil(u32::from(n)) - 1;
+                assert_eq!(
+                    u32::from(scale16(lo as u16, n)),
+                    i,
+                    "n {n} slot {i} low end"
+                );
+                assert_eq!(
+                    u32::from(scale16(hi as u16, n)),
+                    i,
+                    "n {n} slot {i} high end"
+                );
+            }
+        }
+        let mut a = Xorshift64::new(9);
+        let mut b = a.clone();
+        let r = b.next_u64();
+        assert_eq!(
+            a.two_samples_16(5),
+            (scale16((r >> 16) as u16, 5), scale16((r >> 48) as u16, 5))
+        );
     }
 
     #[test]

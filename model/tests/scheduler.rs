@@ -1262,3 +1262,50 @@ fn a_pool_resizes_in_place_keeping_its_nodes_and_its_idle_list() {
     s.control(resize(n)).unwrap();
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn tofino_profile_keeps_the_average_as_a_16_16_register_and_samples_16_bit_draws() {
+    use horus_model::fixed::Load;
+    use horus_model::rng::Xorshift64;
+    use horus_model::sched::Profile;
+    let cfg = leaf_config(&[3], 2, 1, 0, 1.0);
+    let mut t = Scheduler::from_config_with(&cfg, 1, Profile::Tofino)
+        .unwrap()
+        .0;
+    let mut f = Scheduler::from_config(&cfg, 1).unwrap().0;
+    assert_eq!(t.profile(), Profile::Tofino);
+    for i in 0..6 {
+        run(&mut t, task(0, i));
+        run(&mut f, task(0, i));
+    }
+    // Three workers: the Tofino register adds round(2^16 / 3) = 21845 a task; the FPGA's 32.32
+    // accumulator round(2^32 / 3), read as 16.16 after six tasks: (6 * 1431655765) >> 16.
+    assert_eq!(t.tables().pools[0].avg.avg.load(), Load(6 * 21845));
+    assert_eq!(f.tables().pools[0].avg.avg.load(), Load(131_071));
+    // The idle list is empty: the next task samples two 16-bit draws of the generator's step.
+    let (a, b) = Xorshift64::new(t.rng_state()).two_samples_16(3);
+    assert_eq!(
+        t.next_task_slots(0),
+        Some((false, usize::from(a), usize::from(b)))
+    );
+    let (a, b) = Xorshift64::new(f.rng_state()).two_samples(3);
+    assert_eq!(
+        f.next_task_slots(0),
+        Some((false, usize::from(a), usize::from(b)))
+    );
+}
+
+#[test]
+fn tofino_profile_configures_leaf_pools_unlinked_and_the_first_task_links_them() {
+    use horus_model::sched::{Profile, Signal};
+    let cfg = leaf_config(&[3], 2, 1, 0, 1.0);
+    let (mut t, signals) = Scheduler::from_config_with(&cfg, 1, Profile::Tofino).unwrap();
+    assert!(signals.is_empty() && !t.tables().pools[0].ctl.linked);
+    let (f, signals) = Scheduler::from_config(&cfg, 1).unwrap();
+    assert_eq!(signals.len(), 1);
+    assert!(f.tables().pools[0].ctl.linked);
+    // The first task's pass runs the link rule: 2 idle workers left, at least link_at 1.
+    let r = run(&mut t, task(0, 1));
+    assert_eq!(r.last().signal.map(|(s, _)| s), Some(Signal::IdleAdd));
+    assert!(t.tables().pools[0].ctl.linked);
+}

@@ -38,8 +38,10 @@ struct Args {
     #[arg(long, value_parser = boards::board_named)]
     board: Option<&'static Board>,
     /// With `--board`: a switch configuration to check against the board (its ports), the role
-    /// and the preset.
-    #[arg(long, requires = "board")]
+    /// and the preset. With `--target p4`: a switch configuration to turn into the switch's
+    /// `bfrt_python` set-up script (`OUT/p4/setup_ROLE_ID.py`) and PTF tests generated from the
+    /// model (`OUT/p4/ptf_ROLE_ID.py`).
+    #[arg(long)]
     config: Option<PathBuf>,
     /// Table sizes: `default` (leaf: 64 pools, 4,096 worker slots; spine: 64 pools, 1,024 leaf
     /// slots; 1,024 connection entries) or `small` (8 pools, 64 nodes, 16 connections).
@@ -90,6 +92,9 @@ fn main() -> Result<()> {
     let args = Args::parse();
     fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     if let Some(board) = args.board {
+        if args.target == Target::P4 {
+            bail!("--board writes an FPGA card's target; leave it out with --target p4");
+        }
         return board_target(&args, board);
     }
     let roles = match args.role.unwrap_or(Which::Both) {
@@ -109,7 +114,12 @@ fn main() -> Result<()> {
                 "--check lints Verilog; the P4 programs are always checked (structurally) as they are written"
             );
         }
-        return p4_target(&args.out, &params);
+        return p4_target(&args.out, &params, args.config.as_deref());
+    }
+    if args.config.is_some() {
+        bail!(
+            "--config goes with --board (a configuration to check against the board) or --target p4 (its bfrt_python set-up)"
+        );
     }
     let files = rtl_gen::generate(&params)?;
     for f in &files {
@@ -136,8 +146,25 @@ fn main() -> Result<()> {
 }
 
 /// `--target p4`: the P4 programs, checked, and what the checker found.
-fn p4_target(out: &std::path::Path, params: &Params) -> Result<()> {
-    let (files, reports) = rtl_gen::p4::files(params)?;
+fn p4_target(
+    out: &std::path::Path,
+    params: &Params,
+    config: Option<&std::path::Path>,
+) -> Result<()> {
+    let (mut files, reports) = rtl_gen::p4::files(params)?;
+    if let Some(path) = config {
+        let cfg = horus_model::config::Config::from_file(path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let set_up = rtl_gen::p4::setup(&cfg)
+            .with_context(|| format!("the set-up of {}", path.display()))?;
+        if set_up.len() == 1 {
+            println!(
+                "{}: no PTF tests (their scenarios need a pool of two nodes or more)",
+                path.display()
+            );
+        }
+        files.extend(set_up);
+    }
     fs::create_dir_all(out.join(rtl_gen::p4::DIR))
         .with_context(|| format!("creating {}", out.join(rtl_gen::p4::DIR).display()))?;
     for f in &files {

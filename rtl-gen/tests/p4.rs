@@ -207,3 +207,211 @@ fn the_classification_follows_the_model_roles() {
     assert!(classify(Role::Leaf, TaskDone, false, true).is_none());
     assert!(classify(Role::Leaf, NewTask, true, true).is_none());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The set-up scripts and the PTF tests of a configuration
+// ---------------------------------------------------------------------------------------------
+
+use horus_model::config::Config;
+use horus_model::rng::scale16;
+use horus_model::sched::{Profile, Scheduler};
+use rtl_gen::p4::{bfrt, ptf};
+use std::path::Path;
+use std::process::Command;
+
+fn config(name: &str) -> Config {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs")
+        .join(name);
+    Config::from_file(&path).unwrap()
+}
+
+/// The `key=value` arguments of a script line's call.
+fn args(line: &str) -> Vec<(String, String)> {
+    let inner = &line[line.find('(').unwrap() + 1..line.rfind(')').unwrap()];
+    inner
+        .split(", ")
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()))
+        .collect()
+}
+
+fn arg(a: &[(String, String)], k: &str) -> u32 {
+    a.iter().find(|(n, _)| n == k).unwrap().1.parse().unwrap()
+}
+
+#[test]
+fn set_up_scripts_hold_the_models_initial_tables_and_range_tables_that_map_every_draw() {
+    for name in ["example-leaf.toml", "example-spine.toml"] {
+        let cfg = config(name);
+        let script = bfrt::setup_script(&cfg).unwrap();
+        let sched = Scheduler::from_config_with(&cfg, 0, Profile::Tofino)
+            .unwrap()
+            .0;
+        let t = sched.tables();
+        for p in &cfg.pools {
+            let c = t.pools[usize::from(p.id)].cfg;
+            let line = script
+                .lines()
+                .find(|l| {
+                    l.starts_with("ig.pool_cfg.") && l.contains(&format!("pool_id={},", p.id))
+                })
+                .unwrap();
+            let a = args(line);
+            assert_eq!(
+                (arg(&a, "base"), arg(&a, "n")),
+                (u32::from(c.base), u32::from(c.n))
+            );
+            // The sample range tables: contiguous over every 16-bit draw, each to base + the
+            // draw's multiply-high slot (the Tofino profile's samples).
+            for k in [1, 2] {
+                let mut next = 0u32;
+                for l in script.lines().filter(|l| {
+                    l.starts_with(&format!("ig.sample{k}."))
+                        && l.contains(&format!("(pool_id={},", p.id))
+                }) {
+                    let a = args(l);
+                    let (lo, hi, slot) = (
+                        arg(&a, &format!("r{k}_start")),
+                        arg(&a, &format!("r{k}_end")),
+                        arg(&a, "slot"),
+                    );
+                    assert_eq!(lo, next, "{name} pool {} sample {k}", p.id);
+                    for r in [lo, hi] {
+                        let want = u32::from(c.base) + u32::from(scale16(r as u16, c.n));
+                        assert_eq!(slot, want, "{name} pool {} draw {r}", p.id);
+                    }
+                    next = hi + 1;
+                }
+                assert_eq!(
+                    next, 65536,
+                    "{name} pool {} sample {k} covers every draw",
+                    p.id
+                );
+            }
+            let ctl = t.pools[usize::from(p.id)].ctl;
+            assert!(script.contains(&format!(
+                "ig.idle_ctl.mod(REGISTER_INDEX={}, lo={}, ",
+                p.id, ctl.p
+            )));
+        }
+        python_parses(&script, name);
+    }
+}
+
+fn python_parses(text: &str, what: &str) {
+    let out = Command::new("python3")
+        .args(["-c", "import ast, sys; ast.parse(sys.stdin.read())"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(text.as_bytes())?;
+            c.wait_with_output()
+        })
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Imports a generated PTF module with the real `ptf` package and checks every expected frame's
+/// mask: it matches the frame, still matches it with the IPv4 checksum changed (masked), and
+/// no longer matches it with the Horus header's dst_id changed. Prints scenarios, frames, pins.
+const PTF_CHECK: &str = r#"
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("horus_ptf", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+frames = pins = 0
+for name, about, steps in m.SCENARIOS:
+    for what, pin, frame, outs in steps:
+        bytes.fromhex(frame)
+        pins += pin is not None
+        for port, out in outs:
+            b = bytes.fromhex(out)
+            mask = m.expected(out)
+            assert mask.pkt_match(b), (name, what)
+            c = bytearray(b); c[24] ^= 1
+            assert mask.pkt_match(bytes(c)), (name, what, "IPv4 checksum")
+            c = bytearray(b); c[42 + 5] ^= 1
+            assert not mask.pkt_match(bytes(c)), (name, what, "dst_id")
+            frames += 1
+print(len(m.SCENARIOS), frames, pins)
+"#;
+
+#[test]
+fn ptf_tests_import_with_ptf_and_carry_the_models_frames() {
+    let have_ptf = Command::new("python3")
+        .args(["-c", "import ptf, scapy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_ptf {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the test command installs ptf and scapy"
+        );
+        eprintln!("skipped: python3 cannot import ptf and scapy (scripts/test.sh installs them)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("horus-ptf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["example-leaf.toml", "example-spine.toml"] {
+        let cfg = config(name);
+        let text = ptf::ptf_file(&cfg).unwrap();
+        let scenarios = ptf::scenarios(&cfg).unwrap();
+        // Every frame the model sent is in the file, and nothing else is.
+        let mut want = (0, 0);
+        for s in &scenarios {
+            for st in &s.steps {
+                want.1 += usize::from(st.pin.is_some());
+                for o in &st.outputs {
+                    let hex: String = o.frame.iter().map(|b| format!("{b:02x}")).collect();
+                    assert!(
+                        text.contains(&format!("({}, \"{hex}\")", o.port)),
+                        "{name}: {}",
+                        st.what
+                    );
+                    want.0 += 1;
+                }
+            }
+        }
+        let path = dir.join(format!("{}.py", ptf::ptf_module(&cfg)));
+        std::fs::write(&path, &text).unwrap();
+        let out = Command::new("python3")
+            .args(["-c", PTF_CHECK])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            printed.lines().last().unwrap_or_default().trim(),
+            format!("{} {} {}", scenarios.len(), want.0, want.1),
+            "{name}"
+        );
+        assert!(want.1 > 0, "{name}: a scenario samples (pinned draws)");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_leaf_scenarios_reach_a_resubmission_and_the_spine_a_removal_from_the_middle() {
+    let leaf = ptf::scenarios(&config("example-leaf.toml")).unwrap();
+    let drift = leaf
+        .iter()
+        .find(|s| s.name == "drift_and_resubmission")
+        .unwrap();
+    assert!(drift.steps.len() > 2 && drift.steps.iter().any(|s| s.pin.is_some()));
+    let spine = ptf::scenarios(&config("example-spine.toml")).unwrap();
+    let fig4 = spine.iter().find(|s| s.name == "fig4_idle_list").unwrap();
+    assert!(fig4.steps.iter().any(|s| s.what.starts_with("IdleRemove")));
+}

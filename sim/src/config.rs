@@ -184,7 +184,7 @@ impl SimConfig {
             PoolSource::Dataset(_) => {} // checked when read (`engine::placements`)
         }
         ensure!(self.shards >= 1, "shards must be at least 1");
-        if self.policy.name() == "horus" {
+        if crate::policy::horus::is_horus(self.policy.name()) {
             crate::policy::horus::HorusParams::of(&self.policy)?;
         }
         for f in &self.failures {

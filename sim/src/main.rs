@@ -154,7 +154,7 @@ impl Common {
                 spec.set_param(param, v)?;
             }
         }
-        if name == "horus" {
+        if policy::horus::is_horus(name) {
             policy::horus::HorusParams::of(&spec)?;
         }
         Ok(spec)

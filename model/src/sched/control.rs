@@ -15,7 +15,7 @@ use super::{
     Scheduler, SpineRef, Stage,
 };
 use crate::config::{Config, Role};
-use crate::fixed::{Load, MAX_WORKERS, RackAverage};
+use crate::fixed::{Load, MAX_WORKERS};
 use crate::wire::Endpoint;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,8 +200,9 @@ impl Scheduler {
                 let cfg = *cfg;
                 // New thresholds apply at once: the link rule runs as if `p` had just changed.
                 self.touch(Stage::IdleCtl);
+                let links = self.control_links();
                 let ctl = &mut self.t.pools[usize::from(pool)].ctl;
-                let signal = if self.role == Role::Leaf {
+                let signal = if links {
                     Scheduler::link_update(ctl, &cfg, None, None)
                 } else {
                     None
@@ -289,12 +290,12 @@ impl Scheduler {
                 } else {
                     Load::additive_factor(u32::from(workers))
                 };
-                h.unit = RackAverage::unit_for(u32::from(n) + 1);
+                h.unit = self.profile().avg_unit(u32::from(n) + 1);
             }
             ControlOp::RemoveNode { pool, .. } => {
                 let cfg = self.t.pools[usize::from(pool)].cfg;
                 h.last_member = self.t.members1[usize::from(cfg.base) + usize::from(cfg.n) - 1];
-                h.unit = RackAverage::unit_for(u32::from(cfg.n) - 1);
+                h.unit = self.profile().avg_unit(u32::from(cfg.n) - 1);
             }
             _ => {}
         }

@@ -122,8 +122,18 @@ impl FrameSwitch {
         cfg: &Config,
         seed: u64,
     ) -> Result<(FrameSwitch, Vec<OutFrame>), ControlError> {
+        Self::from_config_with(cfg, seed, super::Profile::Fpga)
+    }
+
+    /// [`FrameSwitch::from_config`] with `profile`'s arithmetic.
+    pub fn from_config_with(
+        cfg: &Config,
+        seed: u64,
+        profile: super::Profile,
+    ) -> Result<(FrameSwitch, Vec<OutFrame>), ControlError> {
         let s = &cfg.switch;
-        let sched = Scheduler::new(s.role, s.id, cfg.sizes, s.conn_timeout_us, seed);
+        let mut sched = Scheduler::new(s.role, s.id, cfg.sizes, s.conn_timeout_us, seed);
+        sched.set_profile(profile);
         let spines = cfg
             .spines
             .iter()

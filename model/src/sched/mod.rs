@@ -31,7 +31,7 @@ pub use state::{
 };
 
 use crate::config::{Config, Role, Sizes};
-use crate::fixed::{Drift, Load};
+use crate::fixed::{Drift, Load, RackAverage};
 use crate::rng::Xorshift64;
 use crate::wire::{HorusHeader, PacketType};
 use state::{ConnEntry, IdleCtl, NodeState, PoolCfg};
@@ -159,10 +159,42 @@ pub struct PassResult {
     pub drop: Option<DropReason>,
 }
 
+/// Which switch's arithmetic a scheduler follows where the FPGA pipeline and the Tofino program
+/// differ (`docs/p4.md`, decisions T1 and T2 in `docs/algorithm.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// The FPGA pipeline: samples from 32-bit draws, the rack average in 32.32.
+    #[default]
+    Fpga,
+    /// The Tofino program: samples from 16-bit draws through range tables, the rack average in
+    /// 16.16 with a unit of `round(2^16 / workers)`.
+    Tofino,
+}
+
+impl Profile {
+    /// The rack average's unit for `workers` workers.
+    pub fn avg_unit(self, workers: u32) -> u64 {
+        match self {
+            Profile::Fpga => RackAverage::unit_for(workers),
+            Profile::Tofino => RackAverage::unit_for_16_16(workers),
+        }
+    }
+
+    /// The generator's step turned into two samples in `[0, n)`.
+    #[inline]
+    fn samples(self, rng: &mut Xorshift64, n: u16) -> (u16, u16) {
+        match self {
+            Profile::Fpga => rng.two_samples(n),
+            Profile::Tofino => rng.two_samples_16(n),
+        }
+    }
+}
+
 /// A Horus leaf or spine scheduler.
 #[derive(Clone, Debug)]
 pub struct Scheduler {
     role: Role,
+    profile: Profile,
     id: u16,
     sizes: Sizes,
     conn_timeout_us: u32,
@@ -199,6 +231,7 @@ impl Scheduler {
     pub fn new(role: Role, id: u16, sizes: Sizes, conn_timeout_us: u32, seed: u64) -> Scheduler {
         Scheduler {
             role,
+            profile: Profile::Fpga,
             id,
             sizes,
             conn_timeout_us,
@@ -213,14 +246,34 @@ impl Scheduler {
     /// A scheduler configured by running [`control::config_ops`] as control passes. Signals those
     /// passes emit (a leaf's first idleAdd per pool) are returned so the caller can deliver them.
     pub fn from_config(cfg: &Config, seed: u64) -> Result<(Scheduler, Vec<Emit>), ControlError> {
+        Self::from_config_with(cfg, seed, Profile::Fpga)
+    }
+
+    /// [`Scheduler::from_config`] with `profile`'s arithmetic.
+    pub fn from_config_with(
+        cfg: &Config,
+        seed: u64,
+        profile: Profile,
+    ) -> Result<(Scheduler, Vec<Emit>), ControlError> {
         let s = &cfg.switch;
         let mut sched = Scheduler::new(s.role, s.id, cfg.sizes, s.conn_timeout_us, seed);
+        sched.set_profile(profile);
         let mut signals = Vec::new();
         for op in control::config_ops(cfg) {
             let r = sched.control(op)?;
             signals.extend(r.signal.map(|(_, e)| e));
         }
         Ok((sched, signals))
+    }
+
+    /// Follows `profile`'s arithmetic from now on. Set it before configuring the scheduler: the
+    /// rack averages' units are computed when nodes are added.
+    pub fn set_profile(&mut self, profile: Profile) {
+        self.profile = profile;
+    }
+
+    pub fn profile(&self) -> Profile {
+        self.profile
     }
 
     /// Sets the switch's ID (the hardware's `SWITCH_ID` register, which software may rewrite).
@@ -298,8 +351,17 @@ impl Scheduler {
             let i = base + usize::from(pos);
             return Some((true, i, i));
         }
-        let (r1, r2) = self.rng.clone().two_samples(cfg.n);
+        let (r1, r2) = self.profile.samples(&mut self.rng.clone(), cfg.n);
         Some((false, base + usize::from(r1), base + usize::from(r2)))
+    }
+
+    /// Whether control passes run a leaf's link rule. The FPGA card runs configuration and
+    /// node changes as passes of its pipeline, link rule included; a Tofino switch's control
+    /// plane writes the tables directly, and the pool's next packet pass runs the rule
+    /// (`docs/algorithm.md`, decision T3).
+    #[inline]
+    fn control_links(&self) -> bool {
+        self.role == Role::Leaf && self.profile == Profile::Fpga
     }
 
     #[inline]
@@ -371,7 +433,7 @@ impl Scheduler {
         match h.pkt_type {
             NewTask | NewTaskRandom => {
                 // The generator advances once per task first pass of a configured pool.
-                let samples = self.rng.two_samples(cfg.n);
+                let samples = self.profile.samples(&mut self.rng, cfg.n);
                 if cfg.n == 0 {
                     return self.dropped(r, DropReason::EmptyPool);
                 }
@@ -959,7 +1021,8 @@ impl Scheduler {
                 (Some(pos), Some(last))
             }
         };
-        let signal = if leaf {
+        // A leaf's removal is a control pass (a spine's IDLE_REMOVE has no link rule).
+        let signal = if leaf && self.profile == Profile::Fpga {
             Self::link_update(ctl, cfg, None, None)
         } else {
             None
@@ -1094,11 +1157,12 @@ impl Scheduler {
             "idle list of pool {pool} overflows its region"
         );
         ctl.p += 1;
-        let signal = if self.role == Role::Leaf {
-            Self::link_update(ctl, cfg, None, time_us)
-        } else {
-            None
-        };
+        let signal =
+            if self.role == Role::Leaf && (time_us.is_some() || self.profile == Profile::Fpga) {
+                Self::link_update(ctl, cfg, None, time_us)
+            } else {
+                None
+            };
         self.touch(Stage::IdleList);
         self.t.idle_list[usize::from(cfg.base) + usize::from(pos)] = n;
         self.touch(Stage::IdleIndex);

@@ -927,6 +927,14 @@ fn check_common(common: &str, errors: &mut Vec<String>) -> Result<()> {
     expect("ETHERTYPE_IPV4".into(), u64::from(wire::ETHERTYPE_IPV4));
     expect("IP_PROTOCOL_UDP".into(), u64::from(wire::IP_PROTOCOL_UDP));
     expect("HORUS_HEADER_LEN".into(), wire::HEADER_LEN as u64);
+    // The bridge header is as long as the mirror sessions' truncation assumes.
+    let bridge: u64 = header_bits(&toks, "bridge_h")?;
+    if bridge != 8 * emit::BRIDGE_LEN as u64 {
+        errors.push(format!(
+            "header bridge_h has {bridge} bits; BRIDGE_LEN says {} bytes",
+            emit::BRIDGE_LEN
+        ));
+    }
     // The resubmit header is exactly Tofino 1's 64 bits.
     if let Some(i) = toks
         .windows(2)
@@ -951,6 +959,26 @@ fn check_common(common: &str, errors: &mut Vec<String>) -> Result<()> {
         errors.push("no header resub_h".into());
     }
     Ok(())
+}
+
+/// The width in bits of header `name` (0 if there is none).
+fn header_bits(toks: &[Tok], name: &str) -> Result<u64> {
+    let Some(i) = toks
+        .windows(2)
+        .position(|w| word(Some(&w[0])) == Some("header") && word(Some(&w[1])) == Some(name))
+    else {
+        return Ok(0);
+    };
+    let end = closing(toks, i + 2)?;
+    Ok(toks[i + 3..end - 1]
+        .windows(4)
+        .filter_map(|w| match w {
+            [Tok::Word(b), Tok::Punct("<"), Tok::Num(n), Tok::Punct(">")] if b == "bit" => {
+                parse_num(n)
+            }
+            _ => None,
+        })
+        .sum())
 }
 
 fn parse_num(s: &str) -> Option<u64> {

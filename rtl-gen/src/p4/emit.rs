@@ -159,6 +159,15 @@ const SIGNALS: [(&str, PacketType); 3] = [
     ("SIG_LOAD_UPDATE", PacketType::QueueSignal),
 ];
 
+/// The bridge header's length in bytes (`bridge_h`): what rides ahead of a packet from ingress
+/// to egress, and of a mirrored signal copy.
+pub const BRIDGE_LEN: usize = 12;
+
+/// The P4 program's name (its file stem) for `role`: `horus_leaf` or `horus_spine`.
+pub fn program_name(role: Role) -> String {
+    format!("horus_{role}")
+}
+
 /// The removal lock: bit 31 of `idle_ctl`'s low word, which holds `p` in its low 16 bits.
 pub const LOCK_BIT: u32 = 1 << 31;
 
@@ -583,21 +592,22 @@ parser HorusEgressParser(packet_in pkt, out headers_t hdr, out egress_md_t md,
 
 /* The egress turns a mirrored copy into the signal: Ethernet, IPv4 and UDP from this switch to
  * the spine, the Horus header from the bridge header, no payload (the mirror session truncates
- * the copy). A normal packet only loses its bridge header. */
+ * the copy); the IPv4 identification, TTL and DSCP stay the original's, as the model's
+ * signal_frame keeps them. A normal packet only loses its bridge header. */
 control HorusEgress(inout headers_t hdr, inout egress_md_t md,
         in egress_intrinsic_metadata_t eg_intr_md,
         in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
         inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
         inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
 
-    action to_spine(bit<48> spine_mac, bit<48> my_mac, bit<32> spine_ip, bit<32> my_ip, bit<16> spine_port) {
+    action to_spine(bit<48> spine_mac, bit<48> my_mac, bit<32> spine_ip, bit<32> my_ip, bit<16> spine_port,
+            bit<16> my_port) {
         hdr.ethernet.dst_addr = spine_mac;
         hdr.ethernet.src_addr = my_mac;
         hdr.ipv4.src_addr = my_ip;
         hdr.ipv4.dst_addr = spine_ip;
         hdr.ipv4.total_len = SIGNAL_TOTAL_LEN;
-        hdr.ipv4.identification = 0;
-        hdr.udp.src_port = HORUS_UDP_PORT;
+        hdr.udp.src_port = my_port;
         hdr.udp.dst_port = spine_port;
         hdr.udp.hdr_length = SIGNAL_UDP_LEN;
         hdr.udp.checksum = 0;

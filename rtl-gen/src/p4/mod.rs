@@ -10,9 +10,11 @@
 //! `docs/p4.md` describes the program, what is and is not checked here, and each place where it
 //! departs from the model.
 
+pub mod bfrt;
 pub mod check;
 pub mod emit;
 pub mod plan;
+pub mod ptf;
 
 use anyhow::{Context, Result};
 use horus_model::config::Role;
@@ -25,7 +27,23 @@ pub const DIR: &str = "p4";
 
 /// The file of `role`'s program.
 pub fn program_file(role: Role) -> String {
-    format!("{DIR}/horus_{role}.p4")
+    format!("{DIR}/{}.p4", emit::program_name(role))
+}
+
+/// The files for the switch `cfg` describes: its `bfrt_python` set-up script and its PTF tests.
+/// The PTF tests need a pool of two nodes or more; without one there are none.
+pub fn setup(cfg: &horus_model::config::Config) -> Result<Vec<GeneratedFile>> {
+    let mut files = vec![GeneratedFile::new(
+        format!("{DIR}/{}", bfrt::setup_file(cfg)),
+        bfrt::setup_script(cfg)?,
+    )];
+    if ptf::pool_of(cfg).is_ok() {
+        files.push(GeneratedFile::new(
+            format!("{DIR}/{}.py", ptf::ptf_module(cfg)),
+            ptf::ptf_file(cfg)?,
+        ));
+    }
+    Ok(files)
 }
 
 /// The generated files and, for each program, what the checker found.

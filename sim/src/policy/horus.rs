@@ -37,8 +37,8 @@ use horus_model::config::{Role, Sizes};
 use horus_model::fixed::{Load, MAX_WORKERS};
 use horus_model::sched::state::NodeRow;
 use horus_model::sched::{
-    ControlOp, IdleIndex, NodeAddr, NodeRef, Packet, Params, Pass, PassResult, Resubmit, Scheduler,
-    SpineRef, Target,
+    ControlOp, IdleIndex, NodeAddr, NodeRef, Packet, Params, Pass, PassResult, Profile, Resubmit,
+    Scheduler, SpineRef, Target,
 };
 use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
 use rand::Rng;
@@ -70,6 +70,14 @@ const NOTE_REPLY: u32 = 1;
 const CONN_TABLE: u32 = 1;
 const CONN_TIMEOUT_US: u32 = 20_000;
 
+/// The policy that runs Horus with the Tofino program's arithmetic.
+pub const TOFINO_POLICY: &str = "horus-tofino";
+
+/// Whether `name` is one of the Horus policies (they share their parameters).
+pub fn is_horus(name: &str) -> bool {
+    name == "horus" || name == TOFINO_POLICY
+}
+
 /// Horus' per-pool parameters (the same for every pool), see `docs/algorithm.md`, decision 6-7.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HorusParams {
@@ -82,6 +90,9 @@ pub struct HorusParams {
     /// A leaf re-sends a lost idle message (§A.3) at most once per this many microseconds after
     /// its last idle message; 0 re-sends on every disagreement (the paper's rule).
     pub repair_gap_us: u16,
+    /// Whose arithmetic the schedulers follow: the FPGA pipeline's (`horus`) or the Tofino
+    /// program's (`horus-tofino`).
+    pub profile: Profile,
 }
 
 impl Default for HorusParams {
@@ -97,6 +108,7 @@ impl HorusParams {
         unlink_at: 0,
         report_delta: 1.0,
         repair_gap_us: horus_model::config::DEFAULT_REPAIR_GAP_US,
+        profile: Profile::Fpga,
     };
 
     /// The parameters of a `horus` policy spec, checked: `link_at >= 1`, `unlink_at <
@@ -108,6 +120,11 @@ impl HorusParams {
             unlink_at: get("unlink_at") as u16,
             report_delta: get("report_delta"),
             repair_gap_us: get("repair_gap_us") as u16,
+            profile: if spec.name() == TOFINO_POLICY {
+                Profile::Tofino
+            } else {
+                Profile::Fpga
+            },
         };
         anyhow::ensure!(
             p.link_at >= 1 && p.unlink_at < p.link_at,
@@ -153,6 +170,7 @@ pub struct Recording {
     pub sizes: Sizes,
     pub conn_timeout_us: u32,
     pub seed: u64,
+    pub profile: Profile,
     /// False if state was written outside passes (a prefilled start preloads the tables).
     pub passes_only: bool,
     pub passes: Vec<(Pass, PassResult)>,
@@ -161,13 +179,15 @@ pub struct Recording {
 impl Recording {
     /// A fresh scheduler built exactly as the recorded one was.
     pub fn fresh_scheduler(&self) -> Scheduler {
-        Scheduler::new(
+        let mut s = Scheduler::new(
             self.role,
             self.id,
             self.sizes,
             self.conn_timeout_us,
             self.seed,
-        )
+        );
+        s.set_profile(self.profile);
+        s
     }
 }
 
@@ -228,6 +248,7 @@ pub struct Horus {
     /// Spine index per aggregation switch (u32::MAX: it hosts no pool's spine).
     spine_of_switch: Vec<u32>,
     params: Params,
+    profile: Profile,
     /// Seed source for spines restarted after a failure.
     restart_seed: u64,
     /// Counters of every switch after configuration, subtracted from what [`Policy::counters`]
@@ -348,6 +369,7 @@ impl Horus {
             leaf_of_rack: vec![u32::MAX; racks as usize],
             spine_of_switch: vec![u32::MAX; topo.spines() as usize],
             params: model_params,
+            profile: params.profile,
             restart_seed: rng.random(),
             baseline: Vec::new(),
             recorder: None,
@@ -519,7 +541,8 @@ impl Horus {
         seed: u64,
         record: Option<Switch>,
     ) {
-        let sched = Scheduler::new(role, id, sizes, CONN_TIMEOUT_US, seed);
+        let mut sched = Scheduler::new(role, id, sizes, CONN_TIMEOUT_US, seed);
+        sched.set_profile(self.profile);
         match switch {
             Switch::Leaf(_) => self.leaves.push(sched),
             Switch::Spine(_) => self.spines.push(sched),
@@ -532,6 +555,7 @@ impl Horus {
                 sizes,
                 conn_timeout_us: CONN_TIMEOUT_US,
                 seed,
+                profile: self.profile,
                 passes_only: true,
                 passes: Vec::new(),
             };

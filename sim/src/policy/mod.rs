@@ -312,6 +312,26 @@ pub static POLICIES: &[PolicyEntry] = &[
         },
     },
     PolicyEntry {
+        name: horus::TOFINO_POLICY,
+        about: "Horus with the Tofino program's arithmetic (docs/p4.md): samples from 16-bit draws \
+                through range tables, the rack average in 16.16",
+        params: &[
+            Param::new("link_at", horus::HorusParams::DEFAULT.link_at as f64),
+            Param::new("unlink_at", horus::HorusParams::DEFAULT.unlink_at as f64),
+            Param::new("report_delta", horus::HorusParams::DEFAULT.report_delta),
+            Param::new(
+                "repair_gap_us",
+                horus::HorusParams::DEFAULT.repair_gap_us as f64,
+            ),
+        ],
+        compared: false,
+        build: |b| {
+            let params = horus::HorusParams::of(b.params.0)
+                .expect("SimConfig::validate checked the parameters (HorusParams::of)");
+            Box::new(horus::Horus::new(b.cluster, b.queue_len, b.rng, params))
+        },
+    },
+    PolicyEntry {
         name: "rs-h",
         about: "RackSched at the spines over the racks of their pod, fed by each leaf's average \
                 load after every reply, and at the leaves over workers",
@@ -647,6 +667,21 @@ mod tests {
                 assert!(s.completed > 100, "{name}: {} tasks done", s.completed);
             }
         }
+    }
+
+    #[test]
+    fn horus_tofino_is_horus_with_the_tofino_profile() {
+        use horus_model::sched::Profile;
+        let t = horus::HorusParams::of(&PolicySpec::named(horus::TOFINO_POLICY).unwrap()).unwrap();
+        let f = horus::HorusParams::of(&PolicySpec::named("horus").unwrap()).unwrap();
+        assert_eq!((t.profile, f.profile), (Profile::Tofino, Profile::Fpga));
+        assert_eq!(
+            horus::HorusParams {
+                profile: Profile::Fpga,
+                ..t
+            },
+            f
+        );
     }
 
     #[test]
