@@ -1269,11 +1269,11 @@ fn tofino_profile_keeps_the_average_as_a_16_16_register_and_samples_16_bit_draws
     use horus_model::rng::Xorshift64;
     use horus_model::sched::Profile;
     let cfg = leaf_config(&[3], 2, 1, 0, 1.0);
-    let mut t = Scheduler::from_config_with(&cfg, 1, Profile::Tofino)
+    let mut t = Scheduler::from_config_with(&cfg, 1, Profile::TOFINO)
         .unwrap()
         .0;
     let mut f = Scheduler::from_config(&cfg, 1).unwrap().0;
-    assert_eq!(t.profile(), Profile::Tofino);
+    assert_eq!(t.profile(), Profile::TOFINO);
     for i in 0..6 {
         run(&mut t, task(0, i));
         run(&mut f, task(0, i));
@@ -1299,7 +1299,7 @@ fn tofino_profile_keeps_the_average_as_a_16_16_register_and_samples_16_bit_draws
 fn tofino_profile_configures_leaf_pools_unlinked_and_the_first_task_links_them() {
     use horus_model::sched::{Profile, Signal};
     let cfg = leaf_config(&[3], 2, 1, 0, 1.0);
-    let (mut t, signals) = Scheduler::from_config_with(&cfg, 1, Profile::Tofino).unwrap();
+    let (mut t, signals) = Scheduler::from_config_with(&cfg, 1, Profile::TOFINO).unwrap();
     assert!(signals.is_empty() && !t.tables().pools[0].ctl.linked);
     let (f, signals) = Scheduler::from_config(&cfg, 1).unwrap();
     assert_eq!(signals.len(), 1);

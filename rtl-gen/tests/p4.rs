@@ -245,7 +245,7 @@ fn set_up_scripts_hold_the_models_initial_tables_and_range_tables_that_map_every
     for name in ["example-leaf.toml", "example-spine.toml"] {
         let cfg = config(name);
         let script = bfrt::setup_script(&cfg).unwrap();
-        let sched = Scheduler::from_config_with(&cfg, 0, Profile::Tofino)
+        let sched = Scheduler::from_config_with(&cfg, 0, Profile::TOFINO)
             .unwrap()
             .0;
         let t = sched.tables();
@@ -414,4 +414,15 @@ fn the_leaf_scenarios_reach_a_resubmission_and_the_spine_a_removal_from_the_midd
     let spine = ptf::scenarios(&config("example-spine.toml")).unwrap();
     let fig4 = spine.iter().find(|s| s.name == "fig4_idle_list").unwrap();
     assert!(fig4.steps.iter().any(|s| s.what.starts_with("IdleRemove")));
+}
+
+#[test]
+fn docs_hold_the_stage_map_of_the_plan() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/p4.md"))
+        .unwrap_or_default();
+    let table = rtl_gen::p4::plan::markdown();
+    assert!(
+        docs.contains(&table),
+        "docs/p4.md lacks the stage map of rtl_gen::p4::plan; it is:\n{table}"
+    );
 }

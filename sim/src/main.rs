@@ -125,6 +125,10 @@ struct Common {
     /// (a fraction: 0.25) [default: 1]
     #[arg(long)]
     report_delta: Option<f64>,
+    /// A policy parameter NAME=VALUE, for each policy of the run that has it (repeatable), e.g.
+    /// `--param avg_16_16=0` for horus-tofino; one no policy of the run has is an error.
+    #[arg(long = "param", value_parser = param_setting)]
+    params: Vec<(String, f64)>,
     /// Split each run into this many shards of pools, simulated in parallel (threads: rayon's,
     /// RAYON_NUM_THREADS). Results for a seed depend on the shard count (statistically
     /// equivalent, not identical), never on the threads; 1 is the unsharded engine.
@@ -135,6 +139,17 @@ struct Common {
     /// paper's)
     #[arg(long, default_value_t = horus_sim::config::spine_group_workers())]
     spine_group_workers: u32,
+}
+
+/// `NAME=VALUE` of `--param`.
+fn param_setting(s: &str) -> Result<(String, f64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected NAME=VALUE"))?;
+    let v: f64 = value
+        .parse()
+        .map_err(|_| format!("{s:?}: {value:?} is not a number"))?;
+    Ok((name.to_string(), v))
 }
 
 impl Common {
@@ -154,6 +169,11 @@ impl Common {
                 spec.set_param(param, v)?;
             }
         }
+        for (param, v) in &self.params {
+            if spec.param(param).is_some() {
+                spec.set_param(param, *v)?;
+            }
+        }
         if policy::horus::is_horus(name) {
             policy::horus::HorusParams::of(&spec)?;
         }
@@ -162,7 +182,18 @@ impl Common {
 
     /// [`Common::policy`] for each of `names`, as a sweep compares them.
     fn policies(&self, names: &[String]) -> anyhow::Result<Vec<PolicySpec>> {
-        names.iter().map(|name| self.policy(name)).collect()
+        let specs = names
+            .iter()
+            .map(|name| self.policy(name))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        for (param, _) in &self.params {
+            anyhow::ensure!(
+                specs.iter().any(|s| s.param(param).is_some()),
+                "--param {param}: none of the policies {} has that parameter",
+                names.join(", ")
+            );
+        }
+        Ok(specs)
     }
 
     fn config(&self, policy: &str, workload: &str, load: &str) -> anyhow::Result<SimConfig> {
@@ -324,6 +355,7 @@ fn main() -> anyhow::Result<()> {
             load,
             common,
         } => {
+            common.policies(std::slice::from_ref(&policy))?; // every --param names one of its
             let cfg = common.config(&policy, &workload, &load)?;
             eprintln!(
                 "seed {}: {} on {} at load {load}, {} ms",

@@ -122,7 +122,7 @@ impl FrameSwitch {
         cfg: &Config,
         seed: u64,
     ) -> Result<(FrameSwitch, Vec<OutFrame>), ControlError> {
-        Self::from_config_with(cfg, seed, super::Profile::Fpga)
+        Self::from_config_with(cfg, seed, super::Profile::FPGA)
     }
 
     /// [`FrameSwitch::from_config`] with `profile`'s arithmetic.

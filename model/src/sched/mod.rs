@@ -159,34 +159,57 @@ pub struct PassResult {
     pub drop: Option<DropReason>,
 }
 
-/// Which switch's arithmetic a scheduler follows where the FPGA pipeline and the Tofino program
-/// differ (`docs/p4.md`, decisions T1 and T2 in `docs/algorithm.md`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Profile {
-    /// The FPGA pipeline: samples from 32-bit draws, the rack average in 32.32.
-    #[default]
-    Fpga,
-    /// The Tofino program: samples from 16-bit draws through range tables, the rack average in
-    /// 16.16 with a unit of `round(2^16 / workers)`.
-    Tofino,
+/// Whose arithmetic a scheduler follows where the FPGA pipeline and the Tofino program differ
+/// (`docs/p4.md`; decisions T1 to T3 in `docs/algorithm.md`), one flag per difference so that
+/// the simulator can price each: [`Profile::FPGA`] and [`Profile::TOFINO`] set all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Profile {
+    /// T1: two samples from 16-bit draws (a Tofino range table), not 32-bit ones.
+    pub samples_16: bool,
+    /// T2: the rack average in 16.16 with a unit of `round(2^16 / workers)`, not 32.32.
+    pub avg_16_16: bool,
+    /// T3: control passes do not run a leaf's link rule (a Tofino control plane writes the
+    /// tables): pools start unlinked, and the pool's next packet pass links them.
+    pub control_plane_tables: bool,
 }
 
 impl Profile {
+    /// The FPGA pipeline's.
+    pub const FPGA: Profile = Profile {
+        samples_16: false,
+        avg_16_16: false,
+        control_plane_tables: false,
+    };
+    /// The Tofino program's.
+    pub const TOFINO: Profile = Profile {
+        samples_16: true,
+        avg_16_16: true,
+        control_plane_tables: true,
+    };
+
     /// The rack average's unit for `workers` workers.
     pub fn avg_unit(self, workers: u32) -> u64 {
-        match self {
-            Profile::Fpga => RackAverage::unit_for(workers),
-            Profile::Tofino => RackAverage::unit_for_16_16(workers),
+        if self.avg_16_16 {
+            RackAverage::unit_for_16_16(workers)
+        } else {
+            RackAverage::unit_for(workers)
         }
     }
 
     /// The generator's step turned into two samples in `[0, n)`.
     #[inline]
     fn samples(self, rng: &mut Xorshift64, n: u16) -> (u16, u16) {
-        match self {
-            Profile::Fpga => rng.two_samples(n),
-            Profile::Tofino => rng.two_samples_16(n),
+        if self.samples_16 {
+            rng.two_samples_16(n)
+        } else {
+            rng.two_samples(n)
         }
+    }
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile::FPGA
     }
 }
 
@@ -231,7 +254,7 @@ impl Scheduler {
     pub fn new(role: Role, id: u16, sizes: Sizes, conn_timeout_us: u32, seed: u64) -> Scheduler {
         Scheduler {
             role,
-            profile: Profile::Fpga,
+            profile: Profile::FPGA,
             id,
             sizes,
             conn_timeout_us,
@@ -246,7 +269,7 @@ impl Scheduler {
     /// A scheduler configured by running [`control::config_ops`] as control passes. Signals those
     /// passes emit (a leaf's first idleAdd per pool) are returned so the caller can deliver them.
     pub fn from_config(cfg: &Config, seed: u64) -> Result<(Scheduler, Vec<Emit>), ControlError> {
-        Self::from_config_with(cfg, seed, Profile::Fpga)
+        Self::from_config_with(cfg, seed, Profile::FPGA)
     }
 
     /// [`Scheduler::from_config`] with `profile`'s arithmetic.
@@ -361,7 +384,7 @@ impl Scheduler {
     /// (`docs/algorithm.md`, decision T3).
     #[inline]
     fn control_links(&self) -> bool {
-        self.role == Role::Leaf && self.profile == Profile::Fpga
+        self.role == Role::Leaf && !self.profile.control_plane_tables
     }
 
     #[inline]
@@ -1022,7 +1045,7 @@ impl Scheduler {
             }
         };
         // A leaf's removal is a control pass (a spine's IDLE_REMOVE has no link rule).
-        let signal = if leaf && self.profile == Profile::Fpga {
+        let signal = if leaf && !self.profile.control_plane_tables {
             Self::link_update(ctl, cfg, None, None)
         } else {
             None
@@ -1157,12 +1180,13 @@ impl Scheduler {
             "idle list of pool {pool} overflows its region"
         );
         ctl.p += 1;
-        let signal =
-            if self.role == Role::Leaf && (time_us.is_some() || self.profile == Profile::Fpga) {
-                Self::link_update(ctl, cfg, None, time_us)
-            } else {
-                None
-            };
+        let signal = if self.role == Role::Leaf
+            && (time_us.is_some() || !self.profile.control_plane_tables)
+        {
+            Self::link_update(ctl, cfg, None, time_us)
+        } else {
+            None
+        };
         self.touch(Stage::IdleList);
         self.t.idle_list[usize::from(cfg.base) + usize::from(pos)] = n;
         self.touch(Stage::IdleIndex);

@@ -55,7 +55,7 @@ pub fn draw_range(i: u16, n: u16) -> (u32, u32) {
 pub fn setup_script(cfg: &Config) -> Result<String> {
     let s = &cfg.switch;
     let leaf = s.role == Role::Leaf;
-    let (sched, _) = Scheduler::from_config_with(cfg, 0, Profile::Tofino)
+    let (sched, _) = Scheduler::from_config_with(cfg, 0, Profile::TOFINO)
         .map_err(|e| anyhow!("configuring the model from the file: {e}"))?;
     let t = sched.tables();
     let program = program_name(s.role);

@@ -155,6 +155,43 @@ pub fn of_model(stage: Stage) -> &'static TofinoTable {
         .expect("every model table has a Tofino home")
 }
 
+/// The stage map as a Markdown table: per stage, the registers and control-plane tables (with
+/// the model's table they hold) and the computing tables (`docs/p4.md` holds a copy, checked by
+/// a test).
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "| stage | registers and control-plane tables | computing tables |\n|---|---|---|\n",
+    );
+    for stage in 0..TOFINO1_STAGES {
+        let state: Vec<String> = TABLES
+            .iter()
+            .filter(|t| t.stage == stage)
+            .map(|t| {
+                let kind = match t.kind {
+                    Kind::Register => "register",
+                    Kind::MatchTable => "table",
+                };
+                let model = t.model.map_or("Tofino only".to_string(), |m| {
+                    format!("`{}`", m.table_name())
+                });
+                let leaf = if t.spine { "" } else { ", leaf" };
+                format!("`{}` ({kind}, {model}{leaf})", t.name)
+            })
+            .collect();
+        let computing: Vec<String> = COMPUTE
+            .iter()
+            .filter(|(_, s)| *s == stage)
+            .map(|(n, _)| format!("`{n}`"))
+            .collect();
+        s += &format!(
+            "| {stage} | {} | {} |\n",
+            state.join(", "),
+            computing.join(", ")
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -174,7 +174,7 @@ pub fn pool_of(cfg: &Config) -> Result<(u16, Vec<u16>)> {
 
 /// The directed scenarios for `cfg`'s switch, run through the model (Tofino profile).
 pub fn scenarios(cfg: &Config) -> Result<Vec<Scenario>> {
-    let (sw, _) = FrameSwitch::from_config_with(cfg, 1, Profile::Tofino)
+    let (sw, _) = FrameSwitch::from_config_with(cfg, 1, Profile::TOFINO)
         .map_err(|e| anyhow::anyhow!("configuring the model: {e}"))?;
     let mut r = Runner {
         sw,
@@ -368,7 +368,7 @@ IN_PORT = {IN_PORT}
         "# The range tables' entries of the pool, as the set-up writes them: (first draw, last draw, slot)."
     )?;
     let (pool, _) = pool_of(cfg)?;
-    let sched = FrameSwitch::from_config_with(cfg, 1, Profile::Tofino)
+    let sched = FrameSwitch::from_config_with(cfg, 1, Profile::TOFINO)
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .0;
     let c = sched.scheduler().tables().pools[usize::from(pool)].cfg;

@@ -108,7 +108,7 @@ impl HorusParams {
         unlink_at: 0,
         report_delta: 1.0,
         repair_gap_us: horus_model::config::DEFAULT_REPAIR_GAP_US,
-        profile: Profile::Fpga,
+        profile: Profile::FPGA,
     };
 
     /// The parameters of a `horus` policy spec, checked: `link_at >= 1`, `unlink_at <
@@ -120,10 +120,15 @@ impl HorusParams {
             unlink_at: get("unlink_at") as u16,
             report_delta: get("report_delta"),
             repair_gap_us: get("repair_gap_us") as u16,
+            // horus-tofino: each difference a parameter (1: as the Tofino program does it).
             profile: if spec.name() == TOFINO_POLICY {
-                Profile::Tofino
+                Profile {
+                    samples_16: get("samples_16") != 0.0,
+                    avg_16_16: get("avg_16_16") != 0.0,
+                    control_plane_tables: get("control_plane_tables") != 0.0,
+                }
             } else {
-                Profile::Fpga
+                Profile::FPGA
             },
         };
         anyhow::ensure!(

@@ -313,9 +313,13 @@ pub static POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: horus::TOFINO_POLICY,
-        about: "Horus with the Tofino program's arithmetic (docs/p4.md): samples from 16-bit draws \
-                through range tables, the rack average in 16.16",
+        about: "Horus with the Tofino program's arithmetic (docs/p4.md), each difference a parameter \
+                (1: the Tofino's): samples_16 (16-bit draws through range tables), avg_16_16 (the \
+                rack average in 16.16), control_plane_tables (no link rule on control passes)",
         params: &[
+            Param::new("samples_16", 1.0),
+            Param::new("avg_16_16", 1.0),
+            Param::new("control_plane_tables", 1.0),
             Param::new("link_at", horus::HorusParams::DEFAULT.link_at as f64),
             Param::new("unlink_at", horus::HorusParams::DEFAULT.unlink_at as f64),
             Param::new("report_delta", horus::HorusParams::DEFAULT.report_delta),
@@ -674,10 +678,14 @@ mod tests {
         use horus_model::sched::Profile;
         let t = horus::HorusParams::of(&PolicySpec::named(horus::TOFINO_POLICY).unwrap()).unwrap();
         let f = horus::HorusParams::of(&PolicySpec::named("horus").unwrap()).unwrap();
-        assert_eq!((t.profile, f.profile), (Profile::Tofino, Profile::Fpga));
+        assert_eq!((t.profile, f.profile), (Profile::TOFINO, Profile::FPGA));
+        let mut one = PolicySpec::named(horus::TOFINO_POLICY).unwrap();
+        one.set_param("avg_16_16", 0.0).unwrap();
+        let p = horus::HorusParams::of(&one).unwrap().profile;
+        assert!(p.samples_16 && !p.avg_16_16 && p.control_plane_tables);
         assert_eq!(
             horus::HorusParams {
-                profile: Profile::Fpga,
+                profile: Profile::FPGA,
                 ..t
             },
             f
