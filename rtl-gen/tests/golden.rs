@@ -1,11 +1,12 @@
 //! What rtl-gen emits is pinned by its SHA-256 (`golden.sha256`, in `sha256sum`'s format): the
-//! Verilog of both switches at the `default` and `small` presets and every other output. A change
+//! Verilog of both switches at the `default` and `small` presets, every other output, and the P4
+//! programs (`--target p4`, default preset). A change
 //! to the pipeline or an emitter that changes the emitted text fails here, so that a refactor is
 //! proven to leave the hardware as it was, and a change meant to alter the hardware says so by
 //! updating the file (`HORUS_BLESS=1 cargo test -p rtl-gen --test golden` rewrites it).
 //!
 //! A user checks a build folder the same way: `cd build && sha256sum -c ../rtl-gen/tests/golden.sha256`
-//! (with both presets generated into it).
+//! (with both presets and `--target p4` generated into it).
 
 use rtl_gen::{GeneratedFile, Output, Params};
 use sha2::{Digest, Sha256};
@@ -20,6 +21,7 @@ fn emitted() -> BTreeMap<String, String> {
         ..Params::default()
     };
     files.extend(rtl_gen::outputs::switch::Switches.files(&small).unwrap());
+    files.extend(rtl_gen::p4::files(&Params::default()).unwrap().0);
     files
         .into_iter()
         .map(|f| (f.name, hex(&Sha256::digest(f.content.as_bytes()))))
