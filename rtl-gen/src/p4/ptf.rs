@@ -243,6 +243,52 @@ pub fn scenarios(cfg: &Config) -> Result<Vec<Scenario>> {
                 about: "TASK_DONE_IDLE re-adds its worker (a repeat is a duplicate); the next task takes it",
                 steps,
             });
+            // Failures: a reply from a node the pool no longer has (a removed worker) still
+            // reaches its client, its update dropped; a lost idleRemove is repaired when a task
+            // from the spine shows the spine still has the rack as idle (§A.3, decision 17).
+            let gone = (0..cfg.sizes.nodes)
+                .find(|n| !cfg.pools.iter().any(|p| p.nodes.iter().any(|x| x.id == *n)))
+                .context("a node ID the configuration does not use")?;
+            let mut steps = vec![{
+                let f = r.frame(
+                    r.client,
+                    Runner::header(PacketType::TaskDone, pool, gone, 4, 9),
+                );
+                r.step(
+                    format!("TaskDone from node {gone}, not in the pool"),
+                    f,
+                    None,
+                )?
+            }];
+            let spine = cfg
+                .pools
+                .iter()
+                .find(|p| p.id == pool)
+                .and_then(|p| p.spine)
+                .and_then(|id| cfg.spines.iter().find(|l| l.id == id));
+            if let Some(l) = spine {
+                let src = Endpoint {
+                    mac: l.mac,
+                    ip: l.ip,
+                    udp_port: l.udp_port,
+                };
+                let f = r.frame(src, Runner::header(PacketType::NewTask, pool, l.id, 1, 300));
+                let linked = r.sched().tables().pools[usize::from(pool)].ctl.linked;
+                steps.push(r.step(
+                    format!(
+                        "task 300 from spine {}, flagged idle-selected (leaf linked: {linked})",
+                        l.id
+                    ),
+                    f,
+                    Some(pool),
+                )?);
+            }
+            out.push(Scenario {
+                name: "failures",
+                about: "a removed worker's reply goes on, its update dropped; a lost idle message \
+                        repaired on a task from the spine",
+                steps,
+            });
         }
         Role::Spine => {
             // Fig. 4: three racks idle, the middle one removed, tasks in turn over the rest.
