@@ -7,13 +7,7 @@ use rtl_gen::p4::{check, emit};
 
 fn program(role: Role) -> String {
     let p = presets::preset("default", role).unwrap();
-    emit::program(
-        role,
-        &p.sizes(),
-        "default",
-        rtl_gen::DEFAULT_CONN_TIMEOUT_US,
-    )
-    .unwrap()
+    emit::program(role, &p.sizes(), "default").unwrap()
 }
 
 fn common() -> String {
@@ -25,7 +19,7 @@ fn both_programs_keep_every_rule_at_every_preset() {
     for preset in presets::names() {
         for role in [Role::Leaf, Role::Spine] {
             let p = presets::preset(preset, role).unwrap();
-            let text = emit::program(role, &p.sizes(), preset, 20_000).unwrap();
+            let text = emit::program(role, &p.sizes(), preset).unwrap();
             let r = check::check(role, &text, &common())
                 .unwrap_or_else(|e| panic!("{preset} {role}: {e:#}"));
             assert!(r.stages <= 12 && r.paths > 100, "{preset} {role}: {r:?}");

@@ -63,7 +63,8 @@ pub fn c_header() -> String {
     s
 }
 
-fn screaming(camel: &str) -> String {
+/// `NewTaskRandom` as `NEW_TASK_RANDOM`.
+pub fn screaming(camel: &str) -> String {
     let mut out = String::new();
     for (i, c) in camel.chars().enumerate() {
         if c.is_uppercase() && i > 0 {

@@ -27,6 +27,12 @@ pub fn session(index: usize) -> u16 {
     index as u16 + 1
 }
 
+/// Microseconds as the connection table's 65.536 us ticks (bits 41..26 of the ingress timestamp),
+/// rounded up, within the 15 bits a wrapping 16-bit difference compares.
+pub fn conn_ticks(us: u32) -> u64 {
+    (u64::from(us) * 1000).div_ceil(1 << 16).clamp(1, 0x7fff)
+}
+
 /// Microseconds as the program's 1.024 us ticks (bits 41..10 of the ingress timestamp), rounded
 /// up so that a gap is never shorter than asked.
 pub fn ticks_1024ns(us: u32) -> u64 {
@@ -80,8 +86,11 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
     writeln!(o, "eg = p4.HorusEgress\n")?;
     writeln!(
         o,
-        "ig.switch_cfg.set_default_with_set_switch(pass_port={}, control_port={}, switch_id={})",
-        s.pass_through_port, s.control_port, s.id
+        "ig.switch_cfg.set_default_with_set_switch(pass_port={}, control_port={}, switch_id={}, conn_timeout={})",
+        s.pass_through_port,
+        s.control_port,
+        s.id,
+        conn_ticks(s.conn_timeout_us)
     )?;
 
     writeln!(
@@ -112,13 +121,14 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
         writeln!(
             o,
             "ig.pool_cfg.add_with_set_pool(pool_id={}, base={}, n={}, spine_id={spine_id}, spine_node={spine_node}, \
-             spine_session={sid}, link_at={}, unlink_at={}, report_delta={}, repair_gap={}, unit={unit})",
+             spine_session={sid}, link_at={}, unlink_at={}, report_delta={}, report_delta_m1={}, repair_gap={}, unit={unit})",
             p.id,
             c.base,
             c.n,
             c.params.link_at,
             c.params.unlink_at,
             c.params.report_delta.0,
+            c.params.report_delta.0 - 1,
             ticks_1024ns(u32::from(c.params.repair_gap_us)),
         )?;
         for i in 0..c.n {
@@ -201,10 +211,16 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
                 p.id,
                 u8::from(ctl.linked)
             )?;
+            // The margins around a last report of 0; a pool without a spine never reports.
+            let hi = if c.spine.is_some() {
+                c.params.report_delta.0
+            } else {
+                u32::MAX
+            };
             writeln!(
                 o,
-                "ig.pool_report.mod(REGISTER_INDEX={}, lo=0, hi={})",
-                p.id, c.params.report_delta.0
+                "ig.pool_report.mod(REGISTER_INDEX={}, lo=0, hi={hi})",
+                p.id
             )?;
         }
     }

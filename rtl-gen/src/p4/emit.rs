@@ -203,23 +203,12 @@ pub fn fill(template: &str, vars: &[(&str, String)]) -> Result<String> {
 
 /// The P4 name of a packet type: `PKT_` and its name in upper snake case.
 pub fn pkt_const(t: PacketType) -> String {
-    format!("PKT_{}", snake_upper(t.name()))
+    format!("PKT_{}", crate::outputs::wire::screaming(t.name()))
 }
 
 /// The P4 name of a drop reason: `DROP_` and its name in upper case.
 pub fn drop_const(r: DropReason) -> String {
     format!("DROP_{}", r.name().to_uppercase())
-}
-
-fn snake_upper(camel: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in camel.chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(c.to_ascii_uppercase());
-    }
-    out
 }
 
 /// The Horus header's fields in wire order: name and width in bits. The type byte is split into
@@ -410,6 +399,7 @@ struct horus_md_t {
     bit<16> link_at;
     bit<16> unlink_at;
     bit<32> report_delta;
+    bit<32> report_delta_m1;
     bit<32> repair_gap;
     bit<32> unit;
     bit<1> node_ok;
@@ -418,7 +408,9 @@ struct horus_md_t {
     bit<16> r2;
     bit<32> now;
     bit<16> now16;
-    bit<32> conn_idx;
+    bit<16> conn_idx;
+    bit<16> len_gap;
+    bit<16> conn_timeout;
     bit<32> conn_key;
     bit<32> new_load;
     bit<32> w_add;
@@ -502,12 +494,21 @@ parser HorusIngressParser(packet_in pkt, out headers_t hdr, out horus_md_t md,
     state parse_ethernet {
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
-            ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_IPV4: check_ipv4;
             default: accept;
         }
     }
 
-    /* IPv4 without options and not a fragment, else the frame passes through unparsed. */
+    /* IPv4 version 4 without options (0x45), else the frame passes through unparsed, its
+     * checksum unchecked, as the model's parser does. */
+    state check_ipv4 {
+        transition select(pkt.lookahead<bit<8>>()) {
+            0x45: parse_ipv4;
+            default: accept;
+        }
+    }
+
+    /* A bad header checksum drops the frame; a fragment passes through. */
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
         ipv4_csum.add(hdr.ipv4);
@@ -563,7 +564,14 @@ parser HorusEgressParser(packet_in pkt, out headers_t hdr, out egress_md_t md,
         pkt.extract(hdr.bridge);
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
-            ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_IPV4: check_ipv4;
+            default: accept;
+        }
+    }
+
+    state check_ipv4 {
+        transition select(pkt.lookahead<bit<8>>()) {
+            0x45: parse_ipv4;
             default: accept;
         }
     }
@@ -718,7 +726,7 @@ fn ra_table(table: &str, register: &str, body: &str) -> String {
 }
 
 /// `horus_leaf.p4` or `horus_spine.p4`.
-pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) -> Result<String> {
+pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
     let leaf = role == Role::Leaf;
     let mut keyless_tables = String::new();
     let mut computing: Vec<(&str, String)> = vec![
@@ -728,6 +736,10 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) ->
         ),
         (
             "reject_malformed",
+            format!("reject({})", drop_const(DropReason::Malformed)),
+        ),
+        (
+            "reject_short",
             format!("reject({})", drop_const(DropReason::Malformed)),
         ),
         ("reject_kind", "reject_with_reason".into()),
@@ -976,23 +988,18 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) ->
         "md.out_node = conn_follow_ra.execute(md.conn_idx);\n        md.verdict = V_NODE;",
     );
 
-    // The connection table's insertion time counts 65.536 us ticks (bits 41..26 of the ingress
-    // timestamp in ns); an entry expires once this many ticks passed.
-    let conn_ticks = (u64::from(conn_timeout_us) * 1000)
-        .div_ceil(1 << 16)
-        .clamp(1, 0x7fff);
     let vars = vec![
         ("ROLE", role.to_string()),
         ("INGRESS", if leaf { "HorusLeafIngress" } else { "HorusSpineIngress" }.to_string()),
         ("PRESET", preset.to_string()),
         ("POOLS", sizes.pools.to_string()),
         ("NODES", sizes.nodes.to_string()),
-        ("CONN_TICKS", conn_ticks.to_string()),
         ("CONN", sizes.conn_table.to_string()),
-        ("CONN_BITS", sizes.conn_table.trailing_zeros().max(1).to_string()),
+        ("CONN_MASK", format!("0x{:04x}", sizes.conn_table - 1)),
         ("CLASSIFY_ENTRIES", classify_entries(role)),
         ("COMPUTING_TABLES", keyless_tables),
         ("REGISTER_TABLES", ra),
+        ("COPIES", copies()),
         ("S_POOL", st("pool_cfg").to_string()),
         ("S_NODE", st("node_cfg").to_string()),
         ("S_SAMPLE", st("sample1").to_string()),
@@ -1026,6 +1033,69 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) ->
     fill(PROGRAM, &vars)
 }
 
+/// A register action's declaration: `name` on register `reg` of `cell`s, returning `out`.
+fn ra_decl(reg: &str, name: &str, cell: &str, out: &str, body: &str) -> String {
+    let body = body
+        .lines()
+        .map(|l| format!("            {l}\n"))
+        .collect::<String>();
+    format!(
+        "    RegisterAction<{cell}, bit<16>, {out}>({reg}) {name} = {{\n        void apply(inout {cell} v, out {out} rv) {{\n{body}        }}\n    }};\n"
+    )
+}
+
+/// The two copies of the load and drift lists, with their register actions: what both copies
+/// do, and what only one does (the drift check on the first, reading the other sample's drift
+/// on the second).
+fn copies() -> String {
+    let mut s = String::from("    /* loadList1, loadList2: 16.16 loads. */\n");
+    for k in [1, 2] {
+        let reg = format!("load{k}");
+        s += &format!("    Register<bit<32>, bit<16>>(NODES) {reg};\n");
+        for (what, body) in [
+            ("read", "rv = v;"),
+            ("write", "v = md.new_load;\nrv = v;"),
+            ("add", "v = v + md.w_add;\nrv = v;"),
+        ] {
+            s += &ra_decl(
+                &reg,
+                &format!("{reg}_{what}_ra"),
+                "bit<32>",
+                "bit<32>",
+                body,
+            );
+        }
+    }
+    s += "\n    /* driftList1, driftList2: signed 16.16. The check charges sel when its drift is within the\n     * load difference (rv 0), else returns the drift (then above the difference, never 0). */\n";
+    for k in [1, 2] {
+        let reg = format!("drift{k}");
+        s += &format!("    Register<int<32>, bit<16>>(NODES) {reg};\n");
+        let own = if k == 1 {
+            (
+                "check",
+                "if (v <= (int<32>)md.diff) {\n    v = v + (int<32>)md.sel_factor;\n    rv = 0;\n} else {\n    rv = v;\n}",
+            )
+        } else {
+            ("read", "rv = v;")
+        };
+        for (what, body) in [
+            own,
+            ("charge", "v = v + (int<32>)md.sel_factor;\nrv = 0;"),
+            ("reset", "v = 0;\nrv = 0;"),
+            ("settle", "v = v - md.w_drift;\nrv = 0;"),
+        ] {
+            s += &ra_decl(
+                &reg,
+                &format!("{reg}_{what}_ra"),
+                "int<32>",
+                "int<32>",
+                body,
+            );
+        }
+    }
+    s
+}
+
 /// A task to a worker moves a leaf's rack average, and the report rule looks at it.
 const AVG_TASK: &str = "avg_task.apply();\nreport_rule.apply();\n";
 
@@ -1034,7 +1104,7 @@ fn ind(lines: &str, n: usize) -> String {
     lines.lines().map(|l| format!("{:n$}{l}\n", "")).collect()
 }
 
-const LEAF_SPINE_CHECK: &str = r#"            if (hdr.horus.pkt_type == PKT_NEW_TASK || hdr.horus.pkt_type == PKT_NEW_TASK_RANDOM) {
+const LEAF_SPINE_CHECK: &str = r#"            if (md.spine_session != 0 && (hdr.horus.pkt_type == PKT_NEW_TASK || hdr.horus.pkt_type == PKT_NEW_TASK_RANDOM)) {
                 spine_check.apply();
             } else {
                 spine_clear.apply();
@@ -1177,9 +1247,10 @@ const LEAF_REGISTERS: &str = r#"    /* A leaf's pop takes the worker out of idle
         }
     };
 
-    /* The report rule: the margins (lo, hi) lie report_delta either side of the last report and
-     * move with every task from the spine (which counted it); an average on or outside them
-     * sends a load update, unless an idle message leaves with this pass. */
+    /* The report rule: an average at hi = last + report_delta or more, or below
+     * lo = last - report_delta + 1 (never when the last report was below report_delta), sends a
+     * load update, unless an idle message leaves with this pass; both margins move with every
+     * task from the spine (which counted it). */
     Register<pair_t, bit<16>>(POOLS) pool_report;
     RegisterAction<pair_t, bit<16>, bit<8>>(pool_report) report_rule_ra = {
         void apply(inout pair_t v, out bit<8> rv) {
@@ -1187,8 +1258,8 @@ const LEAF_REGISTERS: &str = r#"    /* A leaf's pop takes the worker out of idle
             if (md.spine_x == 0) {
                 v.lo = v.lo + md.unit;
                 v.hi = v.hi + md.unit;
-            } else if (md.signal == 0 && (md.avg >= v.hi || md.avg <= v.lo)) {
-                v.lo = md.avg |-| md.report_delta;
+            } else if (md.signal == 0 && (md.avg >= v.hi || md.avg < v.lo)) {
+                v.lo = md.avg |-| md.report_delta_m1;
                 v.hi = md.avg + md.report_delta;
                 rv = 1;
             }
@@ -1260,12 +1331,15 @@ const LEAF_ACTIONS: &str = r#"    action check_spine() {
         md.verdict = V_PASS_THROUGH;
         md.reason = reason;
     }
+    /* A pool without a spine (session 0) has no link: 7 never equals the flag. */
     action prepare_link() {
-        md.link_a = (md.p_new >= md.link_at ? 16w0 : (md.p_new <= md.unlink_at ? 16w1 : 16w7));
+        md.link_a = (md.spine_session == 0 ? 16w7
+            : (md.p_new >= md.link_at ? 16w0 : (md.p_new <= md.unlink_at ? 16w1 : 16w7)));
         md.link_r = (md.spine_x != 0 ? 16w7 : (hdr.horus.qlen != 0 ? 16w0 : 16w1));
     }
     action prepare_link_push() {
-        md.link_a = (md.p_new >= md.link_at ? 16w0 : (md.p_new <= md.unlink_at ? 16w1 : 16w7));
+        md.link_a = (md.spine_session == 0 ? 16w7
+            : (md.p_new >= md.link_at ? 16w0 : (md.p_new <= md.unlink_at ? 16w1 : 16w7)));
         md.link_r = 16w7;
     }
     /* The signal leaves as a mirrored copy; the egress writes its headers. An idle message
@@ -1288,11 +1362,11 @@ const SPINE_ACTIONS: &str = r#"    action consume_message() {
         md.reason = DROP_NONE;
     }
     action remove_at_top() {
-        md.idle_slot = md.base + (bit<16>)md.ctl - 1;
+        md.idle_slot = md.base + (bit<16>)(bit<32>)md.ctl - 1;
     }
     action finish_at() {
-        md.idle_slot = md.base + (md.resub.value[31:16] == 3 ? (bit<16>)md.ctl : md.resub.value[15:0]);
-        md.p_new = (md.resub.value[31:16] == 3 ? (bit<16>)md.ctl : md.resub.value[15:0]) + 1;
+        md.idle_slot = md.base + (md.resub.value[31:16] == 3 ? (bit<16>)(bit<32>)md.ctl : md.resub.value[15:0]);
+        md.p_new = (md.resub.value[31:16] == 3 ? (bit<16>)(bit<32>)md.ctl : md.resub.value[15:0]) + 1;
         md.push_ref = md.resub.node ++ md.resub.aux;
     }
     action check_last() {
@@ -1436,8 +1510,7 @@ const PROGRAM: &str = r#"/* Horus $ROLE for Tofino 1 (TNA).
 const bit<32> POOLS = $POOLS;
 const bit<32> NODES = $NODES;
 const bit<32> CONN_ENTRIES = $CONN;
-#define CONN_BITS $CONN_BITS
-const bit<16> CONN_TIMEOUT_TICKS = $CONN_TICKS;
+const bit<16> CONN_MASK = $CONN_MASK;
 
 control $INGRESS(inout headers_t hdr, inout horus_md_t md,
         in ingress_intrinsic_metadata_t ig_intr_md,
@@ -1448,7 +1521,7 @@ control $INGRESS(inout headers_t hdr, inout horus_md_t md,
     Counter<bit<64>, bit<8>>(256, CounterType_t.PACKETS) drops;
     Counter<bit<64>, bit<8>>(16, CounterType_t.PACKETS) passes;
     Random<bit<32>>() rng;
-    Hash<bit<CONN_BITS>>(HashAlgorithm_t.CRC16) conn_hash;
+    Hash<bit<16>>(HashAlgorithm_t.CRC16) conn_hash;
 
     /* ---- Registers, with their register actions. ---- */
 
@@ -1500,120 +1573,28 @@ control $INGRESS(inout headers_t hdr, inout horus_md_t md,
         }
     };
 
-    /* loadList1, loadList2: 16.16 loads. */
-    Register<bit<32>, bit<16>>(NODES) load1;
-    RegisterAction<bit<32>, bit<16>, bit<32>>(load1) load1_read_ra = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            rv = v;
-        }
-    };
-    RegisterAction<bit<32>, bit<16>, bit<32>>(load1) load1_write_ra = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            v = md.new_load;
-            rv = v;
-        }
-    };
-    RegisterAction<bit<32>, bit<16>, bit<32>>(load1) load1_add_ra = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            v = v + md.w_add;
-            rv = v;
-        }
-    };
-    Register<bit<32>, bit<16>>(NODES) load2;
-    RegisterAction<bit<32>, bit<16>, bit<32>>(load2) load2_read_ra = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            rv = v;
-        }
-    };
-    RegisterAction<bit<32>, bit<16>, bit<32>>(load2) load2_write_ra = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            v = md.new_load;
-            rv = v;
-        }
-    };
-    RegisterAction<bit<32>, bit<16>, bit<32>>(load2) load2_add_ra = {
-        void apply(inout bit<32> v, out bit<32> rv) {
-            v = v + md.w_add;
-            rv = v;
-        }
-    };
-
-    /* driftList1, driftList2: signed 16.16. The check charges sel when its drift is within the
-     * load difference (rv 0), else returns the drift (then above the difference, never 0). */
-    Register<int<32>, bit<16>>(NODES) drift1;
-    RegisterAction<int<32>, bit<16>, int<32>>(drift1) drift1_check_ra = {
-        void apply(inout int<32> v, out int<32> rv) {
-            if (v <= (int<32>)md.diff) {
-                v = v + (int<32>)md.sel_factor;
-                rv = 0;
-            } else {
-                rv = v;
-            }
-        }
-    };
-    RegisterAction<int<32>, bit<16>, int<32>>(drift1) drift1_charge_ra = {
-        void apply(inout int<32> v, out int<32> rv) {
-            v = v + (int<32>)md.sel_factor;
-            rv = 0;
-        }
-    };
-    RegisterAction<int<32>, bit<16>, int<32>>(drift1) drift1_reset_ra = {
-        void apply(inout int<32> v, out int<32> rv) {
-            v = 0;
-            rv = 0;
-        }
-    };
-    RegisterAction<int<32>, bit<16>, int<32>>(drift1) drift1_settle_ra = {
-        void apply(inout int<32> v, out int<32> rv) {
-            v = v - md.w_drift;
-            rv = 0;
-        }
-    };
-    Register<int<32>, bit<16>>(NODES) drift2;
-    RegisterAction<int<32>, bit<16>, int<32>>(drift2) drift2_charge_ra = {
-        void apply(inout int<32> v, out int<32> rv) {
-            v = v + (int<32>)md.sel_factor;
-            rv = 0;
-        }
-    };
-    RegisterAction<int<32>, bit<16>, int<32>>(drift2) drift2_read_ra = {
-        void apply(inout int<32> v, out int<32> rv) {
-            rv = v;
-        }
-    };
-    RegisterAction<int<32>, bit<16>, int<32>>(drift2) drift2_reset_ra = {
-        void apply(inout int<32> v, out int<32> rv) {
-            v = 0;
-            rv = 0;
-        }
-    };
-    RegisterAction<int<32>, bit<16>, int<32>>(drift2) drift2_settle_ra = {
-        void apply(inout int<32> v, out int<32> rv) {
-            v = v - md.w_drift;
-            rv = 0;
-        }
-    };
-
+$COPIES
     /* conn, the multi-packet connection table: lo = pool << 16 | taskID, hi = the insertion
-     * time in 65.536 us ticks with bit 0 set << 16 | node (0: free). A continuation gets the
-     * node, or 0xffff (no node) when no live entry is its. */
-    Register<pair_t, bit<CONN_BITS>>(CONN_ENTRIES) conn;
-    RegisterAction<pair_t, bit<CONN_BITS>, bit<16>>(conn) conn_insert_ra = {
+     * time in 65.536 us ticks << 16 | node (node 0xffff: free). A live entry of another task
+     * is kept; a continuation gets its entry's node, or 0xffff (no node) when no live entry is
+     * its; the last one frees the entry. */
+    Register<pair_t, bit<16>>(CONN_ENTRIES, {0, 0xffff}) conn;
+    RegisterAction<pair_t, bit<16>, bit<16>>(conn) conn_insert_ra = {
         void apply(inout pair_t v, out bit<16> rv) {
             rv = 0;
-            if (v.hi == 0 || v.lo == md.conn_key || md.now16 - v.hi[31:16] >= CONN_TIMEOUT_TICKS) {
+            if (v.hi[15:0] == 0xffff || v.lo == md.conn_key || md.now16 - v.hi[31:16] >= md.conn_timeout) {
                 v.lo = md.conn_key;
-                v.hi = (md.now16 | 1) ++ md.sel;
+                v.hi = md.now16 ++ md.sel;
             }
         }
     };
-    RegisterAction<pair_t, bit<CONN_BITS>, bit<16>>(conn) conn_follow_ra = {
+    RegisterAction<pair_t, bit<16>, bit<16>>(conn) conn_follow_ra = {
         void apply(inout pair_t v, out bit<16> rv) {
             rv = 0xffff;
-            if (v.lo == md.conn_key && v.hi != 0 && md.now16 - v.hi[31:16] < CONN_TIMEOUT_TICKS) {
+            if (v.lo == md.conn_key && v.hi[15:0] != 0xffff && md.now16 - v.hi[31:16] < md.conn_timeout) {
                 rv = v.hi[15:0];
                 if (hdr.horus.more_packets == 0) {
-                    v.hi = 0;
+                    v.hi = 0xffff;
                 }
             }
         }
@@ -1622,10 +1603,13 @@ control $INGRESS(inout headers_t hdr, inout horus_md_t md,
 $ROLE_REGISTERS
     /* ---- Stage 0: the switch, the pass's kind, the pool and the node, the random draw. ---- */
 
-    action set_switch(PortId_t pass_port, PortId_t control_port, bit<16> switch_id) {
+    action set_switch(PortId_t pass_port, PortId_t control_port, bit<16> switch_id,
+            bit<16> conn_timeout) {
         md.pass_port = pass_port;
         md.control_port = control_port;
         md.switch_id = switch_id;
+        md.conn_timeout = conn_timeout;
+        md.from_idle = 0;
         hdr.bridge.setValid();
         hdr.bridge.kind = BRIDGE_NORMAL;
         md.verdict = V_PASS_THROUGH;
@@ -1634,7 +1618,7 @@ $ROLE_REGISTERS
     }
     @stage(0) table switch_cfg {
         actions = { set_switch; }
-        default_action = set_switch(0, 0, 0);
+        default_action = set_switch(0, 0, 0, 1);
         size = 1;
     }
 
@@ -1659,7 +1643,7 @@ $CLASSIFY_ENTRIES        }
     /* poolCfg: the pool's slot region, member count and parameters (the control plane). */
     action set_pool(bit<16> base, bit<16> n, bit<16> spine_id, bit<16> spine_node,
             MirrorId_t spine_session, bit<16> link_at, bit<16> unlink_at, bit<32> report_delta,
-            bit<32> repair_gap, bit<32> unit) {
+            bit<32> report_delta_m1, bit<32> repair_gap, bit<32> unit) {
         md.pool_ok = 1;
         md.base = base;
         md.n = n;
@@ -1669,6 +1653,7 @@ $CLASSIFY_ENTRIES        }
         md.link_at = link_at;
         md.unlink_at = unlink_at;
         md.report_delta = report_delta;
+        md.report_delta_m1 = report_delta_m1;
         md.repair_gap = repair_gap;
         md.unit = unit;
     }
@@ -1706,7 +1691,8 @@ $CLASSIFY_ENTRIES        }
         md.r2 = r[31:16];
         md.now = ig_intr_md.ingress_mac_tstamp[41:10];
         md.now16 = ig_intr_md.ingress_mac_tstamp[41:26];
-        md.conn_idx = conn_hash.get({hdr.horus.pool_id, hdr.horus.seq_num});
+        md.conn_idx = conn_hash.get({hdr.horus.pool_id, hdr.horus.seq_num}) & CONN_MASK;
+        md.len_gap = hdr.ipv4.total_len - hdr.udp.hdr_length;
         md.conn_key = hdr.horus.pool_id ++ hdr.horus.seq_num;
         md.new_load = $NEW_LOAD;
     }
@@ -1763,15 +1749,15 @@ $CLASSIFY_ENTRIES        }
     /* ---- Stage 2: where the pass works in the idle list. ---- */
 
     action take_idle() {
-        md.idle_slot = md.base + (bit<16>)md.ctl - 1;
-        md.p_new = (bit<16>)md.ctl - 1;
+        md.idle_slot = md.base + (bit<16>)(bit<32>)md.ctl - 1;
+        md.p_new = (bit<16>)(bit<32>)md.ctl - 1;
     }
     action keep_idle() {
-        md.p_new = (bit<16>)md.ctl;
+        md.p_new = (bit<16>)(bit<32>)md.ctl;
     }
     action push_at() {
-        md.idle_slot = md.base + (bit<16>)md.ctl;
-        md.p_new = (bit<16>)md.ctl + 1;
+        md.idle_slot = md.base + (bit<16>)(bit<32>)md.ctl;
+        md.p_new = (bit<16>)(bit<32>)md.ctl + 1;
         md.push_ref = md.resub.node ++ md.resub.aux;
     }
 
@@ -1917,6 +1903,8 @@ $SPINE_CHECK        }
             } else {
                 pass_through.apply();
             }
+        } else if (md.len_gap != 20 || hdr.udp.hdr_length < 19) {
+            reject_short.apply();
         } else if (md.kind == 0 || md.kind == KIND_REJECT) {
             reject_kind.apply();
         } else if (md.kind == KIND_CONTROL) {

@@ -87,6 +87,7 @@ pub const COMPUTE: &[(&str, u8)] = &[
     ("decode", 0),
     ("reject_checksum", 1),
     ("reject_malformed", 1),
+    ("reject_short", 1),
     ("reject_kind", 1),
     ("reject_pool", 1),
     ("reject_empty", 1),

@@ -333,6 +333,29 @@ pub fn scenarios(cfg: &Config) -> Result<Vec<Scenario>> {
             });
         }
     }
+    // Multi-packet tasks (§A.4): the continuations follow the first packet's node; the last one
+    // frees the entry, and a continuation after it is dropped.
+    let mut steps = Vec::new();
+    let mut first = Runner::header(PacketType::NewTask, pool, CLIENT_ID, 0, 400);
+    first.more_packets = true;
+    let f = r.frame(r.client, first);
+    steps.push(r.step("task 400, first of three packets".into(), f, Some(pool))?);
+    for (i, more) in [(2, true), (3, false), (4, false)] {
+        let mut h = Runner::header(PacketType::TaskContinuation, pool, CLIENT_ID, 0, 400);
+        h.more_packets = more;
+        let f = r.frame(r.client, h);
+        let what = if i == 4 {
+            "a continuation of task 400 after its last packet".to_string()
+        } else {
+            format!("task 400, packet {i} of three")
+        };
+        steps.push(r.step(what, f, None)?);
+    }
+    out.push(Scenario {
+        name: "multi_packet",
+        about: "continuations follow their first packet to its node; the last frees the entry",
+        steps,
+    });
     // Common: controller packets go to the control port; a legacy type is dropped.
     let steps = vec![
         {
