@@ -284,6 +284,31 @@ pub trait Policy: Send {
     }
 }
 
+/// Horus's parameters (`docs/algorithm.md`, decisions 6, 7 and 17), with their defaults.
+const HORUS_PARAMS: [Param; 4] = [
+    Param::new("link_at", horus::HorusParams::DEFAULT.link_at as f64),
+    Param::new("unlink_at", horus::HorusParams::DEFAULT.unlink_at as f64),
+    Param::new("report_delta", horus::HorusParams::DEFAULT.report_delta),
+    Param::new(
+        "repair_gap_us",
+        horus::HorusParams::DEFAULT.repair_gap_us as f64,
+    ),
+];
+
+/// horus-tofino's: Horus's and one flag per Tofino difference (1: as the Tofino program does).
+const HORUS_TOFINO_PARAMS: [Param; 7] = {
+    let h = HORUS_PARAMS;
+    [
+        Param::new("samples_16", 1.0),
+        Param::new("avg_16_16", 1.0),
+        Param::new("control_plane_tables", 1.0),
+        h[0],
+        h[1],
+        h[2],
+        h[3],
+    ]
+};
+
 /// The policies the simulator offers, in the order the help and errors list them. Everything that
 /// names a policy reads this table: `--policy` and `--policies` (and their help and errors), the
 /// default policies of a sweep, the events bench, and the `policy` field of the results.
@@ -295,15 +320,7 @@ pub static POLICIES: &[PolicyEntry] = &[
         name: "horus",
         about: "Horus: idle lists and aggregated load updates at leaves and spines, run by the \
                 horus-model schedulers",
-        params: &[
-            Param::new("link_at", horus::HorusParams::DEFAULT.link_at as f64),
-            Param::new("unlink_at", horus::HorusParams::DEFAULT.unlink_at as f64),
-            Param::new("report_delta", horus::HorusParams::DEFAULT.report_delta),
-            Param::new(
-                "repair_gap_us",
-                horus::HorusParams::DEFAULT.repair_gap_us as f64,
-            ),
-        ],
+        params: &HORUS_PARAMS,
         compared: true,
         build: |b| {
             let params = horus::HorusParams::of(b.params.0)
@@ -316,18 +333,7 @@ pub static POLICIES: &[PolicyEntry] = &[
         about: "Horus with the Tofino program's arithmetic (docs/p4.md), each difference a parameter \
                 (1: the Tofino's): samples_16 (16-bit draws through range tables), avg_16_16 (the \
                 rack average in 16.16), control_plane_tables (no link rule on control passes)",
-        params: &[
-            Param::new("samples_16", 1.0),
-            Param::new("avg_16_16", 1.0),
-            Param::new("control_plane_tables", 1.0),
-            Param::new("link_at", horus::HorusParams::DEFAULT.link_at as f64),
-            Param::new("unlink_at", horus::HorusParams::DEFAULT.unlink_at as f64),
-            Param::new("report_delta", horus::HorusParams::DEFAULT.report_delta),
-            Param::new(
-                "repair_gap_us",
-                horus::HorusParams::DEFAULT.repair_gap_us as f64,
-            ),
-        ],
+        params: &HORUS_TOFINO_PARAMS,
         compared: false,
         build: |b| {
             let params = horus::HorusParams::of(b.params.0)
