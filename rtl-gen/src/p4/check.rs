@@ -935,28 +935,12 @@ fn check_common(common: &str, errors: &mut Vec<String>) -> Result<()> {
             emit::BRIDGE_LEN
         ));
     }
-    // The resubmit header is exactly Tofino 1's 64 bits.
-    if let Some(i) = toks
-        .windows(2)
-        .position(|w| word(Some(&w[0])) == Some("header") && word(Some(&w[1])) == Some("resub_h"))
-    {
-        let end = closing(&toks, i + 2)?;
-        let bits: u64 = toks[i + 3..end - 1]
-            .windows(4)
-            .filter_map(|w| match w {
-                [Tok::Word(b), Tok::Punct("<"), Tok::Num(n), Tok::Punct(">")] if b == "bit" => {
-                    parse_num(n)
-                }
-                _ => None,
-            })
-            .sum();
-        if bits != 64 {
-            errors.push(format!(
-                "header resub_h has {bits} bits; Tofino 1 resubmits 64"
-            ));
-        }
-    } else {
-        errors.push("no header resub_h".into());
+    // The resubmit header is exactly Tofino 1's 64 bits (0: there is none).
+    let resub = header_bits(&toks, "resub_h")?;
+    if resub != 64 {
+        errors.push(format!(
+            "header resub_h has {resub} bits; Tofino 1 resubmits 64"
+        ));
     }
     Ok(())
 }
