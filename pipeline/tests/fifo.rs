@@ -112,7 +112,7 @@ fn small_verilog() -> String {
     horus_hdl_tools::verilog::emit(&uut)
 }
 
-/// Bounded model checking (yosys-smtbmc, Z3): for every sequence of pushes, values and pops of
+/// Bounded model checking (yosys-smtbmc, Yices): for every sequence of pushes, values and pops of
 /// up to `PROOF_DEPTH` cycles the FIFO is a queue (count, full, valid and head agree with a
 /// reference), and as an AXI-Stream master it holds valid and the beat while stalled.
 #[test]

@@ -232,7 +232,7 @@ fn prove(name: &str, verilog: &str, summed: bool, picks: bool) -> Proof {
     .unwrap()
 }
 
-/// Bounded model checking (yosys-smtbmc, Z3) of every kind of table in its bench: for every
+/// Bounded model checking (yosys-smtbmc, Yices) of every kind of table in its bench: for every
 /// input sequence of up to `PROOF_DEPTH` cycles, a pass sees the value the last earlier pass on
 /// its index wrote (`tests/formal/rmw_table.sv`).
 #[test]

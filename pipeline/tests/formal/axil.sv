@@ -1,0 +1,142 @@
+// Formal harness of the AXI4-Lite port (`horus_pipeline::axil::AxiLiteRegs`).
+//
+// The test writes the port list: every input of the port is an input here, free for the solver
+// (the manager's side of AXI4-Lite, the pipeline's status, passes and read-backs); the `@...@`
+// marks are replaced by the declarations and connections and by `horus_pipeline::regmap`'s word
+// numbers.
+//
+// Assumed (inputs only): the manager keeps a request valid, with its address, data and strobes
+// unchanged, until it is taken; the port's reset stays low.
+//
+// Asserted:
+//   - a write is taken whole (address and data in the same cycle) and answered in the next
+//     cycle; a read is answered two cycles after it is taken; at most one request is outstanding
+//     on each channel, and nothing is answered that was not asked;
+//   - a response stays valid, with its data and response code unchanged, until it is taken;
+//   - response codes are OKAY or SLVERR; a write to a read-write word answers OKAY, a write to a
+//     word that is neither read-write nor the doorbell SLVERR; a read beyond the map answers
+//     SLVERR with data 0;
+//   - the register file changes only by an accepted write: the configuration, the spine table
+//     and the staged control pass the port drives change only in the cycle after a write was
+//     taken; and a read of a read-write word (one the solver picks) returns, in every byte written
+//     since the start, the byte the last accepted write with that byte's strobe set wrote.
+//
+// Proven by k-induction (the test's depth): the register file's flip-flops are an output of the
+// port for this harness (`probe_regs_q`, added by `check::with_probes`), and the followed word's
+// known bytes are asserted equal to them, which ties the harness's state to the port's.
+module harness (
+    @PORTS@
+);
+    localparam FIRST_RW = @FIRST_RW@;
+    localparam LAST_RW = @LAST_RW@;
+    localparam GO = @GO@;
+    localparam WORDS = @WORDS@;
+
+    @WIRES@
+
+    top dut (
+        @CONNECT@
+    );
+
+    reg past = 1'b0;
+    always @(posedge clk) past <= 1'b1;
+
+    // The manager.
+    always @(*) assume (!rst);
+    always @(posedge clk) if (past) begin
+        if ($past(s_axil_awvalid && !s_axil_awready))
+            assume (s_axil_awvalid && s_axil_awaddr == $past(s_axil_awaddr));
+        if ($past(s_axil_wvalid && !s_axil_wready))
+            assume (s_axil_wvalid && s_axil_wdata == $past(s_axil_wdata)
+                && s_axil_wstrb == $past(s_axil_wstrb));
+        if ($past(s_axil_arvalid && !s_axil_arready))
+            assume (s_axil_arvalid && s_axil_araddr == $past(s_axil_araddr));
+    end
+
+    wire w_taken = s_axil_awvalid && s_axil_awready;
+    wire r_taken = s_axil_arvalid && s_axil_arready;
+    wire b_done = s_axil_bvalid && s_axil_bready;
+    wire r_done = s_axil_rvalid && s_axil_rready;
+    wire [9:0] aw_word = s_axil_awaddr[11:2];
+    wire [9:0] ar_word = s_axil_araddr[11:2];
+
+    // Requests taken and not yet answered; a write and a read taken in the last cycle, and the
+    // word each named.
+    reg [1:0] w_out = 2'd0;
+    reg [1:0] r_out = 2'd0;
+    reg w_taken_q = 1'b0;
+    reg r_taken_q = 1'b0;
+    reg r_taken_qq = 1'b0;
+    reg [9:0] w_word = 10'd0;
+    reg [9:0] r_word = 10'd0;
+    always @(posedge clk) begin
+        w_out <= w_out + w_taken - b_done;
+        r_out <= r_out + r_taken - r_done;
+        w_taken_q <= w_taken;
+        r_taken_q <= r_taken;
+        r_taken_qq <= r_taken_q;
+        if (w_taken) w_word <= aw_word;
+        if (r_taken) r_word <= ar_word;
+    end
+
+    // One read-write word, followed: the bytes written to it since the start and their values,
+    // and what a read taken of it will find.
+    (* anyconst *) reg [9:0] watch;
+    always @(*) assume (watch >= FIRST_RW && watch <= LAST_RW && watch != GO);
+    reg [31:0] value = 32'd0;
+    reg [3:0] known = 4'd0;
+    reg [31:0] r_value = 32'd0;
+    reg [3:0] r_known = 4'd0;
+    integer b;
+    always @(posedge clk) begin
+        if (w_taken && aw_word == watch)
+            for (b = 0; b < 4; b = b + 1)
+                if (s_axil_wstrb[b]) begin
+                    value[8 * b +: 8] <= s_axil_wdata[8 * b +: 8];
+                    known[b] <= 1'b1;
+                end
+        // A read sees the file as it is in the cycle it is taken (a write taken in the same
+        // cycle lands after it).
+        if (r_taken) begin
+            r_value <= value;
+            r_known <= ar_word == watch ? known : 4'd0;
+        end
+    end
+
+    always @(*) begin
+        assert (s_axil_awready == s_axil_wready);
+        // Outstanding: a write until its response; a read for a cycle in the port, then until
+        // its response.
+        assert (w_out == {1'b0, s_axil_bvalid});
+        assert (r_out == {1'b0, s_axil_rvalid} + {1'b0, r_taken_q});
+        assert (!(s_axil_rvalid && r_taken_q));
+        if (s_axil_bvalid || w_taken_q) assert (!s_axil_awready);
+        if (s_axil_rvalid || r_taken_q) assert (!s_axil_arready);
+        assert (s_axil_bresp == 2'b00 || s_axil_bresp == 2'b10);
+        assert (s_axil_rresp == 2'b00 || s_axil_rresp == 2'b10);
+        if (s_axil_rvalid && s_axil_rresp == 2'b10) assert (s_axil_rdata == 32'd0);
+        if (s_axil_rvalid && r_word == watch)
+            for (b = 0; b < 4; b = b + 1)
+                if (r_known[b]) assert (s_axil_rdata[8 * b +: 8] == r_value[8 * b +: 8]);
+        if (s_axil_rvalid && r_word >= WORDS) assert (s_axil_rresp == 2'b10);
+        if (s_axil_bvalid && w_word >= FIRST_RW && w_word <= LAST_RW)
+            assert (s_axil_bresp == 2'b00);
+        if (s_axil_bvalid && !(w_word >= FIRST_RW && w_word <= LAST_RW) && w_word != GO)
+            assert (s_axil_bresp == 2'b10);
+        // The followed word's bytes known to the harness are the file's.
+        for (b = 0; b < 4; b = b + 1)
+            if (known[b]) assert (probe_regs_q[32 * watch + 8 * b +: 8] == value[8 * b +: 8]);
+    end
+
+    always @(posedge clk) if (past) begin
+        if ($past(w_taken)) assert (s_axil_bvalid);
+        if ($past(r_taken_q)) assert (s_axil_rvalid);
+        if ($past(s_axil_bvalid && !s_axil_bready))
+            assert (s_axil_bvalid && s_axil_bresp == $past(s_axil_bresp));
+        if ($past(s_axil_rvalid && !s_axil_rready))
+            assert (s_axil_rvalid && s_axil_rdata == $past(s_axil_rdata)
+                && s_axil_rresp == $past(s_axil_rresp));
+        if (!$past(w_taken))
+            assert (cfg == $past(cfg) && spines == $past(spines) && ctl == $past(ctl));
+    end
+endmodule
