@@ -1,0 +1,93 @@
+// Formal harness of the egress (`horus_pipeline::egress::Egress`): the passes leaving the core
+// become jobs, the emitter turns each into beats, and the output FIFO drives `m_axis`.
+//
+// The test writes the port list and the instance from the emitted module (`check::harness`),
+// with the output FIFO's and the job FIFO's counts and the emitter's four pipeline tags as
+// outputs (`probe_*`, `check::with_probes`) for the induction's invariant; `@LEN@` is the bit
+// offset of the pass's length in the pass descriptor, `@JOB_SLOTS@` the job FIFO's size.
+//
+// Assumed (inputs only): a pass that carries a frame is 1 to 2,048 bytes long (the frame
+// buffer's slot; the ingress drops longer frames); a pass arrives only while the job FIFO has a
+// free entry (the switch's admission rule, `switch::JOB_ROOM`, keeps it so); the frame buffer's
+// data, the configuration and `m_axis_tready` are free.
+//
+// Asserted, for every sequence of passes and back-pressure:
+//   - never drop: neither FIFO is pushed while full (`overflow` stays 0): the emitter issues a
+//     beat only while the output FIFO has room for it and every beat in its pipeline;
+//   - `m_axis` is an AXI-Stream source: a beat offered and not taken is offered again with the
+//     same `tdata`, `tkeep`, `tlast` and `tuser`;
+//   - framing: `tkeep` is contiguous from byte 0 and not empty, and all ones on a beat that is not
+//     a frame's last; every beat of a frame carries the frame's length in `tuser`, and the frame
+//     ends (`tlast`) exactly at beat ceil(length / 64), whose `tkeep` keeps length mod 64 bytes
+//     (64 when 0).
+module harness (
+    @PORTS@
+);
+    @WIRES@
+
+    top dut (
+        @CONNECT@
+    );
+
+    localparam LEN = @LEN@;
+    localparam JOB_SLOTS = @JOB_SLOTS@;
+
+    reg first = 1'b1;
+    always @(posedge clock) first <= 1'b0;
+
+    wire [15:0] len = pass[LEN +: 16];
+    always @(*) if (pass_valid) assume (len >= 16'd1 && len <= 16'd2048 && jobs < JOB_SLOTS - 1);
+
+    // The output as a source.
+    reg stalled = 1'b0;
+    reg [511:0] d_q;
+    reg [63:0] k_q;
+    reg l_q;
+    reg [31:0] u_q;
+    always @(posedge clock) begin
+        stalled <= m_axis_tvalid && !m_axis_tready;
+        {d_q, k_q, l_q, u_q} <= {m_axis_tdata, m_axis_tkeep, m_axis_tlast, m_axis_tuser};
+    end
+
+    // The frame on the output: beats taken of it, and its length.
+    wire taken = m_axis_tvalid && m_axis_tready;
+    wire [11:0] out_len = m_axis_tuser[27:16];
+    reg [5:0] beats = 6'd0;
+    reg [11:0] frame_len = 12'd0;
+    always @(posedge clock) if (taken) begin
+        beats <= m_axis_tlast ? 6'd0 : beats + 6'd1;
+        frame_len <= out_len;
+    end
+    // The beats of a frame of `out_len` bytes, and its last beat's keep.
+    wire [6:0] want_beats = {1'b0, out_len[11:6]} + (out_len[5:0] != 6'd0 ? 7'd1 : 7'd0);
+    wire [63:0] want_keep = out_len[5:0] == 6'd0 ? {64{1'b1}} : ~({64{1'b1}} << out_len[5:0]);
+
+    // The emitter's beats in flight (each tag's valid bit is its lowest).
+    wire [4:0] in_flight = {4'd0, probe_tag1_q[0]} + {4'd0, probe_tag2_q[0]}
+        + {4'd0, probe_tag3_q[0]} + {4'd0, probe_tag4_q[0]};
+
+    always @(*) begin
+        assert (!overflow);
+        // @FRAMING (bounded: the induction leaves it out, since it rests on the FIFO's entries)
+        if (stalled)
+            assert (m_axis_tvalid && m_axis_tdata == d_q && m_axis_tkeep == k_q
+                && m_axis_tlast == l_q && m_axis_tuser == u_q);
+        if (m_axis_tvalid) begin
+            if (!m_axis_tlast) assert (m_axis_tkeep == {64{1'b1}});
+            if (beats != 6'd0) assert (out_len == frame_len);
+            assert ({1'b0, beats} < want_beats);
+            assert (m_axis_tlast == ({1'b0, beats} + 7'd1 == want_beats));
+            if (m_axis_tlast) assert (m_axis_tkeep == want_keep);
+        end
+        // @END_FRAMING
+        // @INVARIANTS: what makes never-drop inductive: the FIFOs' counts within their sizes, and
+        // the output FIFO's entries plus the beats in the emitter's pipeline within its 16.
+        assert (probe_out_fifo_count <= 5'd16 && probe_job_fifo_count <= JOB_SLOTS);
+        assert (probe_out_fifo_full == (probe_out_fifo_count == 5'd16));
+        assert (probe_job_fifo_full == (probe_job_fifo_count == JOB_SLOTS));
+        assert (probe_out_fifo_head_valid == (probe_out_fifo_count != 5'd0));
+        assert (probe_job_fifo_head_valid == (probe_job_fifo_count != 8'd0));
+        assert ({1'b0, probe_out_fifo_count} + {1'b0, in_flight} <= 6'd16);
+        // @END
+    end
+endmodule
