@@ -1,0 +1,195 @@
+// Formal harness of the board adapter's AXI4-Lite bridge (`horus_pipeline::board::axil_cdc::
+// AxilCdc`): the shell's register window (slave side: 32-bit addresses, `wstrb` tied to all ones
+// by the OpenNIC box, free here) onto the switch's port (master side). Both sides on one clock,
+// `clk` (a NetFPGA-PLUS datapath's case; the bridge hands over by toggles through two
+// flip-flops either way).
+//
+// Assumed (inputs only): both resets high in the first cycle and low after; the manager on the
+// slave side holds each request (address, data, strobes) until it is taken; the switch's port on
+// the master side answers only a request it has taken (a write once both its address and data
+// are), once each, with OKAY or SLVERR.
+//
+// Asserted, for every request sequence and every timing of the switch's answers:
+//   - slave side: at most one request is outstanding (a write from its address or data taken to
+//     its response, a read from its address taken to its response), and a response answers one;
+//     a response stays valid with its code and data until it is taken; codes are OKAY or SLVERR;
+//   - a request at or above the switch's 4 KiB window is answered SLVERR (a read with data 0)
+//     and never reaches the master side;
+//   - master side: a request starts only for a request taken on the slave side within the
+//     window, once, with its address's low 12 bits, its data and strobes, and is held until taken;
+//   - the slave side's response is the switch's: its code, and for a read its data.
+module harness (
+    input wire clk,
+    input wire [31:0] s_awaddr,
+    input wire s_awvalid,
+    input wire [31:0] s_wdata,
+    input wire [3:0] s_wstrb,
+    input wire s_wvalid,
+    input wire s_bready,
+    input wire [31:0] s_araddr,
+    input wire s_arvalid,
+    input wire s_rready,
+    input wire m_awready,
+    input wire m_wready,
+    input wire [1:0] m_bresp,
+    input wire m_bvalid,
+    input wire m_arready,
+    input wire [31:0] m_rdata,
+    input wire [1:0] m_rresp,
+    input wire m_rvalid
+);
+    localparam [31:0] WINDOW = 32'd@WINDOW@;
+
+    reg first = 1'b1;
+    always @(posedge clk) first <= 1'b0;
+    wire reset = first;
+
+    wire s_awready, s_wready, s_bvalid, s_arready, s_rvalid;
+    wire [1:0] s_bresp, s_rresp;
+    wire [31:0] s_rdata;
+    wire [11:0] m_awaddr, m_araddr;
+    wire [31:0] m_wdata;
+    wire [3:0] m_wstrb;
+    wire m_awvalid, m_wvalid, m_bready, m_arvalid, m_rready;
+
+    top dut (
+        .s_clock(clk), .s_reset(reset),
+        .s_awaddr(s_awaddr), .s_awvalid(s_awvalid), .s_awready(s_awready),
+        .s_wdata(s_wdata), .s_wstrb(s_wstrb), .s_wvalid(s_wvalid), .s_wready(s_wready),
+        .s_bresp(s_bresp), .s_bvalid(s_bvalid), .s_bready(s_bready),
+        .s_araddr(s_araddr), .s_arvalid(s_arvalid), .s_arready(s_arready),
+        .s_rdata(s_rdata), .s_rresp(s_rresp), .s_rvalid(s_rvalid), .s_rready(s_rready),
+        .m_clock(clk), .m_reset(reset),
+        .m_awaddr(m_awaddr), .m_awvalid(m_awvalid), .m_awready(m_awready),
+        .m_wdata(m_wdata), .m_wstrb(m_wstrb), .m_wvalid(m_wvalid), .m_wready(m_wready),
+        .m_bresp(m_bresp), .m_bvalid(m_bvalid), .m_bready(m_bready),
+        .m_araddr(m_araddr), .m_arvalid(m_arvalid), .m_arready(m_arready),
+        .m_rdata(m_rdata), .m_rresp(m_rresp), .m_rvalid(m_rvalid), .m_rready(m_rready)
+    );
+
+    // ---- The manager: a request not taken in the last cycle is offered again, unchanged.
+    reg aw_held = 1'b0, w_held = 1'b0, ar_held = 1'b0;
+    reg [31:0] aw_q, w_q, ar_q;
+    reg [3:0] strb_q;
+    always @(posedge clk) begin
+        aw_held <= s_awvalid && !s_awready;
+        w_held <= s_wvalid && !s_wready;
+        ar_held <= s_arvalid && !s_arready;
+        aw_q <= s_awaddr;
+        w_q <= s_wdata;
+        strb_q <= s_wstrb;
+        ar_q <= s_araddr;
+    end
+    always @(*) begin
+        if (aw_held) assume (s_awvalid && s_awaddr == aw_q);
+        if (w_held) assume (s_wvalid && s_wdata == w_q && s_wstrb == strb_q);
+        if (ar_held) assume (s_arvalid && s_araddr == ar_q);
+    end
+
+    // ---- The slave side's requests: taken, not yet answered, and what they asked.
+    wire aw_take = s_awvalid && s_awready;
+    wire w_take = s_wvalid && s_wready;
+    wire ar_take = s_arvalid && s_arready;
+    wire b_done = s_bvalid && s_bready;
+    wire r_done = s_rvalid && s_rready;
+    reg aw_out = 1'b0, w_out = 1'b0, r_out = 1'b0;
+    reg [31:0] req_addr = 32'd0, req_data = 32'd0;
+    reg [3:0] req_strb = 4'd0;
+    always @(posedge clk) if (!reset) begin
+        if (aw_take) begin
+            aw_out <= 1'b1;
+            req_addr <= s_awaddr;
+        end
+        if (w_take) begin
+            w_out <= 1'b1;
+            req_data <= s_wdata;
+            req_strb <= s_wstrb;
+        end
+        if (ar_take) begin
+            r_out <= 1'b1;
+            req_addr <= s_araddr;
+        end
+        if (b_done) begin
+            aw_out <= 1'b0;
+            w_out <= 1'b0;
+        end
+        if (r_done) r_out <= 1'b0;
+    end
+    wire inside = req_addr < WINDOW;
+
+    // ---- The master side: the switch's port, answering only what it took, once.
+    wire m_aw_take = m_awvalid && m_awready;
+    wire m_w_take = m_wvalid && m_wready;
+    wire m_ar_take = m_arvalid && m_arready;
+    reg m_aw = 1'b0, m_w = 1'b0, m_r = 1'b0;
+    // The switch's answer to the slave side's outstanding request.
+    reg answered = 1'b0;
+    reg [1:0] m_code = 2'd0;
+    reg [31:0] m_data_q = 32'd0;
+    always @(posedge clk) if (!reset) begin
+        if (m_aw_take) m_aw <= 1'b1;
+        if (m_w_take) m_w <= 1'b1;
+        if (m_ar_take) m_r <= 1'b1;
+        if (m_bvalid && m_bready) begin
+            m_aw <= 1'b0;
+            m_w <= 1'b0;
+            answered <= 1'b1;
+            m_code <= m_bresp;
+        end
+        if (m_rvalid && m_rready) begin
+            m_r <= 1'b0;
+            answered <= 1'b1;
+            m_code <= m_rresp;
+            m_data_q <= m_rdata;
+        end
+        if (b_done || r_done) answered <= 1'b0;
+    end
+    always @(*) begin
+        if (m_bvalid) assume (m_aw && m_w && (m_bresp == 2'b00 || m_bresp == 2'b10));
+        if (m_rvalid) assume (m_r && (m_rresp == 2'b00 || m_rresp == 2'b10));
+    end
+
+    // ---- The slave side's responses as a source.
+    reg b_stall = 1'b0, r_stall = 1'b0;
+    reg [1:0] bresp_q, rresp_q;
+    reg [31:0] rdata_q;
+    always @(posedge clk) begin
+        b_stall <= s_bvalid && !s_bready && !reset;
+        r_stall <= s_rvalid && !s_rready && !reset;
+        bresp_q <= s_bresp;
+        rresp_q <= s_rresp;
+        rdata_q <= s_rdata;
+    end
+
+    always @(*) if (!reset) begin
+        // One request at a time; a response answers one.
+        assert (!(r_out && (aw_out || w_out)));
+        if (s_bvalid) assert (aw_out && w_out);
+        if (s_rvalid) assert (r_out);
+        if (s_bvalid || s_rvalid) assert (!s_awready && !s_wready && !s_arready);
+        if (aw_out) assert (!s_awready);
+        if (w_out) assert (!s_wready);
+        if (r_out || aw_out || w_out) assert (!s_arready);
+        if (r_out) assert (!s_awready && !s_wready);
+        if (b_stall) assert (s_bvalid && s_bresp == bresp_q);
+        if (r_stall) assert (s_rvalid && s_rresp == rresp_q && s_rdata == rdata_q);
+        assert (s_bresp == 2'b00 || s_bresp == 2'b10);
+        assert (s_rresp == 2'b00 || s_rresp == 2'b10);
+        // Outside the window: refused here, never on the master side.
+        if (s_bvalid && !inside) assert (s_bresp == 2'b10);
+        if (s_rvalid && !inside) assert (s_rresp == 2'b10 && s_rdata == 32'd0);
+        // The master side: only the slave side's request, within the window, as asked.
+        if (m_awvalid || m_wvalid) assert (aw_out && w_out && inside && !r_out);
+        if (m_arvalid) assert (r_out && inside);
+        if (m_awvalid) assert (m_awaddr == req_addr[11:0]);
+        if (m_wvalid) assert (m_wdata == req_data && m_wstrb == req_strb);
+        if (m_arvalid) assert (m_araddr == req_addr[11:0]);
+        if (m_aw) assert (!m_awvalid);
+        if (m_w) assert (!m_wvalid);
+        if (m_r) assert (!m_arvalid);
+        if (answered) assert (!m_awvalid && !m_wvalid && !m_arvalid);
+        // The answer passed through.
+        if (s_bvalid && inside) assert (answered && s_bresp == m_code);
+        if (s_rvalid && inside) assert (answered && s_rresp == m_code && s_rdata == m_data_q);
+    end
+endmodule
