@@ -1340,6 +1340,15 @@ pub fn prove(name: &str, files: &[(&str, &str)], top: &str, depth: u32) -> Resul
     })
 }
 
+/// A mutant's check: [`prove`] on a design with what a proof claims broken, which must fail. The
+/// step where it fails, or an error when it holds (a proof that cannot fail proves nothing).
+pub fn refute(name: &str, files: &[(&str, &str)], top: &str, depth: u32) -> Result<u32, String> {
+    match prove(name, files, top, depth)? {
+        Proof::Fails { step, .. } => Ok(step),
+        p => Err(format!("{name}: the mutant does not fail: {p:?}")),
+    }
+}
+
 /// [`prove`], then, when it holds, the induction step at the same depth (SymbiYosys's `prove`
 /// mode): [`Proof::Proven`] when both hold, [`Proof::NotInductive`] when only the bounded check
 /// does.

@@ -540,18 +540,13 @@ fn the_axi_lite_proof_fails_on_broken_handshakes_codes_and_strobes() {
     ] {
         assert_eq!(v.matches(from).count(), 1, "{what}: the mutation site");
         let [a, b] = axil_files(&v.replace(from, to));
-        match horus_hdl_tools::check::prove(
+        let step = horus_hdl_tools::check::refute(
             &format!("axil_mutant_{}", what.replace(' ', "_")),
             &[(a.0, &a.1), (b.0, &b.1)],
             "harness",
             AXIL_DEPTH,
         )
-        .unwrap()
-        {
-            horus_hdl_tools::check::Proof::Fails { step, .. } => {
-                eprintln!("{what}: fails at step {step}")
-            }
-            p => panic!("{what}: the mutant passed: {p:?}"),
-        }
+        .unwrap();
+        eprintln!("{what}: fails at step {step}");
     }
 }

@@ -579,18 +579,13 @@ fn the_bridge_proof_fails_on_mutants_and_reaches_whole_round_trips() {
             v.len() + h.len(),
             "{what}: no change"
         );
-        match horus_hdl_tools::check::prove(
+        let step = horus_hdl_tools::check::refute(
             &format!("axil_cdc_mutant_{}", what.replace(' ', "_")),
             &[("top.v", &verilog), ("harness.sv", &harness)],
             "harness",
             CDC_DEPTH,
         )
-        .unwrap()
-        {
-            horus_hdl_tools::check::Proof::Fails { step, .. } => {
-                eprintln!("{what}: fails at step {step}")
-            }
-            p => panic!("{what}: passed: {p:?}"),
-        }
+        .unwrap();
+        eprintln!("{what}: fails at step {step}");
     }
 }

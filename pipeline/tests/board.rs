@@ -584,18 +584,13 @@ fn the_arbiter_proof_fails_on_interleaving_and_on_starvation() {
     ] {
         assert_eq!(v.matches(from).count(), sites, "{what}: the mutation site");
         let [a, b] = arbiter_files(&v.replace(from, to), false);
-        match horus_hdl_tools::check::prove(
+        let step = horus_hdl_tools::check::refute(
             &format!("arbiter_mutant_{}", what.replace(' ', "_")),
             &[(a.0, &a.1), (b.0, &b.1)],
             "harness",
             ARBITER_DEPTH + 4,
         )
-        .unwrap()
-        {
-            horus_hdl_tools::check::Proof::Fails { step, .. } => {
-                eprintln!("{what}: fails at step {step}")
-            }
-            p => panic!("{what}: the mutant passed: {p:?}"),
-        }
+        .unwrap();
+        eprintln!("{what}: fails at step {step}");
     }
 }

@@ -107,11 +107,6 @@ fn the_never_drop_proof_fails_with_a_margin_of_one_less() {
     );
     assert_eq!(v.matches(from).count(), 1, "the mutation site");
     let [a, b] = files(&v.replace(from, to), &["FRAMING", "INVARIANTS"]);
-    match check::prove("egress_margin", &[(a.0, &a.1), (b.0, &b.1)], "harness", 24).unwrap() {
-        Proof::Fails { step, report } => {
-            assert!(report.contains("Assert failed"), "{report}");
-            eprintln!("a margin of one less overflows at step {step}")
-        }
-        p => panic!("the mutant passed: {p:?}"),
-    }
+    let step = check::refute("egress_margin", &[(a.0, &a.1), (b.0, &b.1)], "harness", 24).unwrap();
+    eprintln!("a margin of one less overflows at step {step}");
 }
