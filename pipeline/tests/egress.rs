@@ -1,5 +1,5 @@
-//! The egress, proven (`tests/formal/egress.sv`): it drops nothing it was given, and its output is
-//! a well-framed AXI-Stream source. Its frames and signals, beat by beat, are checked against the
+//! The egress, proven (`tests/formal/egress.sv`): it drops nothing it was given, it holds back no
+//! beat from a ready output, and its output is a well-framed AXI-Stream source. Its frames and signals, beat by beat, are checked against the
 //! model in the switch's and the co-simulation's tests.
 
 use horus_hdl_tools::check::{self, Proof};
@@ -18,7 +18,8 @@ fn len_offset() -> usize {
     (0..Phv::BITS).find(|&i| bits.get_bit(i)).expect("len")
 }
 
-const PROBES: [&str; 10] = [
+const PROBES: [&str; 11] = [
+    "room",
     "out_fifo$count",
     "out_fifo$full",
     "out_fifo$head_valid",
@@ -61,7 +62,7 @@ const DROP_DEPTH: u32 = 3;
 /// last beat; the length on every beat) and nothing overflows.
 #[test]
 fn the_egress_output_is_proven_well_framed() {
-    let [a, b] = files(&verilog(Role::Leaf), &[]);
+    let [a, b] = files(&verilog(Role::Leaf), &["LATENCY"]);
     let p = check::prove(
         "egress_framing",
         &[(a.0, &a.1), (b.0, &b.1)],
@@ -82,7 +83,7 @@ fn the_egress_output_is_proven_well_framed() {
 #[test]
 fn the_egress_is_proven_to_drop_nothing() {
     for role in [Role::Leaf, Role::Spine] {
-        let [a, b] = files(&verilog(role), &["FRAMING"]);
+        let [a, b] = files(&verilog(role), &["FRAMING", "LATENCY"]);
         let p = check::prove_inductive(
             &format!("egress_drop_{role:?}"),
             &[(a.0, &a.1), (b.0, &b.1)],
@@ -106,7 +107,51 @@ fn the_never_drop_proof_fails_with_a_margin_of_one_less() {
         "localparam  out_room = 5'b1100;",
     );
     assert_eq!(v.matches(from).count(), 1, "the mutation site");
-    let [a, b] = files(&v.replace(from, to), &["FRAMING", "INVARIANTS"]);
+    let [a, b] = files(&v.replace(from, to), &["FRAMING", "LATENCY", "INVARIANTS"]);
     let step = check::refute("egress_margin", &[(a.0, &a.1), (b.0, &b.1)], "harness", 24).unwrap();
     eprintln!("a margin of one less overflows at step {step}");
+}
+
+/// The wait is bounded, at every depth (k-induction): once the output has been ready for 8
+/// cycles, the emitter is never held back for the output FIFO's room.
+#[test]
+fn the_egress_is_proven_never_to_hold_a_ready_output() {
+    let [a, b] = files(&verilog(Role::Leaf), &["FRAMING"]);
+    let p = check::prove_inductive(
+        "egress_latency",
+        &[(a.0, &a.1), (b.0, &b.1)],
+        "harness",
+        LATENCY_DEPTH,
+    )
+    .unwrap();
+    assert_eq!(
+        p,
+        Proof::Proven {
+            depth: LATENCY_DEPTH
+        }
+    );
+}
+
+/// The readiness history spans 8 cycles; the induction closes over 10.
+const LATENCY_DEPTH: u32 = 10;
+
+/// The bounded-wait claim fails on an emitter that waits for an empty output FIFO before each
+/// beat (a margin far too large: safe, but it stalls a ready output).
+#[test]
+fn the_bounded_wait_fails_when_the_emitter_waits_for_an_empty_output() {
+    let v = verilog(Role::Leaf);
+    let (from, to) = (
+        "room = out_fifo$count <= out_room;",
+        "room = out_fifo$count == 5'd0;",
+    );
+    assert_eq!(v.matches(from).count(), 1, "the mutation site");
+    let [a, b] = files(&v.replace(from, to), &["FRAMING", "INVARIANTS"]);
+    let step = check::refute(
+        "egress_stall",
+        &[(a.0, &a.1), (b.0, &b.1)],
+        "harness",
+        LATENCY_DEPTH + 4,
+    )
+    .unwrap();
+    eprintln!("an emitter waiting for an empty output stalls it at step {step}");
 }

@@ -14,6 +14,9 @@
 // Asserted, for every sequence of passes and back-pressure:
 //   - never drop: neither FIFO is pushed while full (`overflow` stays 0): the emitter issues a
 //     beat only while the output FIFO has room for it and every beat in its pipeline;
+//   - a bounded wait: once `m_axis_tready` has been high for 8 cycles, the emitter is never
+//     held back for the output FIFO's room (`probe_room`), so each job's beats leave one a
+//     cycle, behind at most the 11 beats in the output FIFO;
 //   - `m_axis` is an AXI-Stream source: a beat offered and not taken is offered again with the
 //     same `tdata`, `tkeep`, `tlast` and `tuser`;
 //   - framing: `tkeep` is contiguous from byte 0 and not empty, and all ones on a beat that is not
@@ -49,6 +52,10 @@ module harness (
         {d_q, k_q, l_q, u_q} <= {m_axis_tdata, m_axis_tkeep, m_axis_tlast, m_axis_tuser};
     end
 
+    // `m_axis_tready` in the last 8 cycles.
+    reg [7:0] ready_hist = 8'd0;
+    always @(posedge clock) ready_hist <= {ready_hist[6:0], m_axis_tready};
+
     // The frame on the output: beats taken of it, and its length.
     wire taken = m_axis_tvalid && m_axis_tready;
     wire [11:0] out_len = m_axis_tuser[27:16];
@@ -80,6 +87,12 @@ module harness (
             if (m_axis_tlast) assert (m_axis_tkeep == want_keep);
         end
         // @END_FRAMING
+        // @LATENCY: once the output has been ready for 8 cycles, the emitter is never held back
+        // for the output FIFO's room: it issues a beat in every cycle in which its head job
+        // has one, and each beat reaches `m_axis` four cycles later and leaves within the 11
+        // ahead of it.
+        if (&ready_hist) assert (probe_room);
+        // @END_LATENCY
         // @INVARIANTS: what makes never-drop inductive: the FIFOs' counts within their sizes, and
         // the output FIFO's entries plus the beats in the emitter's pipeline within its 16.
         assert (probe_out_fifo_count <= 5'd16 && probe_job_fifo_count <= JOB_SLOTS);
