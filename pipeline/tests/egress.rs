@@ -8,15 +8,43 @@ use horus_pipeline::egress::{Egress, JOB_SLOTS};
 use horus_pipeline::phv::Phv;
 use rust_hdl::prelude::*;
 
-/// The bit offset of the length in the pass descriptor's bits.
-fn len_offset() -> usize {
-    let p = Phv {
-        len: 0xffff.into(),
-        ..Default::default()
-    };
+/// The bit offset of the field `set` sets in the pass descriptor's bits.
+fn offset(set: impl Fn(&mut Phv)) -> usize {
+    let mut p = Phv::default();
+    set(&mut p);
     let bits: Bits<{ Phv::BITS }> = p.into();
-    (0..Phv::BITS).find(|&i| bits.get_bit(i)).expect("len")
+    (0..Phv::BITS)
+        .find(|&i| bits.get_bit(i))
+        .expect("a bit set")
 }
+
+/// The flags `flags` set, as their bits in the pass descriptor, ORed.
+fn any_of(flags: &[fn(&mut Phv)]) -> String {
+    flags
+        .iter()
+        .map(|f| format!("pass[{}]", offset(f)))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// A control pass.
+const CONTROL: [fn(&mut Phv); 6] = [
+    |p| p.is_ctl_pool = true,
+    |p| p.is_ctl_params = true,
+    |p| p.is_ctl_add = true,
+    |p| p.is_ctl_remove = true,
+    |p| p.is_ctl_remove2 = true,
+    |p| p.is_ctl_read = true,
+];
+
+/// The flags that make the egress forward a pass's frame (`Egress`'s `fwd` and `plain`).
+const FORWARDING: [fn(&mut Phv); 5] = [
+    |p| p.fwd = true,
+    |p| p.is_pass_through = true,
+    |p| p.is_to_control = true,
+    |p| p.is_reply = true,
+    |p| p.is_reply_idle = true,
+];
 
 const PROBES: [&str; 11] = [
     "room",
@@ -47,7 +75,9 @@ fn files(verilog: &str, without: &[&str]) -> [(&'static str, String); 2] {
         h.replace_range(a..b, "");
     }
     let h = check::harness(&h, verilog)
-        .replace("@LEN@", &len_offset().to_string())
+        .replace("@LEN@", &offset(|p| p.len = 0xffff.into()).to_string())
+        .replace("@CONTROL@", &any_of(&CONTROL))
+        .replace("@FORWARDING@", &any_of(&FORWARDING))
         .replace("@JOB_SLOTS@", &JOB_SLOTS.to_string());
     [("top.v", verilog.to_string()), ("harness.sv", h)]
 }
@@ -154,4 +184,24 @@ fn the_bounded_wait_fails_when_the_emitter_waits_for_an_empty_output() {
     )
     .unwrap();
     eprintln!("an emitter waiting for an empty output stalls it at step {step}");
+}
+
+/// The framing claims fail on an emitter whose last beat of a frame keeps one byte too few.
+#[test]
+fn the_framing_proof_fails_on_a_wrong_last_keep() {
+    let v = verilog(Role::Leaf);
+    let (from, to) = (
+        "else keep = ~({64{1'b1}} << tail);",
+        "else keep = ~({64{1'b1}} << (tail - 6'd1));",
+    );
+    assert_eq!(v.matches(from).count(), 1, "the mutation site");
+    let [a, b] = files(&v.replace(from, to), &["LATENCY", "INVARIANTS"]);
+    let step = check::refute(
+        "egress_keep",
+        &[(a.0, &a.1), (b.0, &b.1)],
+        "harness",
+        FRAMING_DEPTH,
+    )
+    .unwrap();
+    eprintln!("a last beat one byte short fails at step {step}");
 }

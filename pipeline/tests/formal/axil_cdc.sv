@@ -16,7 +16,8 @@
 //   - a request at or above the switch's 4 KiB window is answered SLVERR (a read with data 0)
 //     and never reaches the master side;
 //   - master side: a request starts only for a request taken on the slave side within the
-//     window, once, with its address's low 12 bits, its data and strobes, and is held until taken;
+//     window, once, with its address's low 12 bits, its data and strobes, and each of its
+//     channels stays valid until taken;
 //   - the slave side's response is the switch's: its code, and for a read its data.
 module harness (
     input wire clk,
@@ -149,6 +150,17 @@ module harness (
         if (m_rvalid) assume (m_r && (m_rresp == 2'b00 || m_rresp == 2'b10));
     end
 
+    // ---- The master side's requests as a source; in-window requests answered so far.
+    reg maw_stall = 1'b0, mw_stall = 1'b0, mar_stall = 1'b0;
+    reg [1:0] answers = 2'd0;
+    always @(posedge clk) begin
+        maw_stall <= m_awvalid && !m_awready && !reset;
+        mw_stall <= m_wvalid && !m_wready && !reset;
+        mar_stall <= m_arvalid && !m_arready && !reset;
+        if (!reset && ((b_done && inside) || (r_done && inside)) && answers != 2'd3)
+            answers <= answers + 2'd1;
+    end
+
     // ---- The slave side's responses as a source.
     reg b_stall = 1'b0, r_stall = 1'b0;
     reg [1:0] bresp_q, rresp_q;
@@ -184,6 +196,9 @@ module harness (
         if (m_awvalid) assert (m_awaddr == req_addr[11:0]);
         if (m_wvalid) assert (m_wdata == req_data && m_wstrb == req_strb);
         if (m_arvalid) assert (m_araddr == req_addr[11:0]);
+        if (maw_stall) assert (m_awvalid);
+        if (mw_stall) assert (m_wvalid);
+        if (mar_stall) assert (m_arvalid);
         if (m_aw) assert (!m_awvalid);
         if (m_w) assert (!m_wvalid);
         if (m_r) assert (!m_arvalid);

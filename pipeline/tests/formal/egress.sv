@@ -4,16 +4,19 @@
 // The test writes the port list and the instance from the emitted module (`check::harness`),
 // with the output FIFO's and the job FIFO's counts and the emitter's four pipeline tags as
 // outputs (`probe_*`, `check::with_probes`) for the induction's invariant; `@LEN@` is the bit
-// offset of the pass's length in the pass descriptor, `@JOB_SLOTS@` the job FIFO's size.
+// offset of the pass's length in the pass descriptor, `@CONTROL@` its control-pass flags,
+// `@FORWARDING@` the flags that make the egress forward a frame,
+// `@JOB_SLOTS@` the job FIFO's size.
 //
-// Assumed (inputs only): a pass that carries a frame is 1 to 2,048 bytes long (the frame
-// buffer's slot; the ingress drops longer frames); a pass arrives only while the job FIFO has a
-// free entry (the switch's admission rule, `switch::JOB_ROOM`, keeps it so); the frame buffer's
-// data, the configuration and `m_axis_tready` are free.
+// Assumed (inputs only): a control pass has none of the flags that forward a frame (the core
+// builds it so), and a pass that carries a frame is 1 to 2,048 bytes long (the frame buffer's slot; the ingress drops longer frames); a pass arrives only while the
+// job FIFO has a free entry (the switch's admission rule, `switch::JOB_ROOM`, keeps it so: that
+// half of never-drop is this assumption, the rule itself simulated); the frame buffer's data,
+// the configuration and `m_axis_tready` are free.
 //
 // Asserted, for every sequence of passes and back-pressure:
-//   - never drop: neither FIFO is pushed while full (`overflow` stays 0): the emitter issues a
-//     beat only while the output FIFO has room for it and every beat in its pipeline;
+//   - never drop: neither FIFO is pushed while full (`overflow` stays 0): for the output FIFO,
+//     the emitter issues a beat only while it has room for it and every beat in its pipeline;
 //   - a bounded wait: once `m_axis_tready` has been high for 8 cycles, the emitter is never
 //     held back for the output FIFO's room (`probe_room`), so each job's beats leave one a
 //     cycle, behind at most the 11 beats in the output FIFO;
@@ -39,7 +42,15 @@ module harness (
     always @(posedge clock) first <= 1'b0;
 
     wire [15:0] len = pass[LEN +: 16];
-    always @(*) if (pass_valid) assume (len >= 16'd1 && len <= 16'd2048 && jobs < JOB_SLOTS - 1);
+    // A control pass carries no frame and is never forwarded: the core builds it with every
+    // packet flag clear (only a packet's classification sets them).
+    wire control = @CONTROL@;
+    wire forwarding = @FORWARDING@;
+    always @(*) if (pass_valid) begin
+        assume (jobs < JOB_SLOTS);
+        if (control) assume (!forwarding);
+        else assume (len >= 16'd1 && len <= 16'd2048);
+    end
 
     // The output as a source.
     reg stalled = 1'b0;
