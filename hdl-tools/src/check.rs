@@ -1335,7 +1335,35 @@ pub const SOLVER: &str = "yices";
 /// state, that breaks an `assert` (what SymbiYosys's `bmc` mode runs).
 pub fn prove(name: &str, files: &[(&str, &str)], top: &str, depth: u32) -> Result<Proof, String> {
     in_scratch(name, |dir| {
-        smt2(dir, files, top)?;
+        smt2(dir, files, top, Clocks::One)?;
+        smtbmc(dir, top, depth, false)
+    })
+}
+
+/// How a proof's steps relate to the design's clocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clocks {
+    /// One step is one cycle of every clock (`async2sync; dffunmap`): the design has one clock,
+    /// or its clocks are treated as one.
+    One,
+    /// One step is one tick of the harness's `$global_clock`, and each flip-flop takes its input
+    /// only at a rising edge of its own clock (`clk2fflogic`): the harness makes the clocks from
+    /// the global one, so their ratio and phase are its to state, and it assumes each input
+    /// changes only at a rising edge of the clock of the side that drives it.
+    Global,
+}
+
+/// [`prove`] with the clocks as `clocks` says: the bounded check of a design with several
+/// clocks, whose `depth` counts global ticks.
+pub fn prove_clocked(
+    name: &str,
+    files: &[(&str, &str)],
+    top: &str,
+    depth: u32,
+    clocks: Clocks,
+) -> Result<Proof, String> {
+    in_scratch(name, |dir| {
+        smt2(dir, files, top, clocks)?;
         smtbmc(dir, top, depth, false)
     })
 }
@@ -1343,7 +1371,18 @@ pub fn prove(name: &str, files: &[(&str, &str)], top: &str, depth: u32) -> Resul
 /// A mutant's check: [`prove`] on a design with what a proof claims broken, which must fail. The
 /// step where it fails, or an error when it holds (a proof that cannot fail proves nothing).
 pub fn refute(name: &str, files: &[(&str, &str)], top: &str, depth: u32) -> Result<u32, String> {
-    match prove(name, files, top, depth)? {
+    refute_clocked(name, files, top, depth, Clocks::One)
+}
+
+/// [`refute`] with the clocks as `clocks` says ([`prove_clocked`]).
+pub fn refute_clocked(
+    name: &str,
+    files: &[(&str, &str)],
+    top: &str,
+    depth: u32,
+    clocks: Clocks,
+) -> Result<u32, String> {
+    match prove_clocked(name, files, top, depth, clocks)? {
         Proof::Fails { step, .. } => Ok(step),
         p => Err(format!("{name}: the mutant does not fail: {p:?}")),
     }
@@ -1359,7 +1398,7 @@ pub fn prove_inductive(
     depth: u32,
 ) -> Result<Proof, String> {
     in_scratch(name, |dir| {
-        smt2(dir, files, top)?;
+        smt2(dir, files, top, Clocks::One)?;
         match smtbmc(dir, top, depth, false)? {
             Proof::Holds { .. } => match smtbmc(dir, top, depth, true)? {
                 Proof::Holds { .. } => Ok(Proof::Proven { depth }),
@@ -1464,15 +1503,19 @@ pub fn with_probes(verilog: &str, signals: &[&str]) -> String {
 }
 
 /// Writes `files` into `dir` and `top.smt2` from them.
-fn smt2(dir: &Path, files: &[(&str, &str)], top: &str) -> Result<(), String> {
+fn smt2(dir: &Path, files: &[(&str, &str)], top: &str, clocks: Clocks) -> Result<(), String> {
     let mut paths = Vec::new();
     for (f, text) in files {
         let p = dir.join(f);
         std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))?;
         paths.push(f.to_string());
     }
+    let flops = match clocks {
+        Clocks::One => "async2sync; dffunmap",
+        Clocks::Global => "clk2fflogic",
+    };
     let script = format!(
-        "read_verilog -sv -formal {}; prep -flatten -top {top}; async2sync; dffunmap; write_smt2 -wires {top}.smt2",
+        "read_verilog -sv -formal {}; prep -flatten -top {top}; {flops}; write_smt2 -wires {top}.smt2",
         paths.join(" ")
     );
     run(

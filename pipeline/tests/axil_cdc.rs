@@ -496,16 +496,23 @@ fn the_bridge_is_lint_clean() {
     verilator_lint("axil_cdc", &v).unwrap();
 }
 
-/// The bridge and its harness (`tests/formal/axil_cdc.sv`): both sides on one clock.
-fn cdc_files(verilog: &str) -> [(&'static str, String); 2] {
+/// The bridge and its harness (`tests/formal/axil_cdc.sv`): both sides on one clock, or
+/// (`two_clocks`) on the OpenNIC shell's two.
+fn cdc_files(verilog: &str, two_clocks: bool) -> [(&'static str, String); 2] {
+    let define = if two_clocks {
+        "`define TWO_CLOCKS\n"
+    } else {
+        ""
+    };
     [
         ("top.v", verilog.to_string()),
         (
             "harness.sv",
-            include_str!("formal/axil_cdc.sv").replace(
-                "@WINDOW@",
-                &(1u64 << horus_pipeline::axil::AXIL_ADDR_BITS).to_string(),
-            ),
+            define.to_string()
+                + &include_str!("formal/axil_cdc.sv").replace(
+                    "@WINDOW@",
+                    &(1u64 << horus_pipeline::axil::AXIL_ADDR_BITS).to_string(),
+                ),
         ),
     ]
 }
@@ -524,7 +531,7 @@ const CDC_DEPTH: u32 = 24;
 /// every request sequence and every timing of the switch's answers of up to `CDC_DEPTH` cycles.
 #[test]
 fn the_bridge_is_proven_to_answer_each_request_once_and_pass_it_through() {
-    let [a, b] = cdc_files(&cdc_verilog());
+    let [a, b] = cdc_files(&cdc_verilog(), false);
     assert_eq!(
         horus_hdl_tools::check::prove(
             "axil_cdc_formal",
@@ -545,7 +552,7 @@ fn the_bridge_is_proven_to_answer_each_request_once_and_pass_it_through() {
 #[test]
 fn the_bridge_proof_fails_on_mutants_and_reaches_whole_round_trips() {
     let v = cdc_verilog();
-    let h = cdc_files(&v)[1].1.clone();
+    let h = cdc_files(&v, false)[1].1.clone();
     let last = "    end\nendmodule";
     let claim = |c: &str| h.replace(last, &format!("        assert ({c});\n{last}"));
     let mutant = |from: &str, to: &str| {
@@ -588,5 +595,76 @@ fn the_bridge_proof_fails_on_mutants_and_reaches_whole_round_trips() {
         )
         .unwrap();
         eprintln!("{what}: fails at step {step}");
+    }
+}
+
+/// Two whole transactions across the shell's clocks, in global ticks (4 a slave cycle): the first
+/// answered at tick 30, the second at tick 66.
+const CDC_TICKS: u32 = 72;
+
+/// The bridge's rules with the OpenNIC shell's clocks (the slave side at 125 MHz, the master side
+/// at 250 MHz, phase-aligned), for every request sequence and every timing of the switch's
+/// answers of up to `CDC_TICKS` ticks.
+#[test]
+fn the_bridge_is_proven_across_the_shells_two_clocks() {
+    let [a, b] = cdc_files(&cdc_verilog(), true);
+    assert_eq!(
+        horus_hdl_tools::check::prove_clocked(
+            "axil_cdc_formal_2clk",
+            &[(a.0, &a.1), (b.0, &b.1)],
+            "harness",
+            CDC_TICKS,
+            horus_hdl_tools::check::Clocks::Global,
+        )
+        .unwrap(),
+        horus_hdl_tools::check::Proof::Holds { depth: CDC_TICKS }
+    );
+}
+
+/// The two-clock proof fails on mutants (a write response withdrawn before it is taken on the
+/// slave side; a write address withdrawn before the switch takes it on the master side) and
+/// reaches two whole round trips: with the claims that no write or read within the window is
+/// ever answered, or fewer than two requests are, it fails.
+#[test]
+fn the_two_clock_bridge_proof_fails_on_a_mutant_and_reaches_whole_round_trips() {
+    let v = cdc_verilog();
+    let h = cdc_files(&v, true)[1].1.clone();
+    let last = "    end\nendmodule";
+    let claim = |c: &str| h.replace(last, &format!("        assert ({c});\n{last}"));
+    let mutant = |from: &str, to: &str| {
+        assert_eq!(v.matches(from).count(), 1, "the mutation site {from}");
+        v.replace(from, to)
+    };
+    for (what, verilog, harness) in [
+        (
+            "dropped bvalid",
+            mutant("if (bvalid$q & s_bready) begin", "if (bvalid$q) begin"),
+            h.clone(),
+        ),
+        (
+            "dropped awvalid",
+            mutant(
+                "if (aw_pending$q & m_awready) begin",
+                "if (aw_pending$q) begin",
+            ),
+            h.clone(),
+        ),
+        (
+            "a write answered",
+            v.clone(),
+            claim("!(s_bvalid && inside)"),
+        ),
+        ("a read answered", v.clone(), claim("!(s_rvalid && inside)")),
+        ("two answered", v.clone(), claim("answers < 2'd2")),
+    ] {
+        let step = horus_hdl_tools::check::refute_clocked(
+            &format!("axil_cdc_2clk_mutant_{}", what.replace(' ', "_")),
+            &[("top.v", &verilog), ("harness.sv", &harness)],
+            "harness",
+            CDC_TICKS,
+            horus_hdl_tools::check::Clocks::Global,
+        )
+        .unwrap();
+        eprintln!("{what}: fails at tick {step}");
     }
 }

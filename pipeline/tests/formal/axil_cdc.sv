@@ -1,10 +1,16 @@
 // Formal harness of the board adapter's AXI4-Lite bridge (`horus_pipeline::board::axil_cdc::
 // AxilCdc`): the shell's register window (slave side: 32-bit addresses, `wstrb` tied to all ones
-// by the OpenNIC box, free here) onto the switch's port (master side). Both sides on one clock,
-// `clk` (a NetFPGA-PLUS datapath's case; the bridge hands over by toggles through two
-// flip-flops either way).
+// by the OpenNIC box, free here) onto the switch's port (master side), in one of two clockings:
+//   - one clock, `clk`, for both sides (a NetFPGA-PLUS datapath's case; the bridge hands over by
+//     toggles through two flip-flops either way): one proof step is one cycle;
+//   - with `TWO_CLOCKS` defined, the OpenNIC shell's: the slave side on 125 MHz, the master side
+//     on 250 MHz, phase-aligned (every other master edge is a slave edge). One proof step is a
+//     tick of `$global_clock`, a quarter of a slave cycle (Yosys `clk2fflogic`); each side's
+//     inputs change only at its own clock's rising edge, and the bookkeeping below runs on the
+//     clock of the side it watches.
 //
-// Assumed (inputs only): both resets high in the first cycle and low after; the manager on the
+// Assumed (inputs only): both resets high at first (one cycle, or 5 ticks: a slave edge and two
+// master edges) and low after; the manager on the
 // slave side holds each request (address, data, strobes) until it is taken; the switch's port on
 // the master side answers only a request it has taken (a write once both its address and data
 // are), once each, with OKAY or SLVERR.
@@ -20,7 +26,7 @@
 //     channels stays valid until taken;
 //   - the slave side's response is the switch's: its code, and for a read its data.
 module harness (
-    input wire clk,
+    input wire clk,  // both sides' clock; unused with TWO_CLOCKS
     input wire [31:0] s_awaddr,
     input wire s_awvalid,
     input wire [31:0] s_wdata,
@@ -41,9 +47,41 @@ module harness (
 );
     localparam [31:0] WINDOW = 32'd@WINDOW@;
 
+`ifdef TWO_CLOCKS
+    // Ticks t = 0, 1, 2, 3: the master clock rises at t = 0 and 2, the slave clock at t = 2.
+    reg [1:0] t = 2'd0;
+    reg [2:0] age = 3'd0;
+    always @($global_clock) begin
+        t <= t + 2'd1;
+        if (age != 3'd7) age <= age + 3'd1;
+    end
+    wire m_clock = ~t[0];
+    wire s_clock = t[1];
+    wire reset = age < 3'd5;
+    // A master-side block reads `aligned` at the edges that are slave edges too.
+    wire aligned = t == 2'd1;
+    // Each side's inputs hold between its rising edges.
+    wire [104:0] s_in = {s_awaddr, s_awvalid, s_wdata, s_wstrb, s_wvalid, s_bready, s_araddr,
+                         s_arvalid, s_rready};
+    wire [40:0] m_in = {m_awready, m_wready, m_bresp, m_bvalid, m_arready, m_rdata, m_rresp,
+                        m_rvalid};
+    reg [104:0] s_in_q;
+    reg [40:0] m_in_q;
+    always @($global_clock) begin
+        s_in_q <= s_in;
+        m_in_q <= m_in;
+    end
+    always @(*) if (age != 3'd0) begin
+        if (t != 2'd2) assume (s_in == s_in_q);
+        if (t != 2'd2 && t != 2'd0) assume (m_in == m_in_q);
+    end
+`else
+    wire s_clock = clk, m_clock = clk;
     reg first = 1'b1;
     always @(posedge clk) first <= 1'b0;
     wire reset = first;
+    wire aligned = 1'b1;
+`endif
 
     wire s_awready, s_wready, s_bvalid, s_arready, s_rvalid;
     wire [1:0] s_bresp, s_rresp;
@@ -54,13 +92,13 @@ module harness (
     wire m_awvalid, m_wvalid, m_bready, m_arvalid, m_rready;
 
     top dut (
-        .s_clock(clk), .s_reset(reset),
+        .s_clock(s_clock), .s_reset(reset),
         .s_awaddr(s_awaddr), .s_awvalid(s_awvalid), .s_awready(s_awready),
         .s_wdata(s_wdata), .s_wstrb(s_wstrb), .s_wvalid(s_wvalid), .s_wready(s_wready),
         .s_bresp(s_bresp), .s_bvalid(s_bvalid), .s_bready(s_bready),
         .s_araddr(s_araddr), .s_arvalid(s_arvalid), .s_arready(s_arready),
         .s_rdata(s_rdata), .s_rresp(s_rresp), .s_rvalid(s_rvalid), .s_rready(s_rready),
-        .m_clock(clk), .m_reset(reset),
+        .m_clock(m_clock), .m_reset(reset),
         .m_awaddr(m_awaddr), .m_awvalid(m_awvalid), .m_awready(m_awready),
         .m_wdata(m_wdata), .m_wstrb(m_wstrb), .m_wvalid(m_wvalid), .m_wready(m_wready),
         .m_bresp(m_bresp), .m_bvalid(m_bvalid), .m_bready(m_bready),
@@ -72,7 +110,7 @@ module harness (
     reg aw_held = 1'b0, w_held = 1'b0, ar_held = 1'b0;
     reg [31:0] aw_q, w_q, ar_q;
     reg [3:0] strb_q;
-    always @(posedge clk) begin
+    always @(posedge s_clock) begin
         aw_held <= s_awvalid && !s_awready;
         w_held <= s_wvalid && !s_wready;
         ar_held <= s_arvalid && !s_arready;
@@ -96,7 +134,7 @@ module harness (
     reg aw_out = 1'b0, w_out = 1'b0, r_out = 1'b0;
     reg [31:0] req_addr = 32'd0, req_data = 32'd0;
     reg [3:0] req_strb = 4'd0;
-    always @(posedge clk) if (!reset) begin
+    always @(posedge s_clock) if (!reset) begin
         if (aw_take) begin
             aw_out <= 1'b1;
             req_addr <= s_awaddr;
@@ -127,7 +165,7 @@ module harness (
     reg answered = 1'b0;
     reg [1:0] m_code = 2'd0;
     reg [31:0] m_data_q = 32'd0;
-    always @(posedge clk) if (!reset) begin
+    always @(posedge m_clock) if (!reset) begin
         if (m_aw_take) m_aw <= 1'b1;
         if (m_w_take) m_w <= 1'b1;
         if (m_ar_take) m_r <= 1'b1;
@@ -143,7 +181,8 @@ module harness (
             m_code <= m_rresp;
             m_data_q <= m_rdata;
         end
-        if (b_done || r_done) answered <= 1'b0;
+        // The slave side's response taken, at a master edge that is a slave edge too.
+        if ((b_done || r_done) && aligned) answered <= 1'b0;
     end
     always @(*) begin
         if (m_bvalid) assume (m_aw && m_w && (m_bresp == 2'b00 || m_bresp == 2'b10));
@@ -153,19 +192,20 @@ module harness (
     // ---- The master side's requests as a source; in-window requests answered so far.
     reg maw_stall = 1'b0, mw_stall = 1'b0, mar_stall = 1'b0;
     reg [1:0] answers = 2'd0;
-    always @(posedge clk) begin
+    always @(posedge m_clock) begin
         maw_stall <= m_awvalid && !m_awready && !reset;
         mw_stall <= m_wvalid && !m_wready && !reset;
         mar_stall <= m_arvalid && !m_arready && !reset;
+    end
+    always @(posedge s_clock)
         if (!reset && ((b_done && inside) || (r_done && inside)) && answers != 2'd3)
             answers <= answers + 2'd1;
-    end
 
     // ---- The slave side's responses as a source.
     reg b_stall = 1'b0, r_stall = 1'b0;
     reg [1:0] bresp_q, rresp_q;
     reg [31:0] rdata_q;
-    always @(posedge clk) begin
+    always @(posedge s_clock) begin
         b_stall <= s_bvalid && !s_bready && !reset;
         r_stall <= s_rvalid && !s_rready && !reset;
         bresp_q <= s_bresp;
