@@ -929,6 +929,20 @@ mod tests {
     }
 
     #[test]
+    fn probes_reach_into_the_top_module_and_one_level_down() {
+        let v = "module top(clock,o);\n    input wire  clock;\n    output wire  o;\n    wire  [3:0] s$q;\n    assign s$q = 4'd5;\n    top$sub sub(\n        .clock(clock),\n        .o(o)\n    );\nendmodule // top\n\nmodule top$sub(clock,o);\n    input wire  clock;\n    output wire  o;\n    reg  [2:0] hold = 3'd1;\n    assign o = hold[0];\nendmodule // top$sub\n";
+        let p = with_probes(v, &["s$q", "sub.hold"]);
+        assert!(p.starts_with("module top(clock,o,probe_s_q,probe_sub_hold);"));
+        assert!(p.contains("module top$sub(clock,o,probe_hold);"));
+        assert!(p.contains("    output wire [2:0] probe_hold;\n    assign probe_hold = hold;\n"));
+        assert!(p.contains("    wire [2:0] sub$probe_hold;\n    top$sub sub(\n        .probe_hold(sub$probe_hold),\n"));
+        assert!(p.contains("    output wire [3:0] probe_s_q;\n    assign probe_s_q = s$q;\n"));
+        assert!(p.contains(
+            "    output wire [2:0] probe_sub_hold;\n    assign probe_sub_hold = sub$probe_hold;\n"
+        ));
+    }
+
+    #[test]
     fn report_counts_luts_flip_flops_and_block_rams() {
         let stat = "   Number of cells: 9\n     FDRE 12\n     LUT2 3\n     LUT6 4\n     RAMB18E2 3\n     RAMB36E2 1\n     CARRY8 2\n     DSP48E2 5\n     URAM288 6\n";
         let r = parse_report(stat);
@@ -1464,34 +1478,79 @@ pub fn harness(template: &str, verilog: &str) -> String {
 /// `verilog` with internal signals of its module `top` (such as a register's `regs$q`) made
 /// outputs named `probe_` and the name with `$` as `_`, for a harness's invariants: Yosys reads
 /// no hierarchical reference, and an induction needs to tie the harness's state to the design's.
-/// Only the port list grows; the logic is unchanged.
+/// A signal of a block one level down is named `instance.signal` (`pool_avg.holding`, output
+/// `probe_pool_avg_holding`): the block's module gets it as an output and `top` passes it up.
+/// Only port lists grow; the logic is unchanged.
 pub fn with_probes(verilog: &str, signals: &[&str]) -> String {
-    let start = verilog.find("module top(").expect("module top");
+    let mut v = verilog.to_string();
+    let mut outputs = Vec::new();
+    for s in signals {
+        let name = format!("probe_{}", s.replace(['$', '.'], "_"));
+        match s.split_once('.') {
+            None => outputs.push((s.to_string(), name)),
+            Some((inst, signal)) => {
+                assert!(!signal.contains('.'), "a probe one level down at most: {s}");
+                let module = format!("top${inst}");
+                let port = format!("probe_{}", signal.replace('$', "_"));
+                let width = declared_width(&v, &module, signal);
+                v = add_outputs(&v, &module, &[(signal.to_string(), port.clone())]);
+                // The instance in `top` connects the new port to a wire of its own.
+                let wire = format!("{inst}${port}");
+                let head = format!("    {module} {inst}(\n");
+                let at = v
+                    .find(&head)
+                    .unwrap_or_else(|| panic!("no instance {inst} in module top"));
+                v.replace_range(
+                    at..at + head.len(),
+                    &format!("    wire {width} {wire};\n{head}        .{port}({wire}),\n"),
+                );
+                outputs.push((wire, name));
+            }
+        }
+    }
+    add_outputs(&v, "top", &outputs)
+}
+
+/// The body of `module` in `verilog`: from `module NAME(` to its `endmodule // NAME` line.
+fn module_span(verilog: &str, module: &str) -> (usize, usize) {
+    let start = verilog
+        .find(&format!("module {module}("))
+        .unwrap_or_else(|| panic!("no module {module}"));
     let end = start
         + verilog[start..]
-            .find("endmodule // top\n")
-            .expect("end of top");
-    let body = &verilog[start..end];
-    let mut names = Vec::new();
+            .find(&format!("endmodule // {module}\n"))
+            .unwrap_or_else(|| panic!("no end of module {module}"));
+    (start, end)
+}
+
+/// The width (`[7:0]`, or empty for one bit) of `signal` as `module` declares it.
+fn declared_width(verilog: &str, module: &str, signal: &str) -> String {
+    let (start, end) = module_span(verilog, module);
+    let decl = verilog[start..end]
+        .lines()
+        .map(str::trim)
+        .find(|l| {
+            let l = l.trim_end_matches(';');
+            // The name, before an initial value if there is one.
+            let l = l.split_once(" = ").map_or(l, |(d, _)| d);
+            (l.starts_with("wire") || l.starts_with("reg")) && l.rsplit(' ').next() == Some(signal)
+        })
+        .unwrap_or_else(|| panic!("no signal {signal} in module {module}"));
+    decl.find('[')
+        .map(|i| decl[i..=decl.find(']').expect("width")].to_string())
+        .unwrap_or_default()
+}
+
+/// `verilog` with each (signal, output) of `signals` an output of `module` driven by the signal.
+fn add_outputs(verilog: &str, module: &str, signals: &[(String, String)]) -> String {
+    let (start, end) = module_span(verilog, module);
     let mut decls = String::new();
-    for s in signals {
-        let decl = body
-            .lines()
-            .map(str::trim)
-            .find(|l| {
-                (l.starts_with("wire") || l.starts_with("reg"))
-                    && l.trim_end_matches(';').rsplit(' ').next() == Some(*s)
-            })
-            .unwrap_or_else(|| panic!("no signal {s} in module top"));
-        let width = decl
-            .find('[')
-            .map(|i| &decl[i..=decl.find(']').expect("width")])
-            .unwrap_or("");
-        let name = format!("probe_{}", s.replace('$', "_"));
-        decls += &format!("    output wire {width} {name};\n    assign {name} = {s};\n");
-        names.push(name);
+    for (signal, name) in signals {
+        let width = declared_width(verilog, module, signal);
+        decls += &format!("    output wire {width} {name};\n    assign {name} = {signal};\n");
     }
-    let paren = start + body.find(");").expect("port list");
+    let names: Vec<&str> = signals.iter().map(|(_, n)| n.as_str()).collect();
+    let paren = start + verilog[start..end].find(");").expect("port list");
     format!(
         "{},{}{}{}{}",
         &verilog[..paren],

@@ -544,6 +544,47 @@ fn the_bridge_is_proven_to_answer_each_request_once_and_pass_it_through() {
     );
 }
 
+/// The mutants a bridge proof must fail on, and its reach checks: (what, Verilog, harness).
+/// Every mutant of `MUTATIONS` (what, the emitted text, its replacement) named in `which`; then
+/// the claims that no write, or no read, within the window is ever answered, or fewer than two
+/// requests are, which must fail within the proof's depth.
+fn refutations(two_clocks: bool, which: &[&str]) -> Vec<(String, String, String)> {
+    const MUTATIONS: [(&str, &str, &str); 3] = [
+        (
+            "dropped bvalid",
+            "if (bvalid$q & s_bready) begin",
+            "if (bvalid$q) begin",
+        ),
+        ("no window", "if (outside) begin", "if (1'b0) begin"),
+        (
+            "dropped awvalid",
+            "if (aw_pending$q & m_awready) begin",
+            "if (aw_pending$q) begin",
+        ),
+    ];
+    let v = cdc_verilog();
+    let h = cdc_files(&v, two_clocks)[1].1.clone();
+    let last = "    end\nendmodule";
+    assert_eq!(h.matches(last).count(), 1);
+    let claim = |c: &str| h.replace(last, &format!("        assert ({c});\n{last}"));
+    let mut cases: Vec<(String, String, String)> = MUTATIONS
+        .iter()
+        .filter(|m| which.contains(&m.0))
+        .map(|&(what, from, to)| {
+            assert_eq!(v.matches(from).count(), 1, "the mutation site {from}");
+            (what.to_string(), v.replace(from, to), h.clone())
+        })
+        .collect();
+    for (what, c) in [
+        ("a write answered", "!(s_bvalid && inside)"),
+        ("a read answered", "!(s_rvalid && inside)"),
+        ("two answered", "answers < 2'd2"),
+    ] {
+        cases.push((what.to_string(), v.clone(), claim(c)));
+    }
+    cases
+}
+
 /// The bridge's proof fails on mutants (a write response withdrawn before it is taken; a request
 /// beyond the window sent to the switch; a master-side address withdrawn before the switch takes
 /// it), and its depth reaches what it claims about: with the claims that no write or read within
@@ -551,42 +592,8 @@ fn the_bridge_is_proven_to_answer_each_request_once_and_pass_it_through() {
 /// fails (two are answered within `CDC_DEPTH` cycles).
 #[test]
 fn the_bridge_proof_fails_on_mutants_and_reaches_whole_round_trips() {
-    let v = cdc_verilog();
-    let h = cdc_files(&v, false)[1].1.clone();
-    let last = "    end\nendmodule";
-    let claim = |c: &str| h.replace(last, &format!("        assert ({c});\n{last}"));
-    let mutant = |from: &str, to: &str| {
-        assert_eq!(v.matches(from).count(), 1, "the mutation site {from}");
-        v.replace(from, to)
-    };
-    assert_eq!(h.matches(last).count(), 1);
-    for (what, verilog, harness) in [
-        (
-            "dropped bvalid",
-            mutant("if (bvalid$q & s_bready) begin", "if (bvalid$q) begin"),
-            h.clone(),
-        ),
-        (
-            "no window",
-            mutant("if (outside) begin", "if (1'b0) begin"),
-            h.clone(),
-        ),
-        (
-            "dropped awvalid",
-            mutant(
-                "if (aw_pending$q & m_awready) begin",
-                "if (aw_pending$q) begin",
-            ),
-            h.clone(),
-        ),
-        (
-            "a write answered",
-            v.clone(),
-            claim("!(s_bvalid && inside)"),
-        ),
-        ("a read answered", v.clone(), claim("!(s_rvalid && inside)")),
-        ("two answered", v.clone(), claim("answers < 2'd2")),
-    ] {
+    let all = ["dropped bvalid", "no window", "dropped awvalid"];
+    for (what, verilog, harness) in refutations(false, &all) {
         let step = horus_hdl_tools::check::refute(
             &format!("axil_cdc_mutant_{}", what.replace(' ', "_")),
             &[("top.v", &verilog), ("harness.sv", &harness)],
@@ -627,36 +634,7 @@ fn the_bridge_is_proven_across_the_shells_two_clocks() {
 /// ever answered, or fewer than two requests are, it fails.
 #[test]
 fn the_two_clock_bridge_proof_fails_on_a_mutant_and_reaches_whole_round_trips() {
-    let v = cdc_verilog();
-    let h = cdc_files(&v, true)[1].1.clone();
-    let last = "    end\nendmodule";
-    let claim = |c: &str| h.replace(last, &format!("        assert ({c});\n{last}"));
-    let mutant = |from: &str, to: &str| {
-        assert_eq!(v.matches(from).count(), 1, "the mutation site {from}");
-        v.replace(from, to)
-    };
-    for (what, verilog, harness) in [
-        (
-            "dropped bvalid",
-            mutant("if (bvalid$q & s_bready) begin", "if (bvalid$q) begin"),
-            h.clone(),
-        ),
-        (
-            "dropped awvalid",
-            mutant(
-                "if (aw_pending$q & m_awready) begin",
-                "if (aw_pending$q) begin",
-            ),
-            h.clone(),
-        ),
-        (
-            "a write answered",
-            v.clone(),
-            claim("!(s_bvalid && inside)"),
-        ),
-        ("a read answered", v.clone(), claim("!(s_rvalid && inside)")),
-        ("two answered", v.clone(), claim("answers < 2'd2")),
-    ] {
+    for (what, verilog, harness) in refutations(true, &["dropped bvalid", "dropped awvalid"]) {
         let step = horus_hdl_tools::check::refute_clocked(
             &format!("axil_cdc_2clk_mutant_{}", what.replace(' ', "_")),
             &[("top.v", &verilog), ("harness.sv", &harness)],

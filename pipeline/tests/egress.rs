@@ -8,24 +8,8 @@ use horus_pipeline::egress::{Egress, JOB_SLOTS};
 use horus_pipeline::phv::Phv;
 use rust_hdl::prelude::*;
 
-/// The bit offset of the field `set` sets in the pass descriptor's bits.
-fn offset(set: impl Fn(&mut Phv)) -> usize {
-    let mut p = Phv::default();
-    set(&mut p);
-    let bits: Bits<{ Phv::BITS }> = p.into();
-    (0..Phv::BITS)
-        .find(|&i| bits.get_bit(i))
-        .expect("a bit set")
-}
-
-/// The flags `flags` set, as their bits in the pass descriptor, ORed.
-fn any_of(flags: &[fn(&mut Phv)]) -> String {
-    flags
-        .iter()
-        .map(|f| format!("pass[{}]", offset(f)))
-        .collect::<Vec<_>>()
-        .join(" | ")
-}
+mod common;
+use common::{phv_any, phv_offset};
 
 /// A control pass.
 const CONTROL: [fn(&mut Phv); 6] = [
@@ -75,9 +59,9 @@ fn files(verilog: &str, without: &[&str]) -> [(&'static str, String); 2] {
         h.replace_range(a..b, "");
     }
     let h = check::harness(&h, verilog)
-        .replace("@LEN@", &offset(|p| p.len = 0xffff.into()).to_string())
-        .replace("@CONTROL@", &any_of(&CONTROL))
-        .replace("@FORWARDING@", &any_of(&FORWARDING))
+        .replace("@LEN@", &phv_offset(|p| p.len = 0xffff.into()).to_string())
+        .replace("@CONTROL@", &phv_any("pass", &CONTROL))
+        .replace("@FORWARDING@", &phv_any("pass", &FORWARDING))
         .replace("@JOB_SLOTS@", &JOB_SLOTS.to_string());
     [("top.v", verilog.to_string()), ("harness.sv", h)]
 }

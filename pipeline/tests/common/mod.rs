@@ -188,3 +188,33 @@ pub fn lint_and_synth<B: rust_hdl::prelude::Block>(
     horus_hdl_tools::check::verilator_lint(name, &v).unwrap();
     horus_hdl_tools::check::yosys_synth(name, &v).unwrap()
 }
+
+/// The bit offset of the field `set` sets in the pass descriptor's bits (for formal harnesses,
+/// which read the descriptor as a bit vector).
+pub fn phv_offset(set: impl Fn(&mut Phv)) -> usize {
+    let mut p = Phv::default();
+    set(&mut p);
+    let bits: Bits<{ Phv::BITS }> = p.into();
+    (0..Phv::BITS)
+        .find(|&i| bits.get_bit(i))
+        .expect("a bit set")
+}
+
+/// The bits of `signal` (a pass descriptor) that the fields `flags` set, ORed, in parentheses:
+/// `(pass[3] | pass[9])`.
+pub fn phv_any(signal: &str, flags: &[fn(&mut Phv)]) -> String {
+    let bits: Vec<String> = flags
+        .iter()
+        .map(|f| format!("{signal}[{}]", phv_offset(f)))
+        .collect();
+    format!("({})", bits.join(" | "))
+}
+
+/// How many of the fields `flags` set are set in `signal`, as a 4-bit sum.
+pub fn phv_count(signal: &str, flags: &[fn(&mut Phv)]) -> String {
+    let bits: Vec<String> = flags
+        .iter()
+        .map(|f| format!("{{3'd0, {signal}[{}]}}", phv_offset(f)))
+        .collect();
+    format!("({})", bits.join(" + "))
+}
