@@ -4,7 +4,7 @@
 
 use horus_hdl_tools::check::{self, Proof};
 use horus_model::config::Role;
-use horus_pipeline::egress::{Egress, JOB_SLOTS};
+use horus_pipeline::egress::{Egress, EgressJob, JOB_SLOTS};
 use horus_pipeline::phv::Phv;
 use rust_hdl::prelude::*;
 
@@ -30,7 +30,7 @@ const FORWARDING: [fn(&mut Phv); 5] = [
     |p| p.is_reply_idle = true,
 ];
 
-const PROBES: [&str; 11] = [
+const PROBES: [&str; 20] = [
     "room",
     "out_fifo$count",
     "out_fifo$full",
@@ -42,7 +42,26 @@ const PROBES: [&str; 11] = [
     "tag2$q",
     "tag3$q",
     "tag4$q",
+    "beat$q",
+    "phase$q",
+    "last_r$q",
+    "head",
+    "job",
+    "done",
+    "job_fifo$push",
+    "job_fifo.wr_ptr$q",
+    "job_fifo.rd_ptr$q",
 ];
+
+/// The bit offset of the field `set` sets in a job's bits.
+fn job_offset(set: impl Fn(&mut EgressJob)) -> usize {
+    let mut j = EgressJob::default();
+    set(&mut j);
+    let bits: Bits<{ EgressJob::BITS }> = j.into();
+    (0..EgressJob::BITS)
+        .find(|&i| bits.get_bit(i))
+        .expect("a bit set")
+}
 
 fn verilog(role: Role) -> String {
     let mut uut = Egress::new(role);
@@ -62,7 +81,14 @@ fn files(verilog: &str, without: &[&str]) -> [(&'static str, String); 2] {
         .replace("@LEN@", &phv_offset(|p| p.len = 0xffff.into()).to_string())
         .replace("@CONTROL@", &phv_any("pass", &CONTROL))
         .replace("@FORWARDING@", &phv_any("pass", &FORWARDING))
-        .replace("@JOB_SLOTS@", &JOB_SLOTS.to_string());
+        .replace("@JOB_SLOTS@", &JOB_SLOTS.to_string())
+        .replace(
+            "@J_BEATS@",
+            &job_offset(|j| j.beats = 0x3f.into()).to_string(),
+        )
+        .replace("@J_FWD@", &job_offset(|j| j.fwd = true).to_string())
+        .replace("@J_SIG@", &job_offset(|j| j.sig = true).to_string())
+        .replace("@J_SINGLE@", &job_offset(|j| j.single = true).to_string());
     [("top.v", verilog.to_string()), ("harness.sv", h)]
 }
 
@@ -76,7 +102,7 @@ const DROP_DEPTH: u32 = 3;
 /// last beat; the length on every beat) and nothing overflows.
 #[test]
 fn the_egress_output_is_proven_well_framed() {
-    let [a, b] = files(&verilog(Role::Leaf), &["LATENCY"]);
+    let [a, b] = files(&verilog(Role::Leaf), &["LATENCY", "DELIVERY", "STEPS"]);
     let p = check::prove(
         "egress_framing",
         &[(a.0, &a.1), (b.0, &b.1)],
@@ -97,7 +123,7 @@ fn the_egress_output_is_proven_well_framed() {
 #[test]
 fn the_egress_is_proven_to_drop_nothing() {
     for role in [Role::Leaf, Role::Spine] {
-        let [a, b] = files(&verilog(role), &["FRAMING", "LATENCY"]);
+        let [a, b] = files(&verilog(role), &["FRAMING", "LATENCY", "DELIVERY", "STEPS"]);
         let p = check::prove_inductive(
             &format!("egress_drop_{role:?}"),
             &[(a.0, &a.1), (b.0, &b.1)],
@@ -121,7 +147,10 @@ fn the_never_drop_proof_fails_with_a_margin_of_one_less() {
         "localparam  out_room = 5'b1100;",
     );
     assert_eq!(v.matches(from).count(), 1, "the mutation site");
-    let [a, b] = files(&v.replace(from, to), &["FRAMING", "LATENCY", "INVARIANTS"]);
+    let [a, b] = files(
+        &v.replace(from, to),
+        &["FRAMING", "LATENCY", "INVARIANTS", "DELIVERY", "STEPS"],
+    );
     let step = check::refute("egress_margin", &[(a.0, &a.1), (b.0, &b.1)], "harness", 24).unwrap();
     eprintln!("a margin of one less overflows at step {step}");
 }
@@ -130,7 +159,7 @@ fn the_never_drop_proof_fails_with_a_margin_of_one_less() {
 /// cycles, the emitter is never held back for the output FIFO's room.
 #[test]
 fn the_egress_is_proven_never_to_hold_a_ready_output() {
-    let [a, b] = files(&verilog(Role::Leaf), &["FRAMING"]);
+    let [a, b] = files(&verilog(Role::Leaf), &["FRAMING", "DELIVERY", "STEPS"]);
     let p = check::prove_inductive(
         "egress_latency",
         &[(a.0, &a.1), (b.0, &b.1)],
@@ -159,7 +188,10 @@ fn the_bounded_wait_fails_when_the_emitter_waits_for_an_empty_output() {
         "room = out_fifo$count == 5'd0;",
     );
     assert_eq!(v.matches(from).count(), 1, "the mutation site");
-    let [a, b] = files(&v.replace(from, to), &["FRAMING", "INVARIANTS"]);
+    let [a, b] = files(
+        &v.replace(from, to),
+        &["FRAMING", "INVARIANTS", "DELIVERY", "STEPS"],
+    );
     let step = check::refute(
         "egress_stall",
         &[(a.0, &a.1), (b.0, &b.1)],
@@ -179,7 +211,10 @@ fn the_framing_proof_fails_on_a_wrong_last_keep() {
         "else keep = ~({64{1'b1}} << (tail - 6'd1));",
     );
     assert_eq!(v.matches(from).count(), 1, "the mutation site");
-    let [a, b] = files(&v.replace(from, to), &["LATENCY", "INVARIANTS"]);
+    let [a, b] = files(
+        &v.replace(from, to),
+        &["LATENCY", "INVARIANTS", "DELIVERY", "STEPS"],
+    );
     let step = check::refute(
         "egress_keep",
         &[(a.0, &a.1), (b.0, &b.1)],
@@ -188,4 +223,55 @@ fn the_framing_proof_fails_on_a_wrong_last_keep() {
     )
     .unwrap();
     eprintln!("a last beat one byte short fails at step {step}");
+}
+
+/// The per-job claim's induction closes at this depth.
+const DELIVERY_DEPTH: u32 = 3;
+
+/// Per job, for every sequence of passes and back-pressure, at every depth: a job at the head of
+/// the job FIFO leaves it after its own work, one step per cycle in which the emitter has room
+/// (its frame's beats, then its signal's), and jobs are queued well-formed.
+#[test]
+fn the_egress_is_proven_to_retire_each_job_after_its_own_beats() {
+    for role in [Role::Leaf, Role::Spine] {
+        let [a, b] = files(&verilog(role), &["FRAMING", "LATENCY"]);
+        assert_eq!(
+            check::prove_inductive(
+                &format!("egress_delivery_{role:?}"),
+                &[(a.0, &a.1), (b.0, &b.1)],
+                "harness",
+                DELIVERY_DEPTH
+            )
+            .unwrap(),
+            Proof::Proven {
+                depth: DELIVERY_DEPTH
+            },
+            "{role:?}"
+        );
+    }
+}
+
+/// An emitter that marks a frame's last beat one beat late keeps its head job a cycle too long:
+/// the per-job claim fails on a trace from reset.
+#[test]
+fn the_per_job_claim_fails_when_the_last_beat_comes_late() {
+    let v = verilog(Role::Leaf);
+    let from = format!(
+        "last_r$d = beat$q + two6 == head[{} +: 6];",
+        job_offset(|j| j.beats = 0x3f.into())
+    );
+    let to = from.replace("two6", "one6");
+    assert_eq!(v.matches(&from).count(), 1, "the mutation site");
+    let [a, b] = files(
+        &v.replace(&from, &to),
+        &["FRAMING", "LATENCY", "INVARIANTS", "STEPS"],
+    );
+    let step = check::refute(
+        "egress_delivery_mutant",
+        &[(a.0, &a.1), (b.0, &b.1)],
+        "harness",
+        10,
+    )
+    .unwrap();
+    eprintln!("last beat one late: fails at step {step}");
 }

@@ -22,6 +22,10 @@
 //     cycle, behind at most the 11 beats in the output FIFO;
 //   - `m_axis` is an AXI-Stream source: a beat offered and not taken is offered again with the
 //     same `tdata`, `tkeep`, `tlast` and `tuser`;
+//   - per job (`DELIVERY`): a job at the head of the job FIFO leaves it after its own work, one
+//     step in each cycle in which the emitter has room for a beat: its frame's beats if it
+//     forwards one, then its signal's beat if it sends one (a job with neither leaves at once);
+//     jobs are queued well-formed (a forwarded frame of 1 to 32 beats, `single` exactly for one);
 //   - framing: `tkeep` is contiguous from byte 0 and not empty, and all ones on a beat that is not
 //     a frame's last; every beat of a frame carries the frame's length in `tuser`, and the frame
 //     ends (`tlast`) exactly at beat ceil(length / 64), whose `tkeep` keeps length mod 64 bytes
@@ -80,6 +84,22 @@ module harness (
     wire [6:0] want_beats = {1'b0, out_len[11:6]} + (out_len[5:0] != 6'd0 ? 7'd1 : 7'd0);
     wire [63:0] want_keep = out_len[5:0] == 6'd0 ? {64{1'b1}} : ~({64{1'b1}} << out_len[5:0]);
 
+    // The head job and the job being queued (`DELIVERY`).
+    localparam J_BEATS = @J_BEATS@;
+    wire [5:0] h_beats = probe_head[J_BEATS +: 6];
+    wire h_fwd = probe_head[@J_FWD@];
+    wire h_sig = probe_head[@J_SIG@];
+    wire h_ok = !h_fwd || (h_beats >= 6'd1 && h_beats <= 6'd32
+        && probe_head[@J_SINGLE@] == (h_beats == 6'd1));
+    wire [5:0] j_beats = probe_job[J_BEATS +: 6];
+    wire j_fwd = probe_job[@J_FWD@];
+    wire j_ok = j_beats >= 6'd1 && j_beats <= 6'd32 && probe_job[@J_SINGLE@] == (j_beats == 6'd1);
+    wire [6:0] need = (h_fwd ? {1'b0, h_beats} : 7'd0) + {6'd0, h_sig};
+    reg [6:0] age = 7'd0;
+    always @(posedge clock)
+        if (probe_done) age <= 7'd0;
+        else if (probe_job_fifo_head_valid && probe_room) age <= age + 7'd1;
+
     // The emitter's beats in flight (each tag's valid bit is its lowest).
     wire [4:0] in_flight = {4'd0, probe_tag1_q[0]} + {4'd0, probe_tag2_q[0]}
         + {4'd0, probe_tag3_q[0]} + {4'd0, probe_tag4_q[0]};
@@ -104,6 +124,29 @@ module harness (
         // ahead of it.
         if (&ready_hist) assert (probe_room);
         // @END_LATENCY
+        // @DELIVERY: `age` counts the cycles with room since the head job became the head; a
+        // well-formed head needs `need` of them, and leaves in the last.
+        if (probe_job_fifo_push && j_fwd) assert (j_ok);
+        if (probe_job_fifo_head_valid && h_ok) begin
+            if (need == 7'd0) assert (age == 7'd0 && probe_done);
+            else assert (age < need);
+        end
+        // @END_DELIVERY
+        // @STEPS: what makes it inductive: the beat counter counts the frame's beats issued, the
+        // signal phase follows the frame's last beat, `last_r` marks the next beat as the last,
+        // and the job FIFO's head changes only when it is popped (its pointers and count agree).
+        if (!probe_job_fifo_head_valid) assert (age == 7'd0 && probe_beat_q == 6'd0 && !probe_phase_q);
+        if (probe_job_fifo_head_valid && h_fwd && !probe_phase_q)
+            assert (probe_beat_q == age[5:0]);
+        if (probe_job_fifo_head_valid && h_fwd && !probe_phase_q && probe_beat_q != 6'd0)
+            assert (probe_last_r_q == (probe_beat_q + 6'd1 == h_beats));
+        if (probe_job_fifo_head_valid && h_ok && h_fwd && !probe_phase_q) assert (age < {1'b0, h_beats});
+        if (probe_phase_q)
+            assert (probe_job_fifo_head_valid && h_fwd && h_sig && probe_beat_q == 6'd0
+                && (!h_ok || age == {1'b0, h_beats}));
+        if (probe_job_fifo_head_valid && !h_fwd) assert (age == 7'd0 && probe_beat_q == 6'd0 && !probe_phase_q);
+        assert (probe_job_fifo_count == probe_job_fifo_wr_ptr_q - probe_job_fifo_rd_ptr_q);
+        // @END_STEPS
         // @INVARIANTS: what makes never-drop inductive: the FIFOs' counts within their sizes, and
         // the output FIFO's entries plus the beats in the emitter's pipeline within its 16.
         assert (probe_out_fifo_count <= 5'd16 && probe_job_fifo_count <= JOB_SLOTS);
