@@ -9,7 +9,7 @@ use horus_sim::placement::RandomPools;
 use horus_sim::policy::{self, POLICIES, PolicySpec};
 use horus_sim::topology::Topology;
 use horus_sim::workload::{LoadSchedule, ServiceTime, WORKLOADS};
-use horus_sim::{engine, plot, sweep};
+use horus_sim::{engine, sweep};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -26,9 +26,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// One simulation: writes <out>/<policy>-<workload>.json and ...-pools.csv.
+    /// One simulation: writes <out>/<policy>-<workload>.json and ...-pools.csv; or, with --spec,
+    /// one point of a planned sweep.
     #[command(after_help = policies_help())]
     Run {
+        /// Run a point of a planned sweep (`sweep --plan DIR`): DIR/points/NNNN.json, whose
+        /// configuration is the whole run's; its result goes to DIR/results/NNNN.json (to
+        /// --out for a file elsewhere).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["policy", "workload", "load"])]
+        spec: Option<PathBuf>,
         #[arg(
             long,
             default_value = PolicySpec::default().name(),
@@ -62,8 +68,21 @@ enum Command {
         /// Tail target for the "throughput at a p99 target" summary.
         #[arg(long, default_value_t = 2000.0)]
         p99_target_us: f64,
+        /// Run nothing: write one self-contained run specification per point under DIR, for a
+        /// cluster's scheduler (`run --spec` each, then `merge DIR`).
+        #[arg(long, value_name = "DIR")]
+        plan: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
+    },
+    /// Gathers the results of a planned sweep (`sweep --plan DIR`, then `run --spec` for each
+    /// point) into sweep.csv, sweep.json and the plots, the same files a local sweep writes.
+    Merge {
+        /// The planned sweep's folder.
+        dir: PathBuf,
+        /// Where to write the files [default: DIR]
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -350,6 +369,40 @@ fn main() -> anyhow::Result<()> {
     horus_sim::use_huge_pages();
     match Cli::parse().command {
         Command::Run {
+            spec: Some(spec),
+            common,
+            ..
+        } => {
+            let cfg = sweep::read_point(&spec)?;
+            let name = spec
+                .file_stem()
+                .context("a run specification's file name")?
+                .to_string_lossy()
+                .into_owned();
+            let out = sweep::results_dir(&spec).unwrap_or(common.out);
+            eprintln!(
+                "{}: {} on {} at load {}, {} ms",
+                spec.display(),
+                cfg.policy.name(),
+                cfg.workload,
+                cfg.load.steps.first().map_or(0.0, |s| s.1),
+                cfg.sim_ns as f64 / 1e6
+            );
+            let summary = engine::run(&cfg, &mut |_| {})?;
+            let path = sweep::write_result(&out, &name, &SweepRow::from(&summary))?;
+            print_quietly(&format!(
+                "{}, {}; result in {}\n",
+                tasks_text(
+                    summary.tasks,
+                    summary.lost_in_network,
+                    summary.lost_to_failures
+                ),
+                response_text(&summary.response),
+                path.display()
+            ))?;
+        }
+        Command::Run {
+            spec: None,
             policy,
             workload,
             load,
@@ -402,6 +455,7 @@ fn main() -> anyhow::Result<()> {
             workloads,
             loads,
             p99_target_us,
+            plan,
             common,
         } => {
             let base = common.config(PolicySpec::default().name(), "exp", "0.5")?;
@@ -413,6 +467,26 @@ fn main() -> anyhow::Result<()> {
             for cfg in &configs {
                 cfg.validate()
                     .with_context(|| format!("load {:?}", cfg.load.steps[0].1))?;
+            }
+            let names: Vec<String> = specs.iter().map(|p| p.name().to_string()).collect();
+            if let Some(dir) = plan {
+                let plan = sweep::Plan {
+                    format: sweep::PLAN_FORMAT,
+                    seed: base.seed,
+                    policies: names,
+                    workloads,
+                    loads,
+                    p99_target_us,
+                    points: configs.len(),
+                };
+                sweep::write_plan(&dir, &plan, &configs)?;
+                print_quietly(&format!(
+                    "{} points in {}: run each with `horus-sim run --spec FILE`, then `horus-sim merge {}`\n",
+                    configs.len(),
+                    dir.join("points").display(),
+                    dir.display()
+                ))?;
+                return Ok(());
             }
             eprintln!(
                 "seed {}: {} runs on {} threads",
@@ -427,26 +501,26 @@ fn main() -> anyhow::Result<()> {
             let summaries = sweep::run_all(&configs, &|_| bar.inc(1))?;
             bar.finish_and_clear();
             let rows: Vec<SweepRow> = summaries.iter().map(SweepRow::from).collect();
-            let throughput: Vec<_> = workloads
-                .iter()
-                .flat_map(|w| specs.iter().map(move |p| (p.name(), w)))
-                .map(|(p, w)| serde_json::json!({ "policy": p, "workload": w, "p99_target_us": p99_target_us, "max_load": output::throughput_at_p99(&rows, p, w, p99_target_us) }))
-                .collect();
-            output::write_sweep(
+            let table = output::finish_sweep(
                 &common.out,
                 &rows,
-                &serde_json::json!({ "seed": base.seed, "throughput_at_p99_target": throughput }),
+                &names,
+                &workloads,
+                base.seed,
+                p99_target_us,
             )?;
-            plot::p99_vs_load(&common.out, &rows).context("plotting")?;
-            let table: String = rows
-                .iter()
-                .map(|r| {
-                    format!(
-                        "{:10} {:14} load {:.2}: p99 {:9.1} us\n",
-                        r.policy, r.workload, r.load, r.response_p99_us
-                    )
-                })
-                .collect();
+            print_quietly(&table)?;
+        }
+        Command::Merge { dir, out } => {
+            let (plan, rows) = sweep::merge(&dir)?;
+            let table = output::finish_sweep(
+                out.as_ref().unwrap_or(&dir),
+                &rows,
+                &plan.policies,
+                &plan.workloads,
+                plan.seed,
+                plan.p99_target_us,
+            )?;
             print_quietly(&table)?;
         }
     }
@@ -484,6 +558,7 @@ mod tests {
         let cli = Cli::try_parse_from(["horus-sim", "run"].iter().chain(args))
             .map_err(|e| e.to_string())?;
         let Command::Run {
+            spec: None,
             policy,
             workload,
             load,

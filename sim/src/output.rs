@@ -2,7 +2,7 @@
 
 use crate::metrics::Summary;
 use anyhow::Context;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Writes `summary.json` and `pools.csv` under `dir`, prefixed by `stem`.
@@ -68,7 +68,7 @@ impl From<&crate::metrics::PoolSummary> for PoolRow {
 }
 
 /// One sweep point, overall numbers only.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     pub policy: String,
     pub workload: String,
@@ -164,6 +164,47 @@ pub fn throughput_at_p99(
         .take_while(|&&(_, p99)| p99 <= target_us)
         .map(|&(load, _)| load)
         .last()
+}
+
+/// A sweep's results from its rows, in the sweep's order: `sweep.csv`, `sweep.json` (with the
+/// seed and the throughput at `p99_target_us` of each policy and workload) and the plots, under
+/// `dir`; returns the table the command prints. A local sweep and a merged cluster sweep
+/// ([`crate::sweep::merge`]) both end here, so their files are the same byte for byte.
+pub fn finish_sweep(
+    dir: &Path,
+    rows: &[SweepRow],
+    policies: &[String],
+    workloads: &[String],
+    seed: u64,
+    p99_target_us: f64,
+) -> anyhow::Result<String> {
+    let throughput: Vec<_> = workloads
+        .iter()
+        .flat_map(|w| policies.iter().map(move |p| (p, w)))
+        .map(|(p, w)| {
+            serde_json::json!({
+                "policy": p,
+                "workload": w,
+                "p99_target_us": p99_target_us,
+                "max_load": throughput_at_p99(rows, p, w, p99_target_us),
+            })
+        })
+        .collect();
+    write_sweep(
+        dir,
+        rows,
+        &serde_json::json!({ "seed": seed, "throughput_at_p99_target": throughput }),
+    )?;
+    crate::plot::p99_vs_load(dir, rows).context("plotting")?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{:10} {:14} load {:.2}: p99 {:9.1} us\n",
+                r.policy, r.workload, r.load, r.response_p99_us
+            )
+        })
+        .collect())
 }
 
 pub fn write_sweep(dir: &Path, rows: &[SweepRow], extra: &serde_json::Value) -> anyhow::Result<()> {
