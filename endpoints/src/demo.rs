@@ -130,6 +130,10 @@ pub fn scaled(s: &ServiceTime, k: f64) -> ServiceTime {
         ServiceTime::Trace { values_ns } => ServiceTime::Trace {
             values_ns: values_ns.iter().map(m).collect(),
         },
+        ServiceTime::HyperExponential { means_ns, probs } => ServiceTime::HyperExponential {
+            means_ns: means_ns.iter().map(|v| v * k).collect(),
+            probs: probs.clone(),
+        },
     }
 }
 

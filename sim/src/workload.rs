@@ -10,6 +10,9 @@
 //!   those medians, so each request type is a constant.
 //! - `tpcc`: TPC-C transactions of 21.6, 22.68, 71.28, 332.64, 378 us at 44/4/44/4/4 % (Horus §4.1,
 //!   as in RackSched).
+//! - `exp20`: exponential, mean 20 us (Malcolm §7, its light workload).
+//! - `hyperexp`: hyperexponential, 95 % exponential of mean 20 us and 5 % of mean 400 us, mean
+//!   39 us (Malcolm §7, `HyperExp(95:20, 5:400)`).
 //! - a trace: one service time in microseconds per line, drawn uniformly at random.
 //!
 //! Arrivals are Poisson per pool at rate `load x workers / mean service time`, load being a fraction
@@ -43,6 +46,11 @@ pub enum ServiceTime {
     Trace {
         values_ns: Vec<u64>,
     },
+    /// Exponential of mean `means_ns[i]` with probability `probs[i]` (summing to 1).
+    HyperExponential {
+        means_ns: Vec<f64>,
+        probs: Vec<f64>,
+    },
 }
 
 /// The named workloads the command line accepts.
@@ -53,6 +61,8 @@ pub const WORKLOADS: &[&str] = &[
     "rocksdb-50-50",
     "rocksdb-90-10",
     "tpcc",
+    "exp20",
+    "hyperexp",
 ];
 
 impl ServiceTime {
@@ -68,6 +78,11 @@ impl ServiceTime {
         Ok(match name {
             "exp" => ServiceTime::Exponential {
                 mean_ns: 100.0 * US,
+            },
+            "exp20" => ServiceTime::Exponential { mean_ns: 20.0 * US },
+            "hyperexp" => ServiceTime::HyperExponential {
+                means_ns: vec![20.0 * US, 400.0 * US],
+                probs: vec![0.95, 0.05],
             },
             "bimodal" => d(&[(50.0, 0.5), (500.0, 0.5)]),
             "trimodal" => d(&[(50.0, 1.0 / 3.0), (500.0, 1.0 / 3.0), (5000.0, 1.0 / 3.0)]),
@@ -133,6 +148,9 @@ impl ServiceTime {
                 values_ns.iter().map(|&v| u128::from(v)).sum::<u128>() as f64
                     / values_ns.len() as f64
             }
+            ServiceTime::HyperExponential { means_ns, probs } => {
+                means_ns.iter().zip(probs).map(|(m, p)| m * p).sum()
+            }
         }
     }
 
@@ -154,6 +172,20 @@ impl ServiceTime {
                 *values_ns.last().expect("non-empty")
             }
             ServiceTime::Trace { values_ns } => values_ns[rng.random_range(0..values_ns.len())],
+            ServiceTime::HyperExponential { means_ns, probs } => {
+                // The branch, then an exponential of its mean.
+                let mut u: f64 = rng.random();
+                let mut mean = *means_ns.last().expect("non-empty");
+                for (m, p) in means_ns.iter().zip(probs) {
+                    if u < *p {
+                        mean = *m;
+                        break;
+                    }
+                    u -= p;
+                }
+                let x: f64 = Exp1.sample(rng);
+                round_nanos(x * mean).max(1)
+            }
         }
     }
 }
@@ -327,6 +359,21 @@ mod tests {
                 w.mean_ns()
             );
         }
+    }
+
+    #[test]
+    fn hyperexp_is_malcolms_mix_of_two_exponentials() {
+        let w = ServiceTime::named("hyperexp").unwrap();
+        assert!((w.mean_ns() - 39_000.0).abs() < 1e-6);
+        // The mass above 100 us: 0.95 e^-5 + 0.05 e^-0.25 = 0.0446 (an exponential
+        // of the same mean has e^(-100/39) = 0.077, a constant none).
+        let mut rng = stream(5, Stream::Workload, 0);
+        let n = 400_000;
+        let over = (0..n).filter(|_| w.sample(&mut rng) > 100_000).count() as f64 / n as f64;
+        let expected = 0.95 * (-5.0f64).exp() + 0.05 * (-0.25f64).exp();
+        assert!((over - expected).abs() < 0.002, "{over} vs {expected}");
+        let e = ServiceTime::named("exp20").unwrap();
+        assert_eq!(e.mean_ns(), 20_000.0);
     }
 
     #[test]
