@@ -4,7 +4,7 @@ use crate::placement::RandomPools;
 use crate::policy::PolicySpec;
 use crate::queue::Nanos;
 use crate::topology::Topology;
-use crate::workload::LoadSchedule;
+use crate::workload::{Bursts, LoadSchedule};
 use anyhow::{Context, ensure};
 use serde::{Deserialize, Serialize};
 
@@ -120,6 +120,10 @@ pub struct SimConfig {
     /// pod, as the paper does ([`crate::cluster`], `docs/algorithm.md` decision 20).
     #[serde(default = "spine_group_workers")]
     pub spine_group_workers: u32,
+    /// Bursty arrivals (a two-state Markov-modulated Poisson process of the load's mean rate);
+    /// `None`: Poisson.
+    #[serde(default)]
+    pub bursts: Option<Bursts>,
 }
 
 fn one() -> u32 {
@@ -153,6 +157,7 @@ impl Default for SimConfig {
             pool_histograms: true,
             shards: 1,
             spine_group_workers: spine_group_workers(),
+            bursts: None,
         }
     }
 }
@@ -160,6 +165,9 @@ impl Default for SimConfig {
 impl SimConfig {
     pub fn validate(&self) -> anyhow::Result<()> {
         self.topology.validate()?;
+        if let Some(b) = &self.bursts {
+            b.validate()?;
+        }
         ensure!(
             (0.0..1.0).contains(&self.loss),
             "loss must be in [0, 1), got {}",

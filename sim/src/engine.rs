@@ -31,7 +31,7 @@ use crate::queue::{EventQueue, LOOKAHEAD, Nanos};
 use crate::rng::{self, SimRng, Stream};
 use crate::shard::{self, ShardSpec};
 use crate::worker::{MEASURED, NO_FAILURE, Queued, Worker};
-use crate::workload::ServiceTime;
+use crate::workload::{BurstState, ServiceTime};
 use anyhow::Context;
 use hdrhistogram::Histogram;
 use rand::Rng;
@@ -216,6 +216,8 @@ pub struct Engine {
     free_messages: Vec<u32>,
     outbox: Vec<Message>,
     pool_rngs: Vec<SimRng>,
+    /// Per pool: its arrivals' burst state (empty when arrivals are Poisson).
+    bursts: Vec<BurstState>,
     entry_rng: SimRng,
     policy_rng: SimRng,
     net_rng: SimRng,
@@ -342,6 +344,7 @@ impl Engine {
             nothing_dead: true,
             nothing_failed: true,
             policy_prefetches: false,
+            bursts: Vec::new(),
             pool_rngs: shard
                 .pools
                 .iter()
@@ -382,6 +385,13 @@ impl Engine {
             outbox: Vec::new(),
         };
         debug_assert_eq!(engine.workers.len(), n_workers, "workers are pool-major");
+        if let Some(b) = &cfg.bursts {
+            engine.bursts = engine
+                .pool_rngs
+                .iter_mut()
+                .map(|rng| BurstState::start(b, rng))
+                .collect();
+        }
         engine.hops_to_loss = engine.draw_hops_to_loss();
         if cfg.prefill {
             engine.prefill();
@@ -711,7 +721,15 @@ impl Engine {
         if let Some(t) = self
             .cfg
             .load
-            .next_arrival(self.now, self.capacity[pool as usize], rng)
+            .next_arrival(
+                self.now,
+                self.capacity[pool as usize],
+                rng,
+                self.cfg
+                    .bursts
+                    .as_ref()
+                    .zip(self.bursts.get_mut(pool as usize)),
+            )
             .filter(|&t| t < self.cfg.sim_ns)
         {
             self.queue.push(t, Ev::Arrival(pool));

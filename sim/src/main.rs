@@ -8,7 +8,7 @@ use horus_sim::output::{self, SweepRow};
 use horus_sim::placement::RandomPools;
 use horus_sim::policy::{self, POLICIES, PolicySpec};
 use horus_sim::topology::Topology;
-use horus_sim::workload::{LoadSchedule, ServiceTime, WORKLOADS};
+use horus_sim::workload::{Bursts, LoadSchedule, ServiceTime, WORKLOADS};
 use horus_sim::{engine, sweep};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -126,6 +126,11 @@ struct Common {
     /// Start workers in the M/M/1 stationary state instead of empty.
     #[arg(long)]
     prefill: bool,
+    /// Bursty arrivals, RATIO:HIGH_US:LOW_US: each pool's rate alternates between a high state
+    /// (RATIO times the low one) and a low state, of exponential lengths with those means, the
+    /// mean rate the load's (a two-state Markov-modulated Poisson process) [default: Poisson]
+    #[arg(long, value_name = "RATIO:HIGH_US:LOW_US")]
+    bursts: Option<String>,
     /// Small and fast: 8 pods, 20 pools, 5 ms, unless those options are given.
     #[arg(long)]
     quick: bool,
@@ -261,6 +266,12 @@ impl Common {
             prefill: self.prefill,
             shards: self.shards,
             spine_group_workers: self.spine_group_workers,
+            bursts: self
+                .bursts
+                .as_deref()
+                .map(Bursts::parse)
+                .transpose()
+                .context("--bursts")?,
             failures: self
                 .failures
                 .iter()

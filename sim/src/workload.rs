@@ -16,7 +16,8 @@
 //! - a trace: one service time in microseconds per line, drawn uniformly at random.
 //!
 //! Arrivals are Poisson per pool at rate `load x workers / mean service time`, load being a fraction
-//! of the pool's capacity, constant or piecewise constant over time.
+//! of the pool's capacity, constant or piecewise constant over time; or, with [`Bursts`], a
+//! two-state Markov-modulated Poisson process of the same mean rate.
 
 use crate::queue::Nanos;
 use crate::rng::SimRng;
@@ -278,23 +279,131 @@ impl LoadSchedule {
         now: Nanos,
         capacity_per_ns: f64,
         rng: &mut SimRng,
+        mut bursts: Option<(&Bursts, &mut BurstState)>,
     ) -> Option<Nanos> {
         let mut t = now;
         loop {
             let (load, change) = self.at(t);
-            let rate = load * capacity_per_ns;
+            // The burst state in force at `t`, its rate factor and when it flips.
+            let (factor, flip) = match bursts.as_mut() {
+                Some((b, state)) => {
+                    while state.until <= t {
+                        state.flip(b, rng);
+                    }
+                    (b.factor(state.high), Some(state.until))
+                }
+                None => (1.0, None),
+            };
+            let rate = load * capacity_per_ns * factor;
             let gap: f64 = Exp1.sample(rng);
             let candidate = if rate > 0.0 {
                 t as f64 + gap / rate
             } else {
                 f64::INFINITY
             };
-            match change {
+            // The rate holds until the load or the burst state next changes; past that point
+            // the draw starts again from it (the exponential forgets).
+            let next = match (change, flip) {
+                (Some(c), Some(f)) => Some(c.min(f)),
+                (c, f) => c.or(f),
+            };
+            match next {
+                // No load from here on: bursts of nothing never end.
+                _ if load == 0.0 && change.is_none() => return None,
                 Some(c) if candidate >= c as f64 => t = c,
                 _ if candidate.is_finite() => return Some(round_nanos(candidate).max(now)),
                 _ => return None,
             }
         }
+    }
+}
+
+/// Bursty arrivals: each pool's arrivals alternate between a high and a low state, each lasting
+/// an exponential time of its mean, the rate in the high state `ratio` times that in the low one,
+/// and both set so that the mean rate is the load's (a two-state Markov-modulated Poisson
+/// process).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bursts {
+    pub ratio: f64,
+    pub high_ns: Nanos,
+    pub low_ns: Nanos,
+}
+
+impl Bursts {
+    /// Parses `RATIO:HIGH_US:LOW_US`, e.g. `10:200:1800` (bursts of ten times the low rate,
+    /// 200 us long on average, every 2 ms on average).
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let parts: Vec<&str> = text.split(':').collect();
+        ensure!(
+            parts.len() == 3,
+            "bursts must look like RATIO:HIGH_US:LOW_US, got {text:?}"
+        );
+        let num = |s: &str, what: &str| -> anyhow::Result<f64> {
+            s.trim()
+                .parse::<f64>()
+                .with_context(|| format!("bad {what} in bursts {text:?}"))
+        };
+        let b = Self {
+            ratio: num(parts[0], "ratio")?,
+            high_ns: (num(parts[1], "high time")? * US).round() as Nanos,
+            low_ns: (num(parts[2], "low time")? * US).round() as Nanos,
+        };
+        b.validate()?;
+        Ok(b)
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        ensure!(
+            self.ratio.is_finite() && self.ratio >= 1.0,
+            "the bursts' rate ratio must be at least 1, got {}",
+            self.ratio
+        );
+        ensure!(
+            self.high_ns > 0 && self.low_ns > 0,
+            "the bursts' mean high and low times must be positive"
+        );
+        Ok(())
+    }
+
+    /// The share of time in the high state.
+    pub fn high_share(&self) -> f64 {
+        self.high_ns as f64 / (self.high_ns + self.low_ns) as f64
+    }
+
+    /// The rate in a state as a multiple of the mean rate: `ratio x f` high and `f` low, with
+    /// `share x ratio x f + (1 - share) x f = 1`.
+    pub fn factor(&self, high: bool) -> f64 {
+        let share = self.high_share();
+        let low = 1.0 / (share * self.ratio + 1.0 - share);
+        if high { self.ratio * low } else { low }
+    }
+}
+
+/// One pool's burst state: high or low, until when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BurstState {
+    pub high: bool,
+    pub until: Nanos,
+}
+
+impl BurstState {
+    /// A state at time 0 drawn from the process's stationary distribution.
+    pub fn start(b: &Bursts, rng: &mut SimRng) -> Self {
+        let high = rng.random::<f64>() < b.high_share();
+        let mut s = Self { high, until: 0 };
+        s.until = s.dwell(b, rng);
+        s
+    }
+
+    fn dwell(&self, b: &Bursts, rng: &mut SimRng) -> Nanos {
+        let mean = if self.high { b.high_ns } else { b.low_ns } as f64;
+        let x: f64 = Exp1.sample(rng);
+        round_nanos(x * mean).max(1)
+    }
+
+    fn flip(&mut self, b: &Bursts, rng: &mut SimRng) {
+        self.high = !self.high;
+        self.until += self.dwell(b, rng);
     }
 }
 
@@ -377,6 +486,74 @@ mod tests {
     }
 
     #[test]
+    fn bursty_arrivals_keep_the_mean_rate_and_come_in_bursts() {
+        let s = LoadSchedule::constant(0.5);
+        let rate = 0.001; // capacity: one task per us, so 0.5 per us
+        let b = Bursts::parse("10:200:1800").unwrap();
+        assert!(
+            (b.high_share() * b.factor(true) + (1.0 - b.high_share()) * b.factor(false) - 1.0)
+                .abs()
+                < 1e-12
+        );
+        assert!((b.factor(true) / b.factor(false) - 10.0).abs() < 1e-9);
+        // Arrivals counted in 100 us windows over 2 s, with bursts and without.
+        let counts = |bursts: Option<&Bursts>| {
+            let mut rng = stream(4, Stream::Workload, 0);
+            let mut state = bursts.map(|b| BurstState::start(b, &mut rng));
+            let mut windows = vec![0u32; 20_000];
+            let mut t = 0;
+            while let Some(next) = s.next_arrival(t, rate, &mut rng, bursts.zip(state.as_mut())) {
+                if next >= 2_000_000_000 {
+                    break;
+                }
+                windows[(next / 100_000) as usize] += 1;
+                t = next;
+            }
+            let n = windows.len() as f64;
+            let mean = windows.iter().map(|&c| c as f64).sum::<f64>() / n;
+            let var = windows
+                .iter()
+                .map(|&c| (c as f64 - mean).powi(2))
+                .sum::<f64>()
+                / n;
+            (mean, var / mean)
+        };
+        let (mean, dispersion) = counts(Some(&b));
+        assert!(
+            (mean / 50.0 - 1.0).abs() < 0.03,
+            "mean {mean} per window, not 50"
+        );
+        // Poisson: variance = mean; these bursts: many times that.
+        assert!(dispersion > 5.0, "index of dispersion {dispersion}");
+        let (mean, dispersion) = counts(None);
+        assert!((mean / 50.0 - 1.0).abs() < 0.01, "mean {mean}");
+        assert!(
+            (dispersion - 1.0).abs() < 0.05,
+            "Poisson dispersion {dispersion}"
+        );
+        // A rate ratio of 1 is Poisson.
+        let flat = Bursts::parse("1:100:100").unwrap();
+        assert_eq!(flat.factor(true), 1.0);
+        assert_eq!(flat.factor(false), 1.0);
+    }
+
+    #[test]
+    fn bursts_reject_bad_input() {
+        assert!(Bursts::parse("10:200").is_err());
+        assert!(Bursts::parse("0.5:200:1800").is_err());
+        assert!(Bursts::parse("10:0:1800").is_err());
+        assert!(Bursts::parse("x:1:1").is_err());
+        // No load, no arrivals, even with bursts.
+        let b = Bursts::parse("10:200:1800").unwrap();
+        let mut rng = stream(4, Stream::Workload, 0);
+        let mut state = BurstState::start(&b, &mut rng);
+        assert_eq!(
+            LoadSchedule::constant(0.0).next_arrival(0, 0.001, &mut rng, Some((&b, &mut state))),
+            None
+        );
+    }
+
+    #[test]
     fn tpcc_mean_is_the_weighted_sum_of_its_transactions() {
         let w = ServiceTime::named("tpcc").unwrap();
         let expected =
@@ -418,7 +595,7 @@ mod tests {
         let rate = 0.001; // capacity: one task per us
         let (mut t, mut before, mut after) = (0, 0u32, 0u32);
         while let Some(next) = s
-            .next_arrival(t, rate, &mut rng)
+            .next_arrival(t, rate, &mut rng, None)
             .filter(|&n| n < 20_000_000)
         {
             t = next;
