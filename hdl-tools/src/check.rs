@@ -1482,10 +1482,17 @@ pub fn harness(template: &str, verilog: &str) -> String {
 /// `probe_pool_avg_holding`): the block's module gets it as an output and `top` passes it up.
 /// Only port lists grow; the logic is unchanged.
 pub fn with_probes(verilog: &str, signals: &[&str]) -> String {
+    if signals.is_empty() {
+        return verilog.to_string();
+    }
     let mut v = verilog.to_string();
-    let mut outputs = Vec::new();
+    let mut outputs: Vec<(String, String)> = Vec::new();
     for s in signals {
         let name = format!("probe_{}", s.replace(['$', '.'], "_"));
+        assert!(
+            outputs.iter().all(|(_, n)| *n != name),
+            "two probes would be called {name}"
+        );
         match s.split_once('.') {
             None => outputs.push((s.to_string(), name)),
             Some((inst, signal)) => {
@@ -1528,12 +1535,14 @@ fn declared_width(verilog: &str, module: &str, signal: &str) -> String {
     let (start, end) = module_span(verilog, module);
     let decl = verilog[start..end]
         .lines()
-        .map(str::trim)
+        .map(|l| {
+            // The declaration, before an initial value if there is one.
+            let l = l.trim().trim_end_matches(';');
+            l.split_once(" = ").map_or(l, |(d, _)| d)
+        })
         .find(|l| {
-            let l = l.trim_end_matches(';');
-            // The name, before an initial value if there is one.
-            let l = l.split_once(" = ").map_or(l, |(d, _)| d);
-            (l.starts_with("wire") || l.starts_with("reg")) && l.rsplit(' ').next() == Some(signal)
+            matches!(l.split_whitespace().next(), Some("wire" | "reg"))
+                && l.rsplit(' ').next() == Some(signal)
         })
         .unwrap_or_else(|| panic!("no signal {signal} in module {module}"));
     decl.find('[')

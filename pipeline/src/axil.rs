@@ -10,7 +10,12 @@
 //!
 //! A control pass is staged in the `CTL_*` registers and started by writing 1 to `CTL_GO`; it then
 //! waits for the pipeline (`ctl_valid` until `ctl_ready`) and `CTL_BUSY` reads 1 until it has
-//! entered. Software waits for `CTL_BUSY` to fall before it stages the next one.
+//! entered. Software waits for `CTL_BUSY` to fall before it stages the next one. Meanwhile a
+//! write to the word of the operation flags (`CTL_CONFIGURE_POOL` ... `CTL_READ_ENTRY`) is
+//! refused with SLVERR and changes nothing: `CTL_GO` checked that exactly one flag is set, and the
+//! pass the pipeline takes keeps exactly that one, as the scheduler core requires (a pass with
+//! none would hold its control slot for good; the port's proof in `docs/verification.md`
+//! covers this).
 //!
 //! The field offsets below are the ones in `regmap::FIELDS`; a test writes every field through
 //! this port and checks where it lands.
@@ -233,6 +238,8 @@ pub struct AxiLiteRegs {
     ops: Signal<Local, Bits<5>>,
     one_op: Signal<Local, Bit>,
     rw_word: Signal<Local, Bit>,
+    /// A write to the operation flags' word while a staged pass waits: refused.
+    op_held: Signal<Local, Bit>,
     sp: Signal<Local, SpineEntry>,
     c: Signal<Local, Phv>,
 
@@ -257,6 +264,7 @@ pub struct AxiLiteRegs {
     w_info: Constant<Bits<AXIL_ADDR_BITS>>,
     w_status: Constant<Bits<AXIL_ADDR_BITS>>,
     w_go: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_ops: Constant<Bits<AXIL_ADDR_BITS>>,
     w_first_rw: Constant<Bits<AXIL_ADDR_BITS>>,
     w_last_rw: Constant<Bits<AXIL_ADDR_BITS>>,
     one32: Constant<Bits<32>>,
@@ -409,6 +417,7 @@ impl AxiLiteRegs {
             ops: Default::default(),
             one_op: Default::default(),
             rw_word: Default::default(),
+            op_held: Default::default(),
             sp: Default::default(),
             c: Default::default(),
             id_value: c32(u64::from(ID_VALUE)),
@@ -432,6 +441,7 @@ impl AxiLiteRegs {
             w_info: c(1),
             w_status: c(2),
             w_go: c(3),
+            w_ops: c(field("CTL_CONFIGURE_POOL").word as u64),
             w_first_rw: c(*rw.start() as u64),
             w_last_rw: c(*rw.end() as u64),
             one32: c32(1),
@@ -502,8 +512,10 @@ impl Logic for AxiLiteRegs {
         self.s_axil_wready.next =
             self.s_axil_awvalid.val() & self.s_axil_wvalid.val() & !self.bvalid.q.val();
         self.wword.next = self.s_axil_awaddr.val() >> self.two.val();
+        self.op_held.next = (self.wword.val() == self.w_ops.val()) & self.pending.q.val();
         self.rw_word.next = (self.wword.val() >= self.w_first_rw.val())
-            & (self.wword.val() <= self.w_last_rw.val());
+            & (self.wword.val() <= self.w_last_rw.val())
+            & !self.op_held.val();
         // Each byte of the file keeps its value or takes the written one: a clock enable per
         // byte of flip-flops, no logic per bit.
         self.words.next = self.no_word.val();

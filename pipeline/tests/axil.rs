@@ -12,6 +12,8 @@ use horus_pipeline::pass::{control_phv, mac_bits, read_phv};
 use horus_pipeline::phv::Phv;
 use horus_pipeline::readback::{RB_BITS, RB_WORDS};
 use horus_pipeline::regmap::{self, RegFile};
+
+mod common;
 use rust_hdl::prelude::*;
 use std::sync::{Arc, Mutex};
 
@@ -301,7 +303,30 @@ fn configuration_and_control_passes_land_where_the_register_map_says() {
             addr: go,
             want: (1, 0),
         });
+        // While it waits, its operation cannot be rewritten: refused, unchanged.
+        let op_word = regmap::field("CTL_CONFIGURE_POOL").word;
+        ops.push(Op::WriteResp {
+            addr: 4 * op_word,
+            data: 0,
+            resp: 2,
+        });
+        ops.push(Op::Read {
+            addr: 4 * op_word,
+            want: (regs.words[op_word], 0),
+        });
+        ops.push(Op::Expect(Box::new(Expected {
+            cfg: sc,
+            spines: st,
+            ctl: want,
+            ctl_valid: true,
+        })));
         ops.push(Op::Ready);
+        // Taken: the word is the host's again.
+        ops.push(Op::WriteResp {
+            addr: 4 * op_word,
+            data: regs.words[op_word],
+            resp: 0,
+        });
         ops.push(Op::Read {
             addr: go,
             want: (0, 0),
@@ -478,6 +503,16 @@ fn axil_harness(verilog: &str) -> String {
         .replace("@LAST_RW@", &rw.end().to_string())
         .replace("@GO@", &regmap::field("CTL_GO").word.to_string())
         .replace("@WORDS@", &regmap::WORDS.to_string())
+        .replace(
+            "@OPS@",
+            &regmap::field("CTL_CONFIGURE_POOL").word.to_string(),
+        )
+        .replace("@CTL_OPS@", &ctl_ops())
+}
+
+/// How many operation flags the staged pass `ctl` carries, as a 4-bit sum.
+fn ctl_ops() -> String {
+    common::phv_count("ctl", &common::CONTROL_OPS)
 }
 
 /// The depth of the base case and of the induction step: the induction closes at 4 cycles (a
@@ -516,27 +551,43 @@ fn the_axi_lite_rules_are_proven_for_every_request_sequence() {
 
 /// The proof fails on mutants of the port: a write response withdrawn before it is taken
 /// (valid dropped), a second write taken while the first's response waits, a read beyond the
-/// map answered OKAY, and byte strobes ignored.
+/// map answered OKAY, byte strobes ignored, and the operation flags rewritten while a staged
+/// pass waits.
 #[test]
 fn the_axi_lite_proof_fails_on_broken_handshakes_codes_and_strobes() {
     let v = axil_verilog();
-    for (what, from, to) in [
+    // The last needs a write, the doorbell and a second write: it fails at step 5 from reset.
+    for (what, from, to, depth) in [
         (
             "dropped bvalid",
             "if (bvalid$q & s_axil_bready) begin",
             "if (bvalid$q) begin",
+            AXIL_DEPTH,
         ),
         (
             "write while busy",
             "take_w = s_axil_awvalid & s_axil_wvalid & ~bvalid$q;",
             "take_w = s_axil_awvalid & s_axil_wvalid;",
+            AXIL_DEPTH,
         ),
         (
             "no SLVERR beyond the map",
             "r_err$d = (rword > w_last_rw)",
             "r_err$d = 1'b0 & (rword > w_last_rw)",
+            AXIL_DEPTH,
         ),
-        ("strobes ignored", "(words[w] && strb[b])", "(words[w])"),
+        (
+            "strobes ignored",
+            "(words[w] && strb[b])",
+            "(words[w])",
+            AXIL_DEPTH,
+        ),
+        (
+            "operation rewritten while staged",
+            "op_held = (wword == w_ops) & pending$q;",
+            "op_held = 1'b0;",
+            6,
+        ),
     ] {
         assert_eq!(v.matches(from).count(), 1, "{what}: the mutation site");
         let [a, b] = axil_files(&v.replace(from, to));
@@ -544,7 +595,7 @@ fn the_axi_lite_proof_fails_on_broken_handshakes_codes_and_strobes() {
             &format!("axil_mutant_{}", what.replace(' ', "_")),
             &[(a.0, &a.1), (b.0, &b.1)],
             "harness",
-            AXIL_DEPTH,
+            depth,
         )
         .unwrap();
         eprintln!("{what}: fails at step {step}");

@@ -218,3 +218,12 @@ pub fn phv_count(signal: &str, flags: &[fn(&mut Phv)]) -> String {
         .collect();
     format!("({})", bits.join(" + "))
 }
+
+/// A control pass's operation flags (the AXI4-Lite port stages exactly one).
+pub const CONTROL_OPS: [fn(&mut Phv); 5] = [
+    |p| p.is_ctl_pool = true,
+    |p| p.is_ctl_params = true,
+    |p| p.is_ctl_add = true,
+    |p| p.is_ctl_remove = true,
+    |p| p.is_ctl_read = true,
+];

@@ -15,7 +15,9 @@
 //   - a response stays valid, with its data and response code unchanged, until it is taken;
 //   - response codes are OKAY or SLVERR; a write or a read of a read-write word answers OKAY, a
 //     write to a word that is neither read-write nor the doorbell SLVERR; a read beyond the map
-//     answers SLVERR with data 0;
+//     answers SLVERR with data 0; but a write to the operation flags' word while a staged pass
+//     waits (`ctl_valid`) answers SLVERR and changes nothing;
+//   - the staged pass the pipeline is offered (`ctl_valid`) has exactly one operation flag;
 //   - the register file changes only by an accepted write: the configuration, the spine table
 //     and the staged control pass the port drives change only in the cycle after a write was
 //     taken; and for a read-write word the solver picks, the register file holds, and a read of
@@ -32,6 +34,7 @@ module harness (
     localparam LAST_RW = @LAST_RW@;
     localparam GO = @GO@;
     localparam WORDS = @WORDS@;
+    localparam OPS = @OPS@;
 
     @WIRES@
 
@@ -79,6 +82,9 @@ module harness (
     reg r_taken_q = 1'b0;
     reg r_taken_qq = 1'b0;
     reg [9:0] w_word = 10'd0;
+    // A write refused: to the operation flags' word while a staged pass waits.
+    wire w_refused = w_taken && aw_word == OPS && ctl_valid;
+    reg w_refused_q = 1'b0;
     reg [9:0] r_word = 10'd0;
     always @(posedge clk) begin
         w_out <= w_out + w_taken - b_done;
@@ -87,6 +93,7 @@ module harness (
         r_taken_q <= r_taken;
         r_taken_qq <= r_taken_q;
         if (w_taken) w_word <= aw_word;
+        if (w_taken) w_refused_q <= w_refused;
         if (r_taken) r_word <= ar_word;
     end
 
@@ -100,7 +107,7 @@ module harness (
     reg [3:0] r_known = 4'd0;
     integer b;
     always @(posedge clk) begin
-        if (w_taken && aw_word == watch)
+        if (w_taken && aw_word == watch && !w_refused)
             for (b = 0; b < 4; b = b + 1)
                 if (s_axil_wstrb[b]) begin
                     value[8 * b +: 8] <= s_axil_wdata[8 * b +: 8];
@@ -132,7 +139,8 @@ module harness (
         if (s_axil_rvalid && r_word >= WORDS) assert (s_axil_rresp == 2'b10);
         if (s_axil_rvalid && r_word >= FIRST_RW && r_word <= LAST_RW) assert (s_axil_rresp == 2'b00);
         if (s_axil_bvalid && w_word >= FIRST_RW && w_word <= LAST_RW)
-            assert (s_axil_bresp == 2'b00);
+            assert (s_axil_bresp == (w_refused_q ? 2'b10 : 2'b00));
+        if (ctl_valid) assert (@CTL_OPS@ == 4'd1);
         if (s_axil_bvalid && !(w_word >= FIRST_RW && w_word <= LAST_RW) && w_word != GO)
             assert (s_axil_bresp == 2'b10);
         // The register file holds, in every byte of the followed word written since the start,

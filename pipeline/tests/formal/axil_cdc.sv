@@ -9,8 +9,9 @@
 //     inputs change only at its own clock's rising edge, and the bookkeeping below runs on the
 //     clock of the side it watches.
 //
-// Assumed (inputs only): both resets high at first (one cycle, or 5 ticks: a slave edge and two
-// master edges) and low after; the manager on the
+// Assumed (inputs only): both resets high at first and low after (one cycle; or with two
+// clocks, the slave side's for 5 ticks and the master side's two master edges longer, through a
+// synchronizer as on the board); the manager on the
 // slave side holds each request (address, data, strobes) until it is taken; the switch's port on
 // the master side answers only a request it has taken (a write once both its address and data
 // are), once each, with OKAY or SLVERR.
@@ -57,7 +58,12 @@ module harness (
     end
     wire m_clock = ~t[0];
     wire s_clock = t[1];
-    wire reset = age < 3'd5;
+    // The slave side's reset for 5 ticks (a slave edge and two master edges); the master side's
+    // is it through two master-clock flip-flops, as the board's reset synchronizer makes it.
+    wire s_reset = age < 3'd5;
+    reg [1:0] m_sync = 2'b11;
+    always @(posedge m_clock) m_sync <= {m_sync[0], s_reset};
+    wire m_reset = m_sync[1];
     // A master-side block reads `aligned` at the edges that are slave edges too.
     wire aligned = t == 2'd1;
     // Each side's inputs hold between its rising edges.
@@ -79,7 +85,7 @@ module harness (
     wire s_clock = clk, m_clock = clk;
     reg first = 1'b1;
     always @(posedge clk) first <= 1'b0;
-    wire reset = first;
+    wire s_reset = first, m_reset = first;
     wire aligned = 1'b1;
 `endif
 
@@ -92,13 +98,13 @@ module harness (
     wire m_awvalid, m_wvalid, m_bready, m_arvalid, m_rready;
 
     top dut (
-        .s_clock(s_clock), .s_reset(reset),
+        .s_clock(s_clock), .s_reset(s_reset),
         .s_awaddr(s_awaddr), .s_awvalid(s_awvalid), .s_awready(s_awready),
         .s_wdata(s_wdata), .s_wstrb(s_wstrb), .s_wvalid(s_wvalid), .s_wready(s_wready),
         .s_bresp(s_bresp), .s_bvalid(s_bvalid), .s_bready(s_bready),
         .s_araddr(s_araddr), .s_arvalid(s_arvalid), .s_arready(s_arready),
         .s_rdata(s_rdata), .s_rresp(s_rresp), .s_rvalid(s_rvalid), .s_rready(s_rready),
-        .m_clock(m_clock), .m_reset(reset),
+        .m_clock(m_clock), .m_reset(m_reset),
         .m_awaddr(m_awaddr), .m_awvalid(m_awvalid), .m_awready(m_awready),
         .m_wdata(m_wdata), .m_wstrb(m_wstrb), .m_wvalid(m_wvalid), .m_wready(m_wready),
         .m_bresp(m_bresp), .m_bvalid(m_bvalid), .m_bready(m_bready),
@@ -134,7 +140,7 @@ module harness (
     reg aw_out = 1'b0, w_out = 1'b0, r_out = 1'b0;
     reg [31:0] req_addr = 32'd0, req_data = 32'd0;
     reg [3:0] req_strb = 4'd0;
-    always @(posedge s_clock) if (!reset) begin
+    always @(posedge s_clock) if (!s_reset) begin
         if (aw_take) begin
             aw_out <= 1'b1;
             req_addr <= s_awaddr;
@@ -165,7 +171,7 @@ module harness (
     reg answered = 1'b0;
     reg [1:0] m_code = 2'd0;
     reg [31:0] m_data_q = 32'd0;
-    always @(posedge m_clock) if (!reset) begin
+    always @(posedge m_clock) if (!m_reset) begin
         if (m_aw_take) m_aw <= 1'b1;
         if (m_w_take) m_w <= 1'b1;
         if (m_ar_take) m_r <= 1'b1;
@@ -193,12 +199,12 @@ module harness (
     reg maw_stall = 1'b0, mw_stall = 1'b0, mar_stall = 1'b0;
     reg [1:0] answers = 2'd0;
     always @(posedge m_clock) begin
-        maw_stall <= m_awvalid && !m_awready && !reset;
-        mw_stall <= m_wvalid && !m_wready && !reset;
-        mar_stall <= m_arvalid && !m_arready && !reset;
+        maw_stall <= m_awvalid && !m_awready && !m_reset;
+        mw_stall <= m_wvalid && !m_wready && !m_reset;
+        mar_stall <= m_arvalid && !m_arready && !m_reset;
     end
     always @(posedge s_clock)
-        if (!reset && ((b_done && inside) || (r_done && inside)) && answers != 2'd3)
+        if (!s_reset && ((b_done && inside) || (r_done && inside)) && answers != 2'd3)
             answers <= answers + 2'd1;
 
     // ---- The slave side's responses as a source.
@@ -206,14 +212,14 @@ module harness (
     reg [1:0] bresp_q, rresp_q;
     reg [31:0] rdata_q;
     always @(posedge s_clock) begin
-        b_stall <= s_bvalid && !s_bready && !reset;
-        r_stall <= s_rvalid && !s_rready && !reset;
+        b_stall <= s_bvalid && !s_bready && !s_reset;
+        r_stall <= s_rvalid && !s_rready && !s_reset;
         bresp_q <= s_bresp;
         rresp_q <= s_rresp;
         rdata_q <= s_rdata;
     end
 
-    always @(*) if (!reset) begin
+    always @(*) if (!s_reset) begin
         // One request at a time; a response answers one.
         assert (!(r_out && (aw_out || w_out)));
         if (s_bvalid) assert (aw_out && w_out);

@@ -9,9 +9,10 @@
 // `held_ok` (below), and writes in a pass's second-pass flags and what a control pass never
 // carries.
 //
-// Assumed (inputs only): a control pass carries exactly one operation flag and none of a
-// packet's, no second-pass flag and no resubmit request (the register file stages it so:
-// `axil.rs`); packets are free.
+// Assumed (inputs only): a control pass carries exactly one operation flag (the AXI4-Lite
+// port's proof shows the port offers no other: `axil.sv`) and none of a packet's, no
+// second-pass flag and no resubmit request (the port builds it on an all-zero pass, `axil.rs`);
+// packets are free.
 //
 // Asserted, for every input sequence, at every depth (k-induction):
 //   - `in_flight` counts the passes in the core, first passes and second passes (counted here

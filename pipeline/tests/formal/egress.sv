@@ -9,10 +9,11 @@
 // `@JOB_SLOTS@` the job FIFO's size.
 //
 // Assumed (inputs only): a control pass has none of the flags that forward a frame (the core
-// builds it so), and a pass that carries a frame is 1 to 2,048 bytes long (the frame buffer's slot; the ingress drops longer frames); a pass arrives only while the
-// job FIFO has a free entry (the switch's admission rule, `switch::JOB_ROOM`, keeps it so: that
-// half of never-drop is this assumption, the rule itself simulated); the frame buffer's data,
-// the configuration and `m_axis_tready` are free.
+// builds it so), and a pass with one of them is 1 to 2,048 bytes long (a frame-buffer slot: the
+// ingress classifies a longer frame malformed, and the core gives a malformed frame no such
+// flag); a pass arrives only while the job FIFO has a free entry (the switch's admission rule,
+// `switch::JOB_ROOM`, proven in `admission.sv`); the frame buffer's data, the configuration and
+// `m_axis_tready` are free.
 //
 // Asserted, for every sequence of passes and back-pressure:
 //   - never drop: neither FIFO is pushed while full (`overflow` stays 0): for the output FIFO,
@@ -53,7 +54,7 @@ module harness (
     always @(*) if (pass_valid) begin
         assume (jobs < JOB_SLOTS);
         if (control) assume (!forwarding);
-        else assume (len >= 16'd1 && len <= 16'd2048);
+        else if (forwarding) assume (len >= 16'd1 && len <= 16'd2048);
     end
 
     // The output as a source.
