@@ -69,9 +69,32 @@ pub struct Cluster {
     pub pools: Vec<Pool>,
     /// Indexed by global worker ID.
     pub workers: Vec<WorkerInfo>,
+    /// The speed of each server position in a rack (a worker there serves a task in its
+    /// service time divided by it); empty when every server has speed 1.
+    pub server_speeds: Vec<f64>,
 }
 
 impl Cluster {
+    /// The speed of global worker `w` (1 on a homogeneous datacenter).
+    pub fn worker_speed(&self, w: u32) -> f64 {
+        if self.server_speeds.is_empty() {
+            return 1.0;
+        }
+        let server = self.workers[w as usize].server;
+        self.server_speeds[(server % self.topology.servers_per_rack) as usize]
+    }
+
+    /// The sum of the speeds of pool `p`'s workers: its capacity in workers of speed 1.
+    pub fn pool_speed(&self, p: u32) -> f64 {
+        let pool = &self.pools[p as usize];
+        if self.server_speeds.is_empty() {
+            return pool.workers() as f64;
+        }
+        (pool.worker_base..pool.worker_base + pool.workers())
+            .map(|w| self.worker_speed(w))
+            .sum()
+    }
+
     /// The pools of `placements`, their racks in groups of at least `group_workers` workers
     /// (0: one group per pod).
     pub fn new(topology: Topology, placements: &[PoolPlacement], group_workers: u32) -> Self {
@@ -148,6 +171,7 @@ impl Cluster {
             topology,
             pools,
             workers,
+            server_speeds: Vec::new(),
         }
     }
 

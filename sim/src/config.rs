@@ -124,6 +124,37 @@ pub struct SimConfig {
     /// `None`: Poisson.
     #[serde(default)]
     pub bursts: Option<Bursts>,
+    /// The speed of each server position in every rack, `servers_per_rack` of them (a worker
+    /// serves a task in its service time divided by its server's speed; loads are fractions of
+    /// the pools' capacity at these speeds); empty: every server has speed 1.
+    #[serde(default)]
+    pub server_speeds: Vec<f64>,
+}
+
+/// Parses server speeds `COUNTxSPEED,...` (an item without a count is one server): `2x8,22x1`.
+pub fn parse_speeds(text: &str) -> anyhow::Result<Vec<f64>> {
+    let mut speeds = Vec::new();
+    for item in text.split(',') {
+        let (count, speed) = match item.split_once('x') {
+            Some((c, s)) => (
+                c.trim()
+                    .parse::<usize>()
+                    .with_context(|| format!("bad count in {item:?}"))?,
+                s,
+            ),
+            None => (1, item),
+        };
+        let speed: f64 = speed
+            .trim()
+            .parse()
+            .with_context(|| format!("bad speed in {item:?}"))?;
+        ensure!(
+            speed.is_finite() && speed > 0.0,
+            "server speed {item:?} must be positive"
+        );
+        speeds.extend(std::iter::repeat_n(speed, count));
+    }
+    Ok(speeds)
 }
 
 fn one() -> u32 {
@@ -158,6 +189,7 @@ impl Default for SimConfig {
             shards: 1,
             spine_group_workers: spine_group_workers(),
             bursts: None,
+            server_speeds: Vec::new(),
         }
     }
 }
@@ -168,6 +200,17 @@ impl SimConfig {
         if let Some(b) = &self.bursts {
             b.validate()?;
         }
+        ensure!(
+            self.server_speeds.is_empty()
+                || self.server_speeds.len() == self.topology.servers_per_rack as usize,
+            "{} server speeds given for {} servers per rack",
+            self.server_speeds.len(),
+            self.topology.servers_per_rack
+        );
+        ensure!(
+            self.server_speeds.iter().all(|s| s.is_finite() && *s > 0.0),
+            "server speeds must be positive"
+        );
         ensure!(
             (0.0..1.0).contains(&self.loss),
             "loss must be in [0, 1), got {}",

@@ -297,22 +297,21 @@ impl Engine {
                 );
             }
         }
-        let cluster = Cluster::subset(
+        let mut cluster = Cluster::subset(
             cfg.topology,
             placements,
             &shard.pools,
             cfg.spine_group_workers,
         );
+        cluster.server_speeds = cfg.server_speeds.clone();
         // Streams of the unsharded run for shard 0 of 1; the workload streams are the pools'.
         let stream_index = u64::from(shard.index);
         let service = ServiceTime::named(&cfg.workload)?;
         let mean = service.mean_ns();
         let n_workers = cluster.total_workers() as usize;
         let mut engine = Self {
-            capacity: cluster
-                .pools
-                .iter()
-                .map(|p| p.workers() as f64 / mean)
+            capacity: (0..cluster.pools.len() as u32)
+                .map(|p| cluster.pool_speed(p) / mean)
                 .collect(),
             pod_draws: cluster
                 .pools
@@ -908,11 +907,19 @@ impl Engine {
         let t = &self.tasks[task as usize];
         let q = Queued {
             arrival: t.arrival,
-            service: t.service & !RESUBMITTED,
+            service: self.served(worker, t.service & !RESUBMITTED),
         };
         self.workers[worker as usize].announce |= t.header.tag != 0;
         self.free_slot(task);
         self.enqueue(worker, q);
+    }
+
+    /// How long global worker `worker` takes for a task of service time `service` (at speed 1).
+    fn served(&self, worker: u32, service: Nanos) -> Nanos {
+        if self.cluster.server_speeds.is_empty() {
+            return service;
+        }
+        ((service as f64 / self.cluster.worker_speed(worker)).round() as Nanos).max(1)
     }
 
     fn on_done(&mut self, worker: u32) {
@@ -1207,7 +1214,7 @@ impl Engine {
         for w in 0..self.workers.len() as u32 {
             let pool = self.workers[w as usize].pool;
             while rng.random::<f64>() < rho {
-                let service = self.service.sample(&mut rng);
+                let service = self.served(w, self.service.sample(&mut rng));
                 self.live_tasks += 1;
                 self.metrics.pools[pool as usize].enter(self.now);
                 self.enqueue(

@@ -126,6 +126,11 @@ struct Common {
     /// Start workers in the M/M/1 stationary state instead of empty.
     #[arg(long)]
     prefill: bool,
+    /// Heterogeneous servers: the speed of each server position in every rack, as COUNTxSPEED
+    /// items (`2x8,22x1`: two servers 8 times as fast as the other 22) adding up to
+    /// --servers-per-rack [default: all 1]
+    #[arg(long, value_name = "COUNTxSPEED,...")]
+    server_speeds: Option<String>,
     /// Bursty arrivals, RATIO:HIGH_US:LOW_US: each pool's rate alternates between a high state
     /// (RATIO times the low one) and a low state, of exponential lengths with those means, the
     /// mean rate the load's (a two-state Markov-modulated Poisson process) [default: Poisson]
@@ -266,6 +271,13 @@ impl Common {
             prefill: self.prefill,
             shards: self.shards,
             spine_group_workers: self.spine_group_workers,
+            server_speeds: self
+                .server_speeds
+                .as_deref()
+                .map(horus_sim::config::parse_speeds)
+                .transpose()
+                .context("--server-speeds")?
+                .unwrap_or_default(),
             bursts: self
                 .bursts
                 .as_deref()

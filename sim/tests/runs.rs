@@ -344,3 +344,47 @@ fn a_rack_whose_workers_all_fail_one_by_one_is_dropped_like_a_failed_rack() {
         );
     }
 }
+
+/// Server speeds: every server twice as fast, at the same load, halves the response times of an
+/// exponential workload (the same queues, in half the time); and racks with two fast servers
+/// among slow ones (Malcolm's kind of heterogeneity) overload the slow ones under a
+/// speed-unaware random dispatch at a load that queue-aware JSQ, which sends more to the
+/// servers that drain faster, carries.
+#[test]
+fn server_speeds_scale_service_and_capacity() {
+    let speeds = |cfg: &mut SimConfig, text: &str| {
+        cfg.server_speeds = horus_sim::config::parse_speeds(text).unwrap();
+        cfg.loss = 0.0;
+        cfg.hop_delay_ns = 0;
+        cfg.validate().unwrap();
+    };
+    let mut slow = small("random", "exp", "0.5");
+    speeds(&mut slow, "24x1");
+    let mut fast = small("random", "exp", "0.5");
+    speeds(&mut fast, "24x2");
+    let (s, f) = (run(&slow), run(&fast));
+    // Twice the capacity: twice the tasks in the same time.
+    let tasks = f.tasks as f64 / s.tasks as f64;
+    assert!((tasks - 2.0).abs() < 0.05, "{tasks}");
+    let ratio = f.response.mean_us / s.response.mean_us;
+    assert!((ratio - 0.5).abs() < 0.05, "mean response ratio {ratio}");
+    // 2 servers of speed 8 and 22 of speed 1: mean speed 38/24, so at a load of 0.7 a slow
+    // server given its even share by random dispatch is 11 % over its capacity.
+    let mut random = small("random", "exp", "0.7");
+    speeds(&mut random, "2x8,22x1");
+    let mut jsq = small("jsq", "exp", "0.7");
+    speeds(&mut jsq, "2x8,22x1");
+    let (r, j) = (run(&random), run(&jsq));
+    assert!(
+        r.response.p99_us > 3.0 * j.response.p99_us,
+        "random p99 {} us, jsq p99 {} us",
+        r.response.p99_us,
+        j.response.p99_us
+    );
+    // A bad list is refused before anything runs.
+    let mut bad = small("random", "exp", "0.5");
+    bad.server_speeds = vec![1.0; 3];
+    assert!(bad.validate().is_err());
+    assert!(horus_sim::config::parse_speeds("2x0").is_err());
+    assert!(horus_sim::config::parse_speeds("ax1").is_err());
+}
