@@ -238,6 +238,15 @@ impl SimConfig {
         if crate::policy::horus::is_horus(self.policy.name()) {
             crate::policy::horus::HorusParams::of(&self.policy)?;
         }
+        for name in ["k", "samples"] {
+            if let Some(v) = self.policy.param(name) {
+                ensure!(
+                    v >= 1.0 && v.fract() == 0.0 && v <= 1e6,
+                    "{}: {name} must be a whole number from 1, got {v}",
+                    self.policy.name()
+                );
+            }
+        }
         for f in &self.failures {
             ensure!(
                 f.at_ns < self.sim_ns,

@@ -216,6 +216,12 @@ pub struct Engine {
     free_messages: Vec<u32>,
     outbox: Vec<Message>,
     pool_rngs: Vec<SimRng>,
+    /// Tasks a leaf holds ([`Decision::hold`]), per (pool, rack slot), oldest first.
+    held: std::collections::HashMap<(u32, u32), std::collections::VecDeque<u32>>,
+    /// Releases the policy asked for in its last call ([`Ctx::release`]).
+    releases: Vec<(u32, u32, u32)>,
+    /// How many tasks a leaf's queue held just after each task joined it, by that number.
+    held_lengths: Vec<u64>,
     /// Per pool: its arrivals' burst state (empty when arrivals are Poisson).
     bursts: Vec<BurstState>,
     entry_rng: SimRng,
@@ -344,6 +350,9 @@ impl Engine {
             nothing_failed: true,
             policy_prefetches: false,
             bursts: Vec::new(),
+            held: Default::default(),
+            releases: Vec::new(),
+            held_lengths: Vec::new(),
             pool_rngs: shard
                 .pools
                 .iter()
@@ -644,8 +653,12 @@ impl Engine {
             empty_racks: &self.known_empty_racks,
             nothing_dead: self.nothing_dead,
             outbox: &mut self.outbox,
+            releases: &mut self.releases,
         };
         let r = f(self.policy.as_mut(), &mut ctx);
+        if !self.releases.is_empty() {
+            self.release_held();
+        }
         while let Some(msg) = self.outbox.pop() {
             self.metrics.messages[msg.kind as usize] += 1;
             let hops = self.node_hops(msg.pool, msg.from, msg.to);
@@ -867,6 +880,17 @@ impl Engine {
             return self.lose(task, Loss::Failure(f));
         }
         let d = self.with_policy(|p, ctx| p.on_task_at_leaf(ctx, rack, &mut header));
+        if d.is_hold() {
+            self.tasks[task as usize].header = header;
+            let queue = self.held.entry((header.pool, rack)).or_default();
+            queue.push_back(task);
+            let len = queue.len();
+            if self.held_lengths.len() <= len {
+                self.held_lengths.resize(len + 1, 0);
+            }
+            self.held_lengths[len] += 1;
+            return;
+        }
         let pool = &self.cluster.pools[header.pool as usize];
         // A rack slot's workers are contiguous: the same check as `worker_rack[node] == rack`,
         // on the line the policy has just read.
@@ -881,6 +905,32 @@ impl Engine {
             task,
             worker,
         });
+    }
+
+    /// Sends the tasks the policy released from its leaves' queues to their workers.
+    #[cold]
+    fn release_held(&mut self) {
+        let releases = std::mem::take(&mut self.releases);
+        for &(pool, rack, local) in &releases {
+            let task = self
+                .held
+                .get_mut(&(pool, rack))
+                .and_then(|q| q.pop_front())
+                .unwrap_or_else(|| {
+                    panic!("the policy released a task from the empty queue of pool {pool}'s rack slot {rack}")
+                });
+            let p = &self.cluster.pools[pool as usize];
+            let r = &p.racks[rack as usize];
+            assert!(
+                local.wrapping_sub(r.first_worker) < r.workers,
+                "leaf of rack slot {rack} released a task to worker {local} outside its rack"
+            );
+            let worker = p.worker_base + local;
+            let header = self.tasks[task as usize].header;
+            self.forward(task, header, 1, 1, |task| Ev::AtWorker { task, worker });
+        }
+        self.releases = releases;
+        self.releases.clear();
     }
 
     /// Puts a task at the end of a worker's queue, starting it if the worker was idle.
@@ -1012,6 +1062,20 @@ impl Engine {
             }
             FailureTarget::Leaf(r) if r < topo.racks() => {
                 self.rack_failed[r as usize] = Some(i);
+                // The tasks its queues held are lost with it.
+                let lost: Vec<(u32, u32)> = self
+                    .held
+                    .keys()
+                    .filter(|&&(p, slot)| {
+                        self.cluster.pools[p as usize].racks[slot as usize].rack == r
+                    })
+                    .copied()
+                    .collect();
+                for key in lost {
+                    for task in self.held.remove(&key).unwrap_or_default() {
+                        self.lose(task, Loss::Failure(i));
+                    }
+                }
                 for w in 0..self.workers.len() as u32 {
                     if self.cluster.workers[w as usize].rack == r {
                         self.fail_worker(w, i);
@@ -1297,6 +1361,7 @@ impl Engine {
             failures: std::mem::take(&mut m.failures),
             policy_counters: self.policy.counters(),
             pools,
+            held_lengths: std::mem::take(&mut self.held_lengths),
         }
     }
 }
@@ -1346,6 +1411,8 @@ pub(crate) struct ShardResult {
     pub policy_counters: Vec<(String, u64)>,
     /// The shard's pools, numbered by their global index.
     pub pools: Vec<PoolSummary>,
+    /// Tasks held at its leaves, by the length of the queue they joined.
+    pub held_lengths: Vec<u64>,
 }
 
 /// The summary of a run from its shards' results, in shard order, all finished at `end`. Counts,
@@ -1378,6 +1445,7 @@ pub(crate) fn merge(cfg: &SimConfig, parts: Vec<ShardResult>, end: Nanos) -> Sum
         mut failures,
         mut policy_counters,
         mut pools,
+        mut held_lengths,
         ..
     } = first;
     for r in parts {
@@ -1402,6 +1470,12 @@ pub(crate) fn merge(cfg: &SimConfig, parts: Vec<ShardResult>, end: Nanos) -> Sum
             }
         }
         pools.extend(r.pools);
+        if held_lengths.len() < r.held_lengths.len() {
+            held_lengths.resize(r.held_lengths.len(), 0);
+        }
+        for (a, b) in held_lengths.iter_mut().zip(&r.held_lengths) {
+            *a += b;
+        }
     }
     if sharded {
         pools.sort_by_key(|p| p.pool);
@@ -1437,6 +1511,7 @@ pub(crate) fn merge(cfg: &SimConfig, parts: Vec<ShardResult>, end: Nanos) -> Sum
         policy_counters,
         pools,
         shards,
+        leaf_queue: crate::metrics::LeafQueue::of(&held_lengths),
     }
 }
 

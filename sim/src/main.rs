@@ -472,6 +472,13 @@ fn main() -> anyhow::Result<()> {
             if let Some(line) = scheduler_text(&summary.messages, &summary.policy_counters) {
                 print_quietly(&format!("{line}\n"))?;
             }
+            let q = &summary.leaf_queue;
+            if !q.is_empty() {
+                print_quietly(&format!(
+                    "leaf queues: {} tasks waited at a leaf; the queue they joined held {} at p99.9, {} at most\n",
+                    q.held, q.p999, q.max
+                ))?;
+            }
         }
         Command::Sweep {
             policies,

@@ -295,6 +295,46 @@ pub struct Summary {
     /// the run has one shard.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardSummary>,
+    /// Tasks held at leaves; absent from the JSON for policies that hold none.
+    #[serde(skip_serializing_if = "LeafQueue::is_empty")]
+    pub leaf_queue: LeafQueue,
+}
+
+/// Tasks held in leaves' queues, by policies that hold tasks at the leaf
+/// ([`crate::policy::Decision::hold`]): how many were, and the length of the queue each joined,
+/// counting itself (its 99.9th percentile over the tasks held, and its maximum): the buffer a
+/// leaf needs for them.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct LeafQueue {
+    pub held: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+impl LeafQueue {
+    /// From `lengths[n]`: the tasks that joined a queue making it `n` long.
+    pub fn of(lengths: &[u64]) -> Self {
+        let held: u64 = lengths.iter().sum();
+        if held == 0 {
+            return Self::default();
+        }
+        let max = lengths.iter().rposition(|&c| c > 0).unwrap_or(0) as u64;
+        // The smallest length at or below which 99.9 % of the held tasks found their queue.
+        let want = (held as f64 * 0.999).ceil() as u64;
+        let mut seen = 0;
+        let p999 = lengths
+            .iter()
+            .position(|&c| {
+                seen += c;
+                seen >= want
+            })
+            .unwrap_or(0) as u64;
+        Self { held, p999, max }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.held == 0
+    }
 }
 
 /// One shard of a sharded run: its share of the work and its own Little's law.

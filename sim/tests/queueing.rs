@@ -130,3 +130,71 @@ fn every_policy_on_one_worker_pools_matches_mm1_at_load_0_5() {
 fn every_policy_on_one_worker_pools_matches_mm1_at_load_0_9() {
     every_policy_on_one_worker_pools_matches_mm1(0.9);
 }
+
+/// The probability that a task waits in an M/M/n queue at utilization `rho` (Erlang C), and the
+/// mean wait: that probability times the mean service over n(1 - rho).
+fn erlang_c(n: u32, rho: f64) -> (f64, f64) {
+    let a = n as f64 * rho;
+    let mut term = 1.0; // a^k / k!
+    let mut sum = 0.0;
+    for k in 0..n {
+        sum += term;
+        term *= a / (k + 1) as f64;
+    }
+    let tail = term / (1.0 - rho); // a^n / n! / (1 - rho)
+    let p_wait = tail / (sum + tail);
+    (p_wait, p_wait * MEAN_SERVICE_US / (n as f64 * (1.0 - rho)))
+}
+
+/// JBSQ(1) at the leaf with no network delay is a central queue per rack: a task waits at the
+/// leaf until a worker is idle and no worker ever queues two. Eight racks of 16 workers, each
+/// given a uniformly random eighth of the Poisson arrivals, are eight M/M/16 queues: the share
+/// of tasks that wait at the leaf is Erlang C's probability of waiting (arrivals see time
+/// averages), and the mean response is the mean service plus Erlang C's mean wait. Random
+/// dispatch on the same racks (sixteen M/M/1 queues a rack) waits far longer.
+#[test]
+fn draconis_with_no_network_is_an_m_m_16_queue_per_rack() {
+    let topology = Topology {
+        pods: 4,
+        servers_per_rack: 1,
+        slots_per_server: 16,
+    };
+    for load in [0.7, 0.9] {
+        let mut cfg = mm1_config(
+            "draconis",
+            load,
+            PoolSource::Sizes(vec![128]),
+            topology,
+            400_000_000,
+        );
+        cfg.prefill = false;
+        cfg.warmup_ns = 0;
+        let s = engine::run(&cfg, &mut |_| {}).unwrap();
+        let (p_wait, wait) = erlang_c(16, load);
+        let held = s.leaf_queue.held as f64 / s.tasks as f64;
+        let mean = s.response.mean_us;
+        eprintln!(
+            "draconis at {load}: {:.4} of tasks held (Erlang C {p_wait:.4}), mean response {mean:.2} us (M/M/16 {:.2} us)",
+            held,
+            MEAN_SERVICE_US + wait
+        );
+        assert!(
+            (held / p_wait - 1.0).abs() < 0.03,
+            "load {load}: held {held}, M/M/16 {p_wait}"
+        );
+        assert!(
+            (mean / (MEAN_SERVICE_US + wait) - 1.0).abs() < 0.03,
+            "load {load}: mean response {mean} us"
+        );
+        assert!(s.leaf_queue.p999 >= 1 && s.leaf_queue.max >= s.leaf_queue.p999);
+        let mut random = cfg.clone();
+        random.policy = PolicySpec::named("random").unwrap();
+        let r = engine::run(&random, &mut |_| {}).unwrap();
+        assert!(
+            r.response.mean_us > mean * 1.5,
+            "random {} us",
+            r.response.mean_us
+        );
+        assert_eq!(r.leaf_queue.held, 0);
+    }
+}

@@ -15,6 +15,7 @@
 
 pub mod horus;
 pub mod idle_only;
+pub mod jbsq;
 pub mod jiq;
 pub mod jsq;
 pub mod racksched;
@@ -51,7 +52,23 @@ impl Decision {
     pub fn to(node: u32) -> Self {
         Self { node, passes: 1 }
     }
+
+    /// At a leaf: keep the task in the leaf's queue of its pool, in arrival order, until the
+    /// policy sends it to a worker with [`Ctx::release`].
+    pub fn hold() -> Self {
+        Self {
+            node: HOLD,
+            passes: 1,
+        }
+    }
+
+    pub fn is_hold(&self) -> bool {
+        self.node == HOLD
+    }
 }
+
+/// The node of [`Decision::hold`].
+const HOLD: u32 = u32::MAX;
 
 /// A worker's reply as its leaf sees it.
 #[derive(Clone, Copy, Debug)]
@@ -167,11 +184,20 @@ pub struct Ctx<'a> {
     /// True until the controller announces the first failure.
     pub(crate) nothing_dead: bool,
     pub(crate) outbox: &'a mut Vec<Message>,
+    /// Tasks to send from a leaf's queue: (pool, rack slot, pool-local worker).
+    pub(crate) releases: &'a mut Vec<(u32, u32, u32)>,
 }
 
 impl Ctx<'_> {
     pub fn send(&mut self, msg: Message) {
         self.outbox.push(msg);
+    }
+
+    /// Sends the oldest task the leaf of `rack` holds for `pool` ([`Decision::hold`]) to
+    /// pool-local `worker` of that rack, one hop away. The policy keeps count of what it holds:
+    /// releasing from an empty queue is a bug and stops the run.
+    pub fn release(&mut self, pool: u32, rack: u32, worker: u32) {
+        self.releases.push((pool, rack, worker));
     }
 
     /// False once the controller has announced that this pool-local worker or its rack failed.
@@ -386,6 +412,41 @@ pub static POLICIES: &[PolicyEntry] = &[
         build: |b| {
             let threshold = b.params.get("threshold");
             rack_sched(b, racksched::SpineMode::RackLoads { threshold })
+        },
+    },
+    PolicyEntry {
+        name: "draconis",
+        about: "a uniformly random rack of the pool; its leaf queues the tasks no worker can \
+                take and gives each worker at most k outstanding (k = 1: idle workers pull, as \
+                Draconis's switch queue does)",
+        params: &[Param::new("k", 1.0)],
+        compared: false,
+        build: |b| {
+            let k = b.params.get("k") as u32;
+            Box::new(jbsq::Jbsq::new(
+                b.cluster,
+                k,
+                1,
+                jbsq::SpineMode::UniformRack,
+            ))
+        },
+    },
+    PolicyEntry {
+        name: "jbsq",
+        about: "power of samples over the racks of the spine's pod by the load each leaf \
+                reports after every reply, and JBSQ(k) at the leaf: a bounded in-rack queue, \
+                at most k outstanding tasks a worker",
+        params: &[Param::new("k", 2.0), Param::new("samples", 2.0)],
+        compared: false,
+        build: |b| {
+            let k = b.params.get("k") as u32;
+            let samples = b.params.get("samples") as u32;
+            Box::new(jbsq::Jbsq::new(
+                b.cluster,
+                k,
+                samples,
+                jbsq::SpineMode::RackLoads,
+            ))
         },
     },
     PolicyEntry {

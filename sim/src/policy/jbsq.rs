@@ -1,0 +1,185 @@
+//! Join the bounded shortest queue at the leaf, JBSQ(K): the in-switch queue of Draconis (K = 1,
+//! idle workers pull), of R2P2's JBSQ(n) and of Rain's token queues (its section 3; here without
+//! Rain's slices and adaptive K), held by a rack's leaf.
+//!
+//! A worker has at most `k` outstanding tasks (sent to it and not yet answered, which the leaf
+//! counts exactly: it sends them and sees the replies). A task reaching the leaf goes to the
+//! worker of the rack with the fewest outstanding, if that is under `k`; otherwise it waits in
+//! the leaf's queue of its pool ([`Decision::hold`]), in arrival order. Each reply frees a place,
+//! and the leaf sends the oldest waiting task there ([`Ctx::release`]). A rack's queue is what a
+//! switch's buffer must hold: the run reports its 99.9th percentile (`Summary::leaf_queue`).
+//!
+//! Spines:
+//! - `draconis`: each task to a uniformly random rack of the pool (a switch queue per rack,
+//!   K = 1).
+//! - `jbsq`: power-of-`samples` over the racks of the spine's pod by rack load, (outstanding +
+//!   waiting) / workers, which each leaf reports after every reply in 16.16, as `rs-h` does.
+//!
+//! A task or a reply lost in the network keeps its place taken for good, as in a switch that
+//! counts outstanding tasks without timeouts; the tests run without loss.
+
+use super::{Ctx, Decision, FailureNotice, Message, Node, Policy, Reply, TaskHeader};
+use crate::cluster::Cluster;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpineMode {
+    UniformRack,
+    RackLoads,
+}
+
+const LOAD_UPDATE: u8 = 0;
+const FIXED_ONE: f64 = 65_536.0;
+
+pub struct Jbsq {
+    k: u32,
+    samples: u32,
+    mode: SpineMode,
+    /// Per pool, per worker: tasks sent and not yet answered.
+    outstanding: Vec<Vec<u32>>,
+    /// Per pool, per rack slot: tasks waiting in the leaf's queue.
+    waiting: Vec<Vec<u32>>,
+    /// Per pool, per rack slot: outstanding plus waiting.
+    rack_load: Vec<Vec<u64>>,
+    /// Per pool, per rack slot: the spine's view of the rack load, in 16.16.
+    spine_loads: Vec<Vec<u32>>,
+    /// Tasks that waited at a leaf.
+    held: u64,
+}
+
+impl Jbsq {
+    pub fn new(cluster: &Cluster, k: u32, samples: u32, mode: SpineMode) -> Self {
+        let per_rack = |v| {
+            cluster
+                .pools
+                .iter()
+                .map(|p| vec![v; p.racks.len()])
+                .collect::<Vec<_>>()
+        };
+        Self {
+            k: k.max(1),
+            samples: samples.max(1),
+            mode,
+            outstanding: cluster
+                .pools
+                .iter()
+                .map(|p| vec![0; p.workers() as usize])
+                .collect(),
+            waiting: per_rack(0),
+            rack_load: cluster
+                .pools
+                .iter()
+                .map(|p| vec![0; p.racks.len()])
+                .collect(),
+            spine_loads: per_rack(0),
+            held: 0,
+        }
+    }
+
+    /// The usable worker of `first..first + count` with the fewest outstanding tasks, looking
+    /// from a random one on so that ties go to any of them; `None` if none is usable.
+    fn least_outstanding(&self, ctx: &mut Ctx, pool: u32, first: u32, count: u32) -> Option<u32> {
+        let start = ctx.random_worker(pool, first, count) - first;
+        let loads = &self.outstanding[pool as usize];
+        (0..count)
+            .map(|i| first + (start + i) % count)
+            .filter(|&w| ctx.worker_usable(pool, w))
+            .min_by_key(|&w| loads[w as usize])
+    }
+}
+
+impl Policy for Jbsq {
+    fn message_kinds(&self) -> &'static [&'static str] {
+        match self.mode {
+            SpineMode::UniformRack => &[],
+            SpineMode::RackLoads => &["load-update"],
+        }
+    }
+
+    fn on_task_at_spine(&mut self, ctx: &mut Ctx, task: &mut TaskHeader) -> Decision {
+        let p = task.pool;
+        let pool = &ctx.cluster.pools[p as usize];
+        match self.mode {
+            SpineMode::UniformRack => {
+                let racks = pool.racks.len() as u32;
+                Decision::to(ctx.random_rack(p, 0, racks))
+            }
+            SpineMode::RackLoads => {
+                let pod = &pool.groups[task.spine as usize];
+                let (first, count) = (pod.first_rack, pod.racks);
+                let loads = &self.spine_loads[p as usize];
+                let mut best = ctx.random_rack(p, first, count);
+                for _ in 1..self.samples {
+                    let other = ctx.random_rack(p, first, count);
+                    if loads[other as usize] < loads[best as usize] {
+                        best = other;
+                    }
+                }
+                Decision::to(best)
+            }
+        }
+    }
+
+    fn on_task_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, task: &mut TaskHeader) -> Decision {
+        let p = task.pool;
+        let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
+        let (first, count) = (r.first_worker, r.workers);
+        self.rack_load[p as usize][rack as usize] += 1;
+        match self.least_outstanding(ctx, p, first, count) {
+            Some(w) if self.outstanding[p as usize][w as usize] < self.k => {
+                self.outstanding[p as usize][w as usize] += 1;
+                Decision::to(w)
+            }
+            _ => {
+                self.waiting[p as usize][rack as usize] += 1;
+                self.held += 1;
+                Decision::hold()
+            }
+        }
+    }
+
+    fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
+        let (p, w) = (reply.pool as usize, reply.worker as usize);
+        let left = &mut self.outstanding[p][w];
+        *left = left.saturating_sub(1);
+        let load = &mut self.rack_load[p][rack as usize];
+        *load = load.saturating_sub(1);
+        let waiting = &mut self.waiting[p][rack as usize];
+        if *waiting > 0 && ctx.worker_usable(reply.pool, reply.worker) {
+            *waiting -= 1;
+            self.outstanding[p][w] += 1;
+            ctx.release(reply.pool, rack, reply.worker);
+        }
+        if self.mode == SpineMode::RackLoads {
+            let pool = &ctx.cluster.pools[p];
+            let workers = pool.racks[rack as usize].workers as f64;
+            let avg = self.rack_load[p][rack as usize] as f64 / workers;
+            ctx.send(Message {
+                pool: reply.pool,
+                from: Node::Leaf(rack),
+                to: Node::Spine(pool.racks[rack as usize].group_slot),
+                kind: LOAD_UPDATE,
+                value: rack,
+                value2: (avg * FIXED_ONE).round().min(u32::MAX as f64) as u32,
+            });
+        }
+    }
+
+    fn on_message(&mut self, _ctx: &mut Ctx, msg: Message) {
+        debug_assert_eq!(msg.kind, LOAD_UPDATE);
+        self.spine_loads[msg.pool as usize][msg.value as usize] = msg.value2;
+    }
+
+    fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
+        // A restarted spine has forgotten its racks' loads.
+        if let FailureNotice::SpineRestarted { pool, pod } = notice {
+            let d = &ctx.cluster.pools[pool as usize].groups[pod as usize];
+            for r in d.first_rack..d.first_rack + d.racks {
+                self.spine_loads[pool as usize][r as usize] = 0;
+            }
+        }
+    }
+
+    fn counters(&self) -> Vec<(String, u64)> {
+        vec![("held".into(), self.held)]
+    }
+}
