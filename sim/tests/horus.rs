@@ -5,6 +5,8 @@
 //!   every pass, and the tasks of the run went to exactly the workers those passes chose.
 //! - On reduced datacenters, Horus' p99 is below RS-H's and RS-LB's above 50 % load (Horus §5.2),
 //!   and in a single rack it is close to ideal join-the-shortest-queue.
+//! - `horus-jbsq` (Horus between racks, JBSQ(k) at the leaf) gives no worker more than k tasks,
+//!   holds the rest at the leaf, and speaks Horus's protocol to the model's spines.
 //!
 //! Runtime (debug build, 2 cores): about half a minute.
 
@@ -49,11 +51,24 @@ fn run(cfg: &SimConfig) -> Summary {
     engine::run(cfg, &mut |_| {}).unwrap()
 }
 
-/// Passes Horus' calls through and notes, for one physical rack, every worker its leaf chose.
+/// Passes a policy's calls through and notes, for one physical rack, every worker its leaf chose
+/// (`rack`: `u32::MAX` for none), and the longest queue any worker's reply reported.
 struct Spy {
-    inner: Horus,
+    inner: Box<dyn Policy>,
     rack: u32,
     chosen: Arc<Mutex<Vec<(u32, u32)>>>,
+    longest: Arc<Mutex<u32>>,
+}
+
+impl Spy {
+    fn new(inner: Box<dyn Policy>, rack: u32) -> Self {
+        Self {
+            inner,
+            rack,
+            chosen: Arc::default(),
+            longest: Arc::default(),
+        }
+    }
 }
 
 impl Policy for Spy {
@@ -71,6 +86,9 @@ impl Policy for Spy {
         d
     }
     fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
+        let mut longest = self.longest.lock().unwrap();
+        *longest = (*longest).max(reply.qlen);
+        drop(longest);
         self.inner.on_reply_at_leaf(ctx, rack, reply)
     }
     fn on_message(&mut self, ctx: &mut Ctx, msg: Message) {
@@ -133,17 +151,15 @@ fn simulated_horus_makes_the_models_decisions_for_the_same_passes_and_seed() {
     drop(probe);
 
     // The leaf of that rack.
-    let chosen = Arc::new(Mutex::new(Vec::new()));
+    let mut chosen = Arc::default();
     let mut leaf_rec = None;
     let engine = Engine::with_custom_policy(&cfg, |cluster, q, rng| {
         let (inner, rec) =
             Horus::with_recorder(cluster, q, rng, HorusParams::default(), Switch::Leaf(leaf));
         leaf_rec = Some(rec);
-        Box::new(Spy {
-            inner,
-            rack,
-            chosen: chosen.clone(),
-        })
+        let spy = Spy::new(Box::new(inner), rack);
+        chosen = spy.chosen.clone();
+        Box::new(spy)
     })
     .unwrap();
     let s = engine.run(&mut |_| {});
@@ -430,4 +446,66 @@ fn the_repair_gap_ends_the_idle_remove_storm_and_lost_messages_are_still_repaire
     );
     assert!(repairs(&g) > 0, "lost idle messages are still repaired");
     assert!(repairs(&p) > 20 * repairs(&g));
+}
+
+/// The run's summary and the longest queue any worker reported (tasks left after one finished).
+fn longest_queue(cfg: &SimConfig) -> (Summary, u32) {
+    let mut longest = Arc::default();
+    let engine = Engine::with_custom_policy(cfg, |cluster, queues, rng| {
+        let spy = Spy::new(cfg.policy.build(cluster, queues, rng), u32::MAX);
+        longest = spy.longest.clone();
+        Box::new(spy)
+    })
+    .unwrap();
+    let s = engine.run(&mut |_| {});
+    let n = *longest.lock().unwrap();
+    (s, n)
+}
+
+fn counter(s: &Summary, name: &str) -> u64 {
+    s.policy_counters
+        .iter()
+        .find(|(k, _)| k == name)
+        .unwrap_or_else(|| panic!("no counter {name}"))
+        .1
+}
+
+#[test]
+fn horus_jbsq_gives_no_worker_more_than_k_and_holds_the_rest_at_the_leaf() {
+    for k in [1u32, 2] {
+        let mut cfg = config("horus-jbsq", 8, 6, 0.95, 2_000_000, 7);
+        cfg.policy.set_param("k", f64::from(k)).unwrap();
+        let (s, longest) = longest_queue(&cfg);
+        println!(
+            "k = {k}: longest queue left {longest}, {} of {} tasks held, p99.9 queue {}",
+            s.leaf_queue.held, s.tasks, s.leaf_queue.p999
+        );
+        assert!(
+            longest < k,
+            "k = {k}: a worker had {longest} left after a reply"
+        );
+        assert!(s.leaf_queue.held > 0 && counter(&s, "leaf.held") == s.leaf_queue.held);
+        assert!(s.little.relative_error < 1e-9);
+    }
+    // Horus's leaves queue at the workers: the bound above is the leaf's doing.
+    let (_, longest) = longest_queue(&config("horus", 8, 6, 0.95, 2_000_000, 7));
+    assert!(longest >= 2, "horus: longest queue {longest}");
+}
+
+#[test]
+fn horus_jbsq_leaves_speak_horus_to_the_models_spines() {
+    let mut cfg = config("horus-jbsq", 8, 6, 0.8, 2_000_000, 3);
+    cfg.loss = 1e-3; // lost idle messages exercise the repair
+    let s = run(&cfg);
+    let m = |kind: &str| s.messages.iter().find(|m| m.kind == kind).unwrap().count;
+    assert_eq!(counter(&s, "leaf.sent_idle_add"), m("idle-add"));
+    assert_eq!(counter(&s, "leaf.sent_idle_remove"), m("idle-remove"));
+    assert_eq!(counter(&s, "leaf.sent_load_update"), m("load-update"));
+    assert!(m("idle-add") > 0 && m("idle-remove") > 0 && m("load-update") > 0);
+    assert!(counter(&s, "leaf.idle_repairs") > 0);
+    // The spines took every task, from their idle lists and by load, and their drift checks
+    // found stale loads to resubmit.
+    assert_eq!(counter(&s, "spine.tasks"), s.tasks);
+    assert!(counter(&s, "spine.pow2_resubmits") > 0);
+    assert!(s.little.relative_error < 1e-9);
 }

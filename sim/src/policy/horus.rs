@@ -45,10 +45,14 @@ use rand::Rng;
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
-/// Message kinds, indexed like [`Policy::message_kinds`].
-const IDLE_ADD: u8 = 0;
-const IDLE_REMOVE: u8 = 1;
-const LOAD_UPDATE: u8 = 2;
+/// Message kinds, indexed like [`Policy::message_kinds`]; a leaf's message carries its Horus
+/// header's `qlen.seq_num` (the rack average) in [`Message::value`] and its `src_id` (the rack's
+/// node ID at the spine) in [`Message::value2`].
+pub(crate) const IDLE_ADD: u8 = 0;
+pub(crate) const IDLE_REMOVE: u8 = 1;
+pub(crate) const LOAD_UPDATE: u8 = 2;
+/// The names of the message kinds.
+pub(crate) const MESSAGE_KINDS: &[&str] = &["idle-add", "idle-remove", "load-update"];
 /// `src_id` of a task as a client sends it (no scheduler's ID).
 const CLIENT_ID: u16 = u16::MAX;
 /// [`PrefetchNote`] kinds: after the index stage, `[NOTE_SPINE or NOTE_LEAF, slot index, node ID
@@ -73,9 +77,10 @@ const CONN_TIMEOUT_US: u32 = 20_000;
 /// The policy that runs Horus with the Tofino program's arithmetic.
 pub const TOFINO_POLICY: &str = "horus-tofino";
 
-/// Whether `name` is one of the Horus policies (they share their parameters).
+/// Whether `name` is one of the policies that take Horus's parameters (Horus, with the Tofino's
+/// arithmetic, and between racks only, [`super::horus_jbsq`]).
 pub fn is_horus(name: &str) -> bool {
-    name == "horus" || name == TOFINO_POLICY
+    name == "horus" || name == TOFINO_POLICY || name == super::horus_jbsq::NAME
 }
 
 /// Horus' per-pool parameters (the same for every pool), see `docs/algorithm.md`, decision 6-7.
@@ -818,6 +823,21 @@ impl Horus {
     }
 
     /// The leaf scheduler of a physical rack, for inspection.
+    /// The spine that pool `p`'s rack slot `r` reports to, as its leaf was configured: the
+    /// spine's switch ID and the rack's node ID there.
+    pub(crate) fn leaf_spine(&self, p: u32, r: u32) -> SpineRef {
+        let slot = self.leaf_slots[(self.rack_base[p as usize] + r) as usize];
+        self.leaves[slot.switch as usize].tables().pools[usize::from(slot.pool)]
+            .cfg
+            .spine
+            .expect("leaf pools have a spine")
+    }
+
+    /// The parameters the schedulers were configured with.
+    pub(crate) fn params(&self) -> Params {
+        self.params
+    }
+
     pub fn leaf(&self, rack: u32) -> Option<&Scheduler> {
         self.leaf_of_rack
             .get(rack as usize)
@@ -842,7 +862,7 @@ impl Horus {
 
 impl Policy for Horus {
     fn message_kinds(&self) -> &'static [&'static str] {
-        &["idle-add", "idle-remove", "load-update"]
+        MESSAGE_KINDS
     }
 
     fn on_task_at_spine(&mut self, ctx: &mut Ctx, task: &mut TaskHeader) -> Decision {

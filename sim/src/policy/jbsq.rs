@@ -75,16 +75,34 @@ impl Jbsq {
         }
     }
 
-    /// The usable worker of `first..first + count` with the fewest outstanding tasks, looking
-    /// from a random one on so that ties go to any of them; `None` if none is usable.
     fn least_outstanding(&self, ctx: &mut Ctx, pool: u32, first: u32, count: u32) -> Option<u32> {
-        let start = ctx.random_worker(pool, first, count) - first;
-        let loads = &self.outstanding[pool as usize];
-        (0..count)
-            .map(|i| first + (start + i) % count)
-            .filter(|&w| ctx.worker_usable(pool, w))
-            .min_by_key(|&w| loads[w as usize])
+        least_outstanding(
+            ctx,
+            pool,
+            first,
+            count,
+            &self.outstanding[pool as usize],
+            |_| true,
+        )
     }
+}
+
+/// The worker of `first..first + count` with the fewest `outstanding` tasks among those usable
+/// (for the controller and for `usable`), looking from a random one on so that ties go to any of
+/// them; `None` if none is usable.
+pub(super) fn least_outstanding(
+    ctx: &mut Ctx,
+    pool: u32,
+    first: u32,
+    count: u32,
+    outstanding: &[u32],
+    usable: impl Fn(u32) -> bool,
+) -> Option<u32> {
+    let start = ctx.random_worker(pool, first, count) - first;
+    (0..count)
+        .map(|i| first + (start + i) % count)
+        .filter(|&w| usable(w) && ctx.worker_usable(pool, w))
+        .min_by_key(|&w| outstanding[w as usize])
 }
 
 impl Policy for Jbsq {

@@ -14,6 +14,7 @@
 //! is documented in its own file, with its source.
 
 pub mod horus;
+pub mod horus_jbsq;
 pub mod idle_only;
 pub mod jbsq;
 pub mod jiq;
@@ -335,6 +336,12 @@ const HORUS_TOFINO_PARAMS: [Param; 7] = {
     ]
 };
 
+/// horus-jbsq's: the leaf's bound and Horus's.
+const HORUS_JBSQ_PARAMS: [Param; 5] = {
+    let h = HORUS_PARAMS;
+    [Param::new("k", 2.0), h[0], h[1], h[2], h[3]]
+};
+
 /// The policies the simulator offers, in the order the help and errors list them. Everything that
 /// names a policy reads this table: `--policy` and `--policies` (and their help and errors), the
 /// default policies of a sweep, the events bench, and the `policy` field of the results.
@@ -446,6 +453,25 @@ pub static POLICIES: &[PolicyEntry] = &[
                 k,
                 samples,
                 jbsq::SpineMode::RackLoads,
+            ))
+        },
+    },
+    PolicyEntry {
+        name: horus_jbsq::NAME,
+        about: "Horus between racks (the model's spines), and at the leaf a bounded in-rack \
+                queue, JBSQ(k), that counts its held tasks in the load it reports",
+        params: &HORUS_JBSQ_PARAMS,
+        compared: false,
+        build: |b| {
+            let params = horus::HorusParams::of(b.params.0)
+                .expect("SimConfig::validate checked the parameters (HorusParams::of)");
+            let k = b.params.get("k") as u32;
+            Box::new(horus_jbsq::HorusJbsq::new(
+                b.cluster,
+                b.queue_len,
+                b.rng,
+                k,
+                params,
             ))
         },
     },
