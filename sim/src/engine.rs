@@ -54,7 +54,10 @@ enum Ev {
     Reply {
         worker: u32,
         qlen: u32,
-        tag: u16,
+        /// The task's service time (ns, saturating).
+        service: u32,
+        /// [`Reply::tag`] (0 or 1).
+        tag: u8,
     },
     Msg(u32),
     Fail(u32),
@@ -63,6 +66,10 @@ enum Ev {
     #[default]
     Sample,
 }
+
+// An event stays 16 bytes (32 with its key in the event queue): the queue's memory traffic is
+// much of the engine's cost (`docs/sim-performance.md`).
+const _: () = assert!(std::mem::size_of::<Ev>() == 16);
 
 /// A task on its way to a worker (at a spine, a leaf or on the wire). Slots are reused last in,
 /// first out, so the few live ones stay in cache; two to a cache line, so that an event reads one.
@@ -216,10 +223,10 @@ pub struct Engine {
     free_messages: Vec<u32>,
     outbox: Vec<Message>,
     pool_rngs: Vec<SimRng>,
-    /// Tasks a leaf holds ([`Decision::hold`]), per (pool, rack slot), oldest first.
-    held: std::collections::HashMap<(u32, u32), std::collections::VecDeque<u32>>,
-    /// Releases the policy asked for in its last call ([`Ctx::release`]).
-    releases: Vec<(u32, u32, u32)>,
+    /// Tasks a leaf holds ([`Decision::hold_in`]), per (pool, rack slot, queue), oldest first.
+    held: std::collections::HashMap<(u32, u32, u32), std::collections::VecDeque<u32>>,
+    /// Releases the policy asked for in its last call ([`Ctx::release_from`]).
+    releases: Vec<(u32, u32, u32, u32)>,
     /// How many tasks a leaf's queue held just after each task joined it, by that number.
     held_lengths: Vec<u64>,
     /// Per pool: its arrivals' burst state (empty when arrivals are Poisson).
@@ -467,7 +474,12 @@ impl Engine {
             Ev::AtLeaf { task, rack } => self.on_leaf(task, rack),
             Ev::AtWorker { task, worker } => self.on_worker(task, worker),
             Ev::Done(worker) => self.on_done(worker),
-            Ev::Reply { worker, qlen, tag } => self.on_reply(worker, qlen, tag),
+            Ev::Reply {
+                worker,
+                qlen,
+                service,
+                tag,
+            } => self.on_reply(worker, qlen, service, tag),
             Ev::Msg(i) => self.on_message(i),
             Ev::Fail(i) => self.on_fail(i),
             Ev::Notice(i) => self.on_notice(i),
@@ -748,13 +760,14 @@ impl Engine {
         }
     }
 
-    fn new_task(&mut self, pool: u32, service: Nanos, measured: bool) -> u32 {
+    fn new_task(&mut self, pool: u32, service: Nanos, kind: u8, measured: bool) -> u32 {
         let task = Task {
             header: TaskHeader {
                 pool,
                 spine: 0,
                 hint: 0,
                 tag: 0,
+                kind,
             },
             arrival: self.now | if measured { MEASURED } else { 0 },
             service,
@@ -807,9 +820,9 @@ impl Engine {
     }
 
     fn on_arrival(&mut self, pool: u32) {
-        let service = self.service.sample(&mut self.pool_rngs[pool as usize]);
+        let (service, kind) = self.service.sample_kind(&mut self.pool_rngs[pool as usize]);
         let measured = self.now >= self.cfg.warmup_ns;
-        let task = self.new_task(pool, service, measured);
+        let task = self.new_task(pool, service, kind, measured);
         self.schedule_arrival(pool);
 
         let pod = self.pod_draws[pool as usize].draw(&mut self.entry_rng);
@@ -882,7 +895,7 @@ impl Engine {
         let d = self.with_policy(|p, ctx| p.on_task_at_leaf(ctx, rack, &mut header));
         if d.is_hold() {
             self.tasks[task as usize].header = header;
-            let queue = self.held.entry((header.pool, rack)).or_default();
+            let queue = self.held.entry((header.pool, rack, d.queue)).or_default();
             queue.push_back(task);
             let len = queue.len();
             if self.held_lengths.len() <= len {
@@ -911,13 +924,13 @@ impl Engine {
     #[cold]
     fn release_held(&mut self) {
         let releases = std::mem::take(&mut self.releases);
-        for &(pool, rack, local) in &releases {
+        for &(pool, rack, queue, local) in &releases {
             let task = self
                 .held
-                .get_mut(&(pool, rack))
+                .get_mut(&(pool, rack, queue))
                 .and_then(|q| q.pop_front())
                 .unwrap_or_else(|| {
-                    panic!("the policy released a task from the empty queue of pool {pool}'s rack slot {rack}")
+                    panic!("the policy released a task from the empty queue {queue} of pool {pool}'s rack slot {rack}")
                 });
             let p = &self.cluster.pools[pool as usize];
             let r = &p.racks[rack as usize];
@@ -983,7 +996,7 @@ impl Engine {
             self.queue.push(at, Ev::Done(worker));
         }
         let qlen = w.len();
-        let tag = u16::from(qlen == 0 && std::mem::take(&mut w.announce));
+        let tag = u8::from(qlen == 0 && std::mem::take(&mut w.announce));
         let (pool, local) = (w.pool, w.local);
         self.metrics.pools[pool as usize].completed += 1;
         let arrival = done.arrival();
@@ -993,12 +1006,19 @@ impl Engine {
         self.leave(pool, arrival);
         self.policy.on_task_left_worker(pool, local);
         if let Some(delay) = self.transmit(1, 0) {
-            self.queue
-                .push_after(delay, Ev::Reply { worker, qlen, tag });
+            self.queue.push_after(
+                delay,
+                Ev::Reply {
+                    worker,
+                    qlen,
+                    service: u32::try_from(done.service).unwrap_or(u32::MAX),
+                    tag,
+                },
+            );
         }
     }
 
-    fn on_reply(&mut self, worker: u32, qlen: u32, tag: u16) {
+    fn on_reply(&mut self, worker: u32, qlen: u32, service_ns: u32, tag: u8) {
         let w = &self.workers[worker as usize];
         if !self.nothing_failed && self.rack_failed[w.rack as usize].is_some() {
             return;
@@ -1008,7 +1028,8 @@ impl Engine {
             pool: w.pool,
             worker: w.local,
             qlen,
-            tag,
+            tag: u16::from(tag),
+            service_ns,
         };
         self.with_policy(|p, ctx| p.on_reply_at_leaf(ctx, rack, reply));
     }
@@ -1063,10 +1084,10 @@ impl Engine {
             FailureTarget::Leaf(r) if r < topo.racks() => {
                 self.rack_failed[r as usize] = Some(i);
                 // The tasks its queues held are lost with it.
-                let lost: Vec<(u32, u32)> = self
+                let lost: Vec<(u32, u32, u32)> = self
                     .held
                     .keys()
-                    .filter(|&&(p, slot)| {
+                    .filter(|&&(p, slot, _)| {
                         self.cluster.pools[p as usize].racks[slot as usize].rack == r
                     })
                     .copied()

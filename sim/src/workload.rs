@@ -157,38 +157,70 @@ impl ServiceTime {
 
     /// One service time, at least 1 ns so that every task occupies its worker.
     pub fn sample(&self, rng: &mut SimRng) -> Nanos {
+        self.sample_kind(rng).0
+    }
+
+    /// One service time and the task's type: the component of the distribution it was drawn
+    /// from (a `Discrete` value's or a `HyperExponential` branch's index: a RocksDB GET is 0, a
+    /// SCAN 1), 0 for a distribution of one component. The same draws as [`ServiceTime::sample`].
+    pub fn sample_kind(&self, rng: &mut SimRng) -> (Nanos, u8) {
         match self {
             ServiceTime::Exponential { mean_ns } => {
                 let x: f64 = Exp1.sample(rng);
-                round_nanos(x * mean_ns).max(1)
+                (round_nanos(x * mean_ns).max(1), 0)
             }
             ServiceTime::Discrete { values_ns, probs } => {
-                let mut u: f64 = rng.random();
-                for (v, p) in values_ns.iter().zip(probs) {
-                    if u < *p {
-                        return *v;
-                    }
-                    u -= p;
-                }
-                *values_ns.last().expect("non-empty")
+                let i = branch(probs, rng.random());
+                (values_ns[i], kind(i))
             }
-            ServiceTime::Trace { values_ns } => values_ns[rng.random_range(0..values_ns.len())],
+            ServiceTime::Trace { values_ns } => {
+                (values_ns[rng.random_range(0..values_ns.len())], 0)
+            }
             ServiceTime::HyperExponential { means_ns, probs } => {
                 // The branch, then an exponential of its mean.
-                let mut u: f64 = rng.random();
-                let mut mean = *means_ns.last().expect("non-empty");
-                for (m, p) in means_ns.iter().zip(probs) {
-                    if u < *p {
-                        mean = *m;
-                        break;
-                    }
-                    u -= p;
-                }
+                let i = branch(probs, rng.random());
                 let x: f64 = Exp1.sample(rng);
-                round_nanos(x * mean).max(1)
+                (round_nanos(x * means_ns[i]).max(1), kind(i))
             }
         }
     }
+
+    /// The task types [`ServiceTime::sample_kind`] gives, in order: each one's probability and
+    /// mean service time in ns.
+    pub fn kinds(&self) -> Vec<(f64, f64)> {
+        match self {
+            ServiceTime::Discrete { values_ns, probs } => values_ns
+                .iter()
+                .zip(probs)
+                .map(|(&v, &p)| (p, v as f64))
+                .collect(),
+            ServiceTime::HyperExponential { means_ns, probs } => probs
+                .iter()
+                .copied()
+                .zip(means_ns.iter().copied())
+                .collect(),
+            ServiceTime::Exponential { .. } | ServiceTime::Trace { .. } => {
+                vec![(1.0, self.mean_ns())]
+            }
+        }
+    }
+}
+
+/// The component a uniform draw `u` in [0, 1) falls in, for probabilities summing to 1 (the last
+/// one when rounding leaves `u` beyond them all).
+fn branch(probs: &[f64], mut u: f64) -> usize {
+    for (i, p) in probs.iter().enumerate() {
+        if u < *p {
+            return i;
+        }
+        u -= p;
+    }
+    probs.len() - 1
+}
+
+/// A component's index as a task type (the named workloads have at most five).
+fn kind(i: usize) -> u8 {
+    u8::try_from(i).unwrap_or(u8::MAX)
 }
 
 /// Offered load as a fraction of each pool's capacity: `[(from_ns, load), ...]`, the first entry
@@ -424,6 +456,47 @@ fn round_nanos(x: f64) -> Nanos {
 mod tests {
     use super::*;
     use crate::rng::{Stream, stream};
+
+    #[test]
+    fn a_tasks_type_is_the_component_it_was_drawn_from() {
+        for name in WORKLOADS {
+            let w = ServiceTime::named(name).unwrap();
+            let kinds = w.kinds();
+            assert!((kinds.iter().map(|k| k.0).sum::<f64>() - 1.0).abs() < 1e-12);
+            let mean: f64 = kinds.iter().map(|(p, m)| p * m).sum();
+            assert!((mean / w.mean_ns() - 1.0).abs() < 1e-12, "{name}");
+            // The same draws as `sample`, and each type as often as its probability, with its
+            // own mean.
+            let (mut a, mut b) = (
+                stream(7, Stream::Workload, 1),
+                stream(7, Stream::Workload, 1),
+            );
+            let n = 200_000;
+            let mut count = vec![0u64; kinds.len()];
+            let mut sum = vec![0f64; kinds.len()];
+            for _ in 0..n {
+                let (t, k) = w.sample_kind(&mut a);
+                assert_eq!(t, w.sample(&mut b));
+                count[k as usize] += 1;
+                sum[k as usize] += t as f64;
+                if let ServiceTime::Discrete { values_ns, .. } = &w {
+                    assert_eq!(t, values_ns[k as usize]);
+                }
+            }
+            for (i, &(p, m)) in kinds.iter().enumerate() {
+                let share = count[i] as f64 / n as f64;
+                assert!(
+                    (share - p).abs() < 0.01,
+                    "{name} type {i}: {share} against {p}"
+                );
+                let got = sum[i] / count[i] as f64;
+                assert!(
+                    (got / m - 1.0).abs() < 0.05,
+                    "{name} type {i}: mean {got} against {m}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn round_nanos_is_round_as_integer() {

@@ -891,10 +891,7 @@ impl Policy for Horus {
                 ctx.random_rack(p, first, n)
             }
         };
-        Decision {
-            node: rack,
-            passes: o.passes,
-        }
+        Decision::after(rack, o.passes)
     }
 
     fn on_task_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, task: &mut TaskHeader) -> Decision {
@@ -925,10 +922,7 @@ impl Policy for Horus {
                 slot.first
             }
         };
-        Decision {
-            node: worker,
-            passes: o.passes,
-        }
+        Decision::after(worker, o.passes)
     }
 
     fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {

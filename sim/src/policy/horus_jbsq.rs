@@ -391,7 +391,7 @@ mod tests {
         engine: Engine,
         rng: SimRng,
         outbox: Vec<Message>,
-        releases: Vec<(u32, u32, u32)>,
+        releases: Vec<(u32, u32, u32, u32)>,
     }
 
     impl Bench {
@@ -467,6 +467,7 @@ mod tests {
             spine: 0,
             hint,
             tag: u16::from(idle_flag),
+            kind: 0,
         }
     }
 
@@ -476,6 +477,7 @@ mod tests {
             worker,
             qlen: 0,
             tag: 0,
+            service_ns: 100_000,
         }
     }
 
@@ -529,10 +531,10 @@ mod tests {
         // busy (no idle message).
         let w = taken[0];
         let (_, sent) = b.call(12, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
-        assert_eq!(b.releases, vec![(0, 0, w)]);
+        assert_eq!(b.releases, vec![(0, 0, 0, w)]);
         assert!(sent.iter().all(|&(k, _)| k == LOAD_UPDATE), "{sent:?}");
         let (_, _) = b.call(13, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
-        assert_eq!(b.releases, vec![(0, 0, w), (0, 0, w)]);
+        assert_eq!(b.releases, vec![(0, 0, 0, w), (0, 0, 0, w)]);
         assert_eq!(p.leaves[0][0].waiting, 0);
         // Nothing waits: the next reply leaves its worker idle, and the rack links again.
         b.releases.clear();

@@ -39,6 +39,10 @@ pub struct TaskHeader {
     /// A flag the leaf sets and the worker echoes in its reply (Horus: "popped from the idle list");
     /// the spine may also use it towards the leaf.
     pub tag: u16,
+    /// The task's type, which its client knows and puts in the header: the component of the
+    /// workload's service-time distribution it was drawn from (RocksDB: 0 a GET, 1 a SCAN; 0 for
+    /// a workload of one type; [`crate::workload::ServiceTime::sample_kind`]).
+    pub kind: u8,
 }
 
 /// A scheduler's choice: a pool-local rack slot (at a spine) or pool-local worker (at a leaf).
@@ -47,19 +51,38 @@ pub struct Decision {
     pub node: u32,
     /// Pipeline passes used, at least 1; every pass beyond the first is a resubmit.
     pub passes: u32,
+    /// For a held task ([`Decision::hold_in`]): which of the leaf's queues of the pool holds it.
+    pub queue: u32,
 }
 
 impl Decision {
     pub fn to(node: u32) -> Self {
-        Self { node, passes: 1 }
+        Self::after(node, 1)
+    }
+
+    /// To `node`, after `passes` pipeline passes.
+    pub fn after(node: u32, passes: u32) -> Self {
+        Self {
+            node,
+            passes,
+            queue: 0,
+        }
     }
 
     /// At a leaf: keep the task in the leaf's queue of its pool, in arrival order, until the
     /// policy sends it to a worker with [`Ctx::release`].
     pub fn hold() -> Self {
+        Self::hold_in(0)
+    }
+
+    /// At a leaf: keep the task in the leaf's queue `queue` of its pool (a policy may keep
+    /// several, each in arrival order, e.g. one per task type), until [`Ctx::release_from`]
+    /// sends it to a worker.
+    pub fn hold_in(queue: u32) -> Self {
         Self {
             node: HOLD,
             passes: 1,
+            queue,
         }
     }
 
@@ -85,6 +108,9 @@ pub struct Reply {
     /// so it is in the idle list at most once; the flag is sticky because a popped worker may get
     /// more (power-of-two) tasks before it runs dry. 0 otherwise.
     pub tag: u16,
+    /// The task's service time at the worker, in ns (saturating at `u32::MAX`, 4.3 s): what a
+    /// worker-side agent measures and reports (Rain's).
+    pub service_ns: u32,
 }
 
 /// A pool's scheduler: spine `group_slot` or leaf `rack_slot`.
@@ -185,8 +211,8 @@ pub struct Ctx<'a> {
     /// True until the controller announces the first failure.
     pub(crate) nothing_dead: bool,
     pub(crate) outbox: &'a mut Vec<Message>,
-    /// Tasks to send from a leaf's queue: (pool, rack slot, pool-local worker).
-    pub(crate) releases: &'a mut Vec<(u32, u32, u32)>,
+    /// Tasks to send from a leaf's queue: (pool, rack slot, queue, pool-local worker).
+    pub(crate) releases: &'a mut Vec<(u32, u32, u32, u32)>,
 }
 
 impl Ctx<'_> {
@@ -198,7 +224,12 @@ impl Ctx<'_> {
     /// pool-local `worker` of that rack, one hop away. The policy keeps count of what it holds:
     /// releasing from an empty queue is a bug and stops the run.
     pub fn release(&mut self, pool: u32, rack: u32, worker: u32) {
-        self.releases.push((pool, rack, worker));
+        self.release_from(pool, rack, 0, worker);
+    }
+
+    /// As [`Ctx::release`], from the leaf's queue `queue` of the pool ([`Decision::hold_in`]).
+    pub fn release_from(&mut self, pool: u32, rack: u32, queue: u32, worker: u32) {
+        self.releases.push((pool, rack, queue, worker));
     }
 
     /// False once the controller has announced that this pool-local worker or its rack failed.
