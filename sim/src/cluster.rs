@@ -72,6 +72,11 @@ pub struct Cluster {
     /// The speed of each server position in a rack (a worker there serves a task in its
     /// service time divided by it); empty when every server has speed 1.
     pub server_speeds: Vec<f64>,
+    /// The workload's task types ([`crate::policy::TaskHeader::kind`]): each one's probability
+    /// and mean service time in ns at speed 1 ([`crate::workload::ServiceTime::kinds`]), for
+    /// policies an operator would configure by them (Rain's slices). One type of mean 0 until
+    /// the engine sets them.
+    pub task_kinds: Vec<(f64, f64)>,
 }
 
 impl Cluster {
@@ -172,6 +177,7 @@ impl Cluster {
             pools,
             workers,
             server_speeds: Vec::new(),
+            task_kinds: vec![(1.0, 0.0)],
         }
     }
 

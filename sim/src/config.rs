@@ -238,7 +238,10 @@ impl SimConfig {
         if crate::policy::horus::is_horus(self.policy.name()) {
             crate::policy::horus::HorusParams::of(&self.policy)?;
         }
-        for name in ["k", "samples"] {
+        if self.policy.name() == crate::policy::rain::NAME {
+            crate::policy::rain::RainParams::of(&self.policy)?;
+        }
+        for name in ["k", "k_max", "samples"] {
             if let Some(v) = self.policy.param(name) {
                 ensure!(
                     v >= 1.0 && v.fract() == 0.0 && v <= 1e6,

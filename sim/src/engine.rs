@@ -320,6 +320,7 @@ impl Engine {
         // Streams of the unsharded run for shard 0 of 1; the workload streams are the pools'.
         let stream_index = u64::from(shard.index);
         let service = ServiceTime::named(&cfg.workload)?;
+        cluster.task_kinds = service.kinds();
         let mean = service.mean_ns();
         let n_workers = cluster.total_workers() as usize;
         let mut engine = Self {

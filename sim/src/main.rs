@@ -206,6 +206,9 @@ impl Common {
         if policy::horus::is_horus(name) {
             policy::horus::HorusParams::of(&spec)?;
         }
+        if name == policy::rain::NAME {
+            policy::rain::RainParams::of(&spec)?;
+        }
         Ok(spec)
     }
 

@@ -17,13 +17,14 @@ use horus_sim::config::{FailureSpec, FailureTarget, PoolSource, SimConfig};
 use horus_sim::engine::{self, Engine};
 use horus_sim::metrics::Summary;
 use horus_sim::placement::RandomPools;
+use horus_sim::policy::PolicySpec;
 use horus_sim::policy::horus::{Horus, HorusParams, Recording, Switch};
-use horus_sim::policy::{
-    Ctx, Decision, FailureNotice, Message, Policy, PolicySpec, Reply, TaskHeader,
-};
 use horus_sim::topology::Topology;
 use horus_sim::workload::LoadSchedule;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+mod common;
+use common::{Spy, counter, observe};
 
 fn config(policy: &str, pods: u32, pools: u32, load: f64, sim_ns: u64, seed: u64) -> SimConfig {
     SimConfig {
@@ -49,57 +50,6 @@ fn config(policy: &str, pods: u32, pools: u32, load: f64, sim_ns: u64, seed: u64
 
 fn run(cfg: &SimConfig) -> Summary {
     engine::run(cfg, &mut |_| {}).unwrap()
-}
-
-/// Passes a policy's calls through and notes, for one physical rack, every worker its leaf chose
-/// (`rack`: `u32::MAX` for none), and the longest queue any worker's reply reported.
-struct Spy {
-    inner: Box<dyn Policy>,
-    rack: u32,
-    chosen: Arc<Mutex<Vec<(u32, u32)>>>,
-    longest: Arc<Mutex<u32>>,
-}
-
-impl Spy {
-    fn new(inner: Box<dyn Policy>, rack: u32) -> Self {
-        Self {
-            inner,
-            rack,
-            chosen: Arc::default(),
-            longest: Arc::default(),
-        }
-    }
-}
-
-impl Policy for Spy {
-    fn message_kinds(&self) -> &'static [&'static str] {
-        self.inner.message_kinds()
-    }
-    fn on_task_at_spine(&mut self, ctx: &mut Ctx, task: &mut TaskHeader) -> Decision {
-        self.inner.on_task_at_spine(ctx, task)
-    }
-    fn on_task_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, task: &mut TaskHeader) -> Decision {
-        let d = self.inner.on_task_at_leaf(ctx, rack, task);
-        if ctx.cluster.pools[task.pool as usize].racks[rack as usize].rack == self.rack {
-            self.chosen.lock().unwrap().push((task.pool, d.node));
-        }
-        d
-    }
-    fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
-        let mut longest = self.longest.lock().unwrap();
-        *longest = (*longest).max(reply.qlen);
-        drop(longest);
-        self.inner.on_reply_at_leaf(ctx, rack, reply)
-    }
-    fn on_message(&mut self, ctx: &mut Ctx, msg: Message) {
-        self.inner.on_message(ctx, msg)
-    }
-    fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
-        self.inner.on_failure_notice(ctx, notice)
-    }
-    fn counters(&self) -> Vec<(String, u64)> {
-        self.inner.counters()
-    }
 }
 
 /// The leaf's node IDs as the adapter documents them: pools with workers in the rack in pool order,
@@ -448,34 +398,13 @@ fn the_repair_gap_ends_the_idle_remove_storm_and_lost_messages_are_still_repaire
     assert!(repairs(&p) > 20 * repairs(&g));
 }
 
-/// The run's summary and the longest queue any worker reported (tasks left after one finished).
-fn longest_queue(cfg: &SimConfig) -> (Summary, u32) {
-    let mut longest = Arc::default();
-    let engine = Engine::with_custom_policy(cfg, |cluster, queues, rng| {
-        let spy = Spy::new(cfg.policy.build(cluster, queues, rng), u32::MAX);
-        longest = spy.longest.clone();
-        Box::new(spy)
-    })
-    .unwrap();
-    let s = engine.run(&mut |_| {});
-    let n = *longest.lock().unwrap();
-    (s, n)
-}
-
-fn counter(s: &Summary, name: &str) -> u64 {
-    s.policy_counters
-        .iter()
-        .find(|(k, _)| k == name)
-        .unwrap_or_else(|| panic!("no counter {name}"))
-        .1
-}
-
 #[test]
 fn horus_jbsq_gives_no_worker_more_than_k_and_holds_the_rest_at_the_leaf() {
     for k in [1u32, 2] {
         let mut cfg = config("horus-jbsq", 8, 6, 0.95, 2_000_000, 7);
         cfg.policy.set_param("k", f64::from(k)).unwrap();
-        let (s, longest) = longest_queue(&cfg);
+        let (s, o) = observe(&cfg);
+        let longest = o.longest;
         println!(
             "k = {k}: longest queue left {longest}, {} of {} tasks held, p99.9 queue {}",
             s.leaf_queue.held, s.tasks, s.leaf_queue.p999
@@ -488,7 +417,8 @@ fn horus_jbsq_gives_no_worker_more_than_k_and_holds_the_rest_at_the_leaf() {
         assert!(s.little.relative_error < 1e-9);
     }
     // Horus's leaves queue at the workers: the bound above is the leaf's doing.
-    let (_, longest) = longest_queue(&config("horus", 8, 6, 0.95, 2_000_000, 7));
+    let (_, o) = observe(&config("horus", 8, 6, 0.95, 2_000_000, 7));
+    let longest = o.longest;
     assert!(longest >= 2, "horus: longest queue {longest}");
 }
 

@@ -380,85 +380,29 @@ impl Policy for HorusJbsq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{PoolSource, SimConfig};
-    use crate::engine::Engine;
-    use crate::rng::{Stream, stream};
-    use crate::topology::Topology;
+    use crate::policy::bench::Bench;
     use horus_model::fixed::Load;
 
-    /// A leaf driven call by call: one pool on the first rack slot's workers.
-    struct Bench {
-        engine: Engine,
-        rng: SimRng,
-        outbox: Vec<Message>,
-        releases: Vec<(u32, u32, u32, u32)>,
+    fn policy(b: &mut Bench, k: u32) -> HorusJbsq {
+        let cluster = b.engine.cluster();
+        let queues = vec![0; cluster.workers.len()];
+        HorusJbsq::new(cluster, &queues, &mut b.rng, k, HorusParams::default())
     }
 
-    impl Bench {
-        fn new() -> Self {
-            let cfg = SimConfig {
-                topology: Topology {
-                    pods: 2,
-                    servers_per_rack: 1,
-                    slots_per_server: 4,
-                },
-                pools: PoolSource::Sizes(vec![8]),
-                ..SimConfig::default()
-            };
-            Self {
-                engine: Engine::new(&cfg).unwrap(),
-                rng: stream(1, Stream::Policy, 0),
-                outbox: Vec::new(),
-                releases: Vec::new(),
-            }
-        }
-
-        fn policy(&mut self, k: u32) -> HorusJbsq {
-            let cluster = self.engine.cluster();
-            let queues = vec![0; cluster.workers.len()];
-            HorusJbsq::new(cluster, &queues, &mut self.rng, k, HorusParams::default())
-        }
-
-        /// Calls `f` with a context at time `now_us`; returns the messages it sent.
-        fn call<R>(&mut self, now_us: u64, f: impl FnOnce(&mut Ctx) -> R) -> (R, Vec<(u8, Load)>) {
-            let cluster = self.engine.cluster();
-            let dead = vec![false; cluster.workers.len()];
-            let dead_racks = vec![false; cluster.topology.racks() as usize];
-            let empty: Vec<Vec<bool>> = cluster
-                .pools
-                .iter()
-                .map(|p| vec![false; p.racks.len()])
-                .collect();
-            self.outbox.clear();
-            let mut ctx = Ctx {
-                cluster,
-                rng: &mut self.rng,
-                now: now_us * 1000,
-                dead_workers: &dead,
-                dead_racks: &dead_racks,
-                empty_racks: &empty,
-                nothing_dead: true,
-                outbox: &mut self.outbox,
-                releases: &mut self.releases,
-            };
-            let r = f(&mut ctx);
-            let sent = self
-                .outbox
-                .iter()
-                .map(|m| {
-                    (
-                        m.kind,
-                        Load::from_wire((m.value >> 16) as u16, m.value as u16),
-                    )
-                })
-                .collect();
-            (r, sent)
-        }
-
-        /// Rack slot 0 of pool 0: its worker count.
-        fn workers(&self) -> u32 {
-            self.engine.cluster().pools[0].racks[0].workers
-        }
+    /// Calls `f` at `now_us`; returns what it returned and the messages it sent.
+    fn call<R>(b: &mut Bench, now_us: u64, f: impl FnOnce(&mut Ctx) -> R) -> (R, Vec<(u8, Load)>) {
+        let r = b.call(now_us, f);
+        let sent = b
+            .outbox
+            .iter()
+            .map(|m| {
+                (
+                    m.kind,
+                    Load::from_wire((m.value >> 16) as u16, m.value as u16),
+                )
+            })
+            .collect();
+        (r, sent)
     }
 
     fn task(hint: u32, idle_flag: bool) -> TaskHeader {
@@ -486,13 +430,13 @@ mod tests {
 
     #[test]
     fn a_worker_gets_at_most_k_and_the_rest_wait_in_arrival_order_counted_in_the_report() {
-        let mut b = Bench::new();
-        let mut p = b.policy(1);
-        let n = b.workers();
+        let mut b = Bench::new("exp");
+        let mut p = policy(&mut b, 1);
+        let n = b.rack0().1;
         assert!(n >= 2, "the bench's rack slot has {n} workers");
         let mut taken = Vec::new();
         for i in 0..n {
-            let (d, sent) = b.call(10, |ctx| {
+            let (d, sent) = call(&mut b, 10, |ctx| {
                 p.on_task_at_leaf(ctx, 0, &mut task(CLIENT, false))
             });
             assert!(!d.is_hold(), "task {i} held with idle workers");
@@ -510,7 +454,7 @@ mod tests {
         taken.dedup();
         assert_eq!(taken.len() as u32, n, "k = 1: each worker one task");
         // Every worker has k: the next two wait, and the load report counts them.
-        let (d, sent) = b.call(11, |ctx| {
+        let (d, sent) = call(&mut b, 11, |ctx| {
             p.on_task_at_leaf(ctx, 0, &mut task(CLIENT, false))
         });
         assert!(d.is_hold());
@@ -522,7 +466,7 @@ mod tests {
             .load()
         };
         assert_eq!(sent, vec![(LOAD_UPDATE, avg(n + 1))]);
-        let (d, _) = b.call(11, |ctx| {
+        let (d, _) = call(&mut b, 11, |ctx| {
             p.on_task_at_leaf(ctx, 0, &mut task(CLIENT, false))
         });
         assert!(d.is_hold());
@@ -530,15 +474,15 @@ mod tests {
         // A reply frees its worker's place: the oldest waiting task goes there, the worker stays
         // busy (no idle message).
         let w = taken[0];
-        let (_, sent) = b.call(12, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
+        let (_, sent) = call(&mut b, 12, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
         assert_eq!(b.releases, vec![(0, 0, 0, w)]);
         assert!(sent.iter().all(|&(k, _)| k == LOAD_UPDATE), "{sent:?}");
-        let (_, _) = b.call(13, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
+        let (_, _) = call(&mut b, 13, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
         assert_eq!(b.releases, vec![(0, 0, 0, w), (0, 0, 0, w)]);
         assert_eq!(p.leaves[0][0].waiting, 0);
         // Nothing waits: the next reply leaves its worker idle, and the rack links again.
         b.releases.clear();
-        let (_, sent) = b.call(14, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
+        let (_, sent) = call(&mut b, 14, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
         assert!(b.releases.is_empty());
         assert_eq!(sent.first().map(|s| s.0), Some(IDLE_ADD), "{sent:?}");
         assert_eq!(p.leaves[0][0].idle, 1);
@@ -547,21 +491,25 @@ mod tests {
 
     #[test]
     fn a_task_whose_idle_flag_disagrees_with_the_link_is_repaired_once_per_gap() {
-        let mut b = Bench::new();
-        let mut p = b.policy(4);
+        let mut b = Bench::new("exp");
+        let mut p = policy(&mut b, 4);
         let spine = u32::from(p.leaves[0][0].spine.id);
         let gap = u64::from(HorusParams::default().repair_gap_us);
-        let n = b.workers();
+        let n = b.rack0().1;
         // Take every worker: the rack unlinks at time 0.
         for _ in 0..n {
-            b.call(0, |ctx| p.on_task_at_leaf(ctx, 0, &mut task(spine, false)));
+            call(&mut b, 0, |ctx| {
+                p.on_task_at_leaf(ctx, 0, &mut task(spine, false))
+            });
         }
         assert!(!p.leaves[0][0].linked);
         // The spine still takes the rack from its idle list (the idleRemove was lost): inside the
         // gap nothing, after it one idleRemove, then nothing until the gap passed again.
         let flagged = |b: &mut Bench, p: &mut HorusJbsq, t| {
-            b.call(t, |ctx| p.on_task_at_leaf(ctx, 0, &mut task(spine, true)))
-                .1
+            call(b, t, |ctx| {
+                p.on_task_at_leaf(ctx, 0, &mut task(spine, true))
+            })
+            .1
         };
         assert_eq!(flagged(&mut b, &mut p, gap - 1), vec![]);
         let sent = flagged(&mut b, &mut p, gap);
@@ -572,11 +520,10 @@ mod tests {
         assert_eq!(flagged(&mut b, &mut p, gap + 1), vec![]);
         assert_eq!(p.idle_repairs, 1);
         // A client's task (not from the spine) is never a repair.
-        let sent = b
-            .call(3 * gap, |ctx| {
-                p.on_task_at_leaf(ctx, 0, &mut task(CLIENT, true))
-            })
-            .1;
+        let sent = call(&mut b, 3 * gap, |ctx| {
+            p.on_task_at_leaf(ctx, 0, &mut task(CLIENT, true))
+        })
+        .1;
         assert!(sent.iter().all(|&(k, _)| k == LOAD_UPDATE), "{sent:?}");
         assert_eq!(p.idle_repairs, 1);
     }

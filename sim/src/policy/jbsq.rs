@@ -30,18 +30,85 @@ pub enum SpineMode {
 const LOAD_UPDATE: u8 = 0;
 const FIXED_ONE: f64 = 65_536.0;
 
+/// Spines that choose among the racks of their pod by the load each leaf reports, power of
+/// `samples` (`jbsq`, `rain`): a leaf reports its rack's load after every reply, in 16.16, as
+/// `rs-h`'s leaves do.
+pub(super) struct ReportedLoads {
+    samples: u32,
+    /// Per pool, per rack slot: the spine's view of the rack's load, in 16.16.
+    loads: Vec<Vec<u32>>,
+}
+
+impl ReportedLoads {
+    /// The message kinds of the leaves' reports.
+    pub(super) const MESSAGE_KINDS: &'static [&'static str] = &["load-update"];
+
+    pub(super) fn new(cluster: &Cluster, samples: u32) -> Self {
+        Self {
+            samples: samples.max(1),
+            loads: cluster
+                .pools
+                .iter()
+                .map(|p| vec![0; p.racks.len()])
+                .collect(),
+        }
+    }
+
+    /// The rack of the task's spine's pod with the least reported load of `samples` drawn.
+    pub(super) fn pick(&self, ctx: &mut Ctx, task: &TaskHeader) -> u32 {
+        let p = task.pool;
+        let pod = &ctx.cluster.pools[p as usize].groups[task.spine as usize];
+        let (first, count) = (pod.first_rack, pod.racks);
+        let loads = &self.loads[p as usize];
+        let mut best = ctx.random_rack(p, first, count);
+        for _ in 1..self.samples {
+            let other = ctx.random_rack(p, first, count);
+            if loads[other as usize] < loads[best as usize] {
+                best = other;
+            }
+        }
+        best
+    }
+
+    /// The leaf of pool `pool`'s rack slot `rack` reports `load` (tasks per worker).
+    pub(super) fn report(ctx: &mut Ctx, pool: u32, rack: u32, load: f64) {
+        let group_slot = ctx.cluster.pools[pool as usize].racks[rack as usize].group_slot;
+        ctx.send(Message {
+            pool,
+            from: Node::Leaf(rack),
+            to: Node::Spine(group_slot),
+            kind: LOAD_UPDATE,
+            value: rack,
+            value2: (load * FIXED_ONE).round().min(u32::MAX as f64) as u32,
+        });
+    }
+
+    pub(super) fn on_message(&mut self, msg: Message) {
+        debug_assert_eq!(msg.kind, LOAD_UPDATE);
+        self.loads[msg.pool as usize][msg.value as usize] = msg.value2;
+    }
+
+    /// A restarted spine has forgotten its racks' loads.
+    pub(super) fn on_failure_notice(&mut self, ctx: &Ctx, notice: FailureNotice) {
+        if let FailureNotice::SpineRestarted { pool, pod } = notice {
+            let d = &ctx.cluster.pools[pool as usize].groups[pod as usize];
+            for r in d.first_rack..d.first_rack + d.racks {
+                self.loads[pool as usize][r as usize] = 0;
+            }
+        }
+    }
+}
+
 pub struct Jbsq {
     k: u32,
-    samples: u32,
-    mode: SpineMode,
+    /// The spines' view of the racks (`None`: each task to a uniformly random rack).
+    spines: Option<ReportedLoads>,
     /// Per pool, per worker: tasks sent and not yet answered.
     outstanding: Vec<Vec<u32>>,
     /// Per pool, per rack slot: tasks waiting in the leaf's queue.
     waiting: Vec<Vec<u32>>,
     /// Per pool, per rack slot: outstanding plus waiting.
     rack_load: Vec<Vec<u64>>,
-    /// Per pool, per rack slot: the spine's view of the rack load, in 16.16.
-    spine_loads: Vec<Vec<u32>>,
     /// Tasks that waited at a leaf.
     held: u64,
 }
@@ -57,8 +124,7 @@ impl Jbsq {
         };
         Self {
             k: k.max(1),
-            samples: samples.max(1),
-            mode,
+            spines: (mode == SpineMode::RackLoads).then(|| ReportedLoads::new(cluster, samples)),
             outstanding: cluster
                 .pools
                 .iter()
@@ -70,7 +136,6 @@ impl Jbsq {
                 .iter()
                 .map(|p| vec![0; p.racks.len()])
                 .collect(),
-            spine_loads: per_rack(0),
             held: 0,
         }
     }
@@ -107,32 +172,18 @@ pub(super) fn least_outstanding(
 
 impl Policy for Jbsq {
     fn message_kinds(&self) -> &'static [&'static str] {
-        match self.mode {
-            SpineMode::UniformRack => &[],
-            SpineMode::RackLoads => &["load-update"],
+        match self.spines {
+            None => &[],
+            Some(_) => ReportedLoads::MESSAGE_KINDS,
         }
     }
 
     fn on_task_at_spine(&mut self, ctx: &mut Ctx, task: &mut TaskHeader) -> Decision {
-        let p = task.pool;
-        let pool = &ctx.cluster.pools[p as usize];
-        match self.mode {
-            SpineMode::UniformRack => {
-                let racks = pool.racks.len() as u32;
-                Decision::to(ctx.random_rack(p, 0, racks))
-            }
-            SpineMode::RackLoads => {
-                let pod = &pool.groups[task.spine as usize];
-                let (first, count) = (pod.first_rack, pod.racks);
-                let loads = &self.spine_loads[p as usize];
-                let mut best = ctx.random_rack(p, first, count);
-                for _ in 1..self.samples {
-                    let other = ctx.random_rack(p, first, count);
-                    if loads[other as usize] < loads[best as usize] {
-                        best = other;
-                    }
-                }
-                Decision::to(best)
+        match &self.spines {
+            Some(spines) => Decision::to(spines.pick(ctx, task)),
+            None => {
+                let racks = ctx.cluster.pools[task.pool as usize].racks.len() as u32;
+                Decision::to(ctx.random_rack(task.pool, 0, racks))
             }
         }
     }
@@ -167,33 +218,22 @@ impl Policy for Jbsq {
             self.outstanding[p][w] += 1;
             ctx.release(reply.pool, rack, reply.worker);
         }
-        if self.mode == SpineMode::RackLoads {
-            let pool = &ctx.cluster.pools[p];
-            let workers = pool.racks[rack as usize].workers as f64;
+        if self.spines.is_some() {
+            let workers = ctx.cluster.pools[p].racks[rack as usize].workers as f64;
             let avg = self.rack_load[p][rack as usize] as f64 / workers;
-            ctx.send(Message {
-                pool: reply.pool,
-                from: Node::Leaf(rack),
-                to: Node::Spine(pool.racks[rack as usize].group_slot),
-                kind: LOAD_UPDATE,
-                value: rack,
-                value2: (avg * FIXED_ONE).round().min(u32::MAX as f64) as u32,
-            });
+            ReportedLoads::report(ctx, reply.pool, rack, avg);
         }
     }
 
     fn on_message(&mut self, _ctx: &mut Ctx, msg: Message) {
-        debug_assert_eq!(msg.kind, LOAD_UPDATE);
-        self.spine_loads[msg.pool as usize][msg.value as usize] = msg.value2;
+        if let Some(spines) = &mut self.spines {
+            spines.on_message(msg);
+        }
     }
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
-        // A restarted spine has forgotten its racks' loads.
-        if let FailureNotice::SpineRestarted { pool, pod } = notice {
-            let d = &ctx.cluster.pools[pool as usize].groups[pod as usize];
-            for r in d.first_rack..d.first_rack + d.racks {
-                self.spine_loads[pool as usize][r as usize] = 0;
-            }
+        if let Some(spines) = &mut self.spines {
+            spines.on_failure_notice(ctx, notice);
         }
     }
 

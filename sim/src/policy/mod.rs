@@ -13,6 +13,8 @@
 //! so a new policy is a new file here, its `pub mod` line and one entry in that table. Each policy
 //! is documented in its own file, with its source.
 
+#[cfg(test)]
+pub(crate) mod bench;
 pub mod horus;
 pub mod horus_jbsq;
 pub mod idle_only;
@@ -20,6 +22,7 @@ pub mod jbsq;
 pub mod jiq;
 pub mod jsq;
 pub mod racksched;
+pub mod rain;
 pub mod random;
 
 use crate::cluster::Cluster;
@@ -504,6 +507,30 @@ pub static POLICIES: &[PolicyEntry] = &[
                 k,
                 params,
             ))
+        },
+    },
+    PolicyEntry {
+        name: rain::NAME,
+        about: "Rain: token queues at the leaf (a worker has at most its quota of tokens out, \
+                a task takes the oldest waiting token or waits for one), a slice of workers \
+                and queues per task type (sliced), and an agent that tunes each worker's quota \
+                and moves workers between slices every interval_us (adaptive; Algorithm 1 with \
+                its slowdown and ratio thresholds), behind spines that sample racks by load",
+        params: &[
+            Param::new("k", 2.0),
+            Param::new("k_max", 8.0),
+            Param::new("samples", 2.0),
+            Param::new("sliced", 1.0),
+            Param::new("adaptive", 1.0),
+            Param::new("interval_us", 1000.0),
+            Param::new("slowdown", 10.0),
+            Param::new("ratio", 0.3),
+        ],
+        compared: false,
+        build: |b| {
+            let params = rain::RainParams::of(b.params.0)
+                .expect("SimConfig::validate checked the parameters (RainParams::of)");
+            Box::new(rain::Rain::new(b.cluster, b.queue_len, params))
         },
     },
     PolicyEntry {

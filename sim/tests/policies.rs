@@ -1,0 +1,104 @@
+//! The other seeds' schedulers in whole runs: the behaviour each is defined by, and the effect
+//! its paper claims for it. Their call-by-call behaviour is tested beside each policy.
+//!
+//! Runtime (debug build, 2 cores): a few seconds.
+
+use horus_sim::config::{PoolSource, SimConfig};
+use horus_sim::engine;
+use horus_sim::metrics::Summary;
+use horus_sim::placement::RandomPools;
+use horus_sim::policy::PolicySpec;
+use horus_sim::topology::Topology;
+use horus_sim::workload::LoadSchedule;
+
+mod common;
+use common::{counter, observe};
+
+fn config(policy: &str, params: &[(&str, f64)], workload: &str, load: f64, seed: u64) -> SimConfig {
+    let mut spec = PolicySpec::named(policy).unwrap();
+    for &(n, v) in params {
+        spec.set_param(n, v).unwrap();
+    }
+    SimConfig {
+        seed,
+        topology: Topology {
+            pods: 8,
+            ..Topology::default()
+        },
+        pools: PoolSource::Random(RandomPools {
+            count: 6,
+            ..RandomPools::default()
+        }),
+        policy: spec,
+        workload: workload.into(),
+        load: LoadSchedule::constant(load),
+        sim_ns: 3_000_000,
+        warmup_ns: 300_000,
+        sample_ns: 0,
+        pool_histograms: false,
+        ..SimConfig::default()
+    }
+}
+
+fn run(cfg: &SimConfig) -> Summary {
+    engine::run(cfg, &mut |_| {}).unwrap()
+}
+
+/// The median over seeds 1 to 3 of the p99 response, in us.
+fn p99(policy: &str, params: &[(&str, f64)], workload: &str, load: f64) -> f64 {
+    let mut v: Vec<f64> = (1..=3)
+        .map(|seed| {
+            run(&config(policy, params, workload, load, seed))
+                .response
+                .p99_us
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[1]
+}
+
+#[test]
+fn rain_bounds_every_workers_queue_by_its_quota_and_sees_the_true_service_times() {
+    // Fixed quota 1: no worker ever has a task waiting behind another (JBSQ(1)).
+    let cfg = config(
+        "rain",
+        &[("k", 1.0), ("adaptive", 0.0)],
+        "rocksdb-90-10",
+        0.9,
+        1,
+    );
+    let (s, o) = observe(&cfg);
+    assert_eq!(o.longest, 0, "a worker had a task waiting with quota 1");
+    assert!(counter(&s, "held") > 0);
+    // The replies carry the tasks' real service times: a GET's and a SCAN's.
+    assert_eq!(
+        o.services.into_iter().collect::<Vec<_>>(),
+        [40_000, 650_000]
+    );
+    // The agent moves quotas within [1, k_max]: queues stay under k_max.
+    let cfg = config("rain", &[("k_max", 3.0)], "exp", 0.95, 1);
+    let (s, o) = observe(&cfg);
+    assert!(o.longest < 3, "longest queue {}", o.longest);
+    assert!(counter(&s, "quota_up") + counter(&s, "quota_down") > 0);
+    assert!(s.little.relative_error < 1e-9);
+}
+
+#[test]
+fn rain_slices_cut_rocksdbs_tail_by_keeping_gets_from_waiting_behind_scans() {
+    // Rain §5.2, observation 3: slicing by task type lowers the overall tail.
+    for load in [0.5, 0.8] {
+        let fixed = [("adaptive", 0.0)];
+        let sliced = p99("rain", &fixed, "rocksdb-90-10", load);
+        let shared = p99(
+            "rain",
+            &[("adaptive", 0.0), ("sliced", 0.0)],
+            "rocksdb-90-10",
+            load,
+        );
+        eprintln!("load {load}: p99 sliced {sliced:.0} us, one slice {shared:.0} us");
+        assert!(
+            sliced < 0.8 * shared,
+            "load {load}: {sliced} against {shared}"
+        );
+    }
+}
