@@ -241,7 +241,7 @@ impl SimConfig {
         if self.policy.name() == crate::policy::rain::NAME {
             crate::policy::rain::RainParams::of(&self.policy)?;
         }
-        for name in ["k", "k_max", "samples"] {
+        for name in ["k", "k_max", "samples", "n", "probes"] {
             if let Some(v) = self.policy.param(name) {
                 ensure!(
                     v >= 1.0 && v.fract() == 0.0 && v <= 1e6,

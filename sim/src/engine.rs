@@ -226,7 +226,7 @@ pub struct Engine {
     /// Tasks a leaf holds ([`Decision::hold_in`]), per (pool, rack slot, queue), oldest first.
     held: std::collections::HashMap<(u32, u32, u32), std::collections::VecDeque<u32>>,
     /// Releases the policy asked for in its last call ([`Ctx::release_from`]).
-    releases: Vec<(u32, u32, u32, u32)>,
+    releases: Vec<crate::policy::Release>,
     /// How many tasks a leaf's queue held just after each task joined it, by that number.
     held_lengths: Vec<u64>,
     /// Per pool: its arrivals' burst state (empty when arrivals are Poisson).
@@ -925,23 +925,27 @@ impl Engine {
     #[cold]
     fn release_held(&mut self) {
         let releases = std::mem::take(&mut self.releases);
-        for &(pool, rack, queue, local) in &releases {
+        for r in &releases {
+            let (pool, rack, queue, local) = (r.pool, r.rack, r.queue, r.worker);
             let task = self
                 .held
                 .get_mut(&(pool, rack, queue))
-                .and_then(|q| q.pop_front())
+                .and_then(|q| q.remove(r.index as usize))
                 .unwrap_or_else(|| {
-                    panic!("the policy released a task from the empty queue {queue} of pool {pool}'s rack slot {rack}")
+                    panic!("the policy released task {} of queue {queue} of pool {pool}'s rack slot {rack}, which does not hold it", r.index)
                 });
             let p = &self.cluster.pools[pool as usize];
-            let r = &p.racks[rack as usize];
+            let slot = &p.racks[rack as usize];
             assert!(
-                local.wrapping_sub(r.first_worker) < r.workers,
+                local.wrapping_sub(slot.first_worker) < slot.workers,
                 "leaf of rack slot {rack} released a task to worker {local} outside its rack"
             );
             let worker = p.worker_base + local;
             let header = self.tasks[task as usize].header;
-            self.forward(task, header, 1, 1, |task| Ev::AtWorker { task, worker });
+            self.forward(task, header, r.passes, 1, |task| Ev::AtWorker {
+                task,
+                worker,
+            });
         }
         self.releases = releases;
         self.releases.clear();

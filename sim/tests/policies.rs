@@ -102,3 +102,24 @@ fn rain_slices_cut_rocksdbs_tail_by_keeping_gets_from_waiting_behind_scans() {
         );
     }
 }
+
+#[test]
+fn r2p2_bounds_every_workers_queue_by_n_and_pays_for_it_in_passes() {
+    for n in [1u32, 2] {
+        let cfg = config("r2p2", &[("n", f64::from(n))], "exp", 0.9, 1);
+        let (s, o) = observe(&cfg);
+        eprintln!(
+            "n = {n}: longest queue left {}, {:.4} of tasks resubmitted, {} recirculated, {} \
+             extra passes, p99 {:.0} us",
+            o.longest,
+            s.resubmitted_fraction,
+            counter(&s, "recirculated"),
+            counter(&s, "extra_passes"),
+            s.response.p99_us
+        );
+        assert!(o.longest < n, "n = {n}: a worker had {} left", o.longest);
+        assert!(counter(&s, "recirculated") > 0 && counter(&s, "extra_passes") > 0);
+        assert!(s.resubmitted_fraction > 0.0);
+        assert!(s.little.relative_error < 1e-9);
+    }
+}

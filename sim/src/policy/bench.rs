@@ -1,7 +1,7 @@
 //! A policy's leaf driven call by call, for the policies' unit tests: a small cluster whose
 //! pool 0 has several workers in rack slot 0, and a [`Ctx`] at a chosen time for each call.
 
-use super::{Ctx, Message};
+use super::{Ctx, Message, Release};
 use crate::config::{PoolSource, SimConfig};
 use crate::engine::Engine;
 use crate::rng::{SimRng, Stream, stream};
@@ -13,7 +13,7 @@ pub(crate) struct Bench {
     /// The messages of the last call.
     pub outbox: Vec<Message>,
     /// Every release asked for since the bench started or the test cleared it.
-    pub releases: Vec<(u32, u32, u32, u32)>,
+    pub releases: Vec<Release>,
 }
 
 impl Bench {
@@ -62,6 +62,18 @@ impl Bench {
             releases: &mut self.releases,
         };
         f(&mut ctx)
+    }
+
+    /// The releases, as (pool, rack slot, queue, worker), for those from a queue's head in one
+    /// pass.
+    pub fn sent(&self) -> Vec<(u32, u32, u32, u32)> {
+        self.releases
+            .iter()
+            .map(|r| {
+                assert_eq!((r.index, r.passes), (0, 1), "{r:?}");
+                (r.pool, r.rack, r.queue, r.worker)
+            })
+            .collect()
     }
 
     /// Rack slot 0 of pool 0: its first worker and worker count.

@@ -475,15 +475,15 @@ mod tests {
         // busy (no idle message).
         let w = taken[0];
         let (_, sent) = call(&mut b, 12, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
-        assert_eq!(b.releases, vec![(0, 0, 0, w)]);
+        assert_eq!(b.sent(), vec![(0, 0, 0, w)]);
         assert!(sent.iter().all(|&(k, _)| k == LOAD_UPDATE), "{sent:?}");
         let (_, _) = call(&mut b, 13, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
-        assert_eq!(b.releases, vec![(0, 0, 0, w), (0, 0, 0, w)]);
+        assert_eq!(b.sent(), vec![(0, 0, 0, w), (0, 0, 0, w)]);
         assert_eq!(p.leaves[0][0].waiting, 0);
         // Nothing waits: the next reply leaves its worker idle, and the rack links again.
         b.releases.clear();
         let (_, sent) = call(&mut b, 14, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
-        assert!(b.releases.is_empty());
+        assert!(b.sent().is_empty());
         assert_eq!(sent.first().map(|s| s.0), Some(IDLE_ADD), "{sent:?}");
         assert_eq!(p.leaves[0][0].idle, 1);
         assert_eq!(p.leaves[0][0].avg.avg.tasks, n - 1);

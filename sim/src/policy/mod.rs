@@ -21,6 +21,7 @@ pub mod idle_only;
 pub mod jbsq;
 pub mod jiq;
 pub mod jsq;
+pub mod r2p2;
 pub mod racksched;
 pub mod rain;
 pub mod random;
@@ -214,8 +215,25 @@ pub struct Ctx<'a> {
     /// True until the controller announces the first failure.
     pub(crate) nothing_dead: bool,
     pub(crate) outbox: &'a mut Vec<Message>,
-    /// Tasks to send from a leaf's queue: (pool, rack slot, queue, pool-local worker).
-    pub(crate) releases: &'a mut Vec<(u32, u32, u32, u32)>,
+    /// Tasks to send from a leaf's queues.
+    pub(crate) releases: &'a mut Vec<Release>,
+}
+
+/// A held task a policy sends on ([`Ctx::release_from`], [`Ctx::release_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    pub pool: u32,
+    /// Rack slot.
+    pub rack: u32,
+    /// Which of the leaf's queues of the pool ([`Decision::hold_in`]).
+    pub queue: u32,
+    /// Its place in that queue, 0 the oldest.
+    pub index: u32,
+    /// Pool-local worker.
+    pub worker: u32,
+    /// Pipeline passes it takes to leave, at least 1 (each more one resubmit latency: a task
+    /// recirculating until a pass finds its worker).
+    pub passes: u32,
 }
 
 impl Ctx<'_> {
@@ -232,7 +250,21 @@ impl Ctx<'_> {
 
     /// As [`Ctx::release`], from the leaf's queue `queue` of the pool ([`Decision::hold_in`]).
     pub fn release_from(&mut self, pool: u32, rack: u32, queue: u32, worker: u32) {
-        self.releases.push((pool, rack, queue, worker));
+        self.release_at(Release {
+            pool,
+            rack,
+            queue,
+            index: 0,
+            worker,
+            passes: 1,
+        });
+    }
+
+    /// Sends the held task `r.index` places from the oldest of its queue (a policy whose held
+    /// tasks are not served in order), after `r.passes` passes. Releasing beyond the queue is a
+    /// bug and stops the run.
+    pub fn release_at(&mut self, r: Release) {
+        self.releases.push(r);
     }
 
     /// False once the controller has announced that this pool-local worker or its rack failed.
@@ -531,6 +563,24 @@ pub static POLICIES: &[PolicyEntry] = &[
             let params = rain::RainParams::of(b.params.0)
                 .expect("SimConfig::validate checked the parameters (RainParams::of)");
             Box::new(rain::Rain::new(b.cluster, b.queue_len, params))
+        },
+    },
+    PolicyEntry {
+        name: r2p2::NAME,
+        about: "R2P2's router on a switch: JBSQ(n) by recirculation, each pass sampling probes \
+                workers of the rack, each pass beyond the first one resubmit latency, behind \
+                spines that sample racks by load",
+        params: &[
+            Param::new("n", 1.0),
+            Param::new("probes", 2.0),
+            Param::new("samples", 2.0),
+        ],
+        compared: false,
+        build: |b| {
+            let n = b.params.get("n") as u32;
+            let probes = b.params.get("probes") as u32;
+            let samples = b.params.get("samples") as u32;
+            Box::new(r2p2::R2p2::new(b.cluster, b.queue_len, n, probes, samples))
         },
     },
     PolicyEntry {

@@ -744,7 +744,7 @@ mod tests {
         // Each reply's token takes the oldest waiting task, to the worker that answered.
         for (t, w) in [(10, first + 2), (11, first)] {
             b.call(t, |ctx| r.on_reply_at_leaf(ctx, 0, reply(w, 5)));
-            assert_eq!(b.releases.last(), Some(&(0, 0, 0, w)));
+            assert_eq!(b.sent().last(), Some(&(0, 0, 0, w)));
             check(&r);
         }
         assert_eq!(r.leaves[0][0].slices[0].arrivals.len(), 1);
@@ -878,7 +878,7 @@ mod tests {
             members(&r),
             vec![vec![first, first + 1, first + 3], vec![first + 2]]
         );
-        assert_eq!(b.releases, [(0, 0, 0, first + 3)]);
+        assert_eq!(b.sent(), [(0, 0, 0, first + 3)]);
         assert_eq!(r.workers[0][(first + 3) as usize].quota, 1);
         check(&r);
     }
