@@ -104,15 +104,7 @@ impl HorusJbsq {
     ) -> Self {
         let horus = Horus::new(cluster, queue_len, rng, params);
         let params = horus.params();
-        let outstanding: Vec<Vec<u32>> = cluster
-            .pools
-            .iter()
-            .map(|p| {
-                (0..p.workers())
-                    .map(|w| queue_len[(p.worker_base + w) as usize])
-                    .collect()
-            })
-            .collect();
+        let outstanding = super::initial_queues(cluster, queue_len);
         let leaves = cluster
             .pools
             .iter()
@@ -324,34 +316,26 @@ impl Policy for HorusJbsq {
     }
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
-        match notice {
-            // The leaves are this policy's own: the Horus leaves only hold configuration.
-            FailureNotice::Worker { pool, worker } => {
-                let r = ctx.cluster.pools[pool as usize].worker_rack[worker as usize];
-                let physical = ctx.cluster.pools[pool as usize].racks[r as usize].rack;
-                let live = !ctx.dead_racks[physical as usize];
-                self.remove_worker(ctx, pool, worker, live);
-            }
-            FailureNotice::Rack { pool, rack } => {
-                let r = &ctx.cluster.pools[pool as usize].racks[rack as usize];
-                let (first, count, physical) = (r.first_worker, r.workers, r.rack);
-                let live = !ctx.dead_racks[physical as usize];
-                for w in first..first + count {
-                    self.remove_worker(ctx, pool, w, live);
+        // The leaves are this policy's own: the Horus leaves only hold configuration.
+        for (pool, worker, live) in super::removed_workers(ctx, notice) {
+            self.remove_worker(ctx, pool, worker, live);
+        }
+        if let FailureNotice::Rack { pool, rack } = notice {
+            let r = &ctx.cluster.pools[pool as usize].racks[rack as usize];
+            let (first, physical) = (r.first_worker, r.rack);
+            let lp = &mut self.leaves[pool as usize][rack as usize];
+            let waiting = std::mem::take(&mut lp.waiting);
+            // A failed leaf lost its queue with it (the engine counted those); a live leaf with
+            // no worker left sends what it holds to a dead one, where it is lost.
+            if !ctx.dead_racks[physical as usize] {
+                for _ in 0..waiting {
+                    ctx.release(pool, rack, first);
                 }
-                let lp = &mut self.leaves[pool as usize][rack as usize];
-                let waiting = std::mem::take(&mut lp.waiting);
-                // A failed leaf lost its queue with it (the engine counted those); a live leaf
-                // with no worker left sends what it holds to a dead one, where it is lost.
-                if live {
-                    for _ in 0..waiting {
-                        ctx.release(pool, rack, first);
-                    }
-                    self.held_lost += u64::from(waiting);
-                }
-                self.horus.on_failure_notice(ctx, notice);
+                self.held_lost += u64::from(waiting);
             }
-            FailureNotice::SpineRestarted { .. } => self.horus.on_failure_notice(ctx, notice),
+        }
+        if !matches!(notice, FailureNotice::Worker { .. }) {
+            self.horus.on_failure_notice(ctx, notice);
         }
     }
 

@@ -323,6 +323,45 @@ impl Ctx<'_> {
     }
 }
 
+/// Every worker's initial queue, per pool and pool-local worker: what a leaf that counts its
+/// workers' tasks starts with (non-zero only in a prefilled run).
+pub(crate) fn initial_queues(cluster: &Cluster, queue_len: &[u32]) -> Vec<Vec<u32>> {
+    cluster
+        .pools
+        .iter()
+        .map(|p| {
+            (0..p.workers())
+                .map(|w| queue_len[(p.worker_base + w) as usize])
+                .collect()
+        })
+        .collect()
+}
+
+/// The workers a failure notice removes, as (pool, pool-local worker, whether their leaf is
+/// alive), for the policies whose leaves keep state per worker: a worker's notice removes it, a
+/// rack's every worker of the pool there (its leaf failed, or all of them did). None for a
+/// restarted spine.
+pub(crate) fn removed_workers(ctx: &Ctx, notice: FailureNotice) -> Vec<(u32, u32, bool)> {
+    let alive = |pool: u32, slot: u32| {
+        let physical = ctx.cluster.pools[pool as usize].racks[slot as usize].rack;
+        !ctx.dead_racks[physical as usize]
+    };
+    match notice {
+        FailureNotice::Worker { pool, worker } => {
+            let slot = ctx.cluster.pools[pool as usize].worker_rack[worker as usize];
+            vec![(pool, worker, alive(pool, slot))]
+        }
+        FailureNotice::Rack { pool, rack } => {
+            let r = &ctx.cluster.pools[pool as usize].racks[rack as usize];
+            let live = alive(pool, rack);
+            (r.first_worker..r.first_worker + r.workers)
+                .map(|w| (pool, w, live))
+                .collect()
+        }
+        FailureNotice::SpineRestarted { .. } => Vec::new(),
+    }
+}
+
 /// A scheduling policy. Pool-local indices throughout (see [`crate::cluster`]).
 pub trait Policy: Send {
     /// Names of the message kinds this policy sends, indexed by [`Message::kind`]; the metrics

@@ -63,15 +63,7 @@ struct Rack {
 impl R2p2 {
     pub fn new(cluster: &Cluster, queue_len: &[u32], n: u32, probes: u32, samples: u32) -> Self {
         let n = n.max(1);
-        let outstanding: Vec<Vec<u32>> = cluster
-            .pools
-            .iter()
-            .map(|p| {
-                (0..p.workers())
-                    .map(|w| queue_len[(p.worker_base + w) as usize])
-                    .collect()
-            })
-            .collect();
+        let outstanding = super::initial_queues(cluster, queue_len);
         let racks = cluster
             .pools
             .iter()
@@ -254,25 +246,10 @@ impl Policy for R2p2 {
     }
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
-        let alive = |ctx: &Ctx, p: u32, r: u32| {
-            let physical = ctx.cluster.pools[p as usize].racks[r as usize].rack;
-            !ctx.dead_racks[physical as usize]
-        };
-        match notice {
-            FailureNotice::Worker { pool, worker } => {
-                let r = ctx.cluster.pools[pool as usize].worker_rack[worker as usize];
-                let live = alive(ctx, pool, r);
-                self.remove_worker(ctx, pool, worker, live);
-            }
-            FailureNotice::Rack { pool, rack } => {
-                let live = alive(ctx, pool, rack);
-                let rk = &ctx.cluster.pools[pool as usize].racks[rack as usize];
-                for w in rk.first_worker..rk.first_worker + rk.workers {
-                    self.remove_worker(ctx, pool, w, live);
-                }
-            }
-            FailureNotice::SpineRestarted { .. } => self.spines.on_failure_notice(ctx, notice),
+        for (pool, worker, live) in super::removed_workers(ctx, notice) {
+            self.remove_worker(ctx, pool, worker, live);
         }
+        self.spines.on_failure_notice(ctx, notice);
     }
 
     fn counters(&self) -> Vec<(String, u64)> {
