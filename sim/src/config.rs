@@ -241,6 +241,13 @@ impl SimConfig {
         if self.policy.name() == crate::policy::rain::NAME {
             crate::policy::rain::RainParams::of(&self.policy)?;
         }
+        if let Some(v) = self.policy.param("weighted") {
+            ensure!(
+                v == 0.0 || v == 1.0,
+                "{}: weighted is 0 or 1, got {v}",
+                self.policy.name()
+            );
+        }
         for name in ["k", "k_max", "samples", "n", "probes"] {
             if let Some(v) = self.policy.param(name) {
                 ensure!(

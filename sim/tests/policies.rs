@@ -123,3 +123,34 @@ fn r2p2_bounds_every_workers_queue_by_n_and_pays_for_it_in_passes() {
         assert!(s.little.relative_error < 1e-9);
     }
 }
+
+#[test]
+fn weighting_by_speed_sends_fast_servers_more_and_cuts_the_tail_on_heterogeneous_racks() {
+    let het = |policy: &str, weighted: f64| {
+        let mut cfg = config(policy, &[("weighted", weighted)], "exp", 0.9, 1);
+        cfg.topology.servers_per_rack = 24;
+        cfg.server_speeds = vec![8.0, 8.0]
+            .into_iter()
+            .chain(std::iter::repeat_n(1.0, 22))
+            .collect();
+        cfg
+    };
+    for policy in ["jsq", "horus-jbsq"] {
+        let (plain, _) = observe(&het(policy, 0.0));
+        let (weighted, o) = observe(&het(policy, 1.0));
+        eprintln!(
+            "{policy}: p99 {:.0} us by count, {:.0} us by time; longest queue {}",
+            plain.response.p99_us, weighted.response.p99_us, o.longest
+        );
+        assert!(
+            weighted.response.p99_us < 0.9 * plain.response.p99_us,
+            "{policy}: {} against {}",
+            weighted.response.p99_us,
+            plain.response.p99_us
+        );
+        if policy == "horus-jbsq" {
+            // k = 2 becomes 16 on a fast server and stays 2 on a slow one.
+            assert!(o.longest >= 2 && o.longest < 16, "longest {}", o.longest);
+        }
+    }
+}

@@ -77,7 +77,7 @@ pub struct HorusJbsq {
     /// The spines (its leaves hold only the configuration: which spine and node ID a rack has).
     horus: Horus,
     params: Params,
-    k: u32,
+    bound: jbsq::Bound,
     /// Per pool, per rack slot.
     leaves: Vec<Vec<LeafPool>>,
     /// Per pool, per worker: tasks sent and not yet answered.
@@ -100,6 +100,7 @@ impl HorusJbsq {
         queue_len: &[u32],
         rng: &mut SimRng,
         k: u32,
+        weighted: bool,
         params: HorusParams,
     ) -> Self {
         let horus = Horus::new(cluster, queue_len, rng, params);
@@ -142,7 +143,7 @@ impl HorusJbsq {
             gone: outstanding.iter().map(|w| vec![false; w.len()]).collect(),
             horus,
             params,
-            k: k.max(1),
+            bound: jbsq::Bound::new(cluster, k, weighted),
             leaves,
             outstanding,
             held: 0,
@@ -152,14 +153,6 @@ impl HorusJbsq {
             idle_repairs: 0,
             held_lost: 0,
         }
-    }
-
-    /// A worker with the fewest outstanding tasks ([`jbsq::least_outstanding`]), of those not
-    /// reported dead.
-    fn least_outstanding(&self, ctx: &mut Ctx, pool: u32, first: u32, count: u32) -> Option<u32> {
-        let gone = &self.gone[pool as usize];
-        let outstanding = &self.outstanding[pool as usize];
-        jbsq::least_outstanding(ctx, pool, first, count, outstanding, |w| !gone[w as usize])
     }
 
     /// The signal rules of a Horus leaf after `change` to pool `p`'s rack slot `r`: at most one
@@ -260,8 +253,13 @@ impl Policy for HorusJbsq {
         if lp.avg.avg.task_started() && from_spine {
             lp.avg.spine_tasks = lp.avg.spine_tasks.saturating_add(1);
         }
-        let decision = match self.least_outstanding(ctx, p, first, count) {
-            Some(w) if self.outstanding[p as usize][w as usize] < self.k => {
+        let gone = &self.gone[p as usize];
+        let outstanding = &self.outstanding[p as usize];
+        let pick = self
+            .bound
+            .pick(ctx, p, first, count, outstanding, |w| !gone[w as usize]);
+        let decision = match pick {
+            Some(Ok(w)) => {
                 let o = &mut self.outstanding[p as usize][w as usize];
                 if *o == 0 {
                     self.leaves[p as usize][rack as usize].idle -= 1;
@@ -269,7 +267,7 @@ impl Policy for HorusJbsq {
                 *o += 1;
                 Decision::to(w)
             }
-            Some(_) => {
+            Some(Err(_)) => {
                 self.leaves[p as usize][rack as usize].waiting += 1;
                 self.held += 1;
                 Decision::hold()
@@ -370,7 +368,14 @@ mod tests {
     fn policy(b: &mut Bench, k: u32) -> HorusJbsq {
         let cluster = b.engine.cluster();
         let queues = vec![0; cluster.workers.len()];
-        HorusJbsq::new(cluster, &queues, &mut b.rng, k, HorusParams::default())
+        HorusJbsq::new(
+            cluster,
+            &queues,
+            &mut b.rng,
+            k,
+            false,
+            HorusParams::default(),
+        )
     }
 
     /// Calls `f` at `now_us`; returns what it returned and the messages it sent.

@@ -100,7 +100,7 @@ impl ReportedLoads {
 }
 
 pub struct Jbsq {
-    k: u32,
+    bound: Bound,
     /// The spines' view of the racks (`None`: each task to a uniformly random rack).
     spines: Option<ReportedLoads>,
     /// Per pool, per worker: tasks sent and not yet answered.
@@ -114,7 +114,7 @@ pub struct Jbsq {
 }
 
 impl Jbsq {
-    pub fn new(cluster: &Cluster, k: u32, samples: u32, mode: SpineMode) -> Self {
+    pub fn new(cluster: &Cluster, k: u32, weighted: bool, samples: u32, mode: SpineMode) -> Self {
         let per_rack = |v| {
             cluster
                 .pools
@@ -123,7 +123,7 @@ impl Jbsq {
                 .collect::<Vec<_>>()
         };
         Self {
-            k: k.max(1),
+            bound: Bound::new(cluster, k, weighted),
             spines: (mode == SpineMode::RackLoads).then(|| ReportedLoads::new(cluster, samples)),
             outstanding: cluster
                 .pools
@@ -139,35 +139,81 @@ impl Jbsq {
             held: 0,
         }
     }
-
-    fn least_outstanding(&self, ctx: &mut Ctx, pool: u32, first: u32, count: u32) -> Option<u32> {
-        least_outstanding(
-            ctx,
-            pool,
-            first,
-            count,
-            &self.outstanding[pool as usize],
-            |_| true,
-        )
-    }
 }
 
-/// The worker of `first..first + count` with the fewest `outstanding` tasks among those usable
-/// (for the controller and for `usable`), looking from a random one on so that ties go to any of
-/// them; `None` if none is usable.
-pub(super) fn least_outstanding(
-    ctx: &mut Ctx,
-    pool: u32,
-    first: u32,
-    count: u32,
-    outstanding: &[u32],
-    usable: impl Fn(u32) -> bool,
-) -> Option<u32> {
-    let start = ctx.random_worker(pool, first, count) - first;
-    (0..count)
-        .map(|i| first + (start + i) % count)
-        .filter(|&w| usable(w) && ctx.worker_usable(pool, w))
-        .min_by_key(|&w| outstanding[w as usize])
+/// How a JBSQ leaf ranks and bounds its workers: by outstanding tasks, at most `k` each; or,
+/// weighted by speed (`weighted` = 1, for heterogeneous racks), by the time a new task would wait
+/// and run, (outstanding + 1) / speed, at most `round(k · speed)` each (at least 1).
+pub(super) struct Bound {
+    k: u32,
+    /// Per pool, per worker: its speed; empty when unweighted.
+    speeds: Vec<Vec<f64>>,
+}
+
+impl Bound {
+    pub(super) fn new(cluster: &Cluster, k: u32, weighted: bool) -> Self {
+        Self {
+            k: k.max(1),
+            speeds: if weighted {
+                (0..cluster.pools.len() as u32)
+                    .map(|p| {
+                        let pool = &cluster.pools[p as usize];
+                        (0..pool.workers())
+                            .map(|w| cluster.worker_speed(pool.worker_base + w))
+                            .collect()
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// The most tasks pool `pool`'s worker `w` may have outstanding.
+    pub(super) fn limit(&self, pool: u32, w: u32) -> u32 {
+        match self.speeds.get(pool as usize) {
+            Some(speeds) => ((f64::from(self.k) * speeds[w as usize]).round() as u32).max(1),
+            None => self.k,
+        }
+    }
+
+    /// The first-ranked worker of `first..first + count` among those usable (for the controller
+    /// and for `usable`) and under their bound, looking from a random one on so that ties go to
+    /// any of them: `Ok`; if every usable one is at its bound, the first-ranked of them: `Err`;
+    /// `None` if none is usable.
+    pub(super) fn pick(
+        &self,
+        ctx: &mut Ctx,
+        pool: u32,
+        first: u32,
+        count: u32,
+        outstanding: &[u32],
+        usable: impl Fn(u32) -> bool,
+    ) -> Option<Result<u32, u32>> {
+        let start = ctx.random_worker(pool, first, count) - first;
+        let order = (0..count).map(|i| first + (start + i) % count);
+        let ctx = &*ctx;
+        let candidates = order.filter(|&w| usable(w) && ctx.worker_usable(pool, w));
+        let best = match self.speeds.get(pool as usize) {
+            None => candidates.min_by_key(|&w| outstanding[w as usize]),
+            Some(speeds) => {
+                let key = |w: u32| {
+                    let under = outstanding[w as usize] < self.limit(pool, w);
+                    let time = f64::from(outstanding[w as usize] + 1) / speeds[w as usize];
+                    (!under, time)
+                };
+                candidates.min_by(|&a, &b| {
+                    let (ka, kb) = (key(a), key(b));
+                    ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+                })
+            }
+        }?;
+        Some(if outstanding[best as usize] < self.limit(pool, best) {
+            Ok(best)
+        } else {
+            Err(best)
+        })
+    }
 }
 
 impl Policy for Jbsq {
@@ -193,8 +239,9 @@ impl Policy for Jbsq {
         let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
         let (first, count) = (r.first_worker, r.workers);
         self.rack_load[p as usize][rack as usize] += 1;
-        match self.least_outstanding(ctx, p, first, count) {
-            Some(w) if self.outstanding[p as usize][w as usize] < self.k => {
+        let outstanding = &self.outstanding[p as usize];
+        match self.bound.pick(ctx, p, first, count, outstanding, |_| true) {
+            Some(Ok(w)) => {
                 self.outstanding[p as usize][w as usize] += 1;
                 Decision::to(w)
             }

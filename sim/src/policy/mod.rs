@@ -442,9 +442,16 @@ const HORUS_TOFINO_PARAMS: [Param; 7] = {
 };
 
 /// horus-jbsq's: the leaf's bound and Horus's.
-const HORUS_JBSQ_PARAMS: [Param; 5] = {
+const HORUS_JBSQ_PARAMS: [Param; 6] = {
     let h = HORUS_PARAMS;
-    [Param::new("k", 2.0), h[0], h[1], h[2], h[3]]
+    [
+        Param::new("k", 2.0),
+        Param::new("weighted", 0.0),
+        h[0],
+        h[1],
+        h[2],
+        h[3],
+    ]
 };
 
 /// The policies the simulator offers, in the order the help and errors list them. Everything that
@@ -496,10 +503,14 @@ pub static POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "jsq",
-        about: "join the shortest queue of the pool, with zero-delay state (the ideal bound)",
-        params: &[],
+        about: "join the shortest queue of the pool, with zero-delay state (the ideal bound; \
+                weighted = 1: the worker a new task would finish soonest on, (queue + 1) / speed)",
+        params: &[Param::new("weighted", 0.0)],
         compared: true,
-        build: |b| Box::new(jsq::JsqIdeal::new(b.cluster, b.queue_len)),
+        build: |b| {
+            let weighted = b.params.get("weighted") != 0.0;
+            Box::new(jsq::JsqIdeal::new(b.cluster, b.queue_len, weighted))
+        },
     },
     PolicyEntry {
         name: "random",
@@ -531,13 +542,15 @@ pub static POLICIES: &[PolicyEntry] = &[
         about: "a uniformly random rack of the pool; its leaf queues the tasks no worker can \
                 take and gives each worker at most k outstanding (k = 1: idle workers pull, as \
                 Draconis's switch queue does)",
-        params: &[Param::new("k", 1.0)],
+        params: &[Param::new("k", 1.0), Param::new("weighted", 0.0)],
         compared: false,
         build: |b| {
             let k = b.params.get("k") as u32;
+            let weighted = b.params.get("weighted") != 0.0;
             Box::new(jbsq::Jbsq::new(
                 b.cluster,
                 k,
+                weighted,
                 1,
                 jbsq::SpineMode::UniformRack,
             ))
@@ -547,15 +560,22 @@ pub static POLICIES: &[PolicyEntry] = &[
         name: "jbsq",
         about: "power of samples over the racks of the spine's pod by the load each leaf \
                 reports after every reply, and JBSQ(k) at the leaf: a bounded in-rack queue, \
-                at most k outstanding tasks a worker",
-        params: &[Param::new("k", 2.0), Param::new("samples", 2.0)],
+                at most k outstanding tasks a worker (weighted = 1: ranked by (outstanding + 1) \
+                / speed, at most k x speed)",
+        params: &[
+            Param::new("k", 2.0),
+            Param::new("weighted", 0.0),
+            Param::new("samples", 2.0),
+        ],
         compared: false,
         build: |b| {
             let k = b.params.get("k") as u32;
+            let weighted = b.params.get("weighted") != 0.0;
             let samples = b.params.get("samples") as u32;
             Box::new(jbsq::Jbsq::new(
                 b.cluster,
                 k,
+                weighted,
                 samples,
                 jbsq::SpineMode::RackLoads,
             ))
@@ -571,11 +591,13 @@ pub static POLICIES: &[PolicyEntry] = &[
             let params = horus::HorusParams::of(b.params.0)
                 .expect("SimConfig::validate checked the parameters (HorusParams::of)");
             let k = b.params.get("k") as u32;
+            let weighted = b.params.get("weighted") != 0.0;
             Box::new(horus_jbsq::HorusJbsq::new(
                 b.cluster,
                 b.queue_len,
                 b.rng,
                 k,
+                weighted,
                 params,
             ))
         },
@@ -972,6 +994,6 @@ mod tests {
         let default: PolicySpec = serde_json::from_str(r#"{"name":"horus"}"#).unwrap();
         assert_eq!(default, PolicySpec::named("horus").unwrap());
         assert!(serde_json::from_str::<PolicySpec>(r#"{"name":"nosuch"}"#).is_err());
-        assert!(serde_json::from_str::<PolicySpec>(r#"{"name":"jsq","samples":2}"#).is_err());
+        assert!(serde_json::from_str::<PolicySpec>(r#"{"name":"random","samples":2}"#).is_err());
     }
 }
