@@ -16,6 +16,8 @@ pub enum PoolSource {
     Sizes(Vec<u32>),
     /// A public-simulator dataset file.
     Dataset(String),
+    /// Tenants whose pools H-DRF sizes ([`crate::hdrf`]), placed on random slots.
+    Tenants(crate::hdrf::Tenants),
 }
 
 /// What fails.
@@ -233,6 +235,7 @@ impl SimConfig {
             PoolSource::Random(r) => ensure!(r.count > 0, "at least one pool is needed"),
             PoolSource::Sizes(sizes) => ensure!(!sizes.is_empty(), "at least one pool is needed"),
             PoolSource::Dataset(_) => {} // checked when read (`engine::placements`)
+            PoolSource::Tenants(t) => t.validate()?,
         }
         ensure!(self.shards >= 1, "shards must be at least 1");
         if crate::policy::horus::is_horus(self.policy.name()) {

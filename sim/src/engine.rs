@@ -1549,6 +1549,9 @@ pub fn placements(cfg: &SimConfig) -> anyhow::Result<Vec<PoolPlacement>> {
             placement::place_random(&cfg.topology, &r.sizes(cfg.seed), cfg.seed)?
         }
         PoolSource::Sizes(sizes) => placement::place_random(&cfg.topology, sizes, cfg.seed)?,
+        PoolSource::Tenants(t) => {
+            placement::place_random(&cfg.topology, &t.pool_sizes(&cfg.topology)?, cfg.seed)?
+        }
         PoolSource::Dataset(path) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("reading dataset {path}"))?;

@@ -30,6 +30,7 @@
 pub mod cluster;
 pub mod config;
 pub mod engine;
+pub mod hdrf;
 pub mod metrics;
 pub mod output;
 pub mod placement;

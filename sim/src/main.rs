@@ -110,8 +110,13 @@ struct Common {
     #[arg(long)]
     pools: Option<u32>,
     /// Read pools from a public Horus simulator dataset instead.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "tenants")]
     dataset: Option<String>,
+    /// Size the pools by hierarchical dominant resource fairness instead: tenants in a weighted
+    /// hierarchy, each asking for workers that need a slot and some memory (a TOML file, see
+    /// docs/simulator.md)
+    #[arg(long)]
+    tenants: Option<String>,
     #[arg(long, default_value_t = 5.0)]
     hop_delay_us: f64,
     #[arg(long, default_value_t = 1e-5)]
@@ -252,9 +257,10 @@ impl Common {
                 servers_per_rack: self.servers_per_rack,
                 slots_per_server: self.slots_per_server,
             },
-            pools: match &self.dataset {
-                Some(path) => PoolSource::Dataset(path.clone()),
-                None => PoolSource::Random(RandomPools {
+            pools: match (&self.dataset, &self.tenants) {
+                (Some(path), _) => PoolSource::Dataset(path.clone()),
+                (None, Some(path)) => PoolSource::Tenants(horus_sim::hdrf::read(path)?),
+                (None, None) => PoolSource::Random(RandomPools {
                     count: pools,
                     ..RandomPools::default()
                 }),

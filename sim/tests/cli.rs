@@ -232,3 +232,64 @@ fn a_plan_refuses_bad_folders_specifications_and_results() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn tenants_size_the_pools_by_hierarchical_drf() {
+    let dir = std::env::temp_dir().join(format!("horus-sim-tenants-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tenants.toml");
+    // 2 pods: 2 racks of 24 servers of 32 slots, 1,536 slots, 48 x 64 GB. fe/dev asks for 100
+    // workers; fe/prod takes the rest of fe's half (668), ads/x the other half (768).
+    std::fs::write(
+        &file,
+        r#"
+memory_gb = 64
+[[tenant]]
+path = "fe/dev"
+memory_gb = 1
+workers = 100
+[[tenant]]
+path = "fe/prod"
+memory_gb = 1
+workers = 5000
+[[tenant]]
+path = "ads/x"
+memory_gb = 1
+workers = 5000
+"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_horus-sim"))
+            .args(["run", "--quick", "--pods", "2", "--sim-ms", "0.5", "--out"])
+            .arg(&dir)
+            .args(extra)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .expect("horus-sim runs")
+    };
+    let done = run(&["--tenants", file.to_str().unwrap()]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.join("random-exp-pools.csv")).unwrap();
+    let workers: Vec<u32> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(workers, [100, 668, 768]);
+    // A file that does not hold: its reason, and no run.
+    std::fs::write(
+        &file,
+        "memory_gb = 64\n[[tenant]]\npath = \"a\"\nmemory_gb = 1\n",
+    )
+    .unwrap();
+    let done = run(&["--tenants", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(!done.status.success());
+    assert!(stderr.contains("missing field `workers`"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
