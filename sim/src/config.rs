@@ -251,7 +251,14 @@ impl SimConfig {
                 self.policy.name()
             );
         }
-        for name in ["k", "k_max", "samples", "n", "probes"] {
+        if let Some(v) = self.policy.param("period_us") {
+            ensure!(
+                v >= 0.001 && v.is_finite(),
+                "{}: period_us must be at least 0.001 (1 ns), got {v}",
+                self.policy.name()
+            );
+        }
+        for name in ["k", "k_max", "samples", "n", "probes", "queue_threshold"] {
             if let Some(v) = self.policy.param(name) {
                 ensure!(
                     v >= 1.0 && v.fract() == 0.0 && v <= 1e6,

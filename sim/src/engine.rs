@@ -915,9 +915,8 @@ impl Engine {
             d.node
         );
         let worker = pool.worker_base + d.node;
-        self.forward(task, header, d.passes, 1, |task| Ev::AtWorker {
-            task,
-            worker,
+        self.forward(task, header, d.passes, 1 + d.extra_hops, |task| {
+            Ev::AtWorker { task, worker }
         });
     }
 

@@ -154,3 +154,27 @@ fn weighting_by_speed_sends_fast_servers_more_and_cuts_the_tail_on_heterogeneous
         }
     }
 }
+
+#[test]
+fn malcolms_jsq_herds_on_stale_loads_where_po2_does_not() {
+    // Malcolm §7.1: JSQ's nodes, deciding on the same broadcast, all pick the same short queue;
+    // Po2's random samples spread them. With loads fresh every nanosecond JSQ wins.
+    let p99 = |policy: &str, period_us: f64| {
+        let cfg = config(policy, &[("period_us", period_us)], "exp", 0.9, 1);
+        run(&cfg).response.p99_us
+    };
+    let (jsq_stale, po2_stale) = (p99("malcolm-jsq", 100.0), p99("malcolm-po2", 100.0));
+    let (jsq_fresh, po2_fresh) = (p99("malcolm-jsq", 0.001), p99("malcolm-po2", 0.001));
+    eprintln!(
+        "period 100 us: jsq {jsq_stale:.0}, po2 {po2_stale:.0}; 1 ns: jsq {jsq_fresh:.0}, po2 \
+         {po2_fresh:.0}"
+    );
+    assert!(jsq_stale > 1.2 * po2_stale);
+    assert!(jsq_fresh < 0.9 * po2_fresh);
+    // RAND migrates nothing; the others do.
+    let s = run(&config("malcolm-rand", &[], "exp", 0.9, 1));
+    assert_eq!(counter(&s, "migrations"), 0);
+    let s = run(&config("malcolm-jbt", &[], "exp", 0.9, 1));
+    assert!(counter(&s, "migrations") > 0);
+    assert!(s.little.relative_error < 1e-9);
+}

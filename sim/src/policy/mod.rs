@@ -21,6 +21,7 @@ pub mod idle_only;
 pub mod jbsq;
 pub mod jiq;
 pub mod jsq;
+pub mod malcolm;
 pub mod r2p2;
 pub mod racksched;
 pub mod rain;
@@ -57,6 +58,9 @@ pub struct Decision {
     pub passes: u32,
     /// For a held task ([`Decision::hold_in`]): which of the leaf's queues of the pool holds it.
     pub queue: u32,
+    /// At a leaf: network hops beyond the one to the worker (a task the node it reached first
+    /// forwards to another node of the rack: two more, through the leaf).
+    pub extra_hops: u32,
 }
 
 impl Decision {
@@ -70,6 +74,15 @@ impl Decision {
             node,
             passes,
             queue: 0,
+            extra_hops: 0,
+        }
+    }
+
+    /// At a leaf: to `node` after `extra_hops` more hops than the one to it.
+    pub fn via(node: u32, extra_hops: u32) -> Self {
+        Self {
+            extra_hops,
+            ..Self::to(node)
         }
     }
 
@@ -87,6 +100,7 @@ impl Decision {
             node: HOLD,
             passes: 1,
             queue,
+            extra_hops: 0,
         }
     }
 
@@ -645,6 +659,45 @@ pub static POLICIES: &[PolicyEntry] = &[
         },
     },
     PolicyEntry {
+        name: malcolm::NAMES[0],
+        about: "Malcolm's RAND baseline: a task stays at the random node of the rack it reaches",
+        params: &[Param::new("samples", 2.0)],
+        compared: false,
+        build: |b| malcolm(b, malcolm::Rule::Rand),
+    },
+    PolicyEntry {
+        name: malcolm::NAMES[1],
+        about: "Malcolm's Po2 baseline: the node a task reaches sends it to the shorter queue of \
+                two random nodes of the rack, by loads broadcast every period_us",
+        params: &[Param::new("period_us", 100.0), Param::new("samples", 2.0)],
+        compared: false,
+        build: |b| malcolm(b, malcolm::Rule::Po2),
+    },
+    PolicyEntry {
+        name: malcolm::NAMES[2],
+        about: "Malcolm's JSQ baseline: the node a task reaches sends it to the shortest queue \
+                of the rack, by loads broadcast every period_us",
+        params: &[Param::new("period_us", 100.0), Param::new("samples", 2.0)],
+        compared: false,
+        build: |b| malcolm(b, malcolm::Rule::Jsq),
+    },
+    PolicyEntry {
+        name: malcolm::NAMES[3],
+        about: "Malcolm's JBT baseline: the node a task reaches keeps it if its queue is under \
+                queue_threshold, else sends it to a random node under it (by loads broadcast \
+                every period_us), else to a random node",
+        params: &[
+            Param::new("queue_threshold", 2.0),
+            Param::new("period_us", 100.0),
+            Param::new("samples", 2.0),
+        ],
+        compared: false,
+        build: |b| {
+            let threshold = b.params.get("queue_threshold") as u32;
+            malcolm(b, malcolm::Rule::Jbt { threshold })
+        },
+    },
+    PolicyEntry {
         name: "jiq",
         about: "join-idle-queue: a spine sends a task to a worker reported idle to it, else to a \
                 random worker of the pool",
@@ -665,6 +718,20 @@ pub static POLICIES: &[PolicyEntry] = &[
 fn rack_sched(b: Build<'_>, mode: racksched::SpineMode) -> Box<dyn Policy> {
     let samples = b.params.get("samples") as u32;
     Box::new(racksched::RackSched::new(b.cluster, samples, mode))
+}
+
+/// The constructor of Malcolm's baselines: the period (RAND has none) and the spines' samples
+/// from the parameters.
+fn malcolm(b: Build<'_>, rule: malcolm::Rule) -> Box<dyn Policy> {
+    let period_us = b.params.0.param("period_us").unwrap_or(100.0);
+    let samples = b.params.get("samples") as u32;
+    Box::new(malcolm::Malcolm::new(
+        b.cluster,
+        b.queue_len,
+        rule,
+        (period_us * 1e3).round() as crate::queue::Nanos,
+        samples,
+    ))
 }
 
 /// A policy as [`POLICIES`] registers it.
