@@ -1,7 +1,7 @@
 //! A policy's leaf driven call by call, for the policies' unit tests: a small cluster whose
 //! pool 0 has several workers in rack slot 0, and a [`Ctx`] at a chosen time for each call.
 
-use super::{Ctx, Message, Release};
+use super::{Ctx, Message, Release, Reply, TaskHeader};
 use crate::config::{PoolSource, SimConfig};
 use crate::engine::Engine;
 use crate::rng::{SimRng, Stream, stream};
@@ -80,5 +80,27 @@ impl Bench {
     pub fn rack0(&self) -> (u32, u32) {
         let r = &self.engine.cluster().pools[0].racks[0];
         (r.first_worker, r.workers)
+    }
+}
+
+/// A task of pool 0 from a client (no spine's ID), of type `kind`.
+pub(crate) fn task(kind: u8) -> TaskHeader {
+    TaskHeader {
+        pool: 0,
+        spine: 0,
+        hint: 0,
+        tag: 0,
+        kind,
+    }
+}
+
+/// Pool 0's worker `worker` answers a task that ran `service_us`, leaving its queue empty.
+pub(crate) fn reply(worker: u32, service_us: u32) -> Reply {
+    Reply {
+        pool: 0,
+        worker,
+        qlen: 0,
+        tag: 0,
+        service_ns: service_us * 1000,
     }
 }

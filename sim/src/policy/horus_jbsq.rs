@@ -362,7 +362,7 @@ impl Policy for HorusJbsq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::bench::Bench;
+    use crate::policy::bench::{Bench, reply};
     use horus_model::fixed::Load;
 
     fn policy(b: &mut Bench, k: u32) -> HorusJbsq {
@@ -401,16 +401,6 @@ mod tests {
             hint,
             tag: u16::from(idle_flag),
             kind: 0,
-        }
-    }
-
-    fn reply(worker: u32) -> Reply {
-        Reply {
-            pool: 0,
-            worker,
-            qlen: 0,
-            tag: 0,
-            service_ns: 100_000,
         }
     }
 
@@ -463,15 +453,15 @@ mod tests {
         // A reply frees its worker's place: the oldest waiting task goes there, the worker stays
         // busy (no idle message).
         let w = taken[0];
-        let (_, sent) = call(&mut b, 12, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
+        let (_, sent) = call(&mut b, 12, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w, 100)));
         assert_eq!(b.sent(), vec![(0, 0, 0, w)]);
         assert!(sent.iter().all(|&(k, _)| k == LOAD_UPDATE), "{sent:?}");
-        let (_, _) = call(&mut b, 13, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
+        let (_, _) = call(&mut b, 13, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w, 100)));
         assert_eq!(b.sent(), vec![(0, 0, 0, w), (0, 0, 0, w)]);
         assert_eq!(p.leaves[0][0].waiting, 0);
         // Nothing waits: the next reply leaves its worker idle, and the rack links again.
         b.releases.clear();
-        let (_, sent) = call(&mut b, 14, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w)));
+        let (_, sent) = call(&mut b, 14, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w, 100)));
         assert!(b.sent().is_empty());
         assert_eq!(sent.first().map(|s| s.0), Some(IDLE_ADD), "{sent:?}");
         assert_eq!(p.leaves[0][0].idle, 1);

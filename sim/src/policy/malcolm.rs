@@ -260,27 +260,7 @@ impl Policy for Malcolm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::bench::Bench;
-
-    fn task() -> TaskHeader {
-        TaskHeader {
-            pool: 0,
-            spine: 0,
-            hint: 0,
-            tag: 0,
-            kind: 0,
-        }
-    }
-
-    fn reply(worker: u32) -> Reply {
-        Reply {
-            pool: 0,
-            worker,
-            qlen: 0,
-            tag: 0,
-            service_ns: 1000,
-        }
-    }
+    use crate::policy::bench::{Bench, reply, task};
 
     fn malcolm(b: &Bench, rule: Rule) -> Malcolm {
         let cluster = b.engine.cluster();
@@ -296,7 +276,7 @@ mod tests {
         // plus its own migrations: JSQ spreads each node's tasks, but nodes herd.
         for t in 0..2 * n {
             b.call(1 + u64::from(t), |ctx| {
-                m.on_task_at_leaf(ctx, 0, &mut task())
+                m.on_task_at_leaf(ctx, 0, &mut task(0))
             });
         }
         let total: u32 = (first..first + n)
@@ -319,7 +299,7 @@ mod tests {
         let before: Vec<u32> = (first..first + n)
             .map(|w| m.queues[0][w as usize].now)
             .collect();
-        b.call(150, |ctx| m.on_reply_at_leaf(ctx, 0, reply(first)));
+        b.call(150, |ctx| m.on_reply_at_leaf(ctx, 0, reply(first, 1)));
         for (i, w) in (first..first + n).enumerate() {
             let other = first + (w + 1 - first) % n;
             assert_eq!(m.view(0, other, w, 150_000), before[i], "worker {w}");
@@ -345,13 +325,13 @@ mod tests {
         // RAND keeps every task where it lands: no migration.
         let mut m = malcolm(&b, Rule::Rand);
         for _ in 0..50 {
-            let d = b.call(150, |ctx| m.on_task_at_leaf(ctx, 0, &mut task()));
+            let d = b.call(150, |ctx| m.on_task_at_leaf(ctx, 0, &mut task(0)));
             assert_eq!(d.extra_hops, 0);
         }
         // JSQ sends to the short queue, two hops more when it is not the node's own.
         let mut m = malcolm(&b, Rule::Jsq);
         fill(&mut m);
-        let d = b.call(150, |ctx| m.on_task_at_leaf(ctx, 0, &mut task()));
+        let d = b.call(150, |ctx| m.on_task_at_leaf(ctx, 0, &mut task(0)));
         assert_eq!(d.node, first + 2);
         // JBT (threshold 2): below it, a node keeps its task; above, it sends it below. Each
         // task in a period of its own, its queue back to empty before the next broadcast.
@@ -359,7 +339,7 @@ mod tests {
         fill(&mut m);
         for i in 0..20 {
             let t = 150 + 100 * i;
-            let d = b.call(t, |ctx| m.on_task_at_leaf(ctx, 0, &mut task()));
+            let d = b.call(t, |ctx| m.on_task_at_leaf(ctx, 0, &mut task(0)));
             assert_eq!(d.node, first + 2);
             assert!(d.extra_hops == 0 || d.extra_hops == 2);
             m.change(0, first + 2, -1, t * 1000);
@@ -371,7 +351,7 @@ mod tests {
         let mut short = 0;
         for i in 0..400 {
             let t = 150 + 100 * i;
-            let d = b.call(t, |ctx| m.on_task_at_leaf(ctx, 0, &mut task()));
+            let d = b.call(t, |ctx| m.on_task_at_leaf(ctx, 0, &mut task(0)));
             short += u32::from(d.node == first + 2);
             m.change(0, d.node, -1, t * 1000);
         }

@@ -267,31 +267,11 @@ impl Policy for R2p2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::bench::Bench;
+    use crate::policy::bench::{Bench, reply, task};
 
     fn r2p2(b: &Bench, n: u32) -> R2p2 {
         let cluster = b.engine.cluster();
         R2p2::new(cluster, &vec![0; cluster.workers.len()], n, 2, 2)
-    }
-
-    fn task() -> TaskHeader {
-        TaskHeader {
-            pool: 0,
-            spine: 0,
-            hint: 0,
-            tag: 0,
-            kind: 0,
-        }
-    }
-
-    fn reply(worker: u32) -> Reply {
-        Reply {
-            pool: 0,
-            worker,
-            qlen: 0,
-            tag: 0,
-            service_ns: 1000,
-        }
     }
 
     #[test]
@@ -303,7 +283,7 @@ mod tests {
         // Eight places: each worker takes two tasks, never three.
         let mut per_worker = vec![0; n as usize];
         for _ in 0..2 * n {
-            let d = b.call(1, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()));
+            let d = b.call(1, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)));
             assert!(!d.is_hold() && d.passes >= 1);
             per_worker[(d.node - first) as usize] += 1;
         }
@@ -312,12 +292,12 @@ mod tests {
         // No place left: the next tasks recirculate.
         for _ in 0..3 {
             assert!(
-                b.call(2, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()))
+                b.call(2, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)))
                     .is_hold()
             );
         }
         // A reply frees a place: one of the three takes it, after some passes.
-        b.call(3, |ctx| r.on_reply_at_leaf(ctx, 0, reply(first + 1)));
+        b.call(3, |ctx| r.on_reply_at_leaf(ctx, 0, reply(first + 1, 1)));
         let rel = *b.releases.last().unwrap();
         assert_eq!((rel.queue, rel.worker), (0, first + 1));
         assert!(rel.index < 3 && rel.passes >= 1);
@@ -335,36 +315,36 @@ mod tests {
         let trials = 20_000;
         let mut r = r2p2(&b, 1);
         for i in 0..3 {
-            b.call(1, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()));
+            b.call(1, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)));
             assert_eq!(r.racks[0][0].free, 3 - i);
         }
         let mut arriving = 0u64;
         for _ in 0..trials {
             // The one free worker takes a task and gives it back.
-            let d = b.call(2, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()));
+            let d = b.call(2, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)));
             arriving += u64::from(d.passes);
-            b.call(3, |ctx| r.on_reply_at_leaf(ctx, 0, reply(d.node)));
+            b.call(3, |ctx| r.on_reply_at_leaf(ctx, 0, reply(d.node, 1)));
         }
         let mean = arriving as f64 / f64::from(trials);
         assert!((mean / (16.0 / 7.0) - 1.0).abs() < 0.03, "arriving: {mean}");
 
         // All four busy; one task recirculates; a place frees and is taken again and again.
-        let d = b.call(4, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()));
+        let d = b.call(4, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)));
         let last = d.node;
         let mut recirculating = 0u64;
         assert!(
-            b.call(5, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()))
+            b.call(5, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)))
                 .is_hold()
         );
         for _ in 0..trials {
             b.releases.clear();
-            b.call(6, |ctx| r.on_reply_at_leaf(ctx, 0, reply(last)));
+            b.call(6, |ctx| r.on_reply_at_leaf(ctx, 0, reply(last, 1)));
             let rel = b.releases[0];
             assert_eq!((rel.index, rel.worker), (0, last));
             recirculating += u64::from(rel.passes);
             // ... and another task takes its place in the recirculation.
             assert!(
-                b.call(7, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()))
+                b.call(7, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)))
                     .is_hold()
             );
         }
@@ -378,7 +358,7 @@ mod tests {
         // (1 - (3/4)^6 a pass).
         for _ in 0..2 {
             assert!(
-                b.call(8, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()))
+                b.call(8, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)))
                     .is_hold()
             );
         }
@@ -387,10 +367,10 @@ mod tests {
         let mut passes = 0u64;
         for _ in 0..trials {
             b.releases.clear();
-            b.call(9, |ctx| r.on_reply_at_leaf(ctx, 0, reply(last)));
+            b.call(9, |ctx| r.on_reply_at_leaf(ctx, 0, reply(last, 1)));
             wins[b.releases[0].index as usize] += 1;
             passes += u64::from(b.releases[0].passes);
-            b.call(10, |ctx| r.on_task_at_leaf(ctx, 0, &mut task()));
+            b.call(10, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(0)));
         }
         for w in wins {
             let share = f64::from(w) / f64::from(trials);

@@ -645,7 +645,7 @@ impl Policy for Rain {
 mod tests {
     use super::*;
     use crate::policy::PolicySpec;
-    use crate::policy::bench::Bench;
+    use crate::policy::bench::{Bench, reply, task};
 
     fn params(set: &[(&str, f64)]) -> RainParams {
         let mut spec = PolicySpec::named(NAME).unwrap();
@@ -667,26 +667,6 @@ mod tests {
             .iter()
             .map(|s| s.workers.clone())
             .collect()
-    }
-
-    fn task(kind: u8) -> TaskHeader {
-        TaskHeader {
-            pool: 0,
-            spine: 0,
-            hint: 0,
-            tag: 0,
-            kind,
-        }
-    }
-
-    fn reply(worker: u32, service_us: u32) -> Reply {
-        Reply {
-            pool: 0,
-            worker,
-            qlen: 0,
-            tag: 0,
-            service_ns: service_us * 1000,
-        }
     }
 
     /// Rain's invariants at rack slot 0: only one side of each queue holds anything, a worker's
