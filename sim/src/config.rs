@@ -131,6 +131,14 @@ pub struct SimConfig {
     /// the pools' capacity at these speeds); empty: every server has speed 1.
     #[serde(default)]
     pub server_speeds: Vec<f64>,
+    /// Tasks a client's job has (1 to 255): they arrive together at one spine, each with its own
+    /// service time; the offered load counts tasks, and the summary gives jobs' response times.
+    #[serde(default = "one_task")]
+    pub job_tasks: u32,
+}
+
+fn one_task() -> u32 {
+    1
 }
 
 /// Parses server speeds `COUNTxSPEED,...` (an item without a count is one server): `2x8,22x1`.
@@ -192,6 +200,7 @@ impl Default for SimConfig {
             spine_group_workers: spine_group_workers(),
             bursts: None,
             server_speeds: Vec::new(),
+            job_tasks: 1,
         }
     }
 }
@@ -238,6 +247,11 @@ impl SimConfig {
             PoolSource::Tenants(t) => t.validate()?,
         }
         ensure!(self.shards >= 1, "shards must be at least 1");
+        ensure!(
+            (1..=255).contains(&self.job_tasks),
+            "a job has 1 to 255 tasks, got {}",
+            self.job_tasks
+        );
         if crate::policy::horus::is_horus(self.policy.name()) {
             crate::policy::horus::HorusParams::of(&self.policy)?;
         }

@@ -229,6 +229,8 @@ pub struct Engine {
     releases: Vec<crate::policy::Release>,
     /// How many tasks a leaf's queue held just after each task joined it, by that number.
     held_lengths: Vec<u64>,
+    /// Jobs not yet done (`cfg.job_tasks > 1`), by pool and arrival: their tasks not yet done.
+    jobs: std::collections::HashMap<(u32, Nanos), u32>,
     /// Per pool: its arrivals' burst state (empty when arrivals are Poisson).
     bursts: Vec<BurstState>,
     entry_rng: SimRng,
@@ -236,7 +238,8 @@ pub struct Engine {
     net_rng: SimRng,
     /// Hops left before the next lost packet (geometric skips: one draw per loss, not per hop).
     hops_to_loss: u64,
-    /// Per pool: arrival capacity (workers / mean service) in tasks per ns.
+    /// Per pool: arrival capacity (workers / mean service) in arrivals per ns: tasks, or jobs of
+    /// `cfg.job_tasks` tasks.
     capacity: Vec<f64>,
     /// Per pool: the proportional spine choice.
     pod_draws: Vec<PodDraw>,
@@ -325,7 +328,7 @@ impl Engine {
         let n_workers = cluster.total_workers() as usize;
         let mut engine = Self {
             capacity: (0..cluster.pools.len() as u32)
-                .map(|p| cluster.pool_speed(p) / mean)
+                .map(|p| cluster.pool_speed(p) / mean / f64::from(cfg.job_tasks))
                 .collect(),
             pod_draws: cluster
                 .pools
@@ -361,6 +364,7 @@ impl Engine {
             held: Default::default(),
             releases: Vec::new(),
             held_lengths: Vec::new(),
+            jobs: Default::default(),
             pool_rngs: shard
                 .pools
                 .iter()
@@ -824,8 +828,17 @@ impl Engine {
         let (service, kind) = self.service.sample_kind(&mut self.pool_rngs[pool as usize]);
         let measured = self.now >= self.cfg.warmup_ns;
         let task = self.new_task(pool, service, kind, measured);
+        if self.cfg.job_tasks > 1 {
+            return self.on_job_arrival(pool, task, measured);
+        }
         self.schedule_arrival(pool);
+        let pod = self.draw_pod(pool);
+        self.submit(pool, pod, task);
+    }
 
+    /// The spine scheduler (pod slot) a client of `pool` sends its next task or job to.
+    #[inline(always)]
+    fn draw_pod(&mut self, pool: u32) -> u32 {
         let pod = self.pod_draws[pool as usize].draw(&mut self.entry_rng);
         if self.policy_prefetches {
             // Did the prefetch stages predict this draw (see `Engine::prefetch_ahead`)?
@@ -833,6 +846,31 @@ impl Engine {
                 self.resync_spines();
             }
         }
+        pod
+    }
+
+    /// A job of `cfg.job_tasks` tasks arrives (its first task is `first`): its tasks all go to one
+    /// spine, one after another, and the job is done when the last of them is.
+    #[cold]
+    #[inline(never)]
+    fn on_job_arrival(&mut self, pool: u32, first: u32, measured: bool) {
+        let mut tasks = vec![first];
+        for _ in 1..self.cfg.job_tasks {
+            let (service, kind) = self.service.sample_kind(&mut self.pool_rngs[pool as usize]);
+            tasks.push(self.new_task(pool, service, kind, measured));
+        }
+        self.schedule_arrival(pool);
+        let pod = self.draw_pod(pool);
+        // Two jobs of a pool arriving in the same nanosecond count as one.
+        *self.jobs.entry((pool, self.now)).or_insert(0) += self.cfg.job_tasks;
+        for task in tasks {
+            self.submit(pool, pod, task);
+        }
+    }
+
+    /// A new task reaches spine `pod` of its pool: the policy picks a rack, and it goes there.
+    #[inline(always)]
+    fn submit(&mut self, pool: u32, pod: u32, task: u32) {
         if !self.nothing_failed
             && let Some(f) =
                 self.switch_failed[self.spine_host[pool as usize][pod as usize] as usize]
@@ -1007,6 +1045,9 @@ impl Engine {
         if done.arrival & MEASURED != 0 {
             self.metrics.record(pool, self.now - arrival, done.service);
         }
+        if !self.jobs.is_empty() {
+            self.job_task_done(pool, arrival, done.arrival & MEASURED != 0);
+        }
         self.leave(pool, arrival);
         self.policy.on_task_left_worker(pool, local);
         if let Some(delay) = self.transmit(1, 0) {
@@ -1019,6 +1060,21 @@ impl Engine {
                     tag,
                 },
             );
+        }
+    }
+
+    /// A task of the job of `pool` that arrived at `arrival` finished (prefilled tasks belong to
+    /// no job): the job's response is recorded when its last task finishes.
+    #[cold]
+    fn job_task_done(&mut self, pool: u32, arrival: Nanos, measured: bool) {
+        if let Some(left) = self.jobs.get_mut(&(pool, arrival)) {
+            *left -= 1;
+            if *left == 0 {
+                self.jobs.remove(&(pool, arrival));
+                if measured {
+                    self.metrics.record_job(self.now - arrival);
+                }
+            }
         }
     }
 
@@ -1381,6 +1437,8 @@ impl Engine {
                 Histogram::new(1).expect("1 digit"),
             ),
             wait: std::mem::replace(&mut m.overall_wait, Histogram::new(1).expect("1 digit")),
+            jobs: std::mem::replace(&mut m.jobs, Histogram::new(1).expect("1 digit")),
+            jobs_unfinished: self.jobs.values().filter(|&&left| left > 0).count() as u64,
             message_kinds: self.policy.message_kinds(),
             messages: std::mem::take(&mut m.messages),
             failures: std::mem::take(&mut m.failures),
@@ -1429,6 +1487,9 @@ pub(crate) struct ShardResult {
     pub totals: Totals,
     pub response: Histogram<u64>,
     pub wait: Histogram<u64>,
+    /// Measured jobs' response times (empty unless jobs have several tasks), and jobs not done.
+    pub jobs: Histogram<u64>,
+    pub jobs_unfinished: u64,
     pub message_kinds: &'static [&'static str],
     pub messages: Vec<u64>,
     /// One entry per configured failure, as every shard sees every failure.
@@ -1465,6 +1526,8 @@ pub(crate) fn merge(cfg: &SimConfig, parts: Vec<ShardResult>, end: Nanos) -> Sum
         mut totals,
         mut response,
         mut wait,
+        mut jobs,
+        mut jobs_unfinished,
         message_kinds,
         mut messages,
         mut failures,
@@ -1481,6 +1544,9 @@ pub(crate) fn merge(cfg: &SimConfig, parts: Vec<ShardResult>, end: Nanos) -> Sum
             .expect("auto-resizing histograms of one precision add");
         wait.add(&r.wait)
             .expect("auto-resizing histograms of one precision add");
+        jobs.add(&r.jobs)
+            .expect("auto-resizing histograms of one precision add");
+        jobs_unfinished += r.jobs_unfinished;
         for (a, b) in messages.iter_mut().zip(&r.messages) {
             *a += b;
         }
@@ -1537,6 +1603,11 @@ pub(crate) fn merge(cfg: &SimConfig, parts: Vec<ShardResult>, end: Nanos) -> Sum
         pools,
         shards,
         leaf_queue: crate::metrics::LeafQueue::of(&held_lengths),
+        jobs: (cfg.job_tasks > 1).then(|| crate::metrics::Jobs {
+            tasks: cfg.job_tasks,
+            response: Latency::of(&jobs),
+            unfinished: jobs_unfinished,
+        }),
     }
 }
 

@@ -141,6 +141,10 @@ struct Common {
     /// mean rate the load's (a two-state Markov-modulated Poisson process) [default: Poisson]
     #[arg(long, value_name = "RATIO:HIGH_US:LOW_US")]
     bursts: Option<String>,
+    /// Clients send jobs of this many tasks (1 to 255), arriving together at one spine; the load
+    /// counts tasks, and the results give jobs' response times (to their last task's end)
+    #[arg(long, default_value_t = 1)]
+    job_tasks: u32,
     /// Small and fast: 8 pods, 20 pools, 5 ms, unless those options are given.
     #[arg(long)]
     quick: bool,
@@ -278,6 +282,7 @@ impl Common {
             resubmit_ns: self.resubmit_ns,
             detect_ns: nanos(self.detect_us, 1e3, "--detect-us")?,
             prefill: self.prefill,
+            job_tasks: self.job_tasks,
             shards: self.shards,
             spine_group_workers: self.spine_group_workers,
             server_speeds: self
@@ -486,6 +491,17 @@ fn main() -> anyhow::Result<()> {
                 print_quietly(&format!(
                     "leaf queues: {} tasks waited at a leaf; the queue they joined held {} at p99.9, {} at most\n",
                     q.held, q.p999, q.max
+                ))?;
+            }
+            if let Some(j) = &summary.jobs {
+                print_quietly(&format!(
+                    "jobs of {} tasks: {} done, p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us; {} unfinished\n",
+                    j.tasks,
+                    j.response.count,
+                    j.response.p50_us,
+                    j.response.p99_us,
+                    j.response.p999_us,
+                    j.unfinished
                 ))?;
             }
         }

@@ -98,6 +98,8 @@ pub struct Metrics {
     pub pools: Vec<PoolMetrics>,
     pub overall_response: Histogram<u64>,
     pub overall_wait: Histogram<u64>,
+    /// Response times of measured jobs of several tasks (arrival to the last task's end).
+    pub jobs: Histogram<u64>,
     pub messages: Vec<u64>,
     pub lost_in_network: u64,
     pub failures: Vec<FailureMetrics>,
@@ -118,6 +120,7 @@ impl Metrics {
                 .collect(),
             overall_response: latency_histogram(3),
             overall_wait: latency_histogram(3),
+            jobs: latency_histogram(3),
             messages: Vec::new(),
             lost_in_network: 0,
             failures: Vec::new(),
@@ -135,6 +138,13 @@ impl Metrics {
         if self.pending.len() == PENDING {
             self.flush();
         }
+    }
+
+    /// Records a measured job's response time.
+    pub fn record_job(&mut self, response: Nanos) {
+        self.jobs
+            .record(response.max(1))
+            .expect("auto-resizing histogram takes any value");
     }
 
     /// Records the pending latencies in the histograms. A histogram's counts do not depend on the
@@ -298,6 +308,19 @@ pub struct Summary {
     /// Tasks held at leaves; absent from the JSON for policies that hold none.
     #[serde(skip_serializing_if = "LeafQueue::is_empty")]
     pub leaf_queue: LeafQueue,
+    /// Jobs of several tasks (`--job-tasks`); absent from the JSON when a job is one task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Jobs>,
+}
+
+/// Jobs of several tasks: a job's response runs from its arrival to the end of its last task.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Jobs {
+    /// Tasks a job.
+    pub tasks: u32,
+    pub response: Latency,
+    /// Jobs not done when the run ended, a task of them lost or still running.
+    pub unfinished: u64,
 }
 
 /// Tasks held in leaves' queues, by policies that hold tasks at the leaf

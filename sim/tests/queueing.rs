@@ -213,3 +213,49 @@ fn draconis_with_no_network_is_an_m_m_16_queue_per_rack() {
         assert_eq!(r.leaf_queue.held, 0);
     }
 }
+
+/// A job of four tasks on idle workers (ideal JSQ at 10 % load on pools of 64 workers, no
+/// network: some worker is always idle) lasts as long as the longest of four exponential service
+/// times: mean 100 (1 + 1/2 + 1/3 + 1/4) = 208.3 us, p99 where (1 - e^(-x/100))^4 = 0.99, 598.8
+/// us. The load counts tasks: a quarter as many jobs.
+#[test]
+fn a_job_of_four_tasks_on_idle_workers_lasts_the_longest_of_four_services() {
+    let topology = Topology {
+        pods: 4,
+        servers_per_rack: 4,
+        slots_per_server: 8,
+    };
+    let mut cfg = mm1_config(
+        "jsq",
+        0.1,
+        PoolSource::Sizes(vec![64; 4]),
+        topology,
+        1_500_000_000,
+    );
+    cfg.prefill = false;
+    cfg.job_tasks = 4;
+    let s = engine::run(&cfg, &mut |_| {}).unwrap();
+    let jobs = s.jobs.as_ref().expect("jobs of four tasks are reported");
+    let mean = 100.0 * (1.0 + 1.0 / 2.0 + 1.0 / 3.0 + 1.0 / 4.0);
+    let p99 = -100.0 * (1.0 - 0.99f64.powf(0.25)).ln();
+    eprintln!(
+        "jobs: {} done, mean {:.1} us ({mean:.1}), p99 {:.1} us ({p99:.1})",
+        jobs.response.count, jobs.response.mean_us, jobs.response.p99_us
+    );
+    assert_eq!(jobs.tasks, 4);
+    assert!(jobs.response.count > 80_000);
+    assert!((jobs.response.mean_us / mean - 1.0).abs() < 0.03);
+    assert!((jobs.response.p99_us / p99 - 1.0).abs() < 0.05);
+    // Four tasks a job, the load in tasks.
+    assert!((s.tasks as f64 / (4.0 * jobs.response.count as f64) - 1.0).abs() < 0.01);
+    let rate = s.tasks as f64 / (cfg.sim_ns as f64 / 1e3);
+    assert!(
+        (rate / (0.1 * 256.0 / 100.0) - 1.0).abs() < 0.02,
+        "{rate} tasks per us"
+    );
+    assert!(s.little.relative_error < 1e-9);
+    // One-task jobs report no jobs.
+    cfg.job_tasks = 1;
+    cfg.sim_ns = 10_000_000;
+    assert!(engine::run(&cfg, &mut |_| {}).unwrap().jobs.is_none());
+}
