@@ -3,7 +3,9 @@
 //! and some memory, get the datacenter's workers before scheduling starts.
 //!
 //! The datacenter is one pool of resources, as DRF sees it: every slot, and `memory_gb` per
-//! server. A tenant's worker takes one slot and the tenant's `memory_gb`. Its dominant share is
+//! server. A tenant's worker takes one slot and the tenant's `memory_gb`. The pools are then
+//! placed on random free slots, without regard to a server's memory: what fits the datacenter's
+//! memory may not fit every server's (placing by memory is planned). Its dominant share is
 //! the larger of its shares of slots and of memory; a group's is that of the sum of its members'
 //! consumption. Workers are handed out one at a time (progressive filling), each to the tenant
 //! reached by walking down from the root, at every level to the child with the least dominant
@@ -53,6 +55,7 @@ pub struct Tenants {
 #[serde(deny_unknown_fields)]
 pub struct Group {
     pub path: String,
+    #[serde(default = "one")]
     pub weight: f64,
 }
 
@@ -200,7 +203,8 @@ impl Tenants {
         nodes
     }
 
-    /// Each tenant's workers under dynamic H-DRF, in file order, on `topology`'s datacenter.
+    /// Each tenant's workers by H-DRF's progressive filling from nothing, in file order, on
+    /// `topology`'s datacenter.
     pub fn allocate(&self, topology: &Topology) -> Vec<u32> {
         let slots = topology.slots() as f64;
         let memory = f64::from(topology.servers()) * self.memory_gb;
@@ -235,9 +239,10 @@ impl Tenants {
         loop {
             let blocked: Vec<bool> = (0..n)
                 .map(|i| {
+                    // (A hair of slack for the floating-point sum of what was handed out.)
                     workers[i] >= self.tenants[i].workers
                         || free_slots < 1.0
-                        || free_memory < self.tenants[i].memory_gb
+                        || free_memory + 1e-9 < self.tenants[i].memory_gb
                 })
                 .collect();
             if blocked.iter().all(|&b| b) {

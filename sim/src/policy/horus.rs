@@ -822,7 +822,6 @@ impl Horus {
         }
     }
 
-    /// The leaf scheduler of a physical rack, for inspection.
     /// The spine that pool `p`'s rack slot `r` reports to, as its leaf was configured: the
     /// spine's switch ID and the rack's node ID there.
     pub(crate) fn leaf_spine(&self, p: u32, r: u32) -> SpineRef {
@@ -838,6 +837,7 @@ impl Horus {
         self.params
     }
 
+    /// The leaf scheduler of a physical rack, for inspection.
     pub fn leaf(&self, rack: u32) -> Option<&Scheduler> {
         self.leaf_of_rack
             .get(rack as usize)

@@ -298,7 +298,8 @@ impl Policy for HorusJbsq {
         let o = &mut self.outstanding[p][w];
         *o = o.saturating_sub(1);
         let mut idle_changed = false;
-        if lp.waiting > 0 {
+        // A worker that started with more than its bound (a prefilled queue) takes none.
+        if lp.waiting > 0 && *o < self.bound.limit(reply.pool, reply.worker) {
             lp.waiting -= 1;
             *o += 1;
             ctx.release(reply.pool, rack, reply.worker);
@@ -466,6 +467,48 @@ mod tests {
         assert_eq!(sent.first().map(|s| s.0), Some(IDLE_ADD), "{sent:?}");
         assert_eq!(p.leaves[0][0].idle, 1);
         assert_eq!(p.leaves[0][0].avg.avg.tasks, n - 1);
+    }
+
+    #[test]
+    fn a_worker_that_started_over_its_bound_takes_no_held_task() {
+        let mut b = Bench::new("exp");
+        let (first, n) = b.rack0();
+        let cluster = b.engine.cluster();
+        let mut queues = vec![0; cluster.workers.len()];
+        let base = cluster.pools[0].worker_base;
+        for w in first..first + n {
+            queues[(base + w) as usize] = 5;
+        }
+        let mut p = HorusJbsq::new(
+            cluster,
+            &queues,
+            &mut b.rng,
+            2,
+            false,
+            HorusParams::default(),
+        );
+        // Every worker holds 5 > k = 2: a task waits, and replies down to 2 release nothing.
+        assert!(
+            call(&mut b, 1, |ctx| p.on_task_at_leaf(
+                ctx,
+                0,
+                &mut task(CLIENT, false)
+            ))
+            .0
+            .is_hold()
+        );
+        for t in 0..3 {
+            call(&mut b, 2 + t, |ctx| {
+                p.on_reply_at_leaf(ctx, 0, reply(first, 100))
+            });
+        }
+        assert!(b.releases.is_empty());
+        assert_eq!(p.outstanding[0][first as usize], 2);
+        // Under the bound, the next reply lets the waiting task in.
+        call(&mut b, 9, |ctx| {
+            p.on_reply_at_leaf(ctx, 0, reply(first, 100))
+        });
+        assert_eq!(b.sent(), [(0, 0, 0, first)]);
     }
 
     #[test]

@@ -178,8 +178,9 @@ impl Bound {
     }
 
     /// The first-ranked worker of `first..first + count` among those usable (for the controller
-    /// and for `usable`) and under their bound, looking from a random one on so that ties go to
-    /// any of them: `Ok`; if every usable one is at its bound, the first-ranked of them: `Err`;
+    /// and for `usable`) and under their bound, the first of the best looking from a random one
+    /// on (as a priority encoder from a random offset would: every tied worker can win, a worker
+    /// after a run of busier ones more often): `Ok`; if every usable one is at its bound, the first-ranked of them: `Err`;
     /// `None` if none is usable.
     pub(super) fn pick(
         &self,
@@ -245,10 +246,16 @@ impl Policy for Jbsq {
                 self.outstanding[p as usize][w as usize] += 1;
                 Decision::to(w)
             }
-            _ => {
+            Some(Err(_)) => {
                 self.waiting[p as usize][rack as usize] += 1;
                 self.held += 1;
                 Decision::hold()
+            }
+            // Every worker of the pool here is gone: the task is lost with them (the spines stop
+            // choosing this rack once the controller knows).
+            None => {
+                self.rack_load[p as usize][rack as usize] -= 1;
+                Decision::to(first)
             }
         }
     }
@@ -279,6 +286,20 @@ impl Policy for Jbsq {
     }
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
+        if let FailureNotice::Rack { pool, rack } = notice {
+            // A failed leaf lost its queue with it (the engine counted those); a live leaf with
+            // no worker left sends what it holds to a dead one, where it is lost.
+            let r = &ctx.cluster.pools[pool as usize].racks[rack as usize];
+            let (first, physical) = (r.first_worker, r.rack);
+            let waiting = std::mem::take(&mut self.waiting[pool as usize][rack as usize]);
+            let load = &mut self.rack_load[pool as usize][rack as usize];
+            *load = load.saturating_sub(u64::from(waiting));
+            if !ctx.dead_racks[physical as usize] {
+                for _ in 0..waiting {
+                    ctx.release(pool, rack, first);
+                }
+            }
+        }
         if let Some(spines) = &mut self.spines {
             spines.on_failure_notice(ctx, notice);
         }

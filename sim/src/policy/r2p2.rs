@@ -6,7 +6,8 @@
 //! than `n` outstanding, the task goes to the least loaded such sample, else the packet is
 //! recirculated for another pass. Each pass beyond the first costs the engine's resubmit latency
 //! (`--resubmit-ns`, the recirculation's time) and counts as a resubmission. R2P2 keeps no queue:
-//! tasks wait by recirculating, and a later arrival may take a freed place first.
+//! tasks wait by recirculating (in a real switch a later arrival may take a freed place first;
+//! the model below gives it to a recirculating task).
 //!
 //! The simulation of the passes, exact where the state cannot change and a model where it can:
 //! - while some worker is under `n`, a task's passes are drawn one by one with the state as it is
@@ -215,9 +216,14 @@ impl Policy for R2p2 {
             if r.recirculating > 0 {
                 // The recirculating task whose pass first samples this worker takes the place.
                 let m = r.recirculating;
-                let workers = f64::from(ctx.cluster.pools[p as usize].racks[rack as usize].workers);
-                let miss = (1.0 - 1.0 / workers).powf(f64::from(self.probes * m));
-                let u: f64 = ctx.rng.random();
+                // Probes draw live workers only.
+                let workers = f64::from(r.live);
+                let miss = (1.0 - 1.0 / workers).powf(f64::from(self.probes) * f64::from(m));
+                // A draw of 0 (one in 2^53) would take forever: it is read as 1.
+                let u = match ctx.rng.random::<f64>() {
+                    0.0 => 1.0,
+                    u => u,
+                };
                 let passes = if miss <= 0.0 {
                     1
                 } else {

@@ -42,8 +42,9 @@
 //! - The agent's samples are every task of the interval (the paper samples every 10 us); the
 //!   switch-side wait travels with the task (INT in the paper), the worker reports its service
 //!   time ([`Reply::service_ns`]), and the worker-side wait is the time from dispatch to reply
-//!   less the service time and the round trip, which the leaf learns as the smallest such
-//!   difference it has seen (a task that found its worker idle). A worker serves its tasks in
+//!   less the service time and the round trip, learned as the smallest such difference seen (a
+//!   task that found its worker idle): one value for every leaf, as every leaf-worker hop takes
+//!   the same time here. A worker serves its tasks in
 //!   order, so its replies match its dispatches in order; a task lost on the way shifts that
 //!   worker's matching by one for the rest of the run (loss is 1e-5 a hop by default).
 //! - Slowdown is (switch wait + worker wait + service) / service, the fixed network time left
@@ -567,10 +568,11 @@ impl Policy for Rain {
                     .iter()
                     .all(|&w| self.workers[p as usize][w as usize].gone) =>
             {
-                // No worker left in the slice: the task is lost with them.
+                // No worker left in the slice: the task goes to one of its dead workers and is
+                // lost with them (a live worker of another slice must not get it uncounted).
                 leaf.tasks -= 1;
                 let first = ctx.cluster.pools[p as usize].racks[r as usize].first_worker;
-                Decision::to(first)
+                Decision::to(slice.workers.first().copied().unwrap_or(first))
             }
             None => {
                 slice.arrivals.push_back(ctx.now);
@@ -845,6 +847,22 @@ mod tests {
         );
         assert_eq!(b.sent(), [(0, 0, 0, first + 3)]);
         assert_eq!(r.workers[0][(first + 3) as usize].quota, 1);
+        check(&r);
+    }
+
+    #[test]
+    fn a_slice_whose_workers_all_died_loses_its_tasks_to_a_dead_worker_of_its_own() {
+        let mut b = Bench::new("rocksdb-90-10");
+        let mut r = rain(&b, params(&[("adaptive", 0.0)]));
+        let scans = members(&r)[1].clone();
+        for &w in &scans {
+            b.call(1, |ctx| {
+                r.on_failure_notice(ctx, FailureNotice::Worker { pool: 0, worker: w })
+            });
+        }
+        let d = b.call(2, |ctx| r.on_task_at_leaf(ctx, 0, &mut task(1)));
+        assert!(scans.contains(&d.node), "{d:?} went to a live GET worker");
+        assert_eq!(r.leaves[0][0].tasks, 0);
         check(&r);
     }
 
