@@ -272,7 +272,15 @@ impl SimConfig {
                 self.policy.name()
             );
         }
-        for name in ["k", "k_max", "samples", "n", "probes", "queue_threshold"] {
+        for name in [
+            "k",
+            "k_max",
+            "samples",
+            "n",
+            "probes",
+            "queue_threshold",
+            "d",
+        ] {
             if let Some(v) = self.policy.param(name) {
                 ensure!(
                     v >= 1.0 && v.fract() == 0.0 && v <= 1e6,

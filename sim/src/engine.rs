@@ -83,6 +83,9 @@ struct Task {
     service: Nanos,
 }
 
+// Two tasks to a cache line, as the slots' comment says.
+const _: () = assert!(std::mem::size_of::<Task>() == 32);
+
 /// Flag in [`Task::service`]: the task took more than one pass somewhere.
 const RESUBMITTED: Nanos = 1 << 63;
 
@@ -229,6 +232,9 @@ pub struct Engine {
     releases: Vec<crate::policy::Release>,
     /// How many tasks a leaf's queue held just after each task joined it, by that number.
     held_lengths: Vec<u64>,
+    /// Tasks a spine holds ([`Decision::hold_in`] at a spine), per (pool, pod slot, queue),
+    /// oldest first.
+    spine_held: std::collections::HashMap<(u32, u32, u32), std::collections::VecDeque<u32>>,
     /// Jobs not yet done (`cfg.job_tasks > 1`), by pool and arrival: their tasks not yet done.
     jobs: std::collections::HashMap<(u32, Nanos), u32>,
     /// Per pool: its arrivals' burst state (empty when arrivals are Poisson).
@@ -365,6 +371,7 @@ impl Engine {
             releases: Vec::new(),
             held_lengths: Vec::new(),
             jobs: Default::default(),
+            spine_held: Default::default(),
             pool_rngs: shard
                 .pools
                 .iter()
@@ -773,6 +780,7 @@ impl Engine {
                 hint: 0,
                 tag: 0,
                 kind,
+                job_left: 0,
             },
             arrival: self.now | if measured { MEASURED } else { 0 },
             service,
@@ -859,6 +867,9 @@ impl Engine {
             let (service, kind) = self.service.sample_kind(&mut self.pool_rngs[pool as usize]);
             tasks.push(self.new_task(pool, service, kind, measured));
         }
+        for (i, &task) in tasks.iter().enumerate() {
+            self.tasks[task as usize].header.job_left = (tasks.len() - 1 - i) as u8;
+        }
         self.schedule_arrival(pool);
         let pod = self.draw_pod(pool);
         // Two jobs of a pool arriving in the same nanosecond count as one.
@@ -880,6 +891,9 @@ impl Engine {
         let mut header = self.tasks[task as usize].header;
         header.spine = pod;
         let d = self.with_policy(|p, ctx| p.on_task_at_spine(ctx, &mut header));
+        if d.is_hold() {
+            return self.hold_at_spine(pool, pod, d.queue, task, header);
+        }
         let p = &self.cluster.pools[pool as usize];
         assert!(
             (d.node as usize) < p.racks.len(),
@@ -887,19 +901,36 @@ impl Engine {
             d.node,
             p.racks.len()
         );
-        // The racks of the spine's own pod are `home_first..home_first + home_racks` of the pool:
-        // the same as comparing the pods of the spine and of the rack, without reading the
-        // rack's line.
-        let group = &p.groups[pod as usize];
-        let hops = if d.node.wrapping_sub(group.home_first) < group.home_racks {
-            1
-        } else {
-            3
-        };
+        let hops = self.spine_leaf_hops(pool, pod, d.node);
         self.forward(task, header, d.passes, hops, |task| Ev::AtLeaf {
             task,
             rack: d.node,
         });
+    }
+
+    /// Hops from pool `pool`'s spine `pod` to its rack slot `rack`'s leaf.
+    #[inline(always)]
+    fn spine_leaf_hops(&self, pool: u32, pod: u32, rack: u32) -> u32 {
+        // The racks of the spine's own pod are `home_first..home_first + home_racks` of the pool:
+        // the same as comparing the pods of the spine and of the rack, without reading the
+        // rack's line.
+        let group = &self.cluster.pools[pool as usize].groups[pod as usize];
+        if rack.wrapping_sub(group.home_first) < group.home_racks {
+            1
+        } else {
+            3
+        }
+    }
+
+    /// A spine keeps a task in its queue `queue` of the pool ([`Decision::hold_in`]).
+    #[cold]
+    #[inline(never)]
+    fn hold_at_spine(&mut self, pool: u32, pod: u32, queue: u32, task: u32, header: TaskHeader) {
+        self.tasks[task as usize].header = header;
+        self.spine_held
+            .entry((pool, pod, queue))
+            .or_default()
+            .push_back(task);
     }
 
     /// Stores the updated header and sends the task on, or loses it on the way.
@@ -964,9 +995,11 @@ impl Engine {
         let releases = std::mem::take(&mut self.releases);
         for r in &releases {
             let (pool, rack, queue, local) = (r.pool, r.rack, r.queue, r.worker);
-            let task = self
-                .held
-                .get_mut(&(pool, rack, queue))
+            let held = match r.spine {
+                Some(pod) => self.spine_held.get_mut(&(pool, pod, queue)),
+                None => self.held.get_mut(&(pool, rack, queue)),
+            };
+            let task = held
                 .and_then(|q| q.remove(r.index as usize))
                 .unwrap_or_else(|| {
                     panic!("the policy released task {} of queue {queue} of pool {pool}'s rack slot {rack}, which does not hold it", r.index)
@@ -979,7 +1012,11 @@ impl Engine {
             );
             let worker = p.worker_base + local;
             let header = self.tasks[task as usize].header;
-            self.forward(task, header, r.passes, 1, |task| Ev::AtWorker {
+            let hops = match r.spine {
+                Some(pod) => self.spine_leaf_hops(pool, pod, rack) + 1,
+                None => 1,
+            };
+            self.forward(task, header, r.passes, hops, |task| Ev::AtWorker {
                 task,
                 worker,
             });
@@ -1164,7 +1201,19 @@ impl Engine {
                 }
             }
             FailureTarget::Spine(s) if s < topo.spines() => {
-                self.switch_failed[s as usize] = Some(i)
+                self.switch_failed[s as usize] = Some(i);
+                // The tasks its schedulers held are lost with it.
+                let lost: Vec<(u32, u32, u32)> = self
+                    .spine_held
+                    .keys()
+                    .filter(|&&(p, pod, _)| self.spine_host[p as usize][pod as usize] == s)
+                    .copied()
+                    .collect();
+                for key in lost {
+                    for task in self.spine_held.remove(&key).unwrap_or_default() {
+                        self.lose(task, Loss::Failure(i));
+                    }
+                }
             }
             other => unreachable!("{other} was checked against the topology and the pools"),
         }

@@ -178,3 +178,29 @@ fn malcolms_jsq_herds_on_stale_loads_where_po2_does_not() {
     assert!(counter(&s, "migrations") > 0);
     assert!(s.little.relative_error < 1e-9);
 }
+
+#[test]
+fn sparrow_binds_each_task_late_to_an_idle_worker_and_beats_random_on_jobs() {
+    // Sparrow's RPCs run over TCP: no loss here (a lost request strands its worker, see
+    // sparrow.rs).
+    let job_cfg = |policy: &str| {
+        let mut cfg = config(policy, &[], "exp", 0.5, 1);
+        cfg.job_tasks = 4;
+        cfg.loss = 0.0;
+        cfg
+    };
+    let (s, o) = observe(&job_cfg("sparrow"));
+    let jobs = s.jobs.as_ref().unwrap();
+    eprintln!(
+        "sparrow: {} jobs, p99 {:.0} us; longest queue left {}",
+        jobs.response.count, jobs.response.p99_us, o.longest
+    );
+    assert_eq!(o.longest, 0, "a worker had a task waiting behind another");
+    assert_eq!(counter(&s, "probes"), 2 * s.tasks);
+    assert_eq!(counter(&s, "launched"), s.tasks);
+    assert_eq!((s.completed, jobs.unfinished), (s.tasks, 0));
+    let random = run(&job_cfg("random"));
+    let r = random.jobs.as_ref().unwrap();
+    eprintln!("random: p99 {:.0} us", r.response.p99_us);
+    assert!(jobs.response.p99_us < 0.8 * r.response.p99_us);
+}

@@ -91,6 +91,7 @@ pub(crate) fn task(kind: u8) -> TaskHeader {
         hint: 0,
         tag: 0,
         kind,
+        job_left: 0,
     }
 }
 

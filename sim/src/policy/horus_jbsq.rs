@@ -402,6 +402,7 @@ mod tests {
             hint,
             tag: u16::from(idle_flag),
             kind: 0,
+            job_left: 0,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod r2p2;
 pub mod racksched;
 pub mod rain;
 pub mod random;
+pub mod sparrow;
 
 use crate::cluster::Cluster;
 use crate::queue::Nanos;
@@ -48,6 +49,9 @@ pub struct TaskHeader {
     /// workload's service-time distribution it was drawn from (RocksDB: 0 a GET, 1 a SCAN; 0 for
     /// a workload of one type; [`crate::workload::ServiceTime::sample_kind`]).
     pub kind: u8,
+    /// Tasks of its job that reach the spine after it, one after another (`--job-tasks`): 0 for
+    /// a job's last task, or a job of one.
+    pub job_left: u8,
 }
 
 /// A scheduler's choice: a pool-local rack slot (at a spine) or pool-local worker (at a leaf).
@@ -94,7 +98,8 @@ impl Decision {
 
     /// At a leaf: keep the task in the leaf's queue `queue` of its pool (a policy may keep
     /// several, each in arrival order, e.g. one per task type), until [`Ctx::release_from`]
-    /// sends it to a worker.
+    /// sends it to a worker. At a spine: keep it in the spine's queue `queue` of the pool until a
+    /// [`Release`] with `spine` set sends it to a worker.
     pub fn hold_in(queue: u32) -> Self {
         Self {
             node: HOLD,
@@ -248,6 +253,10 @@ pub struct Release {
     /// Pipeline passes it takes to leave, at least 1 (each more one resubmit latency: a task
     /// recirculating until a pass finds its worker).
     pub passes: u32,
+    /// `Some(pod slot)`: the task is held by that spine of the pool ([`Decision::hold_in`] at a
+    /// spine), and goes straight to `worker` of rack slot `rack` through its leaf, which does not
+    /// schedule it (Sparrow's late binding).
+    pub spine: Option<u32>,
 }
 
 impl Ctx<'_> {
@@ -271,6 +280,7 @@ impl Ctx<'_> {
             index: 0,
             worker,
             passes: 1,
+            spine: None,
         });
     }
 
@@ -695,6 +705,18 @@ pub static POLICIES: &[PolicyEntry] = &[
         build: |b| {
             let threshold = b.params.get("queue_threshold") as u32;
             malcolm(b, malcolm::Rule::Jbt { threshold })
+        },
+    },
+    PolicyEntry {
+        name: sparrow::NAME,
+        about: "Sparrow: a job's spine probes d x m random workers of the pool for its m tasks \
+                (batch sampling), each worker asks for a task when a probe reaches the head of \
+                its queue (late binding); use with --job-tasks",
+        params: &[Param::new("d", 2.0)],
+        compared: false,
+        build: |b| {
+            let d = b.params.get("d") as u32;
+            Box::new(sparrow::Sparrow::new(b.cluster, b.queue_len, d))
         },
     },
     PolicyEntry {

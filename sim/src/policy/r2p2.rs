@@ -241,6 +241,7 @@ impl Policy for R2p2 {
                     index,
                     worker: w,
                     passes,
+                    spine: None,
                 });
             }
         }
