@@ -135,7 +135,7 @@ fn weighting_by_speed_sends_fast_servers_more_and_cuts_the_tail_on_heterogeneous
             .collect();
         cfg
     };
-    for policy in ["jsq", "horus-jbsq"] {
+    for policy in ["jsq", "horus-jbsq", "malcolm-jbt"] {
         let (plain, _) = observe(&het(policy, 0.0));
         let (weighted, o) = observe(&het(policy, 1.0));
         eprintln!(

@@ -16,6 +16,9 @@
 //! node's queue is the tasks sent to it and not yet answered, which the leaf sees pass. A
 //! migration costs two more hops (node to leaf to node, [`Decision::via`]).
 //!
+//! With `weighted` = 1 a node's load is its queue over its speed, the metric Malcolm's own strategy
+//! uses on heterogeneous racks (§3.2), and JBT's threshold is in those units.
+//!
 //! Malcolm schedules one rack; between racks the spines are `jbsq`'s (power of `samples` over the
 //! racks of the pod by the load each leaf reports after every reply). Malcolm's own strategy, the
 //! learned, heterogeneity-aware migration of its §4-6, is planned.
@@ -50,6 +53,8 @@ struct Queue {
 pub struct Malcolm {
     rule: Rule,
     period_ns: Nanos,
+    /// Per pool, per worker: its speed, when loads are weighted by it; empty otherwise.
+    speeds: Vec<Vec<f64>>,
     spines: ReportedLoads,
     /// Per pool, per worker.
     queues: Vec<Vec<Queue>>,
@@ -67,6 +72,7 @@ impl Malcolm {
         queue_len: &[u32],
         rule: Rule,
         period_ns: Nanos,
+        weighted: bool,
         samples: u32,
     ) -> Self {
         let initial = super::initial_queues(cluster, queue_len);
@@ -90,6 +96,19 @@ impl Malcolm {
         Self {
             rule,
             period_ns: period_ns.max(1),
+            speeds: if weighted {
+                cluster
+                    .pools
+                    .iter()
+                    .map(|pool| {
+                        (0..pool.workers())
+                            .map(|w| cluster.worker_speed(pool.worker_base + w))
+                            .collect()
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             spines: ReportedLoads::new(cluster, samples),
             migrated: initial
                 .iter()
@@ -164,7 +183,14 @@ impl Malcolm {
     /// Where node `me` sends a task, among `first..first + count`.
     fn choose(&self, ctx: &mut Ctx, p: u32, me: u32, first: u32, count: u32) -> u32 {
         let now = ctx.now;
-        let view = |w: u32| self.view(p, me, w, now);
+        // The load: the queue, or (weighted) the queue over the node's speed (Malcolm §3.2).
+        let view = |w: u32| {
+            let q = f64::from(self.view(p, me, w, now));
+            match self.speeds.get(p as usize) {
+                Some(speeds) => q / speeds[w as usize],
+                None => q,
+            }
+        };
         match self.rule {
             Rule::Rand => me,
             Rule::Po2 => {
@@ -177,10 +203,11 @@ impl Malcolm {
                 (0..count)
                     .map(|i| first + (start + i) % count)
                     .filter(|&w| ctx.worker_usable(p, w))
-                    .min_by_key(|&w| view(w))
+                    .min_by(|&a, &b| view(a).total_cmp(&view(b)))
                     .unwrap_or(me)
             }
             Rule::Jbt { threshold } => {
+                let threshold = f64::from(threshold);
                 if view(me) < threshold {
                     return me;
                 }
@@ -264,7 +291,14 @@ mod tests {
 
     fn malcolm(b: &Bench, rule: Rule) -> Malcolm {
         let cluster = b.engine.cluster();
-        Malcolm::new(cluster, &vec![0; cluster.workers.len()], rule, 100_000, 2)
+        Malcolm::new(
+            cluster,
+            &vec![0; cluster.workers.len()],
+            rule,
+            100_000,
+            false,
+            2,
+        )
     }
 
     #[test]

@@ -478,6 +478,14 @@ const HORUS_JBSQ_PARAMS: [Param; 6] = {
     ]
 };
 
+/// Malcolm's Po2, JSQ and JBT: the broadcast period, loads weighted by speed or not, the spines'
+/// samples.
+const MALCOLM_PARAMS: [Param; 3] = [
+    Param::new("period_us", 100.0),
+    Param::new("weighted", 0.0),
+    Param::new("samples", 2.0),
+];
+
 /// The policies the simulator offers, in the order the help and errors list them. Everything that
 /// names a policy reads this table: `--policy` and `--policies` (and their help and errors), the
 /// default policies of a sweep, the events bench, and the `policy` field of the results.
@@ -679,7 +687,7 @@ pub static POLICIES: &[PolicyEntry] = &[
         name: malcolm::NAMES[1],
         about: "Malcolm's Po2 baseline: the node a task reaches sends it to the shorter queue of \
                 two random nodes of the rack, by loads broadcast every period_us",
-        params: &[Param::new("period_us", 100.0), Param::new("samples", 2.0)],
+        params: &MALCOLM_PARAMS,
         compared: false,
         build: |b| malcolm(b, malcolm::Rule::Po2),
     },
@@ -687,7 +695,7 @@ pub static POLICIES: &[PolicyEntry] = &[
         name: malcolm::NAMES[2],
         about: "Malcolm's JSQ baseline: the node a task reaches sends it to the shortest queue \
                 of the rack, by loads broadcast every period_us",
-        params: &[Param::new("period_us", 100.0), Param::new("samples", 2.0)],
+        params: &MALCOLM_PARAMS,
         compared: false,
         build: |b| malcolm(b, malcolm::Rule::Jsq),
     },
@@ -698,8 +706,9 @@ pub static POLICIES: &[PolicyEntry] = &[
                 every period_us), else to a random node",
         params: &[
             Param::new("queue_threshold", 2.0),
-            Param::new("period_us", 100.0),
-            Param::new("samples", 2.0),
+            MALCOLM_PARAMS[0],
+            MALCOLM_PARAMS[1],
+            MALCOLM_PARAMS[2],
         ],
         compared: false,
         build: |b| {
@@ -746,12 +755,14 @@ fn rack_sched(b: Build<'_>, mode: racksched::SpineMode) -> Box<dyn Policy> {
 /// from the parameters.
 fn malcolm(b: Build<'_>, rule: malcolm::Rule) -> Box<dyn Policy> {
     let period_us = b.params.0.param("period_us").unwrap_or(100.0);
+    let weighted = b.params.0.param("weighted").unwrap_or(0.0) != 0.0;
     let samples = b.params.get("samples") as u32;
     Box::new(malcolm::Malcolm::new(
         b.cluster,
         b.queue_len,
         rule,
         (period_us * 1e3).round() as crate::queue::Nanos,
+        weighted,
         samples,
     ))
 }
