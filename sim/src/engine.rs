@@ -244,6 +244,9 @@ pub struct Engine {
     net_rng: SimRng,
     /// Hops left before the next lost packet (geometric skips: one draw per loss, not per hop).
     hops_to_loss: u64,
+    /// The policy's packets travel over a reliable transport: none is lost
+    /// ([`Policy::reliable_transport`]).
+    lossless: bool,
     /// Per pool: arrival capacity (workers / mean service) in arrivals per ns: tasks, or jobs of
     /// `cfg.job_tasks` tasks.
     capacity: Vec<f64>,
@@ -385,6 +388,7 @@ impl Engine {
             policy_rng: rng::stream(cfg.seed, Stream::Policy, stream_index),
             net_rng: rng::stream(cfg.seed, Stream::Network, stream_index),
             hops_to_loss: 0,
+            lossless: false,
             metrics: Metrics::new(cluster.pools.len(), cfg.pool_histograms),
             workers: cluster
                 .pools
@@ -426,6 +430,10 @@ impl Engine {
         let queue_len: Vec<u32> = engine.workers.iter().map(|w| w.len()).collect();
         engine.policy = build(&engine.cluster, &queue_len, &mut engine.policy_rng);
         engine.policy_prefetches = engine.policy.prefetches();
+        if engine.policy.reliable_transport() {
+            engine.lossless = true;
+            engine.hops_to_loss = u64::MAX;
+        }
         engine.metrics.messages = vec![0; engine.policy.message_kinds().len()];
         for p in 0..engine.cluster.pools.len() as u32 {
             engine.schedule_arrival(p);
@@ -732,7 +740,7 @@ impl Engine {
     }
 
     fn draw_hops_to_loss(&mut self) -> u64 {
-        if self.cfg.loss <= 0.0 {
+        if self.cfg.loss <= 0.0 || self.lossless {
             return u64::MAX;
         }
         let u: f64 = 1.0 - self.net_rng.random::<f64>(); // in (0, 1]

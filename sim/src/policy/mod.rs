@@ -433,6 +433,13 @@ pub trait Policy: Send {
         false
     }
 
+    /// Whether the policy's packets (tasks and messages) travel over a reliable transport, as
+    /// Sparrow's RPCs run over TCP: the network then loses none of them, whatever `--loss` says
+    /// (a retransmission's delay is not modelled).
+    fn reliable_transport(&self) -> bool {
+        false
+    }
+
     /// The policy's own counters at the end of a run, `(name, value)`, echoed in the summary
     /// (Horus: the model schedulers' counters summed over leaves and spines).
     fn counters(&self) -> Vec<(String, u64)> {

@@ -14,10 +14,12 @@
 //! The network carries the probes and both answers between spine and leaf with their hop delays
 //! (the leaf-to-worker hop of a probe and of a request is left out: the monitor sits at the
 //! leaf); a released task takes the spine-to-leaf hops and one more to the worker. A worker waits
-//! idle while its request is out, as Sparrow's do. A message lost in the network (1e-5 a hop by
-//! default), or sent to a spine's failed switch, leaves its worker waiting for good (Sparrow's RPC
-//! timeouts are not modelled), and a job whose every probe reached a worker that died keeps its
-//! unlaunched tasks at the spine: both show as unfinished tasks at the end of a run.
+//! idle while its request is out, as Sparrow's do. Sparrow's RPCs run over TCP: the network loses
+//! none of its packets ([`Policy::reliable_transport`]; a retransmission's delay is not
+//! modelled). A request sent to a spine's failed switch leaves its worker waiting for good
+//! (Sparrow's RPC timeouts are not modelled), and a job whose every probe reached a worker that
+//! died keeps its unlaunched tasks at the spine: both show as unfinished tasks at the end of a
+//! run.
 
 use super::{Ctx, Decision, FailureNotice, Message, Node, Policy, Release, Reply, TaskHeader};
 use crate::cluster::Cluster;
@@ -255,6 +257,10 @@ impl Policy for Sparrow {
         if let FailureNotice::SpineRestarted { pool, pod } = notice {
             self.jobs.retain(|_, j| !(j.pool == pool && j.pod == pod));
         }
+    }
+
+    fn reliable_transport(&self) -> bool {
+        true
     }
 
     fn counters(&self) -> Vec<(String, u64)> {

@@ -59,6 +59,9 @@ impl Policy for Spy {
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
         self.inner.on_failure_notice(ctx, notice)
     }
+    fn reliable_transport(&self) -> bool {
+        self.inner.reliable_transport()
+    }
     fn counters(&self) -> Vec<(String, u64)> {
         self.inner.counters()
     }
