@@ -81,6 +81,26 @@ pub struct Cluster {
 
 impl Cluster {
     /// The speed of global worker `w` (1 on a homogeneous datacenter).
+    /// The speed of each of pool `p`'s workers, by pool-local index.
+    pub fn pool_worker_speeds(&self, p: u32) -> Vec<f64> {
+        let pool = &self.pools[p as usize];
+        (0..pool.workers())
+            .map(|w| self.worker_speed(pool.worker_base + w))
+            .collect()
+    }
+
+    /// Every pool's [`Cluster::pool_worker_speeds`] if `weighted`, else none (empty): the table
+    /// of the policies that weigh loads by speed.
+    pub fn worker_speeds_if(&self, weighted: bool) -> Vec<Vec<f64>> {
+        if weighted {
+            (0..self.pools.len() as u32)
+                .map(|p| self.pool_worker_speeds(p))
+                .collect()
+        } else {
+            Vec::new()
+        }
+    }
+
     pub fn worker_speed(&self, w: u32) -> f64 {
         if self.server_speeds.is_empty() {
             return 1.0;

@@ -340,23 +340,21 @@ impl Policy for HorusJbsq {
 
     fn counters(&self) -> Vec<(String, u64)> {
         // The leaf's counters under the names the model's leaves use, and the spines' own.
-        [
+        let mut counters = super::named_counters(&[
             ("leaf.held", self.held),
             ("leaf.held_lost", self.held_lost),
             ("leaf.sent_idle_add", self.idle_adds),
             ("leaf.sent_idle_remove", self.idle_removes),
             ("leaf.sent_load_update", self.load_updates),
             ("leaf.idle_repairs", self.idle_repairs),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .chain(
+        ]);
+        counters.extend(
             self.horus
                 .counters()
                 .into_iter()
                 .filter(|(k, _)| k.starts_with("spine.")),
-        )
-        .collect()
+        );
+        counters
     }
 }
 

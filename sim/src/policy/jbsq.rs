@@ -154,18 +154,7 @@ impl Bound {
     pub(super) fn new(cluster: &Cluster, k: u32, weighted: bool) -> Self {
         Self {
             k: k.max(1),
-            speeds: if weighted {
-                (0..cluster.pools.len() as u32)
-                    .map(|p| {
-                        let pool = &cluster.pools[p as usize];
-                        (0..pool.workers())
-                            .map(|w| cluster.worker_speed(pool.worker_base + w))
-                            .collect()
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            speeds: cluster.worker_speeds_if(weighted),
         }
     }
 

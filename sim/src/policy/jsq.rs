@@ -178,13 +178,10 @@ impl JsqIdeal {
     /// `weighted`: rank workers by when a new task would finish, (count + 1) / speed, rather
     /// than by count (the same on alike servers).
     pub fn new(cluster: &Cluster, queue_len: &[u32], weighted: bool) -> Self {
-        let pools = cluster
-            .pools
-            .iter()
-            .map(|p| {
-                let speeds: Vec<f64> = (0..p.workers())
-                    .map(|w| cluster.worker_speed(p.worker_base + w))
-                    .collect();
+        let pools = (0..cluster.pools.len() as u32)
+            .map(|i| {
+                let p = &cluster.pools[i as usize];
+                let speeds = cluster.pool_worker_speeds(i);
                 Classes::new(
                     &queue_len[p.worker_base as usize..(p.worker_base + p.workers()) as usize],
                     weighted.then_some(&speeds[..]),

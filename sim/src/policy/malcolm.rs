@@ -96,19 +96,7 @@ impl Malcolm {
         Self {
             rule,
             period_ns: period_ns.max(1),
-            speeds: if weighted {
-                cluster
-                    .pools
-                    .iter()
-                    .map(|pool| {
-                        (0..pool.workers())
-                            .map(|w| cluster.worker_speed(pool.worker_base + w))
-                            .collect()
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            speeds: cluster.worker_speeds_if(weighted),
             spines: ReportedLoads::new(cluster, samples),
             migrated: initial
                 .iter()

@@ -347,6 +347,11 @@ impl Ctx<'_> {
     }
 }
 
+/// A policy's counters as [`Policy::counters`] returns them.
+pub(crate) fn named_counters(counters: &[(&str, u64)]) -> Vec<(String, u64)> {
+    counters.iter().map(|&(k, v)| (k.to_string(), v)).collect()
+}
+
 /// Every worker's initial queue, per pool and pool-local worker: what a leaf that counts its
 /// workers' tasks starts with (non-zero only in a prefilled run).
 pub(crate) fn initial_queues(cluster: &Cluster, queue_len: &[u32]) -> Vec<Vec<u32>> {

@@ -260,14 +260,11 @@ impl Policy for R2p2 {
     }
 
     fn counters(&self) -> Vec<(String, u64)> {
-        [
+        super::named_counters(&[
             ("recirculated", self.recirculated),
             ("extra_passes", self.extra_passes),
             ("lost_recirculating", self.lost_recirculating),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+        ])
     }
 }
 

@@ -629,17 +629,14 @@ impl Policy for Rain {
     }
 
     fn counters(&self) -> Vec<(String, u64)> {
-        [
+        super::named_counters(&[
             ("held", self.held),
             ("held_lost", self.held_lost),
             ("quota_up", self.quota_up),
             ("quota_down", self.quota_down),
             ("slices_equalized", self.equalized),
             ("migrations", self.migrations),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+        ])
     }
 }
 
