@@ -80,7 +80,24 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// The speed of global worker `w` (1 on a homogeneous datacenter).
+    /// Pool `p`'s nodes: its workers on one server, the cores of one multi-core node
+    /// ([`crate::policy::Policy::node_queues`]), as `(first pool-local worker, cores)` in worker
+    /// order. A pool's workers are sorted by slot, so those of a server are consecutive.
+    pub fn pool_nodes(&self, p: u32) -> Vec<(u32, u32)> {
+        let pool = &self.pools[p as usize];
+        let mut nodes: Vec<(u32, u32)> = Vec::new();
+        let mut server = u32::MAX;
+        for w in 0..pool.workers() {
+            let s = self.workers[(pool.worker_base + w) as usize].server;
+            match nodes.last_mut() {
+                Some(last) if s == server => last.1 += 1,
+                _ => nodes.push((w, 1)),
+            }
+            server = s;
+        }
+        nodes
+    }
+
     /// The speed of each of pool `p`'s workers, by pool-local index.
     pub fn pool_worker_speeds(&self, p: u32) -> Vec<f64> {
         let pool = &self.pools[p as usize];
@@ -101,6 +118,7 @@ impl Cluster {
         }
     }
 
+    /// The speed of global worker `w` (1 on a homogeneous datacenter).
     pub fn worker_speed(&self, w: u32) -> f64 {
         if self.server_speeds.is_empty() {
             return 1.0;

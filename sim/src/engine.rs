@@ -23,6 +23,7 @@ use crate::metrics::{
     FailureMetrics, Imbalance, Latency, Little, MessageRate, Metrics, PoolSummary, ShardSummary,
     Summary,
 };
+use crate::node::Nodes;
 use crate::placement::{self, PoolPlacement};
 use crate::policy::{
     Ctx, FailureNotice, Message, Node, Policy, PrefetchNote, Reply, TaskHeader, Upcoming,
@@ -60,6 +61,8 @@ enum Ev {
         tag: u8,
     },
     Msg(u32),
+    /// A steal request reached its victim's node ([`crate::node::Nodes::requests`]).
+    Steal(u32),
     Fail(u32),
     Notice(u32),
     /// (Also what fills the queue's unused places.)
@@ -230,6 +233,10 @@ pub struct Engine {
     held: std::collections::HashMap<(u32, u32, u32), std::collections::VecDeque<u32>>,
     /// Releases the policy asked for in its last call ([`Ctx::release_from`]).
     releases: Vec<crate::policy::Release>,
+    /// Steal requests the policy sent in its last call ([`Ctx::steal`]).
+    steals: Vec<crate::policy::Steal>,
+    /// The multi-core nodes, if the policy has them ([`Policy::node_queues`]).
+    nodes: Option<Box<Nodes>>,
     /// How many tasks a leaf's queue held just after each task joined it, by that number.
     held_lengths: Vec<u64>,
     /// Tasks a spine holds ([`Decision::hold_in`] at a spine), per (pool, pod slot, queue),
@@ -372,6 +379,8 @@ impl Engine {
             bursts: Vec::new(),
             held: Default::default(),
             releases: Vec::new(),
+            steals: Vec::new(),
+            nodes: None,
             held_lengths: Vec::new(),
             jobs: Default::default(),
             spine_held: Default::default(),
@@ -430,6 +439,9 @@ impl Engine {
         let queue_len: Vec<u32> = engine.workers.iter().map(|w| w.len()).collect();
         engine.policy = build(&engine.cluster, &queue_len, &mut engine.policy_rng);
         engine.policy_prefetches = engine.policy.prefetches();
+        if engine.policy.node_queues() {
+            engine.make_nodes();
+        }
         if engine.policy.reliable_transport() {
             engine.lossless = true;
             engine.hops_to_loss = u64::MAX;
@@ -501,6 +513,7 @@ impl Engine {
                 tag,
             } => self.on_reply(worker, qlen, service, tag),
             Ev::Msg(i) => self.on_message(i),
+            Ev::Steal(i) => self.on_steal(i),
             Ev::Fail(i) => self.on_fail(i),
             Ev::Notice(i) => self.on_notice(i),
             Ev::Sample => self.on_sample(),
@@ -619,7 +632,7 @@ impl Engine {
             }
             Ev::Done(worker) | Ev::Reply { worker, .. } => prefetch(&self.workers[worker as usize]),
             Ev::Msg(i) => prefetch(&self.messages[i as usize]),
-            Ev::Fail(_) | Ev::Notice(_) | Ev::Sample => {}
+            Ev::Steal(_) | Ev::Fail(_) | Ev::Notice(_) | Ev::Sample => {}
         }
     }
 
@@ -686,10 +699,14 @@ impl Engine {
             nothing_dead: self.nothing_dead,
             outbox: &mut self.outbox,
             releases: &mut self.releases,
+            steals: &mut self.steals,
         };
         let r = f(self.policy.as_mut(), &mut ctx);
         if !self.releases.is_empty() {
             self.release_held();
+        }
+        if !self.steals.is_empty() {
+            self.send_steals();
         }
         while let Some(msg) = self.outbox.pop() {
             self.metrics.messages[msg.kind as usize] += 1;
@@ -795,6 +812,11 @@ impl Engine {
         };
         self.live_tasks += 1;
         self.metrics.pools[pool as usize].enter(self.now);
+        self.store_task(task)
+    }
+
+    /// A slot for a task on its way.
+    fn store_task(&mut self, task: Task) -> u32 {
         match self.free_tasks.pop() {
             Some(i) => {
                 self.tasks[i as usize] = task;
@@ -1055,13 +1077,162 @@ impl Engine {
             }
         }
         let t = &self.tasks[task as usize];
-        let q = Queued {
-            arrival: t.arrival,
-            service: self.served(worker, t.service & !RESUBMITTED),
-        };
+        let (arrival, service) = (t.arrival, t.service & !RESUBMITTED);
         self.workers[worker as usize].announce |= t.header.tag != 0;
         self.free_slot(task);
+        if self.nodes.is_some() {
+            return self.node_receives(worker, Queued { arrival, service });
+        }
+        let q = Queued {
+            arrival,
+            service: self.served(worker, service),
+        };
         self.enqueue(worker, q);
+    }
+
+    /// Node mode: a task (its service at speed 1) reached the node of global `worker`: it starts
+    /// on an idle core, `worker` first, or waits in the node's queue.
+    #[cold]
+    fn node_receives(&mut self, worker: u32, q: Queued) {
+        let nodes = self.nodes.as_ref().expect("node mode");
+        let n = nodes.of[worker as usize];
+        let cores = nodes.cores_of(n);
+        let (first, count) = (cores.start, cores.len() as u32);
+        let idle = (0..count)
+            .map(|i| first + (worker - first + i) % count)
+            .find(|&c| {
+                let w = &self.workers[c as usize];
+                w.is_empty() && !w.failed
+            });
+        match idle {
+            Some(c) => {
+                let service = self.served(c, q.service);
+                self.enqueue(
+                    c,
+                    Queued {
+                        arrival: q.arrival,
+                        service,
+                    },
+                );
+            }
+            None => self.nodes.as_mut().expect("node mode").waiting[n as usize].push_back(q),
+        }
+    }
+
+    /// Node mode: core `worker` finished a task; if it is free it takes the node's oldest
+    /// waiting task. The node's tasks, in service and waiting.
+    #[cold]
+    fn next_from_node(&mut self, worker: u32) -> u32 {
+        let nodes = self.nodes.as_mut().expect("node mode");
+        let n = nodes.of[worker as usize] as usize;
+        if self.workers[worker as usize].is_empty()
+            && let Some(q) = nodes.waiting[n].pop_front()
+        {
+            let service = self.served(worker, q.service);
+            self.enqueue(
+                worker,
+                Queued {
+                    arrival: q.arrival,
+                    service,
+                },
+            );
+        }
+        let nodes = self.nodes.as_ref().expect("node mode");
+        let busy: u32 = nodes
+            .cores_of(n as u32)
+            .map(|c| self.workers[c as usize].len())
+            .sum();
+        busy + nodes.waiting[n].len() as u32
+    }
+
+    /// Groups the workers into nodes ([`Policy::node_queues`]): the tasks prefilled behind a
+    /// core's first wait in its node's queue, and idle cores take them.
+    #[cold]
+    fn make_nodes(&mut self) {
+        let mut nodes = Nodes::new(&self.cluster);
+        for n in 0..nodes.first.len() as u32 {
+            for c in nodes.cores_of(n) {
+                let speed = self.cluster.worker_speed(c);
+                for q in self.workers[c as usize].take_waiting() {
+                    nodes.waiting[n as usize].push_back(Queued {
+                        arrival: q.arrival,
+                        service: ((q.service as f64 * speed).round() as Nanos).max(1),
+                    });
+                }
+            }
+        }
+        self.nodes = Some(Box::new(nodes));
+        for w in 0..self.workers.len() as u32 {
+            if self.workers[w as usize].is_empty() {
+                self.next_from_node(w);
+            }
+        }
+    }
+
+    /// Puts the policy's steal requests on the wire: two hops, thief to leaf to victim.
+    #[cold]
+    fn send_steals(&mut self) {
+        let steals = std::mem::take(&mut self.steals);
+        assert!(self.nodes.is_some(), "a steal needs Policy::node_queues");
+        for s in &steals {
+            let same_rack = {
+                let p = &self.cluster.pools[s.pool as usize];
+                p.worker_rack.get(s.thief as usize).is_some()
+                    && p.worker_rack.get(s.thief as usize) == p.worker_rack.get(s.victim as usize)
+            };
+            assert!(
+                same_rack,
+                "steal {s:?} is not between two nodes of one rack"
+            );
+            if let Some(delay) = self.transmit(2, 0) {
+                let i = self.nodes.as_mut().expect("node mode").send(*s);
+                self.queue.push_after(delay, Ev::Steal(i));
+            }
+        }
+        self.steals = steals;
+        self.steals.clear();
+    }
+
+    /// A steal request reached the victim's node: its oldest waiting task, if any, goes to the
+    /// thief's node, two hops away.
+    #[cold]
+    fn on_steal(&mut self, i: u32) {
+        let nodes = self.nodes.as_mut().expect("node mode");
+        let s = nodes.arrived(i);
+        let base = self.cluster.pools[s.pool as usize].worker_base;
+        let victim = base + s.victim;
+        let w = &self.workers[victim as usize];
+        if !self.nothing_failed && (w.failed || self.rack_failed[w.rack as usize].is_some()) {
+            return; // nobody there to answer
+        }
+        let n = nodes.of[victim as usize] as usize;
+        let Some(q) = nodes.waiting[n].pop_front() else {
+            self.with_policy(|p, ctx| p.on_steal(ctx, s, false));
+            return;
+        };
+        let task = self.store_task(Task {
+            header: TaskHeader {
+                pool: s.pool,
+                spine: 0,
+                hint: 0,
+                tag: 0,
+                kind: 0,
+                job_left: 0,
+            },
+            arrival: q.arrival,
+            service: q.service,
+        });
+        self.with_policy(|p, ctx| p.on_steal(ctx, s, true));
+        match self.transmit(2, 0) {
+            Some(delay) => self.queue.push_after(
+                delay,
+                Ev::AtWorker {
+                    task,
+                    worker: base + s.thief,
+                },
+            ),
+            None => self.lose(task, Loss::Network),
+        }
     }
 
     /// How long global worker `worker` takes for a task of service time `service` (at speed 1).
@@ -1082,9 +1253,12 @@ impl Engine {
             let at = self.now + next.service;
             self.queue.push(at, Ev::Done(worker));
         }
-        let qlen = w.len();
+        let mut qlen = w.len();
         let tag = u8::from(qlen == 0 && std::mem::take(&mut w.announce));
         let (pool, local) = (w.pool, w.local);
+        if self.nodes.is_some() {
+            qlen = self.next_from_node(worker);
+        }
         self.metrics.pools[pool as usize].completed += 1;
         let arrival = done.arrival();
         if done.arrival & MEASURED != 0 {
@@ -1169,6 +1343,17 @@ impl Engine {
             self.count_loss(pool, Loss::Failure(f));
             self.policy.on_task_left_worker(pool, local);
             self.leave(pool, arrival);
+        }
+        // A node's queue is lost with its last core.
+        if let Some(nodes) = self.nodes.as_mut() {
+            let n = nodes.of[worker as usize];
+            if nodes.cores_of(n).all(|c| self.workers[c as usize].failed) {
+                let lost = std::mem::take(&mut nodes.waiting[n as usize]);
+                for q in lost {
+                    self.count_loss(pool, Loss::Failure(f));
+                    self.leave(pool, q.arrival());
+                }
+            }
         }
     }
 
@@ -1449,6 +1634,15 @@ impl Engine {
             for q in w.iter() {
                 unfinished += 1;
                 self.metrics.pools[w.pool as usize].sojourn_sum += (end - q.arrival()) as u128;
+            }
+        }
+        if let Some(nodes) = &self.nodes {
+            for (n, waiting) in nodes.waiting.iter().enumerate() {
+                let pool = self.workers[nodes.first[n] as usize].pool;
+                for q in waiting {
+                    unfinished += 1;
+                    self.metrics.pools[pool as usize].sojourn_sum += (end - q.arrival()) as u128;
+                }
             }
         }
         let m = &mut self.metrics;

@@ -32,6 +32,7 @@ pub mod config;
 pub mod engine;
 pub mod hdrf;
 pub mod metrics;
+mod node;
 pub mod output;
 pub mod placement;
 pub mod plot;

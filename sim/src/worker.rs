@@ -134,6 +134,14 @@ impl Worker {
         )
     }
 
+    /// Removes the waiting tasks (all but the one in service), in queue order.
+    pub fn take_waiting(&mut self) -> Vec<Queued> {
+        let waiting: Vec<Queued> = self.iter().skip(1).copied().collect();
+        self.len = self.len.min(1);
+        self.start = 0;
+        waiting
+    }
+
     /// Empties the queue, keeping the ring's storage.
     pub fn clear(&mut self) {
         self.len = 0;
@@ -188,6 +196,14 @@ mod tests {
                 assert_eq!(all, reference.iter().copied().collect::<Vec<_>>());
             }
         }
+        // Taking the waiting tasks leaves the one in service.
+        let head = w.front().map(|q| q.arrival);
+        let waiting: Vec<_> = w.take_waiting().iter().map(|q| q.arrival).collect();
+        let expected: Vec<_> = reference.iter().skip(1).map(|r| r.0).collect();
+        assert_eq!(waiting, expected);
+        assert_eq!((w.len(), w.front().map(|q| q.arrival)), (1, head));
+        w.push_back(Queued::default());
+        assert_eq!(w.len(), 2);
         w.clear();
         assert!(w.is_empty() && w.pop_front().is_none() && w.iter().next().is_none());
     }

@@ -1,7 +1,7 @@
 //! A policy's leaf driven call by call, for the policies' unit tests: a small cluster whose
 //! pool 0 has several workers in rack slot 0, and a [`Ctx`] at a chosen time for each call.
 
-use super::{Ctx, Message, Release, Reply, TaskHeader};
+use super::{Ctx, Message, Release, Reply, Steal, TaskHeader};
 use crate::config::{PoolSource, SimConfig};
 use crate::engine::Engine;
 use crate::rng::{SimRng, Stream, stream};
@@ -14,19 +14,26 @@ pub(crate) struct Bench {
     pub outbox: Vec<Message>,
     /// Every release asked for since the bench started or the test cleared it.
     pub releases: Vec<Release>,
+    /// Every steal asked for since the bench started or the test cleared it.
+    pub steals: Vec<Steal>,
 }
 
 impl Bench {
     /// One pool of 8 workers on 2 racks of 4 workers, running `workload` (whose task types the
     /// cluster then lists).
     pub fn new(workload: &str) -> Self {
+        Self::with_servers(workload, 1, 4)
+    }
+
+    /// One pool filling 2 racks of `servers` servers of `cores` workers each, running `workload`.
+    pub fn with_servers(workload: &str, servers: u32, cores: u32) -> Self {
         let cfg = SimConfig {
             topology: Topology {
                 pods: 2,
-                servers_per_rack: 1,
-                slots_per_server: 4,
+                servers_per_rack: servers,
+                slots_per_server: cores,
             },
-            pools: PoolSource::Sizes(vec![8]),
+            pools: PoolSource::Sizes(vec![2 * servers * cores]),
             workload: workload.into(),
             ..SimConfig::default()
         };
@@ -35,6 +42,7 @@ impl Bench {
             rng: stream(1, Stream::Policy, 0),
             outbox: Vec::new(),
             releases: Vec::new(),
+            steals: Vec::new(),
         }
     }
 
@@ -60,6 +68,7 @@ impl Bench {
             nothing_dead: true,
             outbox: &mut self.outbox,
             releases: &mut self.releases,
+            steals: &mut self.steals,
         };
         f(&mut ctx)
     }

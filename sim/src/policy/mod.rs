@@ -22,6 +22,7 @@ pub mod jbsq;
 pub mod jiq;
 pub mod jsq;
 pub mod malcolm;
+pub mod malcolm_rl;
 pub mod r2p2;
 pub mod racksched;
 pub mod rain;
@@ -236,6 +237,17 @@ pub struct Ctx<'a> {
     pub(crate) outbox: &'a mut Vec<Message>,
     /// Tasks to send from a leaf's queues.
     pub(crate) releases: &'a mut Vec<Release>,
+    /// Work-stealing requests between nodes ([`Ctx::steal`]).
+    pub(crate) steals: &'a mut Vec<Steal>,
+}
+
+/// A work-stealing request ([`Ctx::steal`]): the node of pool-local worker `thief` asks the node
+/// of `victim` (same pool and rack) for a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Steal {
+    pub pool: u32,
+    pub thief: u32,
+    pub victim: u32,
 }
 
 /// A held task a policy sends on ([`Ctx::release_from`], [`Ctx::release_at`]).
@@ -291,6 +303,14 @@ impl Ctx<'_> {
         self.releases.push(r);
     }
 
+    /// With [`Policy::node_queues`]: the node of `s.thief` asks the node of `s.victim` for a
+    /// task. The request takes two hops (thief, leaf, victim); if the victim's queue then has a
+    /// task waiting, the oldest one ([`Policy::on_steal`]) takes two more to the thief's node,
+    /// where it joins the queue like any arriving task.
+    pub fn steal(&mut self, s: Steal) {
+        self.steals.push(s);
+    }
+
     /// False once the controller has announced that this pool-local worker or its rack failed.
     pub fn worker_usable(&self, pool: u32, worker: u32) -> bool {
         if self.nothing_dead {
@@ -323,7 +343,7 @@ impl Ctx<'_> {
         self.random_usable(first, count, |c, r| c.rack_usable(pool, r))
     }
 
-    fn random_usable(
+    pub(crate) fn random_usable(
         &mut self,
         first: u32,
         count: u32,
@@ -444,6 +464,19 @@ pub trait Policy: Send {
     fn reliable_transport(&self) -> bool {
         false
     }
+
+    /// Whether a pool's workers on one server are the cores of one node sharing a FCFS queue
+    /// ([`crate::cluster::Cluster::pool_nodes`]): a task sent to any of them starts on an idle
+    /// core of the node or waits in its queue, and a core that finishes takes the queue's oldest
+    /// task (Malcolm's intra-node scheduler, seed 004 §3.1). A reply's `qlen` is then the node's
+    /// tasks, in service and waiting. Off: every worker has a queue of its own.
+    fn node_queues(&self) -> bool {
+        false
+    }
+
+    /// With [`Policy::node_queues`]: a steal request ([`Ctx::steal`]) reached the victim's node,
+    /// which sent its oldest waiting task to the thief (`moved`) or had none waiting.
+    fn on_steal(&mut self, _ctx: &mut Ctx, _steal: Steal, _moved: bool) {}
 
     /// The policy's own counters at the end of a run, `(name, value)`, echoed in the summary
     /// (Horus: the model schedulers' counters summed over leaves and spines).
@@ -729,6 +762,39 @@ pub static POLICIES: &[PolicyEntry] = &[
         },
     },
     PolicyEntry {
+        name: malcolm::NAME,
+        about: "Malcolm's own strategy: each node of a rack keeps or migrates an arriving task, \
+                and after a completion may steal one, by softmax policies over the nodes' \
+                expected waits, learned by decentralized actor-critic on heartbeats of period_us",
+        params: &[
+            Param::new("period_us", 100.0),
+            Param::new("batch", 20.0),
+            Param::new("consensus", 100.0),
+            Param::new("critic_lr", 0.01),
+            Param::new("actor_lr", 0.0003),
+            Param::new("gamma", 0.9),
+            Param::new("cost", 0.0001),
+            Param::new("weight_decay", 0.01),
+            Param::new("keep", 0.9),
+            Param::new("samples", 2.0),
+        ],
+        compared: false,
+        build: |b| {
+            let g = |n: &str| b.params.get(n);
+            let params = malcolm_rl::LearnParams {
+                critic_lr: g("critic_lr"),
+                actor_lr: g("actor_lr"),
+                gamma: g("gamma"),
+                cost: g("cost"),
+                batch: g("batch").max(1.0) as u32,
+                consensus: g("consensus").max(1.0) as u32,
+                weight_decay: g("weight_decay"),
+                keep: g("keep").clamp(1e-6, 1.0 - 1e-6),
+            };
+            malcolm(b, malcolm::Rule::Learned(params))
+        },
+    },
+    PolicyEntry {
         name: sparrow::NAME,
         about: "Sparrow: a job's spine probes d x m random workers of the pool for its m tasks \
                 (batch sampling), each worker asks for a task when a probe reaches the head of \
@@ -776,6 +842,7 @@ fn malcolm(b: Build<'_>, rule: malcolm::Rule) -> Box<dyn Policy> {
         (period_us * 1e3).round() as crate::queue::Nanos,
         weighted,
         samples,
+        b.rng,
     ))
 }
 

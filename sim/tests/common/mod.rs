@@ -5,7 +5,7 @@
 use horus_sim::config::SimConfig;
 use horus_sim::engine::Engine;
 use horus_sim::metrics::Summary;
-use horus_sim::policy::{Ctx, Decision, FailureNotice, Message, Policy, Reply, TaskHeader};
+use horus_sim::policy::{Ctx, Decision, FailureNotice, Message, Policy, Reply, Steal, TaskHeader};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
@@ -61,6 +61,12 @@ impl Policy for Spy {
     }
     fn reliable_transport(&self) -> bool {
         self.inner.reliable_transport()
+    }
+    fn node_queues(&self) -> bool {
+        self.inner.node_queues()
+    }
+    fn on_steal(&mut self, ctx: &mut Ctx, steal: Steal, moved: bool) {
+        self.inner.on_steal(ctx, steal, moved)
     }
     fn counters(&self) -> Vec<(String, u64)> {
         self.inner.counters()
