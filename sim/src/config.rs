@@ -258,6 +258,9 @@ impl SimConfig {
         if self.policy.name() == crate::policy::rain::NAME {
             crate::policy::rain::RainParams::of(&self.policy)?;
         }
+        if self.policy.name() == crate::policy::malcolm::NAME {
+            crate::policy::malcolm_rl::LearnParams::of(&self.policy)?;
+        }
         if let Some(v) = self.policy.param("weighted") {
             ensure!(
                 v == 0.0 || v == 1.0,

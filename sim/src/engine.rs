@@ -845,7 +845,7 @@ impl Engine {
         let t = &self.tasks[task as usize];
         let (header, arrival) = (t.header, t.arrival & !MEASURED);
         self.count_loss(header.pool, why);
-        self.policy.on_task_lost(&header);
+        self.policy.on_task_lost(&header, self.now);
         self.leave(header.pool, arrival);
         self.free_slot(task);
     }
@@ -1065,16 +1065,10 @@ impl Engine {
     }
 
     fn on_worker(&mut self, task: u32, worker: u32) {
-        if !self.nothing_failed {
-            let w = &self.workers[worker as usize];
-            let f = if w.failure != NO_FAILURE {
-                Some(w.failure)
-            } else {
-                self.rack_failed[w.rack as usize]
-            };
-            if let Some(f) = f {
-                return self.lose(task, Loss::Failure(f));
-            }
+        if !self.nothing_failed
+            && let Some(f) = self.down(worker)
+        {
+            return self.lose(task, Loss::Failure(f));
         }
         let t = &self.tasks[task as usize];
         let (arrival, service) = (t.arrival, t.service & !RESUBMITTED);
@@ -1088,6 +1082,30 @@ impl Engine {
             service: self.served(worker, service),
         };
         self.enqueue(worker, q);
+    }
+
+    /// The failure that keeps global `worker` from taking a task, if any: its own or its rack's;
+    /// in node mode, where `worker` stands for its node, its rack's or the last of its node's
+    /// cores to go.
+    fn down(&self, worker: u32) -> Option<u32> {
+        let w = &self.workers[worker as usize];
+        if let Some(f) = self.rack_failed[w.rack as usize] {
+            return Some(f);
+        }
+        match &self.nodes {
+            None => (w.failure != NO_FAILURE).then_some(w.failure),
+            Some(nodes) => {
+                let mut cores = nodes.cores_of(nodes.of[worker as usize]);
+                if cores.any(|c| !self.workers[c as usize].failed) {
+                    return None;
+                }
+                nodes
+                    .cores_of(nodes.of[worker as usize])
+                    .map(|c| self.workers[c as usize].failure)
+                    .filter(|&f| f != NO_FAILURE)
+                    .max()
+            }
+        }
     }
 
     /// Node mode: a task (its service at speed 1) reached the node of global `worker`: it starts
@@ -1201,10 +1219,10 @@ impl Engine {
         let s = nodes.arrived(i);
         let base = self.cluster.pools[s.pool as usize].worker_base;
         let victim = base + s.victim;
-        let w = &self.workers[victim as usize];
-        if !self.nothing_failed && (w.failed || self.rack_failed[w.rack as usize].is_some()) {
+        if !self.nothing_failed && self.down(victim).is_some() {
             return; // nobody there to answer
         }
+        let nodes = self.nodes.as_mut().expect("node mode");
         let n = nodes.of[victim as usize] as usize;
         let Some(q) = nodes.waiting[n].pop_front() else {
             self.with_policy(|p, ctx| p.on_steal(ctx, s, false));
@@ -1214,7 +1232,7 @@ impl Engine {
             header: TaskHeader {
                 pool: s.pool,
                 spine: 0,
-                hint: 0,
+                hint: s.thief + 1,
                 tag: 0,
                 kind: 0,
                 job_left: 0,
@@ -1268,7 +1286,7 @@ impl Engine {
             self.job_task_done(pool, arrival, done.arrival & MEASURED != 0);
         }
         self.leave(pool, arrival);
-        self.policy.on_task_left_worker(pool, local);
+        self.policy.on_task_left_worker(pool, local, self.now);
         if let Some(delay) = self.transmit(1, 0) {
             self.queue.push_after(
                 delay,
@@ -1341,7 +1359,7 @@ impl Engine {
         w.clear();
         for arrival in lost {
             self.count_loss(pool, Loss::Failure(f));
-            self.policy.on_task_left_worker(pool, local);
+            self.policy.on_task_left_worker(pool, local, self.now);
             self.leave(pool, arrival);
         }
         // A node's queue is lost with its last core.
@@ -1351,6 +1369,7 @@ impl Engine {
                 let lost = std::mem::take(&mut nodes.waiting[n as usize]);
                 for q in lost {
                     self.count_loss(pool, Loss::Failure(f));
+                    self.policy.on_task_left_worker(pool, local, self.now);
                     self.leave(pool, q.arrival());
                 }
             }

@@ -218,6 +218,9 @@ impl Common {
         if name == policy::rain::NAME {
             policy::rain::RainParams::of(&spec)?;
         }
+        if name == policy::malcolm::NAME {
+            policy::malcolm_rl::LearnParams::of(&spec)?;
+        }
         Ok(spec)
     }
 

@@ -1,7 +1,8 @@
 //! The other seeds' schedulers in whole runs: the behaviour each is defined by, and the effect
 //! its paper claims for it. Their call-by-call behaviour is tested beside each policy.
 //!
-//! Runtime (debug build, 2 cores): a few seconds.
+//! Runtime (debug build, 2 cores): about 40 s, most of it Malcolm learning its testbed (12 s of
+//! simulated heartbeats, five times).
 
 use horus_sim::config::{PoolSource, SimConfig};
 use horus_sim::engine;
@@ -208,7 +209,7 @@ fn sparrow_binds_each_task_late_to_an_idle_worker_and_beats_random_on_jobs() {
 }
 
 /// Malcolm's heterogeneous testbed (§7.1) as one rack: 4 nodes of 14 cores and 10 of 3, each on
-/// a server of its own (a public-simulator dataset placing one pool of 86 workers), no loss.
+/// a server of its own (`testbeds/malcolm-heterogeneous.log`), no loss.
 fn malcolm_rack(
     policy: &str,
     params: &[(&str, f64)],
@@ -216,30 +217,17 @@ fn malcolm_rack(
     sim_ms: u64,
     seed: u64,
 ) -> SimConfig {
-    let mut hosts = Vec::new();
-    for h in 0..14 {
-        let cores = if h < 4 { 14 } else { 3 };
-        hosts.extend(std::iter::repeat_n(h.to_string(), cores));
-    }
-    let path = std::env::temp_dir().join(format!("malcolm-rack-{}.log", std::process::id()));
-    std::fs::write(
-        &path,
-        format!(
-            "{{'tenants': {{'worker_count': {}, 'maps': [{{'app_id': 0, 'worker_count': {}, \
-             'worker_to_host_map': [{}]}}]}}}}\n",
-            hosts.len(),
-            hosts.len(),
-            hosts.join(", ")
-        ),
-    )
-    .unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testbeds/malcolm-heterogeneous.log"
+    );
     let mut cfg = config(policy, params, "exp", load, seed);
     cfg.topology = Topology {
         pods: 2,
         servers_per_rack: 16,
         slots_per_server: 16,
     };
-    cfg.pools = PoolSource::Dataset(path.to_string_lossy().into_owned());
+    cfg.pools = PoolSource::Dataset(path.into());
     cfg.loss = 0.0;
     cfg.sim_ns = sim_ms * 1_000_000;
     cfg.warmup_ns = cfg.sim_ns / 2;
@@ -281,7 +269,8 @@ fn a_nodes_cores_share_one_queue() {
 
 /// Malcolm's heterogeneous testbed (§7.1), its claim (§7.2): once its nodes have learned, its
 /// p99 beats Po2's at low load, and by far where Po2 no longer copes; the untrained strategy
-/// (keep 9 in 10, actors not learning) is RAND's and does not.
+/// (each node keeps 9 tasks in 10 and sends the tenth to a random node, actors not learning)
+/// does not cope at all.
 #[test]
 fn malcolm_learns_to_beat_po2_on_a_heterogeneous_rack() {
     // 12 s of heartbeats, measured over the last 2 s (Malcolm learns it in about 10 s).
@@ -290,6 +279,11 @@ fn malcolm_learns_to_beat_po2_on_a_heterogeneous_rack() {
         cfg.warmup_ns = 10_000_000_000;
         let s = run(&cfg);
         assert!(s.little.relative_error < 1e-9);
+        if !params.is_empty() {
+            return (s.response.p99_us, s); // the untrained strategy: its queues grow
+        }
+        // Every measured task finished: the p99 is not that of the lucky ones.
+        assert_eq!(s.unfinished, 0, "{policy} at {load}");
         (s.response.p99_us, s)
     };
     for load in [0.4, 0.6] {
@@ -316,8 +310,8 @@ fn malcolm_learns_to_beat_po2_on_a_heterogeneous_rack() {
     }
 }
 
-/// Malcolm's steals and migrations over a lossy network, with a core and then a whole node
-/// failing: every task is accounted for, once.
+/// Malcolm's steals and migrations with a core and then a whole node failing: every task is
+/// accounted for, once; over eRPC a lossy network loses none of them.
 #[test]
 fn malcolm_accounts_for_every_task() {
     let mut cfg = malcolm_rack("malcolm", &[("actor_lr", 0.003)], 0.7, 300, 1);
@@ -335,10 +329,14 @@ fn malcolm_accounts_for_every_task() {
     cfg.validate().unwrap();
     let s = run(&cfg);
     assert!(counter(&s, "stolen") > 0 && counter(&s, "migrations") > 0);
-    assert!(s.lost_to_failures > 0 && s.lost_in_network > 0);
+    assert!(s.lost_to_failures > 0);
+    assert_eq!(s.lost_in_network, 0);
     assert_eq!(
         s.completed + s.lost_to_failures + s.unfinished + s.lost_in_network,
         s.tasks
     );
     assert!(s.little.relative_error < 1e-9, "{:?}", s.little);
+    // The nodes' own counts followed the engine's: none left once the run drained.
+    assert_eq!(s.unfinished, 0);
+    assert_eq!(counter(&s, "tasks_at_nodes"), 0);
 }

@@ -59,8 +59,9 @@ fn littles_law_holds_overall_and_per_pool_for_every_policy() {
             s.tasks,
             "{policy}"
         );
-        // (Sparrow's packets travel over a reliable transport: it loses none.)
-        let reliable = policy == horus_sim::policy::sparrow::NAME;
+        // (Sparrow's packets travel over a reliable transport, TCP, and Malcolm's over eRPC:
+        // they lose none.)
+        let reliable = policy == horus_sim::policy::sparrow::NAME || policy.starts_with("malcolm");
         assert!(
             (s.lost_in_network > 0) != reliable,
             "{policy}: a 1e-3 loss rate must lose some tasks, of a lossy transport's, and only those"

@@ -7,6 +7,7 @@
 
 use super::{Ctx, Decision, Policy, TaskHeader};
 use crate::cluster::Cluster;
+use crate::queue::Nanos;
 use rand::Rng;
 
 /// Workers of one pool bucketed by their count of outstanding tasks, for O(1) updates and picks.
@@ -213,13 +214,13 @@ impl Policy for JsqIdeal {
         Decision::to(task.hint)
     }
 
-    fn on_task_left_worker(&mut self, pool: u32, worker: u32) {
+    fn on_task_left_worker(&mut self, pool: u32, worker: u32, _now: Nanos) {
         // Shifts only a worker still in its buckets (not removed as dead).
         self.pools[pool as usize].shift(worker, false);
     }
 
-    fn on_task_lost(&mut self, task: &TaskHeader) {
-        self.on_task_left_worker(task.pool, task.hint);
+    fn on_task_lost(&mut self, task: &TaskHeader, _now: Nanos) {
+        self.on_task_left_worker(task.pool, task.hint, 0);
     }
 }
 

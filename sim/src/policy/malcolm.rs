@@ -15,17 +15,22 @@
 //!   softmax policies over the rack's loads, trained by decentralized actor-critic on heartbeat
 //!   intervals of `period_us`.
 //!
-//! Loads. The baselines' load of a node is its tasks (in service and waiting), the queue the leaf
-//! sees pass; with `weighted` = 1 the tasks over the node's capacity (cores times speed). Every
+//! Loads. The baselines' load of a node is its tasks (in service and waiting, and those sent to
+//! it on their way); with `weighted` = 1 the tasks over the node's capacity (live cores times
+//! speed). A node's load manager runs on the node and sees its completions and losses at once
+//! ([`Policy::on_task_left_worker`]): its own count is exact. Every
 //! node broadcasts its load every `period_us` (100 us, Malcolm's heartbeat); between broadcasts
 //! a node knows its own load exactly and adds one to its view of a node each time it migrates a
 //! task there (§7.1, "Load-propagation period"). The snapshot is each load as it was at the
 //! broadcast (exact: a node's count is kept with its value at the start of the period it last
 //! changed in); the broadcast's own network delay is left out. Malcolm's own load is the expected
-//! wait (§3.2): tasks over cores times the service rate, the rate the inverse of a moving average
+//! wait (§3.2): tasks over live cores times the service rate, the rate the inverse of a moving average
 //! of the node's service times (an average of inverses, as the text has it, diverges for
 //! exponential service times), in mean service times of the workload; its nodes see the others'
 //! loads as the last heartbeat had them.
+//!
+//! Clients, nodes and heartbeats talk over eRPC (§6.1), which retransmits: the network loses
+//! none of Malcolm's packets ([`Policy::reliable_transport`]).
 //!
 //! Malcolm schedules one rack; between racks the spines are `jbsq`'s (power of `samples` over the
 //! racks of the pod by the load each leaf reports after every reply).
@@ -63,9 +68,12 @@ struct Node {
     /// Its first pool-local worker and its cores (consecutive workers).
     first: u32,
     cores: u32,
-    /// Cores times speed.
-    capacity: f64,
-    /// Tasks sent to it and not answered.
+    /// Its rack slot.
+    rack: u32,
+    /// Cores not known dead.
+    live: u32,
+    speed: f64,
+    /// Tasks sent to it and not finished (nor lost).
     tasks: u32,
     /// `tasks` when period `changed` began (the period of its last change).
     at_period_start: u32,
@@ -137,7 +145,9 @@ impl Malcolm {
                 pn.push(Node {
                     first,
                     cores,
-                    capacity: f64::from(cores) * speeds[first as usize],
+                    rack: pool.worker_rack[first as usize],
+                    live: cores,
+                    speed: speeds[first as usize],
                     tasks,
                     at_period_start: tasks,
                     changed: 0,
@@ -207,7 +217,8 @@ impl Malcolm {
     fn load(&self, p: u32, n: u32, tasks: u32) -> f64 {
         let t = f64::from(tasks);
         if self.weighted {
-            t / self.nodes[p as usize][n as usize].capacity
+            let node = &self.nodes[p as usize][n as usize];
+            t / (f64::from(node.live.max(1)) * node.speed)
         } else {
             t
         }
@@ -256,7 +267,7 @@ impl Malcolm {
     /// Malcolm's load of node `n`: its expected wait in mean service times.
     fn expected_wait(&self, p: u32, n: u32) -> f64 {
         let node = self.nodes[p as usize][n as usize];
-        f64::from(node.tasks) * node.service_ns / (f64::from(node.cores) * self.unit_ns)
+        f64::from(node.tasks) * node.service_ns / (f64::from(node.live.max(1)) * self.unit_ns)
     }
 
     /// Runs the heartbeats of rack slot `r` up to `now` (before any change at `now`): the loads
@@ -369,6 +380,8 @@ impl Malcolm {
             self.usable_core(ctx, p, n),
             self.usable_core(ctx, p, victim),
         ) else {
+            let learner = self.racks[p as usize][r as usize].learner.as_mut();
+            learner.expect("checked").retract_steal(i, a);
             return;
         };
         self.steals += 1;
@@ -389,6 +402,11 @@ impl Policy for Malcolm {
         true
     }
 
+    /// Malcolm's nodes talk over eRPC, which handles packet losses (§6.1).
+    fn reliable_transport(&self) -> bool {
+        true
+    }
+
     fn on_task_at_spine(&mut self, ctx: &mut Ctx, task: &mut TaskHeader) -> Decision {
         Decision::to(self.spines.pick(ctx, task))
     }
@@ -401,10 +419,12 @@ impl Policy for Malcolm {
         let to = self.choose(ctx, p, rack, me);
         self.change(p, to, 1, ctx.now);
         self.racks[p as usize][rack as usize].tasks += 1;
-        // The engine starts it on an idle core of the node, or queues it there.
+        // The engine starts it on an idle core of the node, or queues it there. The header
+        // names the node (plus one), should the task be lost on its way.
         let core = self
             .usable_core(ctx, p, to)
             .unwrap_or(self.nodes[p as usize][to as usize].first);
+        task.hint = core + 1;
         if to == me {
             Decision::to(core)
         } else {
@@ -413,20 +433,34 @@ impl Policy for Malcolm {
         }
     }
 
+    fn on_task_left_worker(&mut self, pool: u32, worker: u32, now: Nanos) {
+        let n = self.node_of[pool as usize][worker as usize];
+        let rack = self.nodes[pool as usize][n as usize].rack;
+        self.heartbeats(pool, rack, now);
+        self.change(pool, n, -1, now);
+        let r = &mut self.racks[pool as usize][rack as usize];
+        r.tasks = r.tasks.saturating_sub(1);
+    }
+
+    fn on_task_lost(&mut self, task: &TaskHeader, now: Nanos) {
+        // Lost on its way to a node (sent to one whose last core had died): it leaves that
+        // node's count. A task lost before its leaf chose (hint 0) was never counted.
+        if task.hint > 0 {
+            self.on_task_left_worker(task.pool, task.hint - 1, now);
+        }
+    }
+
     fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
+        // The node counted the task out when it finished; its reply carries the service time
+        // and triggers the stealing policy and the leaf's report to the spines.
         let p = reply.pool;
         let n = self.node_of[p as usize][reply.worker as usize];
-        if self.nodes[p as usize][n as usize].tasks == 0 {
-            return; // a reply the leaf never counted a task for
-        }
         self.heartbeats(p, rack, ctx.now);
-        self.change(p, n, -1, ctx.now);
         let node = &mut self.nodes[p as usize][n as usize];
         node.service_ns += SERVICE_EMA * (f64::from(reply.service_ns) - node.service_ns);
-        let r = &mut self.racks[p as usize][rack as usize];
-        r.tasks = r.tasks.saturating_sub(1);
+        let tasks = self.racks[p as usize][rack as usize].tasks;
         let workers = ctx.cluster.pools[p as usize].racks[rack as usize].workers;
-        ReportedLoads::report(ctx, p, rack, r.tasks as f64 / f64::from(workers));
+        ReportedLoads::report(ctx, p, rack, tasks as f64 / f64::from(workers));
         self.maybe_steal(ctx, p, rack, n);
     }
 
@@ -451,32 +485,34 @@ impl Policy for Malcolm {
     }
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
-        // A dead worker's task is lost with it, and a node's queue with its last core: they
-        // leave the counts (and, being unusable, the choices).
+        // The tasks lost with a core or a node left the counts when they were lost
+        // (`on_task_left_worker`); a dead core leaves its node's capacity, a node with none the
+        // choices.
         for (pool, worker, _) in super::removed_workers(ctx, notice) {
             let n = self.node_of[pool as usize][worker as usize];
-            let r = ctx.cluster.pools[pool as usize].worker_rack[worker as usize];
-            self.heartbeats(pool, r, ctx.now);
-            // The engine keeps a node's cores busy while it has tasks: the dead core was busy
-            // if the node had a task for each live core.
             let node = self.nodes[pool as usize][n as usize];
+            self.heartbeats(pool, node.rack, ctx.now);
             let live = (node.first..node.first + node.cores)
                 .filter(|&w| ctx.worker_usable(pool, w))
                 .count() as u32;
-            let lost = if live == 0 {
-                node.tasks
-            } else {
-                u32::from(node.tasks > live)
-            };
-            self.change(pool, n, -(lost as i32), ctx.now);
-            let tasks = &mut self.racks[pool as usize][r as usize].tasks;
-            *tasks = tasks.saturating_sub(u64::from(lost));
+            self.nodes[pool as usize][n as usize].live = live;
         }
         self.spines.on_failure_notice(ctx, notice);
     }
 
     fn counters(&self) -> Vec<(String, u64)> {
-        let mut c = vec![("migrations".into(), self.migrations)];
+        // The nodes' tasks at the end: the engine's unfinished ones at the nodes, when the count
+        // is exact (0 after a run that drains).
+        let tracked = self
+            .nodes
+            .iter()
+            .flatten()
+            .map(|n| u64::from(n.tasks))
+            .sum();
+        let mut c = vec![
+            ("migrations".into(), self.migrations),
+            ("tasks_at_nodes".into(), tracked),
+        ];
         if matches!(self.rule, Rule::Learned(_)) {
             let updates = self
                 .racks
@@ -574,7 +610,7 @@ mod tests {
         // after; the one after, at 200 us, the reply.
         let before: Vec<u32> = (0..4).map(|n| m.nodes[0][n].tasks).collect();
         let busy = (0..4).find(|&n| before[n] > 0).unwrap() as u32;
-        b.call(150, |ctx| m.on_reply_at_leaf(ctx, 0, reply(2 * busy, 1)));
+        m.on_task_left_worker(0, 2 * busy, 150_000);
         for n in 0..4u32 {
             assert_eq!(
                 m.view(0, (n + 1) % 4, n, 150_000),

@@ -50,6 +50,59 @@ pub struct LearnParams {
     pub keep: f64,
 }
 
+impl LearnParams {
+    /// The learning parameters of a `malcolm` policy spec, checked (with its heartbeat period:
+    /// a learner steps at every heartbeat, so one of a nanosecond would all but stop a run).
+    pub fn of(spec: &super::PolicySpec) -> anyhow::Result<Self> {
+        let get = |n: &str| spec.param(n).unwrap_or(f64::NAN);
+        let whole = |n: &str| -> anyhow::Result<u32> {
+            let v = get(n);
+            anyhow::ensure!(
+                v >= 1.0 && v.fract() == 0.0 && v <= 1e6,
+                "malcolm: {n} must be a whole number from 1, got {v}"
+            );
+            Ok(v as u32)
+        };
+        let p = Self {
+            critic_lr: get("critic_lr"),
+            actor_lr: get("actor_lr"),
+            gamma: get("gamma"),
+            cost: get("cost"),
+            batch: whole("batch")?,
+            consensus: whole("consensus")?,
+            weight_decay: get("weight_decay"),
+            keep: get("keep"),
+        };
+        anyhow::ensure!(
+            get("period_us") >= 1.0,
+            "malcolm: period_us must be at least 1, got {}",
+            get("period_us")
+        );
+        for (n, v) in [
+            ("critic_lr", p.critic_lr),
+            ("actor_lr", p.actor_lr),
+            ("cost", p.cost),
+            ("weight_decay", p.weight_decay),
+        ] {
+            anyhow::ensure!(
+                v >= 0.0 && v.is_finite(),
+                "malcolm: {n} must be 0 or more, got {v}"
+            );
+        }
+        anyhow::ensure!(
+            (0.0..1.0).contains(&p.gamma),
+            "malcolm: gamma must be in [0, 1), got {}",
+            p.gamma
+        );
+        anyhow::ensure!(
+            p.keep > 0.0 && p.keep < 1.0,
+            "malcolm: keep must be between 0 and 1, got {}",
+            p.keep
+        );
+        Ok(p)
+    }
+}
+
 /// AdamW (Loshchilov and Hutter) moments of one parameter vector, stepping up the gradient.
 #[derive(Clone, Debug)]
 struct AdamW {
@@ -285,6 +338,13 @@ impl Learner {
         c[i] += 1;
     }
 
+    /// As [`Learner::retract_migration`], for a steal that could not be sent.
+    pub fn retract_steal(&mut self, i: usize, a: usize) {
+        let c = &mut self.agents[i].steal.counts;
+        c[a] -= 1;
+        c[i] += 1;
+    }
+
     /// A heartbeat with loads `x` (in mean service times) ends the interval: the data point
     /// (last state, the interval's actions, `x`) trains every agent, and the next interval's
     /// probabilities come from `x`.
@@ -468,8 +528,8 @@ mod tests {
 
     #[test]
     fn the_critic_learns_the_discounted_value_of_a_steady_state() {
-        // One node (no imbalance), each interval one migration costing 1: u = -1 forever, so
-        // V = -1 / (1 - gamma) = -2.
+        // Two nodes alike (no imbalance), each interval one migration costing 1: u = -1
+        // forever, so V = -1 / (1 - gamma) = -2.
         let mut rng = stream(2, Stream::Policy, 0);
         let mut l = Learner::new(
             2,

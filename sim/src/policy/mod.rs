@@ -41,7 +41,8 @@ pub struct TaskHeader {
     pub pool: u32,
     /// Spine slot (pool-local pod index) that received the task.
     pub spine: u32,
-    /// Scratch a spine may fill for the leaf (for example the worker it already chose).
+    /// Scratch a spine may fill for the leaf (for example the worker it already chose), or a
+    /// leaf for itself (Malcolm: the node it sent the task to, plus one).
     pub hint: u32,
     /// A flag the leaf sets and the worker echoes in its reply (Horus: "popped from the idle list");
     /// the spine may also use it towards the leaf.
@@ -304,7 +305,7 @@ impl Ctx<'_> {
     }
 
     /// With [`Policy::node_queues`]: the node of `s.thief` asks the node of `s.victim` for a
-    /// task. The request takes two hops (thief, leaf, victim); if the victim's queue then has a
+    /// task. The request takes two hops (thief, leaf, victim); if the victim's node then has a
     /// task waiting, the oldest one ([`Policy::on_steal`]) takes two more to the thief's node,
     /// where it joins the queue like any arriving task.
     pub fn steal(&mut self, s: Steal) {
@@ -431,12 +432,16 @@ pub trait Policy: Send {
     /// A message from another scheduler arrived.
     fn on_message(&mut self, _ctx: &mut Ctx, _msg: Message) {}
 
-    /// Zero-delay oracle: a task left pool-local `worker` (finished, or lost after being assigned to
-    /// it). Real policies ignore it; JSQ-ideal uses it.
-    fn on_task_left_worker(&mut self, _pool: u32, _worker: u32) {}
+    /// Zero-delay oracle: a task left pool-local `worker` at `now` (finished, or lost after being
+    /// assigned to it; with [`Policy::node_queues`], `worker` is a core of the node the task
+    /// left). Switch schedulers ignore it; JSQ-ideal uses it, and Malcolm, whose load managers
+    /// run on the nodes themselves and see their own completions at once.
+    fn on_task_left_worker(&mut self, _pool: u32, _worker: u32, _now: Nanos) {}
 
-    /// Zero-delay oracle: a task was lost before reaching a worker.
-    fn on_task_lost(&mut self, _task: &TaskHeader) {}
+    /// Zero-delay oracle: a task was lost at `now` before reaching a worker (with
+    /// [`Policy::node_queues`], a node: its header as the policy last set it, or for a stolen
+    /// task `hint` = thief + 1).
+    fn on_task_lost(&mut self, _task: &TaskHeader, _now: Nanos) {}
 
     fn on_failure_notice(&mut self, _ctx: &mut Ctx, _notice: FailureNotice) {}
 
@@ -475,7 +480,8 @@ pub trait Policy: Send {
     }
 
     /// With [`Policy::node_queues`]: a steal request ([`Ctx::steal`]) reached the victim's node,
-    /// which sent its oldest waiting task to the thief (`moved`) or had none waiting.
+    /// which sent its oldest waiting task to the thief (`moved`) or had none waiting. A request
+    /// to a node with no live core (or in a failed rack) goes unanswered: no call.
     fn on_steal(&mut self, _ctx: &mut Ctx, _steal: Steal, _moved: bool) {}
 
     /// The policy's own counters at the end of a run, `(name, value)`, echoed in the summary
@@ -780,17 +786,8 @@ pub static POLICIES: &[PolicyEntry] = &[
         ],
         compared: false,
         build: |b| {
-            let g = |n: &str| b.params.get(n);
-            let params = malcolm_rl::LearnParams {
-                critic_lr: g("critic_lr"),
-                actor_lr: g("actor_lr"),
-                gamma: g("gamma"),
-                cost: g("cost"),
-                batch: g("batch").max(1.0) as u32,
-                consensus: g("consensus").max(1.0) as u32,
-                weight_decay: g("weight_decay"),
-                keep: g("keep").clamp(1e-6, 1.0 - 1e-6),
-            };
+            let params = malcolm_rl::LearnParams::of(b.params.0)
+                .expect("SimConfig::validate checked the parameters (LearnParams::of)");
             malcolm(b, malcolm::Rule::Learned(params))
         },
     },

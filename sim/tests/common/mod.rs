@@ -6,6 +6,7 @@ use horus_sim::config::SimConfig;
 use horus_sim::engine::Engine;
 use horus_sim::metrics::Summary;
 use horus_sim::policy::{Ctx, Decision, FailureNotice, Message, Policy, Reply, Steal, TaskHeader};
+use horus_sim::queue::Nanos;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
@@ -61,6 +62,12 @@ impl Policy for Spy {
     }
     fn reliable_transport(&self) -> bool {
         self.inner.reliable_transport()
+    }
+    fn on_task_left_worker(&mut self, pool: u32, worker: u32, now: Nanos) {
+        self.inner.on_task_left_worker(pool, worker, now)
+    }
+    fn on_task_lost(&mut self, task: &TaskHeader, now: Nanos) {
+        self.inner.on_task_lost(task, now)
     }
     fn node_queues(&self) -> bool {
         self.inner.node_queues()
