@@ -82,6 +82,11 @@ pub struct SweepRow {
     pub resubmitted_fraction: f64,
     pub messages_per_task: f64,
     pub lost: u64,
+    /// Tasks left unfinished when the run's drain limit passed: the queues outgrew the drain,
+    /// the load is past what the policy carries, and the percentiles are those of the tasks that
+    /// did finish.
+    #[serde(default)]
+    pub unfinished: u64,
     pub little_relative_error: f64,
     /// The worst pool's p99 in each size class of [`POOL_CLASSES`] (0 when the class has no
     /// pool, or the run kept no histogram per pool).
@@ -134,6 +139,7 @@ impl From<&Summary> for SweepRow {
             resubmitted_fraction: s.resubmitted_fraction,
             messages_per_task: s.messages.iter().fold(0.0, |sum, m| sum + m.per_task),
             lost: s.lost_in_network + s.lost_to_failures,
+            unfinished: s.unfinished,
             little_relative_error: s.little.relative_error,
             p99_under_100_us: worst(0),
             p99_100_to_399_us: worst(1),
@@ -146,7 +152,8 @@ impl From<&Summary> for SweepRow {
 /// The highest load of a policy and workload up to which its p99 stays within `target_us`
 /// (Horus §4.1: "throughput at a target tail response time"): the swept loads are taken in
 /// increasing order and the first one over the target ends the search, so that a lower p99 at a
-/// higher load (noise past the knee) does not count. None if the lowest load misses it.
+/// higher load (noise past the knee) does not count, as does the first whose run did not drain
+/// (its p99 is that of the tasks that finished). None if the lowest load misses it.
 pub fn throughput_at_p99(
     rows: &[SweepRow],
     policy: &str,
@@ -156,7 +163,14 @@ pub fn throughput_at_p99(
     let mut points: Vec<(f64, f64)> = rows
         .iter()
         .filter(|r| r.policy == policy && r.workload == workload)
-        .map(|r| (r.load, r.response_p99_us))
+        .map(|r| {
+            let p99 = if r.unfinished > 0 {
+                f64::INFINITY
+            } else {
+                r.response_p99_us
+            };
+            (r.load, p99)
+        })
         .collect();
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
     points
@@ -199,8 +213,13 @@ pub fn finish_sweep(
     Ok(rows
         .iter()
         .map(|r| {
+            let drained = if r.unfinished > 0 {
+                format!(" ({} unfinished: overloaded)", r.unfinished)
+            } else {
+                String::new()
+            };
             format!(
-                "{:10} {:14} load {:.2}: p99 {:9.1} us\n",
+                "{:10} {:14} load {:.2}: p99 {:9.1} us{drained}\n",
                 r.policy, r.workload, r.load, r.response_p99_us
             )
         })
@@ -237,6 +256,7 @@ mod tests {
             resubmitted_fraction: 0.0,
             messages_per_task: 0.0,
             lost: 0,
+            unfinished: 0,
             little_relative_error: 0.0,
             p99_under_100_us: 0.0,
             p99_100_to_399_us: 0.0,
@@ -264,5 +284,10 @@ mod tests {
         ];
         assert_eq!(throughput_at_p99(&noisy, "c", "exp", 1000.0), Some(0.5));
         assert_eq!(throughput_at_p99(&noisy, "c", "exp", 100.0), None);
+        // A run that did not drain carries no load, whatever its finished tasks' p99.
+        let mut overloaded = row("d", 0.7, 300.0);
+        overloaded.unfinished = 5;
+        let rows = [row("d", 0.5, 300.0), overloaded, row("d", 0.9, 300.0)];
+        assert_eq!(throughput_at_p99(&rows, "d", "exp", 1000.0), Some(0.5));
     }
 }
