@@ -15,19 +15,18 @@
 //!   softmax policies over the rack's loads, trained by decentralized actor-critic on heartbeat
 //!   intervals of `period_us`.
 //!
-//! Loads. The baselines' load of a node is its tasks (in service and waiting, and those sent to
-//! it on their way); with `weighted` = 1 the tasks over the node's capacity (live cores times
-//! speed). A node's load manager runs on the node and sees its completions and losses at once
-//! ([`Policy::on_task_left_worker`]): its own count is exact. Every
-//! node broadcasts its load every `period_us` (100 us, Malcolm's heartbeat); between broadcasts
-//! a node knows its own load exactly and adds one to its view of a node each time it migrates a
-//! task there (§7.1, "Load-propagation period"). The snapshot is each load as it was at the
-//! broadcast (exact: a node's count is kept with its value at the start of the period it last
-//! changed in); the broadcast's own network delay is left out. Malcolm's own load is the expected
-//! wait (§3.2): tasks over live cores times the service rate, the rate the inverse of a moving average
-//! of the node's service times (an average of inverses, as the text has it, diverges for
-//! exponential service times), in mean service times of the workload; its nodes see the others'
-//! loads as the last heartbeat had them.
+//! Loads. The baselines' load of a node is its tasks (in service and waiting, and those sent to it
+//! on their way); with `weighted` = 1 the tasks over the node's capacity (live cores times speed).
+//! A node's load manager runs on the node and sees its completions and losses at once
+//! ([`Policy::on_task_left_worker`]): its own count is exact. Every node broadcasts its load every
+//! `period_us` (100 us, Malcolm's heartbeat); between broadcasts a node knows its own load exactly
+//! and adds one to its view of a node each time it migrates a task there (§7.1, "Load-propagation
+//! period"). The snapshot is each load as it was at the broadcast (exact: a node's count is kept
+//! with its value at the start of the period it last changed in); the broadcast's own network delay
+//! is left out. Malcolm's own load is the expected wait (§3.2): tasks over live cores times the
+//! service rate, the rate the inverse of a moving average of the node's service times (an average
+//! of inverses, as the text has it, diverges for exponential service times), in mean service times
+//! of the workload; its nodes see the others' loads as the last heartbeat had them.
 //!
 //! Clients, nodes and heartbeats talk over eRPC (§6.1), which retransmits: the network loses
 //! none of Malcolm's packets ([`Policy::reliable_transport`]).
