@@ -1084,28 +1084,28 @@ impl Engine {
         self.enqueue(worker, q);
     }
 
-    /// The failure that keeps global `worker` from taking a task, if any: its own or its rack's;
-    /// in node mode, where `worker` stands for its node, its rack's or the last of its node's
-    /// cores to go.
+    /// The failure that keeps global `worker` from taking a task, if any: its own, else its
+    /// rack's; in node mode, where `worker` stands for its node, only once every core of the node
+    /// is down: the last of the cores' own failures, else the rack's.
     fn down(&self, worker: u32) -> Option<u32> {
         let w = &self.workers[worker as usize];
-        if let Some(f) = self.rack_failed[w.rack as usize] {
-            return Some(f);
+        let rack = self.rack_failed[w.rack as usize];
+        let Some(nodes) = &self.nodes else {
+            return if w.failure != NO_FAILURE {
+                Some(w.failure)
+            } else {
+                rack
+            };
+        };
+        let cores = nodes.cores_of(nodes.of[worker as usize]);
+        if cores.clone().any(|c| !self.workers[c as usize].failed) {
+            return None;
         }
-        match &self.nodes {
-            None => (w.failure != NO_FAILURE).then_some(w.failure),
-            Some(nodes) => {
-                let mut cores = nodes.cores_of(nodes.of[worker as usize]);
-                if cores.any(|c| !self.workers[c as usize].failed) {
-                    return None;
-                }
-                nodes
-                    .cores_of(nodes.of[worker as usize])
-                    .map(|c| self.workers[c as usize].failure)
-                    .filter(|&f| f != NO_FAILURE)
-                    .max()
-            }
-        }
+        cores
+            .map(|c| self.workers[c as usize].failure)
+            .filter(|&f| f != NO_FAILURE)
+            .max()
+            .or(rack)
     }
 
     /// Node mode: a task (its service at speed 1) reached the node of global `worker`: it starts
