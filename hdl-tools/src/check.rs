@@ -144,11 +144,68 @@ pub fn verilator_lint_top(name: &str, verilog: &str, top: &str) -> Result<(), St
     })
 }
 
+/// Reads `verilog` (top module `top`) as the strict readers a user's tools are: Icarus Verilog in
+/// Verilog-2005 mode (`iverilog -g2005`, elaborated from `top`) and Yosys's Verilog front end
+/// without `-sv` (`read_verilog; hierarchy -check -top`), the mode Vivado's `read_verilog` of a
+/// `.v` file matches. Any error, and any warning of either, fails.
+pub fn strict_read(name: &str, verilog: &str, top: &str) -> Result<(), String> {
+    in_scratch(name, |dir| {
+        let path = write(dir, verilog)?;
+        let out = run(
+            Command::new("iverilog")
+                .args(["-g2005", "-Wall", "-Wno-timescale", "-s", top, "-o"])
+                .arg(dir.join("iverilog.vvp"))
+                .arg(&path),
+            "iverilog",
+        )
+        .map_err(|e| format!("iverilog -g2005: {e}"))?;
+        let _ = std::fs::remove_file(dir.join("iverilog.vvp"));
+        if !out.trim().is_empty() {
+            return Err(format!("iverilog -g2005:\n{out}"));
+        }
+        let script = format!(
+            "read_verilog {}; hierarchy -check -top {top}",
+            path.display()
+        );
+        let out = run(Command::new("yosys").args(["-q", "-p", &script]), "yosys")
+            .map_err(|e| format!("yosys read_verilog: {e}"))?;
+        if out.contains("Warning") || out.contains("ERROR") {
+            return Err(format!("yosys read_verilog (no -sv):\n{out}"));
+        }
+        Ok(())
+    })
+}
+
 /// Builds a Verilator simulation of `files` (file name, contents; module `tb` is the test bench,
 /// which reads `vectors.hex` if it likes) in a fresh folder for `name`, runs it and returns what it
 /// printed.
 pub fn verilator_run(name: &str, files: &[(&str, &str)]) -> Result<String, String> {
     in_scratch(name, |dir| verilator_run_in(dir, files))
+}
+
+/// The same test bench run by Icarus Verilog in Verilog-2005 mode (`iverilog -g2005`, `vvp`): a
+/// second simulator, and a strict reader, for a test bench written in Verilog-2005.
+pub fn iverilog_run(name: &str, files: &[(&str, &str)]) -> Result<String, String> {
+    in_scratch(name, |dir| {
+        let mut sources = Vec::new();
+        for (file, text) in files {
+            std::fs::write(dir.join(file), text).map_err(|e| format!("writing {file}: {e}"))?;
+            if file.ends_with(".v") {
+                sources.push(*file);
+            }
+        }
+        run(
+            Command::new("iverilog")
+                .args(["-g2005", "-s", "tb", "-o", "sim.vvp"])
+                .args(&sources)
+                .current_dir(dir),
+            "iverilog",
+        )?;
+        run(
+            Command::new("vvp").args(["-n", "sim.vvp"]).current_dir(dir),
+            "vvp",
+        )
+    })
 }
 
 /// [`verilator_run`] of a vector test bench: `tb` (module `tb`) reads `vectors.hex`, one line

@@ -29,12 +29,25 @@
 //! merged into their outcomes' LUTs behind a LUT on the chains' outputs): a kept net fixes that a
 //! LUT ends there, not how deep the logic on either side of it is. Simulators ignore the
 //! attribute.
+//!
+//! And the result is Verilog-2005, which every reader takes ([`assigned_nets`]): rust-hdl declares
+//! every output `output reg` and every local signal `reg`, right for the `always` blocks it writes
+//! but not for the hand-written primitives (`Verilog::Custom`), which drive theirs with `assign`.
+//! A continuous assignment to a variable is SystemVerilog: Verilator and `iverilog -g2012` take
+//! it, while `iverilog -g2005`, Yosys without `-sv` and Vivado reading a `.v` file (`read_verilog`,
+//! as the OpenNIC and NetFPGA-PLUS build scripts do) refuse it. Such a signal is declared a net.
+//! [`emit`] starts the text with `` `timescale 1ns/1ps ``: a shell's own modules carry one, and
+//! Verilator refuses a design whose modules have a time scale in some files and none in others
+//! (TIMESCALEMOD) when the plug-in is read first.
 
 use rust_hdl::prelude::{Block, generate_verilog};
 
-/// The Verilog of `block`, normalized.
+/// The time scale every emitted file starts with.
+pub const TIMESCALE: &str = "`timescale 1ns/1ps\n";
+
+/// The Verilog of `block`, normalized, after [`TIMESCALE`].
 pub fn emit<B: Block>(block: &B) -> String {
-    normalize(&generate_verilog(block))
+    format!("{TIMESCALE}{}", normalize(&generate_verilog(block)))
 }
 
 /// The Verilog of `block` with its top module called `name` (rust-hdl calls it `top` and its
@@ -48,7 +61,106 @@ pub fn emit_named<B: Block>(block: &B, name: &str) -> String {
 /// Rewrites every `[(S'hH)+:(W)]` (any size `S`) into `[D +: W]` with `D` the decimal value of `H`,
 /// then folds nested constant part-selects.
 pub fn normalize(v: &str) -> String {
-    keep_cuts(&no_shift_registers(&ram_styles(&fold_nested(&unsize(v)))))
+    assigned_nets(&keep_cuts(&no_shift_registers(&ram_styles(&fold_nested(
+        &unsize(v),
+    )))))
+}
+
+/// Declares as a net (`output wire`, `wire`) every `output reg` or `reg` of a module that the
+/// module drives with a continuous assignment (`assign x = ...`, `assign {x, y} = ...`), module by
+/// module. Attributes before a declaration stay.
+pub fn assigned_nets(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut module: Vec<&str> = Vec::new();
+    let flush = |module: &mut Vec<&str>, out: &mut String| {
+        let targets = assign_targets(module);
+        for line in module.drain(..) {
+            match as_net(line, &targets) {
+                Some(net) => out.push_str(&net),
+                None => out.push_str(line),
+            }
+        }
+    };
+    for line in v.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with("module ") {
+            flush(&mut module, &mut out);
+        }
+        module.push(line);
+        if t.starts_with("endmodule") {
+            flush(&mut module, &mut out);
+        }
+    }
+    flush(&mut module, &mut out);
+    out
+}
+
+/// The names a module's lines assign continuously.
+fn assign_targets(lines: &[&str]) -> std::collections::BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+            .collect()
+    };
+    let mut names = std::collections::BTreeSet::new();
+    for line in lines {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("assign") {
+            let before = rest[..at].chars().next_back();
+            let after = &rest[at + "assign".len()..];
+            rest = after;
+            let word_start =
+                before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'));
+            if !word_start || !after.starts_with(|c: char| c.is_whitespace()) {
+                continue;
+            }
+            let lhs = after.trim_start();
+            if let Some(group) = lhs.strip_prefix('{') {
+                let group = group.split('}').next().unwrap_or("");
+                for part in group.split(',') {
+                    let name = ident(part.trim());
+                    if !name.is_empty() {
+                        names.insert(name);
+                    }
+                }
+            } else {
+                let name = ident(lhs);
+                if !name.is_empty() {
+                    names.insert(name);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// `line` with its `reg` turned into `wire`, if it declares one of `targets` (`output reg ... x;`
+/// or `reg ... x;`, after any attributes).
+fn as_net(line: &str, targets: &std::collections::BTreeSet<String>) -> Option<String> {
+    let t = line.trim_start();
+    let mut decl = t;
+    while let Some(rest) = decl.strip_prefix("(*") {
+        decl = rest.split_once("*)")?.1.trim_start();
+    }
+    let kw = if decl.starts_with("output reg ") {
+        "output reg"
+    } else if decl.starts_with("reg ") {
+        "reg"
+    } else {
+        return None;
+    };
+    let name = decl
+        .trim_end()
+        .strip_suffix(';')?
+        .split_whitespace()
+        .last()?;
+    if !targets.contains(name) {
+        return None;
+    }
+    let at = line.len() - decl.len();
+    let net = kw.replace("reg", "wire");
+    Some(format!("{}{net}{}", &line[..at], &line[at + kw.len()..]))
 }
 
 /// Marks every `reg` declaration of a signal whose name ends in `_cut` with `(* keep *)`.
@@ -289,6 +401,25 @@ mod tests {
             "    reg  quiet;\n    (* keep *) reg  add_cut;\n    (* keep *) reg  [31:0] time_cut;\n    \
              reg  cutter;\n    wire  x_cut;\n    add_cut = a;\n",
             "only the declarations of `reg`s named `*_cut`"
+        );
+    }
+
+    #[test]
+    fn continuously_assigned_signals_are_nets() {
+        let v = "module t$p(a,y,z,w);\n    input wire  [3:0] a;\n    output reg  [3:0] y;\n    \
+                 output reg  z;\n    output reg  w;\n    reg  [1:0] lo;\n    reg  hi;\n    \
+                 (* keep *) reg  k_cut;\n    reg  reassign;\n    assign y = a; assign lo = a[1:0];\n    \
+                 assign {z, k_cut} = a[3:2]; // assign hi = 1;\n    always @(*) w = reassign;\n\
+                 endmodule\nmodule t$q(y);\n    output reg  y;\n    always @(*) y = 1'b0;\nendmodule\n";
+        assert_eq!(
+            normalize(v),
+            "module t$p(a,y,z,w);\n    input wire  [3:0] a;\n    output wire  [3:0] y;\n    \
+             output wire  z;\n    output reg  w;\n    wire  [1:0] lo;\n    reg  hi;\n    \
+             (* keep *) wire  k_cut;\n    reg  reassign;\n    assign y = a; assign lo = a[1:0];\n    \
+             assign {z, k_cut} = a[3:2]; // assign hi = 1;\n    always @(*) w = reassign;\n\
+             endmodule\nmodule t$q(y);\n    output reg  y;\n    always @(*) y = 1'b0;\nendmodule\n",
+            "assigned outputs and locals of each module become nets; comments, `always` targets, \
+             other modules and names that merely contain `assign` do not"
         );
     }
 

@@ -350,16 +350,24 @@ impl Logic for Sum10 {
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
             "\
-// Each partial sum kept as a wire: Yosys would otherwise merge the adders into one
+// Each partial sum kept as a net: Yosys would otherwise merge the adders into one
 // carry-save tree (`alumacc`), deeper in LUTs than four carry-chain adders.
-(* keep *) wire [16:0] p01 = {1'b0, w0} + {1'b0, w1};
-(* keep *) wire [16:0] p23 = {1'b0, w2} + {1'b0, w3};
-(* keep *) wire [16:0] p45 = {1'b0, w4} + {1'b0, w5};
-(* keep *) wire [16:0] p67 = {1'b0, w6} + {1'b0, w7};
-(* keep *) wire [16:0] p89 = {1'b0, w8} + {1'b0, w9};
-(* keep *) wire [17:0] p0_3 = {1'b0, p01} + {1'b0, p23};
-(* keep *) wire [17:0] p4_7 = {1'b0, p45} + {1'b0, p67};
-(* keep *) wire [18:0] p0_7 = {1'b0, p0_3} + {1'b0, p4_7};
+(* keep *) wire [16:0] p01;
+(* keep *) wire [16:0] p23;
+(* keep *) wire [16:0] p45;
+(* keep *) wire [16:0] p67;
+(* keep *) wire [16:0] p89;
+(* keep *) wire [17:0] p0_3;
+(* keep *) wire [17:0] p4_7;
+(* keep *) wire [18:0] p0_7;
+assign p01 = {1'b0, w0} + {1'b0, w1};
+assign p23 = {1'b0, w2} + {1'b0, w3};
+assign p45 = {1'b0, w4} + {1'b0, w5};
+assign p67 = {1'b0, w6} + {1'b0, w7};
+assign p89 = {1'b0, w8} + {1'b0, w9};
+assign p0_3 = {1'b0, p01} + {1'b0, p23};
+assign p4_7 = {1'b0, p45} + {1'b0, p67};
+assign p0_7 = {1'b0, p0_3} + {1'b0, p4_7};
 always @(*) begin
     sum = {1'b0, p0_7} + {3'b0, p89};
 end"

@@ -1,5 +1,6 @@
-//! `rtl-gen --check`: Verilator's lint and a Yosys synthesis for UltraScale+ of each generated
-//! switch, with its resource figures and, where the logic is deeper than the target, where.
+//! `rtl-gen --check`: Verilator's lint, the strict Verilog-2005 readers (`iverilog -g2005`, Yosys
+//! without `-sv`) and a Yosys synthesis for UltraScale+ of each generated switch, with its
+//! resource figures and, where the logic is deeper than the target, where.
 
 use anyhow::Result;
 use horus_hdl_tools::check::{SynthReport, TARGET_LUT_LEVELS};
@@ -14,6 +15,7 @@ pub fn check(name: &str, verilog: &str, paths: bool) -> Result<()> {
         "{name}: verilator --lint-only -Wall clean ({:.1} s)",
         start.elapsed().as_secs_f64()
     );
+    strict(name, verilog, name)?;
     let start = std::time::Instant::now();
     let r = horus_hdl_tools::check::yosys_synth_top(name, verilog, name)
         .map_err(|e| anyhow::anyhow!("{name}: Yosys synthesis failed:\n{e}"))?;
@@ -41,6 +43,7 @@ pub fn check_board(
         "{name} in {top}: verilator --lint-only -Wall clean ({:.1} s)",
         start.elapsed().as_secs_f64()
     );
+    strict(name, in_box, top)?;
     let start = std::time::Instant::now();
     let r = horus_hdl_tools::check::yosys_synth_top(name, in_box, top)
         .map_err(|e| anyhow::anyhow!("{name} in {top}: Yosys synthesis failed:\n{e}"))?;
@@ -51,6 +54,18 @@ pub fn check_board(
     print!("{}", utilization(board, &r));
     print!("{}", depth_report(name, &r, paths));
     Ok(r)
+}
+
+/// The strict readers' verdict on `verilog` (top module `top`), printed.
+fn strict(name: &str, verilog: &str, top: &str) -> Result<()> {
+    let start = std::time::Instant::now();
+    horus_hdl_tools::check::strict_read(name, verilog, top)
+        .map_err(|e| anyhow::anyhow!("{name}: a strict Verilog-2005 reader refused it:\n{e}"))?;
+    println!(
+        "{name}: iverilog -g2005 and yosys read_verilog (no -sv) clean ({:.1} s)",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// The figures of `r` as a share of `board`'s part, one line per resource.

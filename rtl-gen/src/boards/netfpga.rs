@@ -4,9 +4,13 @@
 //! `hw/projects/reference_switch/hw/hdl/nf_datapath.v`), which the shell's `top.v` instantiates.
 //! A project is a copy of a reference project with this file in place of its `nf_datapath.v`.
 //!
-//! The switch's registers are the first register window's (`S0_AXI`), from the address the
-//! reference projects give that window (`M00_BASEADDR` in `hw/tcl/<project>_defines.tcl`,
-//! 0x00010000); the other two windows answer `SLVERR`.
+//! The switch's registers are the first register window's (`S0_AXI`); the other two windows
+//! answer `SLVERR`. The reference projects' AXI crossbar (`axi_crossbar_0` in
+//! `hw/tcl/<project>.tcl`: `M00_A00_BASE_ADDR` 0, `M00_A00_ADDR_WIDTH` 16) hands S0 the addresses
+//! 0x0000-0xFFFF as they are, so the switch takes S0's addresses unchanged: its register at
+//! offset X answers at crossbar address X. (`M00_BASEADDR` 0x00010000 in the projects'
+//! `*_defines.tcl` names no address S0 sees; the crossbar puts M01 there.) The host reaches the
+//! crossbar through the shell's `box1` window ([`HOST_WINDOW_BASE`]).
 
 use super::BoardParams;
 use crate::GeneratedFile;
@@ -15,8 +19,11 @@ use anyhow::Result;
 /// The NetFPGA-PLUS commit this file is written for.
 pub const NETFPGA_COMMIT: &str = "70b333fa269cc6db9bbffc231386c10f4914d020";
 
-/// Where the reference projects put the first register window (`M00_BASEADDR`).
-pub const S0_BASEADDR: u32 = 0x0001_0000;
+/// Where the host finds the crossbar, and so S0's offset 0: BAR2 + this. The shell (open-nic-shell
+/// 8077751, the submodule NetFPGA-PLUS 70b333f pins) maps its `box1` window, which `top_wrapper.sv`
+/// connects to the crossbar, at 0x200000 and subtracts that base
+/// (`src/system_config/system_config_address_map.sv`).
+pub const HOST_WINDOW_BASE: u64 = 0x0020_0000;
 
 /// The files: the datapath and a README.
 pub fn files(p: &BoardParams) -> Result<Vec<GeneratedFile>> {
@@ -66,13 +73,7 @@ pub fn nf_datapath(p: &BoardParams) -> String {
     for i in 0..3 {
         for (up, low, w) in axi_in {
             ports.push(format!("    input {w} S{i}_AXI_{up}"));
-            // The switch's window takes addresses from its base.
-            let value = if i == 0 && low.ends_with("addr") {
-                format!("S0_AXI_{up} - HORUS_BASEADDR")
-            } else {
-                format!("S{i}_AXI_{up}")
-            };
-            conns.push(format!("        .s{i}_axi_{low}({value})"));
+            conns.push(format!("        .s{i}_axi_{low}(S{i}_AXI_{up})"));
         }
         for (up, low, w) in axi_out {
             ports.push(format!("    output {w} S{i}_AXI_{up}"));
@@ -115,9 +116,7 @@ module nf_datapath #(
 ) (
 {ports}
 );
-    // The switch's registers: the first window, from the reference projects' M00_BASEADDR.
-    localparam [31:0] HORUS_BASEADDR = 32'h{base:08x};
-
+    // The switch's registers: the first window, whose addresses the crossbar hands on from 0.
     initial begin
         if (C_S_AXI_DATA_WIDTH != 32 || C_S_AXI_ADDR_WIDTH != 32) begin
             $fatal(1, \"The Horus datapath takes 32-bit AXI4-Lite windows\");
@@ -139,7 +138,6 @@ endmodule
         plugin = super::verilog(p),
         ports = ports.join(",\n"),
         conns = conns.join(",\n"),
-        base = S0_BASEADDR,
     )
 }
 
@@ -168,9 +166,10 @@ edit. `hw/hdl/nf_datapath.v` is the datapath of a NetFPGA-PLUS project
 
 - Part: {part}; the switch counts microseconds at {mhz} MHz: build the project's datapath clock
   at that frequency (`datapath_freq_mhz` in `hw/tcl/<project>.tcl`).
-- Registers: the switch's are the first window's (`S0_AXI`), at the project's `M00_BASEADDR`
-  (0x{base:08x} in the reference projects' `hw/tcl/<project>_defines.tcl`); the other two
-  windows answer SLVERR.
+- Registers: the switch's are the first window's (`S0_AXI`), from its offset 0: the reference
+  projects' crossbar puts M00 at 0 with 16 address bits and hands S0 the addresses unchanged.
+  The host reaches offset 0 at BAR2 + 0x{base:x} (the shell's `box1` window), so
+  `horusctl --device pci:BDF,base=0x{base:x}`. The other two windows answer SLVERR.
 - Ports (the switch's egress port numbers, and the names a configuration may use):
   {ports}.
 
@@ -203,7 +202,7 @@ horusctl check --board {board} CONFIG
         module = p.module_name(),
         part = b.part.name,
         mhz = b.clock_mhz,
-        base = S0_BASEADDR,
+        base = HOST_WINDOW_BASE,
         ports = b.port_list(),
     )
 }
