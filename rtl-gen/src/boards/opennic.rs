@@ -124,7 +124,9 @@ fn build_tcl(p: &BoardParams) -> String {
         "{}# Sourced by the shell's build.tcl from this folder: the switch's Verilog and its timing\n\
          # constraints (the shell owns pins and clocks).\n\
          read_verilog -quiet {module}.v\n\
-         add_files -fileset constrs_1 -norecurse [file normalize horus_box.xdc]\n",
+         add_files -fileset constrs_1 -norecurse [file normalize horus_box.xdc]\n\
+         # Unmanaged Tcl: the constraints skip themselves while their clocks are not found.\n\
+         set_property file_type TCL [get_files -of_objects [get_filesets constrs_1] horus_box.xdc]\n",
         header(p).replace("//", "#"),
         module = p.module_name()
     )
