@@ -3,8 +3,9 @@
 //! loads and stores, the way the shells' own tools reach their registers.
 //!
 //! The OpenNIC shell puts `box_250mhz` at BAR2 + 0x100000; a NetFPGA-PLUS datapath's window is
-//! its project's `S0` window (`--base`). 32-bit accesses only: the shells' AXI4-Lite crossbars
-//! take nothing else.
+//! its project's `S0` window, at BAR2 + 0x200000 (the shell's `box1` window, whose crossbar puts
+//! S0 at 0: `base=0x200000`). 32-bit accesses only: the shells' AXI4-Lite crossbars take nothing
+//! else.
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
