@@ -1,6 +1,6 @@
 //! Lint and synthesis of emitted Verilog: `verilator --lint-only -Wall` (DECLFILENAME aside: rust-hdl
 //! puts every module in one file) and Yosys `synth_xilinx -family xcup -uram -nowidelut -nosrl`
-//! (UltraScale+, the Alveo family), with the resource figures the README reports and the logic
+//! (UltraScale+, the Alveo family), with the resource figures `docs/results.md` reports and the logic
 //! depth: the longest register-to-register path in LUT levels, from a walk of Yosys' JSON netlist
 //! (`lut_depth`; Yosys' own `ltp` walks through mapped flip-flops after `synth_xilinx`, so it
 //! cannot give this figure).
