@@ -55,6 +55,12 @@ if [ -f "$shell_dir/src/box_250mhz/box_250mhz.sv" ]; then
 else
     echo "== outside check skipped: no OpenNIC shell checkout (HORUS_OPENNIC_SHELL); the plug-in is linted in our stub of its box only"
 fi
+compiler="${HORUS_BF_P4C:-$HOME/.cache/horus-p4c/build/bf-p4c}"
+if "$compiler" --version >/dev/null 2>&1 || bf-p4c --version >/dev/null 2>&1; then
+    echo "== outside check: the Tofino programs compiled by bf-p4c (${HORUS_BF_P4C:-$compiler})"
+else
+    echo "== outside check skipped: no Tofino compiler (HORUS_BF_P4C); the P4 programs get the structural checker only (docs/p4.md pins the last compile)"
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

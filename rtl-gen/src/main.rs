@@ -62,6 +62,11 @@ struct Args {
     /// by cell (not only the deepest of all).
     #[arg(long, requires = "check")]
     paths: bool,
+    /// With `--target p4`: compile the programs with Intel's Tofino compiler (`bf-p4c`, found
+    /// through HORUS_BF_P4C, ~/.cache/horus-p4c/build/bf-p4c or the PATH) and print the stages
+    /// and resources each takes, and whether it fits Tofino 1.
+    #[arg(long)]
+    compile: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -114,7 +119,14 @@ fn main() -> Result<()> {
                 "--check lints Verilog; the P4 programs are always checked (structurally) as they are written"
             );
         }
-        return p4_target(&args.out, &params, args.config.as_deref());
+        p4_target(&args.out, &params, args.config.as_deref())?;
+        if args.compile {
+            p4_compile(&args.out, &params, args.config.as_deref())?;
+        }
+        return Ok(());
+    }
+    if args.compile {
+        bail!("--compile compiles the P4 programs: it goes with --target p4");
     }
     if args.config.is_some() {
         bail!(
@@ -193,6 +205,73 @@ fn p4_target(
                 notes.join(", ")
             );
         }
+    }
+    Ok(())
+}
+
+/// `--target p4 --compile`: both programs through bf-p4c, with what it reports.
+fn p4_compile(
+    out: &std::path::Path,
+    params: &Params,
+    config: Option<&std::path::Path>,
+) -> Result<()> {
+    use rtl_gen::p4::compile;
+    let compiler = compile::find_compiler()?.map_err(|why| anyhow::anyhow!(why))?;
+    println!(
+        "compiler: {} ({})",
+        compiler.display(),
+        compile::version(&compiler)?
+    );
+    let (files, _) = rtl_gen::p4::files(params)?;
+    let texts: Vec<(String, String)> = files
+        .iter()
+        .map(|f| (f.name.clone(), f.content.clone()))
+        .collect();
+    let dir = out.join("p4-compile");
+    let mut refused = Vec::new();
+    for &role in &params.roles {
+        let program = rtl_gen::p4::program_file(role);
+        let c = compile::compile(&compiler, &dir, &texts, &program)?;
+        print!("{}", compile::report(role, &c));
+        if !c.fits() {
+            refused.push(role.to_string());
+            continue;
+        }
+        // The set-up of a configuration of this role may name only what the program has.
+        if let Some(path) = config {
+            let cfg = horus_model::config::Config::from_file(path)?;
+            if cfg.switch.role == role {
+                let bfrt_path = c.out.join("bfrt.json");
+                let bfrt: serde_json::Value = serde_json::from_str(
+                    &fs::read_to_string(&bfrt_path)
+                        .with_context(|| format!("reading {}", bfrt_path.display()))?,
+                )
+                .with_context(|| format!("parsing {}", bfrt_path.display()))?;
+                let script = &rtl_gen::p4::setup(&cfg)?[0].content;
+                let ingress = rtl_gen::p4::emit::ingress_control(role);
+                let problems =
+                    compile::script_problems(script, ingress, &compile::bfrt_names(&bfrt));
+                if problems.is_empty() {
+                    println!(
+                        "{role}: the set-up of {} names only tables, actions and fields of bfrt.json",
+                        path.display()
+                    );
+                } else {
+                    bail!(
+                        "the set-up of {} names what the compiled program lacks:\n{}",
+                        path.display(),
+                        problems.join("\n")
+                    );
+                }
+            }
+        }
+    }
+    if !refused.is_empty() {
+        bail!(
+            "the Tofino compiler did not fit: {} (its output is under {})",
+            refused.join(", "),
+            dir.display()
+        );
     }
     Ok(())
 }

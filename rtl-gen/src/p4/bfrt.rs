@@ -65,11 +65,7 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
         .map_err(|e| anyhow!("configuring the model from the file: {e}"))?;
     let t = sched.tables();
     let program = program_name(s.role);
-    let control = if leaf {
-        "HorusLeafIngress"
-    } else {
-        "HorusSpineIngress"
-    };
+    let control = super::emit::ingress_control(s.role);
     let mut o = String::new();
     writeln!(
         o,

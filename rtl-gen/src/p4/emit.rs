@@ -168,6 +168,14 @@ pub fn program_name(role: Role) -> String {
     format!("horus_{role}")
 }
 
+/// The ingress control of `role`'s program (its tables' names start with it in `bfrt.json`).
+pub fn ingress_control(role: Role) -> &'static str {
+    match role {
+        Role::Leaf => "HorusLeafIngress",
+        Role::Spine => "HorusSpineIngress",
+    }
+}
+
 /// The removal lock: bit 31 of `idle_ctl`'s low word, which holds `p` in its low 16 bits.
 pub const LOCK_BIT: u32 = 1 << 31;
 
@@ -976,7 +984,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
 
     let vars = vec![
         ("ROLE", role.to_string()),
-        ("INGRESS", if leaf { "HorusLeafIngress" } else { "HorusSpineIngress" }.to_string()),
+        ("INGRESS", ingress_control(role).to_string()),
         ("PRESET", preset.to_string()),
         ("POOLS", sizes.pools.to_string()),
         ("NODES", sizes.nodes.to_string()),

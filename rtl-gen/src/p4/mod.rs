@@ -12,6 +12,7 @@
 
 pub mod bfrt;
 pub mod check;
+pub mod compile;
 pub mod emit;
 pub mod plan;
 pub mod ptf;

@@ -1,0 +1,435 @@
+//! The P4 programs compiled by Intel's Tofino compiler: `bf-p4c`, the driver of the open Tofino
+//! back end that p4lang/p4c carries (`backends/tofino`), for `--target tofino --arch tna`.
+//!
+//! The compiler is not part of this repository and takes hours to build; it is found through
+//! [`COMPILER_ENV`] (the path of `bf-p4c`), else at [`CACHE_PATH`] under the home folder, else
+//! on the `PATH`. [`compile`] writes the program's files into a folder, runs the compiler there
+//! and reads back what it reports: the stages the program takes, and the resources of its
+//! `metrics.json` (SRAM, TCAM, map RAM, logical tables, crossbar and action bus bytes, PHV
+//! containers and bits); or, for a program it refuses, its error lines.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// The environment variable that names the compiler (`.../build/bf-p4c`).
+pub const COMPILER_ENV: &str = "HORUS_BF_P4C";
+
+/// Where a build of the compiler is looked for under the home folder.
+pub const CACHE_PATH: &str = ".cache/horus-p4c/build/bf-p4c";
+
+/// Tofino 1's match-action stages per pipe.
+pub const TOFINO_STAGES: u32 = 12;
+
+/// The compiler, if a working one is found (`bf-p4c --version` succeeds); else why not. An error
+/// if [`COMPILER_ENV`] names one that is not there or does not run: that was asked for.
+pub fn find_compiler() -> Result<Result<PathBuf, String>> {
+    if let Some(p) = std::env::var_os(COMPILER_ENV) {
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            bail!("{COMPILER_ENV}={}: no such file", p.display());
+        }
+        version(&p).with_context(|| format!("{COMPILER_ENV}={}", p.display()))?;
+        return Ok(Ok(p));
+    }
+    let mut candidates = Vec::new();
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(PathBuf::from(home).join(CACHE_PATH));
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&paths).map(|d| d.join("bf-p4c")));
+    }
+    let mut broken = Vec::new();
+    for c in candidates.into_iter().filter(|c| c.is_file()) {
+        match version(&c) {
+            Ok(_) => return Ok(Ok(c)),
+            Err(e) => broken.push(format!(
+                "{} does not run ({e:#}: an unfinished build?)",
+                c.display()
+            )),
+        }
+    }
+    let mut why = format!(
+        "no Tofino compiler (bf-p4c) found: set {COMPILER_ENV} to the bf-p4c of a p4lang/p4c build \
+         with its Tofino back end (-DENABLE_TOFINO=ON, see docs/p4.md), or put one at ~/{CACHE_PATH}"
+    );
+    for b in broken {
+        why.push_str("; ");
+        why.push_str(&b);
+    }
+    Ok(Err(why))
+}
+
+/// The compiler's version line (`bf-p4c --version`); an error if it does not run.
+pub fn version(compiler: &Path) -> Result<String> {
+    let out = Command::new(compiler)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {}", compiler.display()))?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        bail!("`{} --version` failed: {last}", compiler.display());
+    }
+    Ok(text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string())
+}
+
+/// A resource figure the compiler reported: what, how much.
+pub type Figure = (String, u64);
+
+/// The compiler's verdict on one program.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The program's file.
+    pub program: String,
+    /// Whether the compiler produced a binary for it.
+    pub ok: bool,
+    /// The match-action stages the ingress and egress take (the highest stage any table is
+    /// placed in, plus one), when it compiled.
+    pub stages: Option<u32>,
+    /// The resource figures of `metrics.json`, in its order.
+    pub resources: Vec<Figure>,
+    /// The compiler's error and warning lines (all of them when it failed).
+    pub messages: Vec<String>,
+    /// The compiler's output folder.
+    pub out: PathBuf,
+    /// Seconds the compiler ran.
+    pub seconds: f64,
+}
+
+impl Compiled {
+    /// Whether the program fits Tofino 1: compiled, in at most [`TOFINO_STAGES`] stages.
+    pub fn fits(&self) -> bool {
+        self.ok && self.stages.is_some_and(|s| s <= TOFINO_STAGES)
+    }
+
+    /// A figure by name.
+    pub fn figure(&self, name: &str) -> Option<u64> {
+        self.resources
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// Compiles `program` (a file name among `files`, each written into `dir` first) with `compiler`
+/// for Tofino 1 (TNA), output in `dir/out/<program stem>`.
+pub fn compile(
+    compiler: &Path,
+    dir: &Path,
+    files: &[(String, String)],
+    program: &str,
+) -> Result<Compiled> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (name, text) in files {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let stem = Path::new(program)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .context("a program file name")?;
+    let out = dir.join("out").join(stem);
+    let _ = std::fs::remove_dir_all(&out);
+    let source = dir.join(program);
+    let include = source.parent().unwrap_or(dir).to_path_buf();
+    let start = std::time::Instant::now();
+    let run = Command::new(compiler)
+        .args(["--target", "tofino", "--arch", "tna", "--std", "p4-16"])
+        .arg("-I")
+        .arg(&include)
+        .arg("-o")
+        .arg(&out)
+        .arg(&source)
+        .output()
+        .with_context(|| format!("running {}", compiler.display()))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let text =
+        String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr);
+    let _ = std::fs::write(dir.join(format!("{stem}.compiler.log")), &text);
+    let messages = messages(&text, run.status.success());
+    let ok = run.status.success() && out.join("pipe").is_dir();
+    let (stages, resources) = if ok {
+        (stages_used(&out)?, metrics(&out)?)
+    } else {
+        (None, Vec::new())
+    };
+    Ok(Compiled {
+        program: program.to_string(),
+        ok,
+        stages,
+        resources,
+        messages,
+        out,
+        seconds,
+    })
+}
+
+/// The lines of the compiler's output that say something about the program: its errors and
+/// warnings, each with the lines that follow it up to the next message; every line when it
+/// failed without a recognizable message.
+fn messages(text: &str, success: bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_message = false;
+    for line in text.lines() {
+        let l = line.to_ascii_lowercase();
+        let starts = l.contains("error:") || l.contains("warning:") || l.contains("[--werror");
+        if starts {
+            out.push(line.to_string());
+            in_message = true;
+        } else if in_message && !line.trim().is_empty() && out.len() < 400 {
+            out.push(line.to_string());
+        } else {
+            in_message = false;
+        }
+    }
+    if out.is_empty() && !success {
+        out = text.lines().map(str::to_string).collect();
+    }
+    out
+}
+
+/// The stages the program's tables take: one more than the highest `stage_number` of any table
+/// in `pipe/context.json`.
+fn stages_used(out: &Path) -> Result<Option<u32>> {
+    let path = out.join("pipe/context.json");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let mut highest: Option<u64> = None;
+    let mut stack = vec![&json];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(s) = m.get("stage_number").and_then(serde_json::Value::as_u64) {
+                    highest = Some(highest.map_or(s, |h| h.max(s)));
+                }
+                stack.extend(m.values());
+            }
+            serde_json::Value::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
+    }
+    Ok(highest.map(|h| h as u32 + 1))
+}
+
+/// The figures of `pipe/logs/metrics.json`: the MAU's totals and the normal PHV containers'
+/// occupancy by width.
+fn metrics(out: &Path) -> Result<Vec<Figure>> {
+    let path = out.join("pipe/logs/metrics.json");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let mut figures = Vec::new();
+    if let Some(mau) = json.get("mau").and_then(serde_json::Value::as_object) {
+        for key in [
+            "srams",
+            "tcams",
+            "map_rams",
+            "logical_tables",
+            "exact_crossbar_bytes",
+            "ternary_crossbar_bytes",
+            "action_bus_bytes",
+        ] {
+            if let Some(v) = mau.get(key).and_then(serde_json::Value::as_u64) {
+                figures.push((key.to_string(), v));
+            }
+        }
+    }
+    if let Some(normal) = json
+        .pointer("/phv/normal")
+        .and_then(serde_json::Value::as_array)
+    {
+        for t in normal {
+            let w = t.get("bit_width").and_then(serde_json::Value::as_u64);
+            let c = t
+                .get("containers_occupied")
+                .and_then(serde_json::Value::as_u64);
+            let b = t.get("bits_occupied").and_then(serde_json::Value::as_u64);
+            if let (Some(w), Some(c), Some(b)) = (w, c, b) {
+                figures.push((format!("phv_{w}bit_containers"), c));
+                figures.push((format!("phv_{w}bit_bits"), b));
+            }
+        }
+    }
+    Ok(figures)
+}
+
+/// What `rtl-gen --target p4 --compile` prints for one program.
+pub fn report(role: horus_model::config::Role, c: &Compiled) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    if c.ok {
+        let stages = c
+            .stages
+            .map_or("an unknown number of".to_string(), |n| n.to_string());
+        let _ = writeln!(
+            s,
+            "{role}: {}: compiled in {:.0} s, {stages} stages of {TOFINO_STAGES}: {}",
+            c.program,
+            c.seconds,
+            if c.fits() {
+                "fits Tofino 1"
+            } else {
+                "does not fit Tofino 1"
+            }
+        );
+        let figures: Vec<String> = c
+            .resources
+            .iter()
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect();
+        let _ = writeln!(s, "{role}: {}", figures.join(", "));
+    } else {
+        let _ = writeln!(
+            s,
+            "{role}: {}: refused by the compiler ({:.0} s):",
+            c.program, c.seconds
+        );
+        for m in c.messages.iter().take(60) {
+            let _ = writeln!(s, "  {m}");
+        }
+        if c.messages.len() > 60 {
+            let _ = writeln!(s, "  ... ({} more lines)", c.messages.len() - 60);
+        }
+    }
+    s
+}
+
+/// Per table of a compiled program's `bfrt.json` (its name after the pipe), its actions' and its
+/// fields' short names.
+pub type BfrtNames = BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>;
+
+/// Every name the compiled program's `bfrt.json` offers a `bfrt_python` script: per table (its
+/// name after the pipe, e.g. `HorusLeafIngress.pool_cfg`), its actions' short names and every
+/// field's short name (keys, action parameters, register data).
+pub fn bfrt_names(bfrt: &serde_json::Value) -> BfrtNames {
+    let short = |s: &str| s.rsplit('.').next().unwrap_or(s).to_string();
+    let mut out = BTreeMap::new();
+    for t in bfrt["tables"].as_array().expect("bfrt.json has tables") {
+        let name = t["name"].as_str().unwrap_or_default();
+        let name = name.strip_prefix("pipe.").unwrap_or(name).to_string();
+        let mut actions = BTreeSet::new();
+        let mut fields = BTreeSet::new();
+        for k in t["key"].as_array().into_iter().flatten() {
+            fields.insert(short(k["name"].as_str().unwrap_or_default()));
+        }
+        for a in t["action_specs"].as_array().into_iter().flatten() {
+            actions.insert(short(a["name"].as_str().unwrap_or_default()));
+            for d in a["data"].as_array().into_iter().flatten() {
+                fields.insert(short(d["name"].as_str().unwrap_or_default()));
+            }
+        }
+        for d in t["data"].as_array().into_iter().flatten() {
+            let field = if d["singleton"].is_object() {
+                &d["singleton"]
+            } else {
+                d
+            };
+            fields.insert(short(field["name"].as_str().unwrap_or_default()));
+        }
+        out.insert(name, (actions, fields));
+    }
+    out
+}
+
+/// The problems of `script` (a `bfrt_python` set-up) against `names`: each `ig.T.` or `eg.T.`
+/// call's table, its `add_with_A` / `set_default_with_A` action and its keyword arguments.
+pub fn script_problems(script: &str, ingress: &str, names: &BfrtNames) -> Vec<String> {
+    let mut problems = Vec::new();
+    for line in script.lines().map(str::trim) {
+        let (control, rest) = if let Some(r) = line.strip_prefix("ig.") {
+            (ingress, r)
+        } else if let Some(r) = line.strip_prefix("eg.") {
+            ("HorusEgress", r)
+        } else {
+            continue;
+        };
+        let Some((table, call)) = rest.split_once('.') else {
+            continue;
+        };
+        let Some((method, args)) = call.split_once('(') else {
+            continue;
+        };
+        let key = format!("{control}.{table}");
+        let Some((actions, fields)) = names.get(&key) else {
+            problems.push(format!("no table {key}: {line}"));
+            continue;
+        };
+        let action = method
+            .strip_prefix("add_with_")
+            .or_else(|| method.strip_prefix("set_default_with_"));
+        if let Some(a) = action
+            && !actions.contains(a)
+        {
+            problems.push(format!("{key} has no action {a}: {line}"));
+        }
+        for arg in args.trim_end_matches(')').split(',') {
+            let Some((k, _)) = arg.split_once('=') else {
+                continue;
+            };
+            let k = k.trim();
+            if k != "REGISTER_INDEX" && !fields.contains(k) {
+                problems.push(format!("{key} has no field {k}: {line}"));
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `bfrt.json` of one table and one register, in the layout the BF-RT schema gives
+    /// (`tables[].name`, `key[].name`, `action_specs[].name` and `.data[].name`, `data[].singleton`).
+    const BFRT: &str = r#"{"tables": [
+        {"name": "pipe.HorusLeafIngress.pool_cfg", "table_type": "MatchAction_Direct",
+         "key": [{"id": 1, "name": "md.pool_id", "match_type": "Exact"}],
+         "action_specs": [{"id": 1, "name": "HorusLeafIngress.set_pool",
+                           "data": [{"id": 1, "name": "base"}, {"id": 2, "name": "n"}]}],
+         "data": []},
+        {"name": "pipe.HorusLeafIngress.members1", "table_type": "Register",
+         "key": [{"id": 1, "name": "$REGISTER_INDEX"}],
+         "data": [{"mandatory": false, "read_only": false,
+                   "singleton": {"id": 1, "name": "HorusLeafIngress.members1.f1"}}]}
+    ]}"#;
+
+    #[test]
+    fn a_set_up_is_checked_against_the_compiled_names() {
+        let names = bfrt_names(&serde_json::from_str(BFRT).unwrap());
+        let good = "ig.pool_cfg.add_with_set_pool(pool_id=1, base=0, n=8)\n\
+                    ig.members1.mod(REGISTER_INDEX=0, f1=65535)\n";
+        assert_eq!(
+            script_problems(good, "HorusLeafIngress", &names),
+            Vec::<String>::new()
+        );
+        let bad = "ig.pool_cfg.add_with_set_pools(pool_id=1)\n\
+                   ig.pool_cfg.add_with_set_pool(pool=1, base=0, n=8)\n\
+                   ig.members3.mod(REGISTER_INDEX=0, f1=1)\n\
+                   eg.pool_cfg.add_with_set_pool(pool_id=1)\n";
+        let p = script_problems(bad, "HorusLeafIngress", &names);
+        assert_eq!(p.len(), 4, "{p:#?}");
+        assert!(p[0].contains("no action set_pools"));
+        assert!(p[1].contains("no field pool"));
+        assert!(p[2].contains("no table HorusLeafIngress.members3"));
+        assert!(p[3].contains("no table HorusEgress.pool_cfg"));
+    }
+}
