@@ -433,3 +433,57 @@ mod tests {
         assert!(p[3].contains("no table HorusEgress.pool_cfg"));
     }
 }
+
+/// One line that says what the compiler made of `role`'s program, free of paths and of line
+/// numbers that move with unrelated edits: `leaf fits 12`, `leaf over 14` (compiled, more stages
+/// than Tofino 1 has), or `leaf refused <its first error>`.
+pub fn verdict(role: horus_model::config::Role, c: &Compiled) -> String {
+    match (c.ok, c.stages) {
+        (true, Some(s)) if s <= TOFINO_STAGES => format!("{role} fits {s}"),
+        (true, Some(s)) => format!("{role} over {s}"),
+        (true, None) => format!("{role} compiled, stages unknown"),
+        (false, _) => {
+            let first = c
+                .messages
+                .iter()
+                .find(|m| m.to_ascii_lowercase().contains("error"))
+                .or(c.messages.first())
+                .map_or("", String::as_str);
+            format!("{role} refused {}", without_location(first))
+        }
+    }
+}
+
+/// A compiler message without its `file(line):` or `file:line:col:` prefix.
+fn without_location(message: &str) -> String {
+    let m = message.trim();
+    for marker in [".p4(", ".p4:"] {
+        if let Some(at) = m.find(marker) {
+            let rest = &m[at + marker.len()..];
+            let skip = rest
+                .find(": ")
+                .map_or(rest.len(), |i| i + 2)
+                .min(rest.len());
+            return rest[skip..].trim().to_string();
+        }
+    }
+    m.to_string()
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::without_location;
+
+    #[test]
+    fn locations_are_taken_off_messages() {
+        assert_eq!(
+            without_location("/tmp/x-1/p4/horus_leaf.p4(185): error: too many conditions"),
+            "error: too many conditions"
+        );
+        assert_eq!(
+            without_location("/tmp/x-1/p4/horus_common.p4:12:3: error: bad"),
+            "error: bad"
+        );
+        assert_eq!(without_location("error: no file"), "error: no file");
+    }
+}
