@@ -180,26 +180,31 @@ pub fn compile(
     })
 }
 
-/// The lines of the compiler's output that say something about the program: its errors and
-/// warnings, each with the lines that follow it up to the next message; every line when it
-/// failed without a recognizable message.
+/// The compiler's errors, each with the lines that follow it up to the next message, then how
+/// many warnings it gave; every line when it failed without a recognizable error.
 fn messages(text: &str, success: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut in_message = false;
+    let mut warnings = 0;
+    let mut in_error = false;
     for line in text.lines() {
         let l = line.to_ascii_lowercase();
-        let starts = l.contains("error:") || l.contains("warning:") || l.contains("[--werror");
-        if starts {
+        if l.contains("error:") {
             out.push(line.to_string());
-            in_message = true;
-        } else if in_message && !line.trim().is_empty() && out.len() < 400 {
+            in_error = true;
+        } else if l.contains("warning:") {
+            warnings += 1;
+            in_error = false;
+        } else if in_error && !line.trim().is_empty() && out.len() < 400 {
             out.push(line.to_string());
         } else {
-            in_message = false;
+            in_error = false;
         }
     }
     if out.is_empty() && !success {
         out = text.lines().map(str::to_string).collect();
+    }
+    if warnings > 0 {
+        out.push(format!("({warnings} warnings)"));
     }
     out
 }
