@@ -241,12 +241,7 @@ fn p4_compile(
         if let Some(path) = config {
             let cfg = horus_model::config::Config::from_file(path)?;
             if cfg.switch.role == role {
-                let bfrt_path = c.out.join("bfrt.json");
-                let bfrt: serde_json::Value = serde_json::from_str(
-                    &fs::read_to_string(&bfrt_path)
-                        .with_context(|| format!("reading {}", bfrt_path.display()))?,
-                )
-                .with_context(|| format!("parsing {}", bfrt_path.display()))?;
+                let bfrt = compile::read_json(&c.out.join("bfrt.json"))?;
                 let script = &rtl_gen::p4::setup(&cfg)?[0].content;
                 let ingress = rtl_gen::p4::emit::ingress_control(role);
                 let problems =

@@ -47,11 +47,7 @@ fn both_programs_compile_and_fit_tofino_1_and_the_set_up_names_what_they_have() 
         if !c.fits() {
             continue;
         }
-        let bfrt: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(c.out.join("bfrt.json"))
-                .expect("the compiler wrote bfrt.json"),
-        )
-        .unwrap();
+        let bfrt = compile::read_json(&c.out.join("bfrt.json")).unwrap();
         let names = compile::bfrt_names(&bfrt);
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../configs")

@@ -209,14 +209,17 @@ fn messages(text: &str, success: bool) -> Vec<String> {
     out
 }
 
+/// A JSON file the compiler wrote.
+pub fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
 /// The stages the program's tables take: one more than the highest `stage_number` of any table
 /// in `pipe/context.json`.
 fn stages_used(out: &Path) -> Result<Option<u32>> {
-    let path = out.join("pipe/context.json");
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let json = read_json(&out.join("pipe/context.json"))?;
     let mut highest: Option<u64> = None;
     let mut stack = vec![&json];
     while let Some(v) = stack.pop() {
@@ -237,11 +240,7 @@ fn stages_used(out: &Path) -> Result<Option<u32>> {
 /// The figures of `pipe/logs/metrics.json`: the MAU's totals and the normal PHV containers'
 /// occupancy by width.
 fn metrics(out: &Path) -> Result<Vec<Figure>> {
-    let path = out.join("pipe/logs/metrics.json");
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let json = read_json(&out.join("pipe/logs/metrics.json"))?;
     let mut figures = Vec::new();
     if let Some(mau) = json.get("mau").and_then(serde_json::Value::as_object) {
         for key in [
