@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, ensure};
 use hdrhistogram::Histogram;
 use horus_model::wire::{Endpoint, HorusHeader, PacketType};
-use horus_sim::workload::ServiceTime;
+use horus_workload::service::ServiceTime;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use serde::Serialize;
@@ -234,7 +234,7 @@ pub fn run(
         let mut link = link;
         std::thread::spawn(move || -> Result<(f64, f64)> {
             precise_sleeps();
-            let mut rng = horus_sim::rng::SimRng::seed_from_u64(cfg.seed);
+            let mut rng = horus_workload::rng::SimRng::seed_from_u64(cfg.seed);
             let gap = Exp::new(cfg.rate).context("the arrival rate")?;
             let mut at = 0.0f64;
             let mut in_trace = cfg.trace.iter().flatten();

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use hdrhistogram::Histogram;
-use horus_sim::workload::ServiceTime;
+use horus_workload::service::ServiceTime;
 use serde::{Deserialize, Serialize};
 
 use crate::client::Policy;

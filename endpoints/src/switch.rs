@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use horus_host_driver::controller::{Controller, Micros};
+#[cfg(feature = "cosim")]
 use horus_host_driver::device::cosim::CosimDevice;
 use horus_host_driver::device::model::ModelDevice;
 use horus_host_driver::{Device, Switch};
@@ -42,7 +43,7 @@ use crate::link::{self, MAX_DATAGRAM};
 pub enum Engine {
     /// The reference model (`horus_model`).
     Model,
-    /// The generated Verilog, Verilated.
+    /// The generated Verilog, Verilated (in a build with the `cosim` feature).
     Rtl,
 }
 
@@ -113,6 +114,7 @@ pub struct SoftSwitch {
 }
 
 /// How many cycles the RTL may take to take in a frame and let its passes leave.
+#[cfg(feature = "cosim")]
 const DRAIN_CYCLES: u64 = 20_000;
 
 impl SoftSwitch {
@@ -129,7 +131,10 @@ impl SoftSwitch {
         let what = format!("{} switch {} ({engine:?})", cfg.switch.role, cfg.switch.id);
         let dev = match engine {
             Engine::Model => Device::Model(Box::new(ModelDevice::fresh(cfg, seed, &what)?)),
+            #[cfg(feature = "cosim")]
             Engine::Rtl => Device::Cosim(Box::new(CosimDevice::fresh(cfg, seed, &what)?)),
+            #[cfg(not(feature = "cosim"))]
+            Engine::Rtl => bail!("{}", horus_host_driver::device::NO_COSIM),
         };
         let mut sw = Switch::open(dev)?;
         sw.apply(cfg)
@@ -169,6 +174,7 @@ impl SoftSwitch {
     fn take_outputs(&mut self) -> Result<Vec<OutFrame>> {
         Ok(match &mut self.sw.regs {
             Device::Model(d) => d.take_outputs(),
+            #[cfg(feature = "cosim")]
             Device::Cosim(d) => {
                 d.drain(DRAIN_CYCLES)?;
                 d.take_outputs()
@@ -185,6 +191,7 @@ impl SoftSwitch {
             Device::Model(d) => {
                 d.frame(frame, now as u32);
             }
+            #[cfg(feature = "cosim")]
             Device::Cosim(d) => d.send(frame),
             _ => unreachable!("a software switch runs on the model or the RTL"),
         }

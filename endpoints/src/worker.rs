@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use horus_model::wire::{Endpoint, HorusFrame, HorusHeader, PacketType};
-use horus_sim::workload::ServiceTime;
+use horus_workload::service::ServiceTime;
 use rand::SeedableRng;
 use serde::Serialize;
 
@@ -124,7 +124,7 @@ pub const MAX_SERVICE: Duration = Duration::from_secs(10);
 /// [`MAX_SERVICE`]) and echoes the task's `app_data` with the service time it took in word 0
 /// (nanoseconds).
 pub fn synthetic(service: Service, work: Work, seed: u64) -> Handler {
-    let mut rng = horus_sim::rng::SimRng::seed_from_u64(seed);
+    let mut rng = horus_workload::rng::SimRng::seed_from_u64(seed);
     Box::new(move |t: &Task| {
         let d = match &service {
             Service::Payload => Duration::from_nanos(t.payload.run_ns),

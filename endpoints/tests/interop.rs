@@ -11,7 +11,7 @@ use horus_endpoints::client::{self, ClientConfig, Policy};
 use horus_endpoints::link;
 use horus_endpoints::worker::{self, Service, Work};
 use horus_model::wire::{self, HorusHeader, PacketType};
-use horus_sim::workload::ServiceTime;
+use horus_workload::service::ServiceTime;
 use pcap_file::DataLink;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use serde_json::Value;

@@ -16,7 +16,7 @@ use horus_endpoints::switch::{self, ControllerOpts, Engine, RunOpts, SoftSwitch}
 use horus_endpoints::worker::{self, Service, SlotStats, Work};
 use horus_model::config::Config;
 use horus_model::wire::{HorusHeader, PacketType};
-use horus_sim::workload::ServiceTime;
+use horus_workload::service::ServiceTime;
 
 fn topo(test: u8, workers: u16) -> Topology {
     Topology::new(

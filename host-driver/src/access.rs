@@ -1,7 +1,7 @@
 //! Register access: 32-bit reads and writes at byte offsets of the switch's AXI4-Lite window,
-//! and the map's rules for them (`horus_pipeline::regmap`, the one definition).
+//! and the map's rules for them (`horus_regs::regmap`, the one definition).
 
-use horus_pipeline::regmap::{self, Access, Field};
+use horus_regs::regmap::{self, Access, Field};
 use thiserror::Error;
 
 /// Why an access failed.

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::Regs;
 use crate::driver::{DriverError, Switch};
-use horus_pipeline::regmap;
+use horus_regs::regmap;
 
 /// `src_id` of a WORKER_ID that asks for any free ID.
 pub const ANY_ID: u16 = 0xffff;

@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use horus_model::config::{Config, Role, Sizes};
 use horus_model::fixed::Load;
 use horus_model::sched::{ControlOp, DropReason, Params, Scheduler, Stage, config_ops};
-use horus_pipeline::cfg::SPINES;
-use horus_pipeline::presets::{PRESETS, Preset};
-use horus_pipeline::readback::{self, RB_WORDS};
-use horus_pipeline::regmap::{self, RegFile};
+use horus_regs::SPINES;
+use horus_regs::presets::{PRESETS, Preset};
+use horus_regs::readback::{self, RB_WORDS};
+use horus_regs::regmap::{self, RegFile};
 use thiserror::Error;
 
 use crate::access::{self, AccessError, Regs};

@@ -4,7 +4,7 @@
 //! every device a switch runs on ([`device`]: a card's PCIe BAR, the Verilated RTL, the
 //! reference model, a dry run), and the driver that programs, reads and repairs a switch through
 //! it ([`driver::Switch`]). `horusctl` is its command line. The register map is
-//! `horus_pipeline::regmap`'s, the configuration `horus_model::config`'s, and every control
+//! `horus_regs::regmap`'s, the configuration `horus_model::config`'s, and every control
 //! operation is validated and computed by the model (`horus_model::sched`).
 
 pub mod access;

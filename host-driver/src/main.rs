@@ -33,9 +33,9 @@ use horus_model::config::{Config, Role};
 use horus_model::fixed::Load;
 use horus_model::sched::{ControlOp, NodeAddr, Scheduler, Stage};
 use horus_model::wire::{Endpoint, MacAddr};
-use horus_pipeline::board::boards::{self, Board};
-use horus_pipeline::readback::{self, RB_WORDS};
-use horus_pipeline::regmap::{self, RegFile};
+use horus_regs::boards::{self, Board};
+use horus_regs::readback::{self, RB_WORDS};
+use horus_regs::regmap::{self, RegFile};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -248,8 +248,8 @@ fn register(s: &str) -> Result<(u32, Option<&'static regmap::Field>)> {
 }
 
 /// The hardware preset with `cfg`'s table sizes, or why none fits.
-fn hardware_preset(cfg: &Config) -> Result<horus_pipeline::presets::Preset> {
-    let p = horus_pipeline::presets::PRESETS
+fn hardware_preset(cfg: &Config) -> Result<horus_regs::presets::Preset> {
+    let p = horus_regs::presets::PRESETS
         .iter()
         .find(|p| p.role == cfg.switch.role && p.sizes() == cfg.sizes)
         .copied();
@@ -258,7 +258,7 @@ fn hardware_preset(cfg: &Config) -> Result<horus_pipeline::presets::Preset> {
             "no hardware preset of a {} has the sizes {:?}; the presets: {}",
             cfg.switch.role,
             cfg.sizes,
-            horus_pipeline::presets::PRESETS
+            horus_regs::presets::PRESETS
                 .iter()
                 .filter(|p| p.role == cfg.switch.role)
                 .map(|p| format!("{} {:?}", p.name, p.sizes()))
@@ -485,7 +485,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             if let Some(v) = verilog {
                 let text = std::fs::read_to_string(&v)
                     .with_context(|| format!("reading {}", v.display()))?;
-                let h = rtl_gen::identity::build_hash(&text)
+                let h = horus_regs::identity::build_hash(&text)
                     .with_context(|| format!("{}", v.display()))?;
                 if h != i.build_hash {
                     bail!(

@@ -45,7 +45,7 @@ fn workers_removed_and_added_while_tasks_stream_through_the_rtl() {
     );
     assert_eq!(
         sw.ident.build_hash,
-        rtl_gen::identity::build_hash(&v).unwrap()
+        horus_regs::identity::build_hash(&v).unwrap()
     );
     assert_ne!(sw.ident.build_hash, 0);
     let applied = sw.apply(&cfg).unwrap();

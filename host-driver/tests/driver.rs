@@ -8,8 +8,8 @@ use horus_host_driver::driver::{DriverError, Switch, plan};
 use horus_host_driver::{AccessError, Regs};
 use horus_model::config::Config;
 use horus_model::sched::{ControlOp, Scheduler, Stage};
-use horus_pipeline::readback;
-use horus_pipeline::regmap;
+use horus_regs::readback;
+use horus_regs::regmap;
 
 fn example(name: &str) -> Config {
     let p = format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"));

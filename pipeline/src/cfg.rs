@@ -5,7 +5,7 @@
 use rust_hdl::prelude::*;
 
 /// Spines a leaf can signal (searched in order, like the model's spine list).
-pub const SPINES: usize = 4;
+pub use horus_regs::SPINES;
 
 /// A spine's address.
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]

@@ -99,15 +99,12 @@ pub struct PoolAvgEntry {
 /// read-back's encoding of the model's entry, and the tests', use this definition; the stage
 /// keeps it with adds alone.
 pub fn margins(own: i128, reported: u64, delta: u32) -> (Wide, Wide) {
-    let hi = i128::from(reported) + i128::from(delta);
-    let up = own - (hi << 16);
-    let down = own - ((i128::from(reported) - i128::from(delta) + 1) << 16);
+    let (up, down) = horus_regs::readback::margins(own, reported, delta);
     (wide(up), wide(down))
 }
 
-/// `x` on [`WIDE`](crate::arith::WIDE) bits, two's complement.
-fn wide(x: i128) -> Wide {
-    let u = x as u128;
+/// A [`WIDE`](crate::arith::WIDE)-bit two's-complement value given in the low bits of `u`.
+fn wide(u: u128) -> Wide {
     (Wide::from((u >> 64) as u64 & 3) << 64) | Wide::from(u as u64)
 }
 

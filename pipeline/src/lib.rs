@@ -33,7 +33,7 @@ pub mod pass;
 pub mod phv;
 pub mod presets;
 pub mod readback;
-pub mod regmap;
+pub use horus_regs::regmap;
 pub mod stages;
 pub mod switch;
 pub mod table;

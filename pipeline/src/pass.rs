@@ -6,7 +6,7 @@ use crate::parser::{CLASS_HORUS, Parsed};
 use crate::phv::Phv;
 use horus_model::config::Role;
 use horus_model::sched::{ControlOp, Decision, DropReason, PassResult, Scheduler, Signal, Target};
-use horus_model::wire::{HorusHeader, MacAddr};
+use horus_model::wire::HorusHeader;
 
 /// The parser's verdict for a well-formed Horus frame carrying `h`.
 pub fn parsed(h: &HorusHeader) -> Parsed {
@@ -22,10 +22,7 @@ pub fn parsed(h: &HorusHeader) -> Parsed {
     }
 }
 
-/// A MAC address as the 48-bit number the descriptor carries (first byte most significant).
-pub fn mac_bits(mac: MacAddr) -> u64 {
-    mac.0.iter().fold(0, |acc, &b| acc << 8 | u64::from(b))
-}
+pub use horus_regs::mac_bits;
 
 /// The control pass for `op` as the host issues it when the scheduler's state is `m`: it carries
 /// the values the host computes (`Scheduler::host_values`). The host validates `op` first

@@ -1,6 +1,7 @@
 //! The datapath of a switch (ingress, core, egress) against the model's `FrameSwitch`.
 
 use horus_model::config::Role;
+use horus_pipeline::presets::Build;
 use horus_pipeline::switch::HorusSwitch;
 use rust_hdl::prelude::*;
 

@@ -2,7 +2,7 @@
 //!
 //! Everything generated from the project's single sources of truth: the switches' Verilog (from
 //! `horus-pipeline` at a size preset), the register map of their AXI4-Lite port (from
-//! `horus_pipeline::regmap`), the wire format (from `horus_model::wire`) and the stage plan (from
+//! `horus_regs::regmap`), the wire format (from `horus_model::wire`) and the stage plan (from
 //! `horus_model::sched::plan`). `cargo run -p rtl-gen` writes them into `build/`.
 //!
 //! Each generated output is one module of [`outputs`] implementing [`Output`], listed once in
@@ -12,7 +12,7 @@
 
 pub mod boards;
 pub mod check;
-pub mod identity;
+pub use horus_regs::identity;
 pub mod outputs;
 pub mod p4;
 

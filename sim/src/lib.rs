@@ -39,7 +39,7 @@ pub mod plot;
 pub mod policy;
 pub mod pydict;
 pub mod queue;
-pub mod rng;
+pub use horus_workload::rng;
 pub mod shard;
 pub mod sweep;
 pub mod topology;

@@ -10,7 +10,7 @@ use clap::Parser;
 use horus_endpoints::client::{self, ClientConfig, Policy};
 use horus_endpoints::demo::{ClientOutput, scaled};
 use horus_endpoints::link;
-use horus_sim::workload::ServiceTime;
+use horus_workload::service::ServiceTime;
 
 /// Sends tasks to a pool through a scheduler at Poisson arrival times and measures their
 /// response times: a progress line each second, a summary at the end, the results as JSON and the

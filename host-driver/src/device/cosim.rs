@@ -11,7 +11,7 @@ use horus_cosim::verilated::{Dut, Model};
 use horus_model::config::Config;
 use horus_model::sched::frame::OutFrame;
 use horus_pipeline::egress::TUSER_LEN_SHIFT;
-use horus_pipeline::presets::Preset;
+use horus_regs::presets::Preset;
 
 use crate::access::{AccessError, Regs};
 
@@ -40,7 +40,7 @@ impl CosimDevice {
     /// timeout, generator seeded with `seed`: the Verilog is generated and Verilated (cached
     /// under `target/cosim/`), nothing is configured.
     pub fn fresh(cfg: &Config, seed: u64, what: &str) -> Result<CosimDevice, AccessError> {
-        let preset = horus_pipeline::presets::PRESETS
+        let preset = horus_regs::presets::PRESETS
             .iter()
             .find(|p| p.role == cfg.switch.role && p.sizes() == cfg.sizes)
             .copied()

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `pci:BDF[,bar=N][,base=ADDR]` | a card: BAR `N` (default 2) of PCI device `BDF`, the switch at `ADDR` (default 0x100000, the OpenNIC shell's `box_250mhz`) |
 //! | `file:PATH[,base=ADDR]` | the same access to a file standing for a BAR |
-//! | `cosim:CONFIG` | the generated Verilog of CONFIG's preset, Verilated, freshly loaded |
+//! | `cosim:CONFIG` | the generated Verilog of CONFIG's preset, Verilated, freshly loaded (built with the `cosim` feature) |
 //! | `model:CONFIG` | the reference model of CONFIG's switch, freshly loaded |
 //! | `dry-run[:CONFIG]` | the accesses written as a script, answered by the model of a fresh switch (CONFIG defaults to the one the command applies) |
 //!
@@ -12,6 +12,7 @@
 //! `model:` start from a fresh switch; a program that embeds the library (the tests, a software
 //! switch) keeps one and drives it with every command.
 
+#[cfg(feature = "cosim")]
 pub mod cosim;
 pub mod model;
 pub mod pci;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use horus_model::config::Config;
 
 use crate::access::{AccessError, Regs};
+#[cfg(feature = "cosim")]
 pub use cosim::CosimDevice;
 pub use model::ModelDevice;
 pub use pci::PciBar;
@@ -29,6 +31,10 @@ pub use record::Recorder;
 
 /// The generator seed of simulated switches (the model's default, as `rtl-gen` uses).
 pub const SIM_SEED: u64 = horus_model::rng::DEFAULT_SEED;
+
+/// Why a `cosim:` device does not open in a build without the Verilated RTL.
+pub const NO_COSIM: &str = "the cosim: device (the Verilated RTL) is not in this build: \
+build with `cargo build --release -p horus-host-driver --features cosim` (needs Verilator)";
 
 /// A device by name, before it is opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,6 +125,7 @@ impl std::str::FromStr for DeviceSpec {
 /// An open device.
 pub enum Device {
     Pci(PciBar),
+    #[cfg(feature = "cosim")]
     Cosim(Box<CosimDevice>),
     Model(Box<ModelDevice>),
     DryRun(Box<Recorder<ModelDevice>>),
@@ -135,11 +142,14 @@ impl Device {
         Ok(match spec {
             DeviceSpec::Pci { bdf, bar, base } => Device::Pci(PciBar::open(bdf, *bar, *base)?),
             DeviceSpec::File { path, base } => Device::Pci(PciBar::open_path(path, *base)?),
+            #[cfg(feature = "cosim")]
             DeviceSpec::Cosim(p) => Device::Cosim(Box::new(CosimDevice::fresh(
                 &config(p)?,
                 SIM_SEED,
                 &format!("cosim:{}", p.display()),
             )?)),
+            #[cfg(not(feature = "cosim"))]
+            DeviceSpec::Cosim(_) => return Err(AccessError::Device(NO_COSIM.into())),
             DeviceSpec::Model(p) => Device::Model(Box::new(ModelDevice::fresh(
                 &config(p)?,
                 SIM_SEED,
@@ -173,6 +183,7 @@ impl Device {
     fn regs(&mut self) -> &mut dyn Regs {
         match self {
             Device::Pci(d) => d,
+            #[cfg(feature = "cosim")]
             Device::Cosim(d) => d.as_mut(),
             Device::Model(d) => d.as_mut(),
             Device::DryRun(d) => d.as_mut(),
@@ -202,6 +213,7 @@ impl Regs for Device {
     fn describe(&self) -> String {
         match self {
             Device::Pci(d) => d.describe(),
+            #[cfg(feature = "cosim")]
             Device::Cosim(d) => d.describe(),
             Device::Model(d) => d.describe(),
             Device::DryRun(d) => d.describe(),

@@ -8,8 +8,8 @@
 use horus_model::config::{Config, Role};
 use horus_model::sched::frame::{FramePass, FrameResult, FrameSwitch, InFrame, OutFrame};
 use horus_model::sched::{DropReason, Stage};
-use horus_pipeline::readback::{self, RB_WORDS};
-use horus_pipeline::regmap::{self, RegFile};
+use horus_regs::readback::{self, RB_WORDS};
+use horus_regs::regmap::{self, RegFile};
 
 use crate::access::{AccessError, Regs};
 

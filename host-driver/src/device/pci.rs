@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use memmap2::{MmapOptions, MmapRaw};
 
 use crate::access::{AccessError, Regs};
-use horus_pipeline::regmap;
+use horus_regs::regmap;
 
 /// The window's size: the register map (a page; the map is 512 bytes).
 const WINDOW: usize = 4096;

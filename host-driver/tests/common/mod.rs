@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use horus_model::config::Config;
-use horus_model::wire::{Endpoint, HorusHeader, PacketType};
+use horus_model::wire::{self, Endpoint, HorusFrame, HorusHeader, MacAddr, PacketType};
+use std::net::Ipv4Addr;
 
 /// A leaf of the `small` preset with pool 1 (capacity 8), reporting to spine 1 on port 2.
 pub const LEAF: &str = r#"
@@ -51,9 +52,19 @@ pub fn leaf(nodes: &[u16], link_at: u16) -> Config {
 
 /// A frame of `pkt_type` from `from` to the leaf, for pool `pool`, `src_id` as given.
 pub fn frame(from: Endpoint, pkt_type: PacketType, pool: u16, src_id: u16) -> Vec<u8> {
-    horus_cosim::traffic::horus_frame_from(
-        from,
-        HorusHeader {
+    HorusFrame {
+        src: from,
+        dst: Endpoint {
+            mac: MacAddr([2, 0, 0, 0, 0, 7]),
+            ip: Ipv4Addr::new(10, 0, 0, 7),
+            udp_port: wire::HORUS_UDP_PORT,
+        },
+        ip_id: 1,
+        ttl: 64,
+        dscp_ecn: 0,
+        dont_fragment: true,
+        udp_checksum: 0,
+        header: HorusHeader {
             pkt_type,
             more_packets: false,
             pool_id: pool,
@@ -62,5 +73,7 @@ pub fn frame(from: Endpoint, pkt_type: PacketType, pool: u16, src_id: u16) -> Ve
             qlen: 0,
             seq_num: 0,
         },
-    )
+        payload: Vec::new(),
+    }
+    .to_bytes()
 }

@@ -21,7 +21,7 @@
 pub mod arbiter;
 pub mod axil_cdc;
 pub mod board_switch;
-pub mod boards;
+pub use horus_regs::boards;
 pub mod demux;
 pub mod netfpga;
 pub mod opennic;

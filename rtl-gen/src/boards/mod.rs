@@ -13,7 +13,7 @@ use crate::GeneratedFile;
 use anyhow::{Result, bail};
 use horus_model::config::{Config, Role};
 use horus_pipeline::board::boards::{Board, Shell};
-use horus_pipeline::presets::{self, Preset, WithTop};
+use horus_pipeline::presets::{self, Build, Preset, WithTop};
 use rust_hdl::prelude::Block;
 use std::path::Path;
 

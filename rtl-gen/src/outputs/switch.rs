@@ -4,7 +4,7 @@
 
 use crate::{GeneratedFile, Output, Params};
 use anyhow::{Context, Result};
-use horus_pipeline::presets::{self, Preset, WithTop};
+use horus_pipeline::presets::{self, Build, Preset, WithTop};
 use rust_hdl::prelude::Block;
 
 /// The switches of [`Params::roles`].

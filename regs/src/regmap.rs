@@ -1,5 +1,5 @@
 //! The register map of the AXI4-Lite control port: the one definition. `rtl-gen` writes it as JSON
-//! and as a C header; the AXI4-Lite block (`axil.rs`) implements it and a test writes every field
+//! and as a C header; the AXI4-Lite block (`horus_pipeline::axil`) implements it and a test writes every field
 //! through the port and checks where it lands; the host driver reads it from here.
 //!
 //! 32-bit registers at byte address `4 * word`. A field wider than 32 bits (a MAC address, the
@@ -77,7 +77,7 @@ pub const ID_VALUE: u32 = 0x484f_5255;
 /// map is not the one it was built with. Raised whenever a field moves or changes meaning.
 pub const MAP_VERSION: u32 = 2;
 /// What the generated Verilog holds in `BUILD_HASH` until `rtl-gen` stamps it: the hash is taken
-/// over the text with this value in place, then written over it (`rtl_gen::identity`).
+/// over the text with this value in place, then written over it ([`crate::identity`]).
 pub const BUILD_HASH_PLACEHOLDER: u32 = 0xb17d_4a54;
 /// Words of the register map (the read-back's `RB_DATA*` reach past 64).
 pub const WORDS: usize = 128;
@@ -90,8 +90,8 @@ pub const SPINE_WORDS: usize = 4;
 
 use Access::*;
 
-use crate::cfg::SPINES;
-use crate::pass::mac_bits;
+use crate::SPINES;
+use crate::mac_bits;
 use crate::readback::table_number;
 use horus_model::config::{Config, Role};
 use horus_model::fixed::{Load, MAX_WORKERS};

@@ -1,5 +1,5 @@
 //! The bitstream's identity: `BUILD_HASH`, a hash of the generated Verilog that the switch
-//! answers at its register (`horus_pipeline::regmap`), so that a host can tell which build a card
+//! answers at its register ([`crate::regmap`]), so that a host can tell which build a card
 //! runs.
 //!
 //! The switch's Verilog holds [`BUILD_HASH_PLACEHOLDER`] in that register's constant. [`stamp`]
@@ -7,8 +7,8 @@
 //! [`build_hash`] recomputes it from a stamped file (the placeholder put back), so that the
 //! register of a running card can be checked against a Verilog file.
 
+use crate::regmap::BUILD_HASH_PLACEHOLDER;
 use anyhow::{Result, bail};
-use horus_pipeline::regmap::BUILD_HASH_PLACEHOLDER;
 use sha2::{Digest, Sha256};
 
 /// How the emitted Verilog writes a 32-bit constant.

@@ -20,7 +20,7 @@ pub enum Stream {
     /// the prefilled queues of shard `s`.
     Workload,
     /// Choice of the spine scheduler that receives each task (the index is the shard, 0 when
-    /// the run is not sharded; see [`crate::shard`]).
+    /// the run is not sharded; see `horus_sim::shard`).
     Entry,
     /// Decisions of the scheduling policy (the index is the shard).
     Policy,
