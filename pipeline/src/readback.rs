@@ -200,7 +200,11 @@ mod tests {
             assert_eq!(hw, host, "{}", stage.table_name());
             widest = widest.max(hw.iter().map(|f| f.1).sum::<usize>());
         }
-        assert_eq!(RB_BITS, widest.div_ceil(32) * 32, "the widest entry in whole words");
+        assert_eq!(
+            RB_BITS,
+            widest.div_ceil(32) * 32,
+            "the widest entry in whole words"
+        );
     }
 
     /// The model's entries packed through the hardware types are the host's encoding, bit for
