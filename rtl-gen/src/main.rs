@@ -194,16 +194,16 @@ fn p4_target(
              every rule of the structural check holds",
             r.stages, r.tables, r.registers, r.register_actions, r.paths
         );
-        if !r.salu_notes.is_empty() {
-            let notes: Vec<String> = r
-                .salu_notes
-                .iter()
-                .map(|(n, c)| format!("{n} ({c})"))
-                .collect();
+        if r.refusals.is_empty() {
+            println!("{role}: nothing bf-p4c is known to refuse");
+        } else {
             println!(
-                "{role}: register actions with more comparisons than a stateful ALU's two (for Intel's compiler to split): {}",
-                notes.join(", ")
+                "{role}: {} construct(s) bf-p4c refuses (docs/p4.md), the program does not compile yet:",
+                r.refusals.len()
             );
+            for f in &r.refusals {
+                println!("  {f}");
+            }
         }
     }
     Ok(())

@@ -44,6 +44,27 @@ fn both_programs_compile_and_fit_tofino_1_and_the_set_up_names_what_they_have() 
         let c = compile::compile(&compiler, &dir, &texts, &program).unwrap();
         println!("{}", compile::report(role, &c));
         verdicts.push(compile::verdict(role, &c));
+        // The checker learned from the compiler: every error of a kind it has a rule for is
+        // among its findings for this program, and a program it finds nothing refused in is not
+        // refused for one of those reasons.
+        let text = &texts.iter().find(|(n, _)| n.ends_with(&program)).unwrap().1;
+        let common = &texts
+            .iter()
+            .find(|(n, _)| n.ends_with("horus_common.p4"))
+            .unwrap()
+            .1;
+        let found = rtl_gen::p4::check::check(role, text, common)
+            .unwrap()
+            .refusals;
+        for e in compile::errors(&c) {
+            match compile::checker_rule(e) {
+                Some(rule) => assert!(
+                    found.iter().any(|f| f.rule == rule),
+                    "{role}: bf-p4c refused {e:?}, a {rule} the checker did not find"
+                ),
+                None => println!("{role}: bf-p4c's error is no rule of the checker yet: {e}"),
+            }
+        }
         if !c.fits() {
             continue;
         }

@@ -15,9 +15,12 @@
 //! - the Horus header's fields, the packet types, the drop reasons, the UDP port and the
 //!   `classify` entries equal `horus_model`'s.
 //!
-//! What it cannot check without Intel's compiler: whether each register action fits a stateful
-//! ALU (two comparisons, two computed values, small constants), PHV allocation, table memory.
-//! [`Report::salu_notes`] lists the register actions with more than two comparisons.
+//! It also finds the constructs Intel's compiler (bf-p4c) refused in these programs
+//! ([`Report::refusals`]: more than two comparisons in a register action, a slice of the register
+//! value in its condition, a conditional value in an action chosen by a field, a non-zero
+//! constant in a mirror's field list), so that CI, which cannot build the compiler, still catches
+//! them. What it cannot check without the compiler: the rest of what a stateful ALU can compute,
+//! PHV allocation, table memory.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,10 +51,48 @@ pub struct Report {
     /// Tables applied at more than one place (in branches that exclude each other: the checker
     /// holds every path to one application).
     pub shared_tables: usize,
-    /// Register actions with more comparisons than a Tofino 1 stateful ALU has (two), with the
-    /// count: Intel's compiler would have to split them, or reject them.
-    pub salu_notes: Vec<(String, usize)>,
+    /// What Intel's compiler (bf-p4c) refuses that the checker finds without it, one line each,
+    /// `rule: where` ([`Refusal`]). The rules come from bf-p4c's verdicts on these programs
+    /// (`docs/p4.md`); a program with a refusal does not compile, so a new one fails the pinned
+    /// list in `rtl-gen/tests/p4.rs`, and the list only shrinks.
+    pub refusals: Vec<Refusal>,
 }
+
+/// A construct bf-p4c refuses for Tofino 1, found by the structural checker.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Refusal {
+    /// The rule (one of [`REFUSAL_RULES`]).
+    pub rule: &'static str,
+    /// Where: the register action, action or list.
+    pub at: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.rule, self.at)
+    }
+}
+
+/// A register action with more comparisons than a stateful ALU's two comparison units
+/// (bf-p4c: "needs N comparisons but the device only has 2 comparison units").
+pub const SALU_COMPARISONS: &str = "salu-comparisons";
+/// A slice of the register value in a register action's condition (bf-p4c: "slice of register
+/// value in condition is not supported").
+pub const SALU_SLICE: &str = "salu-slice-in-condition";
+/// A conditional value (`c ? a : b`) in an action whose condition reads a field (bf-p4c:
+/// "Conditions in an action must be simple comparisons of an action data parameter").
+pub const ACTION_CONDITION: &str = "action-condition-on-field";
+/// A non-zero constant in a mirror, resubmit or digest field list (bf-p4c: "Non-zero constant
+/// value ... in digest field list is not supported on tofino").
+pub const LIST_CONSTANT: &str = "constant-in-field-list";
+
+/// The rules of [`Refusal`].
+pub const REFUSAL_RULES: [&str; 4] = [
+    SALU_COMPARISONS,
+    SALU_SLICE,
+    ACTION_CONDITION,
+    LIST_CONSTANT,
+];
 
 // ---------------------------------------------------------------------------------------------
 // Tokens
@@ -236,6 +277,8 @@ struct RegisterAction {
     register: String,
     body: Effects,
     comparisons: usize,
+    /// A slice of the register value (`v[..]`, `v.lo[..]`) inside an `if` condition.
+    slice_in_condition: bool,
 }
 
 #[derive(Debug)]
@@ -258,6 +301,8 @@ struct Control {
     counters: BTreeSet<String>,
     register_actions: BTreeMap<String, RegisterAction>,
     actions: BTreeMap<String, Effects>,
+    /// Actions with a conditional value whose condition reads a field.
+    field_conditions: BTreeSet<String>,
     tables: BTreeMap<String, Table>,
     apply: Vec<Stmt>,
     apply_sites: BTreeMap<String, usize>,
@@ -362,6 +407,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                         register,
                         body: e,
                         comparisons,
+                        slice_in_condition: slice_in_condition(body)?,
                     },
                 );
                 i = end;
@@ -370,8 +416,11 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                 let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
                 let params_end = closing(toks, i + 2)?;
                 let end = closing(toks, params_end)?;
-                c.actions
-                    .insert(name, statements(&toks[params_end + 1..end - 1]));
+                let body = &toks[params_end + 1..end - 1];
+                if condition_on_field(body) {
+                    c.field_conditions.insert(name.clone());
+                }
+                c.actions.insert(name, statements(body));
                 i = end;
             }
             Tok::Word(w) if w == "table" => {
@@ -420,6 +469,76 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
         }
     }
     Ok(c)
+}
+
+/// Whether a register action's body (`void apply(inout T v, ...) { ... }`) slices its register
+/// value (`v`, `v.lo`, `v.hi`) inside the condition of an `if`.
+fn slice_in_condition(body: &[Tok]) -> Result<bool> {
+    // `inout T v` or `inout T<..> v`: the first word after the type.
+    let value = body
+        .iter()
+        .position(|t| word(Some(t)) == Some("inout"))
+        .and_then(|at| {
+            let mut k = at + 2;
+            if is(body.get(k), "<") {
+                while k < body.len() && !is(body.get(k), ">") {
+                    k += 1;
+                }
+                k += 1;
+            }
+            word(body.get(k)).map(str::to_string)
+        });
+    let Some(v) = value else {
+        return Ok(false);
+    };
+    let mut i = 0;
+    while i + 1 < body.len() {
+        if word(body.get(i)) == Some("if") && is(body.get(i + 1), "(") {
+            let end = closing(body, i + 1)?;
+            let cond = &body[i + 2..end - 1];
+            let sliced = cond.windows(2).any(|w| {
+                matches!(&w[0], Tok::Word(x) if *x == v || x.starts_with(&format!("{v}.")))
+                    && is(Some(&w[1]), "[")
+            });
+            if sliced {
+                return Ok(true);
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(false)
+}
+
+/// Whether an action's statements choose a value by a condition that reads a field
+/// (`x = (md.f == 0 ? a : b)`): the condition of each `?` runs back to its unmatched `(` (or the
+/// statement's `=`).
+fn condition_on_field(body: &[Tok]) -> bool {
+    body.iter().enumerate().any(|(q, t)| {
+        if !is(Some(t), "?") {
+            return false;
+        }
+        let mut depth = 0;
+        let mut k = q;
+        while k > 0 {
+            k -= 1;
+            match &body[k] {
+                Tok::Punct(")") | Tok::Punct("]") => depth += 1,
+                Tok::Punct("(") if depth == 0 => break,
+                Tok::Punct("(") | Tok::Punct("[") => depth -= 1,
+                Tok::Punct("=") | Tok::Punct(";") | Tok::Punct("?") | Tok::Punct(":")
+                    if depth == 0 =>
+                {
+                    break;
+                }
+                _ => {}
+            }
+        }
+        body[k + 1..q]
+            .iter()
+            .any(|t| matches!(t, Tok::Word(w) if field(w).is_some()))
+    })
 }
 
 /// `<...>` pairs in a register action's tokens that are types (after `bit`, `int` and the
@@ -542,7 +661,9 @@ pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
     check_classify(role, program, &mut errors)?;
     let toks = tokenize(program)?;
     let c = parse_control(control_tokens(&toks, "Ingress")?)?;
-    let report = check_ingress(role, &c, &mut errors);
+    let mut report = check_ingress(role, &c, &mut errors);
+    report.refusals.extend(list_constants(&tokenize(common)?)?);
+    report.refusals.sort();
     if !errors.is_empty() {
         bail!(
             "the {role} P4 program breaks {} rule(s):\n- {}",
@@ -742,8 +863,23 @@ fn check_ingress(role: Role, c: &Control, errors: &mut Vec<String>) -> Report {
             errors.push(format!("register action {name} is never executed"));
         }
         if r.comparisons > 2 {
-            report.salu_notes.push((name.clone(), r.comparisons));
+            report.refusals.push(Refusal {
+                rule: SALU_COMPARISONS,
+                at: format!("{name} ({} comparisons)", r.comparisons),
+            });
         }
+        if r.slice_in_condition {
+            report.refusals.push(Refusal {
+                rule: SALU_SLICE,
+                at: name.clone(),
+            });
+        }
+    }
+    for name in &c.field_conditions {
+        report.refusals.push(Refusal {
+            rule: ACTION_CONDITION,
+            at: name.clone(),
+        });
     }
     // Every path.
     let all = paths(&c.apply, &BTreeSet::new());
@@ -788,11 +924,14 @@ fn check_path(
         let Some(e) = effects.get(t.as_str()) else {
             continue;
         };
-        let regs = e
+        // A table runs one of its actions: the registers and counters its actions touch, once.
+        let objs: BTreeSet<String> = e
             .executes
             .iter()
-            .filter_map(|ra| c.register_actions.get(ra).map(|r| r.register.clone()));
-        for obj in regs.chain(e.counts.iter().cloned()) {
+            .filter_map(|ra| c.register_actions.get(ra).map(|r| r.register.clone()))
+            .chain(e.counts.iter().cloned())
+            .collect();
+        for obj in objs {
             if let Some(prev) = objects.insert(obj.clone(), t) {
                 push(format!(
                     "{obj} is accessed by {prev} and by {t} on the path {}",
@@ -844,6 +983,47 @@ fn check_path(
 }
 
 /// The common file's header layout and constants against the model's.
+/// The non-zero constants in the field lists of mirror, resubmit and digest calls
+/// (`mirror.emit<h>(session, {a, B, 0})`): a field or a zero is fine.
+fn list_constants(toks: &[Tok]) -> Result<Vec<Refusal>> {
+    let mut out = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Tok::Word(w) = t else { continue };
+        if !(w.ends_with(".emit") || w.ends_with(".pack")) {
+            continue;
+        }
+        let Some(open) = (i + 1..toks.len().min(i + 8)).find(|&k| is(toks.get(k), "(")) else {
+            continue;
+        };
+        let end = closing(toks, open)?;
+        let Some(lb) = (open..end).find(|&k| is(toks.get(k), "{")) else {
+            continue;
+        };
+        let rb = closing(toks, lb)?;
+        for item in toks[lb + 1..rb - 1].split(|t| is(Some(t), ",")) {
+            let constant = match item {
+                [Tok::Num(n)] => parse_num(n) != Some(0),
+                [Tok::Word(x)] => field(x).is_none(),
+                _ => false,
+            };
+            if constant {
+                let text: Vec<String> = item
+                    .iter()
+                    .map(|t| match t {
+                        Tok::Word(x) | Tok::Num(x) => x.clone(),
+                        Tok::Punct(p) => p.to_string(),
+                    })
+                    .collect();
+                out.push(Refusal {
+                    rule: LIST_CONSTANT,
+                    at: format!("{w} list holds {}", text.join("")),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn check_common(common: &str, errors: &mut Vec<String>) -> Result<()> {
     let toks = tokenize(common)?;
     // The Horus header.

@@ -458,6 +458,31 @@ pub fn verdict(role: horus_model::config::Role, c: &Compiled) -> String {
     }
 }
 
+/// The structural checker's rule ([`super::check::REFUSAL_RULES`]) that a compiler error is an
+/// instance of, by the compiler's wording; `None` for an error the checker has no rule for yet.
+pub fn checker_rule(message: &str) -> Option<&'static str> {
+    use super::check::{ACTION_CONDITION, LIST_CONSTANT, SALU_COMPARISONS, SALU_SLICE};
+    let m = message.to_ascii_lowercase();
+    [
+        ("comparison units", SALU_COMPARISONS),
+        ("slice of register value in condition", SALU_SLICE),
+        ("conditions in an action must", ACTION_CONDITION),
+        ("in digest field list", LIST_CONSTANT),
+    ]
+    .into_iter()
+    .find(|(words, _)| m.contains(words))
+    .map(|(_, rule)| rule)
+}
+
+/// The compiler's error lines.
+pub fn errors(c: &Compiled) -> Vec<&str> {
+    c.messages
+        .iter()
+        .map(String::as_str)
+        .filter(|m| m.to_ascii_lowercase().contains("error"))
+        .collect()
+}
+
 /// A compiler message without its `file(line):` or `file:line:col:` prefix.
 fn without_location(message: &str) -> String {
     let m = message.trim();
@@ -489,5 +514,35 @@ mod verdict_tests {
             "error: bad"
         );
         assert_eq!(without_location("error: no file"), "error: no file");
+    }
+
+    /// The compiler's wording of each refusal the checker knows (quoted from bf-p4c's sources,
+    /// `backends/tofino/bf-p4c/mau/stateful_alu.cpp`, `mau/instruction_selection.cpp`,
+    /// `parde/extract_deparser.cpp` at p4c 34b86e9) maps to its rule.
+    #[test]
+    fn the_compilers_errors_map_to_the_checkers_rules() {
+        use super::super::check::*;
+        use super::checker_rule;
+        for (m, rule) in [
+            (
+                "x.p4(185): [--Werror=overlimit] error: conn_follow_ra: register action x.conn_follow_ra needs 4 comparisons but the device only has 2 comparison units.",
+                Some(SALU_COMPARISONS),
+            ),
+            (
+                "x.p4(176): [--Werror=unsupported] error: slice of register value in condition is not supported",
+                Some(SALU_SLICE),
+            ),
+            (
+                "x.p4(12): [--Werror=unsupported] error: Conditions in an action must be simple comparisons of an action data parameter",
+                Some(ACTION_CONDITION),
+            ),
+            (
+                "x.p4(73): [--Werror=unsupported] error: Non-zero constant value 8w1 in digest field list is not supported on tofino.",
+                Some(LIST_CONSTANT),
+            ),
+            ("error: PHV allocation was not successful", None),
+        ] {
+            assert_eq!(checker_rule(m), rule, "{m}");
+        }
     }
 }

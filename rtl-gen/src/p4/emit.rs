@@ -527,6 +527,9 @@ struct horus_md_t {
     bit<16> out_node;
     bit<32> conn_rv;
     MirrorId_t session;
+    /* BRIDGE_SIGNAL, for the mirrored copy's bridge header: a mirror's field list takes fields
+     * and zeros, no other constant (bf-p4c). */
+    bit<8> mirror_kind;
 }
 
 struct egress_md_t {
@@ -577,7 +580,7 @@ $IPV4_CHECKSUM_UPDATE        if (ig_dprsr_md.resubmit_type == RESUBMIT_SECOND_PA
             resubmit.emit(md.resub);
         }
         if (ig_dprsr_md.mirror_type == MIRROR_SIGNAL) {
-            mirror.emit<bridge_h>(md.session, {BRIDGE_SIGNAL, hdr.bridge.sig_type, 0,
+            mirror.emit<bridge_h>(md.session, {md.mirror_kind, hdr.bridge.sig_type, 0,
                 hdr.bridge.pool_id, hdr.bridge.src_id, hdr.bridge.spine_id, hdr.bridge.load});
         }
         pkt.emit(hdr);
@@ -710,6 +713,38 @@ fn keyless(name: &str, action: &str) -> String {
     )
 }
 
+/// A computing table that chooses its action by `keys` (`field: match_kind`) from constant
+/// `entries` (`(key values) : action(args)`, in priority order), else `default`: how a value that
+/// depends on a field is chosen on Tofino, where an action's own conditions may read only its
+/// parameters.
+fn keyed(name: &str, keys: &[&str], entries: &[&str], default: &str) -> String {
+    keyed_in(st(name), name, keys, entries, default)
+}
+
+/// [`keyed`] in stage `stage` (a table that executes a register's actions sits in its stage).
+fn keyed_in(stage: u8, name: &str, keys: &[&str], entries: &[&str], default: &str) -> String {
+    let mut actions: Vec<&str> = entries
+        .iter()
+        .map(|e| e.rsplit_once(':').map_or(*e, |(_, a)| a).trim())
+        .chain([default])
+        .map(|a| a.split('(').next().unwrap_or(a).trim())
+        .collect();
+    actions.sort();
+    actions.dedup();
+    format!(
+        "    @stage({stage}) table {name} {{\n        key = {{\n{}        }}\n        actions = {{ {}; }}\n        const entries = {{\n{}        }}\n        const default_action = {default};\n        size = {};\n    }}\n",
+        keys.iter()
+            .map(|k| format!("            {k};\n"))
+            .collect::<String>(),
+        actions.join("; "),
+        entries
+            .iter()
+            .map(|e| format!("            {e};\n"))
+            .collect::<String>(),
+        entries.len()
+    )
+}
+
 /// A table that executes a register action: `table` at the register's stage, with an action of
 /// the same name and `_act` that runs `body`.
 fn ra_table(table: &str, register: &str, body: &str) -> String {
@@ -764,9 +799,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
         ("win_sel", "resubmit_sel".into()),
         ("win_other", "resubmit_other".into()),
         ("out_sel", "out_to_sel".into()),
-        ("done", "finish_pass".into()),
         ("draw", "draw_values".into()),
-        ("decode", "decode_second_pass".into()),
     ];
     if leaf {
         computing.extend([
@@ -785,7 +818,6 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
             ),
             ("link_prepare", "prepare_link".to_string()),
             ("link_prepare_push", "prepare_link_push".to_string()),
-            ("signal", "mirror_signal".to_string()),
         ]);
     } else {
         computing.extend([
@@ -807,7 +839,6 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
             ),
             ("consume", "consume_message".to_string()),
             ("remove_top", "remove_at_top".to_string()),
-            ("remove_finish", "finish_at".to_string()),
             ("last_check", "check_last".to_string()),
             ("remove_unlock", "remove_resubmit_unlock".to_string()),
             ("remove_move", "remove_resubmit_move".to_string()),
@@ -817,6 +848,47 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
     computing.sort_by_key(|(name, _)| (st(name), *name));
     for (name, action) in &computing {
         keyless_tables += &keyless(name, action);
+    }
+    // The pass's end by its verdict; a second pass's values by the first pass's outcome
+    // (`resub.value[31:16]` 3: an aborted idle-remove, which returns the lock).
+    keyless_tables += &keyed(
+        "done",
+        &["md.verdict: exact"],
+        &["V_CONTROL : finish_control()", "V_DROP : finish_drop()"],
+        "finish_pass()",
+    );
+    keyless_tables += &keyed(
+        "decode",
+        &["md.resub.value[31:16]: exact"],
+        &["3 : decode_aborted_second_pass()"],
+        "decode_second_pass()",
+    );
+    if leaf {
+        // The signal's type: a load report (no idle message), or the idle message of the link
+        // rule (signal 1: the link changed to `link_a`'s other value) or of a repair (signal 2:
+        // the spine's view, `link_r`, restated).
+        keyless_tables += &keyed(
+            "signal",
+            &[
+                "md.signal: ternary",
+                "md.link_a: ternary",
+                "md.link_r: ternary",
+            ],
+            &[
+                "(0, _, _) : mirror_signal(SIG_LOAD_UPDATE)",
+                "(1, 0, _) : mirror_signal(SIG_IDLE_ADD)",
+                "(1, _, _) : mirror_signal(SIG_IDLE_REMOVE)",
+                "(_, _, 1) : mirror_signal(SIG_IDLE_ADD)",
+            ],
+            "mirror_signal(SIG_IDLE_REMOVE)",
+        );
+    } else {
+        keyless_tables += &keyed(
+            "remove_finish",
+            &["md.resub.value[31:16]: exact"],
+            &["3 : finish_at_top()"],
+            "finish_at()",
+        );
     }
 
     let mut ra = String::new();
@@ -927,10 +999,15 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
             "pool_avg",
             "md.avg = avg_read_ra.execute(hdr.horus.pool_id);",
         );
-        r(
-            "report_rule",
-            "pool_report",
-            "md.report = report_rule_ra.execute(hdr.horus.pool_id);",
+        keyless_tables += &format!(
+            "    action report_move_act() {{\n        report_move_ra.execute(hdr.horus.pool_id);\n    }}\n    action report_check_act() {{\n        md.report = report_check_ra.execute(hdr.horus.pool_id);\n    }}\n    action report_none_act() {{\n    }}\n{}",
+            keyed_in(
+                st("pool_report"),
+                "report_rule",
+                &["md.spine_x: ternary", "md.signal: ternary"],
+                &["(0, _) : report_move_act()", "(_, 0) : report_check_act()",],
+                "report_none_act()",
+            )
         );
     } else {
         r(
@@ -1244,15 +1321,21 @@ const LEAF_REGISTERS: &str = r#"    /* A leaf's pop takes the worker out of idle
     /* The report rule: an average at hi = last + report_delta or more, or below
      * lo = last - report_delta + 1 (never when the last report was below report_delta), sends a
      * load update, unless an idle message leaves with this pass; both margins move with every
-     * task from the spine (which counted it). */
+     * task from the spine (which counted it). The table `report_rule` picks the register action
+     * by the pass (a task from the spine: move; no idle message: check), so that each keeps to
+     * a stateful ALU's two comparisons. */
     Register<pair_t, bit<16>>(POOLS) pool_report;
-    RegisterAction<pair_t, bit<16>, bit<8>>(pool_report) report_rule_ra = {
+    RegisterAction<pair_t, bit<16>, bit<8>>(pool_report) report_move_ra = {
+        void apply(inout pair_t v, out bit<8> rv) {
+            v.lo = v.lo + md.unit;
+            v.hi = v.hi + md.unit;
+            rv = 0;
+        }
+    };
+    RegisterAction<pair_t, bit<16>, bit<8>>(pool_report) report_check_ra = {
         void apply(inout pair_t v, out bit<8> rv) {
             rv = 0;
-            if (md.spine_x == 0) {
-                v.lo = v.lo + md.unit;
-                v.hi = v.hi + md.unit;
-            } else if (md.signal == 0 && (md.avg >= v.hi || md.avg < v.lo)) {
+            if (md.avg >= v.hi || md.avg < v.lo) {
                 v.lo = md.avg |-| md.report_delta_m1;
                 v.hi = md.avg + md.report_delta;
                 rv = 1;
@@ -1338,12 +1421,11 @@ const LEAF_ACTIONS: &str = r#"    action check_spine() {
     }
     /* The signal leaves as a mirrored copy; the egress writes its headers. An idle message
      * goes first; a load report it displaces leaves with a later pass. */
-    action mirror_signal() {
+    action mirror_signal(bit<7> sig_type) {
         ig_dprsr_md.mirror_type = MIRROR_SIGNAL;
         md.session = md.spine_session;
-        hdr.bridge.sig_type = (md.signal == 0 ? SIG_LOAD_UPDATE
-            : (md.signal == 1 ? (md.link_a == 0 ? SIG_IDLE_ADD : SIG_IDLE_REMOVE)
-            : (md.link_r == 1 ? SIG_IDLE_ADD : SIG_IDLE_REMOVE)));
+        md.mirror_kind = BRIDGE_SIGNAL;
+        hdr.bridge.sig_type = sig_type;
         hdr.bridge.pool_id = hdr.horus.pool_id;
         hdr.bridge.src_id = md.spine_node;
         hdr.bridge.spine_id = md.spine_id;
@@ -1359,8 +1441,13 @@ const SPINE_ACTIONS: &str = r#"    action consume_message() {
         md.idle_slot = md.base + (bit<16>)(bit<32>)md.ctl - 1;
     }
     action finish_at() {
-        md.idle_slot = md.base + (md.resub.value[31:16] == 3 ? (bit<16>)(bit<32>)md.ctl : md.resub.value[15:0]);
-        md.p_new = (md.resub.value[31:16] == 3 ? (bit<16>)(bit<32>)md.ctl : md.resub.value[15:0]) + 1;
+        md.idle_slot = md.base + md.resub.value[15:0];
+        md.p_new = md.resub.value[15:0] + 1;
+        md.push_ref = md.resub.node ++ md.resub.aux;
+    }
+    action finish_at_top() {
+        md.idle_slot = md.base + (bit<16>)(bit<32>)md.ctl;
+        md.p_new = (bit<16>)(bit<32>)md.ctl + 1;
         md.push_ref = md.resub.node ++ md.resub.aux;
     }
     action check_last() {
@@ -1694,7 +1781,12 @@ $CLASSIFY_ENTRIES        }
     action decode_second_pass() {
         md.w_add = md.resub.value + (bit<32>)md.resub.aux + 1;
         md.w_drift = (int<32>)md.resub.value;
-        md.finish_add = (md.resub.value[31:16] == 3 ? LOCK + 1 : LOCK);
+        md.finish_add = LOCK;
+    }
+    action decode_aborted_second_pass() {
+        md.w_add = md.resub.value + (bit<32>)md.resub.aux + 1;
+        md.w_drift = (int<32>)md.resub.value;
+        md.finish_add = LOCK + 1;
     }
 
     /* ---- Stage 1: the samples, from range tables the control plane writes (a pool and a
@@ -1869,8 +1961,16 @@ $SRC_REWRITE    }
     }
 
     action finish_pass() {
-        ig_tm_md.ucast_egress_port = (md.verdict == V_CONTROL ? md.control_port : md.pass_port);
-        ig_dprsr_md.drop_ctl = (md.verdict == V_DROP ? 3w1 : 3w0);
+        ig_tm_md.ucast_egress_port = md.pass_port;
+        drops.count(md.reason);
+    }
+    action finish_control() {
+        ig_tm_md.ucast_egress_port = md.control_port;
+        drops.count(md.reason);
+    }
+    action finish_drop() {
+        ig_tm_md.ucast_egress_port = md.pass_port;
+        ig_dprsr_md.drop_ctl = 1;
         drops.count(md.reason);
     }
 
