@@ -50,7 +50,8 @@ struct Args {
     /// The random generator's seed (0: the model's default).
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
-    /// Connection-table entries expire after this many microseconds.
+    /// Connection-table entries expire after this many microseconds (with `--target p4
+    /// --config`: the configuration's `switch.conn_timeout_us`).
     #[arg(long, default_value_t = rtl_gen::DEFAULT_CONN_TIMEOUT_US, value_parser = clap::value_parser!(u32).range(1..))]
     conn_timeout_us: u32,
     /// Lint the Verilog with Verilator and synthesize it with Yosys for UltraScale+; print the
@@ -107,13 +108,20 @@ fn main() -> Result<()> {
         Which::Spine => vec![Role::Spine],
         Which::Both => vec![Role::Leaf, Role::Spine],
     };
-    let params = Params {
+    let mut params = Params {
         roles,
         preset: args.preset,
         seed: args.seed,
         conn_timeout_us: args.conn_timeout_us,
     };
     if args.target == Target::P4 {
+        // The Tofino program holds the connection timeout as a constant, as the Verilog does:
+        // the configuration's, when the program is for a configured switch.
+        if let Some(path) = args.config.as_deref() {
+            let cfg = horus_model::config::Config::from_file(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            params.conn_timeout_us = cfg.switch.conn_timeout_us;
+        }
         if args.check {
             bail!(
                 "--check lints Verilog; the P4 programs are always checked (structurally) as they are written"

@@ -27,10 +27,10 @@ pub fn session(index: usize) -> u16 {
     index as u16 + 1
 }
 
-/// Microseconds as the connection table's 65.536 us ticks (bits 41..26 of the ingress timestamp),
-/// rounded up, within the 15 bits a wrapping 16-bit difference compares.
+/// Microseconds as the connection table's 65.536 us ticks (bits 47..16 of the ingress
+/// timestamp), rounded up: the program's `CONN_TIMEOUT`.
 pub fn conn_ticks(us: u32) -> u64 {
-    (u64::from(us) * 1000).div_ceil(1 << 16).clamp(1, 0x7fff)
+    (u64::from(us) * 1000).div_ceil(1 << 16).max(1)
 }
 
 /// Microseconds as the program's 1.024 us ticks (bits 41..10 of the ingress timestamp), rounded
@@ -82,11 +82,8 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
     writeln!(o, "eg = p4.HorusEgress\n")?;
     writeln!(
         o,
-        "ig.switch_cfg.set_default_with_set_switch(pass_port={}, control_port={}, switch_id={}, conn_timeout={})",
-        s.pass_through_port,
-        s.control_port,
-        s.id,
-        conn_ticks(s.conn_timeout_us)
+        "ig.switch_cfg.set_default_with_set_switch(pass_port={}, control_port={}, switch_id={})",
+        s.pass_through_port, s.control_port, s.id,
     )?;
 
     writeln!(

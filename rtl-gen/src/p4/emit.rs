@@ -18,6 +18,7 @@ use horus_model::config::{Role, Sizes};
 use horus_model::sched::DropReason;
 use horus_model::wire::{self, PacketType};
 
+use super::bfrt::conn_ticks;
 use super::plan;
 
 /// What a pass is, as the `classify` table decides from the packet type, the MORE_PACKETS flag
@@ -472,10 +473,9 @@ struct horus_md_t {
     bit<16> r1;
     bit<16> r2;
     bit<32> now;
-    bit<16> now16;
+    bit<32> now_c;
     bit<16> conn_idx;
     bit<16> len_gap;
-    bit<16> conn_timeout;
     bit<32> conn_key;
     bit<32> new_load;
     bit<32> w_add;
@@ -525,7 +525,8 @@ struct horus_md_t {
     bit<8> report;
     /* stages 10-11 */
     bit<16> out_node;
-    bit<32> conn_rv;
+    bit<8> conn_claimed;
+    bit<8> conn_hit;
     MirrorId_t session;
     /* BRIDGE_SIGNAL, for the mirrored copy's bridge header: a mirror's field list takes fields
      * and zeros, no other constant (bf-p4c). */
@@ -755,7 +756,7 @@ fn ra_table(table: &str, register: &str, body: &str) -> String {
 }
 
 /// `horus_leaf.p4` or `horus_spine.p4`.
-pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
+pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) -> Result<String> {
     let leaf = role == Role::Leaf;
     let mut keyless_tables = String::new();
     let mut computing: Vec<(&str, String)> = vec![
@@ -862,6 +863,18 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
         &["md.resub.value[31:16]: exact"],
         &["3 : decode_aborted_second_pass()"],
         "decode_second_pass()",
+    );
+    // A continuation: the last packet frees its entry.
+    keyless_tables += &format!(
+        "    action conn_follow_act() {{\n        md.conn_hit = conn_follow_ra.execute(md.conn_idx);\n    }}\n    action conn_last_act() {{\n        md.conn_hit = conn_last_ra.execute(md.conn_idx);\n    }}\n{}    action miss_conn() {{\n        md.out_node = 0xffff;\n        md.verdict = V_NODE;\n    }}\n{}",
+        keyed_in(
+            st("conn"),
+            "conn_follow",
+            &["hdr.horus.more_packets: exact"],
+            &["0 : conn_last_act()"],
+            "conn_follow_act()",
+        ),
+        keyless("conn_miss", "miss_conn"),
     );
     if leaf {
         // The signal's type: a load report (no idle message), or the idle message of the link
@@ -1051,12 +1064,17 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
     r(
         "conn_insert",
         "conn",
-        "conn_insert_ra.execute(md.conn_idx);",
+        "md.conn_claimed = conn_insert_ra.execute(md.conn_idx);",
     );
     r(
-        "conn_follow",
-        "conn",
-        "md.out_node = conn_follow_ra.execute(md.conn_idx);\n        md.verdict = V_NODE;",
+        "conn_node_write",
+        "conn_node",
+        "conn_node_write_ra.execute(md.conn_idx);",
+    );
+    r(
+        "conn_node_read",
+        "conn_node",
+        "md.out_node = conn_node_read_ra.execute(md.conn_idx);\n        md.verdict = V_NODE;",
     );
 
     let vars = vec![
@@ -1067,6 +1085,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str) -> Result<String> {
         ("NODES", sizes.nodes.to_string()),
         ("CONN", sizes.conn_table.to_string()),
         ("CONN_MASK", format!("0x{:04x}", sizes.conn_table - 1)),
+        ("CONN_TIMEOUT", conn_ticks(conn_timeout_us).to_string()),
         ("CLASSIFY_ENTRIES", classify_entries(role)),
         ("COMPUTING_TABLES", keyless_tables),
         ("REGISTER_TABLES", ra),
@@ -1591,6 +1610,8 @@ const PROGRAM: &str = r#"/* Horus $ROLE for Tofino 1 (TNA).
 const bit<32> POOLS = $POOLS;
 const bit<32> NODES = $NODES;
 const bit<32> CONN_ENTRIES = $CONN;
+/* A connection entry's lifetime, in 65.536 us ticks: the switch's conn_timeout_us. */
+const bit<32> CONN_TIMEOUT = $CONN_TIMEOUT;
 const bit<16> CONN_MASK = $CONN_MASK;
 
 control $INGRESS(inout headers_t hdr, inout horus_md_t md,
@@ -1655,41 +1676,61 @@ control $INGRESS(inout headers_t hdr, inout horus_md_t md,
     };
 
 $COPIES
-    /* conn, the multi-packet connection table: lo = pool << 16 | taskID, hi = the insertion
-     * time in 65.536 us ticks << 16 | node (node 0xffff: free). A live entry of another task
-     * is kept; a continuation gets its entry's node, or 0xffff (no node) when no live entry is
-     * its; the last one frees the entry. */
-    Register<pair_t, bit<16>>(CONN_ENTRIES, {0, 0xffff}) conn;
-    RegisterAction<pair_t, bit<16>, bit<16>>(conn) conn_insert_ra = {
-        void apply(inout pair_t v, out bit<16> rv) {
+    /* conn, the multi-packet connection table: lo = pool << 16 | taskID, hi = when the entry
+     * expires, in 65.536 us ticks of the ingress timestamp (0: free); an entry whose hi is
+     * below the pass's time is free. A first packet claims a free entry or its own (rv 1) and
+     * a live entry of another task is kept; a continuation finds its live entry (rv 1), the
+     * last one frees it. Each register action keeps to two comparisons and no slice. */
+    Register<pair_t, bit<16>>(CONN_ENTRIES, {0, 0}) conn;
+    RegisterAction<pair_t, bit<16>, bit<8>>(conn) conn_insert_ra = {
+        void apply(inout pair_t v, out bit<8> rv) {
             rv = 0;
-            if (v.hi[15:0] == 0xffff || v.lo == md.conn_key || md.now16 - v.hi[31:16] >= md.conn_timeout) {
+            if (v.lo == md.conn_key || v.hi < md.now_c) {
                 v.lo = md.conn_key;
-                v.hi = md.now16 ++ md.sel;
+                v.hi = md.now_c + CONN_TIMEOUT;
+                rv = 1;
             }
         }
     };
-    RegisterAction<pair_t, bit<16>, bit<16>>(conn) conn_follow_ra = {
-        void apply(inout pair_t v, out bit<16> rv) {
-            rv = 0xffff;
-            if (v.lo == md.conn_key && v.hi[15:0] != 0xffff && md.now16 - v.hi[31:16] < md.conn_timeout) {
-                rv = v.hi[15:0];
-                if (hdr.horus.more_packets == 0) {
-                    v.hi = 0xffff;
-                }
+    RegisterAction<pair_t, bit<16>, bit<8>>(conn) conn_follow_ra = {
+        void apply(inout pair_t v, out bit<8> rv) {
+            rv = 0;
+            if (v.lo == md.conn_key && v.hi >= md.now_c) {
+                rv = 1;
             }
+        }
+    };
+    RegisterAction<pair_t, bit<16>, bit<8>>(conn) conn_last_ra = {
+        void apply(inout pair_t v, out bit<8> rv) {
+            rv = 0;
+            if (v.lo == md.conn_key && v.hi >= md.now_c) {
+                v.hi = 0;
+                rv = 1;
+            }
+        }
+    };
+    /* conn_node: the node of each connection entry, written when a first packet claims the
+     * entry and read by its continuations, one stage after conn decided. */
+    Register<bit<16>, bit<16>>(CONN_ENTRIES) conn_node;
+    RegisterAction<bit<16>, bit<16>, bit<16>>(conn_node) conn_node_write_ra = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            v = md.sel;
+            rv = 0;
+        }
+    };
+    RegisterAction<bit<16>, bit<16>, bit<16>>(conn_node) conn_node_read_ra = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            rv = v;
         }
     };
 
 $ROLE_REGISTERS
     /* ---- Stage 0: the switch, the pass's kind, the pool and the node, the random draw. ---- */
 
-    action set_switch(PortId_t pass_port, PortId_t control_port, bit<16> switch_id,
-            bit<16> conn_timeout) {
+    action set_switch(PortId_t pass_port, PortId_t control_port, bit<16> switch_id) {
         md.pass_port = pass_port;
         md.control_port = control_port;
         md.switch_id = switch_id;
-        md.conn_timeout = conn_timeout;
         md.from_idle = 0;
         hdr.bridge.setValid();
         hdr.bridge.kind = BRIDGE_NORMAL;
@@ -1771,7 +1812,7 @@ $CLASSIFY_ENTRIES        }
         md.r1 = r[15:0];
         md.r2 = r[31:16];
         md.now = ig_intr_md.ingress_mac_tstamp[41:10];
-        md.now16 = ig_intr_md.ingress_mac_tstamp[41:26];
+        md.now_c = ig_intr_md.ingress_mac_tstamp[47:16];
         md.conn_idx = conn_hash.get({hdr.horus.pool_id, hdr.horus.seq_num}) & CONN_MASK;
         md.len_gap = hdr.ipv4.total_len - hdr.udp.hdr_length;
         md.conn_key = hdr.horus.pool_id ++ hdr.horus.seq_num;
@@ -2023,6 +2064,9 @@ $RANDOM_AVG                    out_sel.apply();
 $TASK_APPLY                }
                 if (hdr.horus.more_packets == 1) {
                     conn_insert.apply();
+                    if (md.conn_claimed == 1) {
+                        conn_node_write.apply();
+                    }
                 }
             }
         } else if (md.kind == KIND_TASK_SECOND) {
@@ -2037,6 +2081,11 @@ $SECOND_AVG            out_sel.apply();
                 reject_pool.apply();
             } else {
                 conn_follow.apply();
+                if (md.conn_hit == 1) {
+                    conn_node_read.apply();
+                } else {
+                    conn_miss.apply();
+                }
             }
 $MESSAGE_APPLY        }
 $SIGNAL_APPLY        if (md.verdict == V_NODE) {

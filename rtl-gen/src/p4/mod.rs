@@ -62,7 +62,7 @@ pub fn files(params: &Params) -> Result<Checked> {
     ));
     for &role in &params.roles {
         let p = presets::preset(&params.preset, role).context("unknown preset")?;
-        let text = emit::program(role, &p.sizes(), &params.preset)?;
+        let text = emit::program(role, &p.sizes(), &params.preset, params.conn_timeout_us)?;
         let report = check::check(role, &text, &common)
             .with_context(|| format!("checking the {role} P4 program"))?;
         reports.push((role, report));

@@ -73,8 +73,9 @@ pub const TABLES: &[TofinoTable] = &[
     t(Some(Stage::Drift1), "drift1", Register, 7, true),
     t(Some(Stage::Drift2), "drift2", Register, 8, true),
     t(Some(Stage::PoolAvg), "pool_avg", Register, 9, false),
+    t(Some(Stage::Conn), "conn", Register, 9, true),
     t(None, "pool_report", Register, 10, false),
-    t(Some(Stage::Conn), "conn", Register, 10, true),
+    t(None, "conn_node", Register, 10, true),
     t(Some(Stage::NodeAddr), "node_addr", MatchTable, 11, true),
 ];
 
@@ -125,6 +126,7 @@ pub const COMPUTE: &[(&str, u8)] = &[
     ("queue_gap", 10),
     ("out_sel", 10),
     ("consume", 10),
+    ("conn_miss", 10),
     ("win_sel", 11),
     ("win_other", 11),
     ("signal", 11),
