@@ -14,7 +14,7 @@ use serde_json::Value;
 /// - `MUXF7`, `MUXF8`, `MUXF9` are one level each too, as Vivado counts logic levels: they widen
 ///   a LUT (a LUT8 is a LUT6, a MUXF7 and a MUXF8, three levels), though a MUXF, with no route
 ///   in front of it, is faster than a LUT and its route (under `-nowidelut`, as
-///   [`yosys_synth`] runs it, the switches have none);
+///   [`yosys_synth`](super::yosys_synth) runs it, the switches have none);
 /// - `CARRY4`/`CARRY8` are zero levels, but paths run through them, bit by bit (output bit `i`
 ///   from `S`/`DI` bits `0..=i` and the carry inputs): a carry chain adds delay, not LUT levels;
 /// - buffers (`IBUF`, `OBUF`, `BUFG`, ...) are zero levels;
