@@ -337,35 +337,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
     let dev = cli.device.as_ref();
     let mut out = String::new();
     match cli.cmd {
-        Cmd::Read { table: t, index } => {
-            let stage = table(&t)?;
-            let regs = RegFile::read_entry(stage, index);
-            let op = regmap::field("CTL_READ_ENTRY").word;
-            let at = regmap::field("CTL_INDEX").word;
-            writeln!(out, "# read {}[{index}]", stage.table_name())?;
-            for w in [op, at] {
-                writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
-            }
-            let go = regmap::field("CTL_GO").byte_address();
-            let rb = regmap::field("RB_VALID").byte_address();
-            writeln!(
-                out,
-                "write 0x{go:03x} 0x00000001\nwait  0x{go:03x} 0x00000001 0x00000000  # until CTL_GO reads 0: the read entered\nwait  0x{rb:03x} 0x00000002 0x00000000  # until RB_BUSY reads 0: the read left the stages"
-            )?;
-            writeln!(
-                out,
-                "read 0x{:03x}  # RB_VALID (bit 0): 1 when the table has this entry",
-                regmap::field("RB_VALID").byte_address()
-            )?;
-            for k in 0..RB_WORDS {
-                writeln!(
-                    out,
-                    "read 0x{:03x}  # RB_DATA{k}",
-                    regmap::field(&format!("RB_DATA{k}")).byte_address()
-                )?;
-            }
-            print(&out)
-        }
+        Cmd::Read { table: t, index } => read_script(&t, index, print),
         Cmd::Decode { table: t, words } => {
             let stage = table(&t)?;
             let mut w = [0u32; RB_WORDS];
@@ -380,46 +352,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             )?;
             print(&out)
         }
-        Cmd::Check { config, board } => {
-            let cfg = load(config.as_path(), board)?;
-            let preset = hardware_preset(&cfg)?;
-            let ops = horus_model::sched::config_ops(&cfg);
-            // Run them through the model: what the model refuses, the hardware would too.
-            let (sched, signals) = Scheduler::from_config(&cfg, 1)?;
-            writeln!(
-                out,
-                "{}: {} switch {}, {} pool(s)",
-                config.display(),
-                cfg.switch.role,
-                cfg.switch.id,
-                cfg.pools.len()
-            )?;
-            for op in &ops {
-                writeln!(out, "  {}", describe(op))?;
-            }
-            writeln!(
-                out,
-                "{} control passes; {} startup message(s) to spines",
-                sched.counters().control_passes,
-                signals.len()
-            )?;
-            writeln!(
-                out,
-                "hardware: {} (rtl-gen --preset {})",
-                preset.module_name(),
-                preset.name
-            )?;
-            if let Some(b) = board {
-                writeln!(
-                    out,
-                    "board: {} ({}), ports {}",
-                    b.name,
-                    b.title,
-                    b.port_list()
-                )?;
-            }
-            print(&out)
-        }
+        Cmd::Check { config, board } => check(&config, board, print),
         Cmd::Writes { config, board } => {
             let cfg = load(config.as_path(), board)?;
             let mut sw = open(Some(&DeviceSpec::DryRun(None)), Some(&cfg))?;
@@ -434,70 +367,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             apply(&mut sw, &cfg, &mut out)?;
             finish(&sw, out, print)
         }
-        Cmd::Info { verilog } => {
-            let mut sw = open(dev, None)?;
-            let i = sw.ident;
-            writeln!(out, "device: {}", Regs::describe(&sw.regs))?;
-            writeln!(
-                out,
-                "switch: {}, {}",
-                i.role,
-                i.preset()
-                    .map_or("no preset of this horusctl".into(), |p| format!(
-                        "preset {} ({})",
-                        p.name,
-                        p.module_name()
-                    ))
-            )?;
-            let s = i.sizes();
-            writeln!(
-                out,
-                "tables: {} pools, {} nodes, {} connections (timeout {} us)",
-                s.pools, s.nodes, s.conn_table, i.conn_timeout_us
-            )?;
-            writeln!(
-                out,
-                "build: hash {:#010x}{}, register map version {}",
-                i.build_hash,
-                if i.build_hash == 0 {
-                    " (no Verilog: a model)"
-                } else {
-                    ""
-                },
-                i.map_version
-            )?;
-            let st = sw.status()?;
-            writeln!(
-                out,
-                "status: control pass {}, {} pass(es) in flight{}",
-                if st & 1 == 1 { "waiting" } else { "idle" },
-                st >> 8 & 0xff,
-                if st & 2 == 2 {
-                    ", OVERFLOW (the egress lost a frame)"
-                } else {
-                    ""
-                }
-            )?;
-            let id = sw
-                .regs
-                .read(regmap::field("SWITCH_ID").byte_address() as u32)?;
-            writeln!(out, "switch id: {}", id & 0xffff)?;
-            if let Some(v) = verilog {
-                let text = std::fs::read_to_string(&v)
-                    .with_context(|| format!("reading {}", v.display()))?;
-                let h = horus_regs::identity::build_hash(&text)
-                    .with_context(|| format!("{}", v.display()))?;
-                if h != i.build_hash {
-                    bail!(
-                        "the switch runs build {:#010x}; {} is build {h:#010x}",
-                        i.build_hash,
-                        v.display()
-                    );
-                }
-                writeln!(out, "runs {} (build {h:#010x})", v.display())?;
-            }
-            finish(&sw, out, print)
-        }
+        Cmd::Info { verilog } => info(dev, verilog, print),
         Cmd::AddWorker { node } => {
             let mut sw = open(dev, None)?;
             need_role(&sw, Role::Leaf, "add-worker")?;
@@ -543,63 +413,17 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             report_delta,
             repair_gap_us,
             capacity,
-        } => {
-            let mut sw = open(dev, None)?;
-            let m = sw.state(&[])?;
-            let cfg = m
-                .tables()
-                .pools
-                .get(usize::from(pool))
-                .map(|r| r.cfg)
-                .filter(|c| c.valid)
-                .with_context(|| format!("pool {pool} is not configured on this switch"))?;
-            let mut params = cfg.params;
-            params.link_at = link_at.unwrap_or(params.link_at);
-            params.unlink_at = unlink_at.unwrap_or(params.unlink_at);
-            params.repair_gap_us = repair_gap_us.unwrap_or(params.repair_gap_us);
-            if let Some(d) = report_delta {
-                params.report_delta = Load::from_f64(d)
-                    .filter(|l| l.0 > 0 && d < 65536.0)
-                    .with_context(|| {
-                        format!("--report-delta {d}: not a positive load of 16.16 bits (1/65536 to 65535)")
-                    })?;
-            }
-            let capacity = capacity.unwrap_or(cfg.capacity);
-            let op = ControlOp::SetPoolParams {
-                pool,
-                params,
-                capacity,
-            };
-            one_op(&mut sw, op, &mut out)?;
-            finish(&sw, out, print)
-        }
+        } => set_pool(
+            dev,
+            pool,
+            (link_at, unlink_at, report_delta, repair_gap_us, capacity),
+            print,
+        ),
         Cmd::Stats { json, watch, count } => {
             let mut sw = open(dev, None)?;
             stats(&mut sw, json, watch, count, print)
         }
-        Cmd::Dump { table: t } => {
-            let mut sw = open(dev, None)?;
-            match t {
-                Some(t) => {
-                    let stage = table(&t)?;
-                    let mut i = 0u32;
-                    while i < 1 << 16 {
-                        let Some(w) = sw.read_entry(stage, i as u16)? else {
-                            break;
-                        };
-                        writeln!(
-                            out,
-                            "{}[{i}] {}",
-                            stage.table_name(),
-                            readback::describe(stage, &w)
-                        )?;
-                        i += 1;
-                    }
-                }
-                None => dump_pools(&mut sw, &mut out)?,
-            }
-            finish(&sw, out, print)
-        }
+        Cmd::Dump { table: t } => dump(dev, t, print),
         Cmd::Serve {
             listen,
             metrics,
@@ -624,46 +448,269 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 print,
             )
         }
-        Cmd::Peek { register: r } => {
-            let (a, f) = register(&r)?;
-            let mut sw = open(dev, None)?;
-            let v = sw.peek(a)?;
-            match f {
-                Some(f) if f.width < 32 => {
-                    let x = (u64::from(v) >> f.lsb) & ((1 << f.width) - 1);
-                    writeln!(out, "{} = {x:#x} ({x}; word 0x{a:03x} = 0x{v:08x})", f.name)?
-                }
-                _ => writeln!(
-                    out,
-                    "0x{a:03x} = 0x{v:08x} ({v})  # {}",
-                    horus_host_driver::access::names_at(a)
-                )?,
-            }
-            finish(&sw, out, print)
-        }
-        Cmd::Poke { register: r, value } => {
-            let (a, f) = register(&r)?;
-            let value = u64::from(word(&value)?);
-            let mut sw = open(dev, None)?;
-            let v = match f {
-                Some(f) if f.width < 32 => {
-                    if value >> f.width != 0 {
-                        bail!("{value:#x} does not fit {} ({} bits)", f.name, f.width);
-                    }
-                    let mask = ((1u32 << f.width) - 1) << f.lsb;
-                    (sw.peek(a)? & !mask) | ((value as u32) << f.lsb)
-                }
-                _ => value as u32,
-            };
-            sw.poke(a, v)?;
-            writeln!(
-                out,
-                "0x{a:03x} <- 0x{v:08x}  # {}",
-                horus_host_driver::access::names_at(a)
-            )?;
-            finish(&sw, out, print)
-        }
+        Cmd::Peek { register: r } => peek(dev, &r, print),
+        Cmd::Poke { register: r, value } => poke(dev, &r, &value, print),
     }
+}
+
+/// `set-pool`'s optional changes: link at, unlink at, report delta, repair gap, capacity.
+type PoolChange = (
+    Option<u16>,
+    Option<u16>,
+    Option<f64>,
+    Option<u16>,
+    Option<u16>,
+);
+
+/// `read`: the accesses that read an entry back, as a script.
+fn read_script(t: &str, index: u16, print: Print) -> Result<()> {
+    let mut out = String::new();
+    let stage = table(t)?;
+    let regs = RegFile::read_entry(stage, index);
+    let op = regmap::field("CTL_READ_ENTRY").word;
+    let at = regmap::field("CTL_INDEX").word;
+    writeln!(out, "# read {}[{index}]", stage.table_name())?;
+    for w in [op, at] {
+        writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
+    }
+    let go = regmap::field("CTL_GO").byte_address();
+    let rb = regmap::field("RB_VALID").byte_address();
+    writeln!(
+        out,
+        "write 0x{go:03x} 0x00000001\nwait  0x{go:03x} 0x00000001 0x00000000  # until CTL_GO reads 0: the read entered\nwait  0x{rb:03x} 0x00000002 0x00000000  # until RB_BUSY reads 0: the read left the stages"
+    )?;
+    writeln!(
+        out,
+        "read 0x{:03x}  # RB_VALID (bit 0): 1 when the table has this entry",
+        regmap::field("RB_VALID").byte_address()
+    )?;
+    for k in 0..RB_WORDS {
+        writeln!(
+            out,
+            "read 0x{:03x}  # RB_DATA{k}",
+            regmap::field(&format!("RB_DATA{k}")).byte_address()
+        )?;
+    }
+    print(&out)
+}
+
+/// `check`: a configuration validated by the model, with its control passes.
+fn check(config: &Path, board: Option<&'static Board>, print: Print) -> Result<()> {
+    let mut out = String::new();
+    let cfg = load(config, board)?;
+    let preset = hardware_preset(&cfg)?;
+    let ops = horus_model::sched::config_ops(&cfg);
+    // Run them through the model: what the model refuses, the hardware would too.
+    let (sched, signals) = Scheduler::from_config(&cfg, 1)?;
+    writeln!(
+        out,
+        "{}: {} switch {}, {} pool(s)",
+        config.display(),
+        cfg.switch.role,
+        cfg.switch.id,
+        cfg.pools.len()
+    )?;
+    for op in &ops {
+        writeln!(out, "  {}", describe(op))?;
+    }
+    writeln!(
+        out,
+        "{} control passes; {} startup message(s) to spines",
+        sched.counters().control_passes,
+        signals.len()
+    )?;
+    writeln!(
+        out,
+        "hardware: {} (rtl-gen --preset {})",
+        preset.module_name(),
+        preset.name
+    )?;
+    if let Some(b) = board {
+        writeln!(
+            out,
+            "board: {} ({}), ports {}",
+            b.name,
+            b.title,
+            b.port_list()
+        )?;
+    }
+    print(&out)
+}
+
+/// `info`: the switch's identity and status, and whether it runs `verilog`.
+fn info(dev: Option<&DeviceSpec>, verilog: Option<PathBuf>, print: Print) -> Result<()> {
+    let mut out = String::new();
+    let mut sw = open(dev, None)?;
+    let i = sw.ident;
+    writeln!(out, "device: {}", Regs::describe(&sw.regs))?;
+    writeln!(
+        out,
+        "switch: {}, {}",
+        i.role,
+        i.preset()
+            .map_or("no preset of this horusctl".into(), |p| format!(
+                "preset {} ({})",
+                p.name,
+                p.module_name()
+            ))
+    )?;
+    let s = i.sizes();
+    writeln!(
+        out,
+        "tables: {} pools, {} nodes, {} connections (timeout {} us)",
+        s.pools, s.nodes, s.conn_table, i.conn_timeout_us
+    )?;
+    writeln!(
+        out,
+        "build: hash {:#010x}{}, register map version {}",
+        i.build_hash,
+        if i.build_hash == 0 {
+            " (no Verilog: a model)"
+        } else {
+            ""
+        },
+        i.map_version
+    )?;
+    let st = sw.status()?;
+    writeln!(
+        out,
+        "status: control pass {}, {} pass(es) in flight{}",
+        if st & 1 == 1 { "waiting" } else { "idle" },
+        st >> 8 & 0xff,
+        if st & 2 == 2 {
+            ", OVERFLOW (the egress lost a frame)"
+        } else {
+            ""
+        }
+    )?;
+    let id = sw
+        .regs
+        .read(regmap::field("SWITCH_ID").byte_address() as u32)?;
+    writeln!(out, "switch id: {}", id & 0xffff)?;
+    if let Some(v) = verilog {
+        let text =
+            std::fs::read_to_string(&v).with_context(|| format!("reading {}", v.display()))?;
+        let h =
+            horus_regs::identity::build_hash(&text).with_context(|| format!("{}", v.display()))?;
+        if h != i.build_hash {
+            bail!(
+                "the switch runs build {:#010x}; {} is build {h:#010x}",
+                i.build_hash,
+                v.display()
+            );
+        }
+        writeln!(out, "runs {} (build {h:#010x})", v.display())?;
+    }
+    finish(&sw, out, print)
+}
+
+/// `set-pool`: a configured pool's parameters changed, the others kept.
+fn set_pool(
+    dev: Option<&DeviceSpec>,
+    pool: u16,
+    (link_at, unlink_at, report_delta, repair_gap_us, capacity): PoolChange,
+    print: Print,
+) -> Result<()> {
+    let mut out = String::new();
+    let mut sw = open(dev, None)?;
+    let m = sw.state(&[])?;
+    let cfg = m
+        .tables()
+        .pools
+        .get(usize::from(pool))
+        .map(|r| r.cfg)
+        .filter(|c| c.valid)
+        .with_context(|| format!("pool {pool} is not configured on this switch"))?;
+    let mut params = cfg.params;
+    params.link_at = link_at.unwrap_or(params.link_at);
+    params.unlink_at = unlink_at.unwrap_or(params.unlink_at);
+    params.repair_gap_us = repair_gap_us.unwrap_or(params.repair_gap_us);
+    if let Some(d) = report_delta {
+        params.report_delta = Load::from_f64(d)
+            .filter(|l| l.0 > 0 && d < 65536.0)
+            .with_context(|| {
+                format!("--report-delta {d}: not a positive load of 16.16 bits (1/65536 to 65535)")
+            })?;
+    }
+    let capacity = capacity.unwrap_or(cfg.capacity);
+    let op = ControlOp::SetPoolParams {
+        pool,
+        params,
+        capacity,
+    };
+    one_op(&mut sw, op, &mut out)?;
+    finish(&sw, out, print)
+}
+
+/// `dump`: a table's entries, or every configured pool.
+fn dump(dev: Option<&DeviceSpec>, t: Option<String>, print: Print) -> Result<()> {
+    let mut out = String::new();
+    let mut sw = open(dev, None)?;
+    match t {
+        Some(t) => {
+            let stage = table(&t)?;
+            let mut i = 0u32;
+            while i < 1 << 16 {
+                let Some(w) = sw.read_entry(stage, i as u16)? else {
+                    break;
+                };
+                writeln!(
+                    out,
+                    "{}[{i}] {}",
+                    stage.table_name(),
+                    readback::describe(stage, &w)
+                )?;
+                i += 1;
+            }
+        }
+        None => dump_pools(&mut sw, &mut out)?,
+    }
+    finish(&sw, out, print)
+}
+
+/// `peek`: a register or a field.
+fn peek(dev: Option<&DeviceSpec>, r: &str, print: Print) -> Result<()> {
+    let mut out = String::new();
+    let (a, f) = register(r)?;
+    let mut sw = open(dev, None)?;
+    let v = sw.peek(a)?;
+    match f {
+        Some(f) if f.width < 32 => {
+            let x = (u64::from(v) >> f.lsb) & ((1 << f.width) - 1);
+            writeln!(out, "{} = {x:#x} ({x}; word 0x{a:03x} = 0x{v:08x})", f.name)?
+        }
+        _ => writeln!(
+            out,
+            "0x{a:03x} = 0x{v:08x} ({v})  # {}",
+            horus_host_driver::access::names_at(a)
+        )?,
+    }
+    finish(&sw, out, print)
+}
+
+/// `poke`: a register or a field written (a field: read, modified, written).
+fn poke(dev: Option<&DeviceSpec>, r: &str, value: &str, print: Print) -> Result<()> {
+    let mut out = String::new();
+    let (a, f) = register(r)?;
+    let value = u64::from(word(value)?);
+    let mut sw = open(dev, None)?;
+    let v = match f {
+        Some(f) if f.width < 32 => {
+            if value >> f.width != 0 {
+                bail!("{value:#x} does not fit {} ({} bits)", f.name, f.width);
+            }
+            let mask = ((1u32 << f.width) - 1) << f.lsb;
+            (sw.peek(a)? & !mask) | ((value as u32) << f.lsb)
+        }
+        _ => value as u32,
+    };
+    sw.poke(a, v)?;
+    writeln!(
+        out,
+        "0x{a:03x} <- 0x{v:08x}  # {}",
+        horus_host_driver::access::names_at(a)
+    )?;
+    finish(&sw, out, print)
 }
 
 fn need_role(sw: &Switch<Device>, role: Role, cmd: &str) -> Result<()> {
