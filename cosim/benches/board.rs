@@ -1,7 +1,7 @@
 //! The OpenNIC plug-in's throughput and latency at its clock (250 MHz, `axis_aclk`): minimum-size
 //! frames (60 bytes, one beat) on both CMAC streams, every output ready, the whole plug-in
 //! (arbiter, register slices, switch, demultiplexer) checked against the model as in
-//! `tests/tests/board.rs`.
+//! `cosim/tests/board.rs`.
 //!
 //! First each role at full input (both streams offering a frame every cycle): the frames the
 //! plug-in takes per cycle is its saturation rate, in decisions per second at 250 MHz. Then at 50 %

@@ -297,7 +297,7 @@ fn processor() -> String {
 }
 
 fn cache_root() -> PathBuf {
-    // tests/ is one level below the workspace root.
+    // cosim/ is one level below the workspace root.
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("target")
