@@ -1,0 +1,153 @@
+//! What Intel's compiler (bf-p4c) refused in these programs, as rules the structural checker
+//! applies without it: the [`Refusal`]s of [`super::Report::refusals`].
+
+use anyhow::Result;
+
+use super::{Tok, closing, field, is, parse_num, word};
+
+/// A construct bf-p4c refuses for Tofino 1, found by the structural checker.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Refusal {
+    /// The rule (one of [`REFUSAL_RULES`]).
+    pub rule: &'static str,
+    /// Where: the register action, action or list.
+    pub at: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.rule, self.at)
+    }
+}
+
+/// A register action with more comparisons than a stateful ALU's two comparison units
+/// (bf-p4c: "needs N comparisons but the device only has 2 comparison units").
+pub const SALU_COMPARISONS: &str = "salu-comparisons";
+/// A slice of the register value in a register action's condition (bf-p4c: "slice of register
+/// value in condition is not supported").
+pub const SALU_SLICE: &str = "salu-slice-in-condition";
+/// A conditional value (`c ? a : b`) in an action whose condition reads a field (bf-p4c:
+/// "Conditions in an action must be simple comparisons of an action data parameter").
+pub const ACTION_CONDITION: &str = "action-condition-on-field";
+/// A non-zero constant in a mirror, resubmit or digest field list (bf-p4c: "Non-zero constant
+/// value ... in digest field list is not supported on tofino").
+pub const LIST_CONSTANT: &str = "constant-in-field-list";
+
+/// The rules of [`Refusal`].
+pub const REFUSAL_RULES: [&str; 4] = [
+    SALU_COMPARISONS,
+    SALU_SLICE,
+    ACTION_CONDITION,
+    LIST_CONSTANT,
+];
+
+/// Whether a register action's body (`void apply(inout T v, ...) { ... }`) slices its register
+/// value (`v`, `v.lo`, `v.hi`) inside the condition of an `if`.
+pub(super) fn slice_in_condition(body: &[Tok]) -> Result<bool> {
+    // `inout T v` or `inout T<..> v`: the first word after the type.
+    let value = body
+        .iter()
+        .position(|t| word(Some(t)) == Some("inout"))
+        .and_then(|at| {
+            let mut k = at + 2;
+            if is(body.get(k), "<") {
+                while k < body.len() && !is(body.get(k), ">") {
+                    k += 1;
+                }
+                k += 1;
+            }
+            word(body.get(k)).map(str::to_string)
+        });
+    let Some(v) = value else {
+        return Ok(false);
+    };
+    let mut i = 0;
+    while i + 1 < body.len() {
+        if word(body.get(i)) == Some("if") && is(body.get(i + 1), "(") {
+            let end = closing(body, i + 1)?;
+            let cond = &body[i + 2..end - 1];
+            let sliced = cond.windows(2).any(|w| {
+                matches!(&w[0], Tok::Word(x) if *x == v || x.starts_with(&format!("{v}.")))
+                    && is(Some(&w[1]), "[")
+            });
+            if sliced {
+                return Ok(true);
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(false)
+}
+
+/// Whether an action's statements choose a value by a condition that reads a field
+/// (`x = (md.f == 0 ? a : b)`): the condition of each `?` runs back to its unmatched `(` (or the
+/// statement's `=`).
+pub(super) fn condition_on_field(body: &[Tok]) -> bool {
+    body.iter().enumerate().any(|(q, t)| {
+        if !is(Some(t), "?") {
+            return false;
+        }
+        let mut depth = 0;
+        let mut k = q;
+        while k > 0 {
+            k -= 1;
+            match &body[k] {
+                Tok::Punct(")") | Tok::Punct("]") => depth += 1,
+                Tok::Punct("(") if depth == 0 => break,
+                Tok::Punct("(") | Tok::Punct("[") => depth -= 1,
+                Tok::Punct("=") | Tok::Punct(";") | Tok::Punct("?") | Tok::Punct(":")
+                    if depth == 0 =>
+                {
+                    break;
+                }
+                _ => {}
+            }
+        }
+        body[k + 1..q]
+            .iter()
+            .any(|t| matches!(t, Tok::Word(w) if field(w).is_some()))
+    })
+}
+
+/// The non-zero constants in the field lists of mirror, resubmit and digest calls
+/// (`mirror.emit<h>(session, {a, B, 0})`): a field or a zero is fine.
+pub(super) fn list_constants(toks: &[Tok]) -> Result<Vec<Refusal>> {
+    let mut out = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Tok::Word(w) = t else { continue };
+        if !(w.ends_with(".emit") || w.ends_with(".pack")) {
+            continue;
+        }
+        let Some(open) = (i + 1..toks.len().min(i + 8)).find(|&k| is(toks.get(k), "(")) else {
+            continue;
+        };
+        let end = closing(toks, open)?;
+        let Some(lb) = (open..end).find(|&k| is(toks.get(k), "{")) else {
+            continue;
+        };
+        let rb = closing(toks, lb)?;
+        for item in toks[lb + 1..rb - 1].split(|t| is(Some(t), ",")) {
+            let constant = match item {
+                [Tok::Num(n)] => parse_num(n) != Some(0),
+                [Tok::Word(x)] => field(x).is_none(),
+                _ => false,
+            };
+            if constant {
+                let text: Vec<String> = item
+                    .iter()
+                    .map(|t| match t {
+                        Tok::Word(x) | Tok::Num(x) => x.clone(),
+                        Tok::Punct(p) => p.to_string(),
+                    })
+                    .collect();
+                out.push(Refusal {
+                    rule: LIST_CONSTANT,
+                    at: format!("{w} list holds {}", text.join("")),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
