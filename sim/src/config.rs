@@ -252,46 +252,7 @@ impl SimConfig {
             "a job has 1 to 255 tasks, got {}",
             self.job_tasks
         );
-        if crate::policy::horus::is_horus(self.policy.name()) {
-            crate::policy::horus::HorusParams::of(&self.policy)?;
-        }
-        if self.policy.name() == crate::policy::rain::NAME {
-            crate::policy::rain::RainParams::of(&self.policy)?;
-        }
-        if self.policy.name() == crate::policy::malcolm::NAME {
-            crate::policy::malcolm_rl::LearnParams::of(&self.policy)?;
-        }
-        if let Some(v) = self.policy.param("weighted") {
-            ensure!(
-                v == 0.0 || v == 1.0,
-                "{}: weighted is 0 or 1, got {v}",
-                self.policy.name()
-            );
-        }
-        if let Some(v) = self.policy.param("period_us") {
-            ensure!(
-                v >= 0.001 && v.is_finite(),
-                "{}: period_us must be at least 0.001 (1 ns), got {v}",
-                self.policy.name()
-            );
-        }
-        for name in [
-            "k",
-            "k_max",
-            "samples",
-            "n",
-            "probes",
-            "queue_threshold",
-            "d",
-        ] {
-            if let Some(v) = self.policy.param(name) {
-                ensure!(
-                    v >= 1.0 && v.fract() == 0.0 && v <= 1e6,
-                    "{}: {name} must be a whole number from 1, got {v}",
-                    self.policy.name()
-                );
-            }
-        }
+        self.policy.check()?;
         for f in &self.failures {
             ensure!(
                 f.at_ns < self.sim_ns,

@@ -184,9 +184,13 @@ fn param_setting(s: &str) -> Result<(String, f64), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("{s:?}: expected NAME=VALUE"))?;
-    let v: f64 = value
-        .parse()
-        .map_err(|_| format!("{s:?}: {value:?} is not a number"))?;
+    let v: f64 = match value {
+        "true" | "on" => 1.0,
+        "false" | "off" => 0.0,
+        _ => value
+            .parse()
+            .map_err(|_| format!("{s:?}: {value:?} is not a number, true or false"))?,
+    };
     Ok((name.to_string(), v))
 }
 
@@ -212,15 +216,7 @@ impl Common {
                 spec.set_param(param, *v)?;
             }
         }
-        if policy::horus::is_horus(name) {
-            policy::horus::HorusParams::of(&spec)?;
-        }
-        if name == policy::rain::NAME {
-            policy::rain::RainParams::of(&spec)?;
-        }
-        if name == policy::malcolm::NAME {
-            policy::malcolm_rl::LearnParams::of(&spec)?;
-        }
+        spec.check()?;
         Ok(spec)
     }
 
@@ -331,7 +327,11 @@ fn policies_help() -> String {
             let params: Vec<String> = p
                 .params
                 .iter()
-                .map(|q| format!("{} {}", q.name, q.default))
+                .map(|q| match q.kind {
+                    policy::Kind::Flag if q.default != 0.0 => format!("{} on", q.name),
+                    policy::Kind::Flag => format!("{} off", q.name),
+                    _ => format!("{} {}", q.name, q.default),
+                })
                 .collect();
             text += &format!(" ({})", params.join(", "));
         }
@@ -650,10 +650,12 @@ mod tests {
                 .unwrap_or_else(|| panic!("{} missing from the help:\n{help}", p.name));
             assert!(line.contains(p.about), "{line}");
             for q in p.params {
-                assert!(
-                    line.contains(&format!("{} {}", q.name, q.default)),
-                    "{line}"
-                );
+                let default = match (q.kind, q.default != 0.0) {
+                    (policy::Kind::Flag, true) => "on".to_string(),
+                    (policy::Kind::Flag, false) => "off".to_string(),
+                    _ => q.default.to_string(),
+                };
+                assert!(line.contains(&format!("{} {default}", q.name)), "{line}");
             }
         }
     }
@@ -712,14 +714,17 @@ mod tests {
                 ["--link-at", "2", "--unlink-at", "2"],
                 "unlink_at < link_at",
             ),
-            (["--link-at", "0", "--unlink-at", "0"], "link_at >= 1"),
+            (
+                ["--link-at", "0", "--unlink-at", "0"],
+                "link_at is a whole number from 1 to 65535, got 0",
+            ),
             (
                 ["--report-delta", "0", "--link-at", "1"],
-                "not a positive load",
+                "report_delta is a number from 0.0000152587890625 to 65535, got 0",
             ),
             (
                 ["--report-delta", "1e9", "--link-at", "1"],
-                "not a positive load",
+                "report_delta is a number from",
             ),
         ] {
             let args: Vec<&str> = ["--quick", "--policy", "horus"]
