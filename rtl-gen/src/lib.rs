@@ -37,6 +37,9 @@ pub struct Params {
     pub seed: u64,
     /// Connection-table entries expire after this many microseconds.
     pub conn_timeout_us: u32,
+    /// The Tofino leaf's repair gap, one for every pool (`docs/algorithm.md`, T12); the FPGA
+    /// pipeline takes each pool's from its configuration.
+    pub repair_gap_us: u16,
 }
 
 impl Default for Params {
@@ -47,6 +50,7 @@ impl Default for Params {
             preset: "default".into(),
             seed: DEFAULT_SEED,
             conn_timeout_us: DEFAULT_CONN_TIMEOUT_US,
+            repair_gap_us: horus_model::config::DEFAULT_REPAIR_GAP_US,
         }
     }
 }

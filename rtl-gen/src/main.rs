@@ -113,14 +113,16 @@ fn main() -> Result<()> {
         preset: args.preset,
         seed: args.seed,
         conn_timeout_us: args.conn_timeout_us,
+        ..Params::default()
     };
     if args.target == Target::P4 {
-        // The Tofino program holds the connection timeout as a constant, as the Verilog does:
-        // the configuration's, when the program is for a configured switch.
+        // The Tofino program holds the connection timeout and the repair gap as constants (the
+        // Verilog the timeout): the configuration's, when the program is for a configured switch.
         if let Some(path) = args.config.as_deref() {
             let cfg = horus_model::config::Config::from_file(path)
                 .with_context(|| format!("reading {}", path.display()))?;
             params.conn_timeout_us = cfg.switch.conn_timeout_us;
+            params.repair_gap_us = rtl_gen::p4::repair_gap_us(&cfg)?;
         }
         if args.check {
             bail!(

@@ -7,13 +7,15 @@ use rtl_gen::p4::{check, emit};
 
 fn program(role: Role) -> String {
     let p = presets::preset("default", role).unwrap();
-    emit::program(
-        role,
-        &p.sizes(),
-        "default",
-        rtl_gen::DEFAULT_CONN_TIMEOUT_US,
-    )
-    .unwrap()
+    emit::program(role, &p.sizes(), "default", times()).unwrap()
+}
+
+fn times() -> emit::Times {
+    let d = rtl_gen::Params::default();
+    emit::Times {
+        conn_timeout_us: d.conn_timeout_us,
+        repair_gap_us: d.repair_gap_us,
+    }
 }
 
 fn common() -> String {
@@ -25,8 +27,7 @@ fn both_programs_keep_every_rule_at_every_preset() {
     for preset in presets::names() {
         for role in [Role::Leaf, Role::Spine] {
             let p = presets::preset(preset, role).unwrap();
-            let text =
-                emit::program(role, &p.sizes(), preset, rtl_gen::DEFAULT_CONN_TIMEOUT_US).unwrap();
+            let text = emit::program(role, &p.sizes(), preset, times()).unwrap();
             let r = check::check(role, &text, &common())
                 .unwrap_or_else(|e| panic!("{preset} {role}: {e:#}"));
             assert!(r.stages <= 12 && r.paths > 100, "{preset} {role}: {r:?}");
@@ -68,6 +69,16 @@ fn a_register_action_moved_to_another_stage_is_caught() {
         "@stage(7) table drift1_check",
         "@stage(6) table drift1_check",
         "register drift1 is accessed from stages {6, 7}",
+    );
+}
+
+#[test]
+fn a_name_declared_twice_is_caught() {
+    fails(
+        Role::Leaf,
+        "    action link_none() {",
+        "    action link_rule() {",
+        "link_rule is declared twice",
     );
 }
 
@@ -239,6 +250,70 @@ fn args(line: &str) -> Vec<(String, String)> {
 
 fn arg(a: &[(String, String)], k: &str) -> u32 {
     a.iter().find(|(n, _)| n == k).unwrap().1.parse().unwrap()
+}
+
+/// The link rule's range table: for a leaf's pool with a spine, every new idle count at or above
+/// `link_at` calls to link (0), at or below `unlink_at` to unlink (1), and the others nothing;
+/// a pool without a spine has no entry (no link).
+#[test]
+fn the_link_range_table_holds_each_pools_thresholds() {
+    let cfg = config("example-leaf.toml");
+    let script = bfrt::setup_script(&cfg).unwrap();
+    let sched = Scheduler::from_config_with(&cfg, 0, Profile::TOFINO)
+        .unwrap()
+        .0;
+    for p in &cfg.pools {
+        let c = sched.tables().pools[usize::from(p.id)].cfg;
+        let entries: Vec<(u32, u32, u32)> = script
+            .lines()
+            .filter(|l| {
+                l.starts_with("ig.link_range.") && l.contains(&format!("(pool_id={},", p.id))
+            })
+            .map(|l| {
+                let a = args(l);
+                (arg(&a, "p_new_start"), arg(&a, "p_new_end"), arg(&a, "a"))
+            })
+            .collect();
+        if p.spine.is_none() {
+            assert!(entries.is_empty(), "pool {}", p.id);
+            continue;
+        }
+        for n in 0..=u32::from(u16::MAX) {
+            let hits: Vec<u32> = entries
+                .iter()
+                .filter(|&&(lo, hi, _)| (lo..=hi).contains(&n))
+                .map(|&(_, _, a)| a)
+                .collect();
+            let want = if n >= u32::from(c.params.link_at) {
+                vec![0]
+            } else if n <= u32::from(c.params.unlink_at) {
+                vec![1]
+            } else {
+                vec![]
+            };
+            assert_eq!(hits, want, "pool {} p {n}", p.id);
+        }
+    }
+}
+
+/// The Tofino leaf holds one repair gap (T12): a configuration whose pools set two is refused,
+/// naming them.
+#[test]
+fn a_configuration_with_two_repair_gaps_is_refused_for_the_tofino_leaf() {
+    let mut cfg = config("example-leaf.toml");
+    let gap = rtl_gen::p4::repair_gap_us(&cfg).unwrap();
+    assert_eq!(gap, cfg.defaults.idle_repair_gap_us);
+    cfg.pools[1].params.idle_repair_gap_us = gap + 1;
+    let e = rtl_gen::p4::repair_gap_us(&cfg).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "pools {} and {} set idle_repair_gap_us {gap} and {}",
+            cfg.pools[0].id,
+            cfg.pools[1].id,
+            gap + 1
+        )) && e.contains("T12"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -448,12 +523,7 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 /// `docs/p4.md` says how each is to be removed.
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
-    let leaf = [
-        "action-condition-on-field: prepare_link",
-        "action-condition-on-field: prepare_link_push",
-        "salu-comparisons: link_rule_ra (3 comparisons)",
-    ];
-    let spine: [&str; 0] = [];
+    let (leaf, spine): ([&str; 0], [&str; 0]) = ([], []);
     assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
     assert_eq!(refusals(Role::Spine, false, "", ""), spine);
 }

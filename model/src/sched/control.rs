@@ -203,7 +203,7 @@ impl Scheduler {
                 let links = self.control_links();
                 let ctl = &mut self.t.pools[usize::from(pool)].ctl;
                 let signal = if links {
-                    Scheduler::link_update(ctl, &cfg, None, None)
+                    Scheduler::link_update(ctl, &cfg, self.profile, None, None)
                 } else {
                     None
                 };

@@ -160,7 +160,7 @@ pub struct PassResult {
 }
 
 /// Whose arithmetic a scheduler follows where the FPGA pipeline and the Tofino program differ
-/// (`docs/p4.md`; decisions T1 to T3 in `docs/algorithm.md`), one flag per difference so that
+/// (`docs/p4.md`; decisions T1 to T3 and T12 in `docs/algorithm.md`), one flag per difference so that
 /// the simulator can price each: [`Profile::FPGA`] and [`Profile::TOFINO`] set all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Profile {
@@ -171,6 +171,10 @@ pub struct Profile {
     /// T3: control passes do not run a leaf's link rule (a Tofino control plane writes the
     /// tables): pools start unlinked, and the pool's next packet pass links them.
     pub control_plane_tables: bool,
+    /// T12: a repair is due when the time since the pool's last idle message, less the repair
+    /// gap, is not negative as a signed 32-bit number (the Tofino cell keeps the earliest repair
+    /// time), rather than when that time is at least the gap modulo 2^32.
+    pub repair_deadline: bool,
 }
 
 impl Profile {
@@ -179,12 +183,14 @@ impl Profile {
         samples_16: false,
         avg_16_16: false,
         control_plane_tables: false,
+        repair_deadline: false,
     };
     /// The Tofino program's.
     pub const TOFINO: Profile = Profile {
         samples_16: true,
         avg_16_16: true,
         control_plane_tables: true,
+        repair_deadline: true,
     };
 
     /// The rack average's unit for `workers` workers.
@@ -193,6 +199,17 @@ impl Profile {
             RackAverage::unit_for_16_16(workers)
         } else {
             RackAverage::unit_for(workers)
+        }
+    }
+
+    /// Whether a repair is due `since` microseconds (wrapping) after the pool's last idle
+    /// message, with a gap of `gap` (decision 17; T12 with `repair_deadline`).
+    #[inline]
+    fn repair_due(self, since: u32, gap: u16) -> bool {
+        if self.repair_deadline {
+            since.wrapping_sub(u32::from(gap)) as i32 >= 0
+        } else {
+            since >= u32::from(gap)
         }
     }
 
@@ -529,6 +546,7 @@ impl Scheduler {
     fn link_update(
         ctl: &mut IdleCtl,
         cfg: &PoolCfg,
+        profile: Profile,
         flag: Option<bool>,
         time_us: Option<u32>,
     ) -> Option<Signal> {
@@ -541,7 +559,7 @@ impl Scheduler {
             Some(Signal::IdleRemove)
         } else {
             let quiet = time_us.is_some_and(|t| {
-                t.wrapping_sub(ctl.signaled_us) >= u32::from(cfg.params.repair_gap_us)
+                profile.repair_due(t.wrapping_sub(ctl.signaled_us), cfg.params.repair_gap_us)
             });
             match flag {
                 Some(true) if !ctl.linked && quiet => Some(Signal::IdleRemove),
@@ -587,7 +605,7 @@ impl Scheduler {
         if leaf {
             let flag = cfg.spine.filter(|s| s.id == h.src_id).map(|_| h.qlen != 0);
             let before = *ctl;
-            signal = Self::link_update(ctl, cfg, flag, Some(time_us));
+            signal = Self::link_update(ctl, cfg, self.profile, flag, Some(time_us));
             if signal.is_some() && before.linked == ctl.linked {
                 self.counters.idle_repairs += 1;
             }
@@ -1046,7 +1064,7 @@ impl Scheduler {
         };
         // A leaf's removal is a control pass (a spine's IDLE_REMOVE has no link rule).
         let signal = if leaf && !self.profile.control_plane_tables {
-            Self::link_update(ctl, cfg, None, None)
+            Self::link_update(ctl, cfg, self.profile, None, None)
         } else {
             None
         };
@@ -1183,7 +1201,7 @@ impl Scheduler {
         let signal = if self.role == Role::Leaf
             && (time_us.is_some() || !self.profile.control_plane_tables)
         {
-            Self::link_update(ctl, cfg, None, time_us)
+            Self::link_update(ctl, cfg, self.profile, None, time_us)
         } else {
             None
         };

@@ -114,16 +114,24 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
         writeln!(
             o,
             "ig.pool_cfg.add_with_set_pool(pool_id={}, base={}, n={}, spine_id={spine_id}, spine_node={spine_node}, \
-             spine_session={sid}, link_at={}, unlink_at={}, report_delta={}, report_delta_m1={}, repair_gap={}, unit={unit})",
+             spine_session={sid}, report_delta={}, report_delta_m1={}, unit={unit})",
             p.id,
             c.base,
             c.n,
-            c.params.link_at,
-            c.params.unlink_at,
             c.params.report_delta.0,
             c.params.report_delta.0 - 1,
-            ticks_1024ns(u32::from(c.params.repair_gap_us)),
         )?;
+        // The link rule's thresholds (a leaf's pools with a spine): p at or above link_at calls
+        // to link, at or below unlink_at to unlink.
+        if leaf && p.spine.is_some() {
+            for (lo, hi, a) in [(c.params.link_at, u16::MAX, 0), (0, c.params.unlink_at, 1)] {
+                writeln!(
+                    o,
+                    "ig.link_range.add_with_set_link_a(pool_id={}, p_new_start={lo}, p_new_end={hi}, a={a})",
+                    p.id
+                )?;
+            }
+        }
         for i in 0..c.n {
             let (lo, hi) = draw_range(i, c.n);
             let slot = c.base + i;
@@ -198,11 +206,13 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
             )?;
         }
         if leaf {
+            // The earliest repair: the gap after time 0, where the model stamps a pool.
             writeln!(
                 o,
-                "ig.idle_link.mod(REGISTER_INDEX={}, lo={}, hi=0)",
+                "ig.idle_link.mod(REGISTER_INDEX={}, lo={}, hi={})",
                 p.id,
-                u8::from(ctl.linked)
+                u8::from(ctl.linked),
+                ticks_1024ns(u32::from(c.params.repair_gap_us))
             )?;
             // The margins around a last report of 0; a pool without a spine never reports.
             let hi = if c.spine.is_some() {

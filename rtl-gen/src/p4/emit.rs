@@ -18,7 +18,7 @@ use horus_model::config::{Role, Sizes};
 use horus_model::sched::DropReason;
 use horus_model::wire::{self, PacketType};
 
-use super::bfrt::conn_ticks;
+use super::bfrt::{conn_ticks, ticks_1024ns};
 use super::plan;
 
 /// What a pass is, as the `classify` table decides from the packet type, the MORE_PACKETS flag
@@ -462,11 +462,8 @@ struct horus_md_t {
     bit<16> spine_id;
     bit<16> spine_node;
     MirrorId_t spine_session;
-    bit<16> link_at;
-    bit<16> unlink_at;
     bit<32> report_delta;
     bit<32> report_delta_m1;
-    bit<32> repair_gap;
     bit<32> unit;
     bit<1> node_ok;
     bit<32> node_factor;
@@ -755,8 +752,21 @@ fn ra_table(table: &str, register: &str, body: &str) -> String {
     )
 }
 
+/// The times a program holds as constants (a Tofino stateful ALU compares at most two values, so
+/// these are not per-pool table data): the switch's connection timeout (T4) and the leaf's repair
+/// gap (T12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Times {
+    pub conn_timeout_us: u32,
+    pub repair_gap_us: u16,
+}
+
 /// `horus_leaf.p4` or `horus_spine.p4`.
-pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) -> Result<String> {
+pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<String> {
+    let Times {
+        conn_timeout_us,
+        repair_gap_us,
+    } = times;
     let leaf = role == Role::Leaf;
     let mut keyless_tables = String::new();
     let mut computing: Vec<(&str, String)> = vec![
@@ -817,8 +827,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) ->
                     drop_const(DropReason::IdleAddDuplicate)
                 ),
             ),
-            ("link_prepare", "prepare_link".to_string()),
-            ("link_prepare_push", "prepare_link_push".to_string()),
+            ("link_repair_none", "set_link_r(7)".to_string()),
         ]);
     } else {
         computing.extend([
@@ -877,6 +886,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) ->
         keyless("conn_miss", "miss_conn"),
     );
     if leaf {
+        keyless_tables += &link_rule(u32::from(sizes.pools));
         // The signal's type: a load report (no idle message), or the idle message of the link
         // rule (signal 1: the link changed to `link_a`'s other value) or of a repair (signal 2:
         // the spine's view, `link_r`, restated).
@@ -993,11 +1003,6 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) ->
             "idle_index_clear_ra.execute(md.n_ref[31:16]);",
         );
         r(
-            "link_rule",
-            "idle_link",
-            "md.signal = link_rule_ra.execute(hdr.horus.pool_id);",
-        );
-        r(
             "avg_task",
             "pool_avg",
             "md.avg = avg_task_ra.execute(hdr.horus.pool_id);",
@@ -1086,6 +1091,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) ->
         ("CONN", sizes.conn_table.to_string()),
         ("CONN_MASK", format!("0x{:04x}", sizes.conn_table - 1)),
         ("CONN_TIMEOUT", conn_ticks(conn_timeout_us).to_string()),
+        ("REPAIR_GAP", ticks_1024ns(u32::from(repair_gap_us)).to_string()),
         ("CLASSIFY_ENTRIES", classify_entries(role)),
         ("COMPUTING_TABLES", keyless_tables),
         ("REGISTER_TABLES", ra),
@@ -1121,6 +1127,65 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, conn_timeout_us: u32) ->
         ),
     ];
     fill(PROGRAM, &vars)
+}
+
+/// The leaf's link rule: the range table that turns a pool's new idle count into the linked value
+/// that calls for a change (`md.link_a`), the table that reads the spine's view from a task
+/// (`md.link_r`), and the register's three actions chosen by the two (T12 in
+/// `docs/algorithm.md`: a stateful ALU compares at most two values).
+fn link_rule(pools: u32) -> String {
+    let mut s = format!(
+        "    /* The linked value a pool's new idle count calls to change: 0 (link) at or above
+     * link_at, 1 (unlink) at or below unlink_at. The set-up writes two entries a pool with a
+     * spine; a pool without one has none, and no link. */
+    @stage({}) table link_range {{
+        key = {{
+            hdr.horus.pool_id: exact;
+            md.p_new: range;
+        }}
+        actions = {{ set_link_a; }}
+        const default_action = set_link_a(7);
+        size = {};
+    }}
+",
+        st("link_range"),
+        2 * pools
+    );
+    // A task from the pool's spine (spine_x 0) shows the value the spine believes lost: its
+    // idle-selected flag (qlen != 0) says the rack was linked.
+    s += &keyed(
+        "link_repair",
+        &["md.spine_x: ternary", "hdr.horus.qlen: ternary"],
+        &["(0, 0) : set_link_r(1)", "(0, _) : set_link_r(0)"],
+        "set_link_r(7)",
+    );
+    for (what, ra) in [
+        ("change", "link_change_ra"),
+        ("repair", "link_repair_ra"),
+        ("both", "link_both_ra"),
+    ] {
+        s += &format!(
+            "    action link_{what}_act() {{\n        md.signal = {ra}.execute(hdr.horus.pool_id);\n    }}\n"
+        );
+    }
+    s += "    action link_none() {\n    }\n";
+    // (a, 7) and (a, a): a change; (7, r): a repair; (a, 1 - a): both.
+    s + &keyed_in(
+        st("idle_link"),
+        "link_rule",
+        &["md.link_a: exact", "md.link_r: exact"],
+        &[
+            "(0, 7) : link_change_act()",
+            "(1, 7) : link_change_act()",
+            "(0, 0) : link_change_act()",
+            "(1, 1) : link_change_act()",
+            "(7, 0) : link_repair_act()",
+            "(7, 1) : link_repair_act()",
+            "(0, 1) : link_both_act()",
+            "(1, 0) : link_both_act()",
+        ],
+        "link_none()",
+    )
 }
 
 /// A register action's declaration: `name` on register `reg` of `cell`s, returning `out`.
@@ -1206,7 +1271,10 @@ fn task_apply(leaf: bool) -> String {
     let (take, link, index, avg_idle, avg, avg_none) = if leaf {
         (
             "ctl_pop",
-            ind("link_prepare.apply();\nlink_rule.apply();", 20),
+            ind(
+                "link_range.apply();\nlink_repair.apply();\nlink_rule.apply();",
+                20,
+            ),
             ind("idle_index_clear.apply();", 24),
             ind(AVG_TASK, 24),
             ind(AVG_TASK, 28),
@@ -1294,20 +1362,42 @@ const LEAF_REGISTERS: &str = r#"    /* A leaf's pop takes the worker out of idle
         }
     };
 
-    /* The link rule and the repair of lost idle messages (lo: linked, hi: the time of the last
-     * idle message, 1.024 us ticks). md.link_a is the linked value that calls for a change
-     * (7: none), md.link_r the one a task from the spine shows the spine lost (7: none); a
-     * repair waits for the gap. rv: 0 none, 1 the link changed, 2 a repair. */
-    Register<pair_t, bit<16>>(POOLS) idle_link;
-    RegisterAction<pair_t, bit<16>, bit<8>>(idle_link) link_rule_ra = {
-        void apply(inout pair_t v, out bit<8> rv) {
+    /* The link rule and the repair of lost idle messages (decisions 6 and 17; T12). lo: linked;
+     * hi: the earliest time of a repair, in 1.024 us ticks, compared signed with the pass's
+     * time (a repair is due when the difference is not negative). The table link_rule runs one
+     * of three actions by md.link_a, the linked value that calls for a change (7: none), and
+     * md.link_r, the one a task from the spine shows the spine lost (7: none): a change, a
+     * repair, or both where link_r is link_a's other value; each compares two values at most,
+     * as a stateful ALU does. rv: 0 none, 1 the link changed, 2 a repair. */
+    Register<ipair_t, bit<16>>(POOLS) idle_link;
+    RegisterAction<ipair_t, bit<16>, bit<8>>(idle_link) link_change_ra = {
+        void apply(inout ipair_t v, out bit<8> rv) {
             rv = 0;
-            if (v.lo == (bit<32>)md.link_a) {
+            if (v.lo == (int<32>)(bit<32>)md.link_a) {
                 v.lo = 1 - v.lo;
-                v.hi = md.now;
+                v.hi = (int<32>)md.now + REPAIR_GAP;
                 rv = 1;
-            } else if (v.lo == (bit<32>)md.link_r && md.now - v.hi >= md.repair_gap) {
-                v.hi = md.now;
+            }
+        }
+    };
+    RegisterAction<ipair_t, bit<16>, bit<8>>(idle_link) link_repair_ra = {
+        void apply(inout ipair_t v, out bit<8> rv) {
+            rv = 0;
+            if (v.lo == (int<32>)(bit<32>)md.link_r && (int<32>)md.now - v.hi >= 0) {
+                v.hi = (int<32>)md.now + REPAIR_GAP;
+                rv = 2;
+            }
+        }
+    };
+    RegisterAction<ipair_t, bit<16>, bit<8>>(idle_link) link_both_ra = {
+        void apply(inout ipair_t v, out bit<8> rv) {
+            rv = 0;
+            if (v.lo == (int<32>)(bit<32>)md.link_a) {
+                v.lo = 1 - v.lo;
+                v.hi = (int<32>)md.now + REPAIR_GAP;
+                rv = 1;
+            } else if ((int<32>)md.now - v.hi >= 0) {
+                v.hi = (int<32>)md.now + REPAIR_GAP;
                 rv = 2;
             }
         }
@@ -1427,16 +1517,12 @@ const LEAF_ACTIONS: &str = r#"    action check_spine() {
         md.verdict = V_PASS_THROUGH;
         md.reason = reason;
     }
-    /* A pool without a spine (session 0) has no link: 7 never equals the flag. */
-    action prepare_link() {
-        md.link_a = (md.spine_session == 0 ? 16w7
-            : (md.p_new >= md.link_at ? 16w0 : (md.p_new <= md.unlink_at ? 16w1 : 16w7)));
-        md.link_r = (md.spine_x != 0 ? 16w7 : (hdr.horus.qlen != 0 ? 16w0 : 16w1));
+    /* The link rule's inputs (7: none, a value the flag never holds). */
+    action set_link_a(bit<16> a) {
+        md.link_a = a;
     }
-    action prepare_link_push() {
-        md.link_a = (md.spine_session == 0 ? 16w7
-            : (md.p_new >= md.link_at ? 16w0 : (md.p_new <= md.unlink_at ? 16w1 : 16w7)));
-        md.link_r = 16w7;
+    action set_link_r(bit<16> r) {
+        md.link_r = r;
     }
     /* The signal leaves as a mirrored copy; the egress writes its headers. An idle message
      * goes first; a load report it displaces leaves with a later pass. */
@@ -1525,7 +1611,8 @@ const LEAF_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KIND_REPLY || 
         } else if (md.kind == KIND_ADD_COMMIT) {
             ctl_push.apply();
             idle_push.apply();
-            link_prepare_push.apply();
+            link_range.apply();
+            link_repair_none.apply();
             link_rule.apply();
             idle_write.apply();
             idle_index_set.apply();
@@ -1612,6 +1699,8 @@ const bit<32> NODES = $NODES;
 const bit<32> CONN_ENTRIES = $CONN;
 /* A connection entry's lifetime, in 65.536 us ticks: the switch's conn_timeout_us. */
 const bit<32> CONN_TIMEOUT = $CONN_TIMEOUT;
+/* A leaf's repair gap (decision 17), in 1.024 us ticks: one for every pool (T12). */
+const int<32> REPAIR_GAP = $REPAIR_GAP;
 const bit<16> CONN_MASK = $CONN_MASK;
 
 control $INGRESS(inout headers_t hdr, inout horus_md_t md,
@@ -1764,19 +1853,15 @@ $CLASSIFY_ENTRIES        }
 
     /* poolCfg: the pool's slot region, member count and parameters (the control plane). */
     action set_pool(bit<16> base, bit<16> n, bit<16> spine_id, bit<16> spine_node,
-            MirrorId_t spine_session, bit<16> link_at, bit<16> unlink_at, bit<32> report_delta,
-            bit<32> report_delta_m1, bit<32> repair_gap, bit<32> unit) {
+            MirrorId_t spine_session, bit<32> report_delta, bit<32> report_delta_m1, bit<32> unit) {
         md.pool_ok = 1;
         md.base = base;
         md.n = n;
         md.spine_id = spine_id;
         md.spine_node = spine_node;
         md.spine_session = spine_session;
-        md.link_at = link_at;
-        md.unlink_at = unlink_at;
         md.report_delta = report_delta;
         md.report_delta_m1 = report_delta_m1;
-        md.repair_gap = repair_gap;
         md.unit = unit;
     }
     action no_pool() {

@@ -47,6 +47,27 @@ pub fn setup(cfg: &horus_model::config::Config) -> Result<Vec<GeneratedFile>> {
     Ok(files)
 }
 
+/// The one repair gap of a configuration's pools, which the Tofino leaf holds as a constant
+/// (`docs/algorithm.md`, T12): the `[defaults]` gap when no pool is configured, an error naming
+/// two pools that set different gaps.
+pub fn repair_gap_us(cfg: &horus_model::config::Config) -> Result<u16> {
+    let gap = |p: &horus_model::config::PoolConfig| p.params.idle_repair_gap_us;
+    let Some(first) = cfg.pools.first() else {
+        return Ok(cfg.defaults.idle_repair_gap_us);
+    };
+    if let Some(other) = cfg.pools.iter().find(|p| gap(p) != gap(first)) {
+        anyhow::bail!(
+            "pools {} and {} set idle_repair_gap_us {} and {}: the Tofino leaf holds one repair \
+             gap for every pool (docs/algorithm.md, T12)",
+            first.id,
+            other.id,
+            gap(first),
+            gap(other)
+        );
+    }
+    Ok(gap(first))
+}
+
 /// The generated files and, for each program, what the checker found.
 pub type Checked = (Vec<GeneratedFile>, Vec<(Role, check::Report)>);
 
@@ -62,7 +83,11 @@ pub fn files(params: &Params) -> Result<Checked> {
     ));
     for &role in &params.roles {
         let p = presets::preset(&params.preset, role).context("unknown preset")?;
-        let text = emit::program(role, &p.sizes(), &params.preset, params.conn_timeout_us)?;
+        let times = emit::Times {
+            conn_timeout_us: params.conn_timeout_us,
+            repair_gap_us: params.repair_gap_us,
+        };
+        let text = emit::program(role, &p.sizes(), &params.preset, times)?;
         let report = check::check(role, &text, &common)
             .with_context(|| format!("checking the {role} P4 program"))?;
         reports.push((role, report));

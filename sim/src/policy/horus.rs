@@ -131,6 +131,7 @@ impl HorusParams {
                     samples_16: get("samples_16") != 0.0,
                     avg_16_16: get("avg_16_16") != 0.0,
                     control_plane_tables: get("control_plane_tables") != 0.0,
+                    repair_deadline: get("repair_deadline") != 0.0,
                 }
             } else {
                 Profile::FPGA

@@ -36,12 +36,13 @@ const HORUS_PARAMS: [Param; 4] = [
 ];
 
 /// horus-tofino's: Horus's and one flag per Tofino difference (1: as the Tofino program does).
-const HORUS_TOFINO_PARAMS: [Param; 7] = {
+const HORUS_TOFINO_PARAMS: [Param; 8] = {
     let h = HORUS_PARAMS;
     [
         Param::flag("samples_16", true),
         Param::flag("avg_16_16", true),
         Param::flag("control_plane_tables", true),
+        Param::flag("repair_deadline", true),
         h[0],
         h[1],
         h[2],
@@ -93,7 +94,8 @@ pub static POLICIES: &[PolicyEntry] = &[
         name: horus::TOFINO_POLICY,
         about: "Horus with the Tofino program's arithmetic (docs/p4.md), each difference a parameter \
                 (1: the Tofino's): samples_16 (16-bit draws through range tables), avg_16_16 (the \
-                rack average in 16.16), control_plane_tables (no link rule on control passes)",
+                rack average in 16.16), control_plane_tables (no link rule on control passes), \
+                repair_deadline (the repair's earliest time compared signed)",
         params: &HORUS_TOFINO_PARAMS,
         compared: false,
         check: |s| horus::HorusParams::of(s).map(drop),
@@ -785,7 +787,7 @@ mod tests {
         let mut one = PolicySpec::named(horus::TOFINO_POLICY).unwrap();
         one.set_param("avg_16_16", 0.0).unwrap();
         let p = horus::HorusParams::of(&one).unwrap().profile;
-        assert!(p.samples_16 && !p.avg_16_16 && p.control_plane_tables);
+        assert!(p.samples_16 && !p.avg_16_16 && p.control_plane_tables && p.repair_deadline);
         assert_eq!(
             horus::HorusParams {
                 profile: Profile::FPGA,

@@ -277,6 +277,18 @@ struct Control {
     tables: BTreeMap<String, Table>,
     apply: Vec<Stmt>,
     apply_sites: BTreeMap<String, usize>,
+    /// Every name the control declares, and the names declared more than once: a control's
+    /// registers, externs, actions and tables share one namespace.
+    declared: BTreeSet<String>,
+    declared_twice: BTreeSet<String>,
+}
+
+impl Control {
+    fn declare(&mut self, name: &str) {
+        if !self.declared.insert(name.to_string()) {
+            self.declared_twice.insert(name.to_string());
+        }
+    }
 }
 
 fn word(t: Option<&Tok>) -> Option<&str> {
@@ -346,6 +358,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                 let (args, after) = type_args(toks, i + 1);
                 let close = closing(toks, after)?;
                 let name = word(toks.get(close)).unwrap_or_default().to_string();
+                c.declare(&name);
                 if w == "Register" {
                     c.registers.insert(name, first_type_arg(&args));
                 } else if w == "Counter" {
@@ -358,6 +371,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                 let register = word(toks.get(after + 1)).unwrap_or_default().to_string();
                 let close = closing(toks, after)?;
                 let name = word(toks.get(close)).unwrap_or_default().to_string();
+                c.declare(&name);
                 let open = close + 2;
                 let end = closing(toks, open)?;
                 let body = &toks[open..end];
@@ -385,6 +399,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
             }
             Tok::Word(w) if w == "action" => {
                 let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
+                c.declare(&name);
                 let params_end = closing(toks, i + 2)?;
                 let end = closing(toks, params_end)?;
                 let body = &toks[params_end + 1..end - 1];
@@ -396,6 +411,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
             }
             Tok::Word(w) if w == "table" => {
                 let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
+                c.declare(&name);
                 let end = closing(toks, i + 2)?;
                 let body = &toks[i + 3..end - 1];
                 let mut key_reads = Effects::default();
@@ -604,6 +620,11 @@ fn check_ingress(role: Role, c: &Control, errors: &mut Vec<String>) -> Report {
         .iter()
         .map(|(n, t)| (n.as_str(), table_effects(c, t)))
         .collect();
+    for name in &c.declared_twice {
+        errors.push(format!(
+            "{name} is declared twice (a control's tables, actions and externs share one namespace)"
+        ));
+    }
     // Stages: present, within Tofino 1, as planned.
     for (name, t) in &c.tables {
         match t.stage {
