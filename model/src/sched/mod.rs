@@ -22,16 +22,18 @@ mod control;
 pub mod counters;
 pub mod frame;
 pub mod plan;
+mod profile;
 pub mod state;
 
 pub use control::{ControlError, ControlOp, HostValues, config_ops};
 pub use counters::{Counters, DropReason, Signal};
+pub use profile::Profile;
 pub use state::{
     AccessGuard, AddrEntry, IdleIndex, NodeAddr, NodeRef, Params, SpineRef, Stage, Tables,
 };
 
 use crate::config::{Config, Role, Sizes};
-use crate::fixed::{Drift, Load, RackAverage};
+use crate::fixed::{Drift, Load};
 use crate::rng::Xorshift64;
 use crate::wire::{HorusHeader, PacketType};
 use state::{ConnEntry, IdleCtl, NodeState, PoolCfg};
@@ -157,77 +159,6 @@ pub struct PassResult {
     pub decision: Option<Decision>,
     /// The packet, or the state change it asked for, was dropped.
     pub drop: Option<DropReason>,
-}
-
-/// Whose arithmetic a scheduler follows where the FPGA pipeline and the Tofino program differ
-/// (`docs/p4.md`; decisions T1 to T3 and T12 in `docs/algorithm.md`), one flag per difference so that
-/// the simulator can price each: [`Profile::FPGA`] and [`Profile::TOFINO`] set all of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Profile {
-    /// T1: two samples from 16-bit draws (a Tofino range table), not 32-bit ones.
-    pub samples_16: bool,
-    /// T2: the rack average in 16.16 with a unit of `round(2^16 / workers)`, not 32.32.
-    pub avg_16_16: bool,
-    /// T3: control passes do not run a leaf's link rule (a Tofino control plane writes the
-    /// tables): pools start unlinked, and the pool's next packet pass links them.
-    pub control_plane_tables: bool,
-    /// T12: a repair is due when the time since the pool's last idle message, less the repair
-    /// gap, is not negative as a signed 32-bit number (the Tofino cell keeps the earliest repair
-    /// time), rather than when that time is at least the gap modulo 2^32.
-    pub repair_deadline: bool,
-}
-
-impl Profile {
-    /// The FPGA pipeline's.
-    pub const FPGA: Profile = Profile {
-        samples_16: false,
-        avg_16_16: false,
-        control_plane_tables: false,
-        repair_deadline: false,
-    };
-    /// The Tofino program's.
-    pub const TOFINO: Profile = Profile {
-        samples_16: true,
-        avg_16_16: true,
-        control_plane_tables: true,
-        repair_deadline: true,
-    };
-
-    /// The rack average's unit for `workers` workers.
-    pub fn avg_unit(self, workers: u32) -> u64 {
-        if self.avg_16_16 {
-            RackAverage::unit_for_16_16(workers)
-        } else {
-            RackAverage::unit_for(workers)
-        }
-    }
-
-    /// Whether a repair is due `since` microseconds (wrapping) after the pool's last idle
-    /// message, with a gap of `gap` (decision 17; T12 with `repair_deadline`).
-    #[inline]
-    fn repair_due(self, since: u32, gap: u16) -> bool {
-        if self.repair_deadline {
-            since.wrapping_sub(u32::from(gap)) as i32 >= 0
-        } else {
-            since >= u32::from(gap)
-        }
-    }
-
-    /// The generator's step turned into two samples in `[0, n)`.
-    #[inline]
-    fn samples(self, rng: &mut Xorshift64, n: u16) -> (u16, u16) {
-        if self.samples_16 {
-            rng.two_samples_16(n)
-        } else {
-            rng.two_samples(n)
-        }
-    }
-}
-
-impl Default for Profile {
-    fn default() -> Self {
-        Profile::FPGA
-    }
 }
 
 /// A Horus leaf or spine scheduler.
