@@ -453,7 +453,58 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
         repair_gap_us,
     } = times;
     let leaf = role == Role::Leaf;
-    let mut keyless_tables = String::new();
+    let keyless_tables = keyless_computing(leaf) + &keyed_computing(leaf, sizes);
+    let ra = register_tables(role);
+    let vars = vec![
+        ("ROLE", role.to_string()),
+        ("INGRESS", ingress_control(role).to_string()),
+        ("PRESET", preset.to_string()),
+        ("POOLS", sizes.pools.to_string()),
+        ("NODES", sizes.nodes.to_string()),
+        ("CONN", sizes.conn_table.to_string()),
+        ("CONN_MASK", format!("0x{:04x}", sizes.conn_table - 1)),
+        ("CONN_TIMEOUT", conn_ticks(conn_timeout_us).to_string()),
+        ("REPAIR_GAP", ticks_1024ns(u32::from(repair_gap_us)).to_string()),
+        ("CLASSIFY_ENTRIES", classify_entries(role)),
+        ("COMPUTING_TABLES", keyless_tables),
+        ("REGISTER_TABLES", ra),
+        ("COPIES", copies()),
+        ("S_POOL", st("pool_cfg").to_string()),
+        ("S_NODE", st("node_cfg").to_string()),
+        ("S_SAMPLE", st("sample1").to_string()),
+        ("S_ADDR", st("node_addr").to_string()),
+        ("ROLE_REGISTERS", if leaf { LEAF_REGISTERS } else { SPINE_REGISTERS }.to_string()),
+        ("ROLE_ACTIONS", if leaf { LEAF_ACTIONS } else { SPINE_ACTIONS }.to_string()),
+        (
+            "NEW_LOAD",
+            if leaf { "hdr.horus.qlen ++ 16w0" } else { "hdr.horus.qlen ++ hdr.horus.seq_num" }
+                .to_string(),
+        ),
+        ("SPINE_CHECK", if leaf { LEAF_SPINE_CHECK } else { "" }.to_string()),
+        ("TASK_APPLY", task_apply(leaf)),
+        ("RANDOM_AVG", if leaf { ind(AVG_TASK, 20) } else { String::new() }),
+        ("SECOND_AVG", if leaf { ind(AVG_TASK, 12) } else { String::new() }),
+        ("MESSAGE_APPLY", if leaf { LEAF_MESSAGE_APPLY } else { SPINE_MESSAGE_APPLY }.to_string()),
+        (
+            "SRC_REWRITE",
+            if leaf { "" } else { "        hdr.horus.src_id = md.switch_id;\n" }.to_string(),
+        ),
+        (
+            "SIGNAL_APPLY",
+            if leaf {
+                "        if (md.signal != 0 || md.report != 0) {\n            signal.apply();\n        }\n"
+            } else {
+                ""
+            }
+            .to_string(),
+        ),
+    ];
+    fill(PROGRAM, &vars)
+}
+
+/// The computing tables with one action, in stage order: the rejections with their drop
+/// reasons, and the arithmetic between table accesses.
+fn keyless_computing(leaf: bool) -> String {
     let mut computing: Vec<(&str, String)> = vec![
         (
             "reject_checksum",
@@ -541,25 +592,33 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
         ]);
     }
     computing.sort_by_key(|(name, _)| (st(name), *name));
-    for (name, action) in &computing {
-        keyless_tables += &keyless(name, action);
-    }
+    computing
+        .iter()
+        .map(|(name, action)| keyless(name, action))
+        .collect()
+}
+
+/// The computing tables that choose their action by a key: a pass's end, a second pass's values,
+/// a continuation's connection, and the leaf's link rule, signal and report rule (the spine's
+/// removal finish).
+fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
+    let mut tables = String::new();
     // The pass's end by its verdict; a second pass's values by the first pass's outcome
     // (`resub.value[31:16]` 3: an aborted idle-remove, which returns the lock).
-    keyless_tables += &keyed(
+    tables += &keyed(
         "done",
         &["md.verdict: exact"],
         &["V_CONTROL : finish_control()", "V_DROP : finish_drop()"],
         "finish_pass()",
     );
-    keyless_tables += &keyed(
+    tables += &keyed(
         "decode",
         &["md.resub.value[31:16]: exact"],
         &["3 : decode_aborted_second_pass()"],
         "decode_second_pass()",
     );
     // A continuation: the last packet frees its entry.
-    keyless_tables += &format!(
+    tables += &format!(
         "    action conn_follow_act() {{\n        md.conn_hit = conn_follow_ra.execute(md.conn_idx);\n    }}\n    action conn_last_act() {{\n        md.conn_hit = conn_last_ra.execute(md.conn_idx);\n    }}\n{}    action miss_conn() {{\n        md.out_node = 0xffff;\n        md.verdict = V_NODE;\n    }}\n{}",
         keyed_in(
             st("conn"),
@@ -571,11 +630,11 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
         keyless("conn_miss", "miss_conn"),
     );
     if leaf {
-        keyless_tables += &link_rule(u32::from(sizes.pools));
+        tables += &link_rule(u32::from(sizes.pools));
         // The signal's type: a load report (no idle message), or the idle message of the link
         // rule (signal 1: the link changed to `link_a`'s other value) or of a repair (signal 2:
         // the spine's view, `link_r`, restated).
-        keyless_tables += &keyed(
+        tables += &keyed(
             "signal",
             &[
                 "md.signal: ternary",
@@ -591,118 +650,15 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
             "mirror_signal(SIG_IDLE_REMOVE)",
         );
     } else {
-        keyless_tables += &keyed(
+        tables += &keyed(
             "remove_finish",
             &["md.resub.value[31:16]: exact"],
             &["3 : finish_at_top()"],
             "finish_at()",
         );
     }
-
-    let mut ra = String::new();
-    let mut r = |table: &str, register: &str, body: &str| ra += &ra_table(table, register, body);
     if leaf {
-        r(
-            "ctl_pop",
-            "idle_ctl",
-            "md.ctl = ctl_pop_ra.execute(hdr.horus.pool_id);",
-        );
-    } else {
-        r(
-            "ctl_take",
-            "idle_ctl",
-            "md.ctl = ctl_take_ra.execute(hdr.horus.pool_id);",
-        );
-        r(
-            "ctl_remove",
-            "idle_ctl",
-            "md.ctl = ctl_remove_ra.execute(hdr.horus.pool_id);",
-        );
-        r(
-            "ctl_finish",
-            "idle_ctl",
-            "md.ctl = ctl_finish_ra.execute(hdr.horus.pool_id);",
-        );
-    }
-    r(
-        "ctl_push",
-        "idle_ctl",
-        "md.ctl = ctl_push_ra.execute(hdr.horus.pool_id);",
-    );
-    r(
-        "members1_read",
-        "members1",
-        "md.m1 = members1_ra.execute(md.slot1);",
-    );
-    r(
-        "members2_read",
-        "members2",
-        "md.m2 = members2_ra.execute(md.slot2);",
-    );
-    r(
-        "idle_read",
-        "idle_list",
-        "md.n_ref = idle_read_ra.execute(md.idle_slot);",
-    );
-    r(
-        "idle_write",
-        "idle_list",
-        "idle_write_ra.execute(md.idle_slot);",
-    );
-    r(
-        "load1_read",
-        "load1",
-        "md.l1 = load1_read_ra.execute(md.m1[31:16]);",
-    );
-    r(
-        "load2_read",
-        "load2",
-        "md.l2 = load2_read_ra.execute(md.m2[31:16]);",
-    );
-    r(
-        "load1_write",
-        "load1",
-        "load1_write_ra.execute(hdr.horus.src_id);",
-    );
-    r(
-        "load2_write",
-        "load2",
-        "load2_write_ra.execute(hdr.horus.src_id);",
-    );
-    r("load1_add", "load1", "load1_add_ra.execute(md.resub.node);");
-    r("load2_add", "load2", "load2_add_ra.execute(md.resub.node);");
-    r(
-        "idle_index_check",
-        "idle_index",
-        "md.idx = idle_index_check_ra.execute(hdr.horus.src_id);",
-    );
-    r(
-        "idle_index_set",
-        "idle_index",
-        "idle_index_set_ra.execute(md.push_ref[31:16]);",
-    );
-    if leaf {
-        r(
-            "idle_index_clear",
-            "idle_index",
-            "idle_index_clear_ra.execute(md.n_ref[31:16]);",
-        );
-        r(
-            "avg_task",
-            "pool_avg",
-            "md.avg = avg_task_ra.execute(hdr.horus.pool_id);",
-        );
-        r(
-            "avg_done",
-            "pool_avg",
-            "md.avg = avg_done_ra.execute(hdr.horus.pool_id);",
-        );
-        r(
-            "avg_read",
-            "pool_avg",
-            "md.avg = avg_read_ra.execute(hdr.horus.pool_id);",
-        );
-        keyless_tables += &format!(
+        tables += &format!(
             "    action report_move_act() {{\n        report_move_ra.execute(hdr.horus.pool_id);\n    }}\n    action report_check_act() {{\n        md.report = report_check_ra.execute(hdr.horus.pool_id);\n    }}\n    action report_none_act() {{\n    }}\n{}",
             keyed_in(
                 st("pool_report"),
@@ -712,106 +668,231 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
                 "report_none_act()",
             )
         );
-    } else {
-        r(
-            "idle_index_remove",
-            "idle_index",
-            "md.idx = idle_index_remove_ra.execute(hdr.horus.src_id);",
-        );
     }
-    r(
+    tables
+}
+
+/// Which roles' programs hold a table.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Roles {
+    Both,
+    Leaf,
+    Spine,
+}
+
+use Roles::{Both, Leaf, Spine};
+
+/// The tables that execute a register action: (roles, table, register, the action's body), in
+/// the order the program declares them. Each sits at its register's stage.
+const RA_TABLES: &[(Roles, &str, &str, &str)] = &[
+    (
+        Leaf,
+        "ctl_pop",
+        "idle_ctl",
+        "md.ctl = ctl_pop_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Spine,
+        "ctl_take",
+        "idle_ctl",
+        "md.ctl = ctl_take_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Spine,
+        "ctl_remove",
+        "idle_ctl",
+        "md.ctl = ctl_remove_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Spine,
+        "ctl_finish",
+        "idle_ctl",
+        "md.ctl = ctl_finish_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Both,
+        "ctl_push",
+        "idle_ctl",
+        "md.ctl = ctl_push_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Both,
+        "members1_read",
+        "members1",
+        "md.m1 = members1_ra.execute(md.slot1);",
+    ),
+    (
+        Both,
+        "members2_read",
+        "members2",
+        "md.m2 = members2_ra.execute(md.slot2);",
+    ),
+    (
+        Both,
+        "idle_read",
+        "idle_list",
+        "md.n_ref = idle_read_ra.execute(md.idle_slot);",
+    ),
+    (
+        Both,
+        "idle_write",
+        "idle_list",
+        "idle_write_ra.execute(md.idle_slot);",
+    ),
+    (
+        Both,
+        "load1_read",
+        "load1",
+        "md.l1 = load1_read_ra.execute(md.m1[31:16]);",
+    ),
+    (
+        Both,
+        "load2_read",
+        "load2",
+        "md.l2 = load2_read_ra.execute(md.m2[31:16]);",
+    ),
+    (
+        Both,
+        "load1_write",
+        "load1",
+        "load1_write_ra.execute(hdr.horus.src_id);",
+    ),
+    (
+        Both,
+        "load2_write",
+        "load2",
+        "load2_write_ra.execute(hdr.horus.src_id);",
+    ),
+    (
+        Both,
+        "load1_add",
+        "load1",
+        "load1_add_ra.execute(md.resub.node);",
+    ),
+    (
+        Both,
+        "load2_add",
+        "load2",
+        "load2_add_ra.execute(md.resub.node);",
+    ),
+    (
+        Both,
+        "idle_index_check",
+        "idle_index",
+        "md.idx = idle_index_check_ra.execute(hdr.horus.src_id);",
+    ),
+    (
+        Both,
+        "idle_index_set",
+        "idle_index",
+        "idle_index_set_ra.execute(md.push_ref[31:16]);",
+    ),
+    (
+        Leaf,
+        "idle_index_clear",
+        "idle_index",
+        "idle_index_clear_ra.execute(md.n_ref[31:16]);",
+    ),
+    (
+        Leaf,
+        "avg_task",
+        "pool_avg",
+        "md.avg = avg_task_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Leaf,
+        "avg_done",
+        "pool_avg",
+        "md.avg = avg_done_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Leaf,
+        "avg_read",
+        "pool_avg",
+        "md.avg = avg_read_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Spine,
+        "idle_index_remove",
+        "idle_index",
+        "md.idx = idle_index_remove_ra.execute(hdr.horus.src_id);",
+    ),
+    (
+        Both,
         "drift1_check",
         "drift1",
         "md.d_sel = drift1_check_ra.execute(md.sel);",
-    );
-    r(
+    ),
+    (
+        Both,
         "drift1_charge",
         "drift1",
         "md.d_sel = drift1_charge_ra.execute(md.sel);",
-    );
-    r("drift1_reset", "drift1", "drift1_reset_ra.execute(md.sel);");
-    r(
+    ),
+    (
+        Both,
+        "drift1_reset",
+        "drift1",
+        "drift1_reset_ra.execute(md.sel);",
+    ),
+    (
+        Both,
         "drift1_settle",
         "drift1",
         "drift1_settle_ra.execute(md.sel);",
-    );
-    r(
+    ),
+    (
+        Both,
         "drift2_charge",
         "drift2",
         "drift2_charge_ra.execute(md.sel);",
-    );
-    r(
+    ),
+    (
+        Both,
         "drift2_read",
         "drift2",
         "md.d_other = drift2_read_ra.execute(md.other);",
-    );
-    r("drift2_reset", "drift2", "drift2_reset_ra.execute(md.sel);");
-    r(
+    ),
+    (
+        Both,
+        "drift2_reset",
+        "drift2",
+        "drift2_reset_ra.execute(md.sel);",
+    ),
+    (
+        Both,
         "drift2_settle",
         "drift2",
         "drift2_settle_ra.execute(md.sel);",
-    );
-    r(
+    ),
+    (
+        Both,
         "conn_insert",
         "conn",
         "md.conn_claimed = conn_insert_ra.execute(md.conn_idx);",
-    );
-    r(
+    ),
+    (
+        Both,
         "conn_node_write",
         "conn_node",
         "conn_node_write_ra.execute(md.conn_idx);",
-    );
-    r(
+    ),
+    (
+        Both,
         "conn_node_read",
         "conn_node",
         "md.out_node = conn_node_read_ra.execute(md.conn_idx);\n        md.verdict = V_NODE;",
-    );
+    ),
+];
 
-    let vars = vec![
-        ("ROLE", role.to_string()),
-        ("INGRESS", ingress_control(role).to_string()),
-        ("PRESET", preset.to_string()),
-        ("POOLS", sizes.pools.to_string()),
-        ("NODES", sizes.nodes.to_string()),
-        ("CONN", sizes.conn_table.to_string()),
-        ("CONN_MASK", format!("0x{:04x}", sizes.conn_table - 1)),
-        ("CONN_TIMEOUT", conn_ticks(conn_timeout_us).to_string()),
-        ("REPAIR_GAP", ticks_1024ns(u32::from(repair_gap_us)).to_string()),
-        ("CLASSIFY_ENTRIES", classify_entries(role)),
-        ("COMPUTING_TABLES", keyless_tables),
-        ("REGISTER_TABLES", ra),
-        ("COPIES", copies()),
-        ("S_POOL", st("pool_cfg").to_string()),
-        ("S_NODE", st("node_cfg").to_string()),
-        ("S_SAMPLE", st("sample1").to_string()),
-        ("S_ADDR", st("node_addr").to_string()),
-        ("ROLE_REGISTERS", if leaf { LEAF_REGISTERS } else { SPINE_REGISTERS }.to_string()),
-        ("ROLE_ACTIONS", if leaf { LEAF_ACTIONS } else { SPINE_ACTIONS }.to_string()),
-        (
-            "NEW_LOAD",
-            if leaf { "hdr.horus.qlen ++ 16w0" } else { "hdr.horus.qlen ++ hdr.horus.seq_num" }
-                .to_string(),
-        ),
-        ("SPINE_CHECK", if leaf { LEAF_SPINE_CHECK } else { "" }.to_string()),
-        ("TASK_APPLY", task_apply(leaf)),
-        ("RANDOM_AVG", if leaf { ind(AVG_TASK, 20) } else { String::new() }),
-        ("SECOND_AVG", if leaf { ind(AVG_TASK, 12) } else { String::new() }),
-        ("MESSAGE_APPLY", if leaf { LEAF_MESSAGE_APPLY } else { SPINE_MESSAGE_APPLY }.to_string()),
-        (
-            "SRC_REWRITE",
-            if leaf { "" } else { "        hdr.horus.src_id = md.switch_id;\n" }.to_string(),
-        ),
-        (
-            "SIGNAL_APPLY",
-            if leaf {
-                "        if (md.signal != 0 || md.report != 0) {\n            signal.apply();\n        }\n"
-            } else {
-                ""
-            }
-            .to_string(),
-        ),
-    ];
-    fill(PROGRAM, &vars)
+/// `role`'s tables of [`RA_TABLES`].
+fn register_tables(role: Role) -> String {
+    let mine = if role == Role::Leaf { Leaf } else { Spine };
+    RA_TABLES
+        .iter()
+        .filter(|(roles, ..)| *roles == Both || *roles == mine)
+        .map(|&(_, table, register, body)| ra_table(table, register, body))
+        .collect()
 }
 
 /// The leaf's link rule: the range table that turns a pool's new idle count into the linked value
