@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use anyhow::{Result, anyhow};
 use horus_model::config::{Config, Role};
 use horus_model::fixed::{AVG_FRAC_BITS, LOAD_FRAC_BITS};
-use horus_model::sched::{IdleIndex, NodeRef, Profile, Scheduler};
+use horus_model::sched::{IdleIndex, NodeRef, Profile, Scheduler, Tables};
 use horus_model::wire::{self, MacAddr};
 
 use super::emit::{IDLE_PENDING, program_name};
@@ -86,6 +86,16 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
         s.pass_through_port, s.control_port, s.id,
     )?;
 
+    pools(&mut o, cfg, t, leaf)?;
+    nodes(&mut o, cfg, t)?;
+    idle_lists(&mut o, cfg, t, leaf)?;
+    spines(&mut o, cfg)?;
+    writeln!(o, "\nbfrt.complete_operations()")?;
+    Ok(o)
+}
+
+/// poolCfg, the sample range tables and (a leaf's) the link rule's range table.
+fn pools(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()> {
     writeln!(
         o,
         "\n# poolCfg, and the range tables that map 16-bit draws to member slots."
@@ -145,6 +155,11 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
         }
     }
 
+    Ok(())
+}
+
+/// node, nodeAddr and members1/2: the pools' nodes.
+fn nodes(o: &mut String, cfg: &Config, t: &Tables) -> Result<()> {
     writeln!(o, "\n# node, nodeAddr, members1/2: the pools' nodes.")?;
     for p in &cfg.pools {
         let c = t.pools[usize::from(p.id)].cfg;
@@ -182,6 +197,12 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
         }
     }
 
+    Ok(())
+}
+
+/// idleCtl, idleList, idleIndex and (a leaf's) idle_link and pool_report: the idle lists and
+/// the pools' registers as the configuration leaves them.
+fn idle_lists(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()> {
     writeln!(
         o,
         "\n# idleCtl, idleList, idleIndex: the idle lists as the configuration leaves them."
@@ -236,6 +257,12 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
         writeln!(o, "ig.idle_index.mod(REGISTER_INDEX={i}, f1={v})")?;
     }
 
+    Ok(())
+}
+
+/// The spines: their addresses for the egress, and a mirror session each.
+fn spines(o: &mut String, cfg: &Config) -> Result<()> {
+    let s = &cfg.switch;
     if !cfg.spines.is_empty() {
         writeln!(
             o,
@@ -264,8 +291,7 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
             )?;
         }
     }
-    writeln!(o, "\nbfrt.complete_operations()")?;
-    Ok(o)
+    Ok(())
 }
 
 /// The set-up script's file name for `cfg`'s switch (in the P4 folder).
