@@ -187,152 +187,170 @@ pub fn scenarios(cfg: &Config) -> Result<Vec<Scenario>> {
         },
     };
     let (pool, nodes) = pool_of(cfg)?;
-    let (a, b) = (nodes[0], nodes[1]);
-    let mut out = Vec::new();
-    match cfg.switch.role {
-        Role::Leaf => {
-            // Idle workers first (the top of the list), then the power of two.
-            let idle = usize::from(r.sched().tables().pools[usize::from(pool)].ctl.p);
-            let steps = (0..=idle)
-                .map(|i| r.task(pool, i as u16))
-                .collect::<Result<Vec<_>>>()?;
-            out.push(Scenario {
-                name: "idle_first",
-                about: "tasks take the idle workers from the top of the list, then two samples",
-                steps,
-            });
-            // Fig. 13: loads from replies, drift charged until it exceeds the difference, then
-            // a resubmission settles the corrected queues.
-            let mut steps = Vec::new();
-            for &n in &nodes {
-                steps.push(r.message(
-                    PacketType::TaskDone,
-                    pool,
-                    n,
-                    if n == b { 3 } else { 9 },
-                    0,
-                )?);
-            }
-            steps.push(r.message(PacketType::TaskDone, pool, a, 0, 0)?);
-            // Tasks until one resubmits: the samples are the model's draws, pinned on the switch.
-            let before = r.sched().counters().pow2_resubmits;
-            for seq in 100..300 {
-                steps.push(r.task(pool, seq)?);
-                if r.sched().counters().pow2_resubmits > before {
-                    break;
-                }
-            }
-            ensure!(
-                r.sched().counters().pow2_resubmits > before,
-                "the drift scenario reaches a resubmission within 200 tasks"
-            );
-            out.push(Scenario {
-                name: "drift_and_resubmission",
-                about: "Fig. 13: worker loads from replies; the drift check charges the less loaded \
-                        sample until its drift exceeds the difference, then a second pass decides",
-                steps,
-            });
-            // An idle worker's reply puts it back on the idle list; the next task takes it.
-            let steps = vec![
-                r.message(PacketType::TaskDoneIdle, pool, a, 0, 7)?,
-                r.message(PacketType::TaskDoneIdle, pool, a, 0, 8)?,
-                r.task(pool, 200)?,
-            ];
-            out.push(Scenario {
-                name: "idle_again",
-                about: "TASK_DONE_IDLE re-adds its worker (a repeat is a duplicate); the next task takes it",
-                steps,
-            });
-            // Failures: a reply from a node the pool no longer has (a removed worker) still
-            // reaches its client, its update dropped; a lost idleRemove is repaired when a task
-            // from the spine shows the spine still has the rack as idle (§A.3, decision 17).
-            let gone = (0..cfg.sizes.nodes)
-                .find(|n| !cfg.pools.iter().any(|p| p.nodes.iter().any(|x| x.id == *n)))
-                .context("a node ID the configuration does not use")?;
-            let mut steps = vec![{
-                let f = r.frame(
-                    r.client,
-                    Runner::header(PacketType::TaskDone, pool, gone, 4, 9),
-                );
-                r.step(
-                    format!("TaskDone from node {gone}, not in the pool"),
-                    f,
-                    None,
-                )?
-            }];
-            let spine = cfg
-                .pools
-                .iter()
-                .find(|p| p.id == pool)
-                .and_then(|p| p.spine)
-                .and_then(|id| cfg.spines.iter().find(|l| l.id == id));
-            if let Some(l) = spine {
-                let src = Endpoint {
-                    mac: l.mac,
-                    ip: l.ip,
-                    udp_port: l.udp_port,
-                };
-                let f = r.frame(src, Runner::header(PacketType::NewTask, pool, l.id, 1, 300));
-                let linked = r.sched().tables().pools[usize::from(pool)].ctl.linked;
-                steps.push(r.step(
-                    format!(
-                        "task 300 from spine {}, flagged idle-selected (leaf linked: {linked})",
-                        l.id
-                    ),
-                    f,
-                    Some(pool),
-                )?);
-            }
-            out.push(Scenario {
-                name: "failures",
-                about: "a removed worker's reply goes on, its update dropped; a lost idle message \
-                        repaired on a task from the spine",
-                steps,
-            });
-        }
-        Role::Spine => {
-            // Fig. 4: three racks idle, the middle one removed, tasks in turn over the rest.
-            let racks: Vec<u16> = nodes.iter().copied().take(3).collect();
-            let mut steps = Vec::new();
-            for &n in &racks {
-                steps.push(r.message(PacketType::IdleSignal, pool, n, 0, 0)?);
-            }
-            if racks.len() == 3 {
-                steps.push(r.message(PacketType::IdleRemove, pool, racks[1], 0, 0)?);
-            }
-            for seq in 0..3 {
-                steps.push(r.task(pool, seq)?);
-            }
-            steps.push(r.message(PacketType::IdleRemove, pool, racks[0], 0, 0)?);
-            steps.push(r.message(PacketType::IdleRemove, pool, racks[0], 0, 0)?);
-            out.push(Scenario {
-                name: "fig4_idle_list",
-                about: "Fig. 4: racks join the idle list, one leaves from the middle, tasks take \
-                        the rest in turn; a removal of a rack that is not in the list is dropped",
-                steps,
-            });
-            // Loads from the racks' reports; the remaining tasks sample (pinned) and charge.
-            let mut steps = vec![
-                r.message(
-                    PacketType::IdleRemove,
-                    pool,
-                    *racks.last().unwrap_or(&a),
-                    0,
-                    0,
-                )?,
-                r.message(PacketType::QueueSignal, pool, a, 2, 0x8000)?,
-                r.message(PacketType::QueueSignal, pool, b, 0, 0x4000)?,
-            ];
-            for seq in 10..14 {
-                steps.push(r.task(pool, seq)?);
-            }
-            out.push(Scenario {
-                name: "load_updates_and_samples",
-                about: "rack loads from QUEUE_SIGNAL, then tasks to the less loaded of two pinned samples",
-                steps,
-            });
+    let a = nodes[0];
+    let mut out = match cfg.switch.role {
+        Role::Leaf => leaf_scenarios(&mut r, cfg, pool, &nodes)?,
+        Role::Spine => spine_scenarios(&mut r, pool, &nodes)?,
+    };
+    out.extend(common_scenarios(&mut r, pool, a)?);
+    for s in &out {
+        if s.steps.is_empty() {
+            bail!("scenario {} has no steps", s.name);
         }
     }
+    Ok(out)
+}
+
+/// A leaf's scenarios: idle workers first, Fig. 13's drift and resubmission, an idle worker
+/// again, and failures (a removed worker's reply, a lost idle message repaired).
+fn leaf_scenarios(r: &mut Runner, cfg: &Config, pool: u16, nodes: &[u16]) -> Result<Vec<Scenario>> {
+    let (a, b) = (nodes[0], nodes[1]);
+    let mut out = Vec::new();
+    // Idle workers first (the top of the list), then the power of two.
+    let idle = usize::from(r.sched().tables().pools[usize::from(pool)].ctl.p);
+    let steps = (0..=idle)
+        .map(|i| r.task(pool, i as u16))
+        .collect::<Result<Vec<_>>>()?;
+    out.push(Scenario {
+        name: "idle_first",
+        about: "tasks take the idle workers from the top of the list, then two samples",
+        steps,
+    });
+    // Fig. 13: loads from replies, drift charged until it exceeds the difference, then
+    // a resubmission settles the corrected queues.
+    let mut steps = Vec::new();
+    for &n in nodes {
+        steps.push(r.message(PacketType::TaskDone, pool, n, if n == b { 3 } else { 9 }, 0)?);
+    }
+    steps.push(r.message(PacketType::TaskDone, pool, a, 0, 0)?);
+    // Tasks until one resubmits: the samples are the model's draws, pinned on the switch.
+    let before = r.sched().counters().pow2_resubmits;
+    for seq in 100..300 {
+        steps.push(r.task(pool, seq)?);
+        if r.sched().counters().pow2_resubmits > before {
+            break;
+        }
+    }
+    ensure!(
+        r.sched().counters().pow2_resubmits > before,
+        "the drift scenario reaches a resubmission within 200 tasks"
+    );
+    out.push(Scenario {
+        name: "drift_and_resubmission",
+        about: "Fig. 13: worker loads from replies; the drift check charges the less loaded \
+                sample until its drift exceeds the difference, then a second pass decides",
+        steps,
+    });
+    // An idle worker's reply puts it back on the idle list; the next task takes it.
+    let steps = vec![
+        r.message(PacketType::TaskDoneIdle, pool, a, 0, 7)?,
+        r.message(PacketType::TaskDoneIdle, pool, a, 0, 8)?,
+        r.task(pool, 200)?,
+    ];
+    out.push(Scenario {
+        name: "idle_again",
+        about: "TASK_DONE_IDLE re-adds its worker (a repeat is a duplicate); the next task takes it",
+        steps,
+    });
+    // Failures: a reply from a node the pool no longer has (a removed worker) still
+    // reaches its client, its update dropped; a lost idleRemove is repaired when a task
+    // from the spine shows the spine still has the rack as idle (§A.3, decision 17).
+    let gone = (0..cfg.sizes.nodes)
+        .find(|n| !cfg.pools.iter().any(|p| p.nodes.iter().any(|x| x.id == *n)))
+        .context("a node ID the configuration does not use")?;
+    let mut steps = vec![{
+        let f = r.frame(
+            r.client,
+            Runner::header(PacketType::TaskDone, pool, gone, 4, 9),
+        );
+        r.step(
+            format!("TaskDone from node {gone}, not in the pool"),
+            f,
+            None,
+        )?
+    }];
+    let spine = cfg
+        .pools
+        .iter()
+        .find(|p| p.id == pool)
+        .and_then(|p| p.spine)
+        .and_then(|id| cfg.spines.iter().find(|l| l.id == id));
+    if let Some(l) = spine {
+        let src = Endpoint {
+            mac: l.mac,
+            ip: l.ip,
+            udp_port: l.udp_port,
+        };
+        let f = r.frame(src, Runner::header(PacketType::NewTask, pool, l.id, 1, 300));
+        let linked = r.sched().tables().pools[usize::from(pool)].ctl.linked;
+        steps.push(r.step(
+            format!(
+                "task 300 from spine {}, flagged idle-selected (leaf linked: {linked})",
+                l.id
+            ),
+            f,
+            Some(pool),
+        )?);
+    }
+    out.push(Scenario {
+        name: "failures",
+        about: "a removed worker's reply goes on, its update dropped; a lost idle message \
+                repaired on a task from the spine",
+        steps,
+    });
+    Ok(out)
+}
+
+/// A spine's scenarios: Fig. 4's idle list, then load updates and samples.
+fn spine_scenarios(r: &mut Runner, pool: u16, nodes: &[u16]) -> Result<Vec<Scenario>> {
+    let (a, b) = (nodes[0], nodes[1]);
+    let mut out = Vec::new();
+    // Fig. 4: three racks idle, the middle one removed, tasks in turn over the rest.
+    let racks: Vec<u16> = nodes.iter().copied().take(3).collect();
+    let mut steps = Vec::new();
+    for &n in &racks {
+        steps.push(r.message(PacketType::IdleSignal, pool, n, 0, 0)?);
+    }
+    if racks.len() == 3 {
+        steps.push(r.message(PacketType::IdleRemove, pool, racks[1], 0, 0)?);
+    }
+    for seq in 0..3 {
+        steps.push(r.task(pool, seq)?);
+    }
+    steps.push(r.message(PacketType::IdleRemove, pool, racks[0], 0, 0)?);
+    steps.push(r.message(PacketType::IdleRemove, pool, racks[0], 0, 0)?);
+    out.push(Scenario {
+        name: "fig4_idle_list",
+        about: "Fig. 4: racks join the idle list, one leaves from the middle, tasks take \
+                the rest in turn; a removal of a rack that is not in the list is dropped",
+        steps,
+    });
+    // Loads from the racks' reports; the remaining tasks sample (pinned) and charge.
+    let mut steps = vec![
+        r.message(
+            PacketType::IdleRemove,
+            pool,
+            *racks.last().unwrap_or(&a),
+            0,
+            0,
+        )?,
+        r.message(PacketType::QueueSignal, pool, a, 2, 0x8000)?,
+        r.message(PacketType::QueueSignal, pool, b, 0, 0x4000)?,
+    ];
+    for seq in 10..14 {
+        steps.push(r.task(pool, seq)?);
+    }
+    out.push(Scenario {
+        name: "load_updates_and_samples",
+        about: "rack loads from QUEUE_SIGNAL, then tasks to the less loaded of two pinned samples",
+        steps,
+    });
+    Ok(out)
+}
+
+/// Both roles' scenarios: a multi-packet task (§A.4), and controller packets and drops.
+fn common_scenarios(r: &mut Runner, pool: u16, a: u16) -> Result<Vec<Scenario>> {
+    let mut out = Vec::new();
     // Multi-packet tasks (§A.4): the continuations follow the first packet's node; the last one
     // frees the entry, and a continuation after it is dropped.
     let mut steps = Vec::new();
@@ -378,11 +396,6 @@ pub fn scenarios(cfg: &Config) -> Result<Vec<Scenario>> {
         about: "controller packets to the control port; a legacy packet type dropped and counted",
         steps,
     });
-    for s in &out {
-        if s.steps.is_empty() {
-            bail!("scenario {} has no steps", s.name);
-        }
-    }
     Ok(out)
 }
 
