@@ -620,6 +620,25 @@ fn check_ingress(role: Role, c: &Control, errors: &mut Vec<String>) -> Report {
         .iter()
         .map(|(n, t)| (n.as_str(), table_effects(c, t)))
         .collect();
+    check_tables(c, &mut report, errors);
+    check_objects(c, &effects, errors);
+    check_register_actions(c, &mut report, errors);
+    // Every path.
+    let all = paths(&c.apply, &BTreeSet::new());
+    report.paths = all.len();
+    let mut seen = BTreeSet::new();
+    for p in &all {
+        check_path(c, &effects, p, errors, &mut seen);
+    }
+    if role == Role::Spine && c.registers.contains_key("pool_avg") {
+        errors.push("the spine keeps no rack average".into());
+    }
+    report
+}
+
+/// Every table: a stage within Tofino 1 as the plan puts it, applied, with known actions; every
+/// applied table declared and every action in a table; no name declared twice.
+fn check_tables(c: &Control, report: &mut Report, errors: &mut Vec<String>) {
     for name in &c.declared_twice {
         errors.push(format!(
             "{name} is declared twice (a control's tables, actions and externs share one namespace)"
@@ -664,6 +683,11 @@ fn check_ingress(role: Role, c: &Control, errors: &mut Vec<String>) -> Report {
             errors.push(format!("action {a} is in no table"));
         }
     }
+}
+
+/// Registers and counters: each reached from one stage, as planned, and the limits of a stage
+/// (stateful ALUs, counters, tables) and of a register (its actions, its cell).
+fn check_objects(c: &Control, effects: &BTreeMap<&str, Effects>, errors: &mut Vec<String>) {
     // Registers and counters: one stage each, as planned; limits.
     let mut stage_of_object: BTreeMap<&str, BTreeSet<u8>> = BTreeMap::new();
     for (name, t) in &c.tables {
@@ -774,6 +798,11 @@ fn check_ingress(role: Role, c: &Control, errors: &mut Vec<String>) -> Report {
             ));
         }
     }
+}
+
+/// Register actions: of a known register, executed, and what bf-p4c refuses in them (too many
+/// comparisons, a slice in a condition) and in actions (a condition on a field).
+fn check_register_actions(c: &Control, report: &mut Report, errors: &mut Vec<String>) {
     for (name, r) in &c.register_actions {
         if !c.registers.contains_key(&r.register) {
             errors.push(format!(
@@ -803,17 +832,6 @@ fn check_ingress(role: Role, c: &Control, errors: &mut Vec<String>) -> Report {
             at: name.clone(),
         });
     }
-    // Every path.
-    let all = paths(&c.apply, &BTreeSet::new());
-    report.paths = all.len();
-    let mut seen = BTreeSet::new();
-    for p in &all {
-        check_path(c, &effects, p, errors, &mut seen);
-    }
-    if role == Role::Spine && c.registers.contains_key("pool_avg") {
-        errors.push("the spine keeps no rack average".into());
-    }
-    report
 }
 
 fn check_path(
