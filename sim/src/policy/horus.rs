@@ -387,6 +387,29 @@ impl Horus {
         };
 
         // Spines first, so that the leaves' first idleAdd signals find their racks configured.
+        h.start_spines(cluster, &switch_pools, rng, record);
+        let mut init_signals = h.start_leaves(cluster, &rack_pools, rng, record);
+        if queue_len.iter().any(|&q| q > 0) {
+            init_signals = h.preload(cluster, queue_len, init_signals);
+        }
+        for (p, r, e) in init_signals {
+            let group_slot = cluster.pools[p as usize].racks[r as usize].group_slot;
+            h.deliver_to_spine(p, group_slot, e.header);
+        }
+        h.baseline = h.raw_counters();
+        h
+    }
+
+    /// Starts and configures the spine schedulers of the aggregation switches that host one,
+    /// each pool's pod a pool of its racks; `switch_pools` lists (pool, pod slot) per switch.
+    fn start_spines(
+        &mut self,
+        cluster: &Cluster,
+        switch_pools: &[Vec<(u32, u32)>],
+        rng: &mut SimRng,
+        record: Option<Switch>,
+    ) {
+        let racks = cluster.topology.racks();
         for (s, pools) in switch_pools.iter().enumerate() {
             if pools.is_empty() {
                 continue;
@@ -400,28 +423,39 @@ impl Horus {
                 nodes: id16(nodes.max(1), "node count"),
                 conn_table: CONN_TABLE,
             };
-            let idx = h.spines.len() as u32;
-            h.spine_of_switch[s] = idx;
+            let idx = self.spines.len() as u32;
+            self.spine_of_switch[s] = idx;
             let id = id16(racks as usize + s, "spine ID");
             let seed = rng.random();
-            h.start_switch(Switch::Spine(idx), Role::Spine, id, sizes, seed, record);
+            self.start_switch(Switch::Spine(idx), Role::Spine, id, sizes, seed, record);
             let mut node = 0u16;
             for (sp, &(p, d)) in pools.iter().enumerate() {
                 let pool = &cluster.pools[p as usize];
                 let pod = &pool.groups[d as usize];
-                h.spine_slots[(h.pod_base[p as usize] + d) as usize] = Slot {
+                self.spine_slots[(self.pod_base[p as usize] + d) as usize] = Slot {
                     switch: idx,
                     pool: sp as u16,
                     first_node: node,
                     first: pod.first_rack,
-                    rows: Rows::of(&h.spines[idx as usize], sp as u16),
+                    rows: Rows::of(&self.spines[idx as usize], sp as u16),
                 };
-                h.configure_spine_pool(cluster, p, d, sp as u16, node, |_| true);
+                self.configure_spine_pool(cluster, p, d, sp as u16, node, |_| true);
                 node += pod.racks as u16;
             }
         }
+    }
 
-        let prefilled = queue_len.iter().any(|&q| q > 0);
+    /// Starts and configures the leaf schedulers of the racks that host pools; `rack_pools` lists
+    /// (pool, rack slot) per rack. Returns the signals the configuration passes sent, by pool
+    /// and rack slot.
+    fn start_leaves(
+        &mut self,
+        cluster: &Cluster,
+        rack_pools: &[Vec<(u32, u32)>],
+        rng: &mut SimRng,
+        record: Option<Switch>,
+    ) -> Vec<(u32, u32, horus_model::sched::Emit)> {
+        let model_params = self.params;
         let mut init_signals = Vec::new();
         for (rack, pools) in rack_pools.iter().enumerate() {
             if pools.is_empty() {
@@ -436,25 +470,26 @@ impl Horus {
                 nodes: id16(nodes, "node count"),
                 conn_table: CONN_TABLE,
             };
-            let idx = h.leaves.len() as u32;
-            h.leaf_of_rack[rack] = idx;
+            let idx = self.leaves.len() as u32;
+            self.leaf_of_rack[rack] = idx;
             let seed = rng.random();
             let id = id16(rack, "leaf ID");
-            h.start_switch(Switch::Leaf(idx), Role::Leaf, id, sizes, seed, record);
+            self.start_switch(Switch::Leaf(idx), Role::Leaf, id, sizes, seed, record);
             let mut node = 0u16;
             let mut base = 0u16;
             for (lp, &(p, r)) in pools.iter().enumerate() {
                 let pool = &cluster.pools[p as usize];
                 let prack = &pool.racks[r as usize];
-                h.leaf_slots[(h.rack_base[p as usize] + r) as usize] = Slot {
+                self.leaf_slots[(self.rack_base[p as usize] + r) as usize] = Slot {
                     switch: idx,
                     pool: lp as u16,
                     first_node: node,
                     first: prack.first_worker,
-                    rows: Rows::of(&h.leaves[idx as usize], lp as u16),
+                    rows: Rows::of(&self.leaves[idx as usize], lp as u16),
                 };
-                let spine = h.spine_slots[(h.pod_base[p as usize] + prack.group_slot) as usize];
-                let spine_id = h.spines[spine.switch as usize].id();
+                let spine =
+                    self.spine_slots[(self.pod_base[p as usize] + prack.group_slot) as usize];
+                let spine_id = self.spines[spine.switch as usize].id();
                 let my_node = spine.first_node
                     + (r - pool.groups[prack.group_slot as usize].first_rack) as u16;
                 let workers = prack.workers as u16;
@@ -475,7 +510,7 @@ impl Horus {
                     workers: 1,
                 }));
                 for op in ops {
-                    h.run(Switch::Leaf(idx), Pass::Control(op), |e| {
+                    self.run(Switch::Leaf(idx), Pass::Control(op), |e| {
                         init_signals.push((p, r, e));
                     });
                 }
@@ -484,63 +519,67 @@ impl Horus {
             }
         }
 
-        if prefilled {
-            // Workers start with queues: preload the leaves to match, then tell the spines.
-            if let Some((_, rec)) = &h.recorder {
-                rec.lock().expect("recorder").passes_only = false;
-            }
-            for (p, pool) in cluster.pools.iter().enumerate() {
-                for r in 0..pool.racks.len() as u32 {
-                    let q: Vec<u32> = (0..pool.racks[r as usize].workers)
-                        .map(|i| {
-                            queue_len[(pool.worker_base + pool.racks[r as usize].first_worker + i)
-                                as usize]
-                        })
-                        .collect();
-                    if let Some(e) = h.preload_leaf(p as u32, r, &q) {
-                        init_signals.push((p as u32, r, e));
-                    }
+        init_signals
+    }
+
+    /// Workers start with queues (`queue_len`): preloads the leaves to match and returns the
+    /// signals that tell the spines, in place of the configuration's `init_signals`.
+    fn preload(
+        &mut self,
+        cluster: &Cluster,
+        queue_len: &[u32],
+        mut init_signals: Vec<(u32, u32, horus_model::sched::Emit)>,
+    ) -> Vec<(u32, u32, horus_model::sched::Emit)> {
+        // Workers start with queues: preload the leaves to match, then tell the spines.
+        if let Some((_, rec)) = &self.recorder {
+            rec.lock().expect("recorder").passes_only = false;
+        }
+        for (p, pool) in cluster.pools.iter().enumerate() {
+            for r in 0..pool.racks.len() as u32 {
+                let q: Vec<u32> = (0..pool.racks[r as usize].workers)
+                    .map(|i| {
+                        queue_len
+                            [(pool.worker_base + pool.racks[r as usize].first_worker + i) as usize]
+                    })
+                    .collect();
+                if let Some(e) = self.preload_leaf(p as u32, r, &q) {
+                    init_signals.push((p as u32, r, e));
                 }
             }
-            // The signals of the configuration passes are stale: the preload decided the links.
-            init_signals.retain(|(_, _, e)| e.header.pkt_type == PacketType::QueueSignal);
-            let mut linked = Vec::new();
-            for (p, pool) in cluster.pools.iter().enumerate() {
-                for r in 0..pool.racks.len() as u32 {
-                    let slot = h.leaf_slots[(h.rack_base[p] + r) as usize];
-                    let leaf = &h.leaves[slot.switch as usize];
-                    if leaf.tables().pools[usize::from(slot.pool)].ctl.linked {
-                        let cfg = leaf.tables().pools[usize::from(slot.pool)].cfg;
-                        let spine = cfg.spine.expect("leaf pools have a spine");
-                        let hdr = header(
-                            PacketType::IdleSignal,
-                            slot.pool,
-                            spine.node,
-                            spine.id,
-                            0,
-                            0,
-                        );
-                        linked.push((p as u32, r, hdr));
-                    }
+        }
+        // The signals of the configuration passes are stale: the preload decided the links.
+        init_signals.retain(|(_, _, e)| e.header.pkt_type == PacketType::QueueSignal);
+        let mut linked = Vec::new();
+        for (p, pool) in cluster.pools.iter().enumerate() {
+            for r in 0..pool.racks.len() as u32 {
+                let slot = self.leaf_slots[(self.rack_base[p] + r) as usize];
+                let leaf = &self.leaves[slot.switch as usize];
+                if leaf.tables().pools[usize::from(slot.pool)].ctl.linked {
+                    let cfg = leaf.tables().pools[usize::from(slot.pool)].cfg;
+                    let spine = cfg.spine.expect("leaf pools have a spine");
+                    let hdr = header(
+                        PacketType::IdleSignal,
+                        slot.pool,
+                        spine.node,
+                        spine.id,
+                        0,
+                        0,
+                    );
+                    linked.push((p as u32, r, hdr));
                 }
             }
-            for (p, r, hdr) in linked {
-                init_signals.push((
-                    p,
-                    r,
-                    horus_model::sched::Emit {
-                        target: Target::Spine(hdr.dst_id),
-                        header: hdr,
-                    },
-                ));
-            }
         }
-        for (p, r, e) in init_signals {
-            let group_slot = cluster.pools[p as usize].racks[r as usize].group_slot;
-            h.deliver_to_spine(p, group_slot, e.header);
+        for (p, r, hdr) in linked {
+            init_signals.push((
+                p,
+                r,
+                horus_model::sched::Emit {
+                    target: Target::Spine(hdr.dst_id),
+                    header: hdr,
+                },
+            ));
         }
-        h.baseline = h.raw_counters();
-        h
+        init_signals
     }
 
     fn start_switch(
