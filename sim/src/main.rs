@@ -11,7 +11,7 @@ use horus_sim::topology::Topology;
 use horus_sim::workload::{Bursts, LoadSchedule, ServiceTime, WORKLOADS};
 use horus_sim::{engine, sweep};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 #[derive(Parser)]
@@ -412,102 +412,14 @@ fn main() -> anyhow::Result<()> {
             spec: Some(spec),
             common,
             ..
-        } => {
-            let cfg = sweep::read_point(&spec)?;
-            let name = spec
-                .file_stem()
-                .context("a run specification's file name")?
-                .to_string_lossy()
-                .into_owned();
-            let out = sweep::results_dir(&spec).unwrap_or(common.out);
-            eprintln!(
-                "{}: {} on {} at load {}, {} ms",
-                spec.display(),
-                cfg.policy.name(),
-                cfg.workload,
-                cfg.load.steps.first().map_or(0.0, |s| s.1),
-                cfg.sim_ns as f64 / 1e6
-            );
-            let summary = engine::run(&cfg, &mut |_| {})?;
-            let path = sweep::write_result(&out, &name, &SweepRow::from(&summary))?;
-            print_quietly(&format!(
-                "{}, {}; result in {}\n",
-                tasks_text(
-                    summary.tasks,
-                    summary.lost_in_network,
-                    summary.lost_to_failures
-                ),
-                response_text(&summary.response),
-                path.display()
-            ))?;
-        }
+        } => run_spec(&spec, common),
         Command::Run {
             spec: None,
             policy,
             workload,
             load,
             common,
-        } => {
-            common.policies(std::slice::from_ref(&policy))?; // every --param names one of its
-            let cfg = common.config(&policy, &workload, &load)?;
-            eprintln!(
-                "seed {}: {} on {} at load {load}, {} ms",
-                cfg.seed,
-                cfg.policy.name(),
-                workload,
-                cfg.sim_ns as f64 / 1e6
-            );
-            let bar = ProgressBar::new(cfg.sim_ns / 1000);
-            bar.set_style(ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} us simulated, eta {eta}",
-            )?);
-            let started = std::time::Instant::now();
-            let summary = engine::run(&cfg, &mut |now| {
-                bar.set_position((now / 1000).min(cfg.sim_ns / 1000))
-            })?;
-            bar.finish_and_clear();
-            let secs = started.elapsed().as_secs_f64();
-            let name = workload.replace(['/', ':'], "_");
-            output::write_run(
-                &common.out,
-                &format!("{}-{name}", cfg.policy.name()),
-                &summary,
-            )?;
-            let tasks = tasks_text(
-                summary.tasks,
-                summary.lost_in_network,
-                summary.lost_to_failures,
-            );
-            let latency = response_text(&summary.response);
-            print_quietly(&format!(
-                "{tasks}, {latency}; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}\n",
-                summary.little.relative_error,
-                summary.events,
-                summary.events as f64 / secs / 1e6,
-                common.out.display()
-            ))?;
-            if let Some(line) = scheduler_text(&summary.messages, &summary.policy_counters) {
-                print_quietly(&format!("{line}\n"))?;
-            }
-            let q = &summary.leaf_queue;
-            if !q.is_empty() {
-                print_quietly(&format!(
-                    "leaf queues: {} tasks waited at a leaf; the queue they joined held {} at p99.9, {} at most\n",
-                    q.held, q.p999, q.max
-                ))?;
-            }
-            if let Some(j) = &summary.jobs {
-                print_quietly(&format!(
-                    "jobs of {} tasks: {} done, p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us; {} unfinished\n",
-                    j.tasks,
-                    j.response.count,
-                    j.response.p50_us,
-                    j.response.p99_us,
-                    j.response.p999_us,
-                    j.unfinished
-                ))?;
-            }
-        }
+        } => run(&policy, &workload, &load, &common),
         Command::Sweep {
             policies,
             workloads,
@@ -515,73 +427,183 @@ fn main() -> anyhow::Result<()> {
             p99_target_us,
             plan,
             common,
-        } => {
-            let base = common.config(PolicySpec::default().name(), "exp", "0.5")?;
-            let specs = common.policies(&policies)?;
-            for w in &workloads {
-                ServiceTime::named(w)?;
-            }
-            let configs = sweep::points(&base, &specs, &workloads, &loads);
-            for cfg in &configs {
-                cfg.validate()
-                    .with_context(|| format!("load {:?}", cfg.load.steps[0].1))?;
-            }
-            let names: Vec<String> = specs.iter().map(|p| p.name().to_string()).collect();
-            if let Some(dir) = plan {
-                let plan = sweep::Plan {
-                    format: sweep::PLAN_FORMAT,
-                    seed: base.seed,
-                    policies: names,
-                    workloads,
-                    loads,
-                    p99_target_us,
-                    points: configs.len(),
-                };
-                sweep::write_plan(&dir, &plan, &configs)?;
-                print_quietly(&format!(
-                    "{} points in {}: run each with `horus-sim run --spec FILE`, then `horus-sim merge {}`\n",
-                    configs.len(),
-                    dir.join("points").display(),
-                    dir.display()
-                ))?;
-                return Ok(());
-            }
-            eprintln!(
-                "seed {}: {} runs on {} threads",
-                base.seed,
-                configs.len(),
-                rayon::current_num_threads()
-            );
-            let bar = ProgressBar::new(configs.len() as u64);
-            bar.set_style(ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta}",
-            )?);
-            let summaries = sweep::run_all(&configs, &|_| bar.inc(1))?;
-            bar.finish_and_clear();
-            let rows: Vec<SweepRow> = summaries.iter().map(SweepRow::from).collect();
-            let table = output::finish_sweep(
-                &common.out,
-                &rows,
-                &names,
-                &workloads,
-                base.seed,
-                p99_target_us,
-            )?;
-            print_quietly(&table)?;
-        }
-        Command::Merge { dir, out } => {
-            let (plan, rows) = sweep::merge(&dir)?;
-            let table = output::finish_sweep(
-                out.as_ref().unwrap_or(&dir),
-                &rows,
-                &plan.policies,
-                &plan.workloads,
-                plan.seed,
-                plan.p99_target_us,
-            )?;
-            print_quietly(&table)?;
-        }
+        } => sweep(&policies, workloads, loads, p99_target_us, plan, &common),
+        Command::Merge { dir, out } => merge(&dir, out.as_deref()),
     }
+}
+
+/// `run --spec FILE`: one point of a sweep's plan, its result beside the plan's.
+fn run_spec(spec: &Path, common: Common) -> anyhow::Result<()> {
+    let cfg = sweep::read_point(spec)?;
+    let name = spec
+        .file_stem()
+        .context("a run specification's file name")?
+        .to_string_lossy()
+        .into_owned();
+    let out = sweep::results_dir(spec).unwrap_or(common.out);
+    eprintln!(
+        "{}: {} on {} at load {}, {} ms",
+        spec.display(),
+        cfg.policy.name(),
+        cfg.workload,
+        cfg.load.steps.first().map_or(0.0, |s| s.1),
+        cfg.sim_ns as f64 / 1e6
+    );
+    let summary = engine::run(&cfg, &mut |_| {})?;
+    let path = sweep::write_result(&out, &name, &SweepRow::from(&summary))?;
+    print_quietly(&format!(
+        "{}, {}; result in {}\n",
+        tasks_text(
+            summary.tasks,
+            summary.lost_in_network,
+            summary.lost_to_failures
+        ),
+        response_text(&summary.response),
+        path.display()
+    ))?;
+    Ok(())
+}
+
+/// `run`: one configuration, its summary and results written, a line of figures printed.
+fn run(policy: &str, workload: &str, load: &str, common: &Common) -> anyhow::Result<()> {
+    common.policies(&[policy.to_string()])?; // every --param names one of its
+    let cfg = common.config(policy, workload, load)?;
+    eprintln!(
+        "seed {}: {} on {} at load {load}, {} ms",
+        cfg.seed,
+        cfg.policy.name(),
+        workload,
+        cfg.sim_ns as f64 / 1e6
+    );
+    let bar = ProgressBar::new(cfg.sim_ns / 1000);
+    bar.set_style(ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {pos}/{len} us simulated, eta {eta}",
+    )?);
+    let started = std::time::Instant::now();
+    let summary = engine::run(&cfg, &mut |now| {
+        bar.set_position((now / 1000).min(cfg.sim_ns / 1000))
+    })?;
+    bar.finish_and_clear();
+    let secs = started.elapsed().as_secs_f64();
+    let name = workload.replace(['/', ':'], "_");
+    output::write_run(
+        &common.out,
+        &format!("{}-{name}", cfg.policy.name()),
+        &summary,
+    )?;
+    let tasks = tasks_text(
+        summary.tasks,
+        summary.lost_in_network,
+        summary.lost_to_failures,
+    );
+    let latency = response_text(&summary.response);
+    print_quietly(&format!(
+        "{tasks}, {latency}; Little error {:.2e}; {} events in {secs:.1} s ({:.1} M events/s); results in {}\n",
+        summary.little.relative_error,
+        summary.events,
+        summary.events as f64 / secs / 1e6,
+        common.out.display()
+    ))?;
+    if let Some(line) = scheduler_text(&summary.messages, &summary.policy_counters) {
+        print_quietly(&format!("{line}\n"))?;
+    }
+    let q = &summary.leaf_queue;
+    if !q.is_empty() {
+        print_quietly(&format!(
+            "leaf queues: {} tasks waited at a leaf; the queue they joined held {} at p99.9, {} at most\n",
+            q.held, q.p999, q.max
+        ))?;
+    }
+    if let Some(j) = &summary.jobs {
+        print_quietly(&format!(
+            "jobs of {} tasks: {} done, p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us; {} unfinished\n",
+            j.tasks,
+            j.response.count,
+            j.response.p50_us,
+            j.response.p99_us,
+            j.response.p999_us,
+            j.unfinished
+        ))?;
+    }
+    Ok(())
+}
+
+/// `sweep`: every policy, workload and load, run here or written as a plan.
+fn sweep(
+    policies: &[String],
+    workloads: Vec<String>,
+    loads: Vec<f64>,
+    p99_target_us: f64,
+    plan: Option<PathBuf>,
+    common: &Common,
+) -> anyhow::Result<()> {
+    let base = common.config(PolicySpec::default().name(), "exp", "0.5")?;
+    let specs = common.policies(policies)?;
+    for w in &workloads {
+        ServiceTime::named(w)?;
+    }
+    let configs = sweep::points(&base, &specs, &workloads, &loads);
+    for cfg in &configs {
+        cfg.validate()
+            .with_context(|| format!("load {:?}", cfg.load.steps[0].1))?;
+    }
+    let names: Vec<String> = specs.iter().map(|p| p.name().to_string()).collect();
+    if let Some(dir) = plan {
+        let plan = sweep::Plan {
+            format: sweep::PLAN_FORMAT,
+            seed: base.seed,
+            policies: names,
+            workloads,
+            loads,
+            p99_target_us,
+            points: configs.len(),
+        };
+        sweep::write_plan(&dir, &plan, &configs)?;
+        print_quietly(&format!(
+            "{} points in {}: run each with `horus-sim run --spec FILE`, then `horus-sim merge {}`\n",
+            configs.len(),
+            dir.join("points").display(),
+            dir.display()
+        ))?;
+        return Ok(());
+    }
+    eprintln!(
+        "seed {}: {} runs on {} threads",
+        base.seed,
+        configs.len(),
+        rayon::current_num_threads()
+    );
+    let bar = ProgressBar::new(configs.len() as u64);
+    bar.set_style(ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta}",
+    )?);
+    let summaries = sweep::run_all(&configs, &|_| bar.inc(1))?;
+    bar.finish_and_clear();
+    let rows: Vec<SweepRow> = summaries.iter().map(SweepRow::from).collect();
+    let table = output::finish_sweep(
+        &common.out,
+        &rows,
+        &names,
+        &workloads,
+        base.seed,
+        p99_target_us,
+    )?;
+    print_quietly(&table)?;
+    Ok(())
+}
+
+/// `merge`: a plan's results, as a sweep's table.
+fn merge(dir: &Path, out: Option<&Path>) -> anyhow::Result<()> {
+    let (plan, rows) = sweep::merge(dir)?;
+    let table = output::finish_sweep(
+        out.unwrap_or(dir),
+        &rows,
+        &plan.policies,
+        &plan.workloads,
+        plan.seed,
+        plan.p99_target_us,
+    )?;
+    print_quietly(&table)?;
     Ok(())
 }
 
