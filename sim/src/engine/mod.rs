@@ -318,43 +318,50 @@ impl Engine {
             outbox: Vec::new(),
         };
         debug_assert_eq!(engine.workers.len(), n_workers, "workers are pool-major");
-        if let Some(b) = &cfg.bursts {
-            engine.bursts = engine
+        engine.start(build);
+        Ok(engine)
+    }
+
+    /// Starts a new engine: the bursts' and the network's first draws, the prefill, the policy
+    /// (built by `build` on the workers' initial queues), and the first arrivals, failures and
+    /// sample in the queue.
+    fn start(&mut self, build: impl FnOnce(&Cluster, &[u32], &mut SimRng) -> Box<dyn Policy>) {
+        if let Some(b) = &self.cfg.bursts {
+            self.bursts = self
                 .pool_rngs
                 .iter_mut()
                 .map(|rng| BurstState::start(b, rng))
                 .collect();
         }
-        engine.hops_to_loss = engine.draw_hops_to_loss();
-        if cfg.prefill {
-            engine.prefill();
+        self.hops_to_loss = self.draw_hops_to_loss();
+        if self.cfg.prefill {
+            self.prefill();
         }
-        let queue_len: Vec<u32> = engine.workers.iter().map(|w| w.len()).collect();
-        engine.policy = build(&engine.cluster, &queue_len, &mut engine.policy_rng);
-        engine.policy_prefetches = engine.policy.prefetches();
-        if engine.policy.node_queues() {
-            engine.make_nodes();
+        let queue_len: Vec<u32> = self.workers.iter().map(|w| w.len()).collect();
+        self.policy = build(&self.cluster, &queue_len, &mut self.policy_rng);
+        self.policy_prefetches = self.policy.prefetches();
+        if self.policy.node_queues() {
+            self.make_nodes();
         }
-        if engine.policy.reliable_transport() {
-            engine.lossless = true;
-            engine.hops_to_loss = u64::MAX;
+        if self.policy.reliable_transport() {
+            self.lossless = true;
+            self.hops_to_loss = u64::MAX;
         }
-        engine.metrics.messages = vec![0; engine.policy.message_kinds().len()];
-        for p in 0..engine.cluster.pools.len() as u32 {
-            engine.schedule_arrival(p);
+        self.metrics.messages = vec![0; self.policy.message_kinds().len()];
+        for p in 0..self.cluster.pools.len() as u32 {
+            self.schedule_arrival(p);
         }
-        for (i, f) in cfg.failures.iter().enumerate() {
-            engine.queue.push(f.at_ns, Ev::Fail(i as u32));
-            engine.metrics.failures.push(FailureMetrics {
+        for (i, f) in self.cfg.failures.iter().enumerate() {
+            self.queue.push(f.at_ns, Ev::Fail(i as u32));
+            self.metrics.failures.push(FailureMetrics {
                 what: format!("{:?}", f.target),
                 at_us: f.at_ns as f64 / 1e3,
                 ..Default::default()
             });
         }
-        if cfg.sample_ns > 0 {
-            engine.queue.push(cfg.sample_ns, Ev::Sample);
+        if self.cfg.sample_ns > 0 {
+            self.queue.push(self.cfg.sample_ns, Ev::Sample);
         }
-        Ok(engine)
     }
 
     pub fn cluster(&self) -> &Cluster {
