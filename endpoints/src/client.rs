@@ -233,68 +233,9 @@ pub fn run(
         let done = Arc::clone(&done);
         let mut link = link;
         std::thread::spawn(move || -> Result<(f64, f64)> {
-            precise_sleeps();
-            let mut rng = horus_workload::rng::SimRng::seed_from_u64(cfg.seed);
-            let gap = Exp::new(cfg.rate).context("the arrival rate")?;
-            let mut at = 0.0f64;
-            let mut in_trace = cfg.trace.iter().flatten();
-            let mut lag = 0.0f64;
-            let t = if cfg.policy == Policy::Horus {
-                PacketType::NewTask
-            } else {
-                PacketType::NewTaskRandom
-            };
-            let mut req: u32 = 0;
-            loop {
-                let run_ns = if cfg.trace.is_some() {
-                    let Some(t) = in_trace.next() else { break };
-                    at = t.at;
-                    t.run_ns
-                } else {
-                    at += gap.sample(&mut rng);
-                    None
-                };
-                if at >= cfg.duration.as_secs_f64() || req as usize >= ledger.0.len() {
-                    break;
-                }
-                let due = start + Duration::from_secs_f64(at);
-                if let Some(w) = due.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(w);
-                } else {
-                    lag = lag.max(Instant::now().duration_since(due).as_secs_f64());
-                }
-                let payload = TaskPayload {
-                    client_id: cfg.client_id,
-                    req_id: req,
-                    pkts_length: cfg.packets,
-                    run_ns: run_ns.unwrap_or_else(|| cfg.service.sample(&mut rng)),
-                    gen_ns: start.elapsed().as_nanos() as u64,
-                    app_data: [0; crate::payload::APP_WORDS],
-                }
-                .to_bytes();
-                ledger.0[req as usize].store(1, Ordering::Release);
-                for k in 0..cfg.packets {
-                    let h = HorusHeader {
-                        pkt_type: if k == 0 {
-                            t
-                        } else {
-                            PacketType::TaskContinuation
-                        },
-                        more_packets: k + 1 < cfg.packets,
-                        pool_id: cfg.pool,
-                        src_id: cfg.client_id,
-                        dst_id: 0,
-                        qlen: 0,
-                        seq_num: seq_num(cfg.client_id, req),
-                    };
-                    // A full socket buffer loses the task as a wire would: counted as lost.
-                    let _ = link.send(cfg.scheduler, h, payload.clone());
-                }
-                sent.fetch_add(1, Ordering::Relaxed);
-                req += 1;
-            }
+            let r = send(&cfg, &mut link, &ledger, &sent, start);
             done.store(true, Ordering::Release);
-            Ok((start.elapsed().as_secs_f64(), lag))
+            r
         })
     };
 
@@ -381,6 +322,79 @@ pub fn run(
         max_us: h.max() as f64 / 1e3,
     };
     Ok((report, h))
+}
+
+/// The sending side of [`run`]: the tasks at their times (Poisson at `cfg.rate`, or the
+/// trace's), each marked sent in `ledger` before it leaves and counted in `sent`. Returns how
+/// long it sent and the largest lag behind a task's due time, in seconds.
+fn send(
+    cfg: &ClientConfig,
+    link: &mut Link,
+    ledger: &Ledger,
+    sent: &AtomicU64,
+    start: Instant,
+) -> Result<(f64, f64)> {
+    precise_sleeps();
+    let mut rng = horus_workload::rng::SimRng::seed_from_u64(cfg.seed);
+    let gap = Exp::new(cfg.rate).context("the arrival rate")?;
+    let mut at = 0.0f64;
+    let mut in_trace = cfg.trace.iter().flatten();
+    let mut lag = 0.0f64;
+    let t = if cfg.policy == Policy::Horus {
+        PacketType::NewTask
+    } else {
+        PacketType::NewTaskRandom
+    };
+    let mut req: u32 = 0;
+    loop {
+        let run_ns = if cfg.trace.is_some() {
+            let Some(t) = in_trace.next() else { break };
+            at = t.at;
+            t.run_ns
+        } else {
+            at += gap.sample(&mut rng);
+            None
+        };
+        if at >= cfg.duration.as_secs_f64() || req as usize >= ledger.0.len() {
+            break;
+        }
+        let due = start + Duration::from_secs_f64(at);
+        if let Some(w) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(w);
+        } else {
+            lag = lag.max(Instant::now().duration_since(due).as_secs_f64());
+        }
+        let payload = TaskPayload {
+            client_id: cfg.client_id,
+            req_id: req,
+            pkts_length: cfg.packets,
+            run_ns: run_ns.unwrap_or_else(|| cfg.service.sample(&mut rng)),
+            gen_ns: start.elapsed().as_nanos() as u64,
+            app_data: [0; crate::payload::APP_WORDS],
+        }
+        .to_bytes();
+        ledger.0[req as usize].store(1, Ordering::Release);
+        for k in 0..cfg.packets {
+            let h = HorusHeader {
+                pkt_type: if k == 0 {
+                    t
+                } else {
+                    PacketType::TaskContinuation
+                },
+                more_packets: k + 1 < cfg.packets,
+                pool_id: cfg.pool,
+                src_id: cfg.client_id,
+                dst_id: 0,
+                qlen: 0,
+                seq_num: seq_num(cfg.client_id, req),
+            };
+            // A full socket buffer loses the task as a wire would: counted as lost.
+            let _ = link.send(cfg.scheduler, h, payload.clone());
+        }
+        sent.fetch_add(1, Ordering::Relaxed);
+        req += 1;
+    }
+    Ok((start.elapsed().as_secs_f64(), lag))
 }
 
 /// The response-time CDF of each histogram, as (microseconds, fraction) points at the
