@@ -415,82 +415,10 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
         for &policy in &o.policies {
             run_no += 1;
             let rate = load * workers / mean_s;
-            let mut outs = Vec::new();
-            let mut clients = Children::default();
-            for i in 0..o.clients {
-                let json = o
-                    .out
-                    .join(format!("client-{policy:?}-{load}-{i}.json").to_lowercase());
-                let args = vec![
-                    "--scheduler".into(),
-                    t.spine().to_string(),
-                    "--ip".into(),
-                    t.client(i)?.to_string(),
-                    // An ID of its own in each run: a late answer of an earlier run is not
-                    // taken for one of this run's.
-                    "--client-id".into(),
-                    ((run_no - 1) * u64::from(o.clients) + u64::from(i) + 1).to_string(),
-                    "--pool".into(),
-                    POOL.to_string(),
-                    "--rate".into(),
-                    (rate / f64::from(o.clients)).to_string(),
-                    "--service".into(),
-                    o.workload.clone(),
-                    "--scale".into(),
-                    o.scale.to_string(),
-                    "--duration-s".into(),
-                    o.duration.as_secs_f64().to_string(),
-                    "--policy".into(),
-                    format!("{policy:?}").to_lowercase(),
-                    "--seed".into(),
-                    (o.seed * 1000 + run_no * 10 + u64::from(i)).to_string(),
-                    "--json".into(),
-                    json.display().to_string(),
-                    "--quiet".into(),
-                ];
-                clients.start_quiet(&client, &args)?;
-                outs.push(json);
-            }
+            let (mut clients, outs) = start_clients(o, &client, run_no, policy, load, rate)?;
             clients.wait_all()?;
             kids.check_alive()?;
-            let mut h = Histogram::<u64>::new(3)?;
-            let mut row = DemoRow {
-                policy,
-                load,
-                rate,
-                sent: 0,
-                answered: 0,
-                lost: 0,
-                duplicates: 0,
-                max_send_lag_us: 0.0,
-                p50_us: 0.0,
-                p99_us: 0.0,
-                p999_us: 0.0,
-            };
-            for j in &outs {
-                let c: ClientOutput = serde_json::from_str(
-                    &std::fs::read_to_string(j)
-                        .with_context(|| format!("reading {}", j.display()))?,
-                )?;
-                h.add(c.histogram()?)?;
-                row.sent += c.get("sent");
-                row.answered += c.get("answered");
-                row.lost += c.get("lost");
-                row.duplicates += c.get("duplicates");
-                row.max_send_lag_us = row
-                    .max_send_lag_us
-                    .max(c.report["max_send_lag_us"].as_f64().unwrap_or(0.0));
-            }
-            let q = |q: f64| {
-                if h.is_empty() {
-                    0.0
-                } else {
-                    h.value_at_quantile(q) as f64 / 1e3
-                }
-            };
-            row.p50_us = q(0.5);
-            row.p99_us = q(0.99);
-            row.p999_us = q(0.999);
+            let (row, h) = collect_row(policy, load, rate, &outs)?;
             say(&format!(
                 "{:<6} load {:.2}: {:>7} tasks ({:.0}/s), {} lost, p50 {:>8.1} us, p99 {:>8.1} us, p99.9 {:>8.1} us",
                 format!("{policy:?}").to_lowercase(),
@@ -538,6 +466,103 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
         &refs,
     )?;
     Ok(rows)
+}
+
+/// A run's row and its merged histogram, from its clients' JSON outputs `outs`.
+fn collect_row(
+    policy: Policy,
+    load: f64,
+    rate: f64,
+    outs: &[PathBuf],
+) -> Result<(DemoRow, Histogram<u64>)> {
+    let mut h = Histogram::<u64>::new(3)?;
+    let mut row = DemoRow {
+        policy,
+        load,
+        rate,
+        sent: 0,
+        answered: 0,
+        lost: 0,
+        duplicates: 0,
+        max_send_lag_us: 0.0,
+        p50_us: 0.0,
+        p99_us: 0.0,
+        p999_us: 0.0,
+    };
+    for j in outs {
+        let c: ClientOutput = serde_json::from_str(
+            &std::fs::read_to_string(j).with_context(|| format!("reading {}", j.display()))?,
+        )?;
+        h.add(c.histogram()?)?;
+        row.sent += c.get("sent");
+        row.answered += c.get("answered");
+        row.lost += c.get("lost");
+        row.duplicates += c.get("duplicates");
+        row.max_send_lag_us = row
+            .max_send_lag_us
+            .max(c.report["max_send_lag_us"].as_f64().unwrap_or(0.0));
+    }
+    let q = |q: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            h.value_at_quantile(q) as f64 / 1e3
+        }
+    };
+    row.p50_us = q(0.5);
+    row.p99_us = q(0.99);
+    row.p999_us = q(0.999);
+    Ok((row, h))
+}
+
+/// Starts the run's clients (`o.clients` of them, sharing `rate`), each writing its JSON output;
+/// returns them and their outputs' paths.
+fn start_clients(
+    o: &DemoOpts,
+    client: &Path,
+    run_no: u64,
+    policy: Policy,
+    load: f64,
+    rate: f64,
+) -> Result<(Children, Vec<PathBuf>)> {
+    let t = o.topo;
+    let mut outs = Vec::new();
+    let mut clients = Children::default();
+    for i in 0..o.clients {
+        let json = o
+            .out
+            .join(format!("client-{policy:?}-{load}-{i}.json").to_lowercase());
+        let args = vec![
+            "--scheduler".into(),
+            t.spine().to_string(),
+            "--ip".into(),
+            t.client(i)?.to_string(),
+            // An ID of its own in each run: a late answer of an earlier run is not
+            // taken for one of this run's.
+            "--client-id".into(),
+            ((run_no - 1) * u64::from(o.clients) + u64::from(i) + 1).to_string(),
+            "--pool".into(),
+            POOL.to_string(),
+            "--rate".into(),
+            (rate / f64::from(o.clients)).to_string(),
+            "--service".into(),
+            o.workload.clone(),
+            "--scale".into(),
+            o.scale.to_string(),
+            "--duration-s".into(),
+            o.duration.as_secs_f64().to_string(),
+            "--policy".into(),
+            format!("{policy:?}").to_lowercase(),
+            "--seed".into(),
+            (o.seed * 1000 + run_no * 10 + u64::from(i)).to_string(),
+            "--json".into(),
+            json.display().to_string(),
+            "--quiet".into(),
+        ];
+        clients.start_quiet(client, &args)?;
+        outs.push(json);
+    }
+    Ok((clients, outs))
 }
 
 /// p99 against load, one line per policy, on a log scale.
