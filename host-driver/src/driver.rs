@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use horus_model::config::{Config, Role, Sizes};
 use horus_model::fixed::Load;
-use horus_model::sched::{ControlOp, DropReason, Params, Scheduler, Stage, config_ops};
+use horus_model::sched::{ControlOp, DropReason, Params, Scheduler, SpineRef, Stage, config_ops};
 use horus_regs::SPINES;
 use horus_regs::presets::{PRESETS, Preset};
 use horus_regs::readback::{self, RB_WORDS};
@@ -488,24 +488,6 @@ fn run_in_model(m: &mut Scheduler, op: ControlOp) -> Result<(), String> {
 pub fn plan(m: &Scheduler, cfg: &Config) -> Result<Vec<ControlOp>> {
     let mut sim = m.clone();
     let mut ops = Vec::new();
-    let run = |sim: &mut Scheduler, op: ControlOp, ops: &mut Vec<ControlOp>| -> Result<()> {
-        run_in_model(sim, op)
-            .map_err(|e| DriverError::Refused(format!("{}: {e}", describe(&op))))?;
-        ops.push(op);
-        Ok(())
-    };
-    let empty = |sim: &mut Scheduler, pool: u16, ops: &mut Vec<ControlOp>| -> Result<()> {
-        loop {
-            let c = sim.tables().pools[usize::from(pool)].cfg;
-            if !c.valid || c.n == 0 {
-                return Ok(());
-            }
-            let node = sim.tables().members1[usize::from(c.base + c.n - 1)].node;
-            run_in_model(sim, ControlOp::RemoveNode { pool, node })
-                .map_err(|e| DriverError::Refused(format!("pool {pool}: {e}")))?;
-            ops.push(ControlOp::RemoveNode { pool, node });
-        }
-    };
     // The configuration as operations (one conversion: the model's).
     let mut want: BTreeMap<u16, (ControlOp, Vec<ControlOp>)> = BTreeMap::new();
     let mut order = Vec::new();
@@ -524,7 +506,7 @@ pub fn plan(m: &Scheduler, cfg: &Config) -> Result<Vec<ControlOp>> {
     let pools = sim.sizes().pools;
     for pool in 0..pools {
         if sim.tables().pools[usize::from(pool)].cfg.valid && !want.contains_key(&pool) {
-            empty(&mut sim, pool, &mut ops)?;
+            empty_pool(&mut sim, pool, &mut ops)?;
         }
     }
     // A node the configuration puts in another pool leaves its present one first, so that the
@@ -548,7 +530,7 @@ pub fn plan(m: &Scheduler, cfg: &Config) -> Result<Vec<ControlOp>> {
             .filter(|n| moved_to.get(n).is_some_and(|&p| p != pool))
             .collect();
         for node in leaving {
-            run(&mut sim, ControlOp::RemoveNode { pool, node }, &mut ops)?;
+            run_op(&mut sim, ControlOp::RemoveNode { pool, node }, &mut ops)?;
         }
     }
     for &pool in &order {
@@ -564,86 +546,121 @@ pub fn plan(m: &Scheduler, cfg: &Config) -> Result<Vec<ControlOp>> {
         else {
             unreachable!()
         };
-        // Nodes: what the switch has against what the configuration says.
-        let wanted: BTreeMap<u16, ControlOp> = adds
-            .iter()
-            .map(|op| match *op {
-                ControlOp::AddNode { node, .. } => (node, *op),
-                _ => unreachable!(),
-            })
+        plan_pool(&mut sim, &mut ops, pool, (*capacity, *params, *spine), adds)?;
+    }
+    Ok(ops)
+}
+
+/// Runs `op` in the copy of the switch's state and adds it to the plan; a refusal names it.
+fn run_op(sim: &mut Scheduler, op: ControlOp, ops: &mut Vec<ControlOp>) -> Result<()> {
+    run_in_model(sim, op).map_err(|e| DriverError::Refused(format!("{}: {e}", describe(&op))))?;
+    ops.push(op);
+    Ok(())
+}
+
+/// Removes every node of `pool`, last member first.
+fn empty_pool(sim: &mut Scheduler, pool: u16, ops: &mut Vec<ControlOp>) -> Result<()> {
+    loop {
+        let c = sim.tables().pools[usize::from(pool)].cfg;
+        if !c.valid || c.n == 0 {
+            return Ok(());
+        }
+        let node = sim.tables().members1[usize::from(c.base + c.n - 1)].node;
+        run_in_model(sim, ControlOp::RemoveNode { pool, node })
+            .map_err(|e| DriverError::Refused(format!("pool {pool}: {e}")))?;
+        ops.push(ControlOp::RemoveNode { pool, node });
+    }
+}
+
+/// The passes that take `pool` to its configuration (`capacity`, `params`, `spine` and the
+/// `adds` of its nodes), in [`plan`]'s order: removals, new parameters in place, or the pool
+/// placed again, then the new nodes.
+fn plan_pool(
+    sim: &mut Scheduler,
+    ops: &mut Vec<ControlOp>,
+    pool: u16,
+    (capacity, params, spine): (u16, Params, Option<SpineRef>),
+    adds: &[ControlOp],
+) -> Result<()> {
+    // Nodes: what the switch has against what the configuration says.
+    let wanted: BTreeMap<u16, ControlOp> = adds
+        .iter()
+        .map(|op| match *op {
+            ControlOp::AddNode { node, .. } => (node, *op),
+            _ => unreachable!(),
+        })
+        .collect();
+    let role = sim.role();
+    let factor = |workers: u16| match role {
+        Role::Leaf => Load::ONE,
+        Role::Spine => Load::additive_factor(workers.into()),
+    };
+    let cur = sim.tables().pools[usize::from(pool)].cfg;
+    let mut present = BTreeSet::new();
+    let mut placed = cur.valid && cur.spine == spine;
+    if placed {
+        // Removals first, so that a pool that shrinks has room for what it keeps.
+        let members: Vec<u16> = (cur.base..cur.base + cur.n)
+            .map(|s| sim.tables().members1[usize::from(s)].node)
             .collect();
-        let role = sim.role();
-        let factor = |workers: u16| match role {
-            Role::Leaf => Load::ONE,
-            Role::Spine => Load::additive_factor(workers.into()),
-        };
-        let cur = sim.tables().pools[usize::from(pool)].cfg;
-        let mut present = BTreeSet::new();
-        let mut placed = cur.valid && cur.spine == *spine;
-        if placed {
-            // Removals first, so that a pool that shrinks has room for what it keeps.
-            let members: Vec<u16> = (cur.base..cur.base + cur.n)
-                .map(|s| sim.tables().members1[usize::from(s)].node)
-                .collect();
-            for node in members {
-                let row = sim.tables().nodes[usize::from(node)];
-                let same = match wanted.get(&node) {
-                    Some(&ControlOp::AddNode { addr, workers, .. }) => {
-                        row.addr.map(|a| a.addr) == Some(addr) && row.node.factor == factor(workers)
-                    }
-                    _ => false,
-                };
-                if same {
-                    present.insert(node);
-                } else {
-                    run(&mut sim, ControlOp::RemoveNode { pool, node }, &mut ops)?;
+        for node in members {
+            let row = sim.tables().nodes[usize::from(node)];
+            let same = match wanted.get(&node) {
+                Some(&ControlOp::AddNode { addr, workers, .. }) => {
+                    row.addr.map(|a| a.addr) == Some(addr) && row.node.factor == factor(workers)
                 }
-            }
-            // New parameters and capacity in one pass, the region resized in place when the
-            // slots after it are free; otherwise the pool is placed again below.
-            if cur.params != *params || cur.capacity != *capacity {
-                let set = ControlOp::SetPoolParams {
-                    pool,
-                    params: *params,
-                    capacity: *capacity,
-                };
-                if sim.validate(&set).is_ok() {
-                    run(&mut sim, set, &mut ops)?;
-                } else {
-                    placed = false;
-                }
+                _ => false,
+            };
+            if same {
+                present.insert(node);
+            } else {
+                run_op(sim, ControlOp::RemoveNode { pool, node }, ops)?;
             }
         }
-        if !placed {
-            empty(&mut sim, pool, &mut ops)?;
-            present.clear();
-            let base = free_region(&sim, pool, *capacity).ok_or_else(|| {
-                DriverError::Refused(format!(
-                    "pool {pool}: no free region of {capacity} slots among the {} (the regions of the other pools are in use; apply on a freshly loaded switch to place every pool again)",
-                    sim.sizes().nodes
-                ))
-            })?;
-            run(
-                &mut sim,
-                ControlOp::ConfigurePool {
-                    pool,
-                    base,
-                    capacity: *capacity,
-                    params: *params,
-                    spine: *spine,
-                },
-                &mut ops,
-            )?;
-        }
-        for op in adds {
-            if let ControlOp::AddNode { node, .. } = *op {
-                if !present.contains(&node) {
-                    run(&mut sim, *op, &mut ops)?;
-                }
+        // New parameters and capacity in one pass, the region resized in place when the
+        // slots after it are free; otherwise the pool is placed again below.
+        if cur.params != params || cur.capacity != capacity {
+            let set = ControlOp::SetPoolParams {
+                pool,
+                params,
+                capacity,
+            };
+            if sim.validate(&set).is_ok() {
+                run_op(sim, set, ops)?;
+            } else {
+                placed = false;
             }
         }
     }
-    Ok(ops)
+    if !placed {
+        empty_pool(sim, pool, ops)?;
+        present.clear();
+        let base = free_region(sim, pool, capacity).ok_or_else(|| {
+            DriverError::Refused(format!(
+                "pool {pool}: no free region of {capacity} slots among the {} (the regions of the other pools are in use; apply on a freshly loaded switch to place every pool again)",
+                sim.sizes().nodes
+            ))
+        })?;
+        run_op(
+            sim,
+            ControlOp::ConfigurePool {
+                pool,
+                base,
+                capacity,
+                params,
+                spine,
+            },
+            ops,
+        )?;
+    }
+    for op in adds {
+        if let ControlOp::AddNode { node, .. } = *op {
+            if !present.contains(&node) {
+                run_op(sim, *op, ops)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The first region of `capacity` slots that no other configured pool holds.
