@@ -52,8 +52,9 @@ pub fn find_compiler() -> Result<Result<PathBuf, String>> {
         }
     }
     let mut why = format!(
-        "no Tofino compiler (bf-p4c) found: set {COMPILER_ENV} to the bf-p4c of a p4lang/p4c build \
-         with its Tofino back end (-DENABLE_TOFINO=ON, see docs/p4.md), or put one at ~/{CACHE_PATH}"
+        "no Tofino compiler (bf-p4c) found: build one with scripts/p4c.sh (about two hours; it \
+         puts it at ~/{CACHE_PATH}), or set {COMPILER_ENV} to the bf-p4c of a p4lang/p4c build \
+         with its Tofino back end (docs/p4.md)"
     );
     for b in broken {
         why.push_str("; ");
