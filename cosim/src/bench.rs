@@ -20,7 +20,7 @@ use horus_pipeline::egress::TUSER_LEN_SHIFT;
 use horus_pipeline::phv::Phv;
 use horus_pipeline::presets::Preset;
 use horus_pipeline::readback::{self, RB_WORDS};
-use horus_pipeline::regmap::{self, RegFile};
+use horus_pipeline::regmap::{self, RegFile, fields};
 use rust_hdl::prelude::Bits;
 
 use crate::traffic::{Input, Mix, Rng, Traffic};
@@ -359,7 +359,7 @@ fn run_inner(
     let mut dut: Dut = model.instance()?;
     dut.set(&ports.bready, &[1]);
     dut.set(&ports.rready, &[1]);
-    let id = axil_read(&mut dut, &ports, regmap::field("ID").byte_address())?;
+    let id = axil_read(&mut dut, &ports, regmap::fields::ID.byte_address())?;
     if id != regmap::ID_VALUE {
         bail!("ID register reads {id:#x}");
     }
@@ -442,7 +442,7 @@ fn run_inner(
                 for w in regmap::control_words() {
                     writes.push_back((4 * w, regs.words[w]));
                 }
-                writes.push_back((regmap::field("CTL_GO").byte_address(), 1));
+                writes.push_back((regmap::fields::CTL_GO.byte_address(), 1));
                 staged = Some(*op);
             }
         }
@@ -640,7 +640,7 @@ fn run_inner(
             sw.scheduler().rng_state()
         );
     }
-    let status = axil_read(&mut dut, &ports, regmap::field("CTL_BUSY").byte_address())?;
+    let status = axil_read(&mut dut, &ports, regmap::fields::CTL_BUSY.byte_address())?;
     if status != 0 {
         bail!("STATUS reads {status:#x} at the end (busy, overflow or passes in flight)");
     }
@@ -668,22 +668,22 @@ fn run_inner(
 /// compares it with the model's, in the hardware's layout (`readback::encode`); also checks that
 /// a read beyond a table or of no table finds nothing. Returns the entries read.
 fn compare_tables(dut: &mut Dut, p: &Ports, m: &Scheduler) -> Result<u64> {
-    let info = axil_read(dut, p, regmap::field("POOL_BITS").byte_address())?;
+    let info = axil_read(dut, p, regmap::fields::POOL_BITS.byte_address())?;
     let (pool_bits, node_bits, conn_bits) = (
         (info >> 8 & 0xff) as usize,
         (info >> 16 & 0xff) as usize,
         (info >> 24 & 0xff) as usize,
     );
-    let index_word = regmap::field("CTL_INDEX").word;
-    let op_word = regmap::field("CTL_READ_ENTRY").word;
+    let index_word = regmap::fields::CTL_INDEX.word;
+    let op_word = regmap::fields::CTL_READ_ENTRY.word;
     let read = |dut: &mut Dut, regs: &RegFile, what: &str| -> Result<Option<[u32; RB_WORDS]>> {
         axil_write(dut, p, 4 * op_word, regs.words[op_word])?;
         axil_write(dut, p, 4 * index_word, regs.words[index_word])?;
-        axil_write(dut, p, regmap::field("CTL_GO").byte_address(), 1)?;
-        let status = regmap::field("RB_VALID").byte_address();
+        axil_write(dut, p, regmap::fields::CTL_GO.byte_address(), 1)?;
+        let status = regmap::fields::RB_VALID.byte_address();
         let mut st = axil_read(dut, p, status)?;
         let mut polls = 0;
-        while st & 2 != 0 || axil_read(dut, p, regmap::field("CTL_GO").byte_address())? != 0 {
+        while st & 2 != 0 || axil_read(dut, p, regmap::fields::CTL_GO.byte_address())? != 0 {
             polls += 1;
             if polls > 100 {
                 bail!("reading {what}: RB_BUSY stays set");
@@ -695,7 +695,7 @@ fn compare_tables(dut: &mut Dut, p: &Ports, m: &Scheduler) -> Result<u64> {
         }
         let mut w = [0u32; RB_WORDS];
         for (k, w) in w.iter_mut().enumerate() {
-            *w = axil_read(dut, p, regmap::field(&format!("RB_DATA{k}")).byte_address())?;
+            *w = axil_read(dut, p, regmap::rb_data(k).byte_address())?;
         }
         Ok(Some(w))
     };
@@ -726,7 +726,7 @@ fn compare_tables(dut: &mut Dut, p: &Ports, m: &Scheduler) -> Result<u64> {
         }
     }
     let mut none = RegFile::read_entry(Stage::PoolCfg, 0);
-    none.set("CTL_TABLE", Stage::ALL.len() as u64);
+    none.set(&fields::CTL_TABLE, Stage::ALL.len() as u64);
     if read(dut, &none, "table 14 (no such table)")?.is_some() {
         bail!("reading table {}: RB_VALID is 1", Stage::ALL.len());
     }

@@ -462,7 +462,7 @@ pub fn run(
     }
 
     // ---- Programming through the window, as `horusctl writes` prints it.
-    let id = b.read_ok(regmap::field("ID").byte_address())?;
+    let id = b.read_ok(regmap::fields::ID.byte_address())?;
     if id != regmap::ID_VALUE {
         bail!("ID reads {id:#x} through the window");
     }
@@ -484,8 +484,8 @@ pub fn run(
             );
         }
     }
-    let go = regmap::field("CTL_GO").byte_address();
-    let busy = regmap::field("CTL_BUSY").byte_address();
+    let go = regmap::fields::CTL_GO.byte_address();
+    let busy = regmap::fields::CTL_BUSY.byte_address();
     for op in config_ops(cfg) {
         let regs = RegFile::control(b.sw.scheduler(), &op);
         for w in regmap::control_words() {

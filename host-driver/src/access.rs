@@ -97,9 +97,9 @@ mod tests {
 
     #[test]
     fn the_map_decides_which_accesses_reach_a_device() {
-        let id = regmap::field("ID").byte_address() as u32;
-        let sw = regmap::field("SWITCH_ID").byte_address() as u32;
-        let go = regmap::field("CTL_GO").byte_address() as u32;
+        let id = regmap::fields::ID.byte_address() as u32;
+        let sw = regmap::fields::SWITCH_ID.byte_address() as u32;
+        let go = regmap::fields::CTL_GO.byte_address() as u32;
         assert!(check(id, false).is_ok());
         assert!(matches!(
             check(id, true),
@@ -115,7 +115,7 @@ mod tests {
             Err(AccessError::OutOfMap { .. })
         ));
         // The word after the identity holds nothing.
-        let after = regmap::field("CONN_TIMEOUT_US").byte_address() as u32 + 4;
+        let after = regmap::fields::CONN_TIMEOUT_US.byte_address() as u32 + 4;
         assert!(matches!(
             check(after, false),
             Err(AccessError::Unmapped { .. })

@@ -185,7 +185,7 @@ fn err(e: impl std::fmt::Display) -> DriverError {
 fn control_passes<R: Regs>(sw: &mut Switch<R>) -> Result<u32, DriverError> {
     Ok(sw
         .regs
-        .read(regmap::field("CONTROL_PASSES").byte_address() as u32)?)
+        .read(regmap::fields::CONTROL_PASSES.byte_address() as u32)?)
 }
 
 impl Controller {

@@ -15,7 +15,7 @@ use horus_model::sched::{ControlOp, DropReason, Params, Scheduler, SpineRef, Sta
 use horus_regs::SPINES;
 use horus_regs::presets::{PRESETS, Preset};
 use horus_regs::readback::{self, RB_WORDS};
-use horus_regs::regmap::{self, RegFile};
+use horus_regs::regmap::{self, Field, RegFile, fields};
 use thiserror::Error;
 
 use crate::access::{self, AccessError, Regs};
@@ -132,26 +132,26 @@ pub struct Switch<R: Regs> {
     pub ident: Identity,
 }
 
-fn addr(name: &str) -> u32 {
-    regmap::field(name).byte_address() as u32
+fn addr(f: &Field) -> u32 {
+    f.byte_address() as u32
 }
 
 impl<R: Regs> Switch<R> {
     /// Opens the switch behind `regs`: reads its identification first and refuses anything that
     /// is not a Horus switch of this register map.
     pub fn open(mut regs: R) -> Result<Switch<R>> {
-        let id = regs.read(addr("ID"))?;
+        let id = regs.read(addr(&fields::ID))?;
         if id != regmap::ID_VALUE {
             return Err(DriverError::NotHorus(id));
         }
-        let map_version = regs.read(addr("MAP_VERSION"))?;
+        let map_version = regs.read(addr(&fields::MAP_VERSION))?;
         if map_version != regmap::MAP_VERSION {
             return Err(DriverError::MapVersion {
                 got: map_version,
                 want: regmap::MAP_VERSION,
             });
         }
-        let info = regs.read(addr("ROLE"))?;
+        let info = regs.read(addr(&fields::ROLE))?;
         let ident = Identity {
             role: if info & 1 == 1 {
                 Role::Spine
@@ -162,8 +162,8 @@ impl<R: Regs> Switch<R> {
             node_bits: info >> 16 & 0xff,
             conn_bits: info >> 24 & 0xff,
             map_version,
-            build_hash: regs.read(addr("BUILD_HASH"))?,
-            conn_timeout_us: regs.read(addr("CONN_TIMEOUT_US"))?,
+            build_hash: regs.read(addr(&fields::BUILD_HASH))?,
+            conn_timeout_us: regs.read(addr(&fields::CONN_TIMEOUT_US))?,
         };
         // Table indexes are 16 bits wide.
         if [ident.pool_bits, ident.node_bits, ident.conn_bits]
@@ -213,7 +213,7 @@ impl<R: Regs> Switch<R> {
 
     /// The status word: `CTL_BUSY`, `OVERFLOW`, `IN_FLIGHT`.
     pub fn status(&mut self) -> Result<u32> {
-        Ok(self.regs.read(addr("CTL_BUSY"))?)
+        Ok(self.regs.read(addr(&fields::CTL_BUSY))?)
     }
 
     /// Runs `f` holding the device against other processes (`Regs::lock`), once no pass is
@@ -227,7 +227,7 @@ impl<R: Regs> Switch<R> {
 
     /// Waits for the staged pass to enter the pipeline.
     fn wait_go(&mut self, what: &str) -> Result<()> {
-        if self.regs.wait(addr("CTL_GO"), 1, 0, POLLS)? {
+        if self.regs.wait(addr(&fields::CTL_GO), 1, 0, POLLS)? {
             Ok(())
         } else {
             Err(DriverError::Stuck {
@@ -244,26 +244,26 @@ impl<R: Regs> Switch<R> {
         let what = format!("reading {}[{index}]", stage.table_name());
         self.staged(&what.clone(), |sw| {
             for w in [
-                regmap::field("CTL_READ_ENTRY").word,
-                regmap::field("CTL_INDEX").word,
+                regmap::fields::CTL_READ_ENTRY.word,
+                regmap::fields::CTL_INDEX.word,
             ] {
                 sw.regs.write(4 * w as u32, regs.words[w])?;
             }
-            sw.regs.write(addr("CTL_GO"), 1)?;
+            sw.regs.write(addr(&fields::CTL_GO), 1)?;
             sw.wait_go(&what)?;
-            if !sw.regs.wait(addr("RB_VALID"), 2, 0, POLLS)? {
+            if !sw.regs.wait(addr(&fields::RB_VALID), 2, 0, POLLS)? {
                 return Err(DriverError::Stuck {
                     what,
                     reg: "RB_BUSY",
                     polls: POLLS,
                 });
             }
-            if sw.regs.read(addr("RB_VALID"))? & 1 == 0 {
+            if sw.regs.read(addr(&fields::RB_VALID))? & 1 == 0 {
                 return Ok(None);
             }
             let mut w = [0u32; RB_WORDS];
             for (k, w) in w.iter_mut().enumerate() {
-                *w = sw.regs.read(addr(&format!("RB_DATA{k}")))?;
+                *w = sw.regs.read(addr(regmap::rb_data(k)))?;
             }
             Ok(Some(w))
         })
@@ -286,7 +286,7 @@ impl<R: Regs> Switch<R> {
     /// its resubmission, and a control pass enters only when none is in flight.
     pub fn state(&mut self, extra: &[u16]) -> Result<Scheduler> {
         let sizes = self.ident.sizes();
-        let id = self.regs.read(addr("SWITCH_ID"))? as u16;
+        let id = self.regs.read(addr(&fields::SWITCH_ID))? as u16;
         let mut m = Scheduler::new(self.ident.role, id, sizes, self.ident.conn_timeout_us, 0);
         let mut nodes: BTreeSet<u16> = extra.iter().copied().filter(|&n| n < sizes.nodes).collect();
         for pool in 0..sizes.pools {
@@ -354,7 +354,7 @@ impl<R: Regs> Switch<R> {
             for w in regmap::control_words() {
                 sw.regs.write(4 * w as u32, regs.words[w])?;
             }
-            sw.regs.write(addr("CTL_GO"), 1)?;
+            sw.regs.write(addr(&fields::CTL_GO), 1)?;
             sw.wait_go(&describe(&op))
         })?;
         run_in_model(m, op).map_err(DriverError::Refused)?;
@@ -424,7 +424,7 @@ impl<R: Regs> Switch<R> {
             if entry.clone().all(|w| cur.words[w] == want.words[w]) {
                 continue;
             }
-            let valid = regmap::field(&format!("SPINE{i}_VALID"));
+            let valid = regmap::spine(i).valid;
             debug_assert_eq!(valid.word, first);
             let valid_bit = 1u32 << valid.lsb;
             if cur.words[first] & valid_bit != 0 {

@@ -467,14 +467,14 @@ fn read_script(t: &str, index: u16, print: Print) -> Result<()> {
     let mut out = String::new();
     let stage = table(t)?;
     let regs = RegFile::read_entry(stage, index);
-    let op = regmap::field("CTL_READ_ENTRY").word;
-    let at = regmap::field("CTL_INDEX").word;
+    let op = regmap::fields::CTL_READ_ENTRY.word;
+    let at = regmap::fields::CTL_INDEX.word;
     writeln!(out, "# read {}[{index}]", stage.table_name())?;
     for w in [op, at] {
         writeln!(out, "write 0x{:03x} 0x{:08x}", 4 * w, regs.words[w])?;
     }
-    let go = regmap::field("CTL_GO").byte_address();
-    let rb = regmap::field("RB_VALID").byte_address();
+    let go = regmap::fields::CTL_GO.byte_address();
+    let rb = regmap::fields::RB_VALID.byte_address();
     writeln!(
         out,
         "write 0x{go:03x} 0x00000001\nwait  0x{go:03x} 0x00000001 0x00000000  # until CTL_GO reads 0: the read entered\nwait  0x{rb:03x} 0x00000002 0x00000000  # until RB_BUSY reads 0: the read left the stages"
@@ -482,13 +482,13 @@ fn read_script(t: &str, index: u16, print: Print) -> Result<()> {
     writeln!(
         out,
         "read 0x{:03x}  # RB_VALID (bit 0): 1 when the table has this entry",
-        regmap::field("RB_VALID").byte_address()
+        regmap::fields::RB_VALID.byte_address()
     )?;
     for k in 0..RB_WORDS {
         writeln!(
             out,
             "read 0x{:03x}  # RB_DATA{k}",
-            regmap::field(&format!("RB_DATA{k}")).byte_address()
+            regmap::rb_data(k).byte_address()
         )?;
     }
     print(&out)
@@ -585,7 +585,7 @@ fn info(dev: Option<&DeviceSpec>, verilog: Option<PathBuf>, print: Print) -> Res
     )?;
     let id = sw
         .regs
-        .read(regmap::field("SWITCH_ID").byte_address() as u32)?;
+        .read(regmap::fields::SWITCH_ID.byte_address() as u32)?;
     writeln!(out, "switch id: {}", id & 0xffff)?;
     if let Some(v) = verilog {
         let text =

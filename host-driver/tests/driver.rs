@@ -216,9 +216,9 @@ fn bar_file(dir: &Path, base: usize, id: u32, version: u32) -> std::path::PathBu
     };
     put(&mut bytes, 0, id);
     put(&mut bytes, 1, 3 << 8 | 6 << 16 | 4 << 24);
-    put(&mut bytes, regmap::field("MAP_VERSION").word, version);
-    put(&mut bytes, regmap::field("BUILD_HASH").word, 0x1234_5678);
-    put(&mut bytes, regmap::field("CONN_TIMEOUT_US").word, 20_000);
+    put(&mut bytes, regmap::fields::MAP_VERSION.word, version);
+    put(&mut bytes, regmap::fields::BUILD_HASH.word, 0x1234_5678);
+    put(&mut bytes, regmap::fields::CONN_TIMEOUT_US.word, 20_000);
     let p = dir.join("resource2");
     std::fs::write(&p, bytes).unwrap();
     p
@@ -235,7 +235,7 @@ fn the_pci_backend_maps_the_window_and_accesses_exact_offsets_and_widths() {
     let mut sw = Switch::open(Device::open(&spec, None).unwrap()).unwrap();
     assert_eq!(sw.ident.build_hash, 0x1234_5678);
     assert_eq!(sw.ident.preset().unwrap().name, "small");
-    let sw_id = regmap::field("SWITCH_ID").byte_address();
+    let sw_id = regmap::fields::SWITCH_ID.byte_address();
     sw.poke(sw_id as u32, 0xa1b2_c3d4).unwrap();
     assert_eq!(sw.peek(sw_id as u32).unwrap(), 0xa1b2_c3d4);
     drop(sw);

@@ -24,7 +24,7 @@ use crate::arith::ZeroExtend;
 use crate::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use crate::phv::Phv;
 use crate::readback::{RB_BITS, RB_WORDS};
-use crate::regmap::{BUILD_HASH_PLACEHOLDER, FILE_WORDS, ID_VALUE, MAP_VERSION, field};
+use crate::regmap::{BUILD_HASH_PLACEHOLDER, FILE_WORDS, ID_VALUE, MAP_VERSION, fields};
 use horus_model::config::Role;
 use rust_hdl::prelude::*;
 
@@ -428,20 +428,20 @@ impl AxiLiteRegs {
             two: c(2),
             zero32: c32(0),
             one5: Constant::new(1.into()),
-            w_rb_status: c(field("RB_VALID").word as u64),
-            w_rb_first: c(field("RB_DATA0").word as u64),
-            w_rb_last: c(field(&format!("RB_DATA{}", RB_WORDS - 1)).word as u64),
+            w_rb_status: c(fields::RB_VALID.word as u64),
+            w_rb_first: c(fields::RB_DATA0.word as u64),
+            w_rb_last: c(crate::regmap::rb_data(RB_WORDS - 1).word as u64),
             map_version: c32(u64::from(MAP_VERSION)),
             build_hash: c32(u64::from(BUILD_HASH_PLACEHOLDER)),
             conn_timeout: c32(u64::from(conn_timeout_us)),
-            w_ident_first: c(field("MAP_VERSION").word as u64),
-            w_ident_last: c(field("CONN_TIMEOUT_US").word as u64),
+            w_ident_first: c(fields::MAP_VERSION.word as u64),
+            w_ident_last: c(fields::CONN_TIMEOUT_US.word as u64),
             five: c(5),
             w_id: c(0),
             w_info: c(1),
             w_status: c(2),
             w_go: c(3),
-            w_ops: c(field("CTL_CONFIGURE_POOL").word as u64),
+            w_ops: c(fields::CTL_CONFIGURE_POOL.word as u64),
             w_first_rw: c(*rw.start() as u64),
             w_last_rw: c(*rw.end() as u64),
             one32: c32(1),

@@ -11,7 +11,7 @@ use horus_pipeline::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use horus_pipeline::pass::{control_phv, mac_bits, read_phv};
 use horus_pipeline::phv::Phv;
 use horus_pipeline::readback::{RB_BITS, RB_WORDS};
-use horus_pipeline::regmap::{self, RegFile};
+use horus_pipeline::regmap::{self, RegFile, fields};
 
 mod common;
 use rust_hdl::prelude::*;
@@ -287,7 +287,7 @@ fn configuration_and_control_passes_land_where_the_register_map_says() {
             });
         }
         // The doorbell: busy until the pipeline takes the pass.
-        let go = regmap::field("CTL_GO").byte_address();
+        let go = regmap::fields::CTL_GO.byte_address();
         ops.push(Op::Write {
             addr: go,
             data: 1,
@@ -304,7 +304,7 @@ fn configuration_and_control_passes_land_where_the_register_map_says() {
             want: (1, 0),
         });
         // While it waits, its operation cannot be rewritten: refused, unchanged.
-        let op_word = regmap::field("CTL_CONFIGURE_POOL").word;
+        let op_word = regmap::fields::CTL_CONFIGURE_POOL.word;
         ops.push(Op::WriteResp {
             addr: 4 * op_word,
             data: 0,
@@ -338,8 +338,8 @@ fn configuration_and_control_passes_land_where_the_register_map_says() {
 
 #[test]
 fn reads_are_staged_started_and_answered_and_not_counted() {
-    let go = regmap::field("CTL_GO").byte_address();
-    let word = |name: &str| regmap::field(name).byte_address();
+    let go = regmap::fields::CTL_GO.byte_address();
+    let word = |f: &regmap::Field| f.byte_address();
     let idle = |ctl: Phv, ctl_valid: bool| {
         Op::Expect(Box::new(Expected {
             cfg: SwitchCfg::default(),
@@ -350,10 +350,10 @@ fn reads_are_staged_started_and_answered_and_not_counted() {
     };
     let read = RegFile::read_entry(Stage::Node, 0xabc);
     let mut both = read.clone();
-    both.set("CTL_ADD_NODE", 1);
+    both.set(&fields::CTL_ADD_NODE, 1);
     // A distinct pattern in every word of the read-back.
     let data: [u32; RB_WORDS] = std::array::from_fn(|k| (0x1111_1111 * (k as u32 + 1)) ^ k as u32);
-    let status = word("RB_VALID");
+    let status = word(&fields::RB_VALID);
     let mut ops = Vec::new();
     // No operation staged, then two: the doorbell refuses and nothing starts.
     ops.push(Op::WriteResp {
@@ -400,14 +400,14 @@ fn reads_are_staged_started_and_answered_and_not_counted() {
     });
     for (k, &d) in data.iter().enumerate() {
         ops.push(Op::Read {
-            addr: word(&format!("RB_DATA{k}")),
+            addr: word(regmap::rb_data(k)),
             want: (d, 0),
         });
     }
     // The read's pass is not counted.
-    for name in ["PASSES", "CONTROL_PASSES"] {
+    for f in [fields::PASSES, fields::CONTROL_PASSES] {
         ops.push(Op::Read {
-            addr: word(name),
+            addr: word(&f),
             want: (0, 0),
         });
     }
@@ -417,7 +417,7 @@ fn reads_are_staged_started_and_answered_and_not_counted() {
 #[test]
 fn identity_strobes_and_bad_addresses() {
     let info = 6 << 8 | 12 << 16 | 10 << 24;
-    let id_word = regmap::field("SWITCH_ID").byte_address();
+    let id_word = regmap::fields::SWITCH_ID.byte_address();
     run(vec![
         Op::Read {
             addr: 0,
@@ -459,28 +459,28 @@ fn identity_strobes_and_bad_addresses() {
         // The bitstream's identity (the hash is the placeholder until rtl-gen stamps it), and
         // the word after it unmapped.
         Op::Read {
-            addr: regmap::field("MAP_VERSION").byte_address(),
+            addr: regmap::fields::MAP_VERSION.byte_address(),
             want: (regmap::MAP_VERSION, 0),
         },
         Op::Read {
-            addr: regmap::field("BUILD_HASH").byte_address(),
+            addr: regmap::fields::BUILD_HASH.byte_address(),
             want: (regmap::BUILD_HASH_PLACEHOLDER, 0),
         },
         Op::Read {
-            addr: regmap::field("CONN_TIMEOUT_US").byte_address(),
+            addr: regmap::fields::CONN_TIMEOUT_US.byte_address(),
             want: (1000, 0),
         },
         Op::Read {
-            addr: regmap::field("CONN_TIMEOUT_US").byte_address() + 4,
+            addr: regmap::fields::CONN_TIMEOUT_US.byte_address() + 4,
             want: (0, 2),
         },
         Op::WriteResp {
-            addr: regmap::field("MAP_VERSION").byte_address(),
+            addr: regmap::fields::MAP_VERSION.byte_address(),
             data: 7,
             resp: 2,
         },
         Op::Read {
-            addr: regmap::field("MAP_VERSION").byte_address(),
+            addr: regmap::fields::MAP_VERSION.byte_address(),
             want: (regmap::MAP_VERSION, 0),
         },
     ]);
@@ -501,11 +501,11 @@ fn axil_harness(verilog: &str) -> String {
     horus_hdl_tools::check::harness(include_str!("formal/axil.sv"), verilog)
         .replace("@FIRST_RW@", &rw.start().to_string())
         .replace("@LAST_RW@", &rw.end().to_string())
-        .replace("@GO@", &regmap::field("CTL_GO").word.to_string())
+        .replace("@GO@", &regmap::fields::CTL_GO.word.to_string())
         .replace("@WORDS@", &regmap::WORDS.to_string())
         .replace(
             "@OPS@",
-            &regmap::field("CTL_CONFIGURE_POOL").word.to_string(),
+            &regmap::fields::CTL_CONFIGURE_POOL.word.to_string(),
         )
         .replace("@CTL_OPS@", &ctl_ops())
 }

@@ -85,8 +85,8 @@ fn netfpga_registers_answer_at_s0_offset_0_through_the_reference_crossbar() {
     let p = board_params("netfpga-plus", Role::Leaf, "small");
     let (datapath, top) = in_shell(&p).unwrap();
     assert_eq!(top, "nf_datapath");
-    let id = regmap::field("ID");
-    let switch_id = regmap::field("SWITCH_ID");
+    let id = &regmap::fields::ID;
+    let switch_id = &regmap::fields::SWITCH_ID;
     assert_eq!(switch_id.lsb, 0);
     let (id_at, word4) = (id.byte_address() as u32, switch_id.byte_address() as u32);
     let outside = 1u32 << horus_pipeline::axil::AXIL_ADDR_BITS;

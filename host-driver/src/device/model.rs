@@ -9,7 +9,7 @@ use horus_model::config::{Config, Role};
 use horus_model::sched::frame::{FramePass, FrameResult, FrameSwitch, InFrame, OutFrame};
 use horus_model::sched::{DropReason, Stage};
 use horus_regs::readback::{self, RB_WORDS};
-use horus_regs::regmap::{self, RegFile};
+use horus_regs::regmap::{self, RegFile, fields};
 
 use crate::access::{AccessError, Regs};
 
@@ -92,14 +92,16 @@ impl ModelDevice {
     fn go(&mut self) -> Result<(), AccessError> {
         let bad = |e: String| AccessError::Device(format!("{}: CTL_GO refused: {e}", self.what));
         let others = [
-            "CTL_CONFIGURE_POOL",
-            "CTL_SET_PARAMS",
-            "CTL_ADD_NODE",
-            "CTL_REMOVE_NODE",
+            fields::CTL_CONFIGURE_POOL,
+            fields::CTL_SET_PARAMS,
+            fields::CTL_ADD_NODE,
+            fields::CTL_REMOVE_NODE,
         ];
-        if self.regs.get("CTL_READ_ENTRY") != 0 && others.iter().all(|o| self.regs.get(o) == 0) {
-            let table = self.regs.get("CTL_TABLE") as usize;
-            let index = self.regs.get("CTL_INDEX") as usize;
+        if self.regs.get(&fields::CTL_READ_ENTRY) != 0
+            && others.iter().all(|o| self.regs.get(o) == 0)
+        {
+            let table = self.regs.get(&fields::CTL_TABLE) as usize;
+            let index = self.regs.get(&fields::CTL_INDEX) as usize;
             let m = self.sw.scheduler();
             let len = |stage: Stage| {
                 let t = m.tables();
@@ -142,7 +144,6 @@ impl ModelDevice {
 impl Regs for ModelDevice {
     fn read(&mut self, addr: u32) -> Result<u32, AccessError> {
         let w = addr as usize / 4;
-        let f = |n: &str| regmap::field(n).word;
         Ok(match w {
             _ if addr % 4 != 0 || w >= regmap::WORDS => {
                 return Err(AccessError::SlvErr { op: "read", addr });
@@ -151,16 +152,16 @@ impl Regs for ModelDevice {
             1 => self.info,
             // Nothing in flight, never an overflow, a control pass runs at once.
             2 | 3 => 0,
-            _ if w == f("RB_VALID") => u32::from(self.rb.is_some()),
-            _ if (f("RB_DATA0")..f("RB_DATA0") + RB_WORDS).contains(&w) => {
-                self.rb.map_or(0, |d| d[w - f("RB_DATA0")])
+            _ if w == fields::RB_VALID.word => u32::from(self.rb.is_some()),
+            _ if (fields::RB_DATA0.word..fields::RB_DATA0.word + RB_WORDS).contains(&w) => {
+                self.rb.map_or(0, |d| d[w - fields::RB_DATA0.word])
             }
             _ if (regmap::COUNTER_BASE..regmap::COUNTER_BASE + regmap::COUNTERS).contains(&w) => {
                 self.counter(w)
             }
-            _ if w == f("MAP_VERSION") => regmap::MAP_VERSION,
-            _ if w == f("BUILD_HASH") => 0,
-            _ if w == f("CONN_TIMEOUT_US") => self.conn_timeout_us,
+            _ if w == fields::MAP_VERSION.word => regmap::MAP_VERSION,
+            _ if w == fields::BUILD_HASH.word => 0,
+            _ if w == fields::CONN_TIMEOUT_US.word => self.conn_timeout_us,
             _ if regmap::rw_words().contains(&w) => self.regs.words[w],
             _ => return Err(AccessError::SlvErr { op: "read", addr }),
         })
@@ -175,7 +176,7 @@ impl Regs for ModelDevice {
             }
             return Ok(());
         }
-        if addr % 4 == 0 && w == regmap::field("CTL_GO").word {
+        if addr % 4 == 0 && w == regmap::fields::CTL_GO.word {
             return if value & 1 != 0 { self.go() } else { Ok(()) };
         }
         Err(AccessError::SlvErr { op: "write", addr })
