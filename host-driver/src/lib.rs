@@ -12,6 +12,7 @@ pub mod controller;
 pub mod device;
 pub mod driver;
 pub mod metrics;
+pub mod packet;
 
 pub use access::{AccessError, Regs};
 pub use device::{Device, DeviceSpec};

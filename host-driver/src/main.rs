@@ -170,8 +170,13 @@ enum Cmd {
     Serve {
         /// UDP address where the switch's control-port frames arrive (one Ethernet frame per
         /// datagram).
-        #[arg(long, default_value = "0.0.0.0:1234")]
+        #[arg(long, default_value = "0.0.0.0:1234", conflicts_with = "interface")]
         listen: std::net::SocketAddr,
+        /// Take the control-port frames from this network interface instead (a card's host
+        /// interface, e.g. the OpenNIC driver's netdev) and answer through it: an AF_PACKET
+        /// socket, which needs CAP_NET_RAW.
+        #[arg(long)]
+        interface: Option<String>,
         /// HTTP address of /metrics.
         #[arg(long, default_value = "127.0.0.1:9100")]
         metrics: std::net::SocketAddr,
@@ -426,6 +431,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
         Cmd::Dump { table: t } => dump(dev, t, print),
         Cmd::Serve {
             listen,
+            interface,
             metrics,
             timeout_ms,
             worker_port,
@@ -438,9 +444,13 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 apply(&mut sw, cfg, &mut out)?;
                 print(&out)?;
             }
+            let port = match interface {
+                Some(name) => serve::Port::Interface(name),
+                None => serve::Port::Udp(listen),
+            };
             serve::run(
                 &mut sw,
-                listen,
+                port,
                 metrics,
                 timeout_ms,
                 worker_port,

@@ -1,35 +1,138 @@
-//! `horusctl serve`: the controller ([`horus_host_driver::controller`]) on a UDP socket, with
-//! `/metrics` over HTTP.
+//! `horusctl serve`: the controller ([`horus_host_driver::controller`]) on the switch's control
+//! port, with `/metrics` over HTTP.
 //!
-//! Frames from the switch's control port arrive one per UDP datagram (a software switch forwards
-//! them so; on a card, a forwarder on the shell's host interface does). Answers to workers
-//! (WORKER_ID_ACK, REMOVE_ACK) leave as UDP datagrams holding the 11-byte Horus header, to the
-//! worker's address and port, as a worker receives its tasks. The HTTP server
-//! ([`horus_host_driver::metrics`]) answers `/metrics` from the last snapshot the loop made: the
-//! controller's counts and membership, and the switch's counters read at most once a second.
+//! The control-port frames arrive one of two ways. On a UDP socket (`--listen`), one Ethernet
+//! frame per datagram, as a software switch forwards them; answers to workers (WORKER_ID_ACK,
+//! REMOVE_ACK) then leave as UDP datagrams holding the 11-byte Horus header, to the worker's
+//! address and port, as a worker receives its tasks. On a card, the frames reach the host through
+//! the shell's host interface (the OpenNIC driver's netdev): with `--interface IFACE` the
+//! controller takes them there with an `AF_PACKET` socket ([`PacketSocket`]) and answers through
+//! it, as whole frames from the switch's address to the worker's, which the card forwards. The
+//! HTTP server ([`horus_host_driver::metrics`]) answers `/metrics` from the last snapshot the
+//! loop made: the controller's counts and membership, and the switch's counters read at most
+//! once a second.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use horus_host_driver::access::Regs;
 use horus_host_driver::controller::{Controller, Reply};
 use horus_host_driver::device::Device;
 use horus_host_driver::driver::Switch;
+use horus_host_driver::packet::PacketSocket;
+use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame};
+use horus_regs::regmap::{self, RegFile};
 
 use crate::Print;
 
-fn send(sock: &UdpSocket, replies: Vec<Reply>) {
-    for r in replies {
-        let to = SocketAddr::from((r.to.ip, r.to.udp_port));
-        // A worker that cannot be reached now hears again at its next packet.
-        let _ = sock.send_to(&r.header.to_bytes(), to);
+/// Where the control port's frames arrive and the answers leave.
+pub enum Port {
+    Udp(SocketAddr),
+    Interface(String),
+}
+
+/// An open [`Port`].
+enum Open {
+    Udp(UdpSocket),
+    /// The socket, and the switch's own address (the answers' source).
+    Packet(PacketSocket, Endpoint),
+}
+
+impl Open {
+    fn new(port: &Port, sw: &mut Switch<Device>) -> Result<Open> {
+        Ok(match port {
+            Port::Udp(a) => {
+                Open::Udp(UdpSocket::bind(a).with_context(|| format!("binding UDP {a}"))?)
+            }
+            Port::Interface(name) => {
+                let s = PacketSocket::bind(name).with_context(|| {
+                    format!("opening a packet socket on {name} (it needs CAP_NET_RAW)")
+                })?;
+                Open::Packet(s, switch_endpoint(sw)?)
+            }
+        })
     }
+
+    fn describe(&self) -> Result<String> {
+        Ok(match self {
+            Open::Udp(s) => format!("udp {}", s.local_addr()?),
+            Open::Packet(s, _) => format!("interface {}", s.name()),
+        })
+    }
+
+    /// The next frame into `buf`, waiting at most `wait`.
+    fn recv(&mut self, buf: &mut [u8], wait: Duration) -> Result<Option<usize>> {
+        match self {
+            Open::Udp(s) => {
+                s.set_read_timeout(Some(wait))?;
+                match s.recv_from(buf) {
+                    Ok((n, _)) => Ok(Some(n)),
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock
+                                | std::io::ErrorKind::TimedOut
+                                | std::io::ErrorKind::Interrupted
+                        ) =>
+                    {
+                        Ok(None)
+                    }
+                    Err(e) => Err(e).context("receiving a control frame"),
+                }
+            }
+            Open::Packet(s, _) => s.recv(buf, wait).context("receiving a control frame"),
+        }
+    }
+
+    fn send(&self, replies: Vec<Reply>) {
+        for r in replies {
+            // A worker that cannot be reached now hears again at its next packet.
+            let _ = match self {
+                Open::Udp(s) => s
+                    .send_to(
+                        &r.header.to_bytes(),
+                        SocketAddr::from((r.to.ip, r.to.udp_port)),
+                    )
+                    .map(drop),
+                Open::Packet(s, me) => s.send(&answer(*me, &r)),
+            };
+        }
+    }
+}
+
+/// The frame that carries `r` from the switch (`me`, its Horus port) to the worker.
+fn answer(me: Endpoint, r: &Reply) -> Vec<u8> {
+    HorusFrame {
+        src: Endpoint {
+            udp_port: HORUS_UDP_PORT,
+            ..me
+        },
+        dst: r.to,
+        ip_id: 0,
+        ttl: 64,
+        dscp_ecn: 0,
+        dont_fragment: true,
+        udp_checksum: 0,
+        header: r.header,
+        payload: Vec::new(),
+    }
+    .to_bytes()
+}
+
+/// The switch's own MAC and IPv4 address, from its registers.
+fn switch_endpoint(sw: &mut Switch<Device>) -> Result<Endpoint> {
+    let mut r = RegFile::default();
+    for w in regmap::switch_words() {
+        r.words[w] = sw.regs.read(4 * w as u32)?;
+    }
+    Ok(r.switch_registers().me)
 }
 
 pub fn run(
     sw: &mut Switch<Device>,
-    listen: SocketAddr,
+    port: Port,
     metrics: SocketAddr,
     timeout_ms: u64,
     worker_port: u8,
@@ -42,11 +145,11 @@ pub fn run(
         .checked_mul(1000)
         .with_context(|| format!("--timeout-ms {timeout_ms} is too long"))?;
     let mut c = Controller::start(sw, worker_port, timeout, state, now())?;
-    let sock = UdpSocket::bind(listen).with_context(|| format!("binding UDP {listen}"))?;
+    let mut port = Open::new(&port, sw)?;
     let snapshot = horus_host_driver::metrics::serve(metrics).map_err(anyhow::Error::msg)?;
     print(&format!(
-        "serving: control frames on udp {}, metrics on http://{}/metrics, {} worker(s) known\n",
-        sock.local_addr()?,
+        "serving: control frames on {}, metrics on http://{}/metrics, {} worker(s) known\n",
+        port.describe()?,
         metrics,
         c.members().count()
     ))?;
@@ -65,20 +168,11 @@ pub fn run(
         let wait = c
             .next_deadline()
             .map_or(250_000, |d| d.saturating_sub(now()).clamp(1_000, 250_000));
-        sock.set_read_timeout(Some(Duration::from_micros(wait)))?;
-        match sock.recv_from(&mut buf) {
-            Ok((n, _)) => {
-                let replies = c.on_frame(sw, &buf[..n], now())?;
-                send(&sock, replies);
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) => return Err(e).context("receiving a control frame"),
+        if let Some(n) = port.recv(&mut buf, Duration::from_micros(wait))? {
+            let replies = c.on_frame(sw, &buf[..n], now())?;
+            port.send(replies);
         }
         let replies = c.tick(sw, now())?;
-        send(&sock, replies);
+        port.send(replies);
     }
 }

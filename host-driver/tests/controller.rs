@@ -390,3 +390,107 @@ fn a_state_file_that_does_not_fit_the_switch_is_refused() {
     assert!(e.contains("member 900 of pool 1"), "{e}");
     assert!(e.contains("64 nodes"), "{e}");
 }
+
+/// A veth pair for the length of a test, removed when dropped.
+struct Veth(String);
+
+impl Veth {
+    /// `None` where the test may not create one (no CAP_NET_ADMIN or no `ip`).
+    fn new(name: &str) -> Option<Veth> {
+        let ip = |args: &[&str]| {
+            std::process::Command::new("ip")
+                .args(args)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let peer = format!("{name}p");
+        if !ip(&["link", "add", name, "type", "veth", "peer", "name", &peer]) {
+            return None;
+        }
+        let v = Veth(name.to_string());
+        (ip(&["link", "set", name, "up"]) && ip(&["link", "set", &peer, "up"])).then_some(v)
+    }
+
+    fn peer(&self) -> String {
+        format!("{}p", self.0)
+    }
+}
+
+impl Drop for Veth {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["link", "del", &self.0])
+            .status();
+    }
+}
+
+/// The card path: the control-port frames reach `serve` on a network interface (here one end of
+/// a veth pair, as the OpenNIC driver's netdev would carry them) and the answers leave through
+/// it as whole frames from the switch's address to the worker's.
+#[test]
+fn serve_on_an_interface_registers_a_worker_through_a_veth_pair() {
+    use horus_host_driver::packet::PacketSocket;
+    use horus_model::wire;
+    let name = format!("hx{}", std::process::id() % 100_000);
+    let Some(veth) = Veth::new(&name) else {
+        eprintln!(
+            "skipped: cannot create a veth pair here (it needs CAP_NET_ADMIN and iproute2); the \
+             AF_PACKET path of `horusctl serve --interface` was not exercised"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("leaf.toml");
+    std::fs::write(&cfg, LEAF).unwrap();
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut worker = PacketSocket::bind(&veth.peer()).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_horusctl"))
+        .args([
+            "--device",
+            &format!("model:{}", cfg.display()),
+            "serve",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--interface",
+            &veth.0,
+            "--metrics",
+            &metrics.to_string(),
+            "--timeout-ms",
+            "60000",
+            "--worker-port",
+            "8",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://{metrics}/metrics");
+    for _ in 0..200 {
+        if ureq::get(&url).call().is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let me = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0x30, 1]),
+        ip: Ipv4Addr::new(10, 0, 1, 30),
+        udp_port: wire::HORUS_UDP_PORT,
+    };
+    worker.send(&frame(me, PacketType::WorkerId, 1, 7)).unwrap();
+    let mut buf = [0u8; 2048];
+    let n = worker
+        .recv(&mut buf, std::time::Duration::from_secs(10))
+        .unwrap()
+        .expect("an answer through the interface");
+    let _ = child.kill();
+    let _ = child.wait();
+    let f = wire::parse_frame(&buf[..n]).unwrap();
+    assert_eq!(f.header.pkt_type, PacketType::WorkerIdAck);
+    assert_eq!(f.header.dst_id, 7);
+    assert_eq!(f.dst, me);
+    let leaf = Config::from_toml_str(LEAF).unwrap().switch;
+    assert_eq!((f.src.mac, f.src.ip), (leaf.mac, leaf.ip));
+}
