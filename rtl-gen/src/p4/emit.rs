@@ -473,7 +473,14 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
         ("S_NODE", st("node_cfg").to_string()),
         ("S_SAMPLE", st("sample1").to_string()),
         ("S_ADDR", st("node_addr").to_string()),
-        ("ROLE_REGISTERS", if leaf { LEAF_REGISTERS } else { SPINE_REGISTERS }.to_string()),
+        (
+            "ROLE_REGISTERS",
+            if leaf {
+                fill(LEAF_REGISTERS, &[("LINK_REGISTERS", link_registers())])?
+            } else {
+                SPINE_REGISTERS.to_string()
+            },
+        ),
         ("ROLE_ACTIONS", if leaf { LEAF_ACTIONS } else { SPINE_ACTIONS }.to_string()),
         (
             "NEW_LOAD",
@@ -952,6 +959,53 @@ fn link_rule(pools: u32) -> String {
         ],
         "link_none()",
     )
+}
+
+/// The leaf's `idle_link` register and the link rule's three register actions (T12): a change, a
+/// repair, and both, built from the same two outcomes so that they cannot drift apart.
+fn link_registers() -> String {
+    const CHANGE: &str = "v.lo = 1 - v.lo;\nv.hi = (int<32>)md.now + REPAIR_GAP;\nrv = 1;";
+    const REPAIR: &str = "v.hi = (int<32>)md.now + REPAIR_GAP;\nrv = 2;";
+    const DUE: &str = "(int<32>)md.now - v.hi >= 0";
+    let linked = |value: &str| format!("v.lo == (int<32>)(bit<32>)md.{value}");
+    let then = |body: &str| ind(body, 4);
+    let mut s = String::from(
+        "    /* The link rule and the repair of lost idle messages (decisions 6 and 17; T12). lo: linked;
+     * hi: the earliest time of a repair, in 1.024 us ticks, compared signed with the pass's
+     * time (a repair is due when the difference is not negative). The table link_rule runs one
+     * of three actions by md.link_a, the linked value that calls for a change (7: none), and
+     * md.link_r, the one a task from the spine shows the spine lost (7: none): a change, a
+     * repair, or both where link_r is link_a's other value; each compares two values at most,
+     * as a stateful ALU does. rv: 0 none, 1 the link changed, 2 a repair. */
+    Register<ipair_t, bit<16>>(POOLS) idle_link;
+",
+    );
+    for (name, body) in [
+        (
+            "link_change_ra",
+            format!("rv = 0;\nif ({}) {{\n{}}}", linked("link_a"), then(CHANGE)),
+        ),
+        (
+            "link_repair_ra",
+            format!(
+                "rv = 0;\nif ({} && {DUE}) {{\n{}}}",
+                linked("link_r"),
+                then(REPAIR)
+            ),
+        ),
+        (
+            "link_both_ra",
+            format!(
+                "rv = 0;\nif ({}) {{\n{}}} else if ({DUE}) {{\n{}}}",
+                linked("link_a"),
+                then(CHANGE),
+                then(REPAIR)
+            ),
+        ),
+    ] {
+        s += &ra_decl("idle_link", name, "ipair_t", "bit<8>", &body);
+    }
+    s + "\n"
 }
 
 /// A register action's declaration: `name` on register `reg` of `cell`s, returning `out`.

@@ -350,48 +350,7 @@ pub(super) const LEAF_REGISTERS: &str = r#"    /* A leaf's pop takes the worker 
         }
     };
 
-    /* The link rule and the repair of lost idle messages (decisions 6 and 17; T12). lo: linked;
-     * hi: the earliest time of a repair, in 1.024 us ticks, compared signed with the pass's
-     * time (a repair is due when the difference is not negative). The table link_rule runs one
-     * of three actions by md.link_a, the linked value that calls for a change (7: none), and
-     * md.link_r, the one a task from the spine shows the spine lost (7: none): a change, a
-     * repair, or both where link_r is link_a's other value; each compares two values at most,
-     * as a stateful ALU does. rv: 0 none, 1 the link changed, 2 a repair. */
-    Register<ipair_t, bit<16>>(POOLS) idle_link;
-    RegisterAction<ipair_t, bit<16>, bit<8>>(idle_link) link_change_ra = {
-        void apply(inout ipair_t v, out bit<8> rv) {
-            rv = 0;
-            if (v.lo == (int<32>)(bit<32>)md.link_a) {
-                v.lo = 1 - v.lo;
-                v.hi = (int<32>)md.now + REPAIR_GAP;
-                rv = 1;
-            }
-        }
-    };
-    RegisterAction<ipair_t, bit<16>, bit<8>>(idle_link) link_repair_ra = {
-        void apply(inout ipair_t v, out bit<8> rv) {
-            rv = 0;
-            if (v.lo == (int<32>)(bit<32>)md.link_r && (int<32>)md.now - v.hi >= 0) {
-                v.hi = (int<32>)md.now + REPAIR_GAP;
-                rv = 2;
-            }
-        }
-    };
-    RegisterAction<ipair_t, bit<16>, bit<8>>(idle_link) link_both_ra = {
-        void apply(inout ipair_t v, out bit<8> rv) {
-            rv = 0;
-            if (v.lo == (int<32>)(bit<32>)md.link_a) {
-                v.lo = 1 - v.lo;
-                v.hi = (int<32>)md.now + REPAIR_GAP;
-                rv = 1;
-            } else if ((int<32>)md.now - v.hi >= 0) {
-                v.hi = (int<32>)md.now + REPAIR_GAP;
-                rv = 2;
-            }
-        }
-    };
-
-    /* The rack average in 16.16 (lo) and the tasks it counts (hi). */
+$LINK_REGISTERS    /* The rack average in 16.16 (lo) and the tasks it counts (hi). */
     Register<pair_t, bit<16>>(POOLS) pool_avg;
     RegisterAction<pair_t, bit<16>, bit<32>>(pool_avg) avg_task_ra = {
         void apply(inout pair_t v, out bit<32> rv) {
