@@ -246,6 +246,15 @@ impl Rows {
     }
 }
 
+/// The table sizes of a switch with `pools` pools of `nodes` nodes in all.
+fn switch_sizes(pools: usize, nodes: usize) -> Sizes {
+    Sizes {
+        pools: id16(pools, "pool count"),
+        nodes: id16(nodes, "node count"),
+        conn_table: CONN_TABLE,
+    }
+}
+
 pub struct Horus {
     leaves: Vec<Scheduler>,
     spines: Vec<Scheduler>,
@@ -418,11 +427,7 @@ impl Horus {
                 .iter()
                 .map(|&(p, d)| cluster.pools[p as usize].groups[d as usize].racks as usize)
                 .sum();
-            let sizes = Sizes {
-                pools: id16(pools.len(), "pool count"),
-                nodes: id16(nodes.max(1), "node count"),
-                conn_table: CONN_TABLE,
-            };
+            let sizes = switch_sizes(pools.len(), nodes.max(1));
             let idx = self.spines.len() as u32;
             self.spine_of_switch[s] = idx;
             let id = id16(racks as usize + s, "spine ID");
@@ -465,11 +470,7 @@ impl Horus {
                 .iter()
                 .map(|&(p, r)| cluster.pools[p as usize].racks[r as usize].workers as usize)
                 .sum();
-            let sizes = Sizes {
-                pools: id16(pools.len(), "pool count"),
-                nodes: id16(nodes, "node count"),
-                conn_table: CONN_TABLE,
-            };
+            let sizes = switch_sizes(pools.len(), nodes);
             let idx = self.leaves.len() as u32;
             self.leaf_of_rack[rack] = idx;
             let seed = rng.random();
