@@ -16,6 +16,41 @@ use pcap_file::DataLink;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use serde_json::Value;
 
+/// What the independent dissector (`tests/dissect.py`, reading a real pcap file) says of each
+/// frame, one JSON object a frame.
+fn dissect(captured: &[Vec<u8>]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("exchange.pcap");
+    let mut wr = PcapWriter::with_header(
+        std::fs::File::create(&pcap).unwrap(),
+        PcapHeader {
+            datalink: DataLink::ETHERNET,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for f in captured {
+        wr.write_packet(&PcapPacket::new(Duration::ZERO, f.len() as u32, f))
+            .unwrap();
+    }
+    drop(wr);
+    let out = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dissect.py"))
+        .arg(&pcap)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
     let net = [127, 220, (std::process::id() % 250) as u8];
@@ -97,36 +132,7 @@ fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
         "{report:?}"
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let pcap = dir.path().join("exchange.pcap");
-    let mut wr = PcapWriter::with_header(
-        std::fs::File::create(&pcap).unwrap(),
-        PcapHeader {
-            datalink: DataLink::ETHERNET,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    for f in &captured {
-        wr.write_packet(&PcapPacket::new(Duration::ZERO, f.len() as u32, f))
-            .unwrap();
-    }
-    drop(wr);
-    let out = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dissect.py"))
-        .arg(&pcap)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let seen = dissect(&captured);
     assert_eq!(seen.len(), captured.len());
     let mut kinds = std::collections::BTreeSet::new();
     for (py, raw) in seen.iter().zip(&captured) {
