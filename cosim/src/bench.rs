@@ -379,20 +379,19 @@ fn run_inner(
     let mut exhausted = false;
 
     // Frames in the switch's buffer slots (the ingress takes slots in ring order).
-    let mut slots: Vec<Vec<u8>> = vec![Vec::new(); 1 << horus_pipeline::phv::HANDLE_BITS];
+    let mut held = Held {
+        slots: vec![Vec::new(); 1 << horus_pipeline::phv::HANDLE_BITS],
+        last_beat_at: vec![0; 1 << horus_pipeline::phv::HANDLE_BITS],
+        pending: VecDeque::new(),
+    };
     let mut alloc = 0usize;
     // The frame going in: its beats (one buffer, reused) and the next beat's index.
     let mut beat_buf: Vec<Beat> = Vec::new();
     let mut sending: Option<usize> = None;
-    let mut pending: VecDeque<FrameResubmit> = VecDeque::new();
     // Expected outputs: the pass, the frame, and for a first pass the cycle its frame's last
     // beat went in.
-    let mut expected: VecDeque<(u64, OutFrame, Option<u64>)> = VecDeque::new();
-    let mut last_beat_at: Vec<u64> = vec![0; slots.len()];
-    let mut out_frame: Vec<u8> = Vec::new();
-    let mut out_started = 0u64;
-    // The output frame's `tuser` (port and length), which every beat of the frame must repeat.
-    let mut out_tuser = 0u64;
+    let mut expected: Expected = VecDeque::new();
+    let mut out = Gather::default();
     // The shell's microsecond clock starts 100 ms before it wraps, so that every run crosses the
     // wrap (the bench advances it about once every five cycles): connection timeouts and the
     // idle-repair gap compare wrapping times.
@@ -423,8 +422,8 @@ fn run_inner(
             }
             let model_frame = input.into_model_frame().expect("a frame input");
             sending = Some(0);
-            let n = slots.len();
-            slots[alloc % n] = model_frame;
+            let n = held.slots.len();
+            held.slots[alloc % n] = model_frame;
         }
         let offer = sending.is_some() && bench_rng.chance(opts.input_busy);
         if let Some(i) = sending {
@@ -492,43 +491,22 @@ fn run_inner(
             *i += 1;
             if *i == beat_buf.len() {
                 sending = None;
-                last_beat_at[(alloc - 1) % slots.len()] = dut.cycles;
+                let n = held.slots.len();
+                held.last_beat_at[(alloc - 1) % n] = dut.cycles;
             }
         }
         if dut.get_bit(&ports.trace_valid) {
             let t = dut.get(&ports.trace);
             r.passes += 1;
-            let second = tf.second.iter().any(|&o| field(t, o, 1) == 1);
-            let control = tf.control.iter().any(|&o| field(t, o, 1) == 1);
-            let mut first_in: Option<u64> = None;
-            let pass = if control {
-                let (Some(op), Some(Input::Control(head))) = (staged.take(), inputs.pop_front())
-                else {
-                    bail!("a control pass entered that the bench did not start")
-                };
-                assert_eq!(op, head);
-                r.controls += 1;
-                FramePass::Control(op)
-            } else if second {
-                r.resubmitted += 1;
-                match pending.pop_front() {
-                    Some(rs) => FramePass::Resubmit(rs),
-                    None => bail!(
-                        "cycle {}: pass {} is a second pass the model did not ask for",
-                        dut.cycles,
-                        r.passes
-                    ),
-                }
-            } else {
-                r.first_passes += 1;
-                let slot = field(t, tf.handle.0, tf.handle.1) as usize;
-                first_in = Some(last_beat_at[slot]);
-                FramePass::Frame(InFrame {
-                    // A frame has one first pass: its slot's copy is not needed again.
-                    frame: std::mem::take(&mut slots[slot]),
-                    time_us: field(t, tf.time.0, tf.time.1) as u32,
-                })
-            };
+            let (pass, first_in) = pass_of(
+                t,
+                &tf,
+                &mut staged,
+                &mut inputs,
+                &mut held,
+                &mut r,
+                dut.cycles,
+            )?;
             let shown = debug.then(|| match &pass {
                 FramePass::Frame(f) => format!("frame of {} bytes", f.frame.len()),
                 p => format!("{p:?}"),
@@ -546,68 +524,14 @@ fn run_inner(
                 );
             }
             if let Some(rs) = res.resubmit {
-                pending.push_back(rs);
+                held.pending.push_back(rs);
             }
             for o in res.outputs {
                 expected.push_back((r.passes, o, first_in));
             }
         }
         if ready && dut.get_bit(&ports.m_tvalid) {
-            let data = dut.get(&ports.m_tdata);
-            let keep = dut.get_u64(&ports.m_tkeep);
-            let n = keep.trailing_ones() as usize;
-            let tuser = dut.get_u64(&ports.m_tuser);
-            if out_frame.is_empty() {
-                out_started = dut.cycles;
-                out_tuser = tuser;
-            } else if tuser != out_tuser {
-                bail!(
-                    "cycle {}: tuser {tuser:#x} inside a frame that began with {out_tuser:#x}",
-                    dut.cycles
-                );
-            }
-            r.beats_out += 1;
-            if keep != u64::MAX && keep >> n != 0 {
-                bail!("cycle {}: tkeep {keep:#x} is not contiguous", dut.cycles);
-            }
-            out_frame.extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
-            if dut.get_bit(&ports.m_tlast) {
-                let port = tuser as u8;
-                let len = (tuser >> TUSER_LEN_SHIFT) & 0xfff;
-                if len != out_frame.len() as u64 {
-                    bail!(
-                        "cycle {}: tuser gives a length of {len} bytes to a frame of {}",
-                        dut.cycles,
-                        out_frame.len()
-                    );
-                }
-                r.frames_out += 1;
-                // The frame is compared where it was gathered; the buffer is kept for the next.
-                let got = |frame: &[u8]| OutFrame {
-                    port,
-                    frame: frame.to_vec(),
-                };
-                match expected.pop_front() {
-                    Some((_, want, first_in)) if want.port == port && want.frame == out_frame => {
-                        if let Some(at) = first_in {
-                            r.latency.record(out_started - at)?;
-                        }
-                        out_frame.clear();
-                        sink(&want)
-                    }
-                    Some((pass, want, _)) => bail!(
-                        "cycle {}: output frame {} (from pass {pass}) differs from the model's:\n{}",
-                        dut.cycles,
-                        r.frames_out,
-                        describe_difference(&got(&out_frame), &want)
-                    ),
-                    None => bail!(
-                        "cycle {}: the switch sent a frame the model did not:\n{}",
-                        dut.cycles,
-                        hex(&out_frame)
-                    ),
-                }
-            }
+            out.beat(&dut, &ports, &mut r, &mut expected, sink)?;
         }
         // ---- Done when everything went in and everything expected came out.
         let idle = inputs.is_empty()
@@ -615,7 +539,7 @@ fn run_inner(
             && sending.is_none()
             && exhausted
             && expected.is_empty()
-            && pending.is_empty()
+            && held.pending.is_empty()
             && dut.get_u64(&ports.in_flight) == 0;
         quiet = if idle { quiet + 1 } else { 0 };
         if quiet > 200 {
@@ -633,35 +557,179 @@ fn run_inner(
     }
     r.cycles = dut.cycles;
     r.seconds = start.elapsed().as_secs_f64();
+    check_end(&mut dut, &ports, sw.scheduler())?;
+    // Every entry of every table, read through AXI4-Lite, is the model's.
+    r.entries_read = compare_tables(&mut dut, &ports, sw.scheduler())?;
+    r.counters = sw.scheduler().counters().clone();
+    r.check_cycles = dut.cycles - r.cycles;
+    Ok(r)
+}
+
+/// Frames and passes the switch holds: the frames in its buffer slots (the ingress takes slots
+/// in ring order), the cycle each one's last beat went in, and the second passes the model asked
+/// for, in order.
+struct Held {
+    slots: Vec<Vec<u8>>,
+    last_beat_at: Vec<u64>,
+    pending: VecDeque<FrameResubmit>,
+}
+
+/// The pass the trace `t` shows entering the pipeline, as the model is to run it (a control
+/// operation the bench staged, a second pass the model asked for, or a frame's first pass), and
+/// for a first pass the cycle its frame's last beat went in.
+fn pass_of(
+    t: &[u32],
+    tf: &TraceFields,
+    staged: &mut Option<ControlOp>,
+    inputs: &mut VecDeque<Input>,
+    held: &mut Held,
+    r: &mut RunReport,
+    cycle: u64,
+) -> Result<(FramePass, Option<u64>)> {
+    let second = tf.second.iter().any(|&o| field(t, o, 1) == 1);
+    let control = tf.control.iter().any(|&o| field(t, o, 1) == 1);
+    let mut first_in: Option<u64> = None;
+    let pass = if control {
+        let (Some(op), Some(Input::Control(head))) = (staged.take(), inputs.pop_front()) else {
+            bail!("a control pass entered that the bench did not start")
+        };
+        assert_eq!(op, head);
+        r.controls += 1;
+        FramePass::Control(op)
+    } else if second {
+        r.resubmitted += 1;
+        match held.pending.pop_front() {
+            Some(rs) => FramePass::Resubmit(rs),
+            None => bail!(
+                "cycle {}: pass {} is a second pass the model did not ask for",
+                cycle,
+                r.passes
+            ),
+        }
+    } else {
+        r.first_passes += 1;
+        let slot = field(t, tf.handle.0, tf.handle.1) as usize;
+        first_in = Some(held.last_beat_at[slot]);
+        FramePass::Frame(InFrame {
+            // A frame has one first pass: its slot's copy is not needed again.
+            frame: std::mem::take(&mut held.slots[slot]),
+            time_us: field(t, tf.time.0, tf.time.1) as u32,
+        })
+    };
+    Ok((pass, first_in))
+}
+
+/// At the end of a run: the generator's state, the status and every counter (read through
+/// AXI4-Lite) are the model's.
+fn check_end(dut: &mut Dut, ports: &Ports, m: &Scheduler) -> Result<()> {
     let rng = dut.get_u64(&ports.rng_state);
-    if rng != sw.scheduler().rng_state() {
-        bail!(
-            "generator state {rng:#x}, the model's {:#x}",
-            sw.scheduler().rng_state()
-        );
+    if rng != m.rng_state() {
+        bail!("generator state {rng:#x}, the model's {:#x}", m.rng_state());
     }
-    let status = axil_read(&mut dut, &ports, regmap::fields::CTL_BUSY.byte_address())?;
+    let status = axil_read(dut, ports, regmap::fields::CTL_BUSY.byte_address())?;
     if status != 0 {
         bail!("STATUS reads {status:#x} at the end (busy, overflow or passes in flight)");
     }
     // The counters, read through AXI4-Lite, are the model's.
-    let c = sw.scheduler().counters();
+    let c = m.counters();
     let mut want = vec![c.passes, c.resubmit_passes, c.control_passes];
     want.extend(DropReason::ALL.iter().map(|&d| c.drop_count(d)));
     let names = regmap::FIELDS.iter().filter(|f| {
         f.word >= regmap::COUNTER_BASE && f.word < regmap::COUNTER_BASE + regmap::COUNTERS
     });
     for (f, want) in names.zip(want) {
-        let got = axil_read(&mut dut, &ports, f.byte_address())?;
+        let got = axil_read(dut, ports, f.byte_address())?;
         if u64::from(got) != want % (1 << 32) {
             bail!("counter {}: {got}, the model's {want}", f.name);
         }
     }
-    // Every entry of every table, read through AXI4-Lite, is the model's.
-    r.entries_read = compare_tables(&mut dut, &ports, sw.scheduler())?;
-    r.counters = sw.scheduler().counters().clone();
-    r.check_cycles = dut.cycles - r.cycles;
-    Ok(r)
+    Ok(())
+}
+
+/// The output frame being gathered, beat by beat.
+#[derive(Default)]
+struct Gather {
+    frame: Vec<u8>,
+    /// The cycle of its first beat.
+    started: u64,
+    /// Its `tuser` (port and length), which every beat of the frame must repeat.
+    tuser: u64,
+}
+
+/// An expected output: the pass, the frame, and for a first pass the cycle its frame's last beat
+/// went in.
+type Expected = VecDeque<(u64, OutFrame, Option<u64>)>;
+
+impl Gather {
+    /// The output beat the switch sent in this cycle: its bytes gathered; at the frame's last
+    /// beat, the frame compared with the model's next.
+    fn beat(
+        &mut self,
+        dut: &Dut,
+        p: &Ports,
+        r: &mut RunReport,
+        expected: &mut Expected,
+        sink: &mut dyn FnMut(&OutFrame),
+    ) -> Result<()> {
+        let data = dut.get(&p.m_tdata);
+        let keep = dut.get_u64(&p.m_tkeep);
+        let n = keep.trailing_ones() as usize;
+        let tuser = dut.get_u64(&p.m_tuser);
+        if self.frame.is_empty() {
+            self.started = dut.cycles;
+            self.tuser = tuser;
+        } else if tuser != self.tuser {
+            bail!(
+                "cycle {}: tuser {tuser:#x} inside a frame that began with {:#x}",
+                dut.cycles,
+                self.tuser
+            );
+        }
+        r.beats_out += 1;
+        if keep != u64::MAX && keep >> n != 0 {
+            bail!("cycle {}: tkeep {keep:#x} is not contiguous", dut.cycles);
+        }
+        self.frame
+            .extend(data.iter().flat_map(|w| w.to_le_bytes()).take(n));
+        if dut.get_bit(&p.m_tlast) {
+            let port = tuser as u8;
+            let len = (tuser >> TUSER_LEN_SHIFT) & 0xfff;
+            if len != self.frame.len() as u64 {
+                bail!(
+                    "cycle {}: tuser gives a length of {len} bytes to a frame of {}",
+                    dut.cycles,
+                    self.frame.len()
+                );
+            }
+            r.frames_out += 1;
+            // The frame is compared where it was gathered; the buffer is kept for the next.
+            let got = |frame: &[u8]| OutFrame {
+                port,
+                frame: frame.to_vec(),
+            };
+            match expected.pop_front() {
+                Some((_, want, first_in)) if want.port == port && want.frame == self.frame => {
+                    if let Some(at) = first_in {
+                        r.latency.record(self.started - at)?;
+                    }
+                    self.frame.clear();
+                    sink(&want)
+                }
+                Some((pass, want, _)) => bail!(
+                    "cycle {}: output frame {} (from pass {pass}) differs from the model's:\n{}",
+                    dut.cycles,
+                    r.frames_out,
+                    describe_difference(&got(&self.frame), &want)
+                ),
+                None => bail!(
+                    "cycle {}: the switch sent a frame the model did not:\n{}",
+                    dut.cycles,
+                    hex(&self.frame)
+                ),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Reads every entry of every table back through the control port (`CTL_READ_ENTRY`) and
