@@ -161,20 +161,14 @@ pub fn horus_frame(header: HorusHeader) -> Vec<u8> {
 
 /// The same frame from `src` (a worker announcing itself, keeping alive).
 pub fn horus_frame_from(src: Endpoint, header: HorusHeader) -> Vec<u8> {
+    let leaf = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0, 7]),
+        ip: Ipv4Addr::new(10, 0, 0, 7),
+        udp_port: wire::HORUS_UDP_PORT,
+    };
     HorusFrame {
-        src,
-        dst: Endpoint {
-            mac: MacAddr([2, 0, 0, 0, 0, 7]),
-            ip: Ipv4Addr::new(10, 0, 0, 7),
-            udp_port: wire::HORUS_UDP_PORT,
-        },
         ip_id: 1,
-        ttl: 64,
-        dscp_ecn: 0,
-        dont_fragment: true,
-        udp_checksum: 0,
-        header,
-        payload: Vec::new(),
+        ..HorusFrame::new(src, leaf, header, Vec::new())
     }
     .to_bytes()
 }

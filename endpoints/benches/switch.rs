@@ -22,34 +22,25 @@ use horus_model::wire::{Endpoint, HorusFrame, HorusHeader, PacketType};
 const WORKERS: u16 = 16;
 
 fn frame(src: Endpoint, dst: Endpoint, t: PacketType, id: u16, qlen: u16, seq: u32) -> Vec<u8> {
-    HorusFrame {
-        src,
-        dst,
-        ip_id: 0,
-        ttl: 64,
-        dscp_ecn: 0,
-        dont_fragment: true,
-        udp_checksum: 0,
-        header: HorusHeader {
-            pkt_type: t,
-            more_packets: false,
-            pool_id: POOL,
-            src_id: id,
-            dst_id: 0,
-            qlen,
-            seq_num: seq as u16,
-        },
-        payload: TaskPayload {
-            client_id: 1,
-            req_id: seq,
-            pkts_length: 1,
-            run_ns: 0,
-            gen_ns: 0,
-            app_data: [0; APP_WORDS],
-        }
-        .to_bytes(),
+    let header = HorusHeader {
+        pkt_type: t,
+        more_packets: false,
+        pool_id: POOL,
+        src_id: id,
+        dst_id: 0,
+        qlen,
+        seq_num: seq as u16,
+    };
+    let payload = TaskPayload {
+        client_id: 1,
+        req_id: seq,
+        pkts_length: 1,
+        run_ns: 0,
+        gen_ns: 0,
+        app_data: [0; APP_WORDS],
     }
-    .to_bytes()
+    .to_bytes();
+    HorusFrame::new(src, dst, header, payload).to_bytes()
 }
 
 struct Traffic {

@@ -273,21 +273,16 @@ pub fn classify_udp(d: &[u8], from: SocketAddr, me: Endpoint) -> Inbound {
         std::net::IpAddr::V4(ip) => ip,
         std::net::IpAddr::V6(_) => Ipv4Addr::UNSPECIFIED,
     };
-    Inbound::Frame(HorusFrame {
-        src: Endpoint {
+    Inbound::Frame(HorusFrame::new(
+        Endpoint {
             mac: MacAddr([0; 6]),
             ip,
             udp_port: from.port(),
         },
-        dst: me,
-        ip_id: 0,
-        ttl: 64,
-        dscp_ecn: 0,
-        dont_fragment: true,
-        udp_checksum: 0,
-        header: h,
-        payload: d[HEADER_LEN..].to_vec(),
-    })
+        me,
+        h,
+        d[HEADER_LEN..].to_vec(),
+    ))
 }
 
 #[cfg(test)]

@@ -477,20 +477,15 @@ mod tests {
     }
 
     fn packet(t: PacketType, more: bool, seq: u16, qlen: u16) -> Inbound {
-        Inbound::Frame(HorusFrame {
-            src: link::host(Ipv4Addr::new(127, 78, 1, 9)),
-            dst: link::host(Ipv4Addr::new(127, 78, 1, 1)),
-            ip_id: 0,
-            ttl: 64,
-            dscp_ecn: 0,
-            dont_fragment: true,
-            udp_checksum: 0,
-            header: HorusHeader {
+        Inbound::Frame(HorusFrame::new(
+            link::host(Ipv4Addr::new(127, 78, 1, 9)),
+            link::host(Ipv4Addr::new(127, 78, 1, 1)),
+            HorusHeader {
                 more_packets: more,
                 ..header(t, 3, 1, 0, qlen, seq)
             },
-            payload: TaskPayload::default().to_bytes(),
-        })
+            TaskPayload::default().to_bytes(),
+        ))
     }
 
     #[test]

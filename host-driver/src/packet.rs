@@ -180,15 +180,10 @@ mod tests {
             ip: std::net::Ipv4Addr::new(10, 0, 0, k),
             udp_port: port,
         };
-        HorusFrame {
-            src: ep(1),
-            dst: ep(2),
-            ip_id: 0,
-            ttl: 64,
-            dscp_ecn: 0,
-            dont_fragment: true,
-            udp_checksum: 0,
-            header: HorusHeader {
+        HorusFrame::new(
+            ep(1),
+            ep(2),
+            HorusHeader {
                 pkt_type: PacketType::WorkerId,
                 more_packets: false,
                 pool_id: 1,
@@ -197,8 +192,8 @@ mod tests {
                 qlen: 0,
                 seq_num: 0,
             },
-            payload: Vec::new(),
-        }
+            Vec::new(),
+        )
         .to_bytes()
     }
 

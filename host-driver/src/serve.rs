@@ -104,20 +104,15 @@ impl Open {
 
 /// The frame that carries `r` from the switch (`me`, its Horus port) to the worker.
 fn answer(me: Endpoint, r: &Reply) -> Vec<u8> {
-    HorusFrame {
-        src: Endpoint {
+    HorusFrame::new(
+        Endpoint {
             udp_port: HORUS_UDP_PORT,
             ..me
         },
-        dst: r.to,
-        ip_id: 0,
-        ttl: 64,
-        dscp_ecn: 0,
-        dont_fragment: true,
-        udp_checksum: 0,
-        header: r.header,
-        payload: Vec::new(),
-    }
+        r.to,
+        r.header,
+        Vec::new(),
+    )
     .to_bytes()
 }
 

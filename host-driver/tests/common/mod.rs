@@ -52,28 +52,23 @@ pub fn leaf(nodes: &[u16], link_at: u16) -> Config {
 
 /// A frame of `pkt_type` from `from` to the leaf, for pool `pool`, `src_id` as given.
 pub fn frame(from: Endpoint, pkt_type: PacketType, pool: u16, src_id: u16) -> Vec<u8> {
+    let leaf = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0, 7]),
+        ip: Ipv4Addr::new(10, 0, 0, 7),
+        udp_port: wire::HORUS_UDP_PORT,
+    };
+    let header = HorusHeader {
+        pkt_type,
+        more_packets: false,
+        pool_id: pool,
+        src_id,
+        dst_id: 0,
+        qlen: 0,
+        seq_num: 0,
+    };
     HorusFrame {
-        src: from,
-        dst: Endpoint {
-            mac: MacAddr([2, 0, 0, 0, 0, 7]),
-            ip: Ipv4Addr::new(10, 0, 0, 7),
-            udp_port: wire::HORUS_UDP_PORT,
-        },
         ip_id: 1,
-        ttl: 64,
-        dscp_ecn: 0,
-        dont_fragment: true,
-        udp_checksum: 0,
-        header: HorusHeader {
-            pkt_type,
-            more_packets: false,
-            pool_id: pool,
-            src_id,
-            dst_id: 0,
-            qlen: 0,
-            seq_num: 0,
-        },
-        payload: Vec::new(),
+        ..HorusFrame::new(from, leaf, header, Vec::new())
     }
     .to_bytes()
 }

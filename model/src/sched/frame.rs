@@ -314,20 +314,15 @@ impl FrameSwitch {
     /// port whatever the spine listens on: `signal_frame` takes only Horus frames, and writes the
     /// spine's own address and port over it.
     fn template(&self, dst: &Endpoint, header: &HorusHeader) -> Vec<u8> {
-        HorusFrame {
-            src: self.me,
-            dst: Endpoint {
+        HorusFrame::new(
+            self.me,
+            Endpoint {
                 udp_port: wire::HORUS_UDP_PORT,
                 ..*dst
             },
-            ip_id: 0,
-            ttl: 64,
-            dscp_ecn: 0,
-            dont_fragment: true,
-            udp_checksum: 0,
-            header: *header,
-            payload: Vec::new(),
-        }
+            *header,
+            Vec::new(),
+        )
         .to_bytes()
     }
 }

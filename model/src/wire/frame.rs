@@ -110,6 +110,22 @@ pub struct HorusFrame {
 }
 
 impl HorusFrame {
+    /// The frame from `src` to `dst` carrying `header` and `payload`, with the IPv4 fields a host
+    /// sends by default: identification 0, TTL 64, DSCP and ECN 0, DF set, and no UDP checksum.
+    pub fn new(src: Endpoint, dst: Endpoint, header: HorusHeader, payload: Vec<u8>) -> HorusFrame {
+        HorusFrame {
+            src,
+            dst,
+            ip_id: 0,
+            ttl: 64,
+            dscp_ecn: 0,
+            dont_fragment: true,
+            udp_checksum: 0,
+            header,
+            payload,
+        }
+    }
+
     /// Encodes the frame: Ethernet II (ethertype 0x0800), IPv4 (IHL 5, total length
     /// 39 + payload, DF from `dont_fragment`, MF and fragment offset 0, protocol 17, header
     /// checksum computed), UDP (ports from the endpoints, length 19 + payload, checksum field =
