@@ -199,6 +199,31 @@ fn a_restarted_controller_resumes_without_reprogramming_the_switch() {
     );
 }
 
+/// `horusctl serve` on the model switch configured by `cfg`, its workers on port 8, with
+/// `/metrics` at `metrics`, removing a worker silent for `timeout_ms`, and `args` (where the
+/// control frames arrive, a state file).
+fn spawn_serve(
+    cfg: &std::path::Path,
+    metrics: std::net::SocketAddr,
+    timeout_ms: u64,
+    args: &[&str],
+) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_horusctl"))
+        .args(["--device", &format!("model:{}", cfg.display()), "serve"])
+        .args(["--config", cfg.to_str().unwrap()])
+        .args(["--metrics", &metrics.to_string()])
+        .args([
+            "--timeout-ms",
+            &timeout_ms.to_string(),
+            "--worker-port",
+            "8",
+        ])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn serve_registers_over_udp_removes_on_silence_and_serves_metrics_over_http() {
     let dir = tempfile::tempdir().unwrap();
@@ -215,27 +240,18 @@ fn serve_registers_over_udp_removes_on_silence_and_serves_metrics_over_http() {
         .unwrap()
         .local_addr()
         .unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_horusctl"))
-        .args([
-            "--device",
-            &format!("model:{}", cfg.display()),
-            "serve",
-            "--config",
-            cfg.to_str().unwrap(),
+    let state = dir.path().join("m.json");
+    let mut child = spawn_serve(
+        &cfg,
+        metrics,
+        300,
+        &[
             "--listen",
             &listen.to_string(),
-            "--metrics",
-            &metrics.to_string(),
-            "--timeout-ms",
-            "300",
-            "--worker-port",
-            "8",
             "--state",
-            dir.path().join("m.json").to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+            state.to_str().unwrap(),
+        ],
+    );
     let url = format!("http://{metrics}/metrics");
     let scrape = || -> Option<String> { ureq::get(&url).call().ok()?.into_string().ok() };
     let wait_for = |what: &str| {
@@ -448,25 +464,7 @@ fn serve_on_an_interface_registers_a_worker_through_a_veth_pair() {
         .local_addr()
         .unwrap();
     let mut worker = PacketSocket::bind(&veth.peer()).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_horusctl"))
-        .args([
-            "--device",
-            &format!("model:{}", cfg.display()),
-            "serve",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--interface",
-            &veth.0,
-            "--metrics",
-            &metrics.to_string(),
-            "--timeout-ms",
-            "60000",
-            "--worker-port",
-            "8",
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_serve(&cfg, metrics, 60_000, &["--interface", &veth.0]);
     let url = format!("http://{metrics}/metrics");
     for _ in 0..200 {
         if ureq::get(&url).call().is_ok() {
