@@ -578,4 +578,51 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         added(Role::Leaf, true, "{md.mirror_kind, ", "{8w1, "),
         ["constant-in-field-list: mirror.emit list holds 8w1"]
     );
+    // Two constants returned by the actions of one register.
+    assert_eq!(
+        added(
+            Role::Leaf,
+            false,
+            "} else if ((int<32>)md.now - v.hi >= 0) {\n                v.hi = (int<32>)md.now + REPAIR_GAP;\n                rv = 1;",
+            "} else if ((int<32>)md.now - v.hi >= 0) {\n                v.hi = (int<32>)md.now + REPAIR_GAP;\n                rv = 2;",
+        ),
+        ["salu-different-constants: idle_link (1, 2)"]
+    );
+    // Two additions in one assignment of an action.
+    assert_eq!(
+        added(
+            Role::Leaf,
+            false,
+            "md.w_factor = md.w_factor + 1;",
+            "md.w_factor = md.w_factor + md.unit + 1;",
+        ),
+        ["action-two-operations: add_one"]
+    );
+}
+
+/// A table applied in two places with different successors, found in a small control (the
+/// emitted programs give each such place a table of its own, `emit::unshare`).
+#[test]
+fn a_table_with_two_successors_is_found() {
+    let control = |second: &str| {
+        format!(
+            "control XIngress() {{ apply {{ if (md.k == 1) {{ a.apply(); b.apply(); }} else {{ a.apply(); {second}.apply(); }} d.apply(); }} }}"
+        )
+    };
+    assert_eq!(check::next_table_conflicts(&control("c")).unwrap(), ["a"]);
+    assert!(
+        check::next_table_conflicts(&control("b"))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn an_action_called_with_the_wrong_number_of_arguments_is_caught() {
+    fails(
+        Role::Leaf,
+        "set_switch(0, 0, 0);",
+        "set_switch(0, 0, 0, 1);",
+        "action set_switch is called with 4 argument(s); it has 3 parameter(s)",
+    );
 }

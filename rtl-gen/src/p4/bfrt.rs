@@ -123,10 +123,11 @@ fn pools(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()> {
         let unit = row.avg.avg.unit >> (AVG_FRAC_BITS - LOAD_FRAC_BITS);
         writeln!(
             o,
-            "ig.pool_cfg.add_with_set_pool(pool_id={}, base={}, n={}, spine_id={spine_id}, spine_node={spine_node}, \
+            "ig.pool_cfg.add_with_set_pool(pool_id={}, base={}, base_m1={}, n={}, spine_id={spine_id}, spine_node={spine_node}, \
              spine_session={sid}, report_delta={}, report_delta_m1={}, unit={unit})",
             p.id,
             c.base,
+            c.base.wrapping_sub(1),
             c.n,
             c.params.report_delta.0,
             c.params.report_delta.0 - 1,

@@ -19,6 +19,7 @@ use horus_model::sched::DropReason;
 use horus_model::wire::{self, PacketType};
 
 use super::bfrt::{conn_ticks, ticks_1024ns};
+use super::check;
 use super::plan;
 use super::templates::*;
 
@@ -506,7 +507,43 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
             .to_string(),
         ),
     ];
-    fill(PROGRAM, &vars)
+    unshare(fill(PROGRAM, &vars)?)
+}
+
+/// `text` with a table of its own for each place after the first where a table is applied whose
+/// successors differ between its places ([`check::next_table_conflicts`]), and again for the
+/// tables before a copy, until none is left: a Tofino 1 table has one next table (`docs/p4.md`). The copy at place `k` is `NAME_k`, declared beside `NAME` with
+/// the same stage, key, actions and entries; the places are exclusive, so a pass still applies
+/// one of them and touches each register once.
+fn unshare(mut text: String) -> Result<String> {
+    // A copy changes its predecessors' successors: to a fixed point, a table at a time.
+    while let Some(t) = check::next_table_conflicts(&text)?.into_iter().next() {
+        let head = format!("table {t} {{");
+        let at = text
+            .find(&head)
+            .ok_or_else(|| anyhow::anyhow!("no declaration of table {t}"))?;
+        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let end = at
+            + text[at..]
+                .find("\n    }\n")
+                .ok_or_else(|| anyhow::anyhow!("no end of table {t}"))?
+            + "\n    }\n".len();
+        let decl = text[start..end].to_string();
+        let call = format!("{t}.apply();");
+        let places: Vec<usize> = text
+            .match_indices(&call)
+            .map(|(i, _)| i)
+            .filter(|&i| text[..i].ends_with(' '))
+            .collect();
+        let mut copies = String::new();
+        for (k, &i) in places.iter().enumerate().skip(1).rev() {
+            let name = format!("{t}_{}", k + 1);
+            text.replace_range(i..i + call.len(), &format!("{name}.apply();"));
+            copies.insert_str(0, &decl.replacen(&head, &format!("table {name} {{"), 1));
+        }
+        text.insert_str(end, &copies);
+    }
+    Ok(text)
 }
 
 /// The computing tables with one action, in stage order: the rejections with their drop
@@ -554,6 +591,8 @@ fn keyless_computing(leaf: bool) -> String {
         ("win_other", "resubmit_other".into()),
         ("out_sel", "out_to_sel".into()),
         ("draw", "draw_values".into()),
+        ("w_add_one", "add_one".into()),
+        ("w_add_sum", "add_factor".into()),
     ];
     if leaf {
         computing.extend([
@@ -570,7 +609,6 @@ fn keyless_computing(leaf: bool) -> String {
                     drop_const(DropReason::IdleAddDuplicate)
                 ),
             ),
-            ("link_repair_none", "set_link_r(7)".to_string()),
         ]);
     } else {
         computing.extend([
@@ -638,9 +676,9 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
     );
     if leaf {
         tables += &link_rule(u32::from(sizes.pools));
-        // The signal's type: a load report (no idle message), or the idle message of the link
-        // rule (signal 1: the link changed to `link_a`'s other value) or of a repair (signal 2:
-        // the spine's view, `link_r`, restated).
+        // The signal's type: a load report (no idle message), or an idle message (signal 1): the
+        // link changed to `link_a`'s other value, or (link_a 7) a repair restating the spine's
+        // lost view, `link_r`. Where both apply (link_r is link_a's other value) they agree.
         tables += &keyed(
             "signal",
             &[
@@ -651,7 +689,7 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
             &[
                 "(0, _, _) : mirror_signal(SIG_LOAD_UPDATE)",
                 "(1, 0, _) : mirror_signal(SIG_IDLE_ADD)",
-                "(1, _, _) : mirror_signal(SIG_IDLE_REMOVE)",
+                "(1, 1, _) : mirror_signal(SIG_IDLE_REMOVE)",
                 "(_, _, 1) : mirror_signal(SIG_IDLE_ADD)",
             ],
             "mirror_signal(SIG_IDLE_REMOVE)",
@@ -925,7 +963,8 @@ fn link_rule(pools: u32) -> String {
         2 * pools
     );
     // A task from the pool's spine (spine_x 0) shows the value the spine believes lost: its
-    // idle-selected flag (qlen != 0) says the rack was linked.
+    // idle-selected flag (qlen != 0) says the rack was linked. Any other pass (an idle add's
+    // commit: spine_x 0xffff) shows none.
     s += &keyed(
         "link_repair",
         &["md.spine_x: ternary", "hdr.horus.qlen: ternary"],
@@ -965,7 +1004,7 @@ fn link_rule(pools: u32) -> String {
 /// repair, and both, built from the same two outcomes so that they cannot drift apart.
 fn link_registers() -> String {
     const CHANGE: &str = "v.lo = 1 - v.lo;\nv.hi = (int<32>)md.now + REPAIR_GAP;\nrv = 1;";
-    const REPAIR: &str = "v.hi = (int<32>)md.now + REPAIR_GAP;\nrv = 2;";
+    const REPAIR: &str = "v.hi = (int<32>)md.now + REPAIR_GAP;\nrv = 1;";
     const DUE: &str = "(int<32>)md.now - v.hi >= 0";
     let linked = |value: &str| format!("v.lo == (int<32>)(bit<32>)md.{value}");
     let then = |body: &str| ind(body, 4);
@@ -976,7 +1015,8 @@ fn link_registers() -> String {
      * of three actions by md.link_a, the linked value that calls for a change (7: none), and
      * md.link_r, the one a task from the spine shows the spine lost (7: none): a change, a
      * repair, or both where link_r is link_a's other value; each compares two values at most,
-     * as a stateful ALU does. rv: 0 none, 1 the link changed, 2 a repair. */
+     * as a stateful ALU does. rv: 1 an idle message (the register's actions return one
+     * constant), 0 none; the message's type follows from link_a and link_r. */
     Register<ipair_t, bit<16>>(POOLS) idle_link;
 ",
     );

@@ -105,6 +105,7 @@ struct horus_md_t {
     bit<8> verdict;
     bit<1> pool_ok;
     bit<16> base;
+    bit<16> base_m1;
     bit<16> n;
     bit<16> spine_id;
     bit<16> spine_node;
@@ -123,6 +124,7 @@ struct horus_md_t {
     bit<32> conn_key;
     bit<32> new_load;
     bit<32> w_add;
+    bit<32> w_factor;
     int<32> w_drift;
     bit<32> finish_add;
     /* stage 1 */
@@ -490,7 +492,7 @@ pub(super) const SPINE_ACTIONS: &str = r#"    action consume_message() {
         md.reason = DROP_NONE;
     }
     action remove_at_top() {
-        md.idle_slot = md.base + (bit<16>)(bit<32>)md.ctl - 1;
+        md.idle_slot = md.base_m1 + (bit<16>)(bit<32>)md.ctl;
     }
     action finish_at() {
         md.idle_slot = md.base + md.resub.value[15:0];
@@ -559,7 +561,7 @@ pub(super) const LEAF_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KIN
             ctl_push.apply();
             idle_push.apply();
             link_range.apply();
-            link_repair_none.apply();
+            link_repair.apply();
             link_rule.apply();
             idle_write.apply();
             idle_index_set.apply();
@@ -776,7 +778,7 @@ $ROLE_REGISTERS
     }
     @stage(0) table switch_cfg {
         actions = { set_switch; }
-        default_action = set_switch(0, 0, 0, 1);
+        default_action = set_switch(0, 0, 0);
         size = 1;
     }
 
@@ -799,10 +801,12 @@ $CLASSIFY_ENTRIES        }
     }
 
     /* poolCfg: the pool's slot region, member count and parameters (the control plane). */
-    action set_pool(bit<16> base, bit<16> n, bit<16> spine_id, bit<16> spine_node,
-            MirrorId_t spine_session, bit<32> report_delta, bit<32> report_delta_m1, bit<32> unit) {
+    action set_pool(bit<16> base, bit<16> base_m1, bit<16> n, bit<16> spine_id,
+            bit<16> spine_node, MirrorId_t spine_session, bit<32> report_delta,
+            bit<32> report_delta_m1, bit<32> unit) {
         md.pool_ok = 1;
         md.base = base;
+        md.base_m1 = base_m1;
         md.n = n;
         md.spine_id = spine_id;
         md.spine_node = spine_node;
@@ -851,15 +855,26 @@ $CLASSIFY_ENTRIES        }
         md.new_load = $NEW_LOAD;
     }
 
+    /* The winner's load and its additive factor less one, apart: a Tofino action does one
+     * operation a field, on containers of one size, so w_add_one and w_add_sum add them up in
+     * the next stages. */
     action decode_second_pass() {
-        md.w_add = md.resub.value + (bit<32>)md.resub.aux + 1;
+        md.w_add = md.resub.value;
+        md.w_factor = (bit<32>)md.resub.aux;
         md.w_drift = (int<32>)md.resub.value;
         md.finish_add = LOCK;
     }
     action decode_aborted_second_pass() {
-        md.w_add = md.resub.value + (bit<32>)md.resub.aux + 1;
+        md.w_add = md.resub.value;
+        md.w_factor = (bit<32>)md.resub.aux;
         md.w_drift = (int<32>)md.resub.value;
         md.finish_add = LOCK + 1;
+    }
+    action add_one() {
+        md.w_factor = md.w_factor + 1;
+    }
+    action add_factor() {
+        md.w_add = md.w_add + md.w_factor;
     }
 
     /* ---- Stage 1: the samples, from range tables the control plane writes (a pool and a
@@ -908,7 +923,7 @@ $CLASSIFY_ENTRIES        }
     /* ---- Stage 2: where the pass works in the idle list. ---- */
 
     action take_idle() {
-        md.idle_slot = md.base + (bit<16>)(bit<32>)md.ctl - 1;
+        md.idle_slot = md.base_m1 + (bit<16>)(bit<32>)md.ctl;
         md.p_new = (bit<16>)(bit<32>)md.ctl - 1;
     }
     action keep_idle() {
@@ -1102,6 +1117,8 @@ $TASK_APPLY                }
                 }
             }
         } else if (md.kind == KIND_TASK_SECOND) {
+            w_add_one.apply();
+            w_add_sum.apply();
             load1_add.apply();
             load2_add.apply();
             pick_second.apply();

@@ -248,6 +248,8 @@ struct RegisterAction {
     register: String,
     body: Effects,
     comparisons: usize,
+    /// The non-zero constants it returns (`rv = N`).
+    constants: BTreeSet<u64>,
     /// A slice of the register value (`v[..]`, `v.lo[..]`) inside an `if` condition.
     slice_in_condition: bool,
 }
@@ -274,6 +276,8 @@ struct Control {
     actions: BTreeMap<String, Effects>,
     /// Actions with a conditional value whose condition reads a field.
     field_conditions: BTreeSet<String>,
+    /// Actions with an assignment of two additions or subtractions.
+    two_operations: BTreeSet<String>,
     tables: BTreeMap<String, Table>,
     apply: Vec<Stmt>,
     apply_sites: BTreeMap<String, usize>,
@@ -393,6 +397,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                         body: e,
                         comparisons,
                         slice_in_condition: slice_in_condition(body)?,
+                        constants: refusals::output_constants(body),
                     },
                 );
                 i = end;
@@ -405,6 +410,9 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                 let body = &toks[params_end + 1..end - 1];
                 if condition_on_field(body) {
                     c.field_conditions.insert(name.clone());
+                }
+                if refusals::two_operations(body) {
+                    c.two_operations.insert(name.clone());
                 }
                 c.actions.insert(name, statements(body));
                 i = end;
@@ -577,7 +585,9 @@ pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
     check_common(common, &mut errors)?;
     check_classify(role, program, &mut errors)?;
     let toks = tokenize(program)?;
-    let c = parse_control(control_tokens(&toks, "Ingress")?)?;
+    let ingress = control_tokens(&toks, "Ingress")?;
+    let c = parse_control(ingress)?;
+    action_arity(ingress, &mut errors)?;
     let mut report = check_ingress(role, &c, &mut errors);
     report.refusals.extend(list_constants(&tokenize(common)?)?);
     report.refusals.sort();
@@ -589,6 +599,71 @@ pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
         );
     }
     Ok(report)
+}
+
+/// Every call of an action (a default action, a constant entry) passes as many arguments as
+/// the action has parameters (bf-p4c's front end: "Too many arguments for action").
+fn action_arity(toks: &[Tok], errors: &mut Vec<String>) -> Result<()> {
+    let count = |list: &[Tok]| {
+        if list.is_empty() {
+            0
+        } else {
+            let mut depth = 0i32;
+            1 + list
+                .iter()
+                .filter(|t| match t {
+                    Tok::Punct("(" | "<" | "[" | "{") => {
+                        depth += 1;
+                        false
+                    }
+                    Tok::Punct(")" | ">" | "]" | "}") => {
+                        depth -= 1;
+                        false
+                    }
+                    Tok::Punct(",") => depth == 0,
+                    _ => false,
+                })
+                .count()
+        }
+    };
+    let mut params = BTreeMap::new();
+    for i in 0..toks.len().saturating_sub(2) {
+        if word(toks.get(i)) == Some("action") && is(toks.get(i + 2), "(") {
+            let end = closing(toks, i + 2)?;
+            let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
+            params.insert(name, count(&toks[i + 3..end - 1]));
+        }
+    }
+    for i in 1..toks.len().saturating_sub(1) {
+        let Some(name) = word(toks.get(i)) else {
+            continue;
+        };
+        let (Some(&want), true) = (params.get(name), is(toks.get(i + 1), "(")) else {
+            continue;
+        };
+        if word(toks.get(i - 1)) == Some("action") {
+            continue;
+        }
+        let end = closing(toks, i + 1)?;
+        let got = count(&toks[i + 2..end - 1]);
+        if got != want {
+            errors.push(format!(
+                "action {name} is called with {got} argument(s); it has {want} parameter(s)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tables of a program's ingress applied in several places whose successors differ
+/// ([`refusals::NEXT_TABLE`]): the emitter gives each place a table of its own.
+pub fn next_table_conflicts(program: &str) -> Result<Vec<String>> {
+    let toks = tokenize(program)?;
+    let c = parse_control(control_tokens(&toks, "Ingress")?)?;
+    Ok(refusals::next_table_conflicts(&c.apply)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect())
 }
 
 /// The effects of applying table `t`: its key, and every action it may run with the register
@@ -623,6 +698,16 @@ fn check_ingress(role: Role, c: &Control, errors: &mut Vec<String>) -> Report {
     check_tables(c, &mut report, errors);
     check_objects(c, &effects, errors);
     check_register_actions(c, &mut report, errors);
+    for (t, nexts) in refusals::next_table_conflicts(&c.apply) {
+        let shown: Vec<String> = nexts
+            .iter()
+            .map(|n| n.iter().cloned().collect::<Vec<_>>().join("|"))
+            .collect();
+        report.refusals.push(Refusal {
+            rule: refusals::NEXT_TABLE,
+            at: format!("{t} (next: {})", shown.join(", ")),
+        });
+    }
     // Every path.
     let all = paths(&c.apply, &BTreeSet::new());
     report.paths = all.len();
@@ -825,6 +910,27 @@ fn check_register_actions(c: &Control, report: &mut Report, errors: &mut Vec<Str
                 at: name.clone(),
             });
         }
+    }
+    for reg in c.registers.keys() {
+        let constants: BTreeSet<u64> = c
+            .register_actions
+            .values()
+            .filter(|r| &r.register == reg)
+            .flat_map(|r| r.constants.iter().copied())
+            .collect();
+        if constants.len() > 1 {
+            let shown: Vec<String> = constants.iter().map(u64::to_string).collect();
+            report.refusals.push(Refusal {
+                rule: refusals::SALU_CONSTANTS,
+                at: format!("{reg} ({})", shown.join(", ")),
+            });
+        }
+    }
+    for name in &c.two_operations {
+        report.refusals.push(Refusal {
+            rule: refusals::ACTION_OPERATIONS,
+            at: name.clone(),
+        });
     }
     for name in &c.field_conditions {
         report.refusals.push(Refusal {

@@ -1,6 +1,8 @@
 //! What Intel's compiler (bf-p4c) refused in these programs, as rules the structural checker
 //! applies without it: the [`Refusal`]s of [`super::Report::refusals`].
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use anyhow::Result;
 
 use super::{Tok, closing, field, is, parse_num, word};
@@ -33,13 +35,91 @@ pub const ACTION_CONDITION: &str = "action-condition-on-field";
 /// value ... in digest field list is not supported on tofino").
 pub const LIST_CONSTANT: &str = "constant-in-field-list";
 
+/// A table applied in several places whose successors differ between them (bf-p4c: "table ...
+/// is applied in multiple places, and the next-table information cannot correctly propagate
+/// through this multiple application"): a Tofino 1 table has one next table.
+pub const NEXT_TABLE: &str = "next-table-differs";
+/// Register actions of one register that return different constants (bf-p4c: "cannot output
+/// constant from Register ... because the predicate is output in another control flow").
+pub const SALU_CONSTANTS: &str = "salu-different-constants";
+
+/// An action assignment with two additions or subtractions (`x = a + b + 1`): a Tofino action
+/// does one operation a field per stage (bf-p4c: "action spanning multiple stages ... We
+/// currently support only single stage actions").
+pub const ACTION_OPERATIONS: &str = "action-two-operations";
+
 /// The rules of [`Refusal`].
-pub const REFUSAL_RULES: [&str; 4] = [
+pub const REFUSAL_RULES: [&str; 7] = [
     SALU_COMPARISONS,
     SALU_SLICE,
     ACTION_CONDITION,
     LIST_CONSTANT,
+    NEXT_TABLE,
+    SALU_CONSTANTS,
+    ACTION_OPERATIONS,
 ];
+
+/// Whether an action's statements hold an assignment with more than one addition or subtraction
+/// (`|+|` and `|-|` included) on its right side.
+pub(super) fn two_operations(body: &[Tok]) -> bool {
+    body.split(|t| is(Some(t), ";")).any(|stmt| {
+        let Some(eq) = stmt.iter().position(|t| is(Some(t), "=")) else {
+            return false;
+        };
+        stmt[eq + 1..]
+            .iter()
+            .filter(|t| matches!(t, Tok::Punct("+" | "-" | "|+|" | "|-|")))
+            .count()
+            > 1
+    })
+}
+
+/// The tables of `stmts` applied in several places whose successors differ, each with its
+/// successors at every place (the first tables that can follow it; `<end>` for none).
+pub(super) fn next_table_conflicts(stmts: &[super::Stmt]) -> Vec<(String, Vec<BTreeSet<String>>)> {
+    let mut sites: BTreeMap<String, Vec<BTreeSet<String>>> = BTreeMap::new();
+    let end = BTreeSet::from(["<end>".to_string()]);
+    successors(stmts, &end, &mut sites);
+    sites
+        .into_iter()
+        .filter(|(_, s)| s.len() > 1 && s.iter().any(|n| n != &s[0]))
+        .collect()
+}
+
+/// The first tables of `stmts` followed by `after`; records each application's successors.
+fn successors(
+    stmts: &[super::Stmt],
+    after: &BTreeSet<String>,
+    sites: &mut BTreeMap<String, Vec<BTreeSet<String>>>,
+) -> BTreeSet<String> {
+    let mut next = after.clone();
+    for s in stmts.iter().rev() {
+        next = match s {
+            super::Stmt::Apply(t) => {
+                sites.entry(t.clone()).or_default().push(next);
+                BTreeSet::from([t.clone()])
+            }
+            super::Stmt::If(_, then, otherwise) => {
+                let mut first = successors(then, &next, sites);
+                first.extend(successors(otherwise, &next, sites));
+                first
+            }
+        };
+    }
+    next
+}
+
+/// The non-zero constants a register action's body returns (`rv = N;`).
+pub(super) fn output_constants(body: &[Tok]) -> BTreeSet<u64> {
+    body.windows(4)
+        .filter_map(|w| match w {
+            [Tok::Word(v), Tok::Punct("="), Tok::Num(n), Tok::Punct(";")] if v == "rv" => {
+                parse_num(n).filter(|&n| n != 0)
+            }
+            _ => None,
+        })
+        .collect()
+}
 
 /// Whether a register action's body (`void apply(inout T v, ...) { ... }`) slices its register
 /// value (`v`, `v.lo`, `v.hi`) inside the condition of an `if`.
