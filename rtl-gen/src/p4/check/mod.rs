@@ -32,6 +32,7 @@ use horus_model::wire::{self, PacketType};
 use super::emit;
 use super::plan::{self, TOFINO1_STAGES};
 
+mod calls;
 mod refusals;
 
 pub use refusals::{
@@ -587,7 +588,7 @@ pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
     let toks = tokenize(program)?;
     let ingress = control_tokens(&toks, "Ingress")?;
     let c = parse_control(ingress)?;
-    action_arity(ingress, &mut errors)?;
+    calls::action_arity(ingress, &mut errors)?;
     let mut report = check_ingress(role, &c, &mut errors);
     report.refusals.extend(list_constants(&tokenize(common)?)?);
     report.refusals.sort();
@@ -599,60 +600,6 @@ pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
         );
     }
     Ok(report)
-}
-
-/// Every call of an action (a default action, a constant entry) passes as many arguments as
-/// the action has parameters (bf-p4c's front end: "Too many arguments for action").
-fn action_arity(toks: &[Tok], errors: &mut Vec<String>) -> Result<()> {
-    let count = |list: &[Tok]| {
-        if list.is_empty() {
-            0
-        } else {
-            let mut depth = 0i32;
-            1 + list
-                .iter()
-                .filter(|t| match t {
-                    Tok::Punct("(" | "<" | "[" | "{") => {
-                        depth += 1;
-                        false
-                    }
-                    Tok::Punct(")" | ">" | "]" | "}") => {
-                        depth -= 1;
-                        false
-                    }
-                    Tok::Punct(",") => depth == 0,
-                    _ => false,
-                })
-                .count()
-        }
-    };
-    let mut params = BTreeMap::new();
-    for i in 0..toks.len().saturating_sub(2) {
-        if word(toks.get(i)) == Some("action") && is(toks.get(i + 2), "(") {
-            let end = closing(toks, i + 2)?;
-            let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
-            params.insert(name, count(&toks[i + 3..end - 1]));
-        }
-    }
-    for i in 1..toks.len().saturating_sub(1) {
-        let Some(name) = word(toks.get(i)) else {
-            continue;
-        };
-        let (Some(&want), true) = (params.get(name), is(toks.get(i + 1), "(")) else {
-            continue;
-        };
-        if word(toks.get(i - 1)) == Some("action") {
-            continue;
-        }
-        let end = closing(toks, i + 1)?;
-        let got = count(&toks[i + 2..end - 1]);
-        if got != want {
-            errors.push(format!(
-                "action {name} is called with {got} argument(s); it has {want} parameter(s)"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// The tables of a program's ingress applied in several places whose successors differ
