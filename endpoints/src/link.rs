@@ -176,15 +176,8 @@ impl Link {
     pub fn frame(&mut self, dst: Endpoint, header: HorusHeader, payload: Vec<u8>) -> Vec<u8> {
         self.ip_id = self.ip_id.wrapping_add(1);
         HorusFrame {
-            src: self.me,
-            dst,
             ip_id: self.ip_id,
-            ttl: 64,
-            dscp_ecn: 0,
-            dont_fragment: true,
-            udp_checksum: 0,
-            header,
-            payload,
+            ..HorusFrame::new(self.me, dst, header, payload)
         }
         .to_bytes()
     }
