@@ -116,8 +116,8 @@ fn a_read_of_a_field_a_later_stage_writes_is_caught() {
 fn a_condition_on_a_field_written_in_the_same_stage_is_caught() {
     fails(
         Role::Leaf,
-        "if (md.ctl > 0) {\n                        idle_read.apply();",
-        "if (md.ctl > 0 && md.signal == 0) {\n                        idle_read.apply();",
+        "if (md.ctl[31:31] == 0 && md.ctl != 0) {\n                        idle_read.apply();",
+        "if (md.ctl[31:31] == 0 && md.ctl != 0 && md.signal == 0) {\n                        idle_read.apply();",
         "load1_read (stage 4) is reached on [\"md.signal\"], written by link_rule (stage 4)",
     );
 }
@@ -523,7 +523,13 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 /// `docs/p4.md` says how each is to be removed.
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
-    let (leaf, spine): ([&str; 0], [&str; 0]) = ([], []);
+    let (leaf, spine): ([&str; 2], [&str; 0]) = (
+        [
+            "salu-phv-inputs: idle_link (md.link_a, md.link_r, md.now)",
+            "salu-phv-inputs: pool_report (md.avg, md.report_delta, md.report_delta_m1, md.unit)",
+        ],
+        [],
+    );
     assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
     assert_eq!(refusals(Role::Spine, false, "", ""), spine);
 }
@@ -564,8 +570,8 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         added(
             Role::Spine,
             false,
-            "        md.idle_slot = md.base + md.resub.value[15:0];\n",
-            "        md.idle_slot = md.base + (md.resub.value[31:16] == 3 ? 16w0 : md.resub.value[15:0]);\n",
+            "        md.idle_slot = md.base_m1 + md.pos;\n",
+            "        md.idle_slot = md.base_m1 + (md.resub.value[31:16] == 3 ? 16w0 : md.pos);\n",
         ),
         ["action-condition-on-field: finish_at"]
     );
@@ -597,6 +603,16 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
             "md.w_factor = md.w_factor + md.unit + 1;",
         ),
         ["action-two-operations: add_one"]
+    );
+    // A third field read by drift1's actions (sel_factor and diff are its two PHV inputs).
+    assert_eq!(
+        added(
+            Role::Spine,
+            false,
+            "drift1_settle_ra = {\n        void apply(inout int<32> v, out int<32> rv) {\n            v = v - (int<32>)md.diff;",
+            "drift1_settle_ra = {\n        void apply(inout int<32> v, out int<32> rv) {\n            v = v - (int<32>)md.w_add;",
+        ),
+        ["salu-phv-inputs: drift1 (md.diff, md.sel_factor, md.w_add)"]
     );
 }
 

@@ -87,7 +87,7 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
     )?;
 
     pools(&mut o, cfg, t, leaf)?;
-    nodes(&mut o, cfg, t)?;
+    nodes(&mut o, cfg, t, (!leaf).then_some(s.id))?;
     idle_lists(&mut o, cfg, t, leaf)?;
     spines(&mut o, cfg)?;
     writeln!(o, "\nbfrt.complete_operations()")?;
@@ -159,17 +159,24 @@ fn pools(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()> {
     Ok(())
 }
 
-/// node, nodeAddr and members1/2: the pools' nodes.
-fn nodes(o: &mut String, cfg: &Config, t: &Tables) -> Result<()> {
+/// node, nodeAddr and members1/2: the pools' nodes. A spine's `to_node` also writes its own ID,
+/// `spine_id`, as the task's source.
+fn nodes(o: &mut String, cfg: &Config, t: &Tables, spine_id: Option<u16>) -> Result<()> {
     writeln!(o, "\n# node, nodeAddr, members1/2: the pools' nodes.")?;
     for p in &cfg.pools {
         let c = t.pools[usize::from(p.id)].cfg;
         for n in &p.nodes {
             let row = &t.nodes[usize::from(n.id)];
+            let factor_m1 = row
+                .node
+                .factor
+                .0
+                .checked_sub(1)
+                .ok_or_else(|| anyhow!("node {} has additive factor 0 in the model", n.id))?;
             writeln!(
                 o,
-                "ig.node_cfg.add_with_set_node(src_id={}, pool_id={}, factor={})",
-                n.id, p.id, row.node.factor.0
+                "ig.node_cfg.add_with_set_node(src_id={}, pool_id={}, factor_m1={factor_m1})",
+                n.id, p.id
             )?;
             let a = row
                 .addr
@@ -177,14 +184,15 @@ fn nodes(o: &mut String, cfg: &Config, t: &Tables) -> Result<()> {
                 .addr;
             writeln!(
                 o,
-                "ig.node_addr.add_with_to_node(out_node={}, pool_id={}, port={}, mac={}, ip=\"{}\", udp_port={}, dst_id={})",
+                "ig.node_addr.add_with_to_node(out_node={}, pool_id={}, port={}, mac={}, ip=\"{}\", udp_port={}, dst_id={}{})",
                 n.id,
                 p.id,
                 a.port,
                 mac(a.endpoint.mac),
                 a.endpoint.ip,
                 a.endpoint.udp_port,
-                a.dst_id
+                a.dst_id,
+                spine_id.map_or(String::new(), |id| format!(", src_id={id}"))
             )?;
         }
         for i in c.base..c.base + c.n {

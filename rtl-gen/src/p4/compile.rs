@@ -462,13 +462,16 @@ pub fn verdict(role: horus_model::config::Role, c: &Compiled) -> String {
 /// The structural checker's rule ([`super::check::REFUSAL_RULES`]) that a compiler error is an
 /// instance of, by the compiler's wording; `None` for an error the checker has no rule for yet.
 pub fn checker_rule(message: &str) -> Option<&'static str> {
-    use super::check::{ACTION_CONDITION, LIST_CONSTANT, SALU_COMPARISONS, SALU_SLICE};
+    use super::check::{
+        ACTION_CONDITION, LIST_CONSTANT, SALU_COMPARISONS, SALU_PHV_INPUTS, SALU_SLICE,
+    };
     let m = message.to_ascii_lowercase();
     [
         ("comparison units", SALU_COMPARISONS),
         ("slice of register value in condition", SALU_SLICE),
         ("conditions in an action must", ACTION_CONDITION),
         ("in digest field list", LIST_CONSTANT),
+        ("more than 2 phv inputs", SALU_PHV_INPUTS),
     ]
     .into_iter()
     .find(|(words, _)| m.contains(words))
@@ -540,6 +543,10 @@ mod verdict_tests {
             (
                 "x.p4(73): [--Werror=unsupported] error: Non-zero constant value 8w1 in digest field list is not supported on tofino.",
                 Some(LIST_CONSTANT),
+            ),
+            (
+                "error: x.p4(865): Could not place table I.drift1_settle: The table drift1_settle_0 could not fit within the input crossbar by itself: I.drift1 requires more than 2 PHV inputs",
+                Some(SALU_PHV_INPUTS),
             ),
             ("error: PHV allocation was not successful", None),
         ] {

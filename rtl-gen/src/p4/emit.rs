@@ -398,9 +398,9 @@ fn keyless(name: &str, action: &str) -> String {
 }
 
 /// A computing table that chooses its action by `keys` (`field: match_kind`) from constant
-/// `entries` (`(key values) : action(args)`, in priority order), else `default`: how a value that
-/// depends on a field is chosen on Tofino, where an action's own conditions may read only its
-/// parameters.
+/// `entries` (`(key values) : action(args)`, in priority order), else `default` (none if empty:
+/// the entries cover every key): how a value that depends on a field is chosen on Tofino, where
+/// an action's own conditions may read only its parameters.
 fn keyed(name: &str, keys: &[&str], entries: &[&str], default: &str) -> String {
     keyed_in(st(name), name, keys, entries, default)
 }
@@ -412,11 +412,12 @@ fn keyed_in(stage: u8, name: &str, keys: &[&str], entries: &[&str], default: &st
         .map(|e| e.rsplit_once(':').map_or(*e, |(_, a)| a).trim())
         .chain([default])
         .map(|a| a.split('(').next().unwrap_or(a).trim())
+        .filter(|a| !a.is_empty())
         .collect();
     actions.sort();
     actions.dedup();
     format!(
-        "    @stage({stage}) table {name} {{\n        key = {{\n{}        }}\n        actions = {{ {}; }}\n        const entries = {{\n{}        }}\n        const default_action = {default};\n        size = {};\n    }}\n",
+        "    @stage({stage}) table {name} {{\n        key = {{\n{}        }}\n        actions = {{ {}; }}\n        const entries = {{\n{}        }}\n{}        size = {};\n    }}\n",
         keys.iter()
             .map(|k| format!("            {k};\n"))
             .collect::<String>(),
@@ -425,6 +426,11 @@ fn keyed_in(stage: u8, name: &str, keys: &[&str], entries: &[&str], default: &st
             .iter()
             .map(|e| format!("            {e};\n"))
             .collect::<String>(),
+        if default.is_empty() {
+            String::new()
+        } else {
+            format!("        const default_action = {default};\n")
+        },
         entries.len()
     )
 }
@@ -489,13 +495,21 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
                 .to_string(),
         ),
         ("SPINE_CHECK", if leaf { LEAF_SPINE_CHECK } else { "" }.to_string()),
+        (
+            "DECODE_POS",
+            if leaf { "" } else { "                decode_pos.apply();\n" }.to_string(),
+        ),
         ("TASK_APPLY", task_apply(leaf)),
         ("RANDOM_AVG", if leaf { ind(AVG_TASK, 20) } else { String::new() }),
         ("SECOND_AVG", if leaf { ind(AVG_TASK, 12) } else { String::new() }),
         ("MESSAGE_APPLY", if leaf { LEAF_MESSAGE_APPLY } else { SPINE_MESSAGE_APPLY }.to_string()),
         (
             "SRC_REWRITE",
-            if leaf { "" } else { "        hdr.horus.src_id = md.switch_id;\n" }.to_string(),
+            if leaf { "" } else { "        hdr.horus.src_id = src_id;\n" }.to_string(),
+        ),
+        (
+            "SRC_PARAM",
+            if leaf { "" } else { ", bit<16> src_id" }.to_string(),
         ),
         (
             "SIGNAL_APPLY",
@@ -591,6 +605,13 @@ fn keyless_computing(leaf: bool) -> String {
         ("win_other", "resubmit_other".into()),
         ("out_sel", "out_to_sel".into()),
         ("draw", "draw_values".into()),
+        ("draw_conn_idx", "draw_conn".into()),
+        ("header_values", "read_header".into()),
+        ("decode", "decode_second_pass".into()),
+        ("factor1", "widen_factor1".into()),
+        ("factor2", "widen_factor2".into()),
+        ("factor_idle", "widen_factor_idle".into()),
+        ("node_mark", "mark_from_idle".into()),
         ("w_add_one", "add_one".into()),
         ("w_add_sum", "add_factor".into()),
     ];
@@ -633,6 +654,7 @@ fn keyless_computing(leaf: bool) -> String {
             ("last_check", "check_last".to_string()),
             ("remove_unlock", "remove_resubmit_unlock".to_string()),
             ("remove_move", "remove_resubmit_move".to_string()),
+            ("decode_pos", "read_pos".to_string()),
             ("remove_abort", "remove_resubmit_abort".to_string()),
         ]);
     }
@@ -650,17 +672,23 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
     let mut tables = String::new();
     // The pass's end by its verdict; a second pass's values by the first pass's outcome
     // (`resub.value[31:16]` 3: an aborted idle-remove, which returns the lock).
+    // Their actions count by a field or execute a register by one, which the hash unit does, and
+    // Tofino runs no such action as a default: the entries cover every key, with no default.
     tables += &keyed(
         "done",
-        &["md.verdict: exact"],
-        &["V_CONTROL : finish_control()", "V_DROP : finish_drop()"],
-        "finish_pass()",
+        &["md.verdict: ternary"],
+        &[
+            "V_CONTROL : finish_control()",
+            "V_DROP : finish_drop()",
+            "_ : finish_pass()",
+        ],
+        "",
     );
     tables += &keyed(
-        "decode",
+        "decode_finish",
         &["md.resub.value[31:16]: exact"],
-        &["3 : decode_aborted_second_pass()"],
-        "decode_second_pass()",
+        &["3 : finish_aborted()"],
+        "finish_normal()",
     );
     // A continuation: the last packet frees its entry.
     tables += &format!(
@@ -669,8 +697,8 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
             st("conn"),
             "conn_follow",
             &["hdr.horus.more_packets: exact"],
-            &["0 : conn_last_act()"],
-            "conn_follow_act()",
+            &["0 : conn_last_act()", "1 : conn_follow_act()"],
+            "",
         ),
         keyless("conn_miss", "miss_conn"),
     );
@@ -1097,7 +1125,7 @@ fn copies() -> String {
             own,
             ("charge", "v = v + (int<32>)md.sel_factor;\nrv = 0;"),
             ("reset", "v = 0;\nrv = 0;"),
-            ("settle", "v = v - md.w_drift;\nrv = 0;"),
+            ("settle", "v = v - (int<32>)md.diff;\nrv = 0;"),
         ] {
             s += &ra_decl(
                 &reg,
@@ -1145,15 +1173,16 @@ fn task_apply(leaf: bool) -> String {
     };
     format!(
         r#"                    {take}.apply();
-                    if (md.ctl > 0) {{
+                    if (md.ctl[31:31] == 0 && md.ctl != 0) {{
                         idle_take.apply();
                     }} else {{
                         idle_keep.apply();
                         members1_read.apply();
                         members2_read.apply();
                     }}
-{link}                    if (md.ctl > 0) {{
+{link}                    if (md.ctl[31:31] == 0 && md.ctl != 0) {{
                         idle_read.apply();
+                        factor_idle.apply();
 {index}                        pick_idle.apply();
                         drift1_charge.apply();
                         drift2_charge.apply();
@@ -1161,6 +1190,8 @@ fn task_apply(leaf: bool) -> String {
                     }} else {{
                         load1_read.apply();
                         load2_read.apply();
+                        factor1.apply();
+                        factor2.apply();
                         same_check.apply();
                         load_cmp.apply();
                         if (md.d21 == 0) {{

@@ -86,7 +86,11 @@ pub const COMPUTE: &[(&str, u8)] = &[
     ("switch_cfg", 0),
     ("classify", 0),
     ("draw", 0),
+    ("draw_conn_idx", 0),
+    ("header_values", 0),
     ("decode", 0),
+    ("decode_finish", 0),
+    ("decode_pos", 0),
     ("w_add_one", 1),
     ("reject_checksum", 1),
     ("reject_malformed", 1),
@@ -110,6 +114,9 @@ pub const COMPUTE: &[(&str, u8)] = &[
     ("reject_not_member", 2),
     ("link_repair", 3),
     ("same_check", 3),
+    ("factor1", 3),
+    ("factor2", 3),
+    ("factor_idle", 4),
     ("last_check", 4),
     ("load_cmp", 5),
     ("reject_duplicate", 5),
@@ -133,6 +140,7 @@ pub const COMPUTE: &[(&str, u8)] = &[
     ("win_other", 11),
     ("signal", 11),
     ("done", 11),
+    ("node_mark", 11),
 ];
 
 /// The tables of `role`'s program.

@@ -55,7 +55,8 @@ $HORUS_FIELDS}
 /* What a first pass hands its second pass: exactly Tofino 1's 64 bits of resubmit data.
  * Task: node = the winner, aux = its factor - 1, value = the drift the first pass saw.
  * Idle add: node and factor - 1 of the node to push. Removal: node and factor - 1 of the
- * former top, value = the position it moves to, or ABORT in the high half to push it back. */
+ * former top, value = 2 << 16 | the position it moves to + 1 (its idleIndex entry), or ABORT
+ * in the high half to push it back. */
 header resub_h {
     bit<16> node;
     bit<16> aux;
@@ -63,11 +64,13 @@ header resub_h {
 }
 
 /* Ahead of every packet from ingress to egress: a normal packet, or a mirrored copy that the
- * egress turns into a signal to the spine. */
+ * egress turns into a signal to the spine. After `kind` it is laid out as the Horus header it
+ * becomes (pad where more_packets is, 0), so the egress copies it container for container: a
+ * Tofino action may not mix a constant with a rotated PHV source in one container. */
 header bridge_h {
     bit<8> kind;
-    bit<7> sig_type;
     bit<1> pad;
+    bit<7> sig_type;
     bit<16> pool_id;
     bit<16> src_id;
     bit<16> spine_id;
@@ -114,18 +117,19 @@ struct horus_md_t {
     bit<32> report_delta_m1;
     bit<32> unit;
     bit<1> node_ok;
-    bit<32> node_factor;
+    bit<16> node_aux;
     bit<16> r1;
     bit<16> r2;
     bit<32> now;
     bit<32> now_c;
     bit<16> conn_idx;
     bit<16> len_gap;
+    bit<16> udp_short;
+    bit<16> pos;
     bit<32> conn_key;
     bit<32> new_load;
     bit<32> w_add;
     bit<32> w_factor;
-    int<32> w_drift;
     bit<32> finish_add;
     /* stage 1 */
     bit<16> slot1;
@@ -138,6 +142,9 @@ struct horus_md_t {
     bit<32> m1;
     bit<32> m2;
     bit<32> push_ref;
+    /* stages 3-4: the samples' and the idle node's factors - 1, widened to 32 bits */
+    bit<32> f1;
+    bit<32> f2;
     /* stage 3 */
     bit<32> n_ref;
     bit<32> l1;
@@ -154,12 +161,14 @@ struct horus_md_t {
     /* stage 5 */
     bit<16> sel;
     bit<32> sel_factor;
+    bit<16> sel_aux;
     bit<16> other;
     bit<32> other_factor;
+    bit<16> other_aux;
     bit<32> diff;
     bit<32> l_sel;
     bit<32> l_other;
-    bit<1> from_idle;
+    bit<16> from_idle;
     /* stages 6-7 */
     int<32> d_sel;
     int<32> d_other;
@@ -227,7 +236,7 @@ $IPV4_CHECKSUM_UPDATE        if (ig_dprsr_md.resubmit_type == RESUBMIT_SECOND_PA
             resubmit.emit(md.resub);
         }
         if (ig_dprsr_md.mirror_type == MIRROR_SIGNAL) {
-            mirror.emit<bridge_h>(md.session, {md.mirror_kind, hdr.bridge.sig_type, 0,
+            mirror.emit<bridge_h>(md.session, {md.mirror_kind, 1w0, hdr.bridge.sig_type,
                 hdr.bridge.pool_id, hdr.bridge.src_id, hdr.bridge.spine_id, hdr.bridge.load});
         }
         pkt.emit(hdr);
@@ -269,7 +278,7 @@ control HorusEgress(inout headers_t hdr, inout egress_md_t md,
         hdr.udp.dst_port = spine_port;
         hdr.udp.hdr_length = SIGNAL_UDP_LEN;
         hdr.udp.checksum = 0;
-        hdr.horus.more_packets = 0;
+        hdr.horus.more_packets = hdr.bridge.pad;
         hdr.horus.pkt_type = hdr.bridge.sig_type;
         hdr.horus.pool_id = hdr.bridge.pool_id;
         hdr.horus.src_id = hdr.bridge.src_id;
@@ -487,7 +496,15 @@ pub(super) const LEAF_ACTIONS: &str = r#"    action check_spine() {
     }
 "#;
 
-pub(super) const SPINE_ACTIONS: &str = r#"    action consume_message() {
+pub(super) const SPINE_ACTIONS: &str = r#"    /* A removal's second pass: the position + 1 (resub.value[15:0]) read apart, by the hash
+     * unit, from the 32-bit value a task's second pass adds: a Tofino ALU reads and writes
+     * containers of one size. Its first pass builds the value the same way. */
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) pos_hash;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) move_hash;
+    action read_pos() {
+        md.pos = pos_hash.get({md.resub.value[15:0]});
+    }
+    action consume_message() {
         md.verdict = V_DROP;
         md.reason = DROP_NONE;
     }
@@ -495,8 +512,8 @@ pub(super) const SPINE_ACTIONS: &str = r#"    action consume_message() {
         md.idle_slot = md.base_m1 + (bit<16>)(bit<32>)md.ctl;
     }
     action finish_at() {
-        md.idle_slot = md.base + md.resub.value[15:0];
-        md.p_new = md.resub.value[15:0] + 1;
+        md.idle_slot = md.base_m1 + md.pos;
+        md.p_new = md.pos;
         md.push_ref = md.resub.node ++ md.resub.aux;
     }
     action finish_at_top() {
@@ -521,7 +538,7 @@ pub(super) const SPINE_ACTIONS: &str = r#"    action consume_message() {
         md.resub.setValid();
         md.resub.node = md.n_ref[31:16];
         md.resub.aux = md.n_ref[15:0];
-        md.resub.value = (32w2 << 16) | (bit<32>)(md.idx - 1);
+        md.resub.value = move_hash.get({16w2, md.idx});
     }
     action remove_resubmit_abort() {
         ig_dprsr_md.resubmit_type = RESUBMIT_SECOND_PASS;
@@ -662,6 +679,12 @@ control $INGRESS(inout headers_t hdr, inout horus_md_t md,
     Counter<bit<64>, bit<8>>(16, CounterType_t.PACKETS) passes;
     Random<bit<32>>() rng;
     Hash<bit<16>>(HashAlgorithm_t.CRC16) conn_hash;
+    /* Widening 16 bits to 32 through the hash unit (identity): a Tofino ALU reads and writes
+     * containers of one size. */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) widen_w;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) widen1;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) widen2;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) widen_idle;
 
     /* ---- Registers, with their register actions. ---- */
 
@@ -825,10 +848,10 @@ $CLASSIFY_ENTRIES        }
         size = $POOLS;
     }
 
-    /* node: the active nodes of each pool, and their additive factors (the control plane). */
-    action set_node(bit<32> factor) {
+    /* node: the active nodes of each pool, and their additive factors - 1 (the control plane). */
+    action set_node(bit<16> factor_m1) {
         md.node_ok = 1;
-        md.node_factor = factor;
+        md.node_aux = factor_m1;
     }
     action no_node() {
         md.node_ok = 0;
@@ -843,31 +866,41 @@ $CLASSIFY_ENTRIES        }
         size = $NODES;
     }
 
+    /* A keyless table passes at most 32 bits from the random or hash unit: the draw, the
+     * connection's index and the header's values are three tables. */
     action draw_values() {
         bit<32> r = rng.get();
         md.r1 = r[15:0];
         md.r2 = r[31:16];
+    }
+    action draw_conn() {
+        md.conn_idx = conn_hash.get({hdr.horus.pool_id, hdr.horus.seq_num}) & CONN_MASK;
+    }
+    action read_header() {
         md.now = ig_intr_md.ingress_mac_tstamp[41:10];
         md.now_c = ig_intr_md.ingress_mac_tstamp[47:16];
-        md.conn_idx = conn_hash.get({hdr.horus.pool_id, hdr.horus.seq_num}) & CONN_MASK;
         md.len_gap = hdr.ipv4.total_len - hdr.udp.hdr_length;
+        md.udp_short = 19 |-| hdr.udp.hdr_length;
         md.conn_key = hdr.horus.pool_id ++ hdr.horus.seq_num;
         md.new_load = $NEW_LOAD;
     }
 
     /* The winner's load and its additive factor less one, apart: a Tofino action does one
      * operation a field, on containers of one size, so w_add_one and w_add_sum add them up in
-     * the next stages. */
+     * the next stages. The factor is widened by the hash unit. The drift the first pass saw
+     * goes to diff, the field drift1's check compares with: a stateful ALU has two PHV inputs
+     * for all of its register's actions (sel_factor and diff). What a removal's finish adds
+     * is chosen by a table of its own: an action of a table keyed on resub.value may not read
+     * it (the compiler makes the matched half a constant). */
     action decode_second_pass() {
         md.w_add = md.resub.value;
-        md.w_factor = (bit<32>)md.resub.aux;
-        md.w_drift = (int<32>)md.resub.value;
+        md.w_factor = widen_w.get({md.resub.aux});
+        md.diff = md.resub.value;
+    }
+    action finish_normal() {
         md.finish_add = LOCK;
     }
-    action decode_aborted_second_pass() {
-        md.w_add = md.resub.value;
-        md.w_factor = (bit<32>)md.resub.aux;
-        md.w_drift = (int<32>)md.resub.value;
+    action finish_aborted() {
         md.finish_add = LOCK + 1;
     }
     action add_one() {
@@ -937,6 +970,15 @@ $CLASSIFY_ENTRIES        }
 
     /* ---- Stages 3 to 5: the samples' loads compared. ---- */
 
+    action widen_factor1() {
+        md.f1 = widen1.get({md.m1[15:0]});
+    }
+    action widen_factor2() {
+        md.f2 = widen2.get({md.m2[15:0]});
+    }
+    action widen_factor_idle() {
+        md.f1 = widen_idle.get({md.n_ref[15:0]});
+    }
     action check_same() {
         md.same = md.m1[31:16] ^ md.m2[31:16];
     }
@@ -949,7 +991,7 @@ $CLASSIFY_ENTRIES        }
         md.verdict = V_RESUBMIT;
         md.resub.setValid();
         md.resub.node = hdr.horus.src_id;
-        md.resub.aux = (bit<16>)(md.node_factor - 1);
+        md.resub.aux = md.node_aux;
         md.resub.value = 0;
     }
 
@@ -958,9 +1000,11 @@ $ROLE_ACTIONS
 
     action pick_first() {
         md.sel = md.m1[31:16];
-        md.sel_factor = (bit<32>)md.m1[15:0] + 1;
+        md.sel_factor = md.f1 + 1;
+        md.sel_aux = md.m1[15:0];
         md.other = md.m2[31:16];
-        md.other_factor = (bit<32>)md.m2[15:0] + 1;
+        md.other_factor = md.f2 + 1;
+        md.other_aux = md.m2[15:0];
         md.diff = md.d12;
         md.l_sel = md.l1;
         md.l_other = md.l2;
@@ -968,9 +1012,11 @@ $ROLE_ACTIONS
     }
     action pick_second_sample() {
         md.sel = md.m2[31:16];
-        md.sel_factor = (bit<32>)md.m2[15:0] + 1;
+        md.sel_factor = md.f2 + 1;
+        md.sel_aux = md.m2[15:0];
         md.other = md.m1[31:16];
-        md.other_factor = (bit<32>)md.m1[15:0] + 1;
+        md.other_factor = md.f1 + 1;
+        md.other_aux = md.m1[15:0];
         md.diff = md.d21;
         md.l_sel = md.l2;
         md.l_other = md.l1;
@@ -978,12 +1024,12 @@ $ROLE_ACTIONS
     }
     action pick_idle_node() {
         md.sel = md.n_ref[31:16];
-        md.sel_factor = (bit<32>)md.n_ref[15:0] + 1;
+        md.sel_factor = md.f1 + 1;
         md.from_idle = 1;
     }
     action pick_random_node() {
         md.sel = md.m1[31:16];
-        md.sel_factor = (bit<32>)md.m1[15:0] + 1;
+        md.sel_factor = md.f1 + 1;
         md.from_idle = 0;
     }
     action pick_src_node() {
@@ -1008,14 +1054,14 @@ $ROLE_ACTIONS
         ig_dprsr_md.resubmit_type = RESUBMIT_SECOND_PASS;
         md.resub.setValid();
         md.resub.node = md.sel;
-        md.resub.aux = (bit<16>)(md.sel_factor - 1);
+        md.resub.aux = md.sel_aux;
         md.resub.value = (bit<32>)md.d_sel;
     }
     action resubmit_other() {
         ig_dprsr_md.resubmit_type = RESUBMIT_SECOND_PASS;
         md.resub.setValid();
         md.resub.node = md.other;
-        md.resub.aux = (bit<16>)(md.other_factor - 1);
+        md.resub.aux = md.other_aux;
         md.resub.value = (bit<32>)md.d_other;
     }
     action out_to_sel() {
@@ -1025,15 +1071,19 @@ $ROLE_ACTIONS
 
     /* ---- Stage 11: nodeAddr, the rewrite towards the node; where everything else goes. ---- */
 
-    action to_node(PortId_t port, bit<48> mac, bit<32> ip, bit<16> udp_port, bit<16> dst_id) {
+    action to_node(PortId_t port, bit<48> mac, bit<32> ip, bit<16> udp_port, bit<16> dst_id$SRC_PARAM) {
         ig_tm_md.ucast_egress_port = port;
         hdr.ethernet.dst_addr = mac;
         hdr.ipv4.dst_addr = ip;
         hdr.udp.dst_port = udp_port;
         hdr.udp.checksum = 0;
         hdr.horus.dst_id = dst_id;
-        hdr.horus.qlen = (bit<16>)md.from_idle;
 $SRC_REWRITE    }
+    /* Whether the node was idle, in qlen: apart from to_node, whose other writes are action
+     * data (a Tofino action writes a container from action data or from one PHV source). */
+    action mark_from_idle() {
+        hdr.horus.qlen = md.from_idle;
+    }
     action node_gone() {
         ig_dprsr_md.drop_ctl = 1;
         drops.count(DROP_CONTINUATION_MISS);
@@ -1073,9 +1123,12 @@ $COMPUTING_TABLES
             pool_cfg.apply();
             node_cfg.apply();
             draw.apply();
+            draw_conn_idx.apply();
+            header_values.apply();
             if (ig_intr_md.resubmit_flag == 1) {
                 decode.apply();
-            }
+                decode_finish.apply();
+$DECODE_POS            }
 $SPINE_CHECK        }
         if (hdr.ipv4.isValid() && md.csum_err) {
             reject_checksum.apply();
@@ -1085,7 +1138,7 @@ $SPINE_CHECK        }
             } else {
                 pass_through.apply();
             }
-        } else if (md.len_gap != 20 || hdr.udp.hdr_length < 19) {
+        } else if (md.len_gap != 20 || md.udp_short != 0) {
             reject_short.apply();
         } else if (md.kind == 0 || md.kind == KIND_REJECT) {
             reject_kind.apply();
@@ -1103,6 +1156,7 @@ $SPINE_CHECK        }
                 sample2.apply();
                 if (md.kind == KIND_RANDOM) {
                     members1_read.apply();
+                    factor1.apply();
                     pick_random.apply();
                     drift1_charge.apply();
                     drift2_charge.apply();
@@ -1139,6 +1193,7 @@ $SECOND_AVG            out_sel.apply();
 $MESSAGE_APPLY        }
 $SIGNAL_APPLY        if (md.verdict == V_NODE) {
             node_addr.apply();
+            node_mark.apply();
         } else {
             done.apply();
         }

@@ -36,7 +36,8 @@ mod calls;
 mod refusals;
 
 pub use refusals::{
-    ACTION_CONDITION, LIST_CONSTANT, REFUSAL_RULES, Refusal, SALU_COMPARISONS, SALU_SLICE,
+    ACTION_CONDITION, LIST_CONSTANT, REFUSAL_RULES, Refusal, SALU_COMPARISONS, SALU_PHV_INPUTS,
+    SALU_SLICE,
 };
 use refusals::{condition_on_field, list_constants, slice_in_condition};
 
@@ -225,12 +226,15 @@ fn statements(toks: &[Tok]) -> Effects {
         });
         match eq {
             Some(k) => {
-                // `bit<32> r = ...` declares a local; `md.x[3:0] = ...` writes md.x.
-                if let Some(Tok::Word(w)) = st[..k].iter().rev().find(|t| matches!(t, Tok::Word(_)))
-                {
-                    if let Some(f) = field(w) {
-                        e.writes.insert(f);
+                // `bit<32> r = ...` declares a local; `md.x[3:0] = ...` writes md.x. What comes
+                // before the target (`if (md.a > 0) { v = ...`) is read.
+                if let Some(t) = st[..k].iter().rposition(|t| matches!(t, Tok::Word(_))) {
+                    if let Tok::Word(w) = &st[t] {
+                        if let Some(f) = field(w) {
+                            e.writes.insert(f);
+                        }
                     }
+                    reads_of(&st[..t], &mut e);
                 }
                 reads_of(&st[k + 1..], &mut e);
             }
@@ -869,6 +873,19 @@ fn check_register_actions(c: &Control, report: &mut Report, errors: &mut Vec<Str
             let shown: Vec<String> = constants.iter().map(u64::to_string).collect();
             report.refusals.push(Refusal {
                 rule: refusals::SALU_CONSTANTS,
+                at: format!("{reg} ({})", shown.join(", ")),
+            });
+        }
+        let inputs: BTreeSet<&String> = c
+            .register_actions
+            .values()
+            .filter(|r| &r.register == reg)
+            .flat_map(|r| r.body.reads.iter())
+            .collect();
+        if inputs.len() > refusals::SALU_PHV_INPUT_LIMIT {
+            let shown: Vec<&str> = inputs.iter().map(|f| f.as_str()).collect();
+            report.refusals.push(Refusal {
+                rule: refusals::SALU_PHV_INPUTS,
                 at: format!("{reg} ({})", shown.join(", ")),
             });
         }

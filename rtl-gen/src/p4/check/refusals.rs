@@ -48,8 +48,15 @@ pub const SALU_CONSTANTS: &str = "salu-different-constants";
 /// currently support only single stage actions").
 pub const ACTION_OPERATIONS: &str = "action-two-operations";
 
+/// A register whose register actions read more fields than a stateful ALU's two PHV inputs
+/// (bf-p4c: "Register ... requires more than 2 PHV inputs"): the inputs are the register's,
+/// shared by all of its actions.
+pub const SALU_PHV_INPUTS: &str = "salu-phv-inputs";
+/// The PHV inputs of a Tofino 1 stateful ALU.
+pub const SALU_PHV_INPUT_LIMIT: usize = 2;
+
 /// The rules of [`Refusal`].
-pub const REFUSAL_RULES: [&str; 7] = [
+pub const REFUSAL_RULES: [&str; 8] = [
     SALU_COMPARISONS,
     SALU_SLICE,
     ACTION_CONDITION,
@@ -57,6 +64,7 @@ pub const REFUSAL_RULES: [&str; 7] = [
     NEXT_TABLE,
     SALU_CONSTANTS,
     ACTION_OPERATIONS,
+    SALU_PHV_INPUTS,
 ];
 
 /// Whether an action's statements hold an assignment with more than one addition or subtraction
