@@ -16,6 +16,7 @@ pub mod compile;
 pub mod emit;
 pub mod plan;
 pub mod ptf;
+mod ra_tables;
 mod templates;
 
 use anyhow::{Context, Result};
