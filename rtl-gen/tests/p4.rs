@@ -523,11 +523,8 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 /// `docs/p4.md` says how each is to be removed.
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
-    let (leaf, spine): ([&str; 2], [&str; 0]) = (
-        [
-            "salu-phv-inputs: idle_link (md.link_a, md.link_r, md.now)",
-            "salu-phv-inputs: pool_report (md.avg, md.report_delta, md.report_delta_m1, md.unit)",
-        ],
+    let (leaf, spine): ([&str; 1], [&str; 0]) = (
+        ["salu-phv-inputs: idle_link (md.link_a, md.link_r, md.now)"],
         [],
     );
     assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
@@ -550,8 +547,8 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         added(
             Role::Leaf,
             false,
-            "if (md.avg >= v.hi || md.avg < v.lo) {",
-            "if (md.avg >= v.hi || md.avg < v.lo || md.unit == v.lo) {",
+            "if (md.avg > v.hi || md.avg < v.lo) {",
+            "if (md.avg > v.hi || md.avg < v.lo || md.report_x == v.lo) {",
         ),
         ["salu-comparisons: report_check_ra (3 comparisons)"]
     );
@@ -560,8 +557,8 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         added(
             Role::Leaf,
             false,
-            "if (md.avg >= v.hi || md.avg < v.lo) {",
-            "if (md.avg >= v.hi || md.avg[15:0] < v.lo[15:0]) {",
+            "if (md.avg > v.hi || md.avg < v.lo) {",
+            "if (md.avg > v.hi || md.avg[15:0] < v.lo[15:0]) {",
         ),
         ["salu-slice-in-condition: report_check_ra"]
     );

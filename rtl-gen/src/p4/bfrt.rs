@@ -124,13 +124,12 @@ fn pools(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()> {
         writeln!(
             o,
             "ig.pool_cfg.add_with_set_pool(pool_id={}, base={}, base_m1={}, n={}, spine_id={spine_id}, spine_node={spine_node}, \
-             spine_session={sid}, report_delta={}, report_delta_m1={}, unit={unit})",
+             spine_session={sid}, report_delta_m1={}, unit={unit})",
             p.id,
             c.base,
             c.base.wrapping_sub(1),
             c.n,
-            c.params.report_delta.0,
-            c.params.report_delta.0 - 1,
+            c.params.report_delta.0.saturating_sub(1),
         )?;
         // The link rule's thresholds (a leaf's pools with a spine): p at or above link_at calls
         // to link, at or below unlink_at to unlink.
@@ -244,9 +243,10 @@ fn idle_lists(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()
                 u8::from(ctl.linked),
                 ticks_1024ns(u32::from(c.params.repair_gap_us))
             )?;
-            // The margins around a last report of 0; a pool without a spine never reports.
+            // The margins around a last report of 0 (hi is report_delta - 1: an average above it
+            // reports); a pool without a spine never reports.
             let hi = if c.spine.is_some() {
-                c.params.report_delta.0
+                c.params.report_delta.0.saturating_sub(1)
             } else {
                 u32::MAX
             };

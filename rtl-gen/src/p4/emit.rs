@@ -742,6 +742,14 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
                 "report_none_act()",
             )
         );
+        // What the report rule's register action adds, chosen as it is chosen.
+        tables += "    action report_unit() {\n        md.report_x = md.unit;\n    }\n    action report_delta() {\n        md.report_x = md.report_delta_m1;\n    }\n    action report_nothing() {\n    }\n";
+        tables += &keyed(
+            "report_input",
+            &["md.spine_x: ternary", "md.signal: ternary"],
+            &["(0, _) : report_unit()", "(_, 0) : report_delta()"],
+            "report_nothing()",
+        );
     }
     tables
 }
@@ -918,7 +926,7 @@ fn copies() -> String {
 }
 
 /// A task to a worker moves a leaf's rack average, and the report rule looks at it.
-const AVG_TASK: &str = "avg_task.apply();\nreport_rule.apply();\n";
+const AVG_TASK: &str = "avg_task.apply();\nreport_input.apply();\nreport_rule.apply();\n";
 
 /// `lines` (one statement a line, not indented) indented by `n` spaces.
 fn ind(lines: &str, n: usize) -> String {

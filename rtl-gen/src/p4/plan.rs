@@ -132,6 +132,7 @@ pub const COMPUTE: &[(&str, u8)] = &[
     ("pick_src", 6),
     ("pick_second", 6),
     ("queues", 9),
+    ("report_input", 9),
     ("queue_gap", 10),
     ("out_sel", 10),
     ("consume", 10),

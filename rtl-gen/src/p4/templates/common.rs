@@ -111,8 +111,8 @@ struct horus_md_t {
     bit<16> spine_id;
     bit<16> spine_node;
     MirrorId_t spine_session;
-    bit<32> report_delta;
     bit<32> report_delta_m1;
+    bit<32> report_x;
     bit<32> unit;
     bit<1> node_ok;
     bit<16> node_aux;

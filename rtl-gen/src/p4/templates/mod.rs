@@ -62,26 +62,28 @@ $LINK_REGISTERS    /* The rack average in 16.16 (lo) and the tasks it counts (hi
         }
     };
 
-    /* The report rule: an average at hi = last + report_delta or more, or below
-     * lo = last - report_delta + 1 (never when the last report was below report_delta), sends a
-     * load update, unless an idle message leaves with this pass; both margins move with every
-     * task from the spine (which counted it). The table `report_rule` picks the register action
-     * by the pass (a task from the spine: move; no idle message: check), so that each keeps to
-     * a stateful ALU's two comparisons. */
+    /* The report rule: an average at last + report_delta or more (above hi = last +
+     * report_delta - 1), or below lo = last - report_delta + 1 (never when the last report was
+     * below report_delta), sends a load update, unless an idle message leaves with this pass;
+     * both margins move with every task from the spine (which counted it). The table
+     * `report_rule` picks the register action by the pass (a task from the spine: move; no idle
+     * message: check), so that each keeps to a stateful ALU's two comparisons; `report_input`
+     * puts what it adds in md.report_x (the pool's unit, or report_delta - 1), so that the
+     * register's actions read two fields (avg and report_x), a stateful ALU's two inputs. */
     Register<pair_t, bit<16>>(POOLS) pool_report;
     RegisterAction<pair_t, bit<16>, bit<8>>(pool_report) report_move_ra = {
         void apply(inout pair_t v, out bit<8> rv) {
-            v.lo = v.lo + md.unit;
-            v.hi = v.hi + md.unit;
+            v.lo = v.lo + md.report_x;
+            v.hi = v.hi + md.report_x;
             rv = 0;
         }
     };
     RegisterAction<pair_t, bit<16>, bit<8>>(pool_report) report_check_ra = {
         void apply(inout pair_t v, out bit<8> rv) {
             rv = 0;
-            if (md.avg >= v.hi || md.avg < v.lo) {
-                v.lo = md.avg |-| md.report_delta_m1;
-                v.hi = md.avg + md.report_delta;
+            if (md.avg > v.hi || md.avg < v.lo) {
+                v.lo = md.avg |-| md.report_x;
+                v.hi = md.avg + md.report_x;
                 rv = 1;
             }
         }
@@ -249,6 +251,7 @@ pub(super) const LEAF_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KIN
                 drift1_reset.apply();
                 drift2_reset.apply();
                 avg_done.apply();
+                report_input.apply();
                 report_rule.apply();
             }
         } else if (md.kind == KIND_ADD_COMMIT) {
@@ -502,8 +505,8 @@ $CLASSIFY_ENTRIES        }
 
     /* poolCfg: the pool's slot region, member count and parameters (the control plane). */
     action set_pool(bit<16> base, bit<16> base_m1, bit<16> n, bit<16> spine_id,
-            bit<16> spine_node, MirrorId_t spine_session, bit<32> report_delta,
-            bit<32> report_delta_m1, bit<32> unit) {
+            bit<16> spine_node, MirrorId_t spine_session, bit<32> report_delta_m1,
+            bit<32> unit) {
         md.pool_ok = 1;
         md.base = base;
         md.base_m1 = base_m1;
@@ -511,7 +514,6 @@ $CLASSIFY_ENTRIES        }
         md.spine_id = spine_id;
         md.spine_node = spine_node;
         md.spine_session = spine_session;
-        md.report_delta = report_delta;
         md.report_delta_m1 = report_delta_m1;
         md.unit = unit;
     }
