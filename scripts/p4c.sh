@@ -96,6 +96,16 @@ if grep -q '\](flow_join_points_t::value_type &el)' "$visitor"; then
     sed -i 's/\](flow_join_points_t::value_type &el)/](const flow_join_points_t::value_type \&el)/' "$visitor"
 fi
 
+# The driver keeps the assembler's command as a pathlib.Path, which its command check (str.find)
+# and its runner (str.join) do not take: every program that reaches the assembler fails with a
+# Python error. The build copies the driver, so both copies are patched.
+for driver in "$src/p4c/backends/tofino/bf-p4c/driver/barefoot.py" "$cache/build/p4c_src/barefoot.py"; do
+    if [ -f "$driver" ] && grep -q "self.add_command('assembler', bfas)" "$driver"; then
+        say "patching the driver's assembler command (${driver#"$cache"/})"
+        sed -i "s|self.add_command('assembler', bfas)|self.add_command('assembler', str(bfas))|" "$driver"
+    fi
+done
+
 say "Python environment (the driver's packages, and Z3 4.11)"
 venv="$cache/venv"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import z3, jsl, jsonschema, yaml, PyInstaller' 2>/dev/null; then
