@@ -66,8 +66,8 @@ fn common_fails(from: &str, to: &str, expect: &str) {
 fn a_register_action_moved_to_another_stage_is_caught() {
     fails(
         Role::Leaf,
-        "@stage(7) table drift1_check",
-        "@stage(6) table drift1_check",
+        "@horus_stage(7) table drift1_check",
+        "@horus_stage(6) table drift1_check",
         "register drift1 is accessed from stages {6, 7}",
     );
 }
@@ -136,14 +136,14 @@ fn two_writes_of_a_field_in_one_stage_are_caught() {
 fn a_table_without_a_stage_and_one_off_the_plan_are_caught() {
     fails(
         Role::Leaf,
-        "@stage(11) table done",
+        "@horus_stage(11) table done",
         "table done",
-        "table done has no @stage",
+        "table done has no @horus_stage",
     );
     fails(
         Role::Spine,
-        "@stage(5) table load_cmp",
-        "@stage(6) table load_cmp",
+        "@horus_stage(5) table load_cmp",
+        "@horus_stage(6) table load_cmp",
         "table load_cmp is in stage 6; the plan puts it in 5",
     );
 }
@@ -523,9 +523,12 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 /// `docs/p4.md` says how each is to be removed.
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
-    let (leaf, spine): ([&str; 1], [&str; 0]) = (
+    let (leaf, spine): ([&str; 1], [&str; 2]) = (
         ["salu-phv-inputs: idle_link (md.link_a, md.link_r, md.now)"],
-        [],
+        [
+            "salu-two-words-compared: ctl_remove_ra",
+            "salu-two-words-compared: ctl_take_ra",
+        ],
     );
     assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
     assert_eq!(refusals(Role::Spine, false, "", ""), spine);
@@ -600,6 +603,16 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
             "md.w_factor = md.w_factor + md.unit + 1;",
         ),
         ["action-two-operations: add_one"]
+    );
+    // Two words of the register compared (the leaf's pop compares its count with a constant).
+    assert_eq!(
+        added(
+            Role::Leaf,
+            false,
+            "if (v.lo > 0) {\n                v.lo = v.lo - 1;",
+            "if (v.lo > v.hi) {\n                v.lo = v.lo - 1;"
+        ),
+        ["salu-two-words-compared: ctl_pop_ra"]
     );
     // A third field read by drift1's actions (sel_factor and diff are its two PHV inputs).
     assert_eq!(

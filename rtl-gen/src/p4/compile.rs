@@ -464,6 +464,7 @@ pub fn verdict(role: horus_model::config::Role, c: &Compiled) -> String {
 pub fn checker_rule(message: &str) -> Option<&'static str> {
     use super::check::{
         ACTION_CONDITION, LIST_CONSTANT, SALU_COMPARISONS, SALU_PHV_INPUTS, SALU_SLICE,
+        SALU_TWO_WORDS,
     };
     let m = message.to_ascii_lowercase();
     [
@@ -472,6 +473,10 @@ pub fn checker_rule(message: &str) -> Option<&'static str> {
         ("conditions in an action must", ACTION_CONDITION),
         ("in digest field list", LIST_CONSTANT),
         ("more than 2 phv inputs", SALU_PHV_INPUTS),
+        (
+            "more than one memory operand to an salu compare",
+            SALU_TWO_WORDS,
+        ),
     ]
     .into_iter()
     .find(|(words, _)| m.contains(words))
@@ -487,10 +492,11 @@ pub fn errors(c: &Compiled) -> Vec<&str> {
         .collect()
 }
 
-/// A compiler message without its `file(line):` or `file:line:col:` prefix.
+/// A compiler message without its `file(line):`, `file:line:col:` or (the assembler's)
+/// `file.bfa:line:` prefix.
 fn without_location(message: &str) -> String {
     let m = message.trim();
-    for marker in [".p4(", ".p4:"] {
+    for marker in [".p4(", ".p4:", ".bfa:"] {
         if let Some(at) = m.find(marker) {
             let rest = &m[at + marker.len()..];
             let skip = rest
@@ -516,6 +522,10 @@ mod verdict_tests {
         assert_eq!(
             without_location("/tmp/x-1/p4/horus_common.p4:12:3: error: bad"),
             "error: bad"
+        );
+        assert_eq!(
+            without_location("/tmp/x-1/out/s/pipe/s.bfa:1847: error: two memory operands"),
+            "error: two memory operands"
         );
         assert_eq!(without_location("error: no file"), "error: no file");
     }
@@ -547,6 +557,10 @@ mod verdict_tests {
             (
                 "error: x.p4(865): Could not place table I.drift1_settle: The table drift1_settle_0 could not fit within the input crossbar by itself: I.drift1 requires more than 2 PHV inputs",
                 Some(SALU_PHV_INPUTS),
+            ),
+            (
+                "out/pipe/x.bfa:1847: error: Can't have more than one memory operand to an SALU compare",
+                Some(SALU_TWO_WORDS),
             ),
             ("error: PHV allocation was not successful", None),
         ] {

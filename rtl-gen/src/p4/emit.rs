@@ -8,7 +8,7 @@
 //! model and why.
 //!
 //! The program keeps one discipline that the checker ([`super::check`]) holds it to: every
-//! computation sits in an action of a table with an `@stage`, the apply blocks only branch and
+//! computation sits in an action of a table with an `@horus_stage`, the apply blocks only branch and
 //! apply tables, and each table is applied at one place.
 
 use std::fmt::Write as _;
@@ -393,7 +393,7 @@ fn st(table: &str) -> u8 {
 fn keyless(name: &str, action: &str) -> String {
     let bare = action.split('(').next().unwrap_or(action);
     format!(
-        "    @stage({}) table {name} {{\n        actions = {{ {bare}; }}\n        const default_action = {action};\n        size = 1;\n    }}\n",
+        "    @horus_stage({}) table {name} {{\n        actions = {{ {bare}; }}\n        const default_action = {action};\n        size = 1;\n    }}\n",
         st(name)
     )
 }
@@ -418,7 +418,7 @@ fn keyed_in(stage: u8, name: &str, keys: &[&str], entries: &[&str], default: &st
     actions.sort();
     actions.dedup();
     format!(
-        "    @stage({stage}) table {name} {{\n        key = {{\n{}        }}\n        actions = {{ {}; }}\n        const entries = {{\n{}        }}\n{}        size = {};\n    }}\n",
+        "    @horus_stage({stage}) table {name} {{\n        key = {{\n{}        }}\n        actions = {{ {}; }}\n        const entries = {{\n{}        }}\n{}        size = {};\n    }}\n",
         keys.iter()
             .map(|k| format!("            {k};\n"))
             .collect::<String>(),
@@ -441,7 +441,7 @@ fn keyed_in(stage: u8, name: &str, keys: &[&str], entries: &[&str], default: &st
 pub(super) fn ra_table(table: &str, register: &str, body: &str) -> String {
     let stage = st(register);
     format!(
-        "    action {table}_act() {{\n        {body}\n    }}\n    @stage({stage}) table {table} {{\n        actions = {{ {table}_act; }}\n        const default_action = {table}_act;\n        size = 1;\n    }}\n"
+        "    action {table}_act() {{\n        {body}\n    }}\n    @horus_stage({stage}) table {table} {{\n        actions = {{ {table}_act; }}\n        const default_action = {table}_act;\n        size = 1;\n    }}\n"
     )
 }
 
@@ -763,7 +763,7 @@ fn link_rule(pools: u32) -> String {
         "    /* The linked value a pool's new idle count calls to change: 0 (link) at or above
      * link_at, 1 (unlink) at or below unlink_at. The set-up writes two entries a pool with a
      * spine; a pool without one has none, and no link. */
-    @stage({}) table link_range {{
+    @horus_stage({}) table link_range {{
         key = {{
             hdr.horus.pool_id: exact;
             md.p_new: range;

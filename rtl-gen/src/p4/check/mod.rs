@@ -1,9 +1,9 @@
 //! A structural checker for the emitted P4 programs: it reads the text back (the subset of P4_16
-//! the emitter writes: declarations, actions, tables with `@stage`, an apply block of `if`/`else`
+//! the emitter writes: declarations, actions, tables with `@horus_stage`, an apply block of `if`/`else`
 //! and `table.apply()`), walks every control path of the ingress, and holds the program to the
 //! rules a Tofino 1 pipeline imposes and to the model's facts:
 //!
-//! - every table has an `@stage` below Tofino 1's 12, the one [`super::plan`] gives it; every
+//! - every table has an `@horus_stage` below Tofino 1's 12, the one [`super::plan`] gives it; every
 //!   action, register action and table is used;
 //! - a register (and a counter) lives in one stage: every table that executes one of its actions
 //!   sits in the register's stage; at most 4 register actions per register, 4 registers and 16
@@ -37,9 +37,9 @@ mod refusals;
 
 pub use refusals::{
     ACTION_CONDITION, LIST_CONSTANT, REFUSAL_RULES, Refusal, SALU_COMPARISONS, SALU_PHV_INPUTS,
-    SALU_SLICE,
+    SALU_SLICE, SALU_TWO_WORDS,
 };
-use refusals::{condition_on_field, list_constants, slice_in_condition};
+use refusals::{condition_on_field, list_constants, slice_in_condition, two_words_compared};
 
 /// Tofino 1's limits per stage and per register (`docs/p4.md` cites the compiler's sources).
 pub const SALUS_PER_STAGE: usize = 4;
@@ -50,7 +50,7 @@ pub const COUNTERS_PER_STAGE: usize = 4;
 /// What the checker found in a program that keeps every rule.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
-    /// Stages used (the highest `@stage` plus one).
+    /// Stages used (the highest `@horus_stage` plus one).
     pub stages: u8,
     /// Control paths through the ingress apply block.
     pub paths: usize,
@@ -257,6 +257,8 @@ struct RegisterAction {
     constants: BTreeSet<u64>,
     /// A slice of the register value (`v[..]`, `v.lo[..]`) inside an `if` condition.
     slice_in_condition: bool,
+    /// A comparison of two words of the register (`v.hi == v.lo`).
+    two_words_compared: bool,
 }
 
 #[derive(Debug)]
@@ -353,7 +355,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
     while i < toks.len() {
         match &toks[i] {
             Tok::Punct("@") => {
-                if word(toks.get(i + 1)) == Some("stage") && is(toks.get(i + 2), "(") {
+                if word(toks.get(i + 1)) == Some("horus_stage") && is(toks.get(i + 2), "(") {
                     if let Some(Tok::Num(n)) = toks.get(i + 3) {
                         stage = Some(n.parse()?);
                     }
@@ -402,6 +404,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                         body: e,
                         comparisons,
                         slice_in_condition: slice_in_condition(body)?,
+                        two_words_compared: two_words_compared(body)?,
                         constants: refusals::output_constants(body),
                     },
                 );
@@ -683,7 +686,7 @@ fn check_tables(c: &Control, report: &mut Report, errors: &mut Vec<String>) {
     // Stages: present, within Tofino 1, as planned.
     for (name, t) in &c.tables {
         match t.stage {
-            None => errors.push(format!("table {name} has no @stage")),
+            None => errors.push(format!("table {name} has no @horus_stage")),
             Some(s) if s >= TOFINO1_STAGES => errors.push(format!(
                 "table {name} is in stage {s}, past Tofino 1's {TOFINO1_STAGES}"
             )),
@@ -858,6 +861,12 @@ fn check_register_actions(c: &Control, report: &mut Report, errors: &mut Vec<Str
         if r.slice_in_condition {
             report.refusals.push(Refusal {
                 rule: SALU_SLICE,
+                at: name.clone(),
+            });
+        }
+        if r.two_words_compared {
+            report.refusals.push(Refusal {
+                rule: refusals::SALU_TWO_WORDS,
                 at: name.clone(),
             });
         }

@@ -54,9 +54,12 @@ pub const ACTION_OPERATIONS: &str = "action-two-operations";
 pub const SALU_PHV_INPUTS: &str = "salu-phv-inputs";
 /// The PHV inputs of a Tofino 1 stateful ALU.
 pub const SALU_PHV_INPUT_LIMIT: usize = 2;
+/// A register action comparing two words of its register (`v.hi == v.lo`) (bfas, the
+/// assembler: "Can't have more than one memory operand to an SALU compare").
+pub const SALU_TWO_WORDS: &str = "salu-two-words-compared";
 
 /// The rules of [`Refusal`].
-pub const REFUSAL_RULES: [&str; 8] = [
+pub const REFUSAL_RULES: [&str; 9] = [
     SALU_COMPARISONS,
     SALU_SLICE,
     ACTION_CONDITION,
@@ -65,6 +68,7 @@ pub const REFUSAL_RULES: [&str; 8] = [
     SALU_CONSTANTS,
     ACTION_OPERATIONS,
     SALU_PHV_INPUTS,
+    SALU_TWO_WORDS,
 ];
 
 /// Whether an action's statements hold an assignment with more than one addition or subtraction
@@ -129,12 +133,10 @@ pub(super) fn output_constants(body: &[Tok]) -> BTreeSet<u64> {
         .collect()
 }
 
-/// Whether a register action's body (`void apply(inout T v, ...) { ... }`) slices its register
-/// value (`v`, `v.lo`, `v.hi`) inside the condition of an `if`.
-pub(super) fn slice_in_condition(body: &[Tok]) -> Result<bool> {
-    // `inout T v` or `inout T<..> v`: the first word after the type.
-    let value = body
-        .iter()
+/// The name of a register action's value (`void apply(inout T v, ...)`: `v`): the first word
+/// after the type.
+fn value_name(body: &[Tok]) -> Option<String> {
+    body.iter()
         .position(|t| word(Some(t)) == Some("inout"))
         .and_then(|at| {
             let mut k = at + 2;
@@ -145,28 +147,53 @@ pub(super) fn slice_in_condition(body: &[Tok]) -> Result<bool> {
                 k += 1;
             }
             word(body.get(k)).map(str::to_string)
-        });
-    let Some(v) = value else {
-        return Ok(false);
-    };
+        })
+}
+
+/// The conditions of a register action's `if`s, each as its tokens between the parentheses.
+fn conditions(body: &[Tok]) -> Result<Vec<&[Tok]>> {
+    let mut out = Vec::new();
     let mut i = 0;
     while i + 1 < body.len() {
         if word(body.get(i)) == Some("if") && is(body.get(i + 1), "(") {
             let end = closing(body, i + 1)?;
-            let cond = &body[i + 2..end - 1];
-            let sliced = cond.windows(2).any(|w| {
-                matches!(&w[0], Tok::Word(x) if *x == v || x.starts_with(&format!("{v}.")))
-                    && is(Some(&w[1]), "[")
-            });
-            if sliced {
-                return Ok(true);
-            }
+            out.push(&body[i + 2..end - 1]);
             i = end;
         } else {
             i += 1;
         }
     }
-    Ok(false)
+    Ok(out)
+}
+
+/// Whether token `t` is the register value `v` or one of its words (`v.lo`, `v.hi`).
+fn is_value(t: &Tok, v: &str) -> bool {
+    matches!(t, Tok::Word(x) if x == v || x.strip_prefix(v).is_some_and(|r| r.starts_with('.')))
+}
+
+/// Whether a register action's body slices its register value (`v`, `v.lo`, `v.hi`) inside the
+/// condition of an `if`.
+pub(super) fn slice_in_condition(body: &[Tok]) -> Result<bool> {
+    let Some(v) = value_name(body) else {
+        return Ok(false);
+    };
+    Ok(conditions(body)?.iter().any(|cond| {
+        cond.windows(2)
+            .any(|w| is_value(&w[0], &v) && is(Some(&w[1]), "["))
+    }))
+}
+
+/// Whether one comparison of a register action's conditions (the conditions split at `&&` and
+/// `||`) reads the register value twice (`v.hi == v.lo`): a stateful ALU compares one memory
+/// word with PHV or constants.
+pub(super) fn two_words_compared(body: &[Tok]) -> Result<bool> {
+    let Some(v) = value_name(body) else {
+        return Ok(false);
+    };
+    Ok(conditions(body)?.iter().any(|cond| {
+        cond.split(|t| matches!(t, Tok::Punct("&&" | "||")))
+            .any(|cmp| cmp.iter().filter(|t| is_value(t, &v)).count() > 1)
+    }))
 }
 
 /// Whether an action's statements choose a value by a condition that reads a field

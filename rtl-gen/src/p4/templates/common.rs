@@ -294,14 +294,14 @@ control HorusEgress(inout headers_t hdr, inout egress_md_t md,
         hdr.bridge.setInvalid();
     }
 
-    @stage(0) table spine_addr {
+    @horus_stage(0) table spine_addr {
         key = { hdr.bridge.spine_id: exact; }
         actions = { to_spine; no_spine; }
         const default_action = no_spine;
         size = 64;
     }
 
-    @stage(0) table plain {
+    @horus_stage(0) table plain {
         actions = { strip; }
         const default_action = strip;
         size = 1;

@@ -479,7 +479,7 @@ $ROLE_REGISTERS
         md.signal = 0;
         md.report = 0;
     }
-    @stage(0) table switch_cfg {
+    @horus_stage(0) table switch_cfg {
         actions = { set_switch; }
         default_action = set_switch(0, 0, 0);
         size = 1;
@@ -490,7 +490,7 @@ $ROLE_REGISTERS
         md.reason = reason;
         passes.count(kind);
     }
-    @stage(0) table classify {
+    @horus_stage(0) table classify {
         key = {
             hdr.horus.pkt_type: exact;
             hdr.horus.more_packets: exact;
@@ -520,7 +520,7 @@ $CLASSIFY_ENTRIES        }
     action no_pool() {
         md.pool_ok = 0;
     }
-    @stage($S_POOL) table pool_cfg {
+    @horus_stage($S_POOL) table pool_cfg {
         key = { hdr.horus.pool_id: exact; }
         actions = { set_pool; no_pool; }
         const default_action = no_pool;
@@ -535,7 +535,7 @@ $CLASSIFY_ENTRIES        }
     action no_node() {
         md.node_ok = 0;
     }
-    @stage($S_NODE) table node_cfg {
+    @horus_stage($S_NODE) table node_cfg {
         key = {
             hdr.horus.src_id: exact;
             hdr.horus.pool_id: exact;
@@ -598,7 +598,7 @@ $CLASSIFY_ENTRIES        }
     action set_slot2(bit<16> slot) {
         md.slot2 = slot;
     }
-    @stage($S_SAMPLE) table sample1 {
+    @horus_stage($S_SAMPLE) table sample1 {
         key = {
             hdr.horus.pool_id: exact;
             md.r1: range;
@@ -607,7 +607,7 @@ $CLASSIFY_ENTRIES        }
         default_action = set_slot1(0);
         size = $NODES;
     }
-    @stage($S_SAMPLE) table sample2 {
+    @horus_stage($S_SAMPLE) table sample2 {
         key = {
             hdr.horus.pool_id: exact;
             md.r2: range;
@@ -767,7 +767,7 @@ $SRC_REWRITE    }
         ig_dprsr_md.drop_ctl = 1;
         drops.count(DROP_CONTINUATION_MISS);
     }
-    @stage($S_ADDR) table node_addr {
+    @horus_stage($S_ADDR) table node_addr {
         key = {
             md.out_node: exact;
             hdr.horus.pool_id: exact;
