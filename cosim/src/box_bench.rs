@@ -447,63 +447,7 @@ pub fn run(
         last_beat_at: vec![0; 1 << horus_pipeline::phv::HANDLE_BITS],
         dropped: 0,
     };
-
-    // ---- The shell's module reset: a pulse on mod_rstn, answered by mod_rst_done.
-    b.dut.set(&b.p.mod_rstn, &[0]);
-    b.axil_cycle()?;
-    b.dut.set(&b.p.mod_rstn, &[1]);
-    let mut waited = 0;
-    while !b.dut.get_bit(&b.p.mod_rst_done) {
-        b.axil_cycle()?;
-        waited += 1;
-        if waited > 1000 {
-            bail!("mod_rst_done never rose");
-        }
-    }
-
-    // ---- Programming through the window, as `horusctl writes` prints it.
-    let id = b.read_ok(regmap::fields::ID.byte_address())?;
-    if id != regmap::ID_VALUE {
-        bail!("ID reads {id:#x} through the window");
-    }
-    // Beyond the switch's 4 KiB the window answers SLVERR and changes nothing.
-    if b.read(0x1000)?.0 != 2 || b.write(0x8_0000, 0xffff_ffff)? != 2 {
-        bail!("an access beyond the switch's registers was not refused");
-    }
-    let regs = RegFile::switch_config(cfg).map_err(anyhow::Error::msg)?;
-    for w in regmap::switch_words() {
-        b.write_ok(4 * w, regs.words[w])?;
-    }
-    // Read back: every word arrived whole through the bridge.
-    for w in regmap::switch_words() {
-        let got = b.read_ok(4 * w)?;
-        if got != regs.words[w] {
-            bail!(
-                "register word {w} reads {got:#x} through the window, written {:#x}",
-                regs.words[w]
-            );
-        }
-    }
-    let go = regmap::fields::CTL_GO.byte_address();
-    let busy = regmap::fields::CTL_BUSY.byte_address();
-    for op in config_ops(cfg) {
-        let regs = RegFile::control(b.sw.scheduler(), &op);
-        for w in regmap::control_words() {
-            b.write_ok(4 * w, regs.words[w])?;
-        }
-        b.staged = Some(op);
-        b.write_ok(go, 1)?;
-        let mut polls = 0;
-        while b.read_ok(busy)? & 1 == 1 {
-            polls += 1;
-            if polls > 100 {
-                bail!("CTL_BUSY stays up");
-            }
-        }
-        if b.staged.is_some() {
-            bail!("control pass {op:?} did not enter");
-        }
-    }
+    b.reset_and_program(cfg)?;
 
     // ---- Traffic on all three inputs at once, random back-pressure on every output.
     let mut traffic = Traffic::new(cfg.switch.role, opts.seed);
@@ -513,18 +457,144 @@ pub fn run(
         traffic.small_payload = 1;
     }
     b.r.traffic_from = b.dut.cycles;
-    let mut out_started = [0u64; 3];
     let mut rng = Rng::new(opts.seed ^ 0x5851_f42d_4c95_7f2d);
-    let mut left = opts.frames;
-    let mut sending: [Option<Sending>; 3] = [None, None, None];
-    let mut out_frame: [Vec<u8>; 3] = Default::default();
-    let mut out_tuser: [(u64, u64, u64); 3] = [(0, 0, 0); 3];
+    let mut st = Streams {
+        left: opts.frames,
+        ..Streams::default()
+    };
     let mut quiet = 0;
-    let (mut ready, mut offered) = ([false; 3], [false; 3]);
     loop {
+        b.offer_beats(&mut st, &mut traffic, &mut rng, opts);
+        b.step()?;
+        b.take_beats(&mut st);
+        b.collect_outputs(&mut st)?;
+        let idle = st.left == 0
+            && st.sending.iter().all(Option::is_none)
+            && b.expected.iter().all(VecDeque::is_empty)
+            && b.pending.is_empty()
+            && b.dut.get_u64(&b.p.in_flight) == 0;
+        quiet = if idle { quiet + 1 } else { 0 };
+        if quiet > 200 {
+            break;
+        }
+        let total: u64 = b.r.frames_in.iter().sum();
+        if b.dut.cycles > 400 * (total + 1000) {
+            bail!(
+                "no progress: {total} frames in, {:?} out, {:?} expected left",
+                b.r.frames_out,
+                b.expected.iter().map(VecDeque::len).collect::<Vec<_>>()
+            );
+        }
+    }
+    if b.dropped != 0 {
+        bail!(
+            "the model sent {} frames to ports the board lacks",
+            b.dropped
+        );
+    }
+    b.r.cycles = b.dut.cycles;
+    b.check_end_state()?;
+    Ok(b.r)
+}
+
+/// The three streams of a run: the frame each input is sending and whether it offers a beat,
+/// whether each output is ready, and the frame each output is putting together.
+#[derive(Default)]
+struct Streams {
+    /// Frames still to send.
+    left: usize,
+    sending: [Option<Sending>; 3],
+    offered: [bool; 3],
+    ready: [bool; 3],
+    out_frame: [Vec<u8>; 3],
+    out_tuser: [(u64, u64, u64); 3],
+    out_started: [u64; 3],
+}
+
+impl BoxBench<'_> {
+    /// The shell's module reset, then the switch programmed through the window as `horusctl
+    /// writes` prints it, each word read back, and the configuration's control passes run.
+    fn reset_and_program(&mut self, cfg: &Config) -> Result<()> {
+        let b = self;
+        // ---- The shell's module reset: a pulse on mod_rstn, answered by mod_rst_done.
+        b.dut.set(&b.p.mod_rstn, &[0]);
+        b.axil_cycle()?;
+        b.dut.set(&b.p.mod_rstn, &[1]);
+        let mut waited = 0;
+        while !b.dut.get_bit(&b.p.mod_rst_done) {
+            b.axil_cycle()?;
+            waited += 1;
+            if waited > 1000 {
+                bail!("mod_rst_done never rose");
+            }
+        }
+
+        // ---- Programming through the window, as `horusctl writes` prints it.
+        let id = b.read_ok(regmap::fields::ID.byte_address())?;
+        if id != regmap::ID_VALUE {
+            bail!("ID reads {id:#x} through the window");
+        }
+        // Beyond the switch's 4 KiB the window answers SLVERR and changes nothing.
+        if b.read(0x1000)?.0 != 2 || b.write(0x8_0000, 0xffff_ffff)? != 2 {
+            bail!("an access beyond the switch's registers was not refused");
+        }
+        let regs = RegFile::switch_config(cfg).map_err(anyhow::Error::msg)?;
+        for w in regmap::switch_words() {
+            b.write_ok(4 * w, regs.words[w])?;
+        }
+        // Read back: every word arrived whole through the bridge.
+        for w in regmap::switch_words() {
+            let got = b.read_ok(4 * w)?;
+            if got != regs.words[w] {
+                bail!(
+                    "register word {w} reads {got:#x} through the window, written {:#x}",
+                    regs.words[w]
+                );
+            }
+        }
+        let go = regmap::fields::CTL_GO.byte_address();
+        let busy = regmap::fields::CTL_BUSY.byte_address();
+        for op in config_ops(cfg) {
+            let regs = RegFile::control(b.sw.scheduler(), &op);
+            for w in regmap::control_words() {
+                b.write_ok(4 * w, regs.words[w])?;
+            }
+            b.staged = Some(op);
+            b.write_ok(go, 1)?;
+            let mut polls = 0;
+            while b.read_ok(busy)? & 1 == 1 {
+                polls += 1;
+                if polls > 100 {
+                    bail!("CTL_BUSY stays up");
+                }
+            }
+            if b.staged.is_some() {
+                bail!("control pass {op:?} did not enter");
+            }
+        }
+        Ok(())
+    }
+
+    /// Each input's next beat offered (a new frame drawn when one is due), each output's ready
+    /// drawn.
+    fn offer_beats(
+        &mut self,
+        st: &mut Streams,
+        traffic: &mut Traffic,
+        rng: &mut Rng,
+        opts: &BoxRunOptions,
+    ) {
+        let b = self;
+        let Streams {
+            left,
+            sending,
+            offered,
+            ready,
+            ..
+        } = st;
         for s in 0..3 {
-            if sending[s].is_none() && left > 0 && opts.inputs[s] {
-                left -= 1;
+            if sending[s].is_none() && *left > 0 && opts.inputs[s] {
+                *left -= 1;
                 let input = traffic.next(b.sw.scheduler());
                 let mut bs = Vec::new();
                 match &input {
@@ -559,8 +629,14 @@ pub fn run(
             ready[s] = rng.chance(opts.output_ready);
             b.dut.set(&b.p.outs[s][3], &[u32::from(ready[s])]);
         }
-        b.step()?;
-        // Beats taken: a first beat is a frame entering the switch, in the arbiter's order.
+    }
+
+    /// Beats taken: a first beat is a frame entering the switch, in the arbiter's order.
+    fn take_beats(&mut self, st: &mut Streams) {
+        let b = self;
+        let Streams {
+            sending, offered, ..
+        } = st;
         for s in 0..3 {
             if offered[s] && b.dut.get_bit(&b.p.ins[s][3]) {
                 offered[s] = false;
@@ -580,7 +656,18 @@ pub fn run(
                 }
             }
         }
-        // Beats out, per stream.
+    }
+
+    /// Beats out, per stream: a whole frame checked against the model's next one for its port.
+    fn collect_outputs(&mut self, st: &mut Streams) -> Result<()> {
+        let b = self;
+        let Streams {
+            ready,
+            out_frame,
+            out_tuser,
+            out_started,
+            ..
+        } = st;
         for s in 0..3 {
             let po = &b.p.outs[s];
             if !(ready[s] && b.dut.get_bit(&po[2])) {
@@ -651,57 +738,38 @@ pub fn run(
                 ),
             }
         }
-        let idle = left == 0
-            && sending.iter().all(Option::is_none)
-            && b.expected.iter().all(VecDeque::is_empty)
-            && b.pending.is_empty()
-            && b.dut.get_u64(&b.p.in_flight) == 0;
-        quiet = if idle { quiet + 1 } else { 0 };
-        if quiet > 200 {
-            break;
-        }
-        let total: u64 = b.r.frames_in.iter().sum();
-        if b.dut.cycles > 400 * (total + 1000) {
-            bail!(
-                "no progress: {total} frames in, {:?} out, {:?} expected left",
-                b.r.frames_out,
-                b.expected.iter().map(VecDeque::len).collect::<Vec<_>>()
-            );
-        }
+        Ok(())
     }
-    if b.dropped != 0 {
-        bail!(
-            "the model sent {} frames to ports the board lacks",
-            b.dropped
-        );
-    }
-    b.r.cycles = b.dut.cycles;
 
-    // ---- The end state, read through the window.
-    let rng_state = b.dut.get_u64(&b.p.rng);
-    if rng_state != b.sw.scheduler().rng_state() {
-        bail!(
-            "generator state {rng_state:#x}, the model's {:#x}",
-            b.sw.scheduler().rng_state()
-        );
-    }
-    let c = b.sw.scheduler().counters().clone();
-    let mut want = vec![c.passes, c.resubmit_passes, c.control_passes];
-    want.extend(DropReason::ALL.iter().map(|&d| c.drop_count(d)));
-    let names: Vec<_> = regmap::FIELDS
-        .iter()
-        .filter(|f| {
-            f.word >= regmap::COUNTER_BASE && f.word < regmap::COUNTER_BASE + regmap::COUNTERS
-        })
-        .collect();
-    for (f, want) in names.into_iter().zip(want) {
-        let got = b.read_ok(f.byte_address())?;
-        if u64::from(got) != want % (1 << 32) {
+    /// The end state, read through the window: the generator's state and every counter.
+    fn check_end_state(&mut self) -> Result<()> {
+        let b = self;
+        // ---- The end state, read through the window.
+        let rng_state = b.dut.get_u64(&b.p.rng);
+        if rng_state != b.sw.scheduler().rng_state() {
             bail!(
-                "counter {}: {got} through the window, the model's {want}",
-                f.name
+                "generator state {rng_state:#x}, the model's {:#x}",
+                b.sw.scheduler().rng_state()
             );
         }
+        let c = b.sw.scheduler().counters().clone();
+        let mut want = vec![c.passes, c.resubmit_passes, c.control_passes];
+        want.extend(DropReason::ALL.iter().map(|&d| c.drop_count(d)));
+        let names: Vec<_> = regmap::FIELDS
+            .iter()
+            .filter(|f| {
+                f.word >= regmap::COUNTER_BASE && f.word < regmap::COUNTER_BASE + regmap::COUNTERS
+            })
+            .collect();
+        for (f, want) in names.into_iter().zip(want) {
+            let got = b.read_ok(f.byte_address())?;
+            if u64::from(got) != want % (1 << 32) {
+                bail!(
+                    "counter {}: {got} through the window, the model's {want}",
+                    f.name
+                );
+            }
+        }
+        Ok(())
     }
-    Ok(b.r)
 }
