@@ -355,7 +355,6 @@ fn run_inner(
     assert_eq!(preset.role, cfg.switch.role);
     let start = std::time::Instant::now();
     let ports = Ports::of(model);
-    let tf = TraceFields::new();
     let mut dut: Dut = model.instance()?;
     dut.set(&ports.bready, &[1]);
     dut.set(&ports.rready, &[1]);
@@ -371,63 +370,152 @@ fn run_inner(
     // passes through the hardware's control port.
     let mut bare = cfg.clone();
     bare.pools.clear();
-    let (mut sw, boot) = FrameSwitch::from_config(&bare, seed)?;
+    let (sw, boot) = FrameSwitch::from_config(&bare, seed)?;
     assert!(boot.is_empty());
-    let mut inputs: VecDeque<Input> = config_ops(cfg).into_iter().map(Input::Control).collect();
-    let mut bench_rng = Rng::new(opts.seed ^ 0x9e37_79b9_7f4a_7c15);
-    let mut r = RunReport::default();
-    let mut exhausted = false;
-
-    // Frames in the switch's buffer slots (the ingress takes slots in ring order).
-    let mut held = Held {
-        slots: vec![Vec::new(); 1 << horus_pipeline::phv::HANDLE_BITS],
-        last_beat_at: vec![0; 1 << horus_pipeline::phv::HANDLE_BITS],
-        pending: VecDeque::new(),
+    let mut b = Bench {
+        dut,
+        ports,
+        tf: TraceFields::new(),
+        sw,
+        inputs: config_ops(cfg).into_iter().map(Input::Control).collect(),
+        rng: Rng::new(opts.seed ^ 0x9e37_79b9_7f4a_7c15),
+        r: RunReport::default(),
+        exhausted: false,
+        held: Held {
+            slots: vec![Vec::new(); 1 << horus_pipeline::phv::HANDLE_BITS],
+            last_beat_at: vec![0; 1 << horus_pipeline::phv::HANDLE_BITS],
+            pending: VecDeque::new(),
+        },
+        alloc: 0,
+        beat_buf: Vec::new(),
+        sending: None,
+        expected: VecDeque::new(),
+        out: Gather::default(),
+        // The shell's microsecond clock starts 100 ms before it wraps, so that every run
+        // crosses the wrap (the bench advances it about once every five cycles): connection
+        // timeouts and the idle-repair gap compare wrapping times.
+        time_us: u32::MAX - 100_000,
+        writes: VecDeque::new(),
+        staged: None,
+        debug: std::env::var("HORUS_COSIM_DEBUG").is_ok(),
     };
-    let mut alloc = 0usize;
-    // The frame going in: its beats (one buffer, reused) and the next beat's index.
-    let mut beat_buf: Vec<Beat> = Vec::new();
-    let mut sending: Option<usize> = None;
-    // Expected outputs: the pass, the frame, and for a first pass the cycle its frame's last
-    // beat went in.
-    let mut expected: Expected = VecDeque::new();
-    let mut out = Gather::default();
-    // The shell's microsecond clock starts 100 ms before it wraps, so that every run crosses the
-    // wrap (the bench advances it about once every five cycles): connection timeouts and the
-    // idle-repair gap compare wrapping times.
-    let mut time_us = u32::MAX - 100_000;
     let mut quiet = 0u32;
-    let debug = std::env::var("HORUS_COSIM_DEBUG").is_ok();
-    // AXI4-Lite writes under way (byte address, value), and the control operation they stage.
-    let mut writes: VecDeque<(usize, u32)> = VecDeque::new();
-    let mut staged: Option<ControlOp> = None;
-
     loop {
-        // ---- Inputs of this cycle.
-        if inputs.is_empty() && !exhausted && sending.is_none() {
-            match source(sw.scheduler()) {
-                Some(i) => inputs.push_back(i),
-                None => exhausted = true,
+        b.next_input(source);
+        let drive = b.drive(opts);
+        if let Some((from, path)) = &opts.trace {
+            if b.dut.cycles == *from {
+                b.dut.start_trace(path)?;
             }
         }
-        if sending.is_none() && !matches!(inputs.front(), None | Some(Input::Control(_))) {
-            let input = inputs.pop_front().expect("a frame at the head");
+        b.dut.step();
+        *cycle = b.dut.cycles;
+        b.observe(drive, sink)?;
+        // ---- Done when everything went in and everything expected came out.
+        quiet = if b.idle() { quiet + 1 } else { 0 };
+        if quiet > 200 {
+            break;
+        }
+        let r = &b.r;
+        if b.dut.cycles > 200 * (r.frames_in + r.controls + 1000) {
+            bail!(
+                "no progress: {} frames in, {} out, {} expected outputs left, {} inputs left",
+                r.frames_in,
+                r.frames_out,
+                b.expected.len(),
+                b.inputs.len()
+            );
+        }
+    }
+    let Bench {
+        mut dut,
+        ports,
+        sw,
+        mut r,
+        ..
+    } = b;
+    r.cycles = dut.cycles;
+    r.seconds = start.elapsed().as_secs_f64();
+    check_end(&mut dut, &ports, sw.scheduler())?;
+    // Every entry of every table, read through AXI4-Lite, is the model's.
+    r.entries_read = compare_tables(&mut dut, &ports, sw.scheduler())?;
+    r.counters = sw.scheduler().counters().clone();
+    r.check_cycles = dut.cycles - r.cycles;
+    Ok(r)
+}
+
+/// A run's switch, model and everything between them.
+struct Bench<'a> {
+    dut: Dut<'a>,
+    ports: Ports,
+    tf: TraceFields,
+    sw: FrameSwitch,
+    /// Inputs still to go in: control operations first, then what the source gives.
+    inputs: VecDeque<Input>,
+    rng: Rng,
+    r: RunReport,
+    /// The source has no more inputs.
+    exhausted: bool,
+    /// Frames in the switch's buffer slots (the ingress takes slots in ring order).
+    held: Held,
+    alloc: usize,
+    /// The frame going in: its beats (one buffer, reused) and the next beat's index.
+    beat_buf: Vec<Beat>,
+    sending: Option<usize>,
+    /// Expected outputs: the pass, the frame, and for a first pass the cycle its frame's last
+    /// beat went in.
+    expected: Expected,
+    out: Gather,
+    time_us: u32,
+    /// AXI4-Lite writes under way (byte address, value), and the control operation they stage.
+    writes: VecDeque<(usize, u32)>,
+    staged: Option<ControlOp>,
+    debug: bool,
+}
+
+/// What the bench drove in a cycle: a beat offered, the output ready, an AXI4-Lite write.
+#[derive(Clone, Copy)]
+struct Drive {
+    offer: bool,
+    ready: bool,
+    writing: Option<(usize, u32)>,
+}
+
+impl Bench<'_> {
+    /// The next input from `source` when none is waiting, and a frame at the head put in its
+    /// buffer slot to go in.
+    fn next_input(&mut self, source: &mut dyn FnMut(&Scheduler) -> Option<Input>) {
+        if self.inputs.is_empty() && !self.exhausted && self.sending.is_none() {
+            match source(self.sw.scheduler()) {
+                Some(i) => self.inputs.push_back(i),
+                None => self.exhausted = true,
+            }
+        }
+        if self.sending.is_none() && !matches!(self.inputs.front(), None | Some(Input::Control(_)))
+        {
+            let input = self.inputs.pop_front().expect("a frame at the head");
             match &input {
-                Input::Frame(f) => beats(f, &mut beat_buf),
+                Input::Frame(f) => beats(f, &mut self.beat_buf),
                 Input::BadKeep { frame, beat, keep } => {
-                    beats(frame, &mut beat_buf);
-                    beat_buf[*beat].1 = [*keep as u32, (*keep >> 32) as u32];
+                    beats(frame, &mut self.beat_buf);
+                    self.beat_buf[*beat].1 = [*keep as u32, (*keep >> 32) as u32];
                 }
                 Input::Control(_) => unreachable!("matched above"),
             }
             let model_frame = input.into_model_frame().expect("a frame input");
-            sending = Some(0);
-            let n = held.slots.len();
-            held.slots[alloc % n] = model_frame;
+            self.sending = Some(0);
+            let n = self.held.slots.len();
+            self.held.slots[self.alloc % n] = model_frame;
         }
-        let offer = sending.is_some() && bench_rng.chance(opts.input_busy);
-        if let Some(i) = sending {
-            let (data, keep, last) = &beat_buf[i];
+    }
+
+    /// The inputs of this cycle: a beat offered, a control operation staged through AXI4-Lite,
+    /// the output's ready, the shell's clock.
+    fn drive(&mut self, opts: &RunOptions) -> Drive {
+        let (dut, ports) = (&mut self.dut, &self.ports);
+        let offer = self.sending.is_some() && self.rng.chance(opts.input_busy);
+        if let Some(i) = self.sending {
+            let (data, keep, last) = &self.beat_buf[i];
             dut.set(&ports.s_tdata, data);
             dut.set(&ports.s_tkeep, keep);
             dut.set(&ports.s_tlast, &[u32::from(*last)]);
@@ -435,17 +523,18 @@ fn run_inner(
         dut.set(&ports.s_tvalid, &[u32::from(offer)]);
         // A control operation at the head is staged through AXI4-Lite (with the host's values
         // from the model's state now: only control passes change them) and started.
-        if staged.is_none() && sending.is_none() {
-            if let Some(Input::Control(op)) = inputs.front() {
-                let regs = RegFile::control(sw.scheduler(), op);
+        if self.staged.is_none() && self.sending.is_none() {
+            if let Some(Input::Control(op)) = self.inputs.front() {
+                let regs = RegFile::control(self.sw.scheduler(), op);
                 for w in regmap::control_words() {
-                    writes.push_back((4 * w, regs.words[w]));
+                    self.writes.push_back((4 * w, regs.words[w]));
                 }
-                writes.push_back((regmap::fields::CTL_GO.byte_address(), 1));
-                staged = Some(*op);
+                self.writes
+                    .push_back((regmap::fields::CTL_GO.byte_address(), 1));
+                self.staged = Some(*op);
             }
         }
-        let writing = writes.front().copied();
+        let writing = self.writes.front().copied();
         if let Some((addr, data)) = writing {
             dut.set_u64(&ports.awaddr, addr as u64);
             dut.set(&ports.wdata, &[data]);
@@ -453,24 +542,25 @@ fn run_inner(
         }
         dut.set(&ports.awvalid, &[u32::from(writing.is_some())]);
         dut.set(&ports.wvalid, &[u32::from(writing.is_some())]);
-        let ready = bench_rng.chance(opts.output_ready);
+        let ready = self.rng.chance(opts.output_ready);
         dut.set(&ports.m_tready, &[u32::from(ready)]);
-        if bench_rng.chance(20) {
-            time_us = time_us.wrapping_add(1);
+        if self.rng.chance(20) {
+            self.time_us = self.time_us.wrapping_add(1);
         }
-        dut.set(&ports.now_us, &[time_us]);
-
-        if let Some((from, path)) = &opts.trace {
-            if dut.cycles == *from {
-                dut.start_trace(path)?;
-            }
+        dut.set(&ports.now_us, &[self.time_us]);
+        Drive {
+            offer,
+            ready,
+            writing,
         }
-        dut.step();
-        *cycle = dut.cycles;
+    }
 
-        // ---- What happened in it.
-        if writing.is_some() && dut.get_bit(&ports.awready) {
-            writes.pop_front();
+    /// What happened in the cycle just run: a write taken, a beat taken, a pass entering the
+    /// pipeline (run on the model), an output beat.
+    fn observe(&mut self, d: Drive, sink: &mut dyn FnMut(&OutFrame)) -> Result<()> {
+        let (dut, ports) = (&self.dut, &self.ports);
+        if d.writing.is_some() && dut.get_bit(&ports.awready) {
+            self.writes.pop_front();
         }
         if dut.get_bit(&ports.bvalid) && dut.get_u64(&ports.bresp) != 0 {
             bail!(
@@ -482,87 +572,84 @@ fn run_inner(
         if dut.get_bit(&ports.overflow) {
             bail!("cycle {}: the egress overflowed", dut.cycles);
         }
-        if offer && dut.get_bit(&ports.s_tready) {
-            let i = sending.as_mut().expect("offered");
+        if d.offer && dut.get_bit(&ports.s_tready) {
+            let i = self.sending.as_mut().expect("offered");
             if *i == 0 {
-                alloc += 1;
-                r.frames_in += 1;
+                self.alloc += 1;
+                self.r.frames_in += 1;
             }
             *i += 1;
-            if *i == beat_buf.len() {
-                sending = None;
-                let n = held.slots.len();
-                held.last_beat_at[(alloc - 1) % n] = dut.cycles;
+            if *i == self.beat_buf.len() {
+                self.sending = None;
+                let n = self.held.slots.len();
+                self.held.last_beat_at[(self.alloc - 1) % n] = dut.cycles;
             }
         }
-        if dut.get_bit(&ports.trace_valid) {
-            let t = dut.get(&ports.trace);
-            r.passes += 1;
-            let (pass, first_in) = pass_of(
-                t,
-                &tf,
-                &mut staged,
-                &mut inputs,
-                &mut held,
-                &mut r,
-                dut.cycles,
+        if self.dut.get_bit(&self.ports.trace_valid) {
+            self.run_pass()?;
+        }
+        if d.ready && self.dut.get_bit(&self.ports.m_tvalid) {
+            self.out.beat(
+                &self.dut,
+                &self.ports,
+                &mut self.r,
+                &mut self.expected,
+                sink,
             )?;
-            let shown = debug.then(|| match &pass {
-                FramePass::Frame(f) => format!("frame of {} bytes", f.frame.len()),
-                p => format!("{p:?}"),
-            });
-            let res = sw
-                .process(pass)
-                .map_err(|e| anyhow::anyhow!("pass {}: {e}", r.passes))?;
-            if let Some(pass) = shown {
-                eprintln!(
-                    "cycle {} pass {}: {pass} -> {} outputs, resubmit {}",
-                    dut.cycles,
-                    r.passes,
-                    res.outputs.len(),
-                    res.resubmit.is_some()
-                );
-            }
-            if let Some(rs) = res.resubmit {
-                held.pending.push_back(rs);
-            }
-            for o in res.outputs {
-                expected.push_back((r.passes, o, first_in));
-            }
         }
-        if ready && dut.get_bit(&ports.m_tvalid) {
-            out.beat(&dut, &ports, &mut r, &mut expected, sink)?;
-        }
-        // ---- Done when everything went in and everything expected came out.
-        let idle = inputs.is_empty()
-            && writes.is_empty()
-            && sending.is_none()
-            && exhausted
-            && expected.is_empty()
-            && held.pending.is_empty()
-            && dut.get_u64(&ports.in_flight) == 0;
-        quiet = if idle { quiet + 1 } else { 0 };
-        if quiet > 200 {
-            break;
-        }
-        if dut.cycles > 200 * (r.frames_in + r.controls + 1000) {
-            bail!(
-                "no progress: {} frames in, {} out, {} expected outputs left, {} inputs left",
-                r.frames_in,
-                r.frames_out,
-                expected.len(),
-                inputs.len()
+        Ok(())
+    }
+
+    /// A pass entering the pipeline, run on the model: its outputs become expected, its
+    /// resubmission pending.
+    fn run_pass(&mut self) -> Result<()> {
+        let t = self.dut.get(&self.ports.trace);
+        self.r.passes += 1;
+        let (pass, first_in) = pass_of(
+            t,
+            &self.tf,
+            &mut self.staged,
+            &mut self.inputs,
+            &mut self.held,
+            &mut self.r,
+            self.dut.cycles,
+        )?;
+        let shown = self.debug.then(|| match &pass {
+            FramePass::Frame(f) => format!("frame of {} bytes", f.frame.len()),
+            p => format!("{p:?}"),
+        });
+        let passes = self.r.passes;
+        let res = self
+            .sw
+            .process(pass)
+            .map_err(|e| anyhow::anyhow!("pass {passes}: {e}"))?;
+        if let Some(pass) = shown {
+            eprintln!(
+                "cycle {} pass {passes}: {pass} -> {} outputs, resubmit {}",
+                self.dut.cycles,
+                res.outputs.len(),
+                res.resubmit.is_some()
             );
         }
+        if let Some(rs) = res.resubmit {
+            self.held.pending.push_back(rs);
+        }
+        for o in res.outputs {
+            self.expected.push_back((passes, o, first_in));
+        }
+        Ok(())
     }
-    r.cycles = dut.cycles;
-    r.seconds = start.elapsed().as_secs_f64();
-    check_end(&mut dut, &ports, sw.scheduler())?;
-    // Every entry of every table, read through AXI4-Lite, is the model's.
-    r.entries_read = compare_tables(&mut dut, &ports, sw.scheduler())?;
-    r.counters = sw.scheduler().counters().clone();
-    r.check_cycles = dut.cycles - r.cycles;
-    Ok(r)
+
+    /// Everything went in and everything expected came out.
+    fn idle(&self) -> bool {
+        self.inputs.is_empty()
+            && self.writes.is_empty()
+            && self.sending.is_none()
+            && self.exhausted
+            && self.expected.is_empty()
+            && self.held.pending.is_empty()
+            && self.dut.get_u64(&self.ports.in_flight) == 0
+    }
 }
 
 /// Frames and passes the switch holds: the frames in its buffer slots (the ingress takes slots
