@@ -367,7 +367,7 @@ fn set_up_scripts_hold_the_models_initial_tables_and_range_tables_that_map_every
             }
             let ctl = t.pools[usize::from(p.id)].ctl;
             assert!(script.contains(&format!(
-                "ig.idle_ctl.mod(REGISTER_INDEX={}, lo={}, ",
+                "ig.idle_ctl.mod(REGISTER_INDEX={}, f1={})\n",
                 p.id, ctl.p
             )));
         }
@@ -523,12 +523,9 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 /// `docs/p4.md` says how each is to be removed.
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
-    let (leaf, spine): ([&str; 1], [&str; 2]) = (
+    let (leaf, spine): ([&str; 1], [&str; 0]) = (
         ["salu-phv-inputs: idle_link (md.link_a, md.link_r, md.now)"],
-        [
-            "salu-two-words-compared: ctl_remove_ra",
-            "salu-two-words-compared: ctl_take_ra",
-        ],
+        [],
     );
     assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
     assert_eq!(refusals(Role::Spine, false, "", ""), spine);
@@ -604,15 +601,15 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         ),
         ["action-two-operations: add_one"]
     );
-    // Two words of the register compared (the leaf's pop compares its count with a constant).
+    // Two words of the register compared (the report rule compares each with the average).
     assert_eq!(
         added(
             Role::Leaf,
             false,
-            "if (v.lo > 0) {\n                v.lo = v.lo - 1;",
-            "if (v.lo > v.hi) {\n                v.lo = v.lo - 1;"
+            "if (md.avg > v.hi || md.avg < v.lo) {",
+            "if (v.lo > v.hi || md.avg < v.lo) {"
         ),
-        ["salu-two-words-compared: ctl_pop_ra"]
+        ["salu-two-words-compared: report_check_ra"]
     );
     // A third field read by drift1's actions (sel_factor and diff are its two PHV inputs).
     assert_eq!(

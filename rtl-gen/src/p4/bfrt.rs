@@ -208,8 +208,8 @@ fn nodes(o: &mut String, cfg: &Config, t: &Tables, spine_id: Option<u16>) -> Res
     Ok(())
 }
 
-/// idleCtl, idleList, idleIndex and (a leaf's) idle_link and pool_report: the idle lists and
-/// the pools' registers as the configuration leaves them.
+/// idleCtl, idleList, idleIndex, (a spine's) spine_turn and (a leaf's) idle_link and
+/// pool_report: the idle lists and the pools' registers as the configuration leaves them.
 fn idle_lists(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()> {
     writeln!(
         o,
@@ -218,13 +218,15 @@ fn idle_lists(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()
     for p in &cfg.pools {
         let row = &t.pools[usize::from(p.id)];
         let (c, ctl) = (row.cfg, row.ctl);
-        writeln!(
-            o,
-            "ig.idle_ctl.mod(REGISTER_INDEX={}, lo={}, hi={})",
-            p.id,
-            ctl.p,
-            ctl.turn.max(1)
-        )?;
+        writeln!(o, "ig.idle_ctl.mod(REGISTER_INDEX={}, f1={})", p.id, ctl.p)?;
+        if !leaf {
+            writeln!(
+                o,
+                "ig.spine_turn.mod(REGISTER_INDEX={}, f1={})",
+                p.id,
+                ctl.turn.max(1)
+            )?;
+        }
         for i in 0..ctl.p {
             let n = t.idle_list[usize::from(c.base + i)];
             writeln!(

@@ -491,6 +491,15 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
         ),
         ("ROLE_ACTIONS", if leaf { LEAF_ACTIONS } else { SPINE_ACTIONS }.to_string()),
         (
+            "TAKE_IDLE",
+            if leaf {
+                "        md.idle_slot = md.base_m1 + (bit<16>)(bit<32>)md.ctl;\n        md.p_new = (bit<16>)(bit<32>)md.ctl - 1;\n"
+            } else {
+                "        md.idle_slot = turn_take_ra.execute(hdr.horus.pool_id);\n"
+            }
+            .to_string(),
+        ),
+        (
             "NEW_LOAD",
             if leaf { "hdr.horus.qlen ++ 16w0" } else { "hdr.horus.qlen ++ hdr.horus.seq_num" }
                 .to_string(),

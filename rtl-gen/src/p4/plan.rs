@@ -36,8 +36,10 @@ pub struct TofinoTable {
     pub kind: Kind,
     /// Its match-action stage.
     pub stage: u8,
-    /// Whether the spine has it (every table is in the leaf).
+    /// Whether the spine has it.
     pub spine: bool,
+    /// Whether the leaf has it.
+    pub leaf: bool,
 }
 
 const fn t(
@@ -53,6 +55,19 @@ const fn t(
         kind,
         stage,
         spine,
+        leaf: true,
+    }
+}
+
+/// A table of the spine's program only.
+const fn spine_only(name: &'static str, kind: Kind, stage: u8) -> TofinoTable {
+    TofinoTable {
+        model: None,
+        name,
+        kind,
+        stage,
+        spine: true,
+        leaf: false,
     }
 }
 
@@ -67,6 +82,7 @@ pub const TABLES: &[TofinoTable] = &[
     t(Some(Stage::IdleCtl), "idle_ctl", Register, 1, true),
     t(Some(Stage::Members1), "members1", Register, 2, true),
     t(Some(Stage::Members2), "members2", Register, 2, true),
+    spine_only("spine_turn", Register, 2),
     t(Some(Stage::IdleList), "idle_list", Register, 3, true),
     t(None, "link_range", MatchTable, 3, false),
     t(Some(Stage::IdleIndex), "idle_index", Register, 4, true),
@@ -148,7 +164,10 @@ pub const COMPUTE: &[(&str, u8)] = &[
 
 /// The tables of `role`'s program.
 pub fn tables(role: Role) -> impl Iterator<Item = &'static TofinoTable> {
-    TABLES.iter().filter(move |t| role == Role::Leaf || t.spine)
+    TABLES.iter().filter(move |t| match role {
+        Role::Leaf => t.leaf,
+        Role::Spine => t.spine,
+    })
 }
 
 /// The table named `name`.
@@ -190,8 +209,12 @@ pub fn markdown() -> String {
                 let model = t.model.map_or("Tofino only".to_string(), |m| {
                     format!("`{}`", m.table_name())
                 });
-                let leaf = if t.spine { "" } else { ", leaf" };
-                format!("`{}` ({kind}, {model}{leaf})", t.name)
+                let only = match (t.leaf, t.spine) {
+                    (true, false) => ", leaf",
+                    (false, true) => ", spine",
+                    _ => "",
+                };
+                format!("`{}` ({kind}, {model}{only})", t.name)
             })
             .collect();
         let computing: Vec<String> = COMPUTE

@@ -32,6 +32,12 @@ const RA_TABLES: &[(Roles, &str, &str, &str)] = &[
     ),
     (
         Spine,
+        "turn_remove",
+        "spine_turn",
+        "turn_remove_ra.execute(hdr.horus.pool_id);",
+    ),
+    (
+        Spine,
         "ctl_remove",
         "idle_ctl",
         "md.ctl = ctl_remove_ra.execute(hdr.horus.pool_id);",

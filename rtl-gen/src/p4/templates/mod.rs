@@ -22,19 +22,19 @@ pub(super) const LEAF_REGISTERS: &str = r#"    /* A leaf's pop takes the worker 
         }
     };
     /* A leaf pops the top idle worker: rv = the word before the pop (p; negative: locked). */
-    RegisterAction<ipair_t, bit<16>, int<32>>(idle_ctl) ctl_pop_ra = {
-        void apply(inout ipair_t v, out int<32> rv) {
-            rv = v.lo;
-            if (v.lo > 0) {
-                v.lo = v.lo - 1;
+    RegisterAction<int<32>, bit<16>, int<32>>(idle_ctl) ctl_pop_ra = {
+        void apply(inout int<32> v, out int<32> rv) {
+            rv = v;
+            if (v > 0) {
+                v = v - 1;
             }
         }
     };
     /* An idle add's commit pushes: rv = the word before the push (p: its position). */
-    RegisterAction<ipair_t, bit<16>, int<32>>(idle_ctl) ctl_push_ra = {
-        void apply(inout ipair_t v, out int<32> rv) {
-            rv = v.lo;
-            v.lo = v.lo + 1;
+    RegisterAction<int<32>, bit<16>, int<32>>(idle_ctl) ctl_push_ra = {
+        void apply(inout int<32> v, out int<32> rv) {
+            rv = v;
+            v = v + 1;
         }
     };
 
@@ -90,48 +90,59 @@ $LINK_REGISTERS    /* The rack average in 16.16 (lo) and the tasks it counts (hi
     };
 "#;
 
-pub(super) const SPINE_REGISTERS: &str = r#"    /* A spine takes its idle racks in turn: rv = the turn (1..p), 0 if none is idle or the
-     * removal lock is held; the turn goes on by one and from p round to 1. */
-    RegisterAction<ipair_t, bit<16>, int<32>>(idle_ctl) ctl_take_ra = {
-        void apply(inout ipair_t v, out int<32> rv) {
-            if (v.lo > 0) {
-                rv = v.hi;
-                if (v.hi == v.lo) {
-                    v.hi = 1;
-                } else {
-                    v.hi = v.hi + 1;
-                }
-            } else {
-                rv = 0;
-            }
+pub(super) const SPINE_REGISTERS: &str = r#"    /* A spine's task reads p (negative: the removal lock is held); where it is positive the
+     * task takes the idle rack whose turn it is (turn_take_ra). */
+    RegisterAction<int<32>, bit<16>, int<32>>(idle_ctl) ctl_take_ra = {
+        void apply(inout int<32> v, out int<32> rv) {
+            rv = v;
         }
     };
     /* An idle add's commit pushes: rv = the word before the push (p: its position). */
-    RegisterAction<ipair_t, bit<16>, int<32>>(idle_ctl) ctl_push_ra = {
-        void apply(inout ipair_t v, out int<32> rv) {
-            rv = v.lo;
-            v.lo = v.lo + 1;
+    RegisterAction<int<32>, bit<16>, int<32>>(idle_ctl) ctl_push_ra = {
+        void apply(inout int<32> v, out int<32> rv) {
+            rv = v;
+            v = v + 1;
         }
     };
     /* A removal's first pass: unless locked or empty, take the lock and the top
-     * (p - 1 + LOCK = p + 0x7fffffff); a turn at the top goes round to 1. rv = the word before. */
-    RegisterAction<ipair_t, bit<16>, int<32>>(idle_ctl) ctl_remove_ra = {
-        void apply(inout ipair_t v, out int<32> rv) {
-            rv = v.lo;
-            if (v.lo > 0) {
-                if (v.hi == v.lo) {
-                    v.hi = 1;
-                }
-                v.lo = v.lo + 0x7fffffff;
+     * (p - 1 + LOCK = p + 0x7fffffff); a turn at the top goes round to 1 (turn_remove_ra). rv =
+     * the word before. */
+    RegisterAction<int<32>, bit<16>, int<32>>(idle_ctl) ctl_remove_ra = {
+        void apply(inout int<32> v, out int<32> rv) {
+            rv = v;
+            if (v > 0) {
+                v = v + 0x7fffffff;
+            }
+        }
+    };
+    /* spineTurn: the idle rack whose turn it is (1..p, from 1), as the spine's tasks take them;
+     * it goes on by one and from p round to 1, compared with p (md.ctl, read the stage before).
+     * rv is the turn's slot in the idle list, base - 1 + turn. */
+    Register<bit<16>, bit<16>>(POOLS, 1) spine_turn;
+    RegisterAction<bit<16>, bit<16>, bit<16>>(spine_turn) turn_take_ra = {
+        void apply(inout bit<16> v, out bit<16> rv) {
+            rv = v + md.base_m1;
+            if (v >= (bit<16>)(bit<32>)md.ctl) {
+                v = 1;
+            } else {
+                v = v + 1;
+            }
+        }
+    };
+    /* A removal takes the top: a turn there goes round to 1. */
+    RegisterAction<bit<16>, bit<16>, bit<16>>(spine_turn) turn_remove_ra = {
+        void apply(inout bit<16> v) {
+            if (v >= (bit<16>)(bit<32>)md.ctl) {
+                v = 1;
             }
         }
     };
     /* A removal's second pass releases the lock (+LOCK) and, aborting, pushes the former top
      * back (+1): md.finish_add. rv = the word before (its p is where an abort pushes). */
-    RegisterAction<ipair_t, bit<16>, int<32>>(idle_ctl) ctl_finish_ra = {
-        void apply(inout ipair_t v, out int<32> rv) {
-            rv = v.lo;
-            v.lo = v.lo + (int<32>)md.finish_add;
+    RegisterAction<int<32>, bit<16>, int<32>>(idle_ctl) ctl_finish_ra = {
+        void apply(inout int<32> v, out int<32> rv) {
+            rv = v;
+            v = v + (int<32>)md.finish_add;
         }
     };
     RegisterAction<bit<16>, bit<16>, bit<16>>(idle_index) idle_index_remove_ra = {
@@ -311,6 +322,7 @@ pub(super) const SPINE_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KI
                     reject_not_member.apply();
                 } else {
                     remove_top.apply();
+                    turn_remove.apply();
                     idle_read.apply();
                     idle_index_remove.apply();
                     last_check.apply();
@@ -368,8 +380,10 @@ control $INGRESS(inout headers_t hdr, inout horus_md_t md,
 
     /* ---- Registers, with their register actions. ---- */
 
-    /* idleCtl: lo = the removal lock (bit 31) and p, hi = the spine's turn (from 1). */
-    Register<ipair_t, bit<16>>(POOLS, {0, 1}) idle_ctl;
+    /* idleCtl: the removal lock (bit 31) and p. The spine's turn, which the model keeps in
+     * idleCtl too, is the spine's register spine_turn: a stateful ALU compares one word of its
+     * register at a time, and the turn's wrap compares it with p. */
+    Register<int<32>, bit<16>>(POOLS) idle_ctl;
 
     /* members1, members2: the pool's nodes as node << 16 | factor - 1 (the control plane). */
     Register<bit<32>, bit<16>>(NODES) members1;
@@ -635,9 +649,7 @@ $CLASSIFY_ENTRIES        }
     /* ---- Stage 2: where the pass works in the idle list. ---- */
 
     action take_idle() {
-        md.idle_slot = md.base_m1 + (bit<16>)(bit<32>)md.ctl;
-        md.p_new = (bit<16>)(bit<32>)md.ctl - 1;
-    }
+$TAKE_IDLE    }
     action keep_idle() {
         md.p_new = (bit<16>)(bit<32>)md.ctl;
     }
