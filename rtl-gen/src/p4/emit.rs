@@ -445,6 +445,19 @@ pub(super) fn ra_table(table: &str, register: &str, body: &str) -> String {
     )
 }
 
+/// The two actions that pick between the samples: `pick_first` charges sample 1 (`sel`) and
+/// keeps sample 2 as the other, `pick_second_sample` the reverse.
+fn pick_samples() -> String {
+    [("pick_first", 1, 2), ("pick_second_sample", 2, 1)]
+        .iter()
+        .map(|(name, s, o)| {
+            format!(
+                "    action {name}() {{\n        md.sel = md.m{s}[31:16];\n        md.sel_factor = md.f{s} + 1;\n        md.sel_aux = md.m{s}[15:0];\n        md.other = md.m{o}[31:16];\n        md.other_factor = md.f{o} + 1;\n        md.other_aux = md.m{o}[15:0];\n        md.diff = md.d{s}{o};\n        md.l_sel = md.l{s};\n        md.l_other = md.l{o};\n        md.from_idle = 0;\n    }}\n"
+            )
+        })
+        .collect()
+}
+
 /// The times a program holds as constants (a Tofino stateful ALU compares at most two values, so
 /// these are not per-pool table data): the switch's connection timeout (T4) and the leaf's repair
 /// gap (T12).
@@ -490,6 +503,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
             },
         ),
         ("ROLE_ACTIONS", if leaf { LEAF_ACTIONS } else { SPINE_ACTIONS }.to_string()),
+        ("PICK_SAMPLES", pick_samples()),
         (
             "TAKE_IDLE",
             if leaf {

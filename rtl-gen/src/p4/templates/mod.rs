@@ -689,31 +689,7 @@ $TAKE_IDLE    }
 $ROLE_ACTIONS
     /* ---- Stage 6: the node the pass charges. ---- */
 
-    action pick_first() {
-        md.sel = md.m1[31:16];
-        md.sel_factor = md.f1 + 1;
-        md.sel_aux = md.m1[15:0];
-        md.other = md.m2[31:16];
-        md.other_factor = md.f2 + 1;
-        md.other_aux = md.m2[15:0];
-        md.diff = md.d12;
-        md.l_sel = md.l1;
-        md.l_other = md.l2;
-        md.from_idle = 0;
-    }
-    action pick_second_sample() {
-        md.sel = md.m2[31:16];
-        md.sel_factor = md.f2 + 1;
-        md.sel_aux = md.m2[15:0];
-        md.other = md.m1[31:16];
-        md.other_factor = md.f1 + 1;
-        md.other_aux = md.m1[15:0];
-        md.diff = md.d21;
-        md.l_sel = md.l2;
-        md.l_other = md.l1;
-        md.from_idle = 0;
-    }
-    action pick_idle_node() {
+$PICK_SAMPLES    action pick_idle_node() {
         md.sel = md.n_ref[31:16];
         md.sel_factor = md.f1 + 1;
         md.from_idle = 1;
