@@ -590,35 +590,37 @@ impl Controller {
     pub fn metrics(&self) -> String {
         let c = &self.counts;
         let mut s = String::new();
-        let mut counter = |name: &str, help: &str, v: u64| {
+        let counters: [(&str, &str, u64); 8] = [
+            (
+                "packets_total",
+                "Frames taken from the control port.",
+                c.packets,
+            ),
+            (
+                "keep_alives_total",
+                "KEEP_ALIVE packets of known workers.",
+                c.keep_alives,
+            ),
+            (
+                "registrations_total",
+                "Workers added on WORKER_ID.",
+                c.registrations,
+            ),
+            ("removals_total", "Workers removed for silence.", c.removals),
+            ("readds_total", "Workers added back.", c.readds),
+            (
+                "acks_received_total",
+                "WORKER_ID_ACK and REMOVE_ACK from workers.",
+                c.acks_received,
+            ),
+            ("ignored_total", "Frames not acted on.", c.ignored),
+            ("state_writes_total", "State file writes.", c.state_writes),
+        ];
+        for (name, help, v) in counters {
             s += &format!(
                 "# HELP horus_controller_{name} {help}\n# TYPE horus_controller_{name} counter\nhorus_controller_{name} {v}\n"
             );
-        };
-        counter(
-            "packets_total",
-            "Frames taken from the control port.",
-            c.packets,
-        );
-        counter(
-            "keep_alives_total",
-            "KEEP_ALIVE packets of known workers.",
-            c.keep_alives,
-        );
-        counter(
-            "registrations_total",
-            "Workers added on WORKER_ID.",
-            c.registrations,
-        );
-        counter("removals_total", "Workers removed for silence.", c.removals);
-        counter("readds_total", "Workers added back.", c.readds);
-        counter(
-            "acks_received_total",
-            "WORKER_ID_ACK and REMOVE_ACK from workers.",
-            c.acks_received,
-        );
-        counter("ignored_total", "Frames not acted on.", c.ignored);
-        counter("state_writes_total", "State file writes.", c.state_writes);
+        }
         s += "# HELP horus_worker_up Whether a known worker is in the switch's tables, as the controller last read them.\n# TYPE horus_worker_up gauge\n";
         for m in self.members.values() {
             s += &format!(
