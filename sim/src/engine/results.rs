@@ -60,12 +60,15 @@ impl Engine {
         for (i, pm) in m.pools.iter_mut().enumerate() {
             pm.area += pm.in_system as u128 * (end - pm.last_change) as u128;
             pm.last_change = end;
-            totals.area += pm.area;
-            totals.sojourn += pm.sojourn_sum;
-            totals.tasks += pm.arrived;
-            totals.completed += pm.completed;
-            totals.resubmitted += pm.resubmitted;
-            totals.lost += pm.lost;
+            totals.add(&Totals {
+                area: pm.area,
+                sojourn: pm.sojourn_sum,
+                tasks: pm.arrived,
+                completed: pm.completed,
+                resubmitted: pm.resubmitted,
+                lost: pm.lost,
+                ..Totals::default()
+            });
             let pool = &self.cluster.pools[i];
             pools.push(PoolSummary {
                 pool: self.shard.pools[i],
