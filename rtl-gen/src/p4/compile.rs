@@ -441,12 +441,12 @@ mod tests {
 
 /// One line that says what the compiler made of `role`'s program, free of paths and of line
 /// numbers that move with unrelated edits: `leaf fits 12`, `leaf over 14` (compiled, more stages
-/// than Tofino 1 has), or `leaf refused <its first error>`.
+/// than Tofino 1 has: the assembler refuses it), or `leaf refused <its first error>`.
 pub fn verdict(role: horus_model::config::Role, c: &Compiled) -> String {
-    match (c.ok, c.stages) {
+    match (c.ok, c.stages.or_else(|| stages_refused(&c.messages))) {
         (true, Some(s)) if s <= TOFINO_STAGES => format!("{role} fits {s}"),
-        (true, Some(s)) => format!("{role} over {s}"),
-        (true, None) => format!("{role} compiled, stages unknown"),
+        (_, Some(s)) if s > TOFINO_STAGES => format!("{role} over {s}"),
+        (true, _) => format!("{role} compiled, stages unknown"),
         (false, _) => {
             let first = c
                 .messages
@@ -457,6 +457,16 @@ pub fn verdict(role: horus_model::config::Role, c: &Compiled) -> String {
             format!("{role} refused {}", without_location(first))
         }
     }
+}
+
+/// The stages of a program the assembler refused for its length ("tofino supports up to 12
+/// stages, using 16"): the back end compiled it.
+fn stages_refused(messages: &[String]) -> Option<u32> {
+    messages.iter().find_map(|m| {
+        let rest = &m[m.find("stages, using ")? + "stages, using ".len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
 }
 
 /// The structural checker's rule ([`super::check::REFUSAL_RULES`]) that a compiler error is an
@@ -528,6 +538,14 @@ mod verdict_tests {
             "error: two memory operands"
         );
         assert_eq!(without_location("error: no file"), "error: no file");
+        assert_eq!(
+            super::stages_refused(&[
+                "warning: x".into(),
+                "/o/s.bfa:4927: error: tofino supports up to 12 stages, using 16".into()
+            ]),
+            Some(16)
+        );
+        assert_eq!(super::stages_refused(&["error: other".into()]), None);
     }
 
     /// The compiler's wording of each refusal the checker knows (quoted from bf-p4c's sources,
