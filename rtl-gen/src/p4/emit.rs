@@ -520,8 +520,13 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
         ),
         ("SPINE_CHECK", if leaf { LEAF_SPINE_CHECK } else { "" }.to_string()),
         (
-            "DECODE_POS",
-            if leaf { "" } else { "                decode_pos.apply();\n" }.to_string(),
+            "SPINE_DECODE",
+            if leaf {
+                ""
+            } else {
+                "                decode_finish.apply();\n                decode_pos.apply();\n"
+            }
+            .to_string(),
         ),
         ("TASK_APPLY", task_apply(leaf)),
         ("RANDOM_AVG", if leaf { ind(AVG_TASK, 20) } else { String::new() }),
@@ -708,12 +713,6 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
         ],
         "",
     );
-    tables += &keyed(
-        "decode_finish",
-        &["md.resub.value[31:16]: exact"],
-        &["3 : finish_aborted()"],
-        "finish_normal()",
-    );
     // A continuation: the last packet frees its entry.
     tables += &format!(
         "    action conn_follow_act() {{\n        md.conn_hit = conn_follow_ra.execute(md.conn_idx);\n    }}\n    action conn_last_act() {{\n        md.conn_hit = conn_last_ra.execute(md.conn_idx);\n    }}\n{}    action miss_conn() {{\n        md.out_node = 0xffff;\n        md.verdict = V_NODE;\n    }}\n{}",
@@ -747,6 +746,12 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
             "mirror_signal(SIG_IDLE_REMOVE)",
         );
     } else {
+        tables += &keyed(
+            "decode_finish",
+            &["md.resub.value[31:16]: exact"],
+            &["3 : finish_aborted()"],
+            "finish_normal()",
+        );
         tables += &keyed(
             "remove_finish",
             &["md.resub.value[31:16]: exact"],

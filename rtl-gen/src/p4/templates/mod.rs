@@ -194,6 +194,15 @@ pub(super) const SPINE_ACTIONS: &str = r#"    /* A removal's second pass: the po
     action read_pos() {
         md.pos = pos_hash.get({md.resub.value[15:0]});
     }
+    /* What a removal's finish adds to idle_ctl, chosen by a table of its own (decode_finish): an
+     * action of a table keyed on resub.value may not read it (the compiler makes the matched
+     * half a constant). */
+    action finish_normal() {
+        md.finish_add = LOCK;
+    }
+    action finish_aborted() {
+        md.finish_add = LOCK + 1;
+    }
     action consume_message() {
         md.verdict = V_DROP;
         md.reason = DROP_NONE;
@@ -582,19 +591,11 @@ $CLASSIFY_ENTRIES        }
      * operation a field, on containers of one size, so w_add_one and w_add_sum add them up in
      * the next stages. The factor is widened by the hash unit. The drift the first pass saw
      * goes to diff, the field drift1's check compares with: a stateful ALU has two PHV inputs
-     * for all of its register's actions (sel_factor and diff). What a removal's finish adds
-     * is chosen by a table of its own: an action of a table keyed on resub.value may not read
-     * it (the compiler makes the matched half a constant). */
+     * for all of its register's actions (sel_factor and diff). */
     action decode_second_pass() {
         md.w_add = md.resub.value;
         md.w_factor = widen_w.get({md.resub.aux});
         md.diff = md.resub.value;
-    }
-    action finish_normal() {
-        md.finish_add = LOCK;
-    }
-    action finish_aborted() {
-        md.finish_add = LOCK + 1;
     }
     action add_one() {
         md.w_factor = md.w_factor + 1;
@@ -794,8 +795,7 @@ $COMPUTING_TABLES
             header_values.apply();
             if (ig_intr_md.resubmit_flag == 1) {
                 decode.apply();
-                decode_finish.apply();
-$DECODE_POS            }
+$SPINE_DECODE            }
 $SPINE_CHECK        }
         if (hdr.ipv4.isValid() && md.csum_err) {
             reject_checksum.apply();
