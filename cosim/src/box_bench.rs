@@ -1,18 +1,21 @@
 //! The scoreboard for a board's plug-in: the switch inside the OpenNIC box adapter
-//! (`board::opennic::OpenNicBox`), against the model, in Verilator.
+//! (`board::opennic::OpenNicBox`) or as the NetFPGA-PLUS datapath
+//! (`board::netfpga::NetFpgaDatapath`), against the model, in Verilator.
 //!
-//! The plug-in runs as the shell runs it: its register window at half the core clock
+//! The plug-in runs as its shell runs it: OpenNIC's register window at half the core clock
 //! (`axil_aclk`, made here from `axis_aclk` by a test-bench flip-flop, phase-aligned as the
-//! shell's clock wizard makes them), frames arriving on both CMAC streams and the host stream at
-//! once, each output stream ready at random. The bench programs the switch through the window as
+//! shell's clock wizard makes them), NetFPGA-PLUS's on the datapath clock with byte strobes;
+//! frames arriving on both CMAC streams and the host stream at once, each output stream ready at
+//! random. The bench programs the switch through the window as
 //! `horusctl writes` says (the switch's registers, then each control pass staged, started and
 //! waited for by polling `CTL_BUSY`), then sends the traffic. The model is run in the order the
 //! switch's passes enter its stages, which a test-bench wrapper reads from inside the plug-in
 //! (the plug-in itself has no trace port); the frames are matched to the switch's buffer slots
 //! in the order the arbiter took their first beats. Every output frame must come out on the
-//! stream its port names, byte for byte the model's, with `tuser_size` its length and
-//! `tuser_dst` the shell's bit for that stream. At the end the generator's state and every
-//! counter, read through the window, are the model's.
+//! stream its port names, byte for byte the model's, with its length and the shell's destination
+//! bit for that stream in its `tuser`. A frame the model sends to a port the board lacks is
+//! dropped by the plug-in. At the end the generator's state, every counter and `BOARD_DROPS`
+//! (the frames so dropped), read through the window, are the model's.
 
 use std::collections::VecDeque;
 
@@ -20,8 +23,8 @@ use anyhow::{Result, bail};
 use horus_model::config::Config;
 use horus_model::sched::frame::{FramePass, FrameResubmit, FrameSwitch, InFrame, OutFrame};
 use horus_model::sched::{ControlOp, DropReason, config_ops};
-use horus_pipeline::board::boards::Board;
-use horus_pipeline::board::opennic::TUSER_DST;
+use horus_pipeline::board::boards::{Board, Shell};
+use horus_pipeline::board::{netfpga, opennic};
 use horus_pipeline::regmap::{self, RegFile};
 use rtl_gen::boards::BoardParams;
 
@@ -32,12 +35,40 @@ use crate::verilated::{Dut, Model, Port, module_ports};
 /// The wrapper's module name.
 pub const TOP: &str = "horus_box_tb";
 
-/// The input streams (the plug-in's port prefixes) and the output streams, by switch port.
-const INPUTS: [&str; 3] = ["s_rx0", "s_rx1", "s_h2c"];
-const OUTPUTS: [&str; 3] = ["m_tx0", "m_tx1", "m_c2h"];
+/// What the bench knows of a shell's plug-in: its port names and conventions.
+struct Profile {
+    /// The register window's port prefix, and whether it has byte strobes.
+    window: &'static str,
+    wstrb: bool,
+    /// The input streams (port prefixes) and the output streams, by switch port.
+    inputs: [&'static str; 3],
+    outputs: [&'static str; 3],
+    /// Each output stream's destination in its `tuser`.
+    tuser_dst: [u64; 3],
+}
+
+fn profile(shell: Shell) -> Profile {
+    match shell {
+        Shell::OpenNic => Profile {
+            window: "s_axil",
+            wstrb: false,
+            inputs: ["s_rx0", "s_rx1", "s_h2c"],
+            outputs: ["m_tx0", "m_tx1", "m_c2h"],
+            tuser_dst: opennic::TUSER_DST,
+        },
+        Shell::NetFpgaPlus => Profile {
+            window: "s0_axi",
+            wstrb: true,
+            inputs: ["s_axis_0", "s_axis_1", "s_axis_2"],
+            outputs: ["m_axis_0", "m_axis_1", "m_axis_2"],
+            tuser_dst: netfpga::TUSER_DST,
+        },
+    }
+}
 
 /// The plug-in's Verilog and a test-bench wrapper around it (module [`TOP`]): one clock `clk`
-/// (`axis_aclk`), `axil_aclk` toggling on it (`axil_phase` shows it), and the switch's pass trace,
+/// (`axis_aclk`), the register window's clock (OpenNIC: `axil_aclk` toggling on `clk`, shown on
+/// `axil_phase`; NetFPGA-PLUS: `clk` itself, `axil_phase` 0), and the switch's pass trace,
 /// generator state, passes in flight and overflow read from inside the plug-in.
 pub fn verilog(p: &BoardParams) -> Result<String> {
     let plugin = rtl_gen::boards::verilog(p);
@@ -45,10 +76,24 @@ pub fn verilog(p: &BoardParams) -> Result<String> {
     let (box_ports, _) = module_ports(&plugin, &module)?;
     let mut names = vec!["clk".to_string()];
     let mut decls = vec!["    input wire  clk;".to_string()];
-    let mut conns = vec![
-        "        .axil_aclk(axil_aclk)".to_string(),
-        "        .axis_aclk(clk)".to_string(),
-    ];
+    // OpenNIC's window runs at half the core clock; NetFPGA's `top.v` gives the datapath's two
+    // clock inputs the same clock.
+    let (mut conns, phase) = match p.board.shell {
+        Shell::OpenNic => (
+            vec![
+                "        .axil_aclk(axil_aclk)".to_string(),
+                "        .axis_aclk(clk)".to_string(),
+            ],
+            "axil_aclk",
+        ),
+        Shell::NetFpgaPlus => (
+            vec![
+                "        .axi_aclk(clk)".to_string(),
+                "        .axis_aclk(clk)".to_string(),
+            ],
+            "1'b0",
+        ),
+    };
     for q in box_ports.iter().filter(|q| !q.name.ends_with("_aclk")) {
         let dir = if q.input { "input" } else { "output" };
         let width = if q.width > 1 {
@@ -81,7 +126,7 @@ module {TOP}({names});\n\
 {decls}\n\
     reg axil_aclk = 1'b0;\n\
     always @(posedge clk) axil_aclk <= ~axil_aclk;\n\
-    assign axil_phase = axil_aclk;\n\
+    assign axil_phase = {phase};\n\
     {module} dut(\n{conns}\n    );\n\
     assign trace_valid = dut.core.trace_valid_unused;\n\
     assign trace_pass = dut.core.trace_unused;\n\
@@ -131,6 +176,9 @@ pub struct BoxRunReport {
     /// Cycles from a frame's last beat in at the box to the first beat out of each frame its
     /// first pass sent.
     pub latency: Vec<u64>,
+    /// Frames the model sent to a port the board lacks: the adapter dropped them, and
+    /// `BOARD_DROPS` (read through the window at the end) counted each.
+    pub board_drops: u64,
 }
 
 /// The configuration `cfg` with its ports on the board's streams (nodes spread over ports 0, 1
@@ -158,8 +206,9 @@ struct Ports {
     rng: Port,
     in_flight: Port,
     overflow: Port,
-    mod_rstn: Port,
-    mod_rst_done: Port,
+    reset: Reset,
+    /// The window's byte strobes (NetFPGA-PLUS).
+    wstrb: Option<Port>,
     awaddr: Port,
     awvalid: Port,
     awready: Port,
@@ -178,13 +227,34 @@ struct Ports {
     rready: Port,
     /// Per input stream: tdata, tkeep, tvalid, tready, tlast.
     ins: Vec<[Port; 5]>,
-    /// Per output stream: tdata, tkeep, tvalid, tready, tlast, tuser_size, tuser_src, tuser_dst.
-    outs: Vec<[Port; 8]>,
+    /// Per output stream: tdata, tkeep, tvalid, tready, tlast.
+    outs: Vec<[Port; 5]>,
+    /// Per output stream, its `tuser`.
+    users: Vec<User>,
+}
+
+/// A plug-in's reset.
+enum Reset {
+    /// OpenNIC: the module reset `mod_rstn` (a low pulse), answered on `mod_rst_done`.
+    Module { rstn: Port, done: Port },
+    /// NetFPGA-PLUS: the datapath's `axis_resetn` and the windows' `axi_resetn`, held low.
+    Lines { axis: Port, axi: Port },
+}
+
+/// An output stream's `tuser`.
+enum User {
+    /// OpenNIC: `tuser_size`, `tuser_src`, `tuser_dst`.
+    Fields([Port; 3]),
+    /// NetFPGA-PLUS: one 128-bit word, the length in `[15:0]`, the sources in `[23:16]`, the
+    /// destination in `[31:24]`.
+    Word(Port),
 }
 
 impl Ports {
-    fn of(m: &Model) -> Ports {
+    fn of(m: &Model, shell: Shell) -> Ports {
         let p = |n: &str| m.port(n).clone();
+        let pr = profile(shell);
+        let w = |f: &str| p(&format!("{}_{f}", pr.window));
         Ports {
             phase: p("axil_phase"),
             trace_valid: p("trace_valid"),
@@ -192,44 +262,55 @@ impl Ports {
             rng: p("rng_state"),
             in_flight: p("in_flight"),
             overflow: p("overflow"),
-            mod_rstn: p("mod_rstn"),
-            mod_rst_done: p("mod_rst_done"),
-            awaddr: p("s_axil_awaddr"),
-            awvalid: p("s_axil_awvalid"),
-            awready: p("s_axil_awready"),
-            wdata: p("s_axil_wdata"),
-            wvalid: p("s_axil_wvalid"),
-            wready: p("s_axil_wready"),
-            bresp: p("s_axil_bresp"),
-            bvalid: p("s_axil_bvalid"),
-            bready: p("s_axil_bready"),
-            araddr: p("s_axil_araddr"),
-            arvalid: p("s_axil_arvalid"),
-            arready: p("s_axil_arready"),
-            rdata: p("s_axil_rdata"),
-            rresp: p("s_axil_rresp"),
-            rvalid: p("s_axil_rvalid"),
-            rready: p("s_axil_rready"),
-            ins: INPUTS
+            reset: match shell {
+                Shell::OpenNic => Reset::Module {
+                    rstn: p("mod_rstn"),
+                    done: p("mod_rst_done"),
+                },
+                Shell::NetFpgaPlus => Reset::Lines {
+                    axis: p("axis_resetn"),
+                    axi: p("axi_resetn"),
+                },
+            },
+            wstrb: pr.wstrb.then(|| w("wstrb")),
+            awaddr: w("awaddr"),
+            awvalid: w("awvalid"),
+            awready: w("awready"),
+            wdata: w("wdata"),
+            wvalid: w("wvalid"),
+            wready: w("wready"),
+            bresp: w("bresp"),
+            bvalid: w("bvalid"),
+            bready: w("bready"),
+            araddr: w("araddr"),
+            arvalid: w("arvalid"),
+            arready: w("arready"),
+            rdata: w("rdata"),
+            rresp: w("rresp"),
+            rvalid: w("rvalid"),
+            rready: w("rready"),
+            ins: pr
+                .inputs
                 .iter()
                 .map(|s| {
                     ["tdata", "tkeep", "tvalid", "tready", "tlast"].map(|f| p(&format!("{s}_{f}")))
                 })
                 .collect(),
-            outs: OUTPUTS
+            outs: pr
+                .outputs
                 .iter()
                 .map(|s| {
-                    [
-                        "tdata",
-                        "tkeep",
-                        "tvalid",
-                        "tready",
-                        "tlast",
-                        "tuser_size",
-                        "tuser_src",
-                        "tuser_dst",
-                    ]
-                    .map(|f| p(&format!("{s}_{f}")))
+                    ["tdata", "tkeep", "tvalid", "tready", "tlast"].map(|f| p(&format!("{s}_{f}")))
+                })
+                .collect(),
+            users: pr
+                .outputs
+                .iter()
+                .map(|s| match shell {
+                    Shell::OpenNic => User::Fields(
+                        ["tuser_size", "tuser_src", "tuser_dst"].map(|f| p(&format!("{s}_{f}"))),
+                    ),
+                    Shell::NetFpgaPlus => User::Word(p(&format!("{s}_tuser"))),
                 })
                 .collect(),
         }
@@ -248,6 +329,7 @@ struct Sending {
 struct BoxBench<'a> {
     dut: Dut<'a>,
     p: Ports,
+    shell: Profile,
     tf: TraceFields,
     sw: FrameSwitch,
     r: BoxRunReport,
@@ -356,6 +438,9 @@ impl BoxBench<'_> {
         let p = &self.p;
         self.dut.set_u64(&p.awaddr, addr);
         self.dut.set(&p.wdata, &[data]);
+        if let Some(strb) = &p.wstrb {
+            self.dut.set(strb, &[0xf]);
+        }
         self.dut.set(&p.awvalid, &[1]);
         self.dut.set(&p.wvalid, &[1]);
         self.dut.set(&p.bready, &[1]);
@@ -434,7 +519,8 @@ pub fn run(
     let (sw, boot) = FrameSwitch::from_config(&bare, p.seed)?;
     assert!(boot.is_empty());
     let mut b = BoxBench {
-        p: Ports::of(model),
+        p: Ports::of(model, p.board.shell),
+        shell: profile(p.board.shell),
         dut,
         tf: TraceFields::new(),
         sw,
@@ -486,12 +572,6 @@ pub fn run(
             );
         }
     }
-    if b.dropped != 0 {
-        bail!(
-            "the model sent {} frames to ports the board lacks",
-            b.dropped
-        );
-    }
     b.r.cycles = b.dut.cycles;
     b.check_end_state()?;
     Ok(b.r)
@@ -516,16 +596,32 @@ impl BoxBench<'_> {
     /// writes` prints it, each word read back, and the configuration's control passes run.
     fn reset_and_program(&mut self, cfg: &Config) -> Result<()> {
         let b = self;
-        // ---- The shell's module reset: a pulse on mod_rstn, answered by mod_rst_done.
-        b.dut.set(&b.p.mod_rstn, &[0]);
-        b.axil_cycle()?;
-        b.dut.set(&b.p.mod_rstn, &[1]);
-        let mut waited = 0;
-        while !b.dut.get_bit(&b.p.mod_rst_done) {
-            b.axil_cycle()?;
-            waited += 1;
-            if waited > 1000 {
-                bail!("mod_rst_done never rose");
+        match &b.p.reset {
+            // OpenNIC: a pulse on mod_rstn, answered by mod_rst_done.
+            Reset::Module { rstn, done } => {
+                let (rstn, done) = (rstn.clone(), done.clone());
+                b.dut.set(&rstn, &[0]);
+                b.axil_cycle()?;
+                b.dut.set(&rstn, &[1]);
+                let mut waited = 0;
+                while !b.dut.get_bit(&done) {
+                    b.axil_cycle()?;
+                    waited += 1;
+                    if waited > 1000 {
+                        bail!("mod_rst_done never rose");
+                    }
+                }
+            }
+            // NetFPGA-PLUS: both resets held low for a few cycles.
+            Reset::Lines { axis, axi } => {
+                let (axis, axi) = (axis.clone(), axi.clone());
+                b.dut.set(&axis, &[0]);
+                b.dut.set(&axi, &[0]);
+                for _ in 0..16 {
+                    b.step()?;
+                }
+                b.dut.set(&axis, &[1]);
+                b.dut.set(&axi, &[1]);
             }
         }
 
@@ -679,14 +775,24 @@ impl BoxBench<'_> {
                 bail!(
                     "cycle {}: {}: tkeep {keep:#x} is not contiguous",
                     b.dut.cycles,
-                    OUTPUTS[s]
+                    b.shell.outputs[s]
                 );
             }
-            let tuser = (
-                b.dut.get_u64(&po[5]),
-                b.dut.get_u64(&po[6]),
-                b.dut.get_u64(&po[7]),
-            );
+            let tuser = match &b.p.users[s] {
+                User::Fields([size, src, dst]) => {
+                    (b.dut.get_u64(size), b.dut.get_u64(src), b.dut.get_u64(dst))
+                }
+                // The bits above 31 (none set) are checked with the sources.
+                User::Word(p) => {
+                    let w = b.dut.get(p);
+                    let above = u64::from(w[1..].iter().any(|&x| x != 0)) << 8;
+                    (
+                        u64::from(w[0] & 0xffff),
+                        u64::from(w[0] >> 16 & 0xff) | above,
+                        u64::from(w[0] >> 24),
+                    )
+                }
+            };
             if out_frame[s].is_empty() {
                 out_tuser[s] = tuser;
                 out_started[s] = b.dut.cycles;
@@ -694,7 +800,7 @@ impl BoxBench<'_> {
                 bail!(
                     "cycle {}: {}: tuser changed inside a frame",
                     b.dut.cycles,
-                    OUTPUTS[s]
+                    b.shell.outputs[s]
                 );
             }
             let data = b.dut.get(&po[0]).to_vec();
@@ -704,11 +810,11 @@ impl BoxBench<'_> {
             }
             let frame = std::mem::take(&mut out_frame[s]);
             let (size, src, dst) = out_tuser[s];
-            if size != frame.len() as u64 || src != 0 || dst != TUSER_DST[s] {
+            if size != frame.len() as u64 || src != 0 || dst != b.shell.tuser_dst[s] {
                 bail!(
                     "cycle {}: {}: tuser size {size} src {src:#x} dst {dst:#x} for a frame of {} bytes",
                     b.dut.cycles,
-                    OUTPUTS[s],
+                    b.shell.outputs[s],
                     frame.len()
                 );
             }
@@ -726,14 +832,14 @@ impl BoxBench<'_> {
                 Some((pass, want, _)) => bail!(
                     "cycle {}: {}: frame {} (from pass {pass}) differs from the model's:\n{}",
                     b.dut.cycles,
-                    OUTPUTS[s],
+                    b.shell.outputs[s],
                     b.r.frames_out[s],
                     describe_difference(&got, &want)
                 ),
                 None => bail!(
                     "cycle {}: {}: a frame the model did not send:\n{}",
                     b.dut.cycles,
-                    OUTPUTS[s],
+                    b.shell.outputs[s],
                     hex(&got.frame)
                 ),
             }
@@ -741,7 +847,8 @@ impl BoxBench<'_> {
         Ok(())
     }
 
-    /// The end state, read through the window: the generator's state and every counter.
+    /// The end state, read through the window: the generator's state, every counter, and the
+    /// adapter's drops.
     fn check_end_state(&mut self) -> Result<()> {
         let b = self;
         // ---- The end state, read through the window.
@@ -770,6 +877,14 @@ impl BoxBench<'_> {
                 );
             }
         }
+        let drops = b.read_ok(regmap::fields::BOARD_DROPS.byte_address())?;
+        if u64::from(drops) != b.dropped {
+            bail!(
+                "BOARD_DROPS {drops} through the window, but the model sent {} frames to ports the board lacks",
+                b.dropped
+            );
+        }
+        b.r.board_drops = b.dropped;
         Ok(())
     }
 }

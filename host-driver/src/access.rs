@@ -114,8 +114,8 @@ mod tests {
             check(4 * regmap::WORDS as u32, false),
             Err(AccessError::OutOfMap { .. })
         ));
-        // The word after the identity holds nothing.
-        let after = regmap::fields::CONN_TIMEOUT_US.byte_address() as u32 + 4;
+        // The word after the last (the board adapter's drops) holds nothing.
+        let after = regmap::fields::BOARD_DROPS.byte_address() as u32 + 4;
         assert!(matches!(
             check(after, false),
             Err(AccessError::Unmapped { .. })

@@ -200,11 +200,13 @@ impl<R: Regs> Switch<R> {
         Ok(self.regs.write(a, value)?)
     }
 
-    /// Every counter, in the map's order, by its field name.
+    /// Every counter, in the map's order, by its field name: the scheduler's (the model's
+    /// `Counters`), then the board adapter's `BOARD_DROPS`.
     pub fn counters(&mut self) -> Result<Vec<(&'static str, u32)>> {
         let mut out = Vec::new();
         for f in regmap::FIELDS.iter().filter(|f| {
             (regmap::COUNTER_BASE..regmap::COUNTER_BASE + regmap::COUNTERS).contains(&f.word)
+                || f.word == fields::BOARD_DROPS.word
         }) {
             out.push((f.name, self.regs.read(f.byte_address() as u32)?));
         }

@@ -277,7 +277,7 @@ fn every_kind_of_error_is_one_line_and_a_non_zero_exit() {
         &["--device", &model, "peek", "0x1000"],
         "outside the register map",
     );
-    fails_with(&["--device", &model, "peek", "0x11c"], "holds no register");
+    fails_with(&["--device", &model, "peek", "0x120"], "holds no register");
     fails_with(
         &["--device", &model, "poke", "ID", "1"],
         "ID (address 0x0) is read-only",
@@ -325,7 +325,7 @@ fn device_commands_on_the_model() {
         info.contains("switch: leaf, preset default (horus_leaf)"),
         "{info}"
     );
-    assert!(info.contains("register map version 2"), "{info}");
+    assert!(info.contains("register map version 3"), "{info}");
     let apply = ok(&["--device", &model, "apply", &leaf]);
     assert!(
         apply.contains("12 switch register word(s) written, 17 control pass(es)"),

@@ -38,8 +38,9 @@ const RSHIFT_BITS: usize = BITS.trailing_zeros() as usize;
 /// Bits of a word's index in the register file.
 const WORD_BITS: usize = FILE_WORDS.trailing_zeros() as usize;
 const _: () = assert!(FILE_WORDS.is_power_of_two());
-/// The identity words are chosen by the address's two low bits.
-const _: () = assert!(crate::regmap::IDENT_BASE % 4 == 0);
+/// The tail words (`regmap::TAIL_BASE`) are chosen by the address's two low bits.
+const _: () = assert!(crate::regmap::TAIL_BASE % 4 == 0);
+const _: () = assert!(fields::BOARD_DROPS.word == crate::regmap::TAIL_BASE + 3);
 
 /// The register file's next value: each byte of word `w` takes `wdata`'s byte when bit `w` of
 /// the one-hot `words` and the byte's strobe are set, and keeps `q`'s otherwise. Written byte by
@@ -129,6 +130,8 @@ pub struct AxiLiteRegs {
     /// The entry the last read kept, and whether a table took the read (`readback.rs`).
     pub readback: Signal<In, Bits<RB_BITS>>,
     pub readback_valid: Signal<In, Bit>,
+    /// The board adapter's dropped frames (`BOARD_DROPS`; 0 on a bare switch).
+    pub board_drops: Signal<In, Bits<32>>,
 
     regs: DFF<Bits<BITS>>,
     pending: DFF<Bit>,
@@ -153,9 +156,9 @@ pub struct AxiLiteRegs {
     r_go: DFF<Bit>,
     r_rb_status: DFF<Bit>,
     r_err: DFF<Bit>,
-    /// An identity word (`MAP_VERSION`, `BUILD_HASH`, `CONN_TIMEOUT_US`) and its value.
-    r_ident: DFF<Bit>,
-    w_ident: DFF<Bits<32>>,
+    /// A tail word (`MAP_VERSION`, `BUILD_HASH`, `CONN_TIMEOUT_US`, `BOARD_DROPS`) and its value.
+    r_tail: DFF<Bit>,
+    w_tail: DFF<Bits<32>>,
     /// The read-back inputs a clock late: they only change while `RB_BUSY` reads 1.
     rb_r: DFF<Bits<RB_BITS>>,
     rb_valid_r: DFF<Bit>,
@@ -207,7 +210,7 @@ pub struct AxiLiteRegs {
     take_r: Signal<Local, Bit>,
     in_counters: Signal<Local, Bit>,
     in_rb: Signal<Local, Bit>,
-    in_ident: Signal<Local, Bit>,
+    in_tail: Signal<Local, Bit>,
     /// The counter read (`rword - COUNTER_BASE`, mod 16), and the counters muxed by its bits.
     cidx: Signal<Local, Bits<4>>,
     first_counter4: Constant<Bits<4>>,
@@ -248,8 +251,8 @@ pub struct AxiLiteRegs {
     map_version: Constant<Bits<32>>,
     build_hash: Constant<Bits<32>>,
     conn_timeout: Constant<Bits<32>>,
-    w_ident_first: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_ident_last: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_tail_first: Constant<Bits<AXIL_ADDR_BITS>>,
+    w_tail_last: Constant<Bits<AXIL_ADDR_BITS>>,
     zero_phv: Constant<Phv>,
     word_mask_r: Constant<Bits<RSHIFT_BITS>>,
     three_r: Constant<Bits<RSHIFT_BITS>>,
@@ -323,6 +326,7 @@ impl AxiLiteRegs {
             done: Default::default(),
             readback: Default::default(),
             readback_valid: Default::default(),
+            board_drops: Default::default(),
             regs: Default::default(),
             pending: Default::default(),
             rb_busy: Default::default(),
@@ -343,8 +347,8 @@ impl AxiLiteRegs {
             r_go: Default::default(),
             r_rb_status: Default::default(),
             r_err: Default::default(),
-            r_ident: Default::default(),
-            w_ident: Default::default(),
+            r_tail: Default::default(),
+            w_tail: Default::default(),
             rb_r: Default::default(),
             rb_valid_r: Default::default(),
             c0: Default::default(),
@@ -390,7 +394,7 @@ impl AxiLiteRegs {
             take_r: Default::default(),
             in_counters: Default::default(),
             in_rb: Default::default(),
-            in_ident: Default::default(),
+            in_tail: Default::default(),
             cidx: Default::default(),
             first_counter4: Constant::new(((crate::regmap::COUNTER_BASE % 16) as u64).into()),
             m01: Default::default(),
@@ -434,8 +438,8 @@ impl AxiLiteRegs {
             map_version: c32(u64::from(MAP_VERSION)),
             build_hash: c32(u64::from(BUILD_HASH_PLACEHOLDER)),
             conn_timeout: c32(u64::from(conn_timeout_us)),
-            w_ident_first: c(fields::MAP_VERSION.word as u64),
-            w_ident_last: c(fields::CONN_TIMEOUT_US.word as u64),
+            w_tail_first: c(fields::MAP_VERSION.word as u64),
+            w_tail_last: c(fields::BOARD_DROPS.word as u64),
             five: c(5),
             w_id: c(0),
             w_info: c(1),
@@ -479,8 +483,8 @@ impl Logic for AxiLiteRegs {
             r_go,
             r_rb_status,
             r_err,
-            r_ident,
-            w_ident,
+            r_tail,
+            w_tail,
             rb_r,
             rb_valid_r,
             c0,
@@ -649,21 +653,25 @@ impl Logic for AxiLiteRegs {
         self.r_go.d.next =
             (self.rword.val() == self.w_go.val()) & !self.in_counters.val() & !self.in_rb.val();
         self.r_rb_status.d.next = (self.rword.val() == self.w_rb_status.val()) & !self.in_rb.val();
-        self.in_ident.next = (self.rword.val() >= self.w_ident_first.val())
-            & (self.rword.val() <= self.w_ident_last.val());
-        self.r_ident.d.next = self.in_ident.val();
-        // Words 68, 69, 70: the version, the hash, the timeout, by the address's low bits.
-        self.w_ident.d.next = self.map_version.val();
+        self.in_tail.next = (self.rword.val() >= self.w_tail_first.val())
+            & (self.rword.val() <= self.w_tail_last.val());
+        self.r_tail.d.next = self.in_tail.val();
+        // Words 68..71: the version, the hash, the timeout, the board's drops, by the address's
+        // low bits.
+        self.w_tail.d.next = self.map_version.val();
         if self.rword.val().get_bit(0) {
-            self.w_ident.d.next = self.build_hash.val();
+            self.w_tail.d.next = self.build_hash.val();
         }
         if self.rword.val().get_bit(1) {
-            self.w_ident.d.next = self.conn_timeout.val();
+            self.w_tail.d.next = self.conn_timeout.val();
+            if self.rword.val().get_bit(0) {
+                self.w_tail.d.next = self.board_drops.val();
+            }
         }
         self.r_err.d.next = (self.rword.val() > self.w_last_rw.val())
             & !self.in_counters.val()
             & !self.in_rb.val()
-            & !self.in_ident.val()
+            & !self.in_tail.val()
             & (self.rword.val() != self.w_rb_status.val());
 
         self.in_flight_wide.narrow.next = self.in_flight.val();
@@ -709,8 +717,8 @@ impl Logic for AxiLiteRegs {
             if self.r_rb_status.q.val() {
                 self.rdata.d.next = self.rb_status.val();
             }
-            if self.r_ident.q.val() {
-                self.rdata.d.next = self.w_ident.q.val();
+            if self.r_tail.q.val() {
+                self.rdata.d.next = self.w_tail.q.val();
             }
             if self.r_err.q.val() {
                 self.rdata.d.next = self.zero32.val();

@@ -63,6 +63,8 @@ pub struct HorusTop<const P: usize, const N: usize, const C: usize> {
     /// The ingress port, which the scheduler does not use (the name matches Verilator's
     /// `--unused-regexp`).
     tuser_unused: Signal<Local, Bits<16>>,
+    /// `BOARD_DROPS` of a switch with no board adapter around it.
+    no_board_drops: Constant<Bits<32>>,
 }
 
 impl<const P: usize, const N: usize, const C: usize> HorusTop<P, N, C> {
@@ -108,6 +110,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusTop<P, N, C> {
             regs: AxiLiteRegs::new(role, P, N, C, conn_timeout_us),
             switch: HorusSwitch::new(role, seed, conn_timeout_us),
             tuser_unused: Default::default(),
+            no_board_drops: Constant::new(0.into()),
         }
     }
 }
@@ -148,6 +151,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusTop<P, N, C>
         self.regs.done.next = self.switch.done.val();
         self.regs.readback.next = self.switch.readback.val();
         self.regs.readback_valid.next = self.switch.readback_valid.val();
+        self.regs.board_drops.next = self.no_board_drops.val();
         // AXI-Stream.
         self.switch.s_axis_tdata.next = self.s_axis_tdata.val();
         self.switch.s_axis_tkeep.next = self.s_axis_tkeep.val();

@@ -56,6 +56,8 @@ enum Op {
     },
     /// A pass leaves the stages (one cycle of `done_valid`).
     Done(Box<Phv>),
+    /// Drive the board adapter's drop count from now on.
+    BoardDrops(u32),
 }
 
 fn run(ops: Vec<Op>) {
@@ -157,6 +159,7 @@ fn run(ops: Vec<Op>) {
                     wait_clock_cycle!(sim, clk, x);
                     x.done_valid.next = false;
                 }
+                Op::BoardDrops(n) => x.board_drops.next = u64::from(n).into(),
                 Op::Ready => {
                     x.ctl_ready.next = true;
                     wait_clock_cycle!(sim, clk, x);
@@ -456,8 +459,8 @@ fn identity_strobes_and_bad_addresses() {
             addr: 0x200,
             want: (0, 2),
         },
-        // The bitstream's identity (the hash is the placeholder until rtl-gen stamps it), and
-        // the word after it unmapped.
+        // The bitstream's identity (the hash is the placeholder until rtl-gen stamps it), the
+        // board adapter's drops as its input gives them, and the word after them unmapped.
         Op::Read {
             addr: regmap::fields::MAP_VERSION.byte_address(),
             want: (regmap::MAP_VERSION, 0),
@@ -471,8 +474,26 @@ fn identity_strobes_and_bad_addresses() {
             want: (1000, 0),
         },
         Op::Read {
-            addr: regmap::fields::CONN_TIMEOUT_US.byte_address() + 4,
+            addr: regmap::fields::BOARD_DROPS.byte_address(),
+            want: (0, 0),
+        },
+        Op::BoardDrops(0xdead_beef),
+        Op::Read {
+            addr: regmap::fields::BOARD_DROPS.byte_address(),
+            want: (0xdead_beef, 0),
+        },
+        Op::Read {
+            addr: regmap::fields::CONN_TIMEOUT_US.byte_address(),
+            want: (1000, 0),
+        },
+        Op::Read {
+            addr: regmap::fields::BOARD_DROPS.byte_address() + 4,
             want: (0, 2),
+        },
+        Op::WriteResp {
+            addr: regmap::fields::BOARD_DROPS.byte_address(),
+            data: 7,
+            resp: 2,
         },
         Op::WriteResp {
             addr: regmap::fields::MAP_VERSION.byte_address(),

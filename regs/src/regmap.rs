@@ -75,7 +75,7 @@ const fn f(
 pub const ID_VALUE: u32 = 0x484f_5255;
 /// Version of this register map, read from `MAP_VERSION`: a host driver refuses a switch whose
 /// map is not the one it was built with. Raised whenever a field moves or changes meaning.
-pub const MAP_VERSION: u32 = 2;
+pub const MAP_VERSION: u32 = 3;
 /// What the generated Verilog holds in `BUILD_HASH` until `rtl-gen` stamps it: the hash is taken
 /// over the text with this value in place, then written over it ([`crate::identity`]).
 pub const BUILD_HASH_PLACEHOLDER: u32 = 0xb17d_4a54;
@@ -627,6 +627,15 @@ pub mod fields {
         Ro,
         "the connection table's timeout in microseconds, fixed when the Verilog is generated",
     );
+    // The board adapter's count (a bare switch reads 0).
+    pub const BOARD_DROPS: Field = f(
+        "BOARD_DROPS",
+        71,
+        0,
+        32,
+        Ro,
+        "frames the board adapter dropped for an egress port the board lacks, wrapping (0 without an adapter)",
+    );
 }
 
 /// Every field, in address order.
@@ -729,10 +738,12 @@ pub const FIELDS: &[Field] = &[
     fields::MAP_VERSION,
     fields::BUILD_HASH,
     fields::CONN_TIMEOUT_US,
+    fields::BOARD_DROPS,
 ];
 
-/// The first word of the identity (`MAP_VERSION`, `BUILD_HASH`, `CONN_TIMEOUT_US`).
-pub const IDENT_BASE: usize = 68;
+/// The first of the four words read from constants and the board adapter (`MAP_VERSION`,
+/// `BUILD_HASH`, `CONN_TIMEOUT_US`, `BOARD_DROPS`).
+pub const TAIL_BASE: usize = 68;
 
 /// The word of the counter of `PASSES`; the drop counters follow `CONTROL_PASSES` in the order of
 /// `DropReason::ALL`.

@@ -162,6 +162,8 @@ impl Regs for ModelDevice {
             _ if w == fields::MAP_VERSION.word => regmap::MAP_VERSION,
             _ if w == fields::BUILD_HASH.word => 0,
             _ if w == fields::CONN_TIMEOUT_US.word => self.conn_timeout_us,
+            // No board adapter: nothing dropped for a missing port.
+            _ if w == fields::BOARD_DROPS.word => 0,
             _ if regmap::rw_words().contains(&w) => self.regs.words[w],
             _ => return Err(AccessError::SlvErr { op: "read", addr }),
         })

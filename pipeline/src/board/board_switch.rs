@@ -63,6 +63,8 @@ pub struct BoardSwitch<const P: usize, const N: usize, const C: usize> {
     pub m_tready: Signal<In, Bit>,
     pub m_tlast: Signal<Out, Bit>,
     pub m_tuser: Signal<Out, Bits<32>>,
+    /// The adapter's dropped frames, for `BOARD_DROPS`.
+    pub board_drops: Signal<In, Bits<32>>,
 
     cdc: AxilCdc,
     regs: AxiLiteRegs,
@@ -115,6 +117,7 @@ impl<const P: usize, const N: usize, const C: usize> BoardSwitch<P, N, C> {
             m_tready: Default::default(),
             m_tlast: Default::default(),
             m_tuser: Default::default(),
+            board_drops: Default::default(),
             cdc: Default::default(),
             regs: AxiLiteRegs::new(role, P, N, C, conn_timeout_us),
             switch: HorusSwitch::new(role, seed, conn_timeout_us),
@@ -192,6 +195,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for BoardSwitch<P, N,
         self.regs.done.next = self.switch.done.val();
         self.regs.readback.next = self.switch.readback.val();
         self.regs.readback_valid.next = self.switch.readback_valid.val();
+        self.regs.board_drops.next = self.board_drops.val();
         self.switch.now_us.next = self.clock_us.now_us.val();
         self.trace_valid_unused.next = self.switch.trace_valid.val();
         self.trace_unused.next = self.switch.trace.val();

@@ -1,7 +1,8 @@
 //! One AXI-Stream output onto three, by the egress port the switch wrote in `tuser[7:0]`: a
 //! frame goes whole to the stream its port names (port 0, 1 or 2), decided on its first beat and
 //! held to its last. A frame for a port the board does not have (above 2, or a stream the board
-//! leaves out, [`FrameDemux3::new`]) is taken and dropped whole, and counted in `dropped`.
+//! leaves out, [`FrameDemux3::new`]) is taken and dropped whole, and counted in `dropped` (the
+//! board's `BOARD_DROPS` register).
 //! Back-pressure comes from the chosen output alone; during `reset` no beat moves. `m_len` is the
 //! frame's length in bytes (`tuser[27:16]`), on every beat, for the shells' `tuser`.
 //!

@@ -258,7 +258,6 @@ pub struct NetFpgaDatapath<const P: usize, const N: usize, const C: usize> {
     tuser1_unused: Signal<Local, Bits<128>>,
     tuser2_unused: Signal<Local, Bits<128>>,
     src_unused: Signal<Local, Bits<2>>,
-    dropped_unused: Signal<Local, Bits<32>>,
 }
 
 impl<const P: usize, const N: usize, const C: usize> NetFpgaDatapath<P, N, C> {
@@ -371,7 +370,6 @@ impl<const P: usize, const N: usize, const C: usize> NetFpgaDatapath<P, N, C> {
             tuser1_unused: Default::default(),
             tuser2_unused: Default::default(),
             src_unused: Default::default(),
-            dropped_unused: Default::default(),
         }
     }
 }
@@ -477,7 +475,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for NetFpgaDatapath<P
         self.demux.s_tlast.next = self.core.m_tlast.val();
         self.demux.s_tuser.next = self.core.m_tuser.val();
         self.core.m_tready.next = self.demux.s_tready.val();
-        self.dropped_unused.next = self.demux.dropped.val();
+        self.core.board_drops.next = self.demux.dropped.val();
         self.len.narrow.next = self.demux.m_len.val();
         self.m_axis_0_tdata.next = self.demux.m0_tdata.val();
         self.m_axis_0_tkeep.next = self.demux.m0_tkeep.val();

@@ -16,7 +16,7 @@
 //!   for CMAC port i, bit 0 for function 0: the shell's packet adapter drops a frame whose
 //!   destination lacks its own bit) and `tuser_src` 0. The shell's `tuser` on the inputs is not
 //!   read: the scheduler decides from the frame alone. A frame for a port the board lacks is
-//!   dropped whole and counted (`FrameDemux3`). `BoardSwitch` holds the switch between two
+//!   dropped whole and counted (`FrameDemux3`, read as `BOARD_DROPS`). `BoardSwitch` holds the switch between two
 //!   register slices, with its registers and the microsecond clock.
 //! - Registers: the shell's window (32-bit addresses from the box's base, BAR2 + 0x100000, no
 //!   `wstrb`) reaches the switch's register file through `BoardSwitch`'s bridge
@@ -132,7 +132,6 @@ pub struct OpenNicBox<const P: usize, const N: usize, const C: usize> {
     dst2: Constant<Bits<16>>,
     /// Outputs this box does not use (names match Verilator's `--unused-regexp`).
     src_unused: Signal<Local, Bits<2>>,
-    dropped_unused: Signal<Local, Bits<32>>,
 }
 
 impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
@@ -218,7 +217,6 @@ impl<const P: usize, const N: usize, const C: usize> OpenNicBox<P, N, C> {
             dst1: Constant::new(TUSER_DST[1].into()),
             dst2: Constant::new(TUSER_DST[2].into()),
             src_unused: Default::default(),
-            dropped_unused: Default::default(),
         }
     }
 }
@@ -305,7 +303,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for OpenNicBox<P, N, 
         self.demux.s_tlast.next = self.core.m_tlast.val();
         self.demux.s_tuser.next = self.core.m_tuser.val();
         self.core.m_tready.next = self.demux.s_tready.val();
-        self.dropped_unused.next = self.demux.dropped.val();
+        self.core.board_drops.next = self.demux.dropped.val();
         self.size.narrow.next = self.demux.m_len.val();
         self.m_tx0_tdata.next = self.demux.m0_tdata.val();
         self.m_tx0_tkeep.next = self.demux.m0_tkeep.val();
