@@ -34,7 +34,7 @@ fn frame(src: Endpoint, dst: Endpoint, t: PacketType, id: u16, qlen: u16, seq: u
     let payload = TaskPayload {
         client_id: 1,
         req_id: seq,
-        pkts_length: 1,
+        pkts_length: TaskPayload::length_of(1),
         run_ns: 0,
         gen_ns: 0,
         app_data: [0; APP_WORDS],

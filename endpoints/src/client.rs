@@ -5,14 +5,15 @@
 //! an arrival trace ([`read_trace`]), from one thread,
 //! whatever the answers do (open loop: a slow system gets the same offered load, as the paper's
 //! clients). Each task is a NEW_TASK (or NEW_TASK_RANDOM, `--policy random`: the side-by-side
-//! baseline a Horus switch also serves) to the scheduler's address, `seq_num` from the request ID
-//! ([`seq_num`]), with the public testbed's payload ([`crate::payload`]): the client's ID, the request
-//! ID, the packet count, the service time drawn from the workload (`run_ns`, for workers that take
-//! it from the payload) and the client's clock at sending (`gen_ns`). A task of several packets
+//! baseline a Horus switch also serves) to the scheduler's address, as the public testbed's client
+//! addresses it (`dst_id` [`SPINE_SCHEDULER_ID`], `seq_num` from the request ID: [`seq_num`]),
+//! with the public testbed's payload ([`crate::payload`]): the client's ID, the request ID, the
+//! task's length in bytes, the service time drawn from the workload (`run_ns`, for workers that
+//! take it from the payload) and the wall clock at sending (`gen_ns`). A task of several packets
 //! is a NEW_TASK with the more-packets flag, then TASK_CONTINUATIONs, the last without it.
 //!
 //! Another thread takes the answers (TASK_DONE, TASK_DONE_IDLE): the response time is the
-//! client's clock at arrival minus the `gen_ns` the worker echoed, recorded in an HdrHistogram
+//! wall clock at arrival minus the `gen_ns` the worker echoed, recorded in an HdrHistogram
 //! (nanoseconds, 3 significant digits). A request answered twice, or an answer to a request this
 //! client did not send, is counted, never recorded twice. Once the last task left, the client
 //! waits a drain time for the last answers; a task still unanswered then is lost.
@@ -20,7 +21,7 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, ensure};
 use hdrhistogram::Histogram;
@@ -184,11 +185,29 @@ fn us(h: &Histogram<u64>, q: f64) -> f64 {
     }
 }
 
-/// A task's `seq_num`: its request ID offset by the client's ID times 16,381. A switch keys the
-/// packets of a multi-packet task by pool and `seq_num`; the offset keeps the tasks of clients
-/// that send at like rates apart there, where counters all starting at 0 would meet.
-pub fn seq_num(client_id: u16, req_id: u32) -> u16 {
-    (req_id.wrapping_add(u32::from(client_id).wrapping_mul(16_381))) as u16
+/// The `dst_id` of a task from a client: the public testbed's spine scheduler ID. Our switches
+/// do not read it; a public spine schedules only tasks addressed to it.
+pub const SPINE_SCHEDULER_ID: u16 = 100;
+
+/// A task's `seq_num`. A one-packet task's is its request ID's low 16 bits, as the public client
+/// writes it. A multi-packet task (this project's extension) offsets the request ID by the
+/// client's ID times 16,381: a switch keys the packets of such a task by pool and `seq_num`, and
+/// the offset keeps the tasks of clients that send at like rates apart there, where counters
+/// all starting at 0 would meet (`docs/algorithm.md`).
+pub fn seq_num(client_id: u16, req_id: u32, packets: u32) -> u16 {
+    if packets <= 1 {
+        req_id as u16
+    } else {
+        (req_id.wrapping_add(u32::from(client_id).wrapping_mul(16_381))) as u16
+    }
+}
+
+/// The wall clock in nanoseconds since the Unix epoch (`CLOCK_REALTIME`, the public client's
+/// `gen_ns`); 0 for a clock set before 1970.
+pub fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// State per request: 0 not sent, 1 sent, 2 answered.
@@ -225,6 +244,7 @@ pub fn run(
     let sent = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
+    let start_wall = wall_ns();
 
     let sender = {
         let cfg = cfg.clone();
@@ -265,7 +285,7 @@ pub fn run(
         let Some(m) = rx.recv(Some(Duration::from_millis(20)))? else {
             continue;
         };
-        let now = start.elapsed().as_nanos() as u64;
+        let now = wall_ns();
         let Inbound::Frame(f) = m else {
             unexpected += 1;
             continue;
@@ -277,8 +297,9 @@ pub fn run(
                 continue;
             }
         };
-        // An answer stamped later than now belongs to another run of this client's address and ID.
-        if p.gen_ns > now {
+        // An answer stamped before this run started, or later than now, belongs to another run
+        // of this client's address and ID.
+        if p.gen_ns < start_wall || p.gen_ns > now {
             unexpected += 1;
             continue;
         }
@@ -367,9 +388,9 @@ fn send(
         let payload = TaskPayload {
             client_id: cfg.client_id,
             req_id: req,
-            pkts_length: cfg.packets,
+            pkts_length: TaskPayload::length_of(cfg.packets),
             run_ns: run_ns.unwrap_or_else(|| cfg.service.sample(&mut rng)),
-            gen_ns: start.elapsed().as_nanos() as u64,
+            gen_ns: wall_ns(),
             app_data: [0; crate::payload::APP_WORDS],
         }
         .to_bytes();
@@ -384,9 +405,9 @@ fn send(
                 more_packets: k + 1 < cfg.packets,
                 pool_id: cfg.pool,
                 src_id: cfg.client_id,
-                dst_id: 0,
+                dst_id: SPINE_SCHEDULER_ID,
                 qlen: 0,
-                seq_num: seq_num(cfg.client_id, req),
+                seq_num: seq_num(cfg.client_id, req, cfg.packets),
             };
             // A full socket buffer loses the task as a wire would: counted as lost.
             let _ = link.send(cfg.scheduler, h, payload.clone());

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """An independent dissector of Horus frames, written from the public Horus header and the public
-testbed's payload (not from this project's code): reads a classic pcap file, prints one JSON
-object per frame.
+testbed's payload (horus-scheduler/horus-p4 `headers.p4`, horus-app-eval's client `Message` and
+worker `struct message`; not from this project's code): reads a classic pcap file, prints one
+JSON object per frame, each field as the public code reads it.
 
-Header (after Ethernet II, IPv4 without options, UDP to port 1234), network byte order:
-pkt_type u8, cluster (pool) id u16, src_id u16, dst_id u16, qlen u16, seq_num u16.
-Payload: client_id u16, req_id u32, pkts_length u32, runNs u64, genNs u64, app data.
+Header (after Ethernet II, IPv4 without options, UDP to port 1234), big endian as the switches
+read it: pkt_type u8, cluster (pool) id u16, src_id u16, dst_id u16, qlen u16, seq_num u16.
+Payload: client_id u16 big endian (the client writes it pre-swapped); req_id u32, pkts_length u32
+(bytes, 165 a packet), run_ns u64, gen_ns u64 and the app data little endian (the x86 hosts'
+order, as the public worker and client read them).
 """
 import json
 import socket
@@ -56,9 +59,11 @@ def dissect(f):
     }
     payload = f[53:14 + total_len]
     if len(payload) >= 26:
-        client_id, req_id, pkts, run_ns, gen_ns = struct.unpack("!HIIQQ", payload[:26])
+        (client_id,) = struct.unpack(">H", payload[:2])
+        req_id, pkts, run_ns, gen_ns = struct.unpack("<IIQQ", payload[2:26])
         out.update(client_id=client_id, req_id=req_id, pkts_length=pkts,
-                   run_ns=run_ns, gen_ns=gen_ns, app_bytes=len(payload) - 26)
+                   packets=max(pkts // 165, 1), run_ns=run_ns, gen_ns=gen_ns,
+                   app_bytes=len(payload) - 26)
     return out
 
 

@@ -55,7 +55,7 @@ fn traffic(t: &Topology) -> Vec<Vec<u8>> {
         TaskPayload {
             client_id: 1,
             req_id: u32::from(seq),
-            pkts_length: 1,
+            pkts_length: TaskPayload::length_of(1),
             run_ns: 1000,
             gen_ns: 0,
             app_data: [7; APP_WORDS],

@@ -1,7 +1,8 @@
 //! Our client's and worker's frames as an independent dissector reads them: `dissect.py`,
-//! written from the public Horus header and testbed payload, decodes a pcap of a real exchange
-//! (the test stands for the switch: it captures every frame, hands tasks to the worker and
-//! answers on to the client) with the field values the endpoints meant.
+//! written from the public Horus header and testbed payload (each field in the byte order the
+//! public code reads it), decodes a pcap of a real exchange (the test stands for the switch: it
+//! captures every frame, hands tasks to the worker and answers on to the client) with the field
+//! values the endpoints meant.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::process::Command;
@@ -152,15 +153,22 @@ fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
             let p = horus_endpoints::payload::TaskPayload::parse(&f.payload).unwrap();
             assert_eq!(py["client_id"], 42);
             assert_eq!(py["req_id"], p.req_id);
-            assert_eq!(h.seq_num, client::seq_num(42, p.req_id));
-            assert_eq!(py["pkts_length"], 2);
+            assert_eq!(h.seq_num, client::seq_num(42, p.req_id, 2));
+            assert_eq!(py["pkts_length"], 330, "two packets of 165 bytes");
+            assert_eq!(py["packets"], 2);
             assert_eq!(py["run_ns"], p.run_ns);
+            assert!(p.run_ns > 0 && p.run_ns < 10_000_000_000, "{py}");
             assert_eq!(py["gen_ns"], p.gen_ns);
+            // The wall clock in nanoseconds, as the public client stamps it.
+            let now = client::wall_ns();
+            assert!(p.gen_ns <= now && now - p.gen_ns < 60_000_000_000, "{py}");
             assert_eq!(py["app_bytes"], 128);
         }
         if h.pkt_type.is_reply() {
             assert_eq!(py["src_id"], 3, "the worker answers with its ID");
             assert_eq!(py["dst_id"], 42, "to its client");
+        } else if h.pkt_type.is_task() {
+            assert_eq!(py["dst_id"], 100, "to the public spine scheduler's ID");
         }
     }
     // WORKER_ID, NEW_TASK (more packets), TASK_CONTINUATION, TASK_DONE_IDLE or TASK_DONE.

@@ -126,12 +126,27 @@ fn task(seq: u16, t: PacketType, run_ms: u64) -> (HorusHeader, Vec<u8>) {
     let p = TaskPayload {
         client_id: 9,
         req_id: u32::from(seq),
-        pkts_length: 1,
+        pkts_length: TaskPayload::length_of(1),
         run_ns: run_ms * 1_000_000,
         gen_ns: 0,
         app_data: [0; APP_WORDS],
     };
     (h, p.to_bytes())
+}
+
+/// The answers a test client gets within `wait`, at most `n`, with their payloads.
+fn answer_frames(c: &mut Link, n: usize, wait: Duration) -> Vec<(HorusHeader, Vec<u8>)> {
+    let end = Instant::now() + wait;
+    let mut v = Vec::new();
+    while v.len() < n {
+        let Some(left) = end.checked_duration_since(Instant::now()) else {
+            break;
+        };
+        if let Some(Inbound::Frame(f)) = c.recv(Some(left)).unwrap() {
+            v.push((f.header, f.payload));
+        }
+    }
+    v
 }
 
 /// The answers a test client gets within `wait`, at most `n`.
@@ -361,4 +376,57 @@ fn the_switch_binary_serves_its_metrics_as_a_worker_registers() {
             .kind(),
         ureq::ErrorKind::HTTP
     );
+}
+
+/// A task as the public testbed's client builds it (the 165 bytes after UDP written from its
+/// `Message` and `generate_packet`: RocksDB client 110, request 7, one packet, `run_ns` 200 us,
+/// `gen_ns` its wall clock, `dst_id` 100), with the cluster ID a public spine writes (the rack's
+/// pool): our leaf schedules it, our worker serves it for 200 us, and the answer carries the
+/// payload back byte for byte, as the public client reads it.
+#[test]
+fn a_public_clients_task_is_served_for_its_run_ns_and_echoed_byte_for_byte() {
+    let t = topo(5, 2);
+    let (stop, sw) = start_leaf(&t, Duration::from_secs(5));
+    let slots = start_slots(&t, Duration::from_millis(100));
+    let leaf = link::host(t.leaf(1));
+    let mut c = Link::bind(link::host(t.client(0).unwrap()), link::socket_addr(&leaf)).unwrap();
+    let pool = horus_endpoints::demo::POOL.to_be_bytes();
+    let mut udp = vec![
+        0x00, pool[0], pool[1], 0x00, 0x00, 0x00, 0x64, 0x00, 0x00, 0x00, 0x07,
+    ];
+    udp.extend_from_slice(&[0x00, 0x6e]); // client_id 110, big endian
+    udp.extend_from_slice(&7u32.to_le_bytes()); // req_id
+    udp.extend_from_slice(&165u32.to_le_bytes()); // pkts_length: one packet, in bytes
+    udp.extend_from_slice(&200_000u64.to_le_bytes()); // run_ns
+    let gen_ns = client::wall_ns();
+    udp.extend_from_slice(&gen_ns.to_le_bytes());
+    udp.resize(165, 0);
+    let h = HorusHeader::parse(&udp).unwrap();
+    assert_eq!(h.to_bytes(), udp[..11], "the header goes out as built");
+    let sent = Instant::now();
+    c.send(leaf, h, udp[11..].to_vec()).unwrap();
+    let a = answer_frames(&mut c, 1, Duration::from_secs(5));
+    let took = sent.elapsed();
+    assert_eq!(a.len(), 1, "{a:?}");
+    let (rh, rp) = &a[0];
+    assert!(rh.pkt_type.is_reply(), "{rh:?}");
+    assert_eq!(rh.dst_id, 110, "to the client's ID");
+    assert_eq!(rh.seq_num, 7);
+    assert_eq!(
+        rp[..26],
+        udp[11..37],
+        "client_id, req_id, pkts_length, run_ns and gen_ns echoed byte for byte"
+    );
+    // As the public client reads it: gen_ns little endian at byte 29 of the message, in the past.
+    let echoed = u64::from_le_bytes(rp[18..26].try_into().unwrap());
+    assert!(echoed <= client::wall_ns());
+    // Served for its 200 us (a big-endian reading of run_ns would be the 10 s cap).
+    assert!(
+        took >= Duration::from_micros(200) && took < Duration::from_secs(2),
+        "answered after {took:?}"
+    );
+    let stats = stop_all(slots);
+    stop.store(true, Ordering::Relaxed);
+    sw.join().unwrap();
+    assert_eq!(stats.iter().map(|s| s.tasks).sum::<u64>(), 1);
 }
