@@ -17,6 +17,7 @@
 pub mod client;
 pub mod demo;
 pub mod link;
-pub mod payload;
+/// The public testbed's task payload (`horus_model::wire::payload`).
+pub use horus_model::wire::payload;
 pub mod switch;
 pub mod worker;

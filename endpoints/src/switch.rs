@@ -77,8 +77,9 @@ pub enum Delivery {
         to: SocketAddr,
         frame: Vec<u8>,
     },
-    /// A controller's answer to a worker: a bare Horus header.
-    Controller { to: SocketAddr, header: [u8; 11] },
+    /// A controller's answer to a worker, as a UDP datagram: the Horus header, bare for this
+    /// project's workers, padded for a public testbed server (its WORKER_ID).
+    Controller { to: SocketAddr, message: Vec<u8> },
 }
 
 /// What the switch counted.
@@ -223,7 +224,7 @@ impl SoftSwitch {
         r.into_iter()
             .map(|r| Delivery::Controller {
                 to: link::socket_addr(&r.to),
-                header: r.header.to_bytes(),
+                message: r.to_bytes(),
             })
             .collect()
     }
@@ -333,7 +334,7 @@ pub fn send_all(sock: &UdpSocket, out: Vec<Delivery>, lost: &mut u64) {
     for d in out {
         let r = match &d {
             Delivery::Frame { to, frame, .. } => sock.send_to(frame, to),
-            Delivery::Controller { to, header } => sock.send_to(header, to),
+            Delivery::Controller { to, message } => sock.send_to(message, to),
         };
         if r.is_err() {
             *lost += 1;

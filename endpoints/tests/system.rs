@@ -34,11 +34,16 @@ struct SwitchEnd {
     registrations: u64,
     /// (node ID, in the switch's tables) for every worker the controller knows.
     members: Vec<(u16, bool)>,
+    counts: horus_host_driver::controller::Counts,
 }
 
 /// Leaf 1 of `t` on the model engine, its controller removing workers silent for `timeout`.
 fn start_leaf(t: &Topology, timeout: Duration) -> (Arc<AtomicBool>, JoinHandle<SwitchEnd>) {
-    let cfg = Config::from_toml_str(&t.leaf_toml(1)).unwrap();
+    start_leaf_with(Config::from_toml_str(&t.leaf_toml(1)).unwrap(), timeout)
+}
+
+/// A leaf of configuration `cfg` on the model engine, as [`start_leaf`].
+fn start_leaf_with(cfg: Config, timeout: Duration) -> (Arc<AtomicBool>, JoinHandle<SwitchEnd>) {
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = Arc::clone(&stop);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -62,6 +67,7 @@ fn start_leaf(t: &Topology, timeout: Duration) -> (Arc<AtomicBool>, JoinHandle<S
             removals: c.counts.removals,
             registrations: c.counts.registrations,
             members: c.members().map(|m| (m.id, m.active)).collect(),
+            counts: c.counts.clone(),
         }
     });
     rx.recv().unwrap();
@@ -429,4 +435,74 @@ fn a_public_clients_task_is_served_for_its_run_ns_and_echoed_byte_for_byte() {
     stop.store(true, Ordering::Relaxed);
     sw.join().unwrap();
     assert_eq!(stats.iter().map(|s| s.tasks).sum::<u64>(), 1);
+}
+
+/// A stand-in of the public testbed's worker (`tests/public_worker.py`, written from the public
+/// definitions: one server of two worker cores, configured in the leaf as nodes 0 and 1 at its
+/// address, as the public controller's topology holds its servers) behind our leaf and its
+/// controller: its public keep-alives get it watched, the controller's public WORKER_ID gets it
+/// its IDs (first node 0) and its public acknowledgement is counted, and it serves our client's
+/// tasks, which come back to the client answered, each once.
+#[test]
+fn a_public_worker_registers_the_public_way_and_serves_our_client_behind_our_leaf() {
+    let t = topo(6, 2);
+    let server = t.first_worker(1);
+    let mut toml = t.leaf_toml(1);
+    for id in 0..2 {
+        toml += &format!(
+            "  [[pools.nodes]]\n  id = {id}\n  mac = \"{}\"\n  ip = \"{server}\"\n  udp_port = 1234\n  port = 8\n",
+            link::mac_of(server)
+        );
+    }
+    let (stop, sw) = start_leaf_with(
+        Config::from_toml_str(&toml).unwrap(),
+        Duration::from_secs(5),
+    );
+    // Configured with worker IDs 11 and 12: the controller's WORKER_ID renumbers them to 1 and
+    // 2 (nodes 0 and 1), as the public controller renumbers a leaf's servers.
+    let stand_in = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/public_worker.py"
+        ))
+        .args([
+            &server.to_string(),
+            &t.leaf(1).to_string(),
+            "7",
+            "1",
+            "11",
+            "2",
+            "0.1",
+            "4",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    // Until the controller adopted both workers.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut cfg = client_cfg(&t, 0, 200.0, 1.0, 21);
+    cfg.service = ServiceTime::Exponential { mean_ns: 200e3 };
+    let (r, _) = client::run(&cfg, |_| {}).unwrap();
+    let out = stand_in.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let seen: serde_json::Value =
+        serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let end = sw.join().unwrap();
+    assert!(r.sent > 50, "{r:?}");
+    assert_eq!(
+        (r.answered, r.lost, r.duplicates, r.unexpected),
+        (r.sent, 0, 0, 0),
+        "{r:?} {seen}"
+    );
+    assert_eq!(seen["tasks"], r.sent, "{seen}");
+    assert_eq!(seen["worker_ids"], serde_json::json!([0]), "{seen}");
+    assert_eq!(seen["other"], 0, "{seen}");
+    let mut members = end.members.clone();
+    members.sort_unstable();
+    assert_eq!(members, [(0, true), (1, true)]);
+    assert!(end.counts.public_keep_alives >= 5, "{:?}", end.counts);
+    assert_eq!(end.counts.acks_received, 1, "{:?}", end.counts);
+    assert_eq!(end.registrations, 0, "no WORKER_ID of ours");
+    assert_eq!(end.removals, 0);
 }

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use horus_model::config::Role;
 use horus_model::sched::state::NodeState;
 use horus_model::sched::{ControlOp, NodeAddr, Scheduler};
+use horus_model::wire::payload::{PublicKeepAlive, public_worker_id};
 use horus_model::wire::{self, Endpoint, HorusHeader, MacAddr, PacketType};
 use serde::{Deserialize, Serialize};
 
@@ -107,6 +108,10 @@ pub struct Member {
     /// In the switch's tables as the controller last saw them (false: removed for silence, kept
     /// to be added back).
     pub active: bool,
+    /// A public testbed server's worker (watched through its server's keep-alives): sent no
+    /// message of this project's (a public worker would run a REMOVE_ACK as a task).
+    #[serde(default)]
+    pub public: bool,
 }
 
 impl Member {
@@ -138,6 +143,9 @@ impl Member {
 pub struct Counts {
     pub packets: u64,
     pub keep_alives: u64,
+    /// Keep-alives in the public testbed's layout (one a server, each of its workers counted
+    /// in `keep_alives` too).
+    pub public_keep_alives: u64,
     pub registrations: u64,
     pub removals: u64,
     pub readds: u64,
@@ -154,11 +162,30 @@ struct StateFile {
     members: Vec<Member>,
 }
 
-/// A message for a worker: a Horus header to send to its endpoint.
+/// What a keep-alive did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Alive {
+    Watched,
+    Adopted,
+    Refused,
+}
+
+/// A message for a worker: a Horus header, and what follows it (nothing for this project's
+/// workers; the padding of the public WORKER_ID), to send to its endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
     pub to: Endpoint,
     pub header: HorusHeader,
+    pub payload: Vec<u8>,
+}
+
+impl Reply {
+    /// The UDP payload: the header and what follows it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = self.header.to_bytes().to_vec();
+        b.extend_from_slice(&self.payload);
+        b
+    }
 }
 
 /// The controller of one leaf.
@@ -361,6 +388,7 @@ impl Controller {
                 qlen: 0,
                 seq_num: 0,
             },
+            payload: Vec::new(),
         }
     }
 
@@ -392,6 +420,7 @@ impl Controller {
             port: a.addr.port,
             dst_id: a.addr.dst_id,
             active: true,
+            public: false,
         })
     }
 
@@ -409,6 +438,80 @@ impl Controller {
                     .addr
                     .is_some_and(|a| a.addr.endpoint == at)
             })
+    }
+
+    /// The workers at IPv4 address `ip`, by node ID: the members there (those removed for
+    /// silence too) and the nodes the switch holds there.
+    fn nodes_at<R: Regs>(
+        &mut self,
+        sw: &mut Switch<R>,
+        ip: std::net::Ipv4Addr,
+    ) -> Result<Vec<(u16, u16)>, DriverError> {
+        self.sync(sw)?;
+        let mut keys: Vec<(u16, u16)> = self
+            .members
+            .values()
+            .filter(|m| m.ip == ip)
+            .map(|m| (m.pool, m.id))
+            .collect();
+        for (id, r) in self.m.tables().nodes.iter().enumerate() {
+            if r.node.state == NodeState::Active && r.addr.is_some_and(|a| a.addr.endpoint.ip == ip)
+            {
+                keys.push((r.node.pool, id as u16));
+            }
+        }
+        keys.sort_unstable_by_key(|k| (k.1, k.0));
+        keys.dedup();
+        Ok(keys)
+    }
+
+    /// A keep-alive of worker `key` heard at `now`: watched again, added back if it was removed
+    /// for silence, adopted if the switch holds it from a configuration.
+    fn keep_alive<R: Regs>(
+        &mut self,
+        sw: &mut Switch<R>,
+        key: (u16, u16),
+        now: Micros,
+    ) -> Result<Alive, DriverError> {
+        match self.members.get(&key).cloned() {
+            Some(m) if m.active => {
+                self.counts.keep_alives += 1;
+                self.detector.seen(key, now);
+                Ok(Alive::Watched)
+            }
+            Some(mut m) => {
+                self.counts.keep_alives += 1;
+                if !self.run(sw, m.add_op())? {
+                    // No room or the node taken meanwhile: it stays out.
+                    self.counts.ignored += 1;
+                    return Ok(Alive::Refused);
+                }
+                m.active = true;
+                self.counts.readds += 1;
+                self.detector.seen(key, now);
+                self.members.insert(key, m);
+                self.save()?;
+                Ok(Alive::Watched)
+            }
+            // A worker the switch holds from a configuration (`apply`) is adopted: watched from
+            // its first keep-alive on.
+            None => {
+                self.sync(sw)?;
+                match self.adopt(key) {
+                    Some(m) => {
+                        self.counts.keep_alives += 1;
+                        self.detector.seen(key, now);
+                        self.members.insert(key, m);
+                        self.save()?;
+                        Ok(Alive::Adopted)
+                    }
+                    None => {
+                        self.counts.ignored += 1;
+                        Ok(Alive::Refused)
+                    }
+                }
+            }
+        }
     }
 
     /// Handles one frame from the switch's control port, heard at `now`; the messages to send.
@@ -476,6 +579,7 @@ impl Controller {
                             port: self.worker_port,
                             dst_id: id,
                             active: true,
+                            public: false,
                         };
                         if !self.run(sw, m.add_op())? {
                             self.counts.ignored += 1;
@@ -493,42 +597,42 @@ impl Controller {
                     self.save()?;
                 }
             }
-            PacketType::KeepAlive => {
-                let key = (h.pool_id, h.src_id);
-                match self.members.get(&key).cloned() {
-                    Some(m) if m.active => {
-                        self.counts.keep_alives += 1;
-                        self.detector.seen(key, now);
+            PacketType::KeepAlive => match PublicKeepAlive::parse(&h, &f.payload) {
+                Ok(None) => {
+                    self.keep_alive(sw, (h.pool_id, h.src_id), now)?;
+                }
+                // A public testbed server's: its workers are the nodes at its address (the
+                // public controller knows its servers from its topology as ours from the
+                // switch's configuration), each watched.
+                Ok(Some(ka)) => {
+                    self.counts.public_keep_alives += 1;
+                    let keys = self.nodes_at(sw, f.src.ip)?;
+                    if keys.is_empty() {
+                        self.counts.ignored += 1;
+                        return Ok(out);
                     }
-                    Some(mut m) => {
-                        self.counts.keep_alives += 1;
-                        if !self.run(sw, m.add_op())? {
-                            // No room or the node taken meanwhile: it stays out.
-                            self.counts.ignored += 1;
-                            return Ok(out);
+                    let mut adopted = false;
+                    for &key in &keys {
+                        adopted |= self.keep_alive(sw, key, now)? == Alive::Adopted;
+                        if let Some(m) = self.members.get_mut(&key) {
+                            m.public = true;
                         }
-                        m.active = true;
-                        self.counts.readds += 1;
-                        self.detector.seen(key, now);
-                        self.members.insert(key, m);
-                        self.save()?;
                     }
-                    // A worker the switch holds from a configuration (`apply`) is adopted: watched
-                    // from its first keep-alive on.
-                    None => {
-                        self.sync(sw)?;
-                        match self.adopt(key) {
-                            Some(m) => {
-                                self.counts.keep_alives += 1;
-                                self.detector.seen(key, now);
-                                self.members.insert(key, m);
-                                self.save()?;
-                            }
-                            None => self.counts.ignored += 1,
-                        }
+                    // Newly watched, or numbering its workers otherwise than the switch: told
+                    // its first worker's node ID the public way (its workers are consecutive
+                    // nodes), which it acknowledges.
+                    let nodes: Vec<u16> = keys.iter().map(|k| k.1).collect();
+                    if adopted || ka.nodes != nodes {
+                        let msg = public_worker_id(self.switch_id, nodes[0]);
+                        out.push(Reply {
+                            to: f.src,
+                            header: HorusHeader::parse(&msg).expect("a header"),
+                            payload: msg[wire::HEADER_LEN..].to_vec(),
+                        });
                     }
                 }
-            }
+                Err(_) => self.counts.ignored += 1,
+            },
             PacketType::WorkerIdAck | PacketType::RemoveAck => self.counts.acks_received += 1,
             _ => self.counts.ignored += 1,
         }
@@ -573,7 +677,9 @@ impl Controller {
         // is out now.
         if self.run(sw, op)? {
             self.counts.removals += 1;
-            out.push(self.reply(m.endpoint(), PacketType::RemoveAck, m.pool, m.id));
+            if !m.public {
+                out.push(self.reply(m.endpoint(), PacketType::RemoveAck, m.pool, m.id));
+            }
         }
         m.active = false;
         self.members.insert(key, m);
@@ -590,7 +696,7 @@ impl Controller {
     pub fn metrics(&self) -> String {
         let c = &self.counts;
         let mut s = String::new();
-        let counters: [(&str, &str, u64); 8] = [
+        let counters: [(&str, &str, u64); 9] = [
             (
                 "packets_total",
                 "Frames taken from the control port.",
@@ -600,6 +706,11 @@ impl Controller {
                 "keep_alives_total",
                 "KEEP_ALIVE packets of known workers.",
                 c.keep_alives,
+            ),
+            (
+                "public_keep_alives_total",
+                "KEEP_ALIVE packets in the public testbed's layout (one a server).",
+                c.public_keep_alives,
             ),
             (
                 "registrations_total",

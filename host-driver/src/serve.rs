@@ -91,10 +91,7 @@ impl Open {
             // A worker that cannot be reached now hears again at its next packet.
             let _ = match self {
                 Open::Udp(s) => s
-                    .send_to(
-                        &r.header.to_bytes(),
-                        SocketAddr::from((r.to.ip, r.to.udp_port)),
-                    )
+                    .send_to(&r.to_bytes(), SocketAddr::from((r.to.ip, r.to.udp_port)))
                     .map(drop),
                 Open::Packet(s, me) => s.send(&answer(*me, &r)),
             };
@@ -111,7 +108,7 @@ fn answer(me: Endpoint, r: &Reply) -> Vec<u8> {
         },
         r.to,
         r.header,
-        Vec::new(),
+        r.payload.clone(),
     )
     .to_bytes()
 }

@@ -492,3 +492,118 @@ fn serve_on_an_interface_registers_a_worker_through_a_veth_pair() {
     let leaf = Config::from_toml_str(LEAF).unwrap().switch;
     assert_eq!((f.src.mac, f.src.ip), (leaf.mac, leaf.ip));
 }
+
+/// A public testbed server (horus-app-eval's worker) behind the controller: its workers are the
+/// configuration's nodes at its address (the public controller's topology is static too), its
+/// keep-alive one 165-byte message for all of them in the public layout. The controller adopts
+/// them at the first one and tells the server its first node ID with the public WORKER_ID (again
+/// whenever the server numbers its workers otherwise), watches each worker, removes them when the
+/// server falls silent and adds them back when it speaks again.
+#[test]
+fn a_public_servers_keep_alives_watch_its_workers_and_it_gets_the_public_worker_id() {
+    use horus_model::wire::HorusFrame;
+    use horus_model::wire::payload::{PublicKeepAlive, public_worker_id, public_worker_id_ack};
+    // Nodes 3 and 4 are the server's two workers, node 2 another host.
+    let mut cfg = common::leaf(&[2, 3, 4], 1);
+    for n in &mut cfg.pools[0].nodes {
+        if n.id == 4 {
+            n.ip = Ipv4Addr::new(10, 0, 1, 3);
+            n.mac = MacAddr([2, 0, 0, 0, 0x10, 3]);
+        }
+    }
+    let mut sw = Switch::open(ModelDevice::fresh(&cfg, 1, "model").unwrap()).unwrap();
+    sw.apply(&cfg).unwrap();
+    let mut c = Controller::start(&mut sw, 8, 1000, None, 0).unwrap();
+    let server = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0x10, 3]),
+        ip: Ipv4Addr::new(10, 0, 1, 3),
+        udp_port: 1234,
+    };
+    let leaf = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0, 3]),
+        ip: Ipv4Addr::new(10, 0, 0, 3),
+        udp_port: 1234,
+    };
+    let public_frame = |m: &[u8]| {
+        HorusFrame::new(
+            server,
+            leaf,
+            HorusHeader::parse(m).unwrap(),
+            m[11..].to_vec(),
+        )
+        .to_bytes()
+    };
+    // Server 7 of leaf 3 runs the workers of nodes 3 and 4 (worker IDs 4 and 5).
+    let ka = PublicKeepAlive {
+        server: 7,
+        leaf: 3,
+        nodes: vec![3, 4],
+    };
+    let r = c
+        .on_frame(&mut sw, &public_frame(&ka.to_message(0)), 10)
+        .unwrap();
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].to, server);
+    assert_eq!(
+        r[0].to_bytes(),
+        public_worker_id(3, 3),
+        "leaf 3, first node 3"
+    );
+    assert_eq!(c.counts.public_keep_alives, 1);
+    assert_eq!(c.counts.keep_alives, 2);
+    let mut watched: Vec<u16> = c.members().map(|m| m.id).collect();
+    watched.sort_unstable();
+    assert_eq!(watched, [3, 4]);
+    // Its acknowledgement (the public layout) is counted; a second keep-alive sends nothing.
+    c.on_frame(&mut sw, &public_frame(&public_worker_id_ack(&[3, 4])), 20)
+        .unwrap();
+    assert_eq!(c.counts.acks_received, 1);
+    assert!(
+        c.on_frame(&mut sw, &public_frame(&ka.to_message(1)), 700)
+            .unwrap()
+            .is_empty()
+    );
+    // Silent past the timeout: both workers removed (node 2, never heard from, is not watched),
+    // and nothing sent to the server (a public worker would run a REMOVE_ACK as a task).
+    let r = c.tick(&mut sw, 1701).unwrap();
+    assert!(r.is_empty(), "{r:?}");
+    assert_eq!(c.counts.removals, 2);
+    assert!(!active(&sw, 3) && !active(&sw, 4) && active(&sw, 2));
+    // It speaks again: both added back.
+    c.on_frame(&mut sw, &public_frame(&ka.to_message(2)), 2000)
+        .unwrap();
+    assert!(active(&sw, 3) && active(&sw, 4));
+    assert_eq!(c.counts.readds, 2);
+    // A server numbering its workers otherwise is told the switch's numbering again.
+    let other = PublicKeepAlive {
+        nodes: vec![10, 11],
+        ..ka.clone()
+    };
+    let r = c
+        .on_frame(&mut sw, &public_frame(&other.to_message(3)), 2050)
+        .unwrap();
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].to_bytes(), public_worker_id(3, 3));
+    // A public keep-alive from an address with no worker, or naming no worker at all: counted
+    // and ignored, nothing changes.
+    let ignored = c.counts.ignored;
+    let stranger = HorusFrame::new(
+        Endpoint {
+            ip: Ipv4Addr::new(10, 0, 1, 99),
+            ..server
+        },
+        leaf,
+        HorusHeader::parse(&ka.to_message(0)).unwrap(),
+        ka.to_message(0)[11..].to_vec(),
+    )
+    .to_bytes();
+    assert!(c.on_frame(&mut sw, &stranger, 2100).unwrap().is_empty());
+    let mut none = ka.to_message(3);
+    none[7..9].fill(0);
+    c.on_frame(&mut sw, &public_frame(&none), 2100).unwrap();
+    assert_eq!(c.counts.ignored, ignored + 2);
+    assert!(
+        c.metrics()
+            .contains("horus_controller_public_keep_alives_total 5")
+    );
+}

@@ -676,6 +676,8 @@ mod frame;
 
 pub use frame::*;
 
+pub mod payload;
+
 #[cfg(test)]
 mod tests {
     use super::frame::{checksum_update, fold, ones_sum, word};
