@@ -12,10 +12,11 @@
 //! whatever the frame's destination, as a cable to a top-of-rack switch would; a switch delivers
 //! what it emits to the frame's own IPv4 destination and UDP port.
 //!
-//! The controller (`horus_host_driver::controller`) answers a worker with the bare 11-byte Horus
-//! header as a UDP datagram to the worker's address, as `horusctl serve` does on a real network.
-//! A datagram of exactly [`HEADER_LEN`] bytes is therefore a controller message: no frame is that
-//! short (a Horus frame has at least 53 bytes).
+//! The controller (`horus_host_driver::controller`) answers a worker with a bare Horus message
+//! as a UDP datagram to the worker's address, as `horusctl serve` does on a real network: the
+//! 11-byte header, or the public WORKER_ID's 50 bytes. A datagram shorter than
+//! [`wire::MIN_FRAME_LEN`] (60 bytes) is therefore a controller message: the frames a link
+//! carries are padded to that length.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -234,11 +235,23 @@ impl Link {
     }
 }
 
-/// A datagram as a host takes it: a bare header from a controller, else a frame.
+/// Whether a controller sends packets of type `t` to a worker.
+fn from_controller(t: horus_model::wire::PacketType) -> bool {
+    use horus_model::wire::PacketType::*;
+    matches!(t, WorkerIdAck | RemoveAck | WorkerId)
+}
+
+/// A datagram as a host takes it: a bare message from a controller (its header), else a frame.
+/// A short datagram of another type is malformed.
 pub fn classify(d: &[u8]) -> Inbound {
-    if d.len() == HEADER_LEN {
+    if d.len() < wire::MIN_FRAME_LEN {
         return match HorusHeader::parse(d) {
-            Ok(h) => Inbound::Controller(h),
+            Ok(h) if from_controller(h.pkt_type) => Inbound::Controller(h),
+            Ok(_) => Inbound::Malformed(WireError::Truncated {
+                layer: wire::Layer::Ethernet,
+                needed: wire::MIN_FRAME_LEN,
+                got: d.len(),
+            }),
             Err(e) => Inbound::Malformed(e),
         };
     }
@@ -249,17 +262,14 @@ pub fn classify(d: &[u8]) -> Inbound {
 }
 
 /// A datagram of the kernel's UDP from `from` to `me`: a Horus header and payload. The
-/// controller's answers (WORKER_ID_ACK, REMOVE_ACK) are its messages; the rest is a frame as the
-/// kernel received it (source MAC unknown).
+/// controller's messages to a worker (WORKER_ID_ACK, REMOVE_ACK, the public WORKER_ID) are its;
+/// the rest is a frame as the kernel received it (source MAC unknown).
 pub fn classify_udp(d: &[u8], from: SocketAddr, me: Endpoint) -> Inbound {
     let h = match HorusHeader::parse(d) {
         Ok(h) => h,
         Err(e) => return Inbound::Malformed(e),
     };
-    if matches!(
-        h.pkt_type,
-        horus_model::wire::PacketType::WorkerIdAck | horus_model::wire::PacketType::RemoveAck
-    ) {
+    if from_controller(h.pkt_type) {
         return Inbound::Controller(h);
     }
     let ip = match from.ip() {
@@ -323,5 +333,11 @@ mod tests {
         );
         assert_eq!(lb.recv(None).unwrap(), None);
         assert!(matches!(classify(&[0u8; 40]), Inbound::Malformed(_)));
+        // The public WORKER_ID, 50 bytes, is the controller's too.
+        let id = horus_model::wire::payload::public_worker_id(1, 9);
+        assert!(matches!(
+            classify(&id),
+            Inbound::Controller(h) if h.pkt_type == PacketType::WorkerId && h.qlen == 9
+        ));
     }
 }

@@ -4,17 +4,25 @@
 //! address ([`crate::link`]), its own node ID in the leaf, its own FCFS queue and thread. A slot
 //! speaks the public protocol:
 //!
-//! - it announces itself with WORKER_ID (its pool in `pool_id`, the ID it asks for in `src_id`,
-//!   `0xffff` for any) until the controller answers WORKER_ID_ACK with its ID in `dst_id`, and
-//!   sends KEEP_ALIVE (`src_id` its ID) every keep-alive period from then on;
-//! - it queues the tasks it receives (NEW_TASK, NEW_TASK_RANDOM; a multi-packet task once its last
-//!   packet arrived, the packets matched by client address and `seq_num`) and runs them in order;
-//! - it answers each task to its client, through the leaf, with the task's header fields
-//!   (`pool_id`, `seq_num`), its ID in `src_id`, the client's ID in `dst_id`, and in `qlen` the
-//!   tasks still queued: TASK_DONE, or TASK_DONE_IDLE when its queue ran dry after it had taken a
-//!   task marked as coming from the idle list (`qlen = 1`), so that it is in the leaf's idle list
-//!   at most once (`docs/algorithm.md`); the payload goes back with the handler's result in
-//!   `app_data`.
+//! - with an ID of its configuration (a public testbed worker's way: IDs are static there) it
+//!   serves at once under it; without one it announces itself with WORKER_ID (its pool in
+//!   `pool_id`, `src_id` `0xffff`) until the controller answers WORKER_ID_ACK with its ID in
+//!   `dst_id` (this project's addition);
+//! - it sends the public KEEP_ALIVE every keep-alive period (the 165-byte message, its fields
+//!   little endian: [`PublicKeepAlive`]), which the public controller and ours both read, and
+//!   takes the public controller's WORKER_ID (its new node ID in `qlen`), answering the public
+//!   WORKER_ID_ACK;
+//! - it queues the tasks it receives (NEW_TASK, NEW_TASK_RANDOM) and runs them in order; a
+//!   multi-packet task once its last packet arrived: this project's (the more-packets flag and
+//!   TASK_CONTINUATIONs, matched by client address and `seq_num`) or the public testbed's (as many
+//!   NEW_TASKs as `pkts_length` counts packets, matched by client address, `client_id` and
+//!   `req_id`);
+//! - it answers each task to its client, through the leaf, with the task's `pool_id` and
+//!   `seq_num`, the task's `dst_id` in `src_id` (the node the leaf chose: the public worker's
+//!   echo), the client's ID in `dst_id`, and in `qlen` the tasks still queued: TASK_DONE, or
+//!   TASK_DONE_IDLE when its queue ran dry after it had taken a task marked as coming from the
+//!   idle list (`qlen = 1`), so that it is in the leaf's idle list at most once
+//!   (`docs/algorithm.md`); the payload goes back with the handler's result in `app_data`.
 //!
 //! A handler runs each task ([`Handler`]). The synthetic ones take the service time the client
 //! asked for (`run_ns`), or draw it from one of the paper's distributions, or a fixed time, and
@@ -25,7 +33,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -35,7 +43,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::link::{self, Inbound, Link};
-use crate::payload::{APP_WORDS, TaskPayload};
+use crate::payload::{APP_WORDS, PublicKeepAlive, TaskPayload, public_worker_id_ack};
 
 /// `src_id` of a WORKER_ID asking for any ID.
 pub const ANY_ID: u16 = horus_host_driver::controller::ANY_ID;
@@ -146,8 +154,13 @@ pub struct SlotConfig {
     /// The leaf's address (its switch socket).
     pub leaf: SocketAddr,
     pub pool: u16,
-    /// The ID it asks for ([`ANY_ID`]: any).
-    pub want_id: u16,
+    /// Its node ID when the configuration gives one (served under at once, as a public
+    /// testbed worker); `None`: asked of the controller with WORKER_ID.
+    pub id: Option<u16>,
+    /// Its server's ID and its leaf's, in its public keep-alive (the public controller finds
+    /// servers by them; this project's by address).
+    pub server_id: u16,
+    pub leaf_id: u16,
     pub keepalive: Duration,
     /// How long to wait for WORKER_ID_ACK before asking again.
     pub register_retry: Duration,
@@ -164,6 +177,8 @@ pub struct SlotStats {
     pub done_idle: u64,
     pub keep_alives: u64,
     pub registrations_sent: u64,
+    /// Public WORKER_IDs taken (its ID changed to the one in `qlen`).
+    pub renumbered: u64,
     pub remove_acks: u64,
     /// Answers and keep-alives the socket refused (a full send buffer): lost, as on a wire.
     pub send_errors: u64,
@@ -187,6 +202,14 @@ fn header(t: PacketType, pool: u16, src: u16, dst: u16, qlen: u16, seq: u16) -> 
 /// A multi-packet task's packets so far.
 type Partial = (HorusHeader, Option<TaskPayload>, u32, Instant);
 
+/// Which task a packet of a multi-packet task belongs to: this project's (the client's address
+/// and `seq_num`) or the public testbed's (the client's address, `client_id`, `req_id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum PartialKey {
+    Ours(Endpoint, u16),
+    Public(Endpoint, u16, u32),
+}
+
 /// A slot holds at most [`PARTIAL_KEPT`] incomplete multi-packet tasks: when it holds that many,
 /// those whose next packet has not come for this long go (their client stopped, or a packet was
 /// lost), and if none is that old the new task is dropped. Bad input cannot grow a slot's memory
@@ -198,11 +221,12 @@ const PARTIAL_KEPT: usize = 256;
 struct Slot {
     cfg: SlotConfig,
     link: Link,
-    id: u16,
+    /// Its node ID, shared with the keep-alive thread (a public WORKER_ID changes it).
+    id: Arc<AtomicU16>,
     queue: VecDeque<Task>,
     /// Packets of multi-packet tasks so far: the first packet's header and payload, the count,
     /// when the last one came.
-    partial: HashMap<(Endpoint, u16), Partial>,
+    partial: HashMap<PartialKey, Partial>,
     /// A task from the idle list was taken and TASK_DONE_IDLE not yet sent.
     owe_idle: bool,
     stats: SlotStats,
@@ -221,6 +245,24 @@ impl Slot {
                         self.owe_idle = false;
                     }
                     PacketType::WorkerIdAck => {}
+                    // The public controller's: the new ID in `qlen`, acknowledged the public way.
+                    PacketType::WorkerId => {
+                        self.id.store(h.qlen, Ordering::Relaxed);
+                        self.stats.renumbered += 1;
+                        let ack = public_worker_id_ack(&[h.qlen]);
+                        let header = HorusHeader::parse(&ack).expect("a header");
+                        if self
+                            .link
+                            .send(
+                                self.leaf_host,
+                                header,
+                                ack[horus_model::wire::HEADER_LEN..].to_vec(),
+                            )
+                            .is_err()
+                        {
+                            self.stats.send_errors += 1;
+                        }
+                    }
                     _ => self.stats.dropped += 1,
                 }
                 return;
@@ -235,8 +277,26 @@ impl Slot {
             self.stats.dropped += 1;
             return;
         }
-        let key = (f.src, h.seq_num);
         let payload = TaskPayload::parse(&f.payload).ok();
+        // A public multi-packet task: NEW_TASKs with no flag, `pkts_length` counting more than
+        // one packet.
+        let public_of = payload
+            .filter(|_| !h.more_packets && h.pkt_type != PacketType::TaskContinuation)
+            .filter(|p| p.packets() > 1);
+        if let Some(p) = public_of {
+            let key = PartialKey::Public(f.src, p.client_id, p.req_id);
+            let (first, n) = match self.partial.remove(&key) {
+                Some((first, _, n, _)) => (first, n + 1),
+                None => (h, 1),
+            };
+            if n < p.packets() {
+                self.hold(key, (first, Some(p), n, Instant::now()));
+                return;
+            }
+            self.enqueue(f.src, first, p, n);
+            return;
+        }
+        let key = PartialKey::Ours(f.src, h.seq_num);
         let (first, p, n) = if h.pkt_type == PacketType::TaskContinuation {
             match self.partial.remove(&key) {
                 Some((first, p, n, _)) => (first, p.or(payload), n + 1),
@@ -249,32 +309,42 @@ impl Slot {
             (h, payload, 1)
         };
         if h.more_packets {
-            if self.partial.len() >= PARTIAL_KEPT && !self.partial.contains_key(&key) {
-                let before = self.partial.len();
-                self.partial.retain(|_, e| e.3.elapsed() < PARTIAL_TIMEOUT);
-                self.stats.dropped += (before - self.partial.len()) as u64;
-                if self.partial.len() >= PARTIAL_KEPT {
-                    // All recent: the new task is the one dropped.
-                    self.stats.dropped += 1;
-                    return;
-                }
-            }
-            self.partial.insert(key, (first, p, n, Instant::now()));
+            self.hold(key, (first, p, n, Instant::now()));
             return;
         }
         let Some(payload) = p else {
             self.stats.dropped += 1;
             return;
         };
+        self.enqueue(f.src, first, payload, n);
+    }
+
+    /// Keeps an incomplete multi-packet task, within [`PARTIAL_KEPT`].
+    fn hold(&mut self, key: PartialKey, part: Partial) {
+        if self.partial.len() >= PARTIAL_KEPT && !self.partial.contains_key(&key) {
+            let before = self.partial.len();
+            self.partial.retain(|_, e| e.3.elapsed() < PARTIAL_TIMEOUT);
+            self.stats.dropped += (before - self.partial.len()) as u64;
+            if self.partial.len() >= PARTIAL_KEPT {
+                // All recent: the new task is the one dropped.
+                self.stats.dropped += 1;
+                return;
+            }
+        }
+        self.partial.insert(key, part);
+    }
+
+    /// Queues a whole task whose first packet had header `first`.
+    fn enqueue(&mut self, from: Endpoint, first: HorusHeader, payload: TaskPayload, packets: u32) {
         if first.qlen == 1 {
             self.stats.from_idle_list += 1;
             self.owe_idle = true;
         }
         self.queue.push_back(Task {
-            from: f.src,
+            from,
             header: first,
             payload,
-            packets: n,
+            packets,
         });
     }
 
@@ -286,17 +356,19 @@ impl Slot {
     }
 }
 
-/// Sends a KEEP_ALIVE every `period` from its own thread until `stop`, so that a slot running a
-/// long task stays known to the controller; the count sent.
+/// Sends the public KEEP_ALIVE (server `server` of leaf `leaf_id`, one worker: the slot's ID as
+/// `id` holds it) every `period` from its own thread until `stop`, so that a slot running a long
+/// task stays known to the controller; the count sent and the sends refused.
 fn keep_alives(
     mut link: Link,
     leaf: Endpoint,
-    h: HorusHeader,
+    (server, leaf_id): (u16, u16),
+    id: Arc<AtomicU16>,
     period: Duration,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<(u64, u64)> {
     std::thread::spawn(move || {
-        let (mut sent, mut errors) = (0, 0);
+        let (mut sent, mut errors) = (0u64, 0);
         let mut next = Instant::now() + period;
         while !stop.load(Ordering::Relaxed) {
             let left = next.saturating_duration_since(Instant::now());
@@ -304,7 +376,14 @@ fn keep_alives(
                 std::thread::sleep(left.min(Duration::from_millis(20)));
                 continue;
             }
-            match link.send(leaf, h, Vec::new()) {
+            let m = PublicKeepAlive {
+                server,
+                leaf: leaf_id,
+                nodes: vec![id.load(Ordering::Relaxed)],
+            }
+            .to_message(sent as u32);
+            let h = HorusHeader::parse(&m).expect("a header");
+            match link.send(leaf, h, m[horus_model::wire::HEADER_LEN..].to_vec()) {
                 Ok(()) => sent += 1,
                 Err(_) => errors += 1,
             }
@@ -320,14 +399,7 @@ fn register(slot: &mut Slot, stop: &AtomicBool) -> Result<Option<u16>> {
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        let h = header(
-            PacketType::WorkerId,
-            slot.cfg.pool,
-            slot.cfg.want_id,
-            0,
-            0,
-            0,
-        );
+        let h = header(PacketType::WorkerId, slot.cfg.pool, ANY_ID, 0, 0, 0);
         slot.link.send(slot.leaf_host, h, Vec::new())?;
         slot.stats.registrations_sent += 1;
         let until = Instant::now() + slot.cfg.register_retry;
@@ -361,27 +433,34 @@ pub fn run_slot(
     let mut slot = Slot {
         cfg,
         link,
-        id: ANY_ID,
+        id: Arc::new(AtomicU16::new(ANY_ID)),
         queue: VecDeque::new(),
         partial: HashMap::new(),
         owe_idle: false,
         stats: SlotStats::default(),
         leaf_host,
     };
-    let Some(id) = register(&mut slot, &stop)? else {
-        return Ok(slot.stats);
+    let id = match slot.cfg.id {
+        // Static, as a public testbed worker's: in the leaf's idle list from its start there.
+        Some(id) => id,
+        None => {
+            let Some(id) = register(&mut slot, &stop)? else {
+                return Ok(slot.stats);
+            };
+            // A new node joins the leaf's idle list, but a slot restarted under an ID the
+            // controller still holds may not be in it: its first answer on an empty queue is
+            // TASK_DONE_IDLE, which the leaf drops as a duplicate if the slot was there already.
+            slot.owe_idle = true;
+            id
+        }
     };
-    slot.id = id;
-    slot.stats.id = Some(id);
-    // A new node joins the leaf's idle list, but a slot restarted under an ID the controller
-    // still holds may not be in it: its first answer on an empty queue is TASK_DONE_IDLE, which
-    // the leaf drops as a duplicate if the slot was there already.
-    slot.owe_idle = true;
+    slot.id.store(id, Ordering::Relaxed);
     registered(id);
     let ka = keep_alives(
         slot.link.try_clone()?,
         slot.leaf_host,
-        header(PacketType::KeepAlive, slot.cfg.pool, id, 0, 0, 0),
+        (slot.cfg.server_id, slot.cfg.leaf_id),
+        Arc::clone(&slot.id),
         slot.cfg.keepalive,
         Arc::clone(&stop),
     );
@@ -407,7 +486,7 @@ pub fn run_slot(
         let h = header(
             t,
             slot.cfg.pool,
-            slot.id,
+            task.header.dst_id,
             task.payload.client_id,
             qlen,
             task.header.seq_num,
@@ -425,11 +504,13 @@ pub fn run_slot(
         .map_err(|_| anyhow::anyhow!("the keep-alive thread panicked"))?;
     slot.stats.keep_alives = sent;
     slot.stats.send_errors += errors;
+    slot.stats.id = Some(slot.id.load(Ordering::Relaxed));
     Ok(slot.stats)
 }
 
-/// A worker process's slots: `slots` consecutive addresses from `first_ip`, IDs asked from
-/// `first_id` on (or any).
+/// A worker process's slots: `slots` consecutive addresses from `first_ip`, the node IDs of
+/// the configuration from `first_id` on (or each asked of the controller); in their public
+/// keep-alives, server `first_id` (or 0) on, of leaf 0.
 pub fn slot_configs(
     first_ip: Ipv4Addr,
     slots: u16,
@@ -447,7 +528,9 @@ pub fn slot_configs(
             me: link::host(Ipv4Addr::from(base + u32::from(i))),
             leaf,
             pool,
-            want_id: first_id.map_or(ANY_ID, |f| f.saturating_add(i)),
+            id: first_id.map(|f| f.saturating_add(i)),
+            server_id: first_id.unwrap_or(0).saturating_add(i),
+            leaf_id: 0,
             keepalive,
             register_retry: Duration::from_millis(200),
             transport: link::Transport::Frames,
@@ -459,21 +542,26 @@ pub fn slot_configs(
 mod tests {
     use super::*;
 
-    fn slot() -> Slot {
-        let me = link::host(Ipv4Addr::new(127, 78, 1, 1));
-        let leaf = SocketAddr::from((Ipv4Addr::new(127, 78, 1, 2), 1234));
+    /// A slot at 127.78.`net`.1 (each test its own: tests run side by side).
+    fn slot_at(net: u8) -> Slot {
+        let me = link::host(Ipv4Addr::new(127, 78, net, 1));
+        let leaf = SocketAddr::from((Ipv4Addr::new(127, 78, net, 2), 1234));
         Slot {
             cfg: slot_configs(me.ip, 1, leaf, 3, None, Duration::from_secs(1))
                 .unwrap()
                 .remove(0),
             link: Link::bind(me, leaf).unwrap(),
-            id: 0,
+            id: Arc::new(AtomicU16::new(0)),
             queue: VecDeque::new(),
             partial: HashMap::new(),
             owe_idle: false,
             stats: SlotStats::default(),
-            leaf_host: link::host(Ipv4Addr::new(127, 78, 1, 2)),
+            leaf_host: link::host(Ipv4Addr::new(127, 78, net, 2)),
         }
+    }
+
+    fn slot() -> Slot {
+        slot_at(1)
     }
 
     fn packet(t: PacketType, more: bool, seq: u16, qlen: u16) -> Inbound {
@@ -512,7 +600,7 @@ mod tests {
         for seq in 0..PARTIAL_KEPT as u16 {
             let h = header(PacketType::NewTask, 3, 1, 0, 0, 1000 + seq);
             s.partial.insert(
-                (link::host(Ipv4Addr::new(127, 78, 1, 9)), h.seq_num),
+                PartialKey::Ours(link::host(Ipv4Addr::new(127, 78, 1, 9)), h.seq_num),
                 (h, None, 1, old),
             );
         }
@@ -530,5 +618,53 @@ mod tests {
         // Their continuations still complete them.
         s.take(packet(PacketType::TaskContinuation, false, 2000, 0));
         assert_eq!(s.queue.len(), 2);
+    }
+
+    /// A task as the public client would send one of several packets: a NEW_TASK with no flag,
+    /// `pkts_length` counting `packets` packets of 165 bytes.
+    fn public_packet(req_id: u32, packets: u32, seq: u16) -> Inbound {
+        Inbound::Frame(HorusFrame::new(
+            link::host(Ipv4Addr::new(127, 78, 1, 9)),
+            link::host(Ipv4Addr::new(127, 78, 1, 1)),
+            header(PacketType::NewTask, 3, 0, 0, 0, seq),
+            TaskPayload {
+                client_id: 110,
+                req_id,
+                pkts_length: TaskPayload::length_of(packets),
+                ..TaskPayload::default()
+            }
+            .to_bytes(),
+        ))
+    }
+
+    #[test]
+    fn a_public_multi_packet_task_queues_once_at_its_last_packet() {
+        let mut s = slot_at(2);
+        // Packets of two tasks interleaved (slots 0, 1, 2 little endian in seq_num).
+        s.take(public_packet(7, 3, 0));
+        s.take(public_packet(8, 2, 0));
+        s.take(public_packet(7, 3, 1));
+        assert!(s.queue.is_empty());
+        s.take(public_packet(8, 2, 0x0100));
+        assert_eq!(s.queue.len(), 1);
+        assert_eq!((s.queue[0].payload.req_id, s.queue[0].packets), (8, 2));
+        s.take(public_packet(7, 3, 0x0200));
+        assert_eq!(s.queue.len(), 2);
+        assert_eq!((s.queue[1].payload.req_id, s.queue[1].packets), (7, 3));
+        // A one-packet task (pkts_length 165, or 0) queues at once.
+        s.take(public_packet(9, 1, 0));
+        s.take(public_packet(10, 0, 0));
+        assert_eq!(s.queue.len(), 4);
+        assert!(s.partial.is_empty());
+        assert_eq!(s.stats.dropped, 0);
+    }
+
+    #[test]
+    fn the_public_controllers_worker_id_renumbers_the_slot_and_is_acknowledged() {
+        let mut s = slot_at(3);
+        let msg = horus_model::wire::payload::public_worker_id(3, 12);
+        s.take(crate::link::classify(&msg));
+        assert_eq!(s.id.load(Ordering::Relaxed), 12);
+        assert_eq!((s.stats.renumbered, s.stats.dropped), (1, 0));
     }
 }

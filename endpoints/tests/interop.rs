@@ -60,7 +60,7 @@ fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
     let sw = UdpSocket::bind(leaf).unwrap();
     sw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let slot = worker::slot_configs(ip(32), 1, leaf, 5, Some(3), Duration::from_secs(10))
+    let slot = worker::slot_configs(ip(32), 1, leaf, 5, None, Duration::from_secs(10))
         .unwrap()
         .remove(0);
     let wstop = stop.clone();
@@ -165,7 +165,10 @@ fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
             assert_eq!(py["app_bytes"], 128);
         }
         if h.pkt_type.is_reply() {
-            assert_eq!(py["src_id"], 3, "the worker answers with its ID");
+            assert_eq!(
+                py["src_id"], 100,
+                "the worker answers with the task's dst_id (here the client's: no leaf chose)"
+            );
             assert_eq!(py["dst_id"], 42, "to its client");
         } else if h.pkt_type.is_task() {
             assert_eq!(py["dst_id"], 100, "to the public spine scheduler's ID");
@@ -251,4 +254,87 @@ fn over_the_kernels_udp_a_worker_and_a_client_serve_each_other() {
     );
     assert_eq!(s.id, Some(6));
     assert_eq!(s.tasks, r.sent);
+}
+
+/// Our worker with a static ID (the public testbed's way) before a stand-in of the public
+/// controller's registration (`tests/public_controller.py`, written from the public definitions):
+/// it serves at once under its ID, its keep-alives read as the public controller reads them
+/// (server, leaf, worker count and IDs, little endian), and the public WORKER_ID renumbers it,
+/// answered with the public WORKER_ID_ACK; its keep-alives then carry the new ID.
+#[test]
+fn the_public_controllers_registration_renumbers_our_worker() {
+    let net = [127, 222, (std::process::id() % 250) as u8];
+    let ip = |h: u8| std::net::Ipv4Addr::new(net[0], net[1], net[2], h);
+    let ctl = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/public_controller.py"
+        ))
+        .args([&ip(11).to_string(), "2", "21", "1.5"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    std::thread::sleep(Duration::from_millis(300));
+    let mut slot = worker::slot_configs(
+        ip(32),
+        1,
+        SocketAddr::from((ip(11), 1234)),
+        5,
+        Some(5),
+        Duration::from_millis(100),
+    )
+    .unwrap()
+    .remove(0);
+    slot.server_id = 7;
+    slot.leaf_id = 2;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let wstop = stop.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let w = std::thread::spawn(move || {
+        worker::run_slot(
+            slot,
+            worker::synthetic(Service::Payload, Work::Sleep, 1),
+            wstop,
+            |id| tx.send(id).unwrap(),
+        )
+        .unwrap()
+    });
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(1)).unwrap(),
+        5,
+        "served at once under its static ID"
+    );
+    let out = ctl.wait_with_output().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let s = w.join().unwrap();
+    assert!(out.status.success());
+    let seen: Value = serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+    let kas = seen["keep_alives"].as_array().unwrap();
+    assert!(kas.len() >= 5, "{seen}");
+    for ka in kas {
+        assert_eq!(
+            (&ka["server"], &ka["leaf"], &ka["workers"], &ka["len"]),
+            (
+                &Value::from(7),
+                &Value::from(2),
+                &Value::from(1),
+                &Value::from(165)
+            ),
+            "{ka}"
+        );
+    }
+    assert_eq!(
+        kas[0]["ids"],
+        serde_json::json!([6]),
+        "worker ID = node ID + 1"
+    );
+    assert_eq!(kas[0]["first_id"], 6);
+    assert_eq!(
+        kas.last().unwrap()["ids"],
+        serde_json::json!([22]),
+        "{seen}"
+    );
+    assert_eq!(seen["acks"], serde_json::json!([22]), "{seen}");
+    assert_eq!(seen["other"], 0, "{seen}");
+    assert_eq!((s.renumbered, s.id, s.registrations_sent), (1, Some(21), 0));
 }

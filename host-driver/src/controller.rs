@@ -613,9 +613,13 @@ impl Controller {
                     }
                     let mut adopted = false;
                     for &key in &keys {
-                        adopted |= self.keep_alive(sw, key, now)? == Alive::Adopted;
-                        if let Some(m) = self.members.get_mut(&key) {
-                            m.public = true;
+                        // A configuration's worker first heard of here is a public server's
+                        // (this project's workers register first).
+                        if self.keep_alive(sw, key, now)? == Alive::Adopted {
+                            adopted = true;
+                            if let Some(m) = self.members.get_mut(&key) {
+                                m.public = true;
+                            }
                         }
                     }
                     // Newly watched, or numbering its workers otherwise than the switch: told

@@ -26,9 +26,18 @@ struct Args {
     ip: Ipv4Addr,
     #[arg(long, default_value_t = 1)]
     slots: u16,
-    /// The node ID the first slot asks for (the others the next ones); default any.
+    /// The first slot's node ID (the others the next ones), static as a public testbed worker's:
+    /// the slots serve under them at once (the leaf's configuration must hold them). Without it
+    /// each slot asks the leaf's controller for an ID with WORKER_ID.
     #[arg(long)]
     id: Option<u16>,
+    /// The first slot's server ID in its public keep-alive (the others the next ones; default
+    /// --id, else 0): the public controller finds servers by it.
+    #[arg(long)]
+    server_id: Option<u16>,
+    /// The leaf's ID in the public keep-alive (the public controller's leaf controller).
+    #[arg(long, default_value_t = 0)]
+    leaf_id: u16,
     /// A task's service time: payload (the client's run_ns), exp, bimodal, trimodal,
     /// rocksdb-50-50, rocksdb-90-10, tpcc, trace:PATH, or fixed:US.
     #[arg(long, default_value = "payload", value_parser = |s: &str| s.parse::<Service>())]
@@ -79,8 +88,12 @@ fn run() -> Result<()> {
         a.id,
         Duration::from_millis(a.keepalive_ms.max(1)),
     )?;
-    for c in &mut cfgs {
+    for (i, c) in cfgs.iter_mut().enumerate() {
         c.transport = a.transport;
+        if let Some(s) = a.server_id {
+            c.server_id = s.saturating_add(i as u16);
+        }
+        c.leaf_id = a.leaf_id;
     }
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
