@@ -89,7 +89,7 @@ impl Traffic {
 }
 
 fn leaf(t: &Topology, engine: Engine) -> SoftSwitch {
-    let cfg = Config::from_toml_str(&t.leaf_toml(1)).unwrap();
+    let cfg = Config::from_toml_str(&t.leaf_toml_open(1)).unwrap();
     let ctl = ControllerOpts {
         timeout_us: u64::MAX / 4,
         ..Default::default()
@@ -163,7 +163,7 @@ fn wait_any(sinks: &[UdpSocket], buf: &mut [u8]) {
 /// against the same path without the switch.
 fn on_socket(net: u8, secs: f64, rate: f64, spin: Duration) -> (f64, f64, f64, f64, f64) {
     let t = Topology::new([127, 231, net], 1, WORKERS).unwrap();
-    let cfg = Config::from_toml_str(&t.leaf_toml(1)).unwrap();
+    let cfg = Config::from_toml_str(&t.leaf_toml_open(1)).unwrap();
     let leaf_addr = SocketAddr::from((t.leaf(1), 1234));
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = Arc::clone(&stop);

@@ -23,6 +23,9 @@ use crate::switch::Engine;
 
 /// The pool every demo rack serves.
 pub const POOL: u16 = 1;
+/// The leaves' egress port towards their workers (and the controller's default for the workers
+/// it registers).
+pub const WORKER_PORT: u8 = 8;
 
 /// Where the hosts of one system live: `127.a.b.0/24`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,9 +100,25 @@ impl Topology {
         s
     }
 
-    /// Leaf `k`'s configuration: the pool, reported to the spine, with room for the rack's
-    /// workers, which register.
+    /// Leaf `k`'s configuration: the pool, reported to the spine, with the rack's worker slots
+    /// as its nodes 0, 1, ... at their addresses (the public testbed's way: a static topology;
+    /// the slots serve under those IDs, `horus-worker --id 0`).
     pub fn leaf_toml(&self, k: u16) -> String {
+        let mut s = self.leaf_toml_open(k);
+        let first = u32::from(self.first_worker(k));
+        for i in 0..self.workers {
+            let ip = Ipv4Addr::from(first + u32::from(i));
+            s += &format!(
+                "  [[pools.nodes]]\n  id = {i}\n  mac = \"{}\"\n  ip = \"{ip}\"\n  udp_port = 1234\n  port = {WORKER_PORT}\n",
+                crate::link::mac_of(ip)
+            );
+        }
+        s
+    }
+
+    /// Leaf `k`'s configuration with room for the rack's workers and none of them: they join
+    /// by registering (WORKER_ID from the worker, this project's addition).
+    pub fn leaf_toml_open(&self, k: u16) -> String {
         format!(
             "[switch]\nrole = \"leaf\"\nid = {k}\nmac = \"{}\"\nip = \"{}\"\npass_through_port = 1\ncontrol_port = 0\n\n{SIZES}\n[[spines]]\nid = 1\nmac = \"{}\"\nip = \"{}\"\nudp_port = 1234\nport = 2\n\n[[pools]]\nid = {POOL}\nspine = 1\nspine_node = {}\ncapacity = {}\n",
             crate::link::mac_of(self.leaf(k)),
@@ -319,6 +338,8 @@ pub struct DemoOpts {
     pub seed: u64,
     /// How long each switch polls after its last frame (`horus-switch --spin-us`).
     pub spin_us: u64,
+    /// Each switch writes every frame to `spine.pcap`, `leaf1.pcap`, ... in `out`.
+    pub capture: bool,
 }
 
 /// One (policy, load) run of the demo, all clients merged.
@@ -359,7 +380,7 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
     // An RTL engine is Verilated on its first start (minutes); the others wait less.
     let boot = Duration::from_secs(if o.engine == Engine::Rtl { 1200 } else { 60 });
     let sw_args = |cfg: &Path| {
-        vec![
+        let mut v = vec![
             "--config".into(),
             cfg.display().to_string(),
             "--engine".into(),
@@ -368,7 +389,12 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
             o.seed.to_string(),
             "--spin-us".into(),
             o.spin_us.to_string(),
-        ]
+        ];
+        if o.capture {
+            v.push("--capture".into());
+            v.push(cfg.with_extension("pcap").display().to_string());
+        }
+        v
     };
     kids.start(&switch, &sw_args(&spine_cfg), Some("serving"), boot)?;
     for k in 1..=t.racks {
@@ -393,6 +419,8 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
             t.first_worker(k).to_string(),
             "--slots".into(),
             t.workers.to_string(),
+            "--id".into(),
+            "0".into(),
             "--service".into(),
             "payload".into(),
         ];

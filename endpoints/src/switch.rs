@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -33,6 +33,7 @@ use horus_host_driver::device::model::ModelDevice;
 use horus_host_driver::{Device, Switch};
 use horus_model::config::{Config, Role};
 use horus_model::sched::frame::OutFrame;
+use horus_model::wire::{Endpoint, HorusFrame, HorusHeader};
 use serde::Serialize;
 
 use crate::link::{self, MAX_DATAGRAM};
@@ -62,7 +63,7 @@ impl Default for ControllerOpts {
     fn default() -> Self {
         ControllerOpts {
             timeout_us: 1_000_000,
-            worker_port: 8,
+            worker_port: crate::demo::WORKER_PORT,
             state: None,
         }
     }
@@ -101,6 +102,9 @@ pub struct SwitchStats {
     pub not_frames: u64,
     /// Bytes of the socket's receive buffer, as the kernel gave them ([`link::grow_receive_buffer`]).
     pub receive_buffer: usize,
+    /// Frames written to the capture file, and writes it refused (the switch goes on).
+    pub captured: u64,
+    pub capture_errors: u64,
 }
 
 /// A switch: its engine, its controller, its counts.
@@ -108,6 +112,8 @@ pub struct SoftSwitch {
     pub sw: Switch<Device>,
     /// The switch's own address (`[switch] ip` and `udp_port`).
     me: SocketAddr,
+    /// Its MAC, the source of the controller's messages in a capture.
+    mac: horus_model::wire::MacAddr,
     ctl: Option<Controller>,
     control_port: u8,
     pub engine: Engine,
@@ -157,6 +163,7 @@ impl SoftSwitch {
         Ok(SoftSwitch {
             sw,
             me: SocketAddr::from((cfg.switch.ip, cfg.switch.udp_port)),
+            mac: cfg.switch.mac,
             ctl,
             control_port: cfg.switch.control_port,
             engine,
@@ -328,6 +335,103 @@ impl SoftSwitch {
     }
 }
 
+/// A pcap file (Ethernet) of every frame a switch takes and sends, for a dissector such as
+/// Wireshark's or `endpoints/tests/dissect.py`. A controller's message, which leaves as a bare
+/// datagram on this network, is written as the frame that carries it on a card's host interface.
+pub struct Capture {
+    w: pcap_file::pcap::PcapWriter<Buffered>,
+    /// The writer's buffer, to flush it.
+    file: Buffered,
+    start: Instant,
+}
+
+/// A buffered file that two owners write and flush.
+#[derive(Clone)]
+struct Buffered(std::rc::Rc<std::cell::RefCell<std::io::BufWriter<std::fs::File>>>);
+
+impl std::io::Write for Buffered {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.borrow_mut().flush()
+    }
+}
+
+impl Capture {
+    pub fn create(path: &Path) -> Result<Capture> {
+        let f = std::fs::File::create(path)
+            .with_context(|| format!("creating the capture {}", path.display()))?;
+        let file = Buffered(std::rc::Rc::new(std::cell::RefCell::new(
+            std::io::BufWriter::new(f),
+        )));
+        let w = pcap_file::pcap::PcapWriter::with_header(
+            file.clone(),
+            pcap_file::pcap::PcapHeader {
+                datalink: pcap_file::DataLink::ETHERNET,
+                ..Default::default()
+            },
+        )
+        .with_context(|| format!("writing the capture {}", path.display()))?;
+        Ok(Capture {
+            w,
+            file,
+            start: Instant::now(),
+        })
+    }
+
+    fn write(&mut self, frame: &[u8], stats: &mut SwitchStats) {
+        let p = pcap_file::pcap::PcapPacket::new(self.start.elapsed(), frame.len() as u32, frame);
+        match self.w.write_packet(&p) {
+            Ok(_) => stats.captured += 1,
+            Err(_) => stats.capture_errors += 1,
+        }
+    }
+
+    /// What switch `s` delivers.
+    fn deliveries(&mut self, s: &mut SoftSwitch, out: &[Delivery]) {
+        for d in out {
+            match d {
+                Delivery::Frame { frame, .. } => self.write(frame, &mut s.stats),
+                Delivery::Controller { to, message } => {
+                    let Ok(h) = HorusHeader::parse(message) else {
+                        continue;
+                    };
+                    let ip = match to.ip() {
+                        std::net::IpAddr::V4(ip) => ip,
+                        std::net::IpAddr::V6(_) => continue,
+                    };
+                    let me_ip = match s.me.ip() {
+                        std::net::IpAddr::V4(ip) => ip,
+                        std::net::IpAddr::V6(_) => continue,
+                    };
+                    let f = HorusFrame::new(
+                        Endpoint {
+                            mac: s.mac,
+                            ip: me_ip,
+                            udp_port: horus_model::wire::HORUS_UDP_PORT,
+                        },
+                        Endpoint {
+                            mac: link::mac_of(ip),
+                            ip,
+                            udp_port: to.port(),
+                        },
+                        h,
+                        message[horus_model::wire::HEADER_LEN..].to_vec(),
+                    );
+                    self.write(&f.to_bytes(), &mut s.stats);
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self, stats: &mut SwitchStats) {
+        if std::io::Write::flush(&mut self.file).is_err() {
+            stats.capture_errors += 1;
+        }
+    }
+}
+
 /// Sends what the switch delivers; a destination that cannot be reached now loses the datagram
 /// (as a wire would), counted.
 pub fn send_all(sock: &UdpSocket, out: Vec<Delivery>, lost: &mut u64) {
@@ -357,6 +461,8 @@ pub struct RunOpts {
     /// with a core of its own, not where the switches share a small machine with their workers
     /// and clients (`docs/endpoints.md`).
     pub spin: Duration,
+    /// Write every frame taken and sent to this pcap file.
+    pub capture: Option<PathBuf>,
 }
 
 impl Default for RunOpts {
@@ -367,6 +473,7 @@ impl Default for RunOpts {
             stop: None,
             metrics: None,
             spin: Duration::ZERO,
+            capture: None,
         }
     }
 }
@@ -403,8 +510,15 @@ pub fn run(
     let mut buf = vec![0u8; MAX_DATAGRAM + 1];
     let mut lost = 0u64;
     let mut reported = Instant::now();
+    let mut capture = opts.capture.as_deref().map(Capture::create).transpose()?;
+    let send = |s: &mut SoftSwitch, c: &mut Option<Capture>, out: Vec<Delivery>, lost: &mut u64| {
+        if let Some(c) = c.as_mut() {
+            c.deliveries(s, &out);
+        }
+        send_all(&sock, out, lost);
+    };
     let out = s.pending(now())?;
-    send_all(&sock, out, &mut lost);
+    send(s, &mut capture, out, &mut lost);
     sock.set_nonblocking(true)?;
     let mut idle_since: Option<Instant> = None;
     let mut published: Option<Instant> = None;
@@ -424,6 +538,9 @@ pub fn run(
                 .as_ref()
                 .is_some_and(|s| s.load(Ordering::Relaxed))
         {
+            if let Some(c) = capture.as_mut() {
+                c.flush(&mut s.stats);
+            }
             return Ok(lost);
         }
         if opts.stats_every.is_some_and(|e| reported.elapsed() >= e) {
@@ -439,8 +556,11 @@ pub fn run(
                 if n < horus_model::wire::ETH_HEADER_LEN || n == horus_model::wire::HEADER_LEN {
                     s.stats.not_frames += 1;
                 } else {
+                    if let Some(c) = capture.as_mut() {
+                        c.write(d, &mut s.stats);
+                    }
                     let out = s.frame(d.to_vec(), now())?;
-                    send_all(&sock, out, &mut lost);
+                    send(s, &mut capture, out, &mut lost);
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -448,13 +568,18 @@ pub fn run(
                 // switch behind its traffic still holds their keep-alives.
                 if s.next_deadline().is_some_and(|d| d <= now()) {
                     let out = s.tick(now())?;
-                    send_all(&sock, out, &mut lost);
+                    send(s, &mut capture, out, &mut lost);
                     continue;
                 }
                 let since = *idle_since.get_or_insert_with(Instant::now);
                 if since.elapsed() < opts.spin {
                     std::hint::spin_loop();
                 } else {
+                    // Idle: the capture on disk is whole up to here (a demo ends its switches
+                    // with a signal).
+                    if let Some(c) = capture.as_mut() {
+                        c.flush(&mut s.stats);
+                    }
                     let wait = s
                         .next_deadline()
                         .map_or(50_000, |d| d.saturating_sub(now()).clamp(100, 50_000));

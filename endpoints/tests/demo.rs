@@ -32,11 +32,13 @@ fn the_demo_runs_both_policies_and_cleans_up() {
             "0.5",
             "--duration-s",
             "1",
+            "--capture",
             "--out",
         ])
         .arg(dir.path())
         .output()
         .unwrap();
+    let finished_ns = horus_endpoints::client::wall_ns();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -72,6 +74,7 @@ fn the_demo_runs_both_policies_and_cleans_up() {
     assert!(svg.contains("<svg") && svg.contains("random"));
     let dir_s = dir.path().display().to_string();
     assert_eq!(processes_with(&dir_s), Vec::<String>::new());
+    public_reading_of_the_capture(&dir.path().join("leaf1.pcap"), finished_ns);
     assert_eq!(processes_with(&format!("{net}.")), Vec::<String>::new());
 }
 
@@ -99,5 +102,61 @@ fn the_loopback_example_configurations_are_the_demos() {
         "loopback-leaf2.toml",
     ] {
         horus_model::config::Config::from_toml_str(&read(f)).unwrap();
+    }
+}
+
+/// Leaf 1's capture, read by the dissector written from the public definitions
+/// (`tests/dissect.py`): every task's `req_id`, `pkts_length`, `run_ns` and `gen_ns` as the
+/// public code reads them, and for each worker slot the public registration exchange (the
+/// controller's WORKER_ID, 50 bytes, the node in `qlen`; the worker's WORKER_ID_ACK with the
+/// node + 1 in `app_data`) and keep-alives in the public layout.
+fn public_reading_of_the_capture(pcap: &std::path::Path, finished_ns: u64) {
+    let out = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dissect.py"))
+        .arg(pcap)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let frames: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |t: u64| frames.iter().filter(move |f| f["type"] == t);
+    // Tasks from the clients (type 0 NEW_TASK, 1 NEW_TASK_RANDOM), before and after the leaf.
+    let tasks: Vec<_> = of(0).chain(of(1)).collect();
+    assert!(tasks.len() > 40, "{} tasks", tasks.len());
+    let hour_ns = 3_600_000_000_000;
+    for t in &tasks {
+        assert_eq!(t["pkts_length"], 165, "{t}");
+        assert_eq!(t["packets"], 1, "{t}");
+        let run = t["run_ns"].as_u64().unwrap();
+        assert!(run > 0 && run < 10_000_000_000, "{t}");
+        let gen_ns = t["gen_ns"].as_u64().unwrap();
+        assert!(
+            gen_ns <= finished_ns && finished_ns - gen_ns < hour_ns,
+            "{t}"
+        );
+        assert!(t["req_id"].as_u64().unwrap() < 1_000_000, "{t}");
+        assert_eq!(t["seq"], t["req_id"].as_u64().unwrap() & 0xffff, "{t}");
+    }
+    // Each of the rack's two slots: WORKER_ID to it, its acknowledgement, its keep-alives.
+    for node in 0..2u64 {
+        let to = of(12)
+            .find(|f| f["worker_id_first"] == node)
+            .unwrap_or_else(|| panic!("no WORKER_ID for node {node}"));
+        assert_eq!(to["length"], 50, "{to}");
+        assert!(
+            of(13).any(|f| f["ack_ids"] == serde_json::json!([node + 1])),
+            "no acknowledgement of node {node}"
+        );
+        assert!(
+            of(11).any(|f| f["ka_ids"] == serde_json::json!([node + 1]) && f["ka_workers"] == 1),
+            "no public keep-alive of node {node}"
+        );
     }
 }

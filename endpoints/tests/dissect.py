@@ -58,6 +58,22 @@ def dissect(f):
         "seq": seq,
     }
     payload = f[53:14 + total_len]
+    code = t & 0x7F
+    if code == 11 and len(payload) >= 154:
+        # The worker's KEEP_ALIVE, as the public controller decodes it: the header little endian.
+        _, _, ka_server, ka_leaf, ka_workers, _ = struct.unpack("<BHHHHH", f[42:53])
+        ids = [struct.unpack("<Q", payload[26 + 8 * i:34 + 8 * i])[0] for i in range(min(ka_workers, 16))]
+        out.update(ka_server=ka_server, ka_leaf=ka_leaf, ka_workers=ka_workers, ka_ids=ids)
+        return out
+    if code == 12:
+        # The controller's WORKER_ID, as the public worker reads it: the first index in qlen.
+        out.update(worker_id_first=qlen, length=len(payload) + 11)
+        return out
+    if code == 13 and len(payload) >= 154:
+        # The worker's WORKER_ID_ACK: its new IDs in app_data, little endian.
+        words = [struct.unpack("<Q", payload[26 + 8 * i:34 + 8 * i])[0] for i in range(16)]
+        out.update(ack_ids=[w for w in words if w])
+        return out
     if len(payload) >= 26:
         (client_id,) = struct.unpack(">H", payload[:2])
         req_id, pkts, run_ns, gen_ns = struct.unpack("<IIQQ", payload[2:26])

@@ -156,7 +156,7 @@ fn the_model_and_the_rtl_engines_deliver_the_same_frames() {
     // clock for the model and the simulated clock for the RTL: no gap here, so that the
     // decisions depend on the frames alone.
     let toml = t
-        .leaf_toml(1)
+        .leaf_toml_open(1)
         .replace("capacity = 4\n", "capacity = 4\nidle_repair_gap_us = 0\n");
     let cfg = Config::from_toml_str(&toml).unwrap();
     let frames = traffic(&t);
@@ -188,7 +188,7 @@ fn the_model_and_the_rtl_engines_deliver_the_same_frames() {
 #[test]
 fn a_frame_to_the_switch_itself_is_dropped_not_looped() {
     let t = Topology::new([127, 210, 2], 1, 1).unwrap();
-    let cfg = Config::from_toml_str(&t.leaf_toml(1)).unwrap();
+    let cfg = Config::from_toml_str(&t.leaf_toml_open(1)).unwrap();
     let mut s = SoftSwitch::open(&cfg, Engine::Model, SIM_SEED, None, 0).unwrap();
     let leaf = link::host(t.leaf(1));
     let worker = link::host(t.first_worker(1));

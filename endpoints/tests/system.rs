@@ -39,7 +39,10 @@ struct SwitchEnd {
 
 /// Leaf 1 of `t` on the model engine, its controller removing workers silent for `timeout`.
 fn start_leaf(t: &Topology, timeout: Duration) -> (Arc<AtomicBool>, JoinHandle<SwitchEnd>) {
-    start_leaf_with(Config::from_toml_str(&t.leaf_toml(1)).unwrap(), timeout)
+    start_leaf_with(
+        Config::from_toml_str(&t.leaf_toml_open(1)).unwrap(),
+        timeout,
+    )
 }
 
 /// A leaf of configuration `cfg` on the model engine, as [`start_leaf`].
@@ -328,7 +331,7 @@ fn the_switch_binary_serves_its_metrics_as_a_worker_registers() {
     let t = topo(4, 1);
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("leaf.toml");
-    std::fs::write(&cfg, t.leaf_toml(1)).unwrap();
+    std::fs::write(&cfg, t.leaf_toml_open(1)).unwrap();
     let http = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()
@@ -447,7 +450,7 @@ fn a_public_clients_task_is_served_for_its_run_ns_and_echoed_byte_for_byte() {
 fn a_public_worker_registers_the_public_way_and_serves_our_client_behind_our_leaf() {
     let t = topo(6, 2);
     let server = t.first_worker(1);
-    let mut toml = t.leaf_toml(1);
+    let mut toml = t.leaf_toml_open(1);
     for id in 0..2 {
         toml += &format!(
             "  [[pools.nodes]]\n  id = {id}\n  mac = \"{}\"\n  ip = \"{server}\"\n  udp_port = 1234\n  port = 8\n",

@@ -42,6 +42,10 @@ struct Args {
     /// How long each switch polls its socket after the last frame before it sleeps.
     #[arg(long, default_value_t = 0)]
     spin_us: u64,
+    /// Each switch writes every frame it takes and sends to a pcap file in --out (spine.pcap,
+    /// leaf1.pcap, ...).
+    #[arg(long)]
+    capture: bool,
 }
 
 fn main() {
@@ -69,6 +73,7 @@ fn run() -> Result<()> {
         out: a.out.clone(),
         seed: a.seed,
         spin_us: a.spin_us,
+        capture: a.capture,
     };
     demo::run(&o, |s| println!("{s}"))?;
     println!(

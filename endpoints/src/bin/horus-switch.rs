@@ -53,6 +53,10 @@ struct Args {
     /// the engine's counters).
     #[arg(long)]
     metrics: Option<SocketAddr>,
+    /// Write every frame taken and sent to this pcap file (a controller's message as the frame
+    /// a card would carry it in).
+    #[arg(long)]
+    capture: Option<PathBuf>,
 }
 
 fn secs(s: Option<f64>, what: &str) -> Result<Option<Duration>> {
@@ -90,6 +94,7 @@ fn run() -> Result<()> {
             .map(horus_host_driver::metrics::serve)
             .transpose()
             .map_err(anyhow::Error::msg)?,
+        capture: a.capture.clone(),
         ..Default::default()
     };
     println!(
