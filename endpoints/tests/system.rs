@@ -509,3 +509,76 @@ fn a_public_worker_registers_the_public_way_and_serves_our_client_behind_our_lea
     assert_eq!(end.registrations, 0, "no WORKER_ID of ours");
     assert_eq!(end.removals, 0);
 }
+
+/// A stand-in of the public testbed's client (`tests/public_client.py`, written from the public
+/// definitions) sends its tasks (200 us each, one packet, `dst_id` 100) to our leaf, whose rack's
+/// two slots serve under the IDs of its configuration as public workers do: every task is
+/// answered once, with `gen_ns` echoed so that the public client reads a time in the past, after
+/// at least its `run_ns`.
+#[test]
+fn a_public_client_is_served_by_our_leaf_and_workers() {
+    let t = topo(7, 2);
+    let (stop, sw) = start_leaf_with(
+        Config::from_toml_str(&t.leaf_toml(1)).unwrap(),
+        Duration::from_secs(5),
+    );
+    let cfgs = worker::slot_configs(
+        t.first_worker(1),
+        2,
+        SocketAddr::from((t.leaf(1), 1234)),
+        horus_endpoints::demo::POOL,
+        Some(0),
+        Duration::from_millis(100),
+    )
+    .unwrap();
+    let slots: Vec<_> = cfgs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let stop = Arc::new(AtomicBool::new(false));
+            let s2 = Arc::clone(&stop);
+            let h = std::thread::spawn(move || {
+                let handler = worker::synthetic(Service::Payload, Work::Sleep, i as u64);
+                worker::run_slot(c, handler, s2, |_| {}).unwrap()
+            });
+            (stop, h)
+        })
+        .collect();
+    let out = std::process::Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/public_client.py"
+        ))
+        .args([
+            &t.client(0).unwrap().to_string(),
+            &t.leaf(1).to_string(),
+            &horus_endpoints::demo::POOL.to_string(),
+            "110",
+            "200",
+            "400",
+            "200000",
+            "3",
+        ])
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+    let stats = stop_all(slots);
+    stop.store(true, Ordering::Relaxed);
+    sw.join().unwrap();
+    assert_eq!(r["answers"], 200, "{r}");
+    assert_eq!(r["future"], 0, "{r}");
+    assert_eq!(r["twice"], serde_json::json!([]), "{r}");
+    assert_eq!(r["missing"], serde_json::json!([]), "{r}");
+    assert!(r["p50_us"].as_f64().unwrap() >= 200.0, "{r}");
+    assert_eq!(stats.iter().map(|s| s.tasks).sum::<u64>(), 200);
+    assert!(
+        stats.iter().all(|s| s.tasks > 0),
+        "both slots served: {stats:?}"
+    );
+}
