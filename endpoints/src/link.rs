@@ -204,7 +204,8 @@ impl Link {
         }
     }
 
-    /// Waits at most `timeout` (`None`: not at all) for the next datagram.
+    /// Waits at most `timeout` (`None`: not at all) for the next datagram; `None` when none came
+    /// (or the wait was interrupted by a signal).
     pub fn recv(&mut self, timeout: Option<Duration>) -> io::Result<Option<Inbound>> {
         let want = timeout.map(|t| t.max(Duration::from_micros(1)));
         if self.waits != Some(want) {
@@ -222,10 +223,14 @@ impl Link {
                 Transport::Frames => classify(&self.buf[..n]),
                 Transport::Kernel => classify_udp(&self.buf[..n], from, self.me),
             })),
+            // Interrupted: a signal, or the process stopped and continued (Linux fails a
+            // socket call with a timeout so even without a handler): nothing came, go on.
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
                 ) =>
             {
                 Ok(None)

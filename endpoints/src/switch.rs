@@ -586,6 +586,8 @@ pub fn run(
                     wait_readable(&sock, Duration::from_micros(wait));
                 }
             }
+            // A signal, or a stop and continue: nothing lost, go on.
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e).context("receiving a frame"),
         }
     }

@@ -393,6 +393,15 @@ fn keep_alives(
     })
 }
 
+/// Sets its flag when dropped: the keep-alive thread's stop, whichever way the slot ends.
+struct Silence(Arc<AtomicBool>);
+
+impl Drop for Silence {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Registers a slot with the leaf's controller: its ID.
 fn register(slot: &mut Slot, stop: &AtomicBool) -> Result<Option<u16>> {
     loop {
@@ -456,13 +465,18 @@ pub fn run_slot(
     };
     slot.id.store(id, Ordering::Relaxed);
     registered(id);
+    // The keep-alives stop with the slot however it ends (its stop, or an error that ends its
+    // loop): a slot that no longer serves must fall silent, so that the controller removes it.
+    let silenced = Arc::new(AtomicBool::new(false));
+    let _silence = Silence(Arc::clone(&silenced));
+    let ka_stop = Arc::clone(&silenced);
     let ka = keep_alives(
         slot.link.try_clone()?,
         slot.leaf_host,
         (slot.cfg.server_id, slot.cfg.leaf_id),
         Arc::clone(&slot.id),
         slot.cfg.keepalive,
-        Arc::clone(&stop),
+        ka_stop,
     );
     while !stop.load(Ordering::Relaxed) {
         let Some(task) = slot.queue.pop_front() else {
@@ -499,6 +513,7 @@ pub fn run_slot(
             slot.stats.send_errors += 1;
         }
     }
+    silenced.store(true, Ordering::Relaxed);
     let (sent, errors) = ka
         .join()
         .map_err(|_| anyhow::anyhow!("the keep-alive thread panicked"))?;

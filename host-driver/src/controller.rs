@@ -154,6 +154,9 @@ pub struct Counts {
     /// the switch refused.
     pub ignored: u64,
     pub state_writes: u64,
+    /// State-file writes that failed (disk full, a read-only directory): tried again a second
+    /// later, the switch served meanwhile.
+    pub state_write_errors: u64,
 }
 
 /// The state file's content.
@@ -203,7 +206,16 @@ pub struct Controller {
     passes_seen: Option<u32>,
     switch_id: u16,
     pub counts: Counts,
+    /// The time of the last frame or tick, and when an unwritten change to the state file is
+    /// next tried again.
+    clock: Micros,
+    retry_save_at: Option<Micros>,
+    /// The last state-file error said, so that a lasting one is said once.
+    save_error: Option<String>,
 }
+
+/// How long after a failed write of the state file the controller tries again.
+pub const SAVE_RETRY: Micros = 1_000_000;
 
 fn err(e: impl std::fmt::Display) -> DriverError {
     DriverError::Refused(e.to_string())
@@ -272,6 +284,9 @@ impl Controller {
             passes_seen: Some(passes),
             switch_id,
             counts: Counts::default(),
+            clock: now,
+            retry_save_at: None,
+            save_error: None,
         };
         // Resume: the switch keeps what it has; only what it lacks is written.
         let mut changed = false;
@@ -321,7 +336,7 @@ impl Controller {
         }
         self.passes_seen = Some(now);
         if changed {
-            self.save()?;
+            self.persist();
         }
         Ok(())
     }
@@ -360,20 +375,67 @@ impl Controller {
     }
 
     /// Writes the state file (when there is one).
-    fn save(&mut self) -> Result<(), DriverError> {
-        let Some(p) = &self.state_path else {
-            return Ok(());
-        };
+    /// Writes the membership to the state file: to a temporary file beside it (a name that is
+    /// never the file's own), synced, renamed over it, and the directory synced, so that a crash
+    /// leaves the old file or the new one.
+    fn write_state(&self, p: &Path) -> std::io::Result<()> {
+        use std::io::Write;
         let s = StateFile {
             members: self.members.values().cloned().collect(),
         };
-        let text = serde_json::to_string_pretty(&s).map_err(err)?;
-        let tmp = p.with_extension("tmp");
-        std::fs::write(&tmp, text + "\n")
-            .and_then(|_| std::fs::rename(&tmp, p))
+        let text = serde_json::to_string_pretty(&s).map_err(std::io::Error::other)? + "\n";
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = p.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, p)?;
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            std::fs::File::open(dir.unwrap_or(Path::new(".")))?.sync_all()
+        };
+        let r = write();
+        if r.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        r
+    }
+
+    /// Writes the state file (see [`Controller::write_state`]); an error is the caller's (at
+    /// start: a state file that cannot be written is refused before anything runs).
+    fn save(&mut self) -> Result<(), DriverError> {
+        let Some(p) = self.state_path.clone() else {
+            return Ok(());
+        };
+        self.write_state(&p)
             .map_err(|e| err(format!("writing {}: {e}", p.display())))?;
         self.counts.state_writes += 1;
         Ok(())
+    }
+
+    /// Writes the state file after a change, never failing the caller: the switch keeps serving
+    /// while the disk refuses; the error is counted, said once on standard error, and the write
+    /// tried again [`SAVE_RETRY`] later (and at every change meanwhile).
+    fn persist(&mut self) {
+        match self.save() {
+            Ok(()) => {
+                self.retry_save_at = None;
+                if self.save_error.take().is_some() {
+                    eprintln!("horus controller: the state file is written again");
+                }
+            }
+            Err(e) => {
+                self.counts.state_write_errors += 1;
+                self.retry_save_at = Some(self.clock.saturating_add(SAVE_RETRY));
+                let e = e.to_string();
+                if self.save_error.as_ref() != Some(&e) {
+                    eprintln!(
+                        "horus controller: {e}; the switch goes on, the write is tried again"
+                    );
+                    self.save_error = Some(e);
+                }
+            }
+        }
     }
 
     fn reply(&self, to: Endpoint, pkt_type: PacketType, pool: u16, id: u16) -> Reply {
@@ -490,7 +552,7 @@ impl Controller {
                 self.counts.readds += 1;
                 self.detector.seen(key, now);
                 self.members.insert(key, m);
-                self.save()?;
+                self.persist();
                 Ok(Alive::Watched)
             }
             // A worker the switch holds from a configuration (`apply`) is adopted: watched from
@@ -502,7 +564,7 @@ impl Controller {
                         self.counts.keep_alives += 1;
                         self.detector.seen(key, now);
                         self.members.insert(key, m);
-                        self.save()?;
+                        self.persist();
                         Ok(Alive::Adopted)
                     }
                     None => {
@@ -522,6 +584,7 @@ impl Controller {
         frame: &[u8],
         now: Micros,
     ) -> Result<Vec<Reply>, DriverError> {
+        self.clock = now;
         self.counts.packets += 1;
         let Ok(f) = wire::parse_frame(frame) else {
             self.counts.ignored += 1;
@@ -594,7 +657,7 @@ impl Controller {
                 out.push(self.reply(mem.endpoint(), PacketType::WorkerIdAck, mem.pool, mem.id));
                 self.members.insert(key, mem);
                 if changed {
-                    self.save()?;
+                    self.persist();
                 }
             }
             PacketType::KeepAlive => match PublicKeepAlive::parse(&h, &f.payload) {
@@ -650,6 +713,10 @@ impl Controller {
         sw: &mut Switch<R>,
         now: Micros,
     ) -> Result<Vec<Reply>, DriverError> {
+        self.clock = now;
+        if self.retry_save_at.is_some_and(|t| t <= now) {
+            self.persist();
+        }
         let mut out = Vec::new();
         let due = self.detector.expired(now);
         for (i, &key) in due.iter().enumerate() {
@@ -687,12 +754,16 @@ impl Controller {
         }
         m.active = false;
         self.members.insert(key, m);
-        self.save()
+        self.persist();
+        Ok(())
     }
 
     /// When the next silent worker is due for removal.
     pub fn next_deadline(&self) -> Option<Micros> {
-        self.detector.next_deadline()
+        match (self.detector.next_deadline(), self.retry_save_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Membership and the controller's counts in the Prometheus text format (the switch's
@@ -700,7 +771,7 @@ impl Controller {
     pub fn metrics(&self) -> String {
         let c = &self.counts;
         let mut s = String::new();
-        let counters: [(&str, &str, u64); 9] = [
+        let counters: [(&str, &str, u64); 10] = [
             (
                 "packets_total",
                 "Frames taken from the control port.",
@@ -730,6 +801,11 @@ impl Controller {
             ),
             ("ignored_total", "Frames not acted on.", c.ignored),
             ("state_writes_total", "State file writes.", c.state_writes),
+            (
+                "state_write_errors_total",
+                "State file writes that failed (tried again a second later).",
+                c.state_write_errors,
+            ),
         ];
         for (name, help, v) in counters {
             s += &format!(

@@ -266,6 +266,14 @@ fn serve_registers_over_udp_removes_on_silence_and_serves_metrics_over_http() {
         panic!("/metrics never showed {what:?}: {:?}", scrape());
     };
     wait_for("horus_controller_packets_total 0");
+    // Stopped and continued (Ctrl-Z and `fg`: Linux then fails its blocked receive with EINTR):
+    // it goes on.
+    for sig in [libc::SIGSTOP, libc::SIGCONT] {
+        // SAFETY: kill(2) on the child this test started and has not reaped.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "serve still runs");
     // A worker on a real socket registers and gets its ID.
     let w = UdpSocket::bind("127.0.0.1:0").unwrap();
     w.set_read_timeout(Some(std::time::Duration::from_secs(5)))
@@ -606,4 +614,41 @@ fn a_public_servers_keep_alives_watch_its_workers_and_it_gets_the_public_worker_
         c.metrics()
             .contains("horus_controller_public_keep_alives_total 5")
     );
+}
+
+/// A state file the disk refuses (here: its folder is a file) does not stop the controller: the
+/// worker is registered and answered, the failure counted, the write tried again a second later,
+/// and written once the folder is there. A state file named like a temporary file is written
+/// whole too (its temporary name is never its own).
+#[test]
+fn a_state_file_write_error_is_counted_and_retried_not_fatal() {
+    let mut sw = switch();
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("state");
+    std::fs::write(&folder, b"not a folder").unwrap();
+    let state = folder.join("members.json.tmp");
+    let mut c = Controller::start(&mut sw, 8, 10_000_000, Some(&state), 0).unwrap();
+    let r = c
+        .on_frame(&mut sw, &frame(worker(0), PacketType::WorkerId, 1, 4), 10)
+        .unwrap();
+    assert_eq!(r[0].header.pkt_type, PacketType::WorkerIdAck);
+    assert!(active(&sw, 4));
+    assert_eq!(c.counts.state_write_errors, 1);
+    assert_eq!(c.counts.state_writes, 0);
+    assert_eq!(
+        c.next_deadline(),
+        Some(10 + horus_host_driver::controller::SAVE_RETRY)
+    );
+    // Not yet due: not tried.
+    c.tick(&mut sw, 500_000).unwrap();
+    assert_eq!(c.counts.state_write_errors, 1);
+    std::fs::remove_file(&folder).unwrap();
+    std::fs::create_dir(&folder).unwrap();
+    c.tick(&mut sw, 1_000_010).unwrap();
+    assert_eq!((c.counts.state_writes, c.counts.state_write_errors), (1, 1));
+    let text = std::fs::read_to_string(&state).unwrap();
+    assert!(text.contains("\"id\": 4"), "{text}");
+    let left: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
+    assert_eq!(left.len(), 1, "no temporary file left: {left:?}");
+    assert_eq!(c.next_deadline(), Some(10 + 10_000_000 + 1));
 }

@@ -10,6 +10,15 @@ use clap::Parser;
 use horus_endpoints::switch::{self, ControllerOpts, Engine, RunOpts, SoftSwitch};
 use horus_model::config::{Config, Role};
 
+/// Prints a line on standard output; a reader that went away (`| head -2`) does not stop the
+/// switch.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 /// A software Horus switch: frames arrive one per UDP datagram at the configuration's address
 /// (`[switch] ip` and `udp_port`), and what the engine emits leaves for each frame's own
 /// destination. A leaf runs the controller: workers register with it (WORKER_ID), keep alive,
@@ -97,7 +106,7 @@ fn run() -> Result<()> {
         capture: a.capture.clone(),
         ..Default::default()
     };
-    println!(
+    say!(
         "serving: {} switch {} ({} engine) on udp {listen}{}",
         cfg.switch.role,
         cfg.switch.id,
@@ -112,20 +121,20 @@ fn run() -> Result<()> {
         }
     );
     if let Some(m) = a.metrics {
-        println!("metrics on http://{m}/metrics");
+        say!("metrics on http://{m}/metrics");
     }
     let report = |s: &mut SoftSwitch| -> Result<()> {
-        println!("{}", serde_json::to_string(&s.stats)?);
+        say!("{}", serde_json::to_string(&s.stats)?);
         let c: Vec<String> = s
             .counters()?
             .iter()
             .map(|(n, v)| format!("{n} {v}"))
             .collect();
-        println!("counters: {}", c.join(", "));
+        say!("counters: {}", c.join(", "));
         Ok(())
     };
     let lost = switch::run(&mut s, listen, &opts, start, report)?;
     report(&mut s)?;
-    println!("datagrams that could not be sent: {lost}");
+    say!("datagrams that could not be sent: {lost}");
     Ok(())
 }
