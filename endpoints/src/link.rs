@@ -109,6 +109,9 @@ pub enum Inbound {
     Controller(HorusHeader),
     /// Anything else, with the reason it is not a Horus frame (counted by the receiver).
     Malformed(WireError),
+    /// A controller's message from an address other than the first hop's: not believed
+    /// (counted by the receiver).
+    Foreign(SocketAddr),
 }
 
 /// How a host's messages travel.
@@ -222,6 +225,12 @@ impl Link {
             Ok((n, from)) => Ok(Some(match self.transport {
                 Transport::Frames => classify(&self.buf[..n]),
                 Transport::Kernel => classify_udp(&self.buf[..n], from, self.me),
+            })
+            .map(|m| match m {
+                // The controller speaks from the first hop's address (the leaf's, or the host
+                // running `horusctl serve` for it), never from elsewhere.
+                Inbound::Controller(_) if from.ip() != self.gateway.ip() => Inbound::Foreign(from),
+                m => m,
             })),
             // Interrupted: a signal, or the process stopped and continued (Linux fails a
             // socket call with a timeout so even without a handler): nothing came, go on.
@@ -311,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_crosses_a_link_unchanged_and_a_bare_header_is_the_controllers() {
+    fn a_frame_crosses_a_link_unchanged_and_a_bare_header_is_the_first_hops_controllers() {
         let a = host(Ipv4Addr::new(127, 77, 1, 1));
         let b = host(Ipv4Addr::new(127, 77, 1, 2));
         let mut la = Link::bind(a, socket_addr(&b)).unwrap();
@@ -327,14 +336,21 @@ mod tests {
         );
         assert_eq!(f.payload, vec![1, 2, 3]);
         assert_eq!(frame_dst(&f.to_bytes()), Some(socket_addr(&b)));
+        // The controller's message from the first hop's address is believed; from another, not.
         let ack = header(PacketType::WorkerIdAck);
-        UdpSocket::bind("127.77.1.3:0")
+        UdpSocket::bind("127.77.1.2:0")
             .unwrap()
             .send_to(&ack.to_bytes(), socket_addr(&a))
             .unwrap();
         assert_eq!(
             la.recv(Some(Duration::from_secs(2))).unwrap(),
             Some(Inbound::Controller(ack))
+        );
+        let other = UdpSocket::bind("127.77.1.3:0").unwrap();
+        other.send_to(&ack.to_bytes(), socket_addr(&a)).unwrap();
+        assert_eq!(
+            la.recv(Some(Duration::from_secs(2))).unwrap(),
+            Some(Inbound::Foreign(other.local_addr().unwrap()))
         );
         assert_eq!(lb.recv(None).unwrap(), None);
         assert!(matches!(classify(&[0u8; 40]), Inbound::Malformed(_)));

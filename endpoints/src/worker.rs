@@ -124,6 +124,9 @@ pub fn take_time(d: Duration, work: Work) {
     }
 }
 
+/// Tasks a slot holds at most by default.
+pub const MAX_QUEUE: usize = 4096;
+
 /// The longest service time a synthetic handler takes: a task asking for more (its `run_ns`
 /// comes from the network) runs this long, so that a slot stays responsive to its stop.
 pub const MAX_SERVICE: Duration = Duration::from_secs(10);
@@ -161,6 +164,9 @@ pub struct SlotConfig {
     /// servers by them; this project's by address).
     pub server_id: u16,
     pub leaf_id: u16,
+    /// Tasks it holds at most (queued, not yet run): more are refused and counted, so that a
+    /// flood cannot grow it without bound.
+    pub max_queue: usize,
     pub keepalive: Duration,
     /// How long to wait for WORKER_ID_ACK before asking again.
     pub register_retry: Duration,
@@ -179,6 +185,10 @@ pub struct SlotStats {
     pub registrations_sent: u64,
     /// Public WORKER_IDs taken (its ID changed to the one in `qlen`).
     pub renumbered: u64,
+    /// Controller messages from an address other than the leaf's: not believed.
+    pub foreign: u64,
+    /// Tasks refused because the queue held `max_queue` already.
+    pub queue_full: u64,
     pub remove_acks: u64,
     /// Answers and keep-alives the socket refused (a full send buffer): lost, as on a wire.
     pub send_errors: u64,
@@ -271,6 +281,10 @@ impl Slot {
                 self.stats.dropped += 1;
                 return;
             }
+            Inbound::Foreign(_) => {
+                self.stats.foreign += 1;
+                return;
+            }
         };
         let h = f.header;
         if !h.pkt_type.is_task() || h.pool_id != self.cfg.pool {
@@ -334,8 +348,13 @@ impl Slot {
         self.partial.insert(key, part);
     }
 
-    /// Queues a whole task whose first packet had header `first`.
+    /// Queues a whole task whose first packet had header `first`; refused (counted) when the
+    /// queue is full.
     fn enqueue(&mut self, from: Endpoint, first: HorusHeader, payload: TaskPayload, packets: u32) {
+        if self.queue.len() >= self.cfg.max_queue {
+            self.stats.queue_full += 1;
+            return;
+        }
         if first.qlen == 1 {
             self.stats.from_idle_list += 1;
             self.owe_idle = true;
@@ -546,6 +565,7 @@ pub fn slot_configs(
             id: first_id.map(|f| f.saturating_add(i)),
             server_id: first_id.unwrap_or(0).saturating_add(i),
             leaf_id: 0,
+            max_queue: MAX_QUEUE,
             keepalive,
             register_retry: Duration::from_millis(200),
             transport: link::Transport::Frames,
@@ -650,6 +670,21 @@ mod tests {
             }
             .to_bytes(),
         ))
+    }
+
+    #[test]
+    fn a_full_queue_refuses_tasks_and_controller_messages_come_from_the_leaf_only() {
+        let mut s = slot_at(4);
+        s.cfg.max_queue = 3;
+        for seq in 0..5 {
+            s.take(packet(PacketType::NewTask, false, seq, 0));
+        }
+        assert_eq!((s.queue.len(), s.stats.queue_full), (3, 2));
+        s.take(Inbound::Foreign(SocketAddr::from((
+            Ipv4Addr::new(10, 0, 0, 66),
+            1234,
+        ))));
+        assert_eq!((s.stats.foreign, s.stats.renumbered), (1, 0));
     }
 
     #[test]

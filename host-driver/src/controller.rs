@@ -112,6 +112,10 @@ pub struct Member {
     /// message of this project's (a public worker would run a REMOVE_ACK as a task).
     #[serde(default)]
     pub public: bool,
+    /// When it was removed for silence, on the controller's clock (a restarted controller
+    /// counts from its start): forgotten [`Controller::forget_after`] later.
+    #[serde(skip)]
+    pub removed_at: Option<Micros>,
 }
 
 impl Member {
@@ -154,6 +158,12 @@ pub struct Counts {
     /// the switch refused.
     pub ignored: u64,
     pub state_writes: u64,
+    /// Control frames refused for their source: an address no worker can have (unspecified,
+    /// broadcast, multicast), or a keep-alive of a known worker from another address.
+    pub refused_bad_address: u64,
+    pub refused_wrong_address: u64,
+    /// Removed workers forgotten after [`Controller::forget_after`] (their IDs free again).
+    pub forgotten: u64,
     /// State-file writes that failed (disk full, a read-only directory): tried again a second
     /// later, the switch served meanwhile.
     pub state_write_errors: u64,
@@ -206,6 +216,9 @@ pub struct Controller {
     passes_seen: Option<u32>,
     switch_id: u16,
     pub counts: Counts,
+    /// A worker removed for silence is forgotten this long after (its node ID free for another
+    /// worker), unless it speaks again first.
+    pub forget_after: Micros,
     /// The time of the last frame or tick, and when an unwritten change to the state file is
     /// next tried again.
     clock: Micros,
@@ -213,6 +226,9 @@ pub struct Controller {
     /// The last state-file error said, so that a lasting one is said once.
     save_error: Option<String>,
 }
+
+/// How long a removed worker is kept to be added back under its ID: a minute.
+pub const FORGET_AFTER: Micros = 60_000_000;
 
 /// How long after a failed write of the state file the controller tries again.
 pub const SAVE_RETRY: Micros = 1_000_000;
@@ -284,6 +300,7 @@ impl Controller {
             passes_seen: Some(passes),
             switch_id,
             counts: Counts::default(),
+            forget_after: FORGET_AFTER,
             clock: now,
             retry_save_at: None,
             save_error: None,
@@ -304,6 +321,8 @@ impl Controller {
             }
             if mem.active {
                 c.detector.seen(key, now);
+            } else {
+                mem.removed_at = Some(now);
             }
             c.members.insert(key, mem);
         }
@@ -330,6 +349,7 @@ impl Controller {
             if m.active && !held {
                 // Removed behind the controller's back: added back when it speaks.
                 m.active = false;
+                m.removed_at = Some(self.clock);
                 self.detector.forget(key);
                 changed = true;
             }
@@ -483,6 +503,7 @@ impl Controller {
             dst_id: a.addr.dst_id,
             active: true,
             public: false,
+            removed_at: None,
         })
     }
 
@@ -533,6 +554,7 @@ impl Controller {
         &mut self,
         sw: &mut Switch<R>,
         key: (u16, u16),
+        from: std::net::Ipv4Addr,
         now: Micros,
     ) -> Result<Alive, DriverError> {
         match self.members.get(&key).cloned() {
@@ -549,6 +571,7 @@ impl Controller {
                     return Ok(Alive::Refused);
                 }
                 m.active = true;
+                m.removed_at = None;
                 self.counts.readds += 1;
                 self.detector.seen(key, now);
                 self.members.insert(key, m);
@@ -560,6 +583,10 @@ impl Controller {
             None => {
                 self.sync(sw)?;
                 match self.adopt(key) {
+                    Some(m) if m.ip != from => {
+                        self.counts.refused_wrong_address += 1;
+                        Ok(Alive::Refused)
+                    }
                     Some(m) => {
                         self.counts.keep_alives += 1;
                         self.detector.seen(key, now);
@@ -592,6 +619,13 @@ impl Controller {
         };
         let h = f.header;
         let mut out = Vec::new();
+        let ip = f.src.ip;
+        if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || f.src.mac.0[0] & 1 == 1
+        {
+            // No worker has that address; answering it would send to every host or none.
+            self.counts.refused_bad_address += 1;
+            return Ok(out);
+        }
         match h.pkt_type {
             PacketType::WorkerId => {
                 self.sync(sw)?;
@@ -614,6 +648,7 @@ impl Controller {
                                 return Ok(out);
                             }
                             m.active = true;
+                            m.removed_at = None;
                             self.counts.readds += 1;
                             changed = true;
                         }
@@ -643,6 +678,7 @@ impl Controller {
                             dst_id: id,
                             active: true,
                             public: false,
+                            removed_at: None,
                         };
                         if !self.run(sw, m.add_op())? {
                             self.counts.ignored += 1;
@@ -661,9 +697,13 @@ impl Controller {
                 }
             }
             PacketType::KeepAlive => match PublicKeepAlive::parse(&h, &f.payload) {
-                Ok(None) => {
-                    self.keep_alive(sw, (h.pool_id, h.src_id), now)?;
-                }
+                // Ours: a known worker's only from its own address.
+                Ok(None) => match self.members.get(&(h.pool_id, h.src_id)) {
+                    Some(m) if m.ip != f.src.ip => self.counts.refused_wrong_address += 1,
+                    _ => {
+                        self.keep_alive(sw, (h.pool_id, h.src_id), f.src.ip, now)?;
+                    }
+                },
                 // A public testbed server's: its workers are the nodes at its address (the
                 // public controller knows its servers from its topology as ours from the
                 // switch's configuration), each watched.
@@ -678,7 +718,7 @@ impl Controller {
                     for &key in &keys {
                         // A configuration's worker first heard of here is a public server's
                         // (this project's workers register first).
-                        if self.keep_alive(sw, key, now)? == Alive::Adopted {
+                        if self.keep_alive(sw, key, f.src.ip, now)? == Alive::Adopted {
                             adopted = true;
                             if let Some(m) = self.members.get_mut(&key) {
                                 m.public = true;
@@ -717,6 +757,22 @@ impl Controller {
         if self.retry_save_at.is_some_and(|t| t <= now) {
             self.persist();
         }
+        let old: Vec<(u16, u16)> = self
+            .members
+            .iter()
+            .filter(|(_, m)| {
+                m.removed_at
+                    .is_some_and(|t| now >= t.saturating_add(self.forget_after))
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        if !old.is_empty() {
+            for k in &old {
+                self.members.remove(k);
+            }
+            self.counts.forgotten += old.len() as u64;
+            self.persist();
+        }
         let mut out = Vec::new();
         let due = self.detector.expired(now);
         for (i, &key) in due.iter().enumerate() {
@@ -753,6 +809,7 @@ impl Controller {
             }
         }
         m.active = false;
+        m.removed_at = Some(self.clock);
         self.members.insert(key, m);
         self.persist();
         Ok(())
@@ -760,10 +817,16 @@ impl Controller {
 
     /// When the next silent worker is due for removal.
     pub fn next_deadline(&self) -> Option<Micros> {
-        match (self.detector.next_deadline(), self.retry_save_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let forget = self
+            .members
+            .values()
+            .filter_map(|m| m.removed_at)
+            .min()
+            .map(|t| t.saturating_add(self.forget_after));
+        [self.detector.next_deadline(), self.retry_save_at, forget]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Membership and the controller's counts in the Prometheus text format (the switch's
@@ -771,7 +834,7 @@ impl Controller {
     pub fn metrics(&self) -> String {
         let c = &self.counts;
         let mut s = String::new();
-        let counters: [(&str, &str, u64); 10] = [
+        let counters: [(&str, &str, u64); 13] = [
             (
                 "packets_total",
                 "Frames taken from the control port.",
@@ -801,6 +864,21 @@ impl Controller {
             ),
             ("ignored_total", "Frames not acted on.", c.ignored),
             ("state_writes_total", "State file writes.", c.state_writes),
+            (
+                "refused_bad_address_total",
+                "Control frames from an unspecified, broadcast or multicast address.",
+                c.refused_bad_address,
+            ),
+            (
+                "refused_wrong_address_total",
+                "Keep-alives of a known worker from another address.",
+                c.refused_wrong_address,
+            ),
+            (
+                "forgotten_total",
+                "Removed workers forgotten, their IDs free again.",
+                c.forgotten,
+            ),
             (
                 "state_write_errors_total",
                 "State file writes that failed (tried again a second later).",

@@ -652,3 +652,79 @@ fn a_state_file_write_error_is_counted_and_retried_not_fatal() {
     assert_eq!(left.len(), 1, "no temporary file left: {left:?}");
     assert_eq!(c.next_deadline(), Some(10 + 10_000_000 + 1));
 }
+
+/// Hostile control frames: a keep-alive of a known worker from another address does not keep it
+/// alive, frames from addresses no worker has are refused, and IDs taken by a registration flood
+/// come back once their holders, silent, are removed and forgotten.
+#[test]
+fn forged_keep_alives_and_bad_addresses_are_refused_and_flooded_ids_come_back() {
+    let mut sw = switch();
+    let mut c = Controller::start(&mut sw, 8, 1000, None, 0).unwrap();
+    c.forget_after = 5000;
+    let at = |ip: [u8; 4], k: u8| Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0x40, k]),
+        ip: Ipv4Addr::from(ip),
+        udp_port: 1234,
+    };
+    let real = at([10, 0, 9, 1], 1);
+    let r = c
+        .on_frame(&mut sw, &frame(real, PacketType::WorkerId, 1, 3), 0)
+        .unwrap();
+    assert_eq!(r[0].header.dst_id, 3);
+    // Another host keeps "worker 3" alive: refused, and the real one, silent, is removed.
+    let forger = at([10, 0, 9, 66], 66);
+    for t in [400, 800, 1200] {
+        c.on_frame(&mut sw, &frame(forger, PacketType::KeepAlive, 1, 3), t)
+            .unwrap();
+    }
+    assert_eq!(c.counts.refused_wrong_address, 3);
+    c.tick(&mut sw, 1001).unwrap();
+    assert!(!active(&sw, 3), "removed despite the forged keep-alives");
+    // Unspecified, broadcast, multicast sources, or a group MAC: refused, nothing registered.
+    for src in [
+        at([0, 0, 0, 0], 2),
+        at([255, 255, 255, 255], 3),
+        at([224, 0, 0, 1], 4),
+        Endpoint {
+            mac: MacAddr([0xff; 6]),
+            ..at([10, 0, 9, 5], 5)
+        },
+    ] {
+        let r = c
+            .on_frame(&mut sw, &frame(src, PacketType::WorkerId, 1, ANY_ID), 1100)
+            .unwrap();
+        assert!(r.is_empty());
+    }
+    assert_eq!(c.counts.refused_bad_address, 4);
+    assert_eq!(c.counts.registrations, 1);
+    // A flood of registrations from forged addresses takes every place of the pool (8) ...
+    for k in 0..64u8 {
+        c.on_frame(
+            &mut sw,
+            &frame(at([10, 0, 8, k], k), PacketType::WorkerId, 1, ANY_ID),
+            2000,
+        )
+        .unwrap();
+    }
+    let late = at([10, 0, 9, 2], 2);
+    let r = c
+        .on_frame(&mut sw, &frame(late, PacketType::WorkerId, 1, ANY_ID), 2100)
+        .unwrap();
+    assert!(
+        r.is_empty(),
+        "no room for the real worker while the flood holds the pool"
+    );
+    // ... until the silent flood is removed, and forgotten: the IDs are free again.
+    c.tick(&mut sw, 3001).unwrap();
+    c.tick(&mut sw, 3001 + 5000).unwrap();
+    assert_eq!(
+        c.counts.forgotten,
+        8 + 1,
+        "the flood and the removed worker 3"
+    );
+    let r = c
+        .on_frame(&mut sw, &frame(late, PacketType::WorkerId, 1, ANY_ID), 9000)
+        .unwrap();
+    assert_eq!(r.len(), 1, "registered once the flood is forgotten");
+    assert!(active(&sw, r[0].header.dst_id));
+}

@@ -38,6 +38,9 @@ struct Args {
     /// The leaf's ID in the public keep-alive (the public controller's leaf controller).
     #[arg(long, default_value_t = 0)]
     leaf_id: u16,
+    /// Tasks a slot holds at most; more are refused and counted.
+    #[arg(long, default_value_t = horus_endpoints::worker::MAX_QUEUE)]
+    max_queue: usize,
     /// A task's service time: payload (the client's run_ns), exp, bimodal, trimodal,
     /// rocksdb-50-50, rocksdb-90-10, tpcc, trace:PATH, or fixed:US.
     #[arg(long, default_value = "payload", value_parser = |s: &str| s.parse::<Service>())]
@@ -94,6 +97,7 @@ fn run() -> Result<()> {
             c.server_id = s.saturating_add(i as u16);
         }
         c.leaf_id = a.leaf_id;
+        c.max_queue = a.max_queue.max(1);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
