@@ -220,12 +220,23 @@ enum PartialKey {
     Public(Endpoint, u16, u32),
 }
 
+impl PartialKey {
+    /// The client's IPv4 address.
+    fn source(&self) -> Ipv4Addr {
+        match self {
+            PartialKey::Ours(e, _) | PartialKey::Public(e, _, _) => e.ip,
+        }
+    }
+}
+
 /// A slot holds at most [`PARTIAL_KEPT`] incomplete multi-packet tasks: when it holds that many,
 /// those whose next packet has not come for this long go (their client stopped, or a packet was
 /// lost), and if none is that old the new task is dropped. Bad input cannot grow a slot's memory
 /// or its work per packet without bound.
 const PARTIAL_TIMEOUT: Duration = Duration::from_secs(1);
 const PARTIAL_KEPT: usize = 256;
+/// Incomplete multi-packet tasks a slot holds at most from one client address.
+const PARTIAL_PER_SOURCE: usize = 32;
 
 /// A running slot's state.
 struct Slot {
@@ -335,6 +346,15 @@ impl Slot {
 
     /// Keeps an incomplete multi-packet task, within [`PARTIAL_KEPT`].
     fn hold(&mut self, key: PartialKey, part: Partial) {
+        let from = key.source();
+        if !self.partial.contains_key(&key)
+            && self.partial.keys().filter(|k| k.source() == from).count() >= PARTIAL_PER_SOURCE
+        {
+            // One client may not hold more: a flood of first packets from one source cannot
+            // starve the others' tasks.
+            self.stats.dropped += 1;
+            return;
+        }
         if self.partial.len() >= PARTIAL_KEPT && !self.partial.contains_key(&key) {
             let before = self.partial.len();
             self.partial.retain(|_, e| e.3.elapsed() < PARTIAL_TIMEOUT);
@@ -600,8 +620,13 @@ mod tests {
     }
 
     fn packet(t: PacketType, more: bool, seq: u16, qlen: u16) -> Inbound {
+        packet_from(9, t, more, seq, qlen)
+    }
+
+    /// A packet from client 127.78.1.`client`.
+    fn packet_from(client: u8, t: PacketType, more: bool, seq: u16, qlen: u16) -> Inbound {
         Inbound::Frame(HorusFrame::new(
-            link::host(Ipv4Addr::new(127, 78, 1, 9)),
+            link::host(Ipv4Addr::new(127, 78, 1, client)),
             link::host(Ipv4Addr::new(127, 78, 1, 1)),
             HorusHeader {
                 more_packets: more,
@@ -632,10 +657,14 @@ mod tests {
         assert_eq!((s.queue.len(), s.stats.dropped), (1, 2));
         // Incomplete tasks older than the timeout go once the slot holds PARTIAL_KEPT of them.
         let old = Instant::now() - 2 * PARTIAL_TIMEOUT;
+        let client = |seq: u16| 10 + (seq % 16) as u8;
         for seq in 0..PARTIAL_KEPT as u16 {
             let h = header(PacketType::NewTask, 3, 1, 0, 0, 1000 + seq);
             s.partial.insert(
-                PartialKey::Ours(link::host(Ipv4Addr::new(127, 78, 1, 9)), h.seq_num),
+                PartialKey::Ours(
+                    link::host(Ipv4Addr::new(127, 78, 1, client(seq))),
+                    h.seq_num,
+                ),
                 (h, None, 1, old),
             );
         }
@@ -644,15 +673,44 @@ mod tests {
         assert_eq!(s.stats.dropped, 2 + PARTIAL_KEPT as u64);
         // When all are recent, the new one is dropped and the others kept.
         for seq in 0..PARTIAL_KEPT as u16 - 1 {
-            s.take(packet(PacketType::NewTask, true, 2000 + seq, 0));
+            s.take(packet_from(
+                client(seq),
+                PacketType::NewTask,
+                true,
+                2000 + seq,
+                0,
+            ));
         }
         assert_eq!(s.partial.len(), PARTIAL_KEPT);
-        s.take(packet(PacketType::NewTask, true, 5000, 0));
+        s.take(packet_from(40, PacketType::NewTask, true, 5000, 0));
         assert_eq!(s.partial.len(), PARTIAL_KEPT);
         assert_eq!(s.stats.dropped, 3 + PARTIAL_KEPT as u64);
         // Their continuations still complete them.
-        s.take(packet(PacketType::TaskContinuation, false, 2000, 0));
+        s.take(packet_from(
+            client(0),
+            PacketType::TaskContinuation,
+            false,
+            2000,
+            0,
+        ));
         assert_eq!(s.queue.len(), 2);
+    }
+
+    #[test]
+    fn one_client_holds_at_most_its_share_of_incomplete_tasks() {
+        let mut s = slot_at(5);
+        // A flood of first packets from one client: it keeps PARTIAL_PER_SOURCE of them.
+        for seq in 0..1000 {
+            s.take(packet_from(66, PacketType::NewTask, true, seq, 0));
+        }
+        assert_eq!(s.partial.len(), PARTIAL_PER_SOURCE);
+        assert_eq!(s.stats.dropped, 1000 - PARTIAL_PER_SOURCE as u64);
+        // Another client's 3-packet task is still taken and completed.
+        s.take(packet_from(7, PacketType::NewTask, true, 1, 0));
+        s.take(packet_from(7, PacketType::TaskContinuation, true, 1, 0));
+        s.take(packet_from(7, PacketType::TaskContinuation, false, 1, 0));
+        assert_eq!(s.queue.len(), 1);
+        assert_eq!(s.queue[0].packets, 3);
     }
 
     /// A task as the public client would send one of several packets: a NEW_TASK with no flag,
