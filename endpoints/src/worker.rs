@@ -183,6 +183,8 @@ pub struct SlotStats {
     pub done_idle: u64,
     pub keep_alives: u64,
     pub registrations_sent: u64,
+    /// Registrations again after the controller said the slot is no member.
+    pub reregistrations: u64,
     /// Public WORKER_IDs taken (its ID changed to the one in `qlen`).
     pub renumbered: u64,
     /// Controller messages from an address other than the leaf's: not believed.
@@ -250,6 +252,8 @@ struct Slot {
     partial: HashMap<PartialKey, Partial>,
     /// A task from the idle list was taken and TASK_DONE_IDLE not yet sent.
     owe_idle: bool,
+    /// The controller said it is no member: register again before the next task.
+    reregister: bool,
     stats: SlotStats,
     leaf_host: Endpoint,
 }
@@ -262,8 +266,11 @@ impl Slot {
                 match h.pkt_type {
                     PacketType::RemoveAck => {
                         self.stats.remove_acks += 1;
-                        // Added back at the next keep-alive as an idle worker.
+                        // Not a member (removed for silence, or the controller lost it): a
+                        // registered slot registers again, a static one is added back at its
+                        // next keep-alive; either way as an idle worker.
                         self.owe_idle = false;
+                        self.reregister = self.cfg.id.is_none();
                     }
                     PacketType::WorkerIdAck => {}
                     // The public controller's: the new ID in `qlen`, acknowledged the public way.
@@ -396,12 +403,12 @@ impl Slot {
 }
 
 /// Sends the public KEEP_ALIVE (server `server` of leaf `leaf_id`, one worker: the slot's ID as
-/// `id` holds it) every `period` from its own thread until `stop`, so that a slot running a long
+/// `id` holds it; marked as this project's, with its pool) every `period` from its own thread until `stop`, so that a slot running a long
 /// task stays known to the controller; the count sent and the sends refused.
 fn keep_alives(
     mut link: Link,
     leaf: Endpoint,
-    (server, leaf_id): (u16, u16),
+    (server, leaf_id, pool): (u16, u16, u16),
     id: Arc<AtomicU16>,
     period: Duration,
     stop: Arc<AtomicBool>,
@@ -419,6 +426,7 @@ fn keep_alives(
                 server,
                 leaf: leaf_id,
                 nodes: vec![id.load(Ordering::Relaxed)],
+                ours: Some(pool),
             }
             .to_message(sent as u32);
             let h = HorusHeader::parse(&m).expect("a header");
@@ -441,13 +449,13 @@ impl Drop for Silence {
     }
 }
 
-/// Registers a slot with the leaf's controller: its ID.
-fn register(slot: &mut Slot, stop: &AtomicBool) -> Result<Option<u16>> {
+/// Registers a slot with the leaf's controller, asking for ID `asked` ([`ANY_ID`]: any): its ID.
+fn register(slot: &mut Slot, asked: u16, stop: &AtomicBool) -> Result<Option<u16>> {
     loop {
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        let h = header(PacketType::WorkerId, slot.cfg.pool, ANY_ID, 0, 0, 0);
+        let h = header(PacketType::WorkerId, slot.cfg.pool, asked, 0, 0, 0);
         slot.link.send(slot.leaf_host, h, Vec::new())?;
         slot.stats.registrations_sent += 1;
         let until = Instant::now() + slot.cfg.register_retry;
@@ -485,6 +493,7 @@ pub fn run_slot(
         queue: VecDeque::new(),
         partial: HashMap::new(),
         owe_idle: false,
+        reregister: false,
         stats: SlotStats::default(),
         leaf_host,
     };
@@ -492,7 +501,7 @@ pub fn run_slot(
         // Static, as a public testbed worker's: in the leaf's idle list from its start there.
         Some(id) => id,
         None => {
-            let Some(id) = register(&mut slot, &stop)? else {
+            let Some(id) = register(&mut slot, ANY_ID, &stop)? else {
                 return Ok(slot.stats);
             };
             // A new node joins the leaf's idle list, but a slot restarted under an ID the
@@ -512,12 +521,22 @@ pub fn run_slot(
     let ka = keep_alives(
         slot.link.try_clone()?,
         slot.leaf_host,
-        (slot.cfg.server_id, slot.cfg.leaf_id),
+        (slot.cfg.server_id, slot.cfg.leaf_id, slot.cfg.pool),
         Arc::clone(&slot.id),
         slot.cfg.keepalive,
         ka_stop,
     );
     while !stop.load(Ordering::Relaxed) {
+        if slot.reregister {
+            slot.reregister = false;
+            let asked = slot.id.load(Ordering::Relaxed);
+            let Some(id) = register(&mut slot, asked, &stop)? else {
+                break;
+            };
+            slot.id.store(id, Ordering::Relaxed);
+            slot.owe_idle = true;
+            slot.stats.reregistrations += 1;
+        }
         let Some(task) = slot.queue.pop_front() else {
             if let Some(m) = slot.link.recv(Some(Duration::from_millis(50)))? {
                 slot.take(m);
@@ -610,6 +629,7 @@ mod tests {
             queue: VecDeque::new(),
             partial: HashMap::new(),
             owe_idle: false,
+            reregister: false,
             stats: SlotStats::default(),
             leaf_host: link::host(Ipv4Addr::new(127, 78, net, 2)),
         }

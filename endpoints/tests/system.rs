@@ -582,3 +582,38 @@ fn a_public_client_is_served_by_our_leaf_and_workers() {
         "both slots served: {stats:?}"
     );
 }
+
+/// A leaf restarted without its state file knows none of its workers: it tells each worker whose
+/// keep-alive it hears that it is no member (REMOVE_ACK), the worker registers again, and the
+/// rack serves as before.
+#[test]
+fn workers_register_again_with_a_leaf_restarted_without_its_state() {
+    let t = topo(8, 2);
+    let (stop, sw) = start_leaf(&t, Duration::from_secs(5));
+    let slots = start_slots(&t, Duration::from_millis(50));
+    stop.store(true, Ordering::Relaxed);
+    let first = sw.join().unwrap();
+    assert_eq!(first.registrations, 2);
+    let (stop, sw) = start_leaf(&t, Duration::from_secs(5));
+    // A few keep-alive periods: each slot is told, and registers again.
+    std::thread::sleep(Duration::from_millis(500));
+    let leaf = link::host(t.leaf(1));
+    let mut c = Link::bind(link::host(t.client(0).unwrap()), link::socket_addr(&leaf)).unwrap();
+    for seq in 0..4 {
+        let (h, p) = task(seq, PacketType::NewTask, 1);
+        c.send(leaf, h, p).unwrap();
+    }
+    let a = answers(&mut c, 5, Duration::from_secs(3));
+    assert_eq!(a.len(), 4, "{a:?}");
+    let stats = stop_all(slots);
+    stop.store(true, Ordering::Relaxed);
+    let end = sw.join().unwrap();
+    assert_eq!(end.registrations, 2, "both registered with the new leaf");
+    assert!(
+        stats
+            .iter()
+            .all(|s| s.reregistrations >= 1 && s.remove_acks >= 1),
+        "{stats:?}"
+    );
+    assert_eq!(stats.iter().map(|s| s.tasks).sum::<u64>(), 4);
+}

@@ -700,8 +700,17 @@ impl Controller {
                 // Ours: a known worker's only from its own address.
                 Ok(None) => match self.members.get(&(h.pool_id, h.src_id)) {
                     Some(m) if m.ip != f.src.ip => self.counts.refused_wrong_address += 1,
-                    _ => {
+                    Some(_) => {
                         self.keep_alive(sw, (h.pool_id, h.src_id), f.src.ip, now)?;
+                    }
+                    // A worker this controller does not know (it restarted without its state
+                    // file, say): told it is no member, so that it registers again.
+                    None => {
+                        if self.keep_alive(sw, (h.pool_id, h.src_id), f.src.ip, now)?
+                            == Alive::Refused
+                        {
+                            out.push(self.reply(f.src, PacketType::RemoveAck, h.pool_id, h.src_id));
+                        }
                     }
                 },
                 // A public testbed server's: its workers are the nodes at its address (the
@@ -712,6 +721,13 @@ impl Controller {
                     let keys = self.nodes_at(sw, f.src.ip)?;
                     if keys.is_empty() {
                         self.counts.ignored += 1;
+                        // One of this project's workers this controller does not know (it
+                        // restarted without its state file, say): told it is no member, so
+                        // that it registers again. A public worker is told nothing (it would
+                        // run the message as a task).
+                        if let (Some(pool), Some(&node)) = (ka.ours, ka.nodes.first()) {
+                            out.push(self.reply(f.src, PacketType::RemoveAck, pool, node));
+                        }
                         return Ok(out);
                     }
                     let mut adopted = false;

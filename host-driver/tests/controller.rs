@@ -546,6 +546,7 @@ fn a_public_servers_keep_alives_watch_its_workers_and_it_gets_the_public_worker_
         server: 7,
         leaf: 3,
         nodes: vec![3, 4],
+        ours: None,
     };
     let r = c
         .on_frame(&mut sw, &public_frame(&ka.to_message(0)), 10)

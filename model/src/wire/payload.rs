@@ -105,7 +105,16 @@ pub struct PublicKeepAlive {
     pub leaf: u16,
     /// The node IDs of the server's workers (each worker ID less one).
     pub nodes: Vec<u16>,
+    /// This project's worker's addition, in bytes the public worker leaves unset: its pool
+    /// (in the header's pool field) with [`OUR_KEEP_ALIVE_MARK`] in `pkts_length`. A worker
+    /// that sends it registers again when a controller says it is no member.
+    pub ours: Option<u16>,
 }
+
+/// `pkts_length` of this project's worker's keep-alive ("HORU"): a public worker leaves those
+/// bytes unset, so a controller tells the two apart (a chance of 2^-32 of taking a public
+/// worker's for ours).
+pub const OUR_KEEP_ALIVE_MARK: u32 = 0x484f_5255;
 
 /// Why a public-sized keep-alive was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -142,6 +151,7 @@ impl PublicKeepAlive {
             server: h.src_id.swap_bytes(),
             leaf: h.dst_id.swap_bytes(),
             nodes,
+            ours: (p.pkts_length == OUR_KEEP_ALIVE_MARK).then_some(h.pool_id),
         }))
     }
 
@@ -151,7 +161,7 @@ impl PublicKeepAlive {
         let h = super::HorusHeader {
             pkt_type: super::PacketType::KeepAlive,
             more_packets: false,
-            pool_id: 0,
+            pool_id: self.ours.unwrap_or(0),
             src_id: self.server.swap_bytes(),
             dst_id: self.leaf.swap_bytes(),
             qlen: (self.nodes.len() as u16).swap_bytes(),
@@ -166,6 +176,11 @@ impl PublicKeepAlive {
             // Written as a host integer there, so read back big endian here.
             client_id: first.swap_bytes(),
             req_id: count,
+            pkts_length: if self.ours.is_some() {
+                OUR_KEEP_ALIVE_MARK
+            } else {
+                0
+            },
             app_data,
             ..TaskPayload::default()
         };
@@ -301,6 +316,7 @@ mod tests {
             .unwrap();
         assert_eq!(ka.server, 3);
         assert_eq!(ka.leaf, 3);
+        assert_eq!(ka.ours, None);
         assert_eq!(ka.nodes, (48..56).collect::<Vec<u16>>());
         assert_eq!(ka.to_message(5), m);
         // This project's keep-alive is the header alone.
