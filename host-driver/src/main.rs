@@ -177,9 +177,11 @@ enum Cmd {
         /// socket, which needs CAP_NET_RAW.
         #[arg(long)]
         interface: Option<String>,
-        /// HTTP address of /metrics.
-        #[arg(long, default_value = "127.0.0.1:9100")]
-        metrics: std::net::SocketAddr,
+        /// Serve /metrics over HTTP at this address (none by default: the Prometheus port
+        /// allocations' 9100-9999 range is taken, 9100 by node_exporter, so the operator picks
+        /// one; and nothing listens that was not asked for).
+        #[arg(long)]
+        metrics: Option<std::net::SocketAddr>,
         /// A worker silent for this long is removed.
         #[arg(long, default_value_t = 1000)]
         timeout_ms: u64,

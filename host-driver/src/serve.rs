@@ -7,10 +7,10 @@
 //! address and port, as a worker receives its tasks. On a card, the frames reach the host through
 //! the shell's host interface (the OpenNIC driver's netdev): with `--interface IFACE` the
 //! controller takes them there with an `AF_PACKET` socket ([`PacketSocket`]) and answers through
-//! it, as whole frames from the switch's address to the worker's, which the card forwards. The
-//! HTTP server ([`horus_host_driver::metrics`]) answers `/metrics` from the last snapshot the
-//! loop made: the controller's counts and membership, and the switch's counters read at most
-//! once a second.
+//! it, as whole frames from the switch's address to the worker's, which the card forwards. With
+//! `--metrics ADDR`, the HTTP server ([`horus_host_driver::metrics`]) answers `/metrics` from the
+//! last snapshot the loop made, at most a second old: the controller's counts and membership,
+//! and the switch's counters.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
@@ -125,7 +125,7 @@ fn switch_endpoint(sw: &mut Switch<Device>) -> Result<Endpoint> {
 pub fn run(
     sw: &mut Switch<Device>,
     port: Port,
-    metrics: SocketAddr,
+    metrics: Option<SocketAddr>,
     timeout_ms: u64,
     worker_port: u8,
     state: Option<&Path>,
@@ -138,23 +138,29 @@ pub fn run(
         .with_context(|| format!("--timeout-ms {timeout_ms} is too long"))?;
     let mut c = Controller::start(sw, worker_port, timeout, state, now())?;
     let mut port = Open::new(&port, sw)?;
-    let snapshot = horus_host_driver::metrics::serve(metrics).map_err(anyhow::Error::msg)?;
+    let snapshot = metrics
+        .map(horus_host_driver::metrics::serve)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
     print(&format!(
-        "serving: control frames on {}, metrics on http://{}/metrics, {} worker(s) known\n",
+        "serving: control frames on {}{}, {} worker(s) known\n",
         port.describe()?,
-        metrics,
+        metrics.map_or(String::new(), |m| format!(", metrics on http://{m}/metrics")),
         c.members().count()
     ))?;
     let mut buf = vec![0u8; 4096];
-    let mut switch_part = String::new();
-    let mut read_at: Option<Instant> = None;
+    let mut made_at: Option<Instant> = None;
     loop {
-        if read_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-            switch_part = horus_host_driver::metrics::switch_metrics(sw)?;
-            read_at = Some(Instant::now());
-        }
-        if let Ok(mut s) = snapshot.lock() {
-            *s = c.metrics() + &switch_part;
+        // The metrics text, at most once a second: its cost grows with the membership, and a
+        // control frame must not pay it.
+        if let Some(snapshot) = &snapshot
+            && made_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            let text = c.metrics() + &horus_host_driver::metrics::switch_metrics(sw)?;
+            if let Ok(mut s) = snapshot.lock() {
+                *s = text;
+            }
+            made_at = Some(Instant::now());
         }
         // Wake for the next packet, the next removal due, or the next metrics read.
         let wait = c
