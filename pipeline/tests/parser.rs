@@ -236,138 +236,163 @@ fn directed_cases(rng: &mut Rng) -> Vec<Case> {
     }
 
     for base in &bases {
-        let mutate = |what: &str, f: &dyn Fn(&mut Vec<u8>), fix: bool, rng: &mut Rng| {
-            let mut frame = base.frame.clone();
-            f(&mut frame);
-            if fix {
-                fix_checksum(&mut frame);
-            }
-            Case::new(format!("{} / {what}", base.label), frame, rng)
+        let mut m = Mutations {
+            base,
+            cases: &mut cases,
+            rng,
         };
-        let mut add = |what: &str, f: &dyn Fn(&mut Vec<u8>), fix: bool| {
-            let c = mutate(what, f, fix, rng);
-            cases.push(c);
-        };
-        for ethertype in [0x86dd, 0x0806, 0x0000, 0x0801, 0x0008, 0x8100] {
-            add(
-                &format!("ethertype {ethertype:#06x}"),
-                &|f| set16(f, 12, ethertype),
-                false,
-            );
-        }
-        add(
-            "VLAN tag",
-            &|f| {
-                f.splice(12..12, [0x81, 0x00, 0x00, 0x05]);
-            },
-            false,
-        );
-        for v in [0x65u8, 0x05, 0xf5, 0x55, 0x46, 0x44, 0x40, 0x4f, 0x35] {
-            add(&format!("version/IHL {v:#04x}"), &|f| f[14] = v, true);
-            add(
-                &format!("version/IHL {v:#04x}, bad sum"),
-                &|f| f[14] = v,
-                false,
-            );
-        }
-        for x in [0x0001u16, 0x0100, 0x8000, 0xffff] {
-            add(
-                &format!("checksum ^ {x:#06x}"),
-                &|f| update16(f, CHECKSUM, |v| v ^ x),
-                false,
-            );
-        }
-        add("checksum field 0", &|f| set16(f, CHECKSUM, 0), false);
-        add(
-            "checksum field 0xffff",
-            &|f| set16(f, CHECKSUM, 0xffff),
-            false,
-        );
-        for (what, or_mask) in [
-            ("MF", 0x2000u16),
-            ("offset 1", 0x0001),
-            ("offset 0x1fff", 0x1fff),
-            ("offset 0x100", 0x0100),
-            ("reserved flag", 0x8000),
-            ("DF", 0x4000),
-        ] {
-            add(what, &|f| update16(f, FRAG, |v| v | or_mask), true);
-            add(
-                &format!("{what}, bad sum"),
-                &|f| update16(f, FRAG, |v| v | or_mask),
-                false,
-            );
-        }
-        add("DF clear", &|f| update16(f, FRAG, |v| v & !0x4000), true);
-        for p in [6u8, 1, 0, 0x91, 16, 18] {
-            add(&format!("protocol {p}"), &|f| f[PROTO] = p, true);
-        }
-        for port in [80u16, 1235, 1233, 0xd204, 0] {
-            add(
-                &format!("port {port}"),
-                &|f| set16(f, DST_PORT, port),
-                false,
-            );
-        }
-        add("source port 1234", &|f| set16(f, 34, 1234), false);
-        add("UDP checksum 0", &|f| set16(f, 40, 0), false);
-        for (what, delta) in [("+1", 1i16), ("-1", -1), ("+1000", 1000), ("-20", -20)] {
-            add(
-                &format!("total length {what}"),
-                &|f| update16(f, TOTAL_LEN, |v| v.wrapping_add_signed(delta)),
-                true,
-            );
-            add(
-                &format!("UDP length {what}"),
-                &|f| update16(f, UDP_LEN, |v| v.wrapping_add_signed(delta)),
-                false,
-            );
-            add(
-                &format!("both lengths {what}"),
-                &|f| {
-                    update16(f, TOTAL_LEN, |v| v.wrapping_add_signed(delta));
-                    update16(f, UDP_LEN, |v| v.wrapping_add_signed(delta));
-                },
-                true,
-            );
-        }
-        for v in [0u16, 18, 19, 20, 38, 39, 0xffff, 0xffec] {
-            add(
-                &format!("total length {v}"),
-                &|f| set16(f, TOTAL_LEN, v),
-                true,
-            );
-            add(&format!("UDP length {v}"), &|f| set16(f, UDP_LEN, v), false);
-            add(
-                &format!("UDP length {v}, total length {v} + 20"),
-                &|f| {
-                    set16(f, UDP_LEN, v);
-                    set16(f, TOTAL_LEN, v.wrapping_add(20));
-                },
-                true,
-            );
-        }
-        add("padding", &|f| f.extend_from_slice(&[0; 9]), false);
-        for code in 17..=127u8 {
-            add(&format!("type code {code}"), &|f| f[TYPE] = code, false);
-            add(
-                &format!("type code {code} with flag"),
-                &|f| f[TYPE] = code | 0x80,
-                false,
-            );
-        }
-        for t in PacketType::ALL {
-            add(
-                &format!("type {t} with flag"),
-                &|f| f[TYPE] = t.code() | 0x80,
-                false,
-            );
-        }
-        for len in 1..base.frame.len() {
-            cases.push(base.truncated(len));
-        }
+        ip_mutations(&mut m);
+        udp_mutations(&mut m);
     }
     cases
+}
+
+/// Adds to `cases` the frames `base` becomes by one defect each.
+struct Mutations<'a> {
+    base: &'a Case,
+    cases: &'a mut Vec<Case>,
+    rng: &'a mut Rng,
+}
+
+impl Mutations<'_> {
+    /// `base` changed by `f` (`what`), its IPv4 checksum then recomputed if `fix`.
+    fn add(&mut self, what: &str, f: &dyn Fn(&mut Vec<u8>), fix: bool) {
+        let mut frame = self.base.frame.clone();
+        f(&mut frame);
+        if fix {
+            fix_checksum(&mut frame);
+        }
+        let label = format!("{} / {what}", self.base.label);
+        self.cases.push(Case::new(label, frame, self.rng));
+    }
+}
+
+/// Defects of the Ethernet and IPv4 headers: the EtherType, a VLAN tag, version and header
+/// length, the checksum, fragmentation, the protocol.
+fn ip_mutations(m: &mut Mutations) {
+    for ethertype in [0x86dd, 0x0806, 0x0000, 0x0801, 0x0008, 0x8100] {
+        m.add(
+            &format!("ethertype {ethertype:#06x}"),
+            &|f| set16(f, 12, ethertype),
+            false,
+        );
+    }
+    m.add(
+        "VLAN tag",
+        &|f| {
+            f.splice(12..12, [0x81, 0x00, 0x00, 0x05]);
+        },
+        false,
+    );
+    for v in [0x65u8, 0x05, 0xf5, 0x55, 0x46, 0x44, 0x40, 0x4f, 0x35] {
+        m.add(&format!("version/IHL {v:#04x}"), &|f| f[14] = v, true);
+        m.add(
+            &format!("version/IHL {v:#04x}, bad sum"),
+            &|f| f[14] = v,
+            false,
+        );
+    }
+    for x in [0x0001u16, 0x0100, 0x8000, 0xffff] {
+        m.add(
+            &format!("checksum ^ {x:#06x}"),
+            &|f| update16(f, CHECKSUM, |v| v ^ x),
+            false,
+        );
+    }
+    m.add("checksum field 0", &|f| set16(f, CHECKSUM, 0), false);
+    m.add(
+        "checksum field 0xffff",
+        &|f| set16(f, CHECKSUM, 0xffff),
+        false,
+    );
+    for (what, or_mask) in [
+        ("MF", 0x2000u16),
+        ("offset 1", 0x0001),
+        ("offset 0x1fff", 0x1fff),
+        ("offset 0x100", 0x0100),
+        ("reserved flag", 0x8000),
+        ("DF", 0x4000),
+    ] {
+        m.add(what, &|f| update16(f, FRAG, |v| v | or_mask), true);
+        m.add(
+            &format!("{what}, bad sum"),
+            &|f| update16(f, FRAG, |v| v | or_mask),
+            false,
+        );
+    }
+    m.add("DF clear", &|f| update16(f, FRAG, |v| v & !0x4000), true);
+    for p in [6u8, 1, 0, 0x91, 16, 18] {
+        m.add(&format!("protocol {p}"), &|f| f[PROTO] = p, true);
+    }
+}
+
+/// Defects of the UDP and Horus headers and of the lengths: ports, the UDP checksum, the IPv4
+/// and UDP lengths, padding, type codes, and every truncation.
+fn udp_mutations(m: &mut Mutations) {
+    for port in [80u16, 1235, 1233, 0xd204, 0] {
+        m.add(
+            &format!("port {port}"),
+            &|f| set16(f, DST_PORT, port),
+            false,
+        );
+    }
+    m.add("source port 1234", &|f| set16(f, 34, 1234), false);
+    m.add("UDP checksum 0", &|f| set16(f, 40, 0), false);
+    for (what, delta) in [("+1", 1i16), ("-1", -1), ("+1000", 1000), ("-20", -20)] {
+        m.add(
+            &format!("total length {what}"),
+            &|f| update16(f, TOTAL_LEN, |v| v.wrapping_add_signed(delta)),
+            true,
+        );
+        m.add(
+            &format!("UDP length {what}"),
+            &|f| update16(f, UDP_LEN, |v| v.wrapping_add_signed(delta)),
+            false,
+        );
+        m.add(
+            &format!("both lengths {what}"),
+            &|f| {
+                update16(f, TOTAL_LEN, |v| v.wrapping_add_signed(delta));
+                update16(f, UDP_LEN, |v| v.wrapping_add_signed(delta));
+            },
+            true,
+        );
+    }
+    for v in [0u16, 18, 19, 20, 38, 39, 0xffff, 0xffec] {
+        m.add(
+            &format!("total length {v}"),
+            &|f| set16(f, TOTAL_LEN, v),
+            true,
+        );
+        m.add(&format!("UDP length {v}"), &|f| set16(f, UDP_LEN, v), false);
+        m.add(
+            &format!("UDP length {v}, total length {v} + 20"),
+            &|f| {
+                set16(f, UDP_LEN, v);
+                set16(f, TOTAL_LEN, v.wrapping_add(20));
+            },
+            true,
+        );
+    }
+    m.add("padding", &|f| f.extend_from_slice(&[0; 9]), false);
+    for code in 17..=127u8 {
+        m.add(&format!("type code {code}"), &|f| f[TYPE] = code, false);
+        m.add(
+            &format!("type code {code} with flag"),
+            &|f| f[TYPE] = code | 0x80,
+            false,
+        );
+    }
+    for t in PacketType::ALL {
+        m.add(
+            &format!("type {t} with flag"),
+            &|f| f[TYPE] = t.code() | 0x80,
+            false,
+        );
+    }
+    for len in 1..m.base.frame.len() {
+        m.cases.push(m.base.truncated(len));
+    }
 }
 
 /// A valid frame with one to three random defects: a bit flip or a byte in the headers, a field
