@@ -21,6 +21,7 @@
 //! this port and checks where it lands.
 
 use crate::arith::ZeroExtend;
+use crate::axil_bus::AxilSub;
 use crate::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use crate::phv::Phv;
 use crate::readback::{RB_BITS, RB_WORDS};
@@ -92,30 +93,114 @@ endgenerate"
     }
 }
 
+/// A group of a block's constants, visited as a namespace: in the Verilog, constant `x` of the
+/// group a block holds as field `g` is the `localparam g$x`. (A rust-hdl interface, the
+/// namespace it derives, holds signals only.)
+macro_rules! constant_group {
+    ($(#[$meta:meta])* $name:ident { $($(#[$fmeta:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        struct $name {
+            $($(#[$fmeta])* $field: Constant<$ty>,)*
+        }
+
+        impl Logic for $name {
+            fn update(&mut self) {}
+            fn connect(&mut self) {}
+        }
+
+        impl Block for $name {
+            fn connect_all(&mut self) {}
+            fn update_all(&mut self) {}
+            fn has_changed(&self) -> bool {
+                false
+            }
+            fn accept(&self, name: &str, probe: &mut dyn Probe) {
+                probe.visit_start_namespace(name, self);
+                $(self.$field.accept(stringify!($field), probe);)*
+                probe.visit_end_namespace(name, self);
+            }
+        }
+    };
+}
+
+constant_group! {
+    /// The register map as the port decodes it: the word numbers of its regions and of the
+    /// words it answers itself (`w_*`, word addresses), and the read-only words' values.
+    MapConstants {
+        w_id: Bits<AXIL_ADDR_BITS>,
+        w_info: Bits<AXIL_ADDR_BITS>,
+        w_status: Bits<AXIL_ADDR_BITS>,
+        w_go: Bits<AXIL_ADDR_BITS>,
+        /// The operation flags' word.
+        w_ops: Bits<AXIL_ADDR_BITS>,
+        /// The read-write words.
+        w_first_rw: Bits<AXIL_ADDR_BITS>,
+        w_last_rw: Bits<AXIL_ADDR_BITS>,
+        w_first_counter: Bits<AXIL_ADDR_BITS>,
+        w_last_counter: Bits<AXIL_ADDR_BITS>,
+        w_rb_status: Bits<AXIL_ADDR_BITS>,
+        w_rb_first: Bits<AXIL_ADDR_BITS>,
+        w_rb_last: Bits<AXIL_ADDR_BITS>,
+        w_tail_first: Bits<AXIL_ADDR_BITS>,
+        w_tail_last: Bits<AXIL_ADDR_BITS>,
+        id_value: Bits<32>,
+        /// `ROLE` and the `*_BITS` fields.
+        info_value: Bits<32>,
+        map_version: Bits<32>,
+        build_hash: Bits<32>,
+        conn_timeout: Bits<32>,
+    }
+}
+
+impl MapConstants {
+    /// The map of a switch of `role` with `2^P` pools, `2^N` nodes and `2^C` connections whose
+    /// entries expire after `conn_timeout_us`.
+    fn new(
+        role: Role,
+        pool_bits: usize,
+        node_bits: usize,
+        conn_bits: usize,
+        conn_timeout_us: u32,
+    ) -> Self {
+        let c = |v: usize| Constant::new(Bits::<AXIL_ADDR_BITS>::from(v as u64));
+        let c32 = |v: u64| Constant::new(Bits::<32>::from(v));
+        let info = u64::from(role == Role::Spine)
+            | (pool_bits as u64) << 8
+            | (node_bits as u64) << 16
+            | (conn_bits as u64) << 24;
+        let rw = crate::regmap::rw_words();
+        Self {
+            w_id: c(fields::ID.word),
+            w_info: c(fields::ROLE.word),
+            w_status: c(fields::CTL_BUSY.word),
+            w_go: c(fields::CTL_GO.word),
+            w_ops: c(fields::CTL_CONFIGURE_POOL.word),
+            w_first_rw: c(*rw.start()),
+            w_last_rw: c(*rw.end()),
+            w_first_counter: c(crate::regmap::COUNTER_BASE),
+            w_last_counter: c(crate::regmap::COUNTER_BASE + crate::regmap::COUNTERS - 1),
+            w_rb_status: c(fields::RB_VALID.word),
+            w_rb_first: c(fields::RB_DATA0.word),
+            w_rb_last: c(crate::regmap::rb_data(RB_WORDS - 1).word),
+            w_tail_first: c(fields::MAP_VERSION.word),
+            w_tail_last: c(fields::BOARD_DROPS.word),
+            id_value: c32(u64::from(ID_VALUE)),
+            info_value: c32(info),
+            map_version: c32(u64::from(MAP_VERSION)),
+            build_hash: c32(u64::from(BUILD_HASH_PLACEHOLDER)),
+            conn_timeout: c32(u64::from(conn_timeout_us)),
+        }
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct AxiLiteRegs {
     pub clk: Signal<In, Clock>,
     /// Synchronous reset of the port: no response pending, no control pass staged. The
     /// registers keep their values.
     pub rst: Signal<In, Bit>,
-    /* AXI4-Lite. */
-    pub s_axil_awaddr: Signal<In, Bits<AXIL_ADDR_BITS>>,
-    pub s_axil_awvalid: Signal<In, Bit>,
-    pub s_axil_awready: Signal<Out, Bit>,
-    pub s_axil_wdata: Signal<In, Bits<32>>,
-    pub s_axil_wstrb: Signal<In, Bits<4>>,
-    pub s_axil_wvalid: Signal<In, Bit>,
-    pub s_axil_wready: Signal<Out, Bit>,
-    pub s_axil_bresp: Signal<Out, Bits<2>>,
-    pub s_axil_bvalid: Signal<Out, Bit>,
-    pub s_axil_bready: Signal<In, Bit>,
-    pub s_axil_araddr: Signal<In, Bits<AXIL_ADDR_BITS>>,
-    pub s_axil_arvalid: Signal<In, Bit>,
-    pub s_axil_arready: Signal<Out, Bit>,
-    pub s_axil_rdata: Signal<Out, Bits<32>>,
-    pub s_axil_rresp: Signal<Out, Bits<2>>,
-    pub s_axil_rvalid: Signal<Out, Bit>,
-    pub s_axil_rready: Signal<In, Bit>,
+    /// The AXI4-Lite port: 12-bit byte addresses, 32-bit data, byte strobes.
+    pub s_axil: AxilSub<AXIL_ADDR_BITS>,
     /* To and from the datapath. */
     pub cfg: Signal<Out, SwitchCfg>,
     pub spines: Signal<Out, SpineTable>,
@@ -191,8 +276,6 @@ pub struct AxiLiteRegs {
     code11: Constant<Bits<4>>,
     code12: Constant<Bits<4>>,
     code13: Constant<Bits<4>>,
-    w_first_counter: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_last_counter: Constant<Bits<AXIL_ADDR_BITS>>,
     second: Signal<Local, Bit>,
     /// The leaving pass's fields the counters do not read (the name matches Verilator's
     /// `--unused-regexp`).
@@ -246,35 +329,19 @@ pub struct AxiLiteRegs {
     sp: Signal<Local, SpineEntry>,
     c: Signal<Local, Phv>,
 
-    id_value: Constant<Bits<32>>,
-    info_value: Constant<Bits<32>>,
-    map_version: Constant<Bits<32>>,
-    build_hash: Constant<Bits<32>>,
-    conn_timeout: Constant<Bits<32>>,
-    w_tail_first: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_tail_last: Constant<Bits<AXIL_ADDR_BITS>>,
     zero_phv: Constant<Phv>,
     word_mask_r: Constant<Bits<RSHIFT_BITS>>,
     three_r: Constant<Bits<RSHIFT_BITS>>,
     two: Constant<Bits<AXIL_ADDR_BITS>>,
     zero32: Constant<Bits<32>>,
     one5: Constant<Bits<5>>,
-    w_rb_status: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_rb_first: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_rb_last: Constant<Bits<AXIL_ADDR_BITS>>,
     five: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_id: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_info: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_status: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_go: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_ops: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_first_rw: Constant<Bits<AXIL_ADDR_BITS>>,
-    w_last_rw: Constant<Bits<AXIL_ADDR_BITS>>,
     one32: Constant<Bits<32>>,
     two32: Constant<Bits<32>>,
     sh8: Constant<Bits<32>>,
     okay: Constant<Bits<2>>,
     slverr: Constant<Bits<2>>,
+    map: MapConstants,
 }
 
 impl AxiLiteRegs {
@@ -290,31 +357,10 @@ impl AxiLiteRegs {
     ) -> Self {
         let c = |v: u64| Constant::new(Bits::<AXIL_ADDR_BITS>::from(v));
         let c32 = |v: u64| Constant::new(Bits::<32>::from(v));
-        let info = u64::from(role == Role::Spine)
-            | (pool_bits as u64) << 8
-            | (node_bits as u64) << 16
-            | (conn_bits as u64) << 24;
-        let rw = crate::regmap::rw_words();
         Self {
             clk: Default::default(),
             rst: Default::default(),
-            s_axil_awaddr: Default::default(),
-            s_axil_awvalid: Default::default(),
-            s_axil_awready: Default::default(),
-            s_axil_wdata: Default::default(),
-            s_axil_wstrb: Default::default(),
-            s_axil_wvalid: Default::default(),
-            s_axil_wready: Default::default(),
-            s_axil_bresp: Default::default(),
-            s_axil_bvalid: Default::default(),
-            s_axil_bready: Default::default(),
-            s_axil_araddr: Default::default(),
-            s_axil_arvalid: Default::default(),
-            s_axil_arready: Default::default(),
-            s_axil_rdata: Default::default(),
-            s_axil_rresp: Default::default(),
-            s_axil_rvalid: Default::default(),
-            s_axil_rready: Default::default(),
+            s_axil: Default::default(),
             cfg: Default::default(),
             spines: Default::default(),
             ctl_valid: Default::default(),
@@ -380,8 +426,6 @@ impl AxiLiteRegs {
             code11: Constant::new(11.into()),
             code12: Constant::new(12.into()),
             code13: Constant::new(13.into()),
-            w_first_counter: c(crate::regmap::COUNTER_BASE as u64),
-            w_last_counter: c((crate::regmap::COUNTER_BASE + crate::regmap::COUNTERS - 1) as u64),
             second: Default::default(),
             done_unused: Default::default(),
             first_ctl: Default::default(),
@@ -424,35 +468,19 @@ impl AxiLiteRegs {
             op_held: Default::default(),
             sp: Default::default(),
             c: Default::default(),
-            id_value: c32(u64::from(ID_VALUE)),
-            info_value: c32(info),
             zero_phv: Constant::new(Phv::default()),
             word_mask_r: Constant::new(((BITS as u64 / 8 - 1) & !3).into()),
             three_r: Constant::new(3.into()),
             two: c(2),
             zero32: c32(0),
             one5: Constant::new(1.into()),
-            w_rb_status: c(fields::RB_VALID.word as u64),
-            w_rb_first: c(fields::RB_DATA0.word as u64),
-            w_rb_last: c(crate::regmap::rb_data(RB_WORDS - 1).word as u64),
-            map_version: c32(u64::from(MAP_VERSION)),
-            build_hash: c32(u64::from(BUILD_HASH_PLACEHOLDER)),
-            conn_timeout: c32(u64::from(conn_timeout_us)),
-            w_tail_first: c(fields::MAP_VERSION.word as u64),
-            w_tail_last: c(fields::BOARD_DROPS.word as u64),
             five: c(5),
-            w_id: c(0),
-            w_info: c(1),
-            w_status: c(2),
-            w_go: c(3),
-            w_ops: c(fields::CTL_CONFIGURE_POOL.word as u64),
-            w_first_rw: c(*rw.start() as u64),
-            w_last_rw: c(*rw.end() as u64),
             one32: c32(1),
             two32: c32(2),
             sh8: c32(8),
             okay: Constant::new(0.into()),
             slverr: Constant::new(2.into()),
+            map: MapConstants::new(role, pool_bits, node_bits, conn_bits, conn_timeout_us),
         }
     }
 }
@@ -510,15 +538,15 @@ impl Logic for AxiLiteRegs {
         self.one_op.next =
             self.ops.val().any() & !(self.ops.val() & (self.ops.val() - self.one5.val())).any();
         self.take_w.next =
-            self.s_axil_awvalid.val() & self.s_axil_wvalid.val() & !self.bvalid.q.val();
-        self.s_axil_awready.next =
-            self.s_axil_awvalid.val() & self.s_axil_wvalid.val() & !self.bvalid.q.val();
-        self.s_axil_wready.next =
-            self.s_axil_awvalid.val() & self.s_axil_wvalid.val() & !self.bvalid.q.val();
-        self.wword.next = self.s_axil_awaddr.val() >> self.two.val();
-        self.op_held.next = (self.wword.val() == self.w_ops.val()) & self.pending.q.val();
-        self.rw_word.next = (self.wword.val() >= self.w_first_rw.val())
-            & (self.wword.val() <= self.w_last_rw.val())
+            self.s_axil.awvalid.val() & self.s_axil.wvalid.val() & !self.bvalid.q.val();
+        self.s_axil.awready.next =
+            self.s_axil.awvalid.val() & self.s_axil.wvalid.val() & !self.bvalid.q.val();
+        self.s_axil.wready.next =
+            self.s_axil.awvalid.val() & self.s_axil.wvalid.val() & !self.bvalid.q.val();
+        self.wword.next = self.s_axil.awaddr.val() >> self.two.val();
+        self.op_held.next = (self.wword.val() == self.map.w_ops.val()) & self.pending.q.val();
+        self.rw_word.next = (self.wword.val() >= self.map.w_first_rw.val())
+            & (self.wword.val() <= self.map.w_last_rw.val())
             & !self.op_held.val();
         // Each byte of the file keeps its value or takes the written one: a clock enable per
         // byte of flip-flops, no logic per bit.
@@ -527,8 +555,8 @@ impl Logic for AxiLiteRegs {
             self.words.next = self.one_word.val() << self.wword.val().get_bits::<WORD_BITS>(0);
         }
         self.file_write.q.next = self.regs.q.val();
-        self.file_write.wdata.next = self.s_axil_wdata.val();
-        self.file_write.strb.next = self.s_axil_wstrb.val();
+        self.file_write.wdata.next = self.s_axil.wdata.val();
+        self.file_write.strb.next = self.s_axil.wstrb.val();
         self.file_write.words.next = self.words.val();
         self.regs.d.next = self.file_write.d.val();
         if self.take_w.val() {
@@ -537,9 +565,9 @@ impl Logic for AxiLiteRegs {
             if self.rw_word.val() {
                 self.bresp.d.next = self.okay.val();
             }
-            if self.wword.val() == self.w_go.val() {
+            if self.wword.val() == self.map.w_go.val() {
                 self.bresp.d.next = self.okay.val();
-                if self.s_axil_wstrb.val().get_bit(0) & self.s_axil_wdata.val().get_bit(0) {
+                if self.s_axil.wstrb.val().get_bit(0) & self.s_axil.wdata.val().get_bit(0) {
                     if self.one_op.val() {
                         self.pending.d.next = true;
                     } else {
@@ -549,26 +577,26 @@ impl Logic for AxiLiteRegs {
                 }
             }
         }
-        if self.bvalid.q.val() & self.s_axil_bready.val() {
+        if self.bvalid.q.val() & self.s_axil.bready.val() {
             self.bvalid.d.next = false;
         }
-        self.s_axil_bvalid.next = self.bvalid.q.val();
-        self.s_axil_bresp.next = self.bresp.q.val();
+        self.s_axil.bvalid.next = self.bvalid.q.val();
+        self.s_axil.bresp.next = self.bresp.q.val();
 
         // ---- Reads, in two steps. The cycle a read is taken, its word (from the register
         // file, a counter or the read-back register) and the kind of address are registered;
         // the next cycle, the response is chosen from those registers.
-        self.take_r.next = self.s_axil_arvalid.val() & !self.rvalid.q.val() & !self.rtaken.q.val();
-        self.s_axil_arready.next =
-            self.s_axil_arvalid.val() & !self.rvalid.q.val() & !self.rtaken.q.val();
-        self.rword.next = self.s_axil_araddr.val() >> self.two.val();
-        self.rshift.next = (self.s_axil_araddr.val().get_bits::<RSHIFT_BITS>(0)
+        self.take_r.next = self.s_axil.arvalid.val() & !self.rvalid.q.val() & !self.rtaken.q.val();
+        self.s_axil.arready.next =
+            self.s_axil.arvalid.val() & !self.rvalid.q.val() & !self.rtaken.q.val();
+        self.rword.next = self.s_axil.araddr.val() >> self.two.val();
+        self.rshift.next = (self.s_axil.araddr.val().get_bits::<RSHIFT_BITS>(0)
             & self.word_mask_r.val())
             << self.three_r.val();
         self.rb_r.d.next = self.readback.val();
         self.rb_valid_r.d.next = self.readback_valid.val();
-        self.rb_shifted_unused.next =
-            self.rb_r.q.val() >> ((self.rword.val() - self.w_rb_first.val()) << self.five.val());
+        self.rb_shifted_unused.next = self.rb_r.q.val()
+            >> ((self.rword.val() - self.map.w_rb_first.val()) << self.five.val());
         // The counters, a binary tree of muxes on the index bits (a chain of compares would be
         // as deep as it is long).
         self.cidx.next = self.rword.val().get_bits::<4>(0) - self.first_counter4.val();
@@ -632,10 +660,10 @@ impl Logic for AxiLiteRegs {
         if self.cidx.val().get_bit(3) {
             self.counter.next = self.m8_15.val();
         }
-        self.in_counters.next = (self.rword.val() >= self.w_first_counter.val())
-            & (self.rword.val() <= self.w_last_counter.val());
-        self.in_rb.next = (self.rword.val() >= self.w_rb_first.val())
-            & (self.rword.val() <= self.w_rb_last.val());
+        self.in_counters.next = (self.rword.val() >= self.map.w_first_counter.val())
+            & (self.rword.val() <= self.map.w_last_counter.val());
+        self.in_rb.next = (self.rword.val() >= self.map.w_rb_first.val())
+            & (self.rword.val() <= self.map.w_rb_last.val());
         self.rtaken.d.next = self.take_r.val();
         // The word read (a part-select at the read's bit offset: a 64-to-1 word mux).
         self.w_regs.d.next = self.regs.q.val().get_bits::<32>(self.rshift.val().index());
@@ -645,34 +673,37 @@ impl Logic for AxiLiteRegs {
         self.r_rb.d.next = self.in_rb.val();
         // The later kinds take precedence, as the checks' order says.
         self.r_id.d.next =
-            (self.rword.val() == self.w_id.val()) & !self.in_counters.val() & !self.in_rb.val();
-        self.r_info.d.next =
-            (self.rword.val() == self.w_info.val()) & !self.in_counters.val() & !self.in_rb.val();
-        self.r_status.d.next =
-            (self.rword.val() == self.w_status.val()) & !self.in_counters.val() & !self.in_rb.val();
+            (self.rword.val() == self.map.w_id.val()) & !self.in_counters.val() & !self.in_rb.val();
+        self.r_info.d.next = (self.rword.val() == self.map.w_info.val())
+            & !self.in_counters.val()
+            & !self.in_rb.val();
+        self.r_status.d.next = (self.rword.val() == self.map.w_status.val())
+            & !self.in_counters.val()
+            & !self.in_rb.val();
         self.r_go.d.next =
-            (self.rword.val() == self.w_go.val()) & !self.in_counters.val() & !self.in_rb.val();
-        self.r_rb_status.d.next = (self.rword.val() == self.w_rb_status.val()) & !self.in_rb.val();
-        self.in_tail.next = (self.rword.val() >= self.w_tail_first.val())
-            & (self.rword.val() <= self.w_tail_last.val());
+            (self.rword.val() == self.map.w_go.val()) & !self.in_counters.val() & !self.in_rb.val();
+        self.r_rb_status.d.next =
+            (self.rword.val() == self.map.w_rb_status.val()) & !self.in_rb.val();
+        self.in_tail.next = (self.rword.val() >= self.map.w_tail_first.val())
+            & (self.rword.val() <= self.map.w_tail_last.val());
         self.r_tail.d.next = self.in_tail.val();
         // Words 68..71: the version, the hash, the timeout, the board's drops, by the address's
         // low bits.
-        self.w_tail.d.next = self.map_version.val();
+        self.w_tail.d.next = self.map.map_version.val();
         if self.rword.val().get_bit(0) {
-            self.w_tail.d.next = self.build_hash.val();
+            self.w_tail.d.next = self.map.build_hash.val();
         }
         if self.rword.val().get_bit(1) {
-            self.w_tail.d.next = self.conn_timeout.val();
+            self.w_tail.d.next = self.map.conn_timeout.val();
             if self.rword.val().get_bit(0) {
                 self.w_tail.d.next = self.board_drops.val();
             }
         }
-        self.r_err.d.next = (self.rword.val() > self.w_last_rw.val())
+        self.r_err.d.next = (self.rword.val() > self.map.w_last_rw.val())
             & !self.in_counters.val()
             & !self.in_rb.val()
             & !self.in_tail.val()
-            & (self.rword.val() != self.w_rb_status.val());
+            & (self.rword.val() != self.map.w_rb_status.val());
 
         self.in_flight_wide.narrow.next = self.in_flight.val();
         self.rb_status.next = self.zero32.val();
@@ -700,10 +731,10 @@ impl Logic for AxiLiteRegs {
                 self.rdata.d.next = self.w_rb.q.val();
             }
             if self.r_id.q.val() {
-                self.rdata.d.next = self.id_value.val();
+                self.rdata.d.next = self.map.id_value.val();
             }
             if self.r_info.q.val() {
-                self.rdata.d.next = self.info_value.val();
+                self.rdata.d.next = self.map.info_value.val();
             }
             if self.r_status.q.val() {
                 self.rdata.d.next = self.status.val();
@@ -725,12 +756,12 @@ impl Logic for AxiLiteRegs {
                 self.rresp.d.next = self.slverr.val();
             }
         }
-        if self.rvalid.q.val() & self.s_axil_rready.val() {
+        if self.rvalid.q.val() & self.s_axil.rready.val() {
             self.rvalid.d.next = false;
         }
-        self.s_axil_rvalid.next = self.rvalid.q.val();
-        self.s_axil_rdata.next = self.rdata.q.val();
-        self.s_axil_rresp.next = self.rresp.q.val();
+        self.s_axil.rvalid.next = self.rvalid.q.val();
+        self.s_axil.rdata.next = self.rdata.q.val();
+        self.s_axil.rresp.next = self.rresp.q.val();
 
         // ---- Counters (the model's `Counters`): every pass leaving the stages.
         self.second.next = self.done.val().is_sched2

@@ -19,6 +19,7 @@
 
 pub mod arith;
 pub mod axil;
+pub mod axil_bus;
 pub mod board;
 pub mod cfg;
 pub mod core;

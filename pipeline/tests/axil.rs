@@ -70,42 +70,42 @@ fn run(ops: Vec<Op>) {
     sim.add_clock(5, |x: &mut Box<AxiLiteRegs>| x.clk.next = !x.clk.val());
     sim.add_testbench(move |mut sim: Sim<AxiLiteRegs>| {
         let mut x = sim.init()?;
-        x.s_axil_bready.next = true;
-        x.s_axil_rready.next = true;
+        x.s_axil.bready.next = true;
+        x.s_axil.rready.next = true;
         wait_clock_true!(sim, clk, x);
         for (i, op) in ops.iter().cloned().enumerate() {
             match op {
                 Op::Write { addr, data, strb } => {
-                    x.s_axil_awaddr.next = (addr as u64).into();
-                    x.s_axil_wdata.next = u64::from(data).into();
-                    x.s_axil_wstrb.next = u64::from(strb).into();
-                    x.s_axil_awvalid.next = true;
-                    x.s_axil_wvalid.next = true;
+                    x.s_axil.awaddr.next = (addr as u64).into();
+                    x.s_axil.wdata.next = u64::from(data).into();
+                    x.s_axil.wstrb.next = u64::from(strb).into();
+                    x.s_axil.awvalid.next = true;
+                    x.s_axil.wvalid.next = true;
                     wait_clock_cycle!(sim, clk, x);
-                    x.s_axil_awvalid.next = false;
-                    x.s_axil_wvalid.next = false;
+                    x.s_axil.awvalid.next = false;
+                    x.s_axil.wvalid.next = false;
                     wait_clock_cycle!(sim, clk, x);
                 }
                 Op::Read { addr, want } => {
-                    x.s_axil_araddr.next = (addr as u64).into();
-                    x.s_axil_arvalid.next = true;
+                    x.s_axil.araddr.next = (addr as u64).into();
+                    x.s_axil.arvalid.next = true;
                     wait_clock_cycle!(sim, clk, x);
-                    x.s_axil_arvalid.next = false;
+                    x.s_axil.arvalid.next = false;
                     // The response comes two cycles after the address (`axil.rs`), not earlier.
-                    if x.s_axil_rvalid.val() {
+                    if x.s_axil.rvalid.val() {
                         sink.lock().unwrap().push(format!(
                             "step {i}: read {addr:#x}: response one cycle early"
                         ));
                     }
                     wait_clock_cycle!(sim, clk, x);
                     let got = (
-                        x.s_axil_rdata.val().index() as u32,
-                        x.s_axil_rresp.val().index() as u32,
+                        x.s_axil.rdata.val().index() as u32,
+                        x.s_axil.rresp.val().index() as u32,
                     );
-                    if !x.s_axil_rvalid.val() || got != want {
+                    if !x.s_axil.rvalid.val() || got != want {
                         sink.lock().unwrap().push(format!(
                             "step {i}: read {addr:#x}: got {got:x?} (valid {}), want {want:x?}",
-                            x.s_axil_rvalid.val()
+                            x.s_axil.rvalid.val()
                         ));
                     }
                     wait_clock_cycle!(sim, clk, x);
@@ -126,19 +126,19 @@ fn run(ops: Vec<Op>) {
                     }
                 }
                 Op::WriteResp { addr, data, resp } => {
-                    x.s_axil_awaddr.next = (addr as u64).into();
-                    x.s_axil_wdata.next = u64::from(data).into();
-                    x.s_axil_wstrb.next = 0xf.into();
-                    x.s_axil_awvalid.next = true;
-                    x.s_axil_wvalid.next = true;
+                    x.s_axil.awaddr.next = (addr as u64).into();
+                    x.s_axil.wdata.next = u64::from(data).into();
+                    x.s_axil.wstrb.next = 0xf.into();
+                    x.s_axil.awvalid.next = true;
+                    x.s_axil.wvalid.next = true;
                     wait_clock_cycle!(sim, clk, x);
-                    x.s_axil_awvalid.next = false;
-                    x.s_axil_wvalid.next = false;
-                    let got = x.s_axil_bresp.val().index() as u32;
-                    if !x.s_axil_bvalid.val() || got != resp {
+                    x.s_axil.awvalid.next = false;
+                    x.s_axil.wvalid.next = false;
+                    let got = x.s_axil.bresp.val().index() as u32;
+                    if !x.s_axil.bvalid.val() || got != resp {
                         sink.lock().unwrap().push(format!(
                             "step {i}: write {addr:#x}: response {got} (valid {}), want {resp}",
-                            x.s_axil_bvalid.val()
+                            x.s_axil.bvalid.val()
                         ));
                     }
                     wait_clock_cycle!(sim, clk, x);
@@ -581,20 +581,20 @@ fn the_axi_lite_proof_fails_on_broken_handshakes_codes_and_strobes() {
     for (what, from, to, depth) in [
         (
             "dropped bvalid",
-            "if (bvalid$q & s_axil_bready) begin",
+            "if (bvalid$q & s_axil$bready) begin",
             "if (bvalid$q) begin",
             AXIL_DEPTH,
         ),
         (
             "write while busy",
-            "take_w = s_axil_awvalid & s_axil_wvalid & ~bvalid$q;",
-            "take_w = s_axil_awvalid & s_axil_wvalid;",
+            "take_w = s_axil$awvalid & s_axil$wvalid & ~bvalid$q;",
+            "take_w = s_axil$awvalid & s_axil$wvalid;",
             AXIL_DEPTH,
         ),
         (
             "no SLVERR beyond the map",
-            "r_err$d = (rword > w_last_rw)",
-            "r_err$d = 1'b0 & (rword > w_last_rw)",
+            "r_err$d = (rword > map$w_last_rw)",
+            "r_err$d = 1'b0 & (rword > map$w_last_rw)",
             AXIL_DEPTH,
         ),
         (
@@ -605,7 +605,7 @@ fn the_axi_lite_proof_fails_on_broken_handshakes_codes_and_strobes() {
         ),
         (
             "operation rewritten while staged",
-            "op_held = (wword == w_ops) & pending$q;",
+            "op_held = (wword == map$w_ops) & pending$q;",
             "op_held = 1'b0;",
             6,
         ),

@@ -220,32 +220,32 @@ impl Logic for Bench {
         self.regs.clock.next = self.m_clock.val();
         self.cdc.s_reset.next = self.reset.val();
         self.cdc.m_reset.next = self.reset.val();
-        self.cdc.s_awaddr.next = self.s_awaddr.val();
-        self.cdc.s_awvalid.next = self.s_awvalid.val();
-        self.cdc.s_wdata.next = self.s_wdata.val();
-        self.cdc.s_wstrb.next = self.s_wstrb.val();
-        self.cdc.s_wvalid.next = self.s_wvalid.val();
-        self.cdc.s_bready.next = self.s_bready.val();
-        self.cdc.s_araddr.next = self.s_araddr.val();
-        self.cdc.s_arvalid.next = self.s_arvalid.val();
-        self.cdc.s_rready.next = self.s_rready.val();
-        self.regs.awaddr.next = self.cdc.m_awaddr.val();
-        self.regs.awvalid.next = self.cdc.m_awvalid.val();
-        self.cdc.m_awready.next = self.regs.awready.val();
-        self.regs.wdata.next = self.cdc.m_wdata.val();
-        self.regs.wstrb.next = self.cdc.m_wstrb.val();
-        self.regs.wvalid.next = self.cdc.m_wvalid.val();
-        self.cdc.m_wready.next = self.regs.wready.val();
-        self.cdc.m_bresp.next = self.regs.bresp.val();
-        self.cdc.m_bvalid.next = self.regs.bvalid.val();
-        self.regs.bready.next = self.cdc.m_bready.val();
-        self.regs.araddr.next = self.cdc.m_araddr.val();
-        self.regs.arvalid.next = self.cdc.m_arvalid.val();
-        self.cdc.m_arready.next = self.regs.arready.val();
-        self.cdc.m_rdata.next = self.regs.rdata.val();
-        self.cdc.m_rresp.next = self.regs.rresp.val();
-        self.cdc.m_rvalid.next = self.regs.rvalid.val();
-        self.regs.rready.next = self.cdc.m_rready.val();
+        self.cdc.s_axil.awaddr.next = self.s_awaddr.val();
+        self.cdc.s_axil.awvalid.next = self.s_awvalid.val();
+        self.cdc.s_axil.wdata.next = self.s_wdata.val();
+        self.cdc.s_axil.wstrb.next = self.s_wstrb.val();
+        self.cdc.s_axil.wvalid.next = self.s_wvalid.val();
+        self.cdc.s_axil.bready.next = self.s_bready.val();
+        self.cdc.s_axil.araddr.next = self.s_araddr.val();
+        self.cdc.s_axil.arvalid.next = self.s_arvalid.val();
+        self.cdc.s_axil.rready.next = self.s_rready.val();
+        self.regs.awaddr.next = self.cdc.m_axil.awaddr.val();
+        self.regs.awvalid.next = self.cdc.m_axil.awvalid.val();
+        self.cdc.m_axil.awready.next = self.regs.awready.val();
+        self.regs.wdata.next = self.cdc.m_axil.wdata.val();
+        self.regs.wstrb.next = self.cdc.m_axil.wstrb.val();
+        self.regs.wvalid.next = self.cdc.m_axil.wvalid.val();
+        self.cdc.m_axil.wready.next = self.regs.wready.val();
+        self.cdc.m_axil.bresp.next = self.regs.bresp.val();
+        self.cdc.m_axil.bvalid.next = self.regs.bvalid.val();
+        self.regs.bready.next = self.cdc.m_axil.bready.val();
+        self.regs.araddr.next = self.cdc.m_axil.araddr.val();
+        self.regs.arvalid.next = self.cdc.m_axil.arvalid.val();
+        self.cdc.m_axil.arready.next = self.regs.arready.val();
+        self.cdc.m_axil.rdata.next = self.regs.rdata.val();
+        self.cdc.m_axil.rresp.next = self.regs.rresp.val();
+        self.cdc.m_axil.rvalid.next = self.regs.rvalid.val();
+        self.regs.rready.next = self.cdc.m_axil.rready.val();
     }
 }
 
@@ -309,8 +309,8 @@ fn run(ops: Vec<Op>, s_half: u64, m_half: Option<u64>, late_pct: u64, seed: u64)
                         x.s_wdata.next = data.into();
                         x.s_wstrb.next = strb.into();
                         wait_clock_false!(sim, s_clock, x);
-                        let aw = x.s_awvalid.val() && x.cdc.s_awready.val();
-                        let w = x.s_wvalid.val() && x.cdc.s_wready.val();
+                        let aw = x.s_awvalid.val() && x.cdc.s_axil.awready.val();
+                        let w = x.s_wvalid.val() && x.cdc.s_axil.wready.val();
                         wait_clock_true!(sim, s_clock, x);
                         aw_done |= aw;
                         w_done |= w;
@@ -326,7 +326,7 @@ fn run(ops: Vec<Op>, s_half: u64, m_half: Option<u64>, late_pct: u64, seed: u64)
                         x.s_arvalid.next = true;
                         x.s_araddr.next = addr.into();
                         wait_clock_false!(sim, s_clock, x);
-                        let taken = x.cdc.s_arready.val();
+                        let taken = x.cdc.s_axil.arready.val();
                         wait_clock_true!(sim, s_clock, x);
                         if taken {
                             break;
@@ -344,12 +344,12 @@ fn run(ops: Vec<Op>, s_half: u64, m_half: Option<u64>, late_pct: u64, seed: u64)
                 x.s_bready.next = ready;
                 x.s_rready.next = ready;
                 wait_clock_false!(sim, s_clock, x);
-                let b = x.cdc.s_bvalid.val();
-                let r = x.cdc.s_rvalid.val();
+                let b = x.cdc.s_axil.bvalid.val();
+                let r = x.cdc.s_axil.rvalid.val();
                 let resp = (
-                    x.cdc.s_bresp.val().index() as u64,
-                    x.cdc.s_rresp.val().index() as u64,
-                    x.cdc.s_rdata.val().index() as u64,
+                    x.cdc.s_axil.bresp.val().index() as u64,
+                    x.cdc.s_axil.rresp.val().index() as u64,
+                    x.cdc.s_axil.rdata.val().index() as u64,
                 );
                 wait_clock_true!(sim, s_clock, x);
                 assert!(
@@ -379,7 +379,7 @@ fn run(ops: Vec<Op>, s_half: u64, m_half: Option<u64>, late_pct: u64, seed: u64)
             for _ in 0..6 {
                 wait_clock_false!(sim, s_clock, x);
                 assert!(
-                    !x.cdc.s_bvalid.val() && !x.cdc.s_rvalid.val(),
+                    !x.cdc.s_axil.bvalid.val() && !x.cdc.s_axil.rvalid.val(),
                     "request {i} ({op:?}): a second response"
                 );
                 wait_clock_true!(sim, s_clock, x);
@@ -552,13 +552,13 @@ fn refutations(two_clocks: bool, which: &[&str]) -> Vec<(String, String, String)
     const MUTATIONS: [(&str, &str, &str); 3] = [
         (
             "dropped bvalid",
-            "if (bvalid$q & s_bready) begin",
+            "if (bvalid$q & s_axil$bready) begin",
             "if (bvalid$q) begin",
         ),
         ("no window", "if (outside) begin", "if (1'b0) begin"),
         (
             "dropped awvalid",
-            "if (aw_pending$q & m_awready) begin",
+            "if (aw_pending$q & m_axil$awready) begin",
             "if (aw_pending$q) begin",
         ),
     ];

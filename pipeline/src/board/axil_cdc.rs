@@ -3,9 +3,9 @@
 //! The OpenNIC shell gives a plug-in its register window at `axil_aclk` (125 MHz), 32-bit
 //! addresses and no `wstrb`; the switch's registers (`axil::AxiLiteRegs`) run at the core clock
 //! (250 MHz) with 12-bit addresses and `wstrb`. This bridge takes one transaction at a time on
-//! its slave side (`s_*`, clock `s_clock`), hands it to the master side (`m_*`, clock `m_clock`)
-//! by a toggle that crosses through two flip-flops, and returns the response by a toggle the
-//! other way. Address, data and response stay in their registers, unchanged, from the toggle
+//! its slave side (`s_axil`, clock `s_clock`), hands it to the master side (`m_axil`, clock
+//! `m_clock`) by a toggle that crosses through two flip-flops, and returns the response by a
+//! toggle the other way. Address, data and response stay in their registers, unchanged, from the toggle
 //! that announces them until the toggle that answers it, so they cross as stable values: the
 //! bridge is correct for any two clocks (the shell's two are related, 2:1 and phase-aligned; a
 //! NetFPGA-PLUS datapath has one clock for both sides, which works the same).
@@ -21,11 +21,12 @@
 //!   board's reset holds both (`board::opennic`). After a reset nothing is in flight.
 //!
 //! ```text
-//!  s_clock:  AW+W / AR -> hold addr, data; req ^= 1 ──sync──> m_clock: issue on m_*; wait B / R
+//!  s_clock:  AW+W / AR -> hold addr, data; req ^= 1 ──sync──> m_clock: issue on m_axil; wait B / R
 //!            B / R <- resp, rdata            <──sync── ack ^= 1; hold resp, rdata
 //! ```
 
 use crate::axil::AXIL_ADDR_BITS;
+use crate::axil_bus::{AxilMgr, AxilSub};
 use rust_hdl::prelude::*;
 
 /// `bresp` / `rresp` for an address outside the switch's window.
@@ -36,44 +37,13 @@ pub struct AxilCdc {
     /* Slave side: the shell's window, at `s_clock`. */
     pub s_clock: Signal<In, Clock>,
     pub s_reset: Signal<In, Bit>,
-    pub s_awaddr: Signal<In, Bits<32>>,
-    pub s_awvalid: Signal<In, Bit>,
-    pub s_awready: Signal<Out, Bit>,
-    pub s_wdata: Signal<In, Bits<32>>,
-    /// Byte strobes (all ones for a shell without them).
-    pub s_wstrb: Signal<In, Bits<4>>,
-    pub s_wvalid: Signal<In, Bit>,
-    pub s_wready: Signal<Out, Bit>,
-    pub s_bresp: Signal<Out, Bits<2>>,
-    pub s_bvalid: Signal<Out, Bit>,
-    pub s_bready: Signal<In, Bit>,
-    pub s_araddr: Signal<In, Bits<32>>,
-    pub s_arvalid: Signal<In, Bit>,
-    pub s_arready: Signal<Out, Bit>,
-    pub s_rdata: Signal<Out, Bits<32>>,
-    pub s_rresp: Signal<Out, Bits<2>>,
-    pub s_rvalid: Signal<Out, Bit>,
-    pub s_rready: Signal<In, Bit>,
+    /// The window: 32-bit addresses, byte strobes (all ones for a shell without them).
+    pub s_axil: AxilSub<32>,
     /* Master side: the switch's register port, at `m_clock`. */
     pub m_clock: Signal<In, Clock>,
     pub m_reset: Signal<In, Bit>,
-    pub m_awaddr: Signal<Out, Bits<AXIL_ADDR_BITS>>,
-    pub m_awvalid: Signal<Out, Bit>,
-    pub m_awready: Signal<In, Bit>,
-    pub m_wdata: Signal<Out, Bits<32>>,
-    pub m_wstrb: Signal<Out, Bits<4>>,
-    pub m_wvalid: Signal<Out, Bit>,
-    pub m_wready: Signal<In, Bit>,
-    pub m_bresp: Signal<In, Bits<2>>,
-    pub m_bvalid: Signal<In, Bit>,
-    pub m_bready: Signal<Out, Bit>,
-    pub m_araddr: Signal<Out, Bits<AXIL_ADDR_BITS>>,
-    pub m_arvalid: Signal<Out, Bit>,
-    pub m_arready: Signal<In, Bit>,
-    pub m_rdata: Signal<In, Bits<32>>,
-    pub m_rresp: Signal<In, Bits<2>>,
-    pub m_rvalid: Signal<In, Bit>,
-    pub m_rready: Signal<Out, Bit>,
+    /// The switch's port: `AXIL_ADDR_BITS`-bit addresses.
+    pub m_axil: AxilMgr<AXIL_ADDR_BITS>,
 
     /* Slave domain. */
     /// A read's address taken; a write's address and data taken (in either order).
@@ -133,42 +103,10 @@ impl Default for AxilCdc {
         Self {
             s_clock: Default::default(),
             s_reset: Default::default(),
-            s_awaddr: Default::default(),
-            s_awvalid: Default::default(),
-            s_awready: Default::default(),
-            s_wdata: Default::default(),
-            s_wstrb: Default::default(),
-            s_wvalid: Default::default(),
-            s_wready: Default::default(),
-            s_bresp: Default::default(),
-            s_bvalid: Default::default(),
-            s_bready: Default::default(),
-            s_araddr: Default::default(),
-            s_arvalid: Default::default(),
-            s_arready: Default::default(),
-            s_rdata: Default::default(),
-            s_rresp: Default::default(),
-            s_rvalid: Default::default(),
-            s_rready: Default::default(),
+            s_axil: Default::default(),
             m_clock: Default::default(),
             m_reset: Default::default(),
-            m_awaddr: Default::default(),
-            m_awvalid: Default::default(),
-            m_awready: Default::default(),
-            m_wdata: Default::default(),
-            m_wstrb: Default::default(),
-            m_wvalid: Default::default(),
-            m_wready: Default::default(),
-            m_bresp: Default::default(),
-            m_bvalid: Default::default(),
-            m_bready: Default::default(),
-            m_araddr: Default::default(),
-            m_arvalid: Default::default(),
-            m_arready: Default::default(),
-            m_rdata: Default::default(),
-            m_rresp: Default::default(),
-            m_rvalid: Default::default(),
-            m_rready: Default::default(),
+            m_axil: Default::default(),
             ar_got: Default::default(),
             aw_got: Default::default(),
             w_got: Default::default(),
@@ -230,32 +168,32 @@ impl Logic for AxilCdc {
             & !self.held.val()
             & !self.aw_got.q.val()
             & !self.w_got.q.val()
-            & self.s_arvalid.val();
+            & self.s_axil.arvalid.val();
         self.take_aw.next = self.s_idle.val()
             & !self.ar_got.q.val()
             & !self.aw_got.q.val()
             & !self.take_ar.val()
-            & self.s_awvalid.val();
+            & self.s_axil.awvalid.val();
         self.take_w.next = self.s_idle.val()
             & !self.ar_got.q.val()
             & !self.w_got.q.val()
             & !self.take_ar.val()
-            & self.s_wvalid.val();
-        self.s_arready.next = self.take_ar.val();
-        self.s_awready.next = self.take_aw.val();
-        self.s_wready.next = self.take_w.val();
+            & self.s_axil.wvalid.val();
+        self.s_axil.arready.next = self.take_ar.val();
+        self.s_axil.awready.next = self.take_aw.val();
+        self.s_axil.wready.next = self.take_w.val();
         if self.take_aw.val() {
             self.aw_got.d.next = true;
-            self.addr.d.next = self.s_awaddr.val();
+            self.addr.d.next = self.s_axil.awaddr.val();
         }
         if self.take_w.val() {
             self.w_got.d.next = true;
-            self.wdata.d.next = self.s_wdata.val();
-            self.wstrb.d.next = self.s_wstrb.val();
+            self.wdata.d.next = self.s_axil.wdata.val();
+            self.wstrb.d.next = self.s_axil.wstrb.val();
         }
         if self.take_ar.val() {
             self.ar_got.d.next = true;
-            self.addr.d.next = self.s_araddr.val();
+            self.addr.d.next = self.s_axil.araddr.val();
         }
         // A transaction held: out of the window it is answered here, without crossing; else it
         // is handed to the master side.
@@ -294,17 +232,17 @@ impl Logic for AxilCdc {
                 self.rdata.d.next = self.m_data.q.val();
             }
         }
-        if self.bvalid.q.val() & self.s_bready.val() {
+        if self.bvalid.q.val() & self.s_axil.bready.val() {
             self.bvalid.d.next = false;
         }
-        if self.rvalid.q.val() & self.s_rready.val() {
+        if self.rvalid.q.val() & self.s_axil.rready.val() {
             self.rvalid.d.next = false;
         }
-        self.s_bvalid.next = self.bvalid.q.val();
-        self.s_bresp.next = self.bresp.q.val();
-        self.s_rvalid.next = self.rvalid.q.val();
-        self.s_rresp.next = self.rresp.q.val();
-        self.s_rdata.next = self.rdata.q.val();
+        self.s_axil.bvalid.next = self.bvalid.q.val();
+        self.s_axil.bresp.next = self.bresp.q.val();
+        self.s_axil.rvalid.next = self.rvalid.q.val();
+        self.s_axil.rresp.next = self.rresp.q.val();
+        self.s_axil.rdata.next = self.rdata.q.val();
         if self.s_reset.val() {
             self.ar_got.d.next = false;
             self.aw_got.d.next = false;
@@ -329,33 +267,33 @@ impl Logic for AxilCdc {
             self.w_pending.d.next = self.is_write.q.val();
             self.ar_pending.d.next = !self.is_write.q.val();
         }
-        self.m_awaddr.next = self.addr.q.val().get_bits::<AXIL_ADDR_BITS>(0);
-        self.m_araddr.next = self.addr.q.val().get_bits::<AXIL_ADDR_BITS>(0);
-        self.m_wdata.next = self.wdata.q.val();
-        self.m_wstrb.next = self.wstrb.q.val();
-        self.m_awvalid.next = self.aw_pending.q.val();
-        self.m_wvalid.next = self.w_pending.q.val();
-        self.m_arvalid.next = self.ar_pending.q.val();
-        if self.aw_pending.q.val() & self.m_awready.val() {
+        self.m_axil.awaddr.next = self.addr.q.val().get_bits::<AXIL_ADDR_BITS>(0);
+        self.m_axil.araddr.next = self.addr.q.val().get_bits::<AXIL_ADDR_BITS>(0);
+        self.m_axil.wdata.next = self.wdata.q.val();
+        self.m_axil.wstrb.next = self.wstrb.q.val();
+        self.m_axil.awvalid.next = self.aw_pending.q.val();
+        self.m_axil.wvalid.next = self.w_pending.q.val();
+        self.m_axil.arvalid.next = self.ar_pending.q.val();
+        if self.aw_pending.q.val() & self.m_axil.awready.val() {
             self.aw_pending.d.next = false;
         }
-        if self.w_pending.q.val() & self.m_wready.val() {
+        if self.w_pending.q.val() & self.m_axil.wready.val() {
             self.w_pending.d.next = false;
         }
-        if self.ar_pending.q.val() & self.m_arready.val() {
+        if self.ar_pending.q.val() & self.m_axil.arready.val() {
             self.ar_pending.d.next = false;
         }
-        self.m_bready.next = self.m_busy.q.val();
-        self.m_rready.next = self.m_busy.q.val();
-        if self.m_busy.q.val() & self.m_bvalid.val() {
+        self.m_axil.bready.next = self.m_busy.q.val();
+        self.m_axil.rready.next = self.m_busy.q.val();
+        if self.m_busy.q.val() & self.m_axil.bvalid.val() {
             self.m_busy.d.next = false;
-            self.m_resp.d.next = self.m_bresp.val();
+            self.m_resp.d.next = self.m_axil.bresp.val();
             self.ack.d.next = !self.ack.q.val();
         }
-        if self.m_busy.q.val() & self.m_rvalid.val() {
+        if self.m_busy.q.val() & self.m_axil.rvalid.val() {
             self.m_busy.d.next = false;
-            self.m_resp.d.next = self.m_rresp.val();
-            self.m_data.d.next = self.m_rdata.val();
+            self.m_resp.d.next = self.m_axil.rresp.val();
+            self.m_data.d.next = self.m_axil.rdata.val();
             self.ack.d.next = !self.ack.q.val();
         }
         if self.m_reset.val() {

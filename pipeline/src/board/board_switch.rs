@@ -14,7 +14,8 @@
 //! switch's trace port is left out: it is for test benches (which read it from inside, as
 //! `trace_unused`).
 
-use crate::axil::AxiLiteRegs;
+use crate::axil::{AXIL_ADDR_BITS, AxiLiteRegs};
+use crate::axil_bus::{AxilMgr, AxilSub};
 use crate::board::axil_cdc::AxilCdc;
 use crate::board::slice::RegSlice;
 use crate::board::us_clock::UsClock;
@@ -32,24 +33,8 @@ pub struct BoardSwitch<const P: usize, const N: usize, const C: usize> {
     /// The register window's clock, and the same reset on it.
     pub axil_clock: Signal<In, Clock>,
     pub axil_reset: Signal<In, Bit>,
-    /* The shell's register window: 32-bit addresses from its base, at `axil_clock`. */
-    pub s_axil_awaddr: Signal<In, Bits<32>>,
-    pub s_axil_awvalid: Signal<In, Bit>,
-    pub s_axil_awready: Signal<Out, Bit>,
-    pub s_axil_wdata: Signal<In, Bits<32>>,
-    pub s_axil_wstrb: Signal<In, Bits<4>>,
-    pub s_axil_wvalid: Signal<In, Bit>,
-    pub s_axil_wready: Signal<Out, Bit>,
-    pub s_axil_bresp: Signal<Out, Bits<2>>,
-    pub s_axil_bvalid: Signal<Out, Bit>,
-    pub s_axil_bready: Signal<In, Bit>,
-    pub s_axil_araddr: Signal<In, Bits<32>>,
-    pub s_axil_arvalid: Signal<In, Bit>,
-    pub s_axil_arready: Signal<Out, Bit>,
-    pub s_axil_rdata: Signal<Out, Bits<32>>,
-    pub s_axil_rresp: Signal<Out, Bits<2>>,
-    pub s_axil_rvalid: Signal<Out, Bit>,
-    pub s_axil_rready: Signal<In, Bit>,
+    /// The shell's register window: 32-bit addresses from its base, at `axil_clock`.
+    pub s_axil: AxilSub<32>,
     /* The merged input. */
     pub s_tdata: Signal<In, Bits<512>>,
     pub s_tkeep: Signal<In, Bits<64>>,
@@ -89,23 +74,7 @@ impl<const P: usize, const N: usize, const C: usize> BoardSwitch<P, N, C> {
             reset: Default::default(),
             axil_clock: Default::default(),
             axil_reset: Default::default(),
-            s_axil_awaddr: Default::default(),
-            s_axil_awvalid: Default::default(),
-            s_axil_awready: Default::default(),
-            s_axil_wdata: Default::default(),
-            s_axil_wstrb: Default::default(),
-            s_axil_wvalid: Default::default(),
-            s_axil_wready: Default::default(),
-            s_axil_bresp: Default::default(),
-            s_axil_bvalid: Default::default(),
-            s_axil_bready: Default::default(),
-            s_axil_araddr: Default::default(),
-            s_axil_arvalid: Default::default(),
-            s_axil_arready: Default::default(),
-            s_axil_rdata: Default::default(),
-            s_axil_rresp: Default::default(),
-            s_axil_rvalid: Default::default(),
-            s_axil_rready: Default::default(),
+            s_axil: Default::default(),
             s_tdata: Default::default(),
             s_tkeep: Default::default(),
             s_tvalid: Default::default(),
@@ -149,40 +118,8 @@ impl<const P: usize, const N: usize, const C: usize> Logic for BoardSwitch<P, N,
         self.cdc.m_clock.next = self.clock.val();
         self.cdc.s_reset.next = self.axil_reset.val();
         self.cdc.m_reset.next = self.reset.val();
-        self.cdc.s_awaddr.next = self.s_axil_awaddr.val();
-        self.cdc.s_awvalid.next = self.s_axil_awvalid.val();
-        self.cdc.s_wdata.next = self.s_axil_wdata.val();
-        self.cdc.s_wstrb.next = self.s_axil_wstrb.val();
-        self.cdc.s_wvalid.next = self.s_axil_wvalid.val();
-        self.cdc.s_bready.next = self.s_axil_bready.val();
-        self.cdc.s_araddr.next = self.s_axil_araddr.val();
-        self.cdc.s_arvalid.next = self.s_axil_arvalid.val();
-        self.cdc.s_rready.next = self.s_axil_rready.val();
-        self.s_axil_awready.next = self.cdc.s_awready.val();
-        self.s_axil_wready.next = self.cdc.s_wready.val();
-        self.s_axil_bresp.next = self.cdc.s_bresp.val();
-        self.s_axil_bvalid.next = self.cdc.s_bvalid.val();
-        self.s_axil_arready.next = self.cdc.s_arready.val();
-        self.s_axil_rdata.next = self.cdc.s_rdata.val();
-        self.s_axil_rresp.next = self.cdc.s_rresp.val();
-        self.s_axil_rvalid.next = self.cdc.s_rvalid.val();
-        self.regs.s_axil_awaddr.next = self.cdc.m_awaddr.val();
-        self.regs.s_axil_awvalid.next = self.cdc.m_awvalid.val();
-        self.regs.s_axil_wdata.next = self.cdc.m_wdata.val();
-        self.regs.s_axil_wstrb.next = self.cdc.m_wstrb.val();
-        self.regs.s_axil_wvalid.next = self.cdc.m_wvalid.val();
-        self.regs.s_axil_bready.next = self.cdc.m_bready.val();
-        self.regs.s_axil_araddr.next = self.cdc.m_araddr.val();
-        self.regs.s_axil_arvalid.next = self.cdc.m_arvalid.val();
-        self.regs.s_axil_rready.next = self.cdc.m_rready.val();
-        self.cdc.m_awready.next = self.regs.s_axil_awready.val();
-        self.cdc.m_wready.next = self.regs.s_axil_wready.val();
-        self.cdc.m_bresp.next = self.regs.s_axil_bresp.val();
-        self.cdc.m_bvalid.next = self.regs.s_axil_bvalid.val();
-        self.cdc.m_arready.next = self.regs.s_axil_arready.val();
-        self.cdc.m_rdata.next = self.regs.s_axil_rdata.val();
-        self.cdc.m_rresp.next = self.regs.s_axil_rresp.val();
-        self.cdc.m_rvalid.next = self.regs.s_axil_rvalid.val();
+        AxilSub::<32>::link(&mut self.s_axil, &mut self.cdc.s_axil);
+        AxilMgr::<AXIL_ADDR_BITS>::join(&mut self.cdc.m_axil, &mut self.regs.s_axil);
         // ---- Configuration and control passes (as in `HorusTop`).
         self.switch.cfg.next = self.regs.cfg.val();
         self.switch.spines.next = self.regs.spines.val();

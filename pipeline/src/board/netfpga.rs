@@ -22,6 +22,7 @@
 //! - Time: `now_us` counts the datapath clock, `clock_mhz` cycles a microsecond.
 
 use crate::arith::ZeroExtend;
+use crate::axil_bus::AxilSub;
 use crate::board::arbiter::FrameArbiter3;
 use crate::board::board_switch::BoardSwitch;
 use crate::board::boards::Board;
@@ -37,23 +38,7 @@ pub const TUSER_DST: [u64; 3] = [1 << 0, 1 << 2, 1 << 1];
 pub struct AxilRefuse {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub awaddr: Signal<In, Bits<32>>,
-    pub awvalid: Signal<In, Bit>,
-    pub awready: Signal<Out, Bit>,
-    pub wdata: Signal<In, Bits<32>>,
-    pub wstrb: Signal<In, Bits<4>>,
-    pub wvalid: Signal<In, Bit>,
-    pub wready: Signal<Out, Bit>,
-    pub bresp: Signal<Out, Bits<2>>,
-    pub bvalid: Signal<Out, Bit>,
-    pub bready: Signal<In, Bit>,
-    pub araddr: Signal<In, Bits<32>>,
-    pub arvalid: Signal<In, Bit>,
-    pub arready: Signal<Out, Bit>,
-    pub rdata: Signal<Out, Bits<32>>,
-    pub rresp: Signal<Out, Bits<2>>,
-    pub rvalid: Signal<Out, Bit>,
-    pub rready: Signal<In, Bit>,
+    pub s_axil: AxilSub<32>,
     aw_got: DFF<Bit>,
     w_got: DFF<Bit>,
     b_pending: DFF<Bit>,
@@ -72,23 +57,7 @@ impl Default for AxilRefuse {
         Self {
             clock: Default::default(),
             reset: Default::default(),
-            awaddr: Default::default(),
-            awvalid: Default::default(),
-            awready: Default::default(),
-            wdata: Default::default(),
-            wstrb: Default::default(),
-            wvalid: Default::default(),
-            wready: Default::default(),
-            bresp: Default::default(),
-            bvalid: Default::default(),
-            bready: Default::default(),
-            araddr: Default::default(),
-            arvalid: Default::default(),
-            arready: Default::default(),
-            rdata: Default::default(),
-            rresp: Default::default(),
-            rvalid: Default::default(),
-            rready: Default::default(),
+            s_axil: Default::default(),
             aw_got: Default::default(),
             w_got: Default::default(),
             b_pending: Default::default(),
@@ -107,17 +76,17 @@ impl Logic for AxilRefuse {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, aw_got, w_got, b_pending, r_pending);
-        self.awaddr_unused.next = self.awaddr.val();
-        self.araddr_unused.next = self.araddr.val();
-        self.data_unused.next = self.wdata.val();
-        self.strb_unused.next = self.wstrb.val();
-        self.awready.next = !self.aw_got.q.val() & !self.b_pending.q.val();
-        self.wready.next = !self.w_got.q.val() & !self.b_pending.q.val();
-        self.arready.next = !self.r_pending.q.val();
-        if self.awvalid.val() & !self.aw_got.q.val() & !self.b_pending.q.val() {
+        self.awaddr_unused.next = self.s_axil.awaddr.val();
+        self.araddr_unused.next = self.s_axil.araddr.val();
+        self.data_unused.next = self.s_axil.wdata.val();
+        self.strb_unused.next = self.s_axil.wstrb.val();
+        self.s_axil.awready.next = !self.aw_got.q.val() & !self.b_pending.q.val();
+        self.s_axil.wready.next = !self.w_got.q.val() & !self.b_pending.q.val();
+        self.s_axil.arready.next = !self.r_pending.q.val();
+        if self.s_axil.awvalid.val() & !self.aw_got.q.val() & !self.b_pending.q.val() {
             self.aw_got.d.next = true;
         }
-        if self.wvalid.val() & !self.w_got.q.val() & !self.b_pending.q.val() {
+        if self.s_axil.wvalid.val() & !self.w_got.q.val() & !self.b_pending.q.val() {
             self.w_got.d.next = true;
         }
         if self.aw_got.q.val() & self.w_got.q.val() {
@@ -125,20 +94,20 @@ impl Logic for AxilRefuse {
             self.w_got.d.next = false;
             self.b_pending.d.next = true;
         }
-        if self.b_pending.q.val() & self.bready.val() {
+        if self.b_pending.q.val() & self.s_axil.bready.val() {
             self.b_pending.d.next = false;
         }
-        if self.arvalid.val() & !self.r_pending.q.val() {
+        if self.s_axil.arvalid.val() & !self.r_pending.q.val() {
             self.r_pending.d.next = true;
         }
-        if self.r_pending.q.val() & self.rready.val() {
+        if self.r_pending.q.val() & self.s_axil.rready.val() {
             self.r_pending.d.next = false;
         }
-        self.bvalid.next = self.b_pending.q.val();
-        self.bresp.next = self.slverr.val();
-        self.rvalid.next = self.r_pending.q.val();
-        self.rresp.next = self.slverr.val();
-        self.rdata.next = self.zero32.val();
+        self.s_axil.bvalid.next = self.b_pending.q.val();
+        self.s_axil.bresp.next = self.slverr.val();
+        self.s_axil.rvalid.next = self.r_pending.q.val();
+        self.s_axil.rresp.next = self.slverr.val();
+        self.s_axil.rdata.next = self.zero32.val();
         if self.reset.val() {
             self.aw_got.d.next = false;
             self.w_got.d.next = false;
@@ -391,58 +360,58 @@ impl<const P: usize, const N: usize, const C: usize> Logic for NetFpgaDatapath<P
         self.arb.reset.next = false;
         self.demux.reset.next = false;
         // ---- Window 0: the switch's registers.
-        self.core.s_axil_awaddr.next = self.s0_axi_awaddr.val();
-        self.core.s_axil_awvalid.next = self.s0_axi_awvalid.val();
-        self.core.s_axil_wdata.next = self.s0_axi_wdata.val();
-        self.core.s_axil_wstrb.next = self.s0_axi_wstrb.val();
-        self.core.s_axil_wvalid.next = self.s0_axi_wvalid.val();
-        self.core.s_axil_bready.next = self.s0_axi_bready.val();
-        self.core.s_axil_araddr.next = self.s0_axi_araddr.val();
-        self.core.s_axil_arvalid.next = self.s0_axi_arvalid.val();
-        self.core.s_axil_rready.next = self.s0_axi_rready.val();
-        self.s0_axi_awready.next = self.core.s_axil_awready.val();
-        self.s0_axi_wready.next = self.core.s_axil_wready.val();
-        self.s0_axi_bresp.next = self.core.s_axil_bresp.val();
-        self.s0_axi_bvalid.next = self.core.s_axil_bvalid.val();
-        self.s0_axi_arready.next = self.core.s_axil_arready.val();
-        self.s0_axi_rdata.next = self.core.s_axil_rdata.val();
-        self.s0_axi_rresp.next = self.core.s_axil_rresp.val();
-        self.s0_axi_rvalid.next = self.core.s_axil_rvalid.val();
+        self.core.s_axil.awaddr.next = self.s0_axi_awaddr.val();
+        self.core.s_axil.awvalid.next = self.s0_axi_awvalid.val();
+        self.core.s_axil.wdata.next = self.s0_axi_wdata.val();
+        self.core.s_axil.wstrb.next = self.s0_axi_wstrb.val();
+        self.core.s_axil.wvalid.next = self.s0_axi_wvalid.val();
+        self.core.s_axil.bready.next = self.s0_axi_bready.val();
+        self.core.s_axil.araddr.next = self.s0_axi_araddr.val();
+        self.core.s_axil.arvalid.next = self.s0_axi_arvalid.val();
+        self.core.s_axil.rready.next = self.s0_axi_rready.val();
+        self.s0_axi_awready.next = self.core.s_axil.awready.val();
+        self.s0_axi_wready.next = self.core.s_axil.wready.val();
+        self.s0_axi_bresp.next = self.core.s_axil.bresp.val();
+        self.s0_axi_bvalid.next = self.core.s_axil.bvalid.val();
+        self.s0_axi_arready.next = self.core.s_axil.arready.val();
+        self.s0_axi_rdata.next = self.core.s_axil.rdata.val();
+        self.s0_axi_rresp.next = self.core.s_axil.rresp.val();
+        self.s0_axi_rvalid.next = self.core.s_axil.rvalid.val();
         // ---- Windows 1 and 2: refused.
-        self.refuse1.awaddr.next = self.s1_axi_awaddr.val();
-        self.refuse1.awvalid.next = self.s1_axi_awvalid.val();
-        self.refuse1.wdata.next = self.s1_axi_wdata.val();
-        self.refuse1.wstrb.next = self.s1_axi_wstrb.val();
-        self.refuse1.wvalid.next = self.s1_axi_wvalid.val();
-        self.refuse1.bready.next = self.s1_axi_bready.val();
-        self.refuse1.araddr.next = self.s1_axi_araddr.val();
-        self.refuse1.arvalid.next = self.s1_axi_arvalid.val();
-        self.refuse1.rready.next = self.s1_axi_rready.val();
-        self.s1_axi_arready.next = self.refuse1.arready.val();
-        self.s1_axi_rdata.next = self.refuse1.rdata.val();
-        self.s1_axi_rresp.next = self.refuse1.rresp.val();
-        self.s1_axi_rvalid.next = self.refuse1.rvalid.val();
-        self.s1_axi_wready.next = self.refuse1.wready.val();
-        self.s1_axi_bresp.next = self.refuse1.bresp.val();
-        self.s1_axi_bvalid.next = self.refuse1.bvalid.val();
-        self.s1_axi_awready.next = self.refuse1.awready.val();
-        self.refuse2.awaddr.next = self.s2_axi_awaddr.val();
-        self.refuse2.awvalid.next = self.s2_axi_awvalid.val();
-        self.refuse2.wdata.next = self.s2_axi_wdata.val();
-        self.refuse2.wstrb.next = self.s2_axi_wstrb.val();
-        self.refuse2.wvalid.next = self.s2_axi_wvalid.val();
-        self.refuse2.bready.next = self.s2_axi_bready.val();
-        self.refuse2.araddr.next = self.s2_axi_araddr.val();
-        self.refuse2.arvalid.next = self.s2_axi_arvalid.val();
-        self.refuse2.rready.next = self.s2_axi_rready.val();
-        self.s2_axi_arready.next = self.refuse2.arready.val();
-        self.s2_axi_rdata.next = self.refuse2.rdata.val();
-        self.s2_axi_rresp.next = self.refuse2.rresp.val();
-        self.s2_axi_rvalid.next = self.refuse2.rvalid.val();
-        self.s2_axi_wready.next = self.refuse2.wready.val();
-        self.s2_axi_bresp.next = self.refuse2.bresp.val();
-        self.s2_axi_bvalid.next = self.refuse2.bvalid.val();
-        self.s2_axi_awready.next = self.refuse2.awready.val();
+        self.refuse1.s_axil.awaddr.next = self.s1_axi_awaddr.val();
+        self.refuse1.s_axil.awvalid.next = self.s1_axi_awvalid.val();
+        self.refuse1.s_axil.wdata.next = self.s1_axi_wdata.val();
+        self.refuse1.s_axil.wstrb.next = self.s1_axi_wstrb.val();
+        self.refuse1.s_axil.wvalid.next = self.s1_axi_wvalid.val();
+        self.refuse1.s_axil.bready.next = self.s1_axi_bready.val();
+        self.refuse1.s_axil.araddr.next = self.s1_axi_araddr.val();
+        self.refuse1.s_axil.arvalid.next = self.s1_axi_arvalid.val();
+        self.refuse1.s_axil.rready.next = self.s1_axi_rready.val();
+        self.s1_axi_arready.next = self.refuse1.s_axil.arready.val();
+        self.s1_axi_rdata.next = self.refuse1.s_axil.rdata.val();
+        self.s1_axi_rresp.next = self.refuse1.s_axil.rresp.val();
+        self.s1_axi_rvalid.next = self.refuse1.s_axil.rvalid.val();
+        self.s1_axi_wready.next = self.refuse1.s_axil.wready.val();
+        self.s1_axi_bresp.next = self.refuse1.s_axil.bresp.val();
+        self.s1_axi_bvalid.next = self.refuse1.s_axil.bvalid.val();
+        self.s1_axi_awready.next = self.refuse1.s_axil.awready.val();
+        self.refuse2.s_axil.awaddr.next = self.s2_axi_awaddr.val();
+        self.refuse2.s_axil.awvalid.next = self.s2_axi_awvalid.val();
+        self.refuse2.s_axil.wdata.next = self.s2_axi_wdata.val();
+        self.refuse2.s_axil.wstrb.next = self.s2_axi_wstrb.val();
+        self.refuse2.s_axil.wvalid.next = self.s2_axi_wvalid.val();
+        self.refuse2.s_axil.bready.next = self.s2_axi_bready.val();
+        self.refuse2.s_axil.araddr.next = self.s2_axi_araddr.val();
+        self.refuse2.s_axil.arvalid.next = self.s2_axi_arvalid.val();
+        self.refuse2.s_axil.rready.next = self.s2_axi_rready.val();
+        self.s2_axi_arready.next = self.refuse2.s_axil.arready.val();
+        self.s2_axi_rdata.next = self.refuse2.s_axil.rdata.val();
+        self.s2_axi_rresp.next = self.refuse2.s_axil.rresp.val();
+        self.s2_axi_rvalid.next = self.refuse2.s_axil.rvalid.val();
+        self.s2_axi_wready.next = self.refuse2.s_axil.wready.val();
+        self.s2_axi_bresp.next = self.refuse2.s_axil.bresp.val();
+        self.s2_axi_bvalid.next = self.refuse2.s_axil.bvalid.val();
+        self.s2_axi_awready.next = self.refuse2.s_axil.awready.val();
         // ---- Streams in: merged frame by frame; their `tuser` is not read.
         self.arb.s0_tdata.next = self.s_axis_0_tdata.val();
         self.arb.s0_tkeep.next = self.s_axis_0_tkeep.val();

@@ -255,23 +255,23 @@ impl<const P: usize, const N: usize, const C: usize> Logic for OpenNicBox<P, N, 
         self.demux.reset.next = false;
 
         // ---- The register window (no byte strobes: whole words).
-        self.core.s_axil_awaddr.next = self.s_axil_awaddr.val();
-        self.core.s_axil_awvalid.next = self.s_axil_awvalid.val();
-        self.core.s_axil_wdata.next = self.s_axil_wdata.val();
-        self.core.s_axil_wstrb.next = self.all_bytes.val();
-        self.core.s_axil_wvalid.next = self.s_axil_wvalid.val();
-        self.core.s_axil_bready.next = self.s_axil_bready.val();
-        self.core.s_axil_araddr.next = self.s_axil_araddr.val();
-        self.core.s_axil_arvalid.next = self.s_axil_arvalid.val();
-        self.core.s_axil_rready.next = self.s_axil_rready.val();
-        self.s_axil_awready.next = self.core.s_axil_awready.val();
-        self.s_axil_wready.next = self.core.s_axil_wready.val();
-        self.s_axil_bresp.next = self.core.s_axil_bresp.val();
-        self.s_axil_bvalid.next = self.core.s_axil_bvalid.val();
-        self.s_axil_arready.next = self.core.s_axil_arready.val();
-        self.s_axil_rdata.next = self.core.s_axil_rdata.val();
-        self.s_axil_rresp.next = self.core.s_axil_rresp.val();
-        self.s_axil_rvalid.next = self.core.s_axil_rvalid.val();
+        self.core.s_axil.awaddr.next = self.s_axil_awaddr.val();
+        self.core.s_axil.awvalid.next = self.s_axil_awvalid.val();
+        self.core.s_axil.wdata.next = self.s_axil_wdata.val();
+        self.core.s_axil.wstrb.next = self.all_bytes.val();
+        self.core.s_axil.wvalid.next = self.s_axil_wvalid.val();
+        self.core.s_axil.bready.next = self.s_axil_bready.val();
+        self.core.s_axil.araddr.next = self.s_axil_araddr.val();
+        self.core.s_axil.arvalid.next = self.s_axil_arvalid.val();
+        self.core.s_axil.rready.next = self.s_axil_rready.val();
+        self.s_axil_awready.next = self.core.s_axil.awready.val();
+        self.s_axil_wready.next = self.core.s_axil.wready.val();
+        self.s_axil_bresp.next = self.core.s_axil.bresp.val();
+        self.s_axil_bvalid.next = self.core.s_axil.bvalid.val();
+        self.s_axil_arready.next = self.core.s_axil.arready.val();
+        self.s_axil_rdata.next = self.core.s_axil.rdata.val();
+        self.s_axil_rresp.next = self.core.s_axil.rresp.val();
+        self.s_axil_rvalid.next = self.core.s_axil.rvalid.val();
 
         // ---- Streams in: merged frame by frame.
         self.arb.s0_tdata.next = self.s_rx0_tdata.val();

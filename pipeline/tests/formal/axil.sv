@@ -4,6 +4,8 @@
 // (the manager's side of AXI4-Lite, the pipeline's status, passes and read-backs); the `@...@`
 // marks are replaced by the declarations and connections and by `horus_pipeline::regmap`'s word
 // numbers.
+// The AXI4-Lite signals are the port's bundle `s_axil`: rust-hdl names them `s_axil$awaddr`,
+// `s_axil$awvalid`, and so on.
 //
 // Assumed (inputs only): the manager keeps a request valid, with its address, data and strobes
 // unchanged, until it is taken; the port's reset stays low.
@@ -53,26 +55,26 @@ module harness (
     reg [31:0] w_q;
     reg [3:0] strb_q;
     always @(posedge clk) begin
-        aw_held <= s_axil_awvalid && !s_axil_awready;
-        w_held <= s_axil_wvalid && !s_axil_wready;
-        ar_held <= s_axil_arvalid && !s_axil_arready;
-        aw_q <= s_axil_awaddr;
-        w_q <= s_axil_wdata;
-        strb_q <= s_axil_wstrb;
-        ar_q <= s_axil_araddr;
+        aw_held <= s_axil$awvalid && !s_axil$awready;
+        w_held <= s_axil$wvalid && !s_axil$wready;
+        ar_held <= s_axil$arvalid && !s_axil$arready;
+        aw_q <= s_axil$awaddr;
+        w_q <= s_axil$wdata;
+        strb_q <= s_axil$wstrb;
+        ar_q <= s_axil$araddr;
     end
     always @(*) begin
-        if (aw_held) assume (s_axil_awvalid && s_axil_awaddr == aw_q);
-        if (w_held) assume (s_axil_wvalid && s_axil_wdata == w_q && s_axil_wstrb == strb_q);
-        if (ar_held) assume (s_axil_arvalid && s_axil_araddr == ar_q);
+        if (aw_held) assume (s_axil$awvalid && s_axil$awaddr == aw_q);
+        if (w_held) assume (s_axil$wvalid && s_axil$wdata == w_q && s_axil$wstrb == strb_q);
+        if (ar_held) assume (s_axil$arvalid && s_axil$araddr == ar_q);
     end
 
-    wire w_taken = s_axil_awvalid && s_axil_awready;
-    wire r_taken = s_axil_arvalid && s_axil_arready;
-    wire b_done = s_axil_bvalid && s_axil_bready;
-    wire r_done = s_axil_rvalid && s_axil_rready;
-    wire [9:0] aw_word = s_axil_awaddr[11:2];
-    wire [9:0] ar_word = s_axil_araddr[11:2];
+    wire w_taken = s_axil$awvalid && s_axil$awready;
+    wire r_taken = s_axil$arvalid && s_axil$arready;
+    wire b_done = s_axil$bvalid && s_axil$bready;
+    wire r_done = s_axil$rvalid && s_axil$rready;
+    wire [9:0] aw_word = s_axil$awaddr[11:2];
+    wire [9:0] ar_word = s_axil$araddr[11:2];
 
     // Requests taken and not yet answered; a write and a read taken in the last cycle, and the
     // word each named.
@@ -109,8 +111,8 @@ module harness (
     always @(posedge clk) begin
         if (w_taken && aw_word == watch && !w_refused)
             for (b = 0; b < 4; b = b + 1)
-                if (s_axil_wstrb[b]) begin
-                    value[8 * b +: 8] <= s_axil_wdata[8 * b +: 8];
+                if (s_axil$wstrb[b]) begin
+                    value[8 * b +: 8] <= s_axil$wdata[8 * b +: 8];
                     known[b] <= 1'b1;
                 end
         // A read sees the file as it is in the cycle it is taken (a write taken in the same
@@ -122,27 +124,27 @@ module harness (
     end
 
     always @(*) begin
-        assert (s_axil_awready == s_axil_wready);
+        assert (s_axil$awready == s_axil$wready);
         // Outstanding: a write until its response; a read for a cycle in the port, then until
         // its response.
-        assert (w_out == {1'b0, s_axil_bvalid});
-        assert (r_out == {1'b0, s_axil_rvalid} + {1'b0, r_taken_q});
-        assert (!(s_axil_rvalid && r_taken_q));
-        if (s_axil_bvalid || w_taken_q) assert (!s_axil_awready);
-        if (s_axil_rvalid || r_taken_q) assert (!s_axil_arready);
-        assert (s_axil_bresp == 2'b00 || s_axil_bresp == 2'b10);
-        assert (s_axil_rresp == 2'b00 || s_axil_rresp == 2'b10);
-        if (s_axil_rvalid && s_axil_rresp == 2'b10) assert (s_axil_rdata == 32'd0);
-        if (s_axil_rvalid && r_word == watch)
+        assert (w_out == {1'b0, s_axil$bvalid});
+        assert (r_out == {1'b0, s_axil$rvalid} + {1'b0, r_taken_q});
+        assert (!(s_axil$rvalid && r_taken_q));
+        if (s_axil$bvalid || w_taken_q) assert (!s_axil$awready);
+        if (s_axil$rvalid || r_taken_q) assert (!s_axil$arready);
+        assert (s_axil$bresp == 2'b00 || s_axil$bresp == 2'b10);
+        assert (s_axil$rresp == 2'b00 || s_axil$rresp == 2'b10);
+        if (s_axil$rvalid && s_axil$rresp == 2'b10) assert (s_axil$rdata == 32'd0);
+        if (s_axil$rvalid && r_word == watch)
             for (b = 0; b < 4; b = b + 1)
-                if (r_known[b]) assert (s_axil_rdata[8 * b +: 8] == r_value[8 * b +: 8]);
-        if (s_axil_rvalid && r_word >= WORDS) assert (s_axil_rresp == 2'b10);
-        if (s_axil_rvalid && r_word >= FIRST_RW && r_word <= LAST_RW) assert (s_axil_rresp == 2'b00);
-        if (s_axil_bvalid && w_word >= FIRST_RW && w_word <= LAST_RW)
-            assert (s_axil_bresp == (w_refused_q ? 2'b10 : 2'b00));
+                if (r_known[b]) assert (s_axil$rdata[8 * b +: 8] == r_value[8 * b +: 8]);
+        if (s_axil$rvalid && r_word >= WORDS) assert (s_axil$rresp == 2'b10);
+        if (s_axil$rvalid && r_word >= FIRST_RW && r_word <= LAST_RW) assert (s_axil$rresp == 2'b00);
+        if (s_axil$bvalid && w_word >= FIRST_RW && w_word <= LAST_RW)
+            assert (s_axil$bresp == (w_refused_q ? 2'b10 : 2'b00));
         if (ctl_valid) assert (@CTL_OPS@ == 4'd1);
-        if (s_axil_bvalid && !(w_word >= FIRST_RW && w_word <= LAST_RW) && w_word != GO)
-            assert (s_axil_bresp == 2'b10);
+        if (s_axil$bvalid && !(w_word >= FIRST_RW && w_word <= LAST_RW) && w_word != GO)
+            assert (s_axil$bresp == 2'b10);
         // The register file holds, in every byte of the followed word written since the start,
         // what the last accepted write with that byte's strobe wrote (a claim on the file
         // itself, and the induction's invariant).
@@ -151,13 +153,13 @@ module harness (
     end
 
     always @(posedge clk) if (past) begin
-        if ($past(w_taken)) assert (s_axil_bvalid);
-        if ($past(r_taken_q)) assert (s_axil_rvalid);
-        if ($past(s_axil_bvalid && !s_axil_bready))
-            assert (s_axil_bvalid && s_axil_bresp == $past(s_axil_bresp));
-        if ($past(s_axil_rvalid && !s_axil_rready))
-            assert (s_axil_rvalid && s_axil_rdata == $past(s_axil_rdata)
-                && s_axil_rresp == $past(s_axil_rresp));
+        if ($past(w_taken)) assert (s_axil$bvalid);
+        if ($past(r_taken_q)) assert (s_axil$rvalid);
+        if ($past(s_axil$bvalid && !s_axil$bready))
+            assert (s_axil$bvalid && s_axil$bresp == $past(s_axil$bresp));
+        if ($past(s_axil$rvalid && !s_axil$rready))
+            assert (s_axil$rvalid && s_axil$rdata == $past(s_axil$rdata)
+                && s_axil$rresp == $past(s_axil$rresp));
         if (!$past(w_taken))
             assert (cfg == $past(cfg) && spines == $past(spines) && ctl == $past(ctl));
     end

@@ -97,19 +97,21 @@ module harness (
     wire [3:0] m_wstrb;
     wire m_awvalid, m_wvalid, m_bready, m_arvalid, m_rready;
 
+    // The bridge's AXI4-Lite bundles `s_axil` and `m_axil` (rust-hdl names their signals
+    // `s_axil$awaddr`, ...).
     top dut (
         .s_clock(s_clock), .s_reset(s_reset),
-        .s_awaddr(s_awaddr), .s_awvalid(s_awvalid), .s_awready(s_awready),
-        .s_wdata(s_wdata), .s_wstrb(s_wstrb), .s_wvalid(s_wvalid), .s_wready(s_wready),
-        .s_bresp(s_bresp), .s_bvalid(s_bvalid), .s_bready(s_bready),
-        .s_araddr(s_araddr), .s_arvalid(s_arvalid), .s_arready(s_arready),
-        .s_rdata(s_rdata), .s_rresp(s_rresp), .s_rvalid(s_rvalid), .s_rready(s_rready),
+        .s_axil$awaddr(s_awaddr), .s_axil$awvalid(s_awvalid), .s_axil$awready(s_awready),
+        .s_axil$wdata(s_wdata), .s_axil$wstrb(s_wstrb), .s_axil$wvalid(s_wvalid), .s_axil$wready(s_wready),
+        .s_axil$bresp(s_bresp), .s_axil$bvalid(s_bvalid), .s_axil$bready(s_bready),
+        .s_axil$araddr(s_araddr), .s_axil$arvalid(s_arvalid), .s_axil$arready(s_arready),
+        .s_axil$rdata(s_rdata), .s_axil$rresp(s_rresp), .s_axil$rvalid(s_rvalid), .s_axil$rready(s_rready),
         .m_clock(m_clock), .m_reset(m_reset),
-        .m_awaddr(m_awaddr), .m_awvalid(m_awvalid), .m_awready(m_awready),
-        .m_wdata(m_wdata), .m_wstrb(m_wstrb), .m_wvalid(m_wvalid), .m_wready(m_wready),
-        .m_bresp(m_bresp), .m_bvalid(m_bvalid), .m_bready(m_bready),
-        .m_araddr(m_araddr), .m_arvalid(m_arvalid), .m_arready(m_arready),
-        .m_rdata(m_rdata), .m_rresp(m_rresp), .m_rvalid(m_rvalid), .m_rready(m_rready)
+        .m_axil$awaddr(m_awaddr), .m_axil$awvalid(m_awvalid), .m_axil$awready(m_awready),
+        .m_axil$wdata(m_wdata), .m_axil$wstrb(m_wstrb), .m_axil$wvalid(m_wvalid), .m_axil$wready(m_wready),
+        .m_axil$bresp(m_bresp), .m_axil$bvalid(m_bvalid), .m_axil$bready(m_bready),
+        .m_axil$araddr(m_araddr), .m_axil$arvalid(m_arvalid), .m_axil$arready(m_arready),
+        .m_axil$rdata(m_rdata), .m_axil$rresp(m_rresp), .m_axil$rvalid(m_rvalid), .m_axil$rready(m_rready)
     );
 
     // ---- The manager: a request not taken in the last cycle is offered again, unchanged.
