@@ -107,8 +107,8 @@ fn a_read_of_a_field_a_later_stage_writes_is_caught() {
     fails(
         Role::Leaf,
         "md.same = md.m1[31:16] ^ md.m2[31:16];",
-        "md.same = md.m1[31:16] ^ md.m2[31:16] ^ md.l1[15:0];",
-        "same_check (stage 3) reads [\"md.l1\"], written by load1_read (stage 4)",
+        "md.same = md.m1[31:16] ^ md.m2[31:16] ^ md.link_v;",
+        "same_check (stage 3) reads [\"md.link_v\"], written by link_range (stage 3)",
     );
 }
 
@@ -117,8 +117,8 @@ fn a_condition_on_a_field_written_in_the_same_stage_is_caught() {
     fails(
         Role::Leaf,
         "if (md.ctl[31:31] == 0 && md.ctl != 0) {\n                        idle_read.apply();",
-        "if (md.ctl[31:31] == 0 && md.ctl != 0 && md.signal == 0) {\n                        idle_read.apply();",
-        "load1_read (stage 4) is reached on [\"md.signal\"], written by link_rule (stage 4)",
+        "if (md.ctl[31:31] == 0 && md.ctl != 0 && md.link_a == 0) {\n                        idle_read.apply();",
+        "idle_read (stage 3) is reached on [\"md.link_a\"], written by link_range (stage 3)",
     );
 }
 
@@ -127,8 +127,19 @@ fn two_writes_of_a_field_in_one_stage_are_caught() {
     fails(
         Role::Leaf,
         "md.same = md.m1[31:16] ^ md.m2[31:16];",
-        "md.same = md.m1[31:16] ^ md.m2[31:16];\n        md.link_r = 0;",
-        "both write [\"md.link_r\"]",
+        "md.same = md.m1[31:16] ^ md.m2[31:16];\n        md.link_v = 0;",
+        "both write [\"md.link_v\"]",
+    );
+}
+
+#[test]
+fn a_table_applied_after_one_of_a_later_stage_is_caught() {
+    // A load update's tables in the plan's order, but the pass's end before the drift reset.
+    fails(
+        Role::Spine,
+        "                drift2_reset.apply();\n                consume.apply();\n",
+        "                consume.apply();\n                drift2_reset.apply();\n",
+        "drift2_reset (stage 8) is applied after consume (stage 10)",
     );
 }
 
@@ -523,10 +534,7 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 /// `docs/p4.md` says how each is to be removed.
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
-    let (leaf, spine): ([&str; 1], [&str; 0]) = (
-        ["salu-phv-inputs: idle_link (md.link_a, md.link_r, md.now)"],
-        [],
-    );
+    let (leaf, spine): ([&str; 0], [&str; 0]) = ([], []);
     assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
     assert_eq!(refusals(Role::Spine, false, "", ""), spine);
 }
@@ -547,8 +555,8 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         added(
             Role::Leaf,
             false,
-            "if (md.avg > v.hi || md.avg < v.lo) {",
-            "if (md.avg > v.hi || md.avg < v.lo || md.report_x == v.lo) {",
+            "if (md.avg > v.hi || md.report_x < v.lo) {",
+            "if (md.avg > v.hi || md.report_x < v.lo || md.report_x == v.hi) {",
         ),
         ["salu-comparisons: report_check_ra (3 comparisons)"]
     );
@@ -557,8 +565,8 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         added(
             Role::Leaf,
             false,
-            "if (md.avg > v.hi || md.avg < v.lo) {",
-            "if (md.avg > v.hi || md.avg[15:0] < v.lo[15:0]) {",
+            "if (md.avg > v.hi || md.report_x < v.lo) {",
+            "if (md.avg > v.hi || md.report_x[15:0] < v.lo[15:0]) {",
         ),
         ["salu-slice-in-condition: report_check_ra"]
     );
@@ -606,10 +614,21 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         added(
             Role::Leaf,
             false,
-            "if (md.avg > v.hi || md.avg < v.lo) {",
-            "if (v.lo > v.hi || md.avg < v.lo) {"
+            "if (md.avg > v.hi || md.report_x < v.lo) {",
+            "if (v.lo > v.hi || md.report_x < v.lo) {"
         ),
         ["salu-two-words-compared: report_check_ra"]
+    );
+    // The new margins added up from two fields in the register action (as the report rule
+    // had them), not in report_input the stage before.
+    assert_eq!(
+        added(
+            Role::Leaf,
+            false,
+            "                v.hi = md.report_x;\n",
+            "                v.hi = md.avg + md.report_x;\n",
+        ),
+        ["salu-two-fields-operated: report_check_ra"]
     );
     // A third field read by drift1's actions (sel_factor and diff are its two PHV inputs).
     assert_eq!(

@@ -245,8 +245,8 @@ fn idle_lists(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()
                 u8::from(ctl.linked),
                 ticks_1024ns(u32::from(c.params.repair_gap_us))
             )?;
-            // The margins around a last report of 0 (hi is report_delta - 1: an average above it
-            // reports); a pool without a spine never reports.
+            // A last report of 0 (lo), and hi = report_delta - 1: an average above it reports; a
+            // pool without a spine never reports.
             let hi = if c.spine.is_some() {
                 c.params.report_delta.0.saturating_sub(1)
             } else {

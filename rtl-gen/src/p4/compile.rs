@@ -104,6 +104,12 @@ pub struct Compiled {
     pub resources: Vec<Figure>,
     /// The compiler's error and warning lines (all of them when it failed).
     pub messages: Vec<String>,
+    /// The registers whose stateful ALUs the compiler placed in more than one stage, with the
+    /// stages (from `pipe/context.json`, also where the assembler refused the program): each
+    /// stage's copy keeps cells of its own, so the program would not do what its source says.
+    /// bf-p4c at `34b86e9` does this without an error when the tables of one register cannot
+    /// share a stage (`idle_ctl`'s pop and push, a stage apart).
+    pub split_registers: Vec<(String, Vec<u64>)>,
     /// The compiler's output folder.
     pub out: PathBuf,
     /// Seconds the compiler ran.
@@ -111,9 +117,12 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    /// Whether the program fits Tofino 1: compiled, in at most [`TOFINO_STAGES`] stages.
+    /// Whether the program fits Tofino 1: compiled, in at most [`TOFINO_STAGES`] stages, every
+    /// register in one stage.
     pub fn fits(&self) -> bool {
-        self.ok && self.stages.is_some_and(|s| s <= TOFINO_STAGES)
+        self.ok
+            && self.stages.is_some_and(|s| s <= TOFINO_STAGES)
+            && self.split_registers.is_empty()
     }
 
     /// A figure by name.
@@ -170,15 +179,44 @@ pub fn compile(
     } else {
         (None, Vec::new())
     };
+    let context = out.join("pipe/context.json");
+    let split_registers = if context.is_file() {
+        split_registers(&read_json(&context)?)
+    } else {
+        Vec::new()
+    };
     Ok(Compiled {
         program: program.to_string(),
         ok,
         stages,
         resources,
         messages,
+        split_registers,
         out,
         seconds,
     })
+}
+
+/// The registers (`stateful` tables of `context.json`) placed in more than one stage, by their
+/// short names, with the stages.
+pub fn split_registers(context: &serde_json::Value) -> Vec<(String, Vec<u64>)> {
+    let tables = context["tables"].as_array().map_or(&[][..], Vec::as_slice);
+    tables
+        .iter()
+        .filter(|t| t["table_type"] == "stateful")
+        .filter_map(|t| {
+            let mut stages: Vec<u64> = t["stage_tables"]
+                .as_array()?
+                .iter()
+                .filter_map(|s| s["stage_number"].as_u64())
+                .collect();
+            stages.sort_unstable();
+            stages.dedup();
+            let name = t["name"].as_str()?;
+            (stages.len() > 1)
+                .then(|| (name.rsplit('.').next().unwrap_or(name).to_string(), stages))
+        })
+        .collect()
 }
 
 /// The compiler's errors, each with the lines that follow it up to the next message, then how
@@ -302,6 +340,7 @@ pub fn report(role: horus_model::config::Role, c: &Compiled) -> String {
             .map(|(n, v)| format!("{n} {v}"))
             .collect();
         let _ = writeln!(s, "{role}: {}", figures.join(", "));
+        split_lines(&mut s, role, c);
     } else {
         let _ = writeln!(
             s,
@@ -314,8 +353,20 @@ pub fn report(role: horus_model::config::Role, c: &Compiled) -> String {
         if c.messages.len() > 60 {
             let _ = writeln!(s, "  ... ({} more lines)", c.messages.len() - 60);
         }
+        split_lines(&mut s, role, c);
     }
     s
+}
+
+/// A line per register the compiler split over stages.
+fn split_lines(s: &mut String, role: horus_model::config::Role, c: &Compiled) {
+    use std::fmt::Write;
+    for (r, st) in &c.split_registers {
+        let _ = writeln!(
+            s,
+            "{role}: register {r} placed in stages {st:?}: a copy a stage, which the program does not mean"
+        );
+    }
 }
 
 /// Per table of a compiled program's `bfrt.json` (its name after the pipe), its actions' and its
@@ -443,6 +494,19 @@ mod tests {
 /// numbers that move with unrelated edits: `leaf fits 12`, `leaf over 14` (compiled, more stages
 /// than Tofino 1 has: the assembler refuses it), or `leaf refused <its first error>`.
 pub fn verdict(role: horus_model::config::Role, c: &Compiled) -> String {
+    let split: String = c
+        .split_registers
+        .iter()
+        .map(|(r, st)| {
+            let st: Vec<String> = st.iter().map(u64::to_string).collect();
+            format!(", {r} split over stages {}", st.join(" and "))
+        })
+        .collect();
+    verdict_of_placement(role, c) + &split
+}
+
+/// [`verdict`] without the registers the compiler split.
+fn verdict_of_placement(role: horus_model::config::Role, c: &Compiled) -> String {
     match (c.ok, c.stages.or_else(|| stages_refused(&c.messages))) {
         (true, Some(s)) if s <= TOFINO_STAGES => format!("{role} fits {s}"),
         (_, Some(s)) if s > TOFINO_STAGES => format!("{role} over {s}"),
@@ -474,7 +538,7 @@ fn stages_refused(messages: &[String]) -> Option<u32> {
 pub fn checker_rule(message: &str) -> Option<&'static str> {
     use super::check::{
         ACTION_CONDITION, LIST_CONSTANT, SALU_COMPARISONS, SALU_PHV_INPUTS, SALU_SLICE,
-        SALU_TWO_WORDS,
+        SALU_TWO_FIELDS, SALU_TWO_WORDS,
     };
     let m = message.to_ascii_lowercase();
     [
@@ -487,6 +551,7 @@ pub fn checker_rule(message: &str) -> Option<&'static str> {
             "more than one memory operand to an salu compare",
             SALU_TWO_WORDS,
         ),
+        ("can't reference phv in first operand", SALU_TWO_FIELDS),
     ]
     .into_iter()
     .find(|(words, _)| m.contains(words))
@@ -548,6 +613,24 @@ mod verdict_tests {
         assert_eq!(super::stages_refused(&["error: other".into()]), None);
     }
 
+    /// A register whose stateful ALU the compiler placed in two stages is found in
+    /// `context.json` (as bf-p4c left the leaf's `idle_ctl`, its push a stage before its pop).
+    #[test]
+    fn a_register_placed_in_two_stages_is_found() {
+        let context = serde_json::json!({"tables": [
+            {"name": "I.idle_ctl", "table_type": "stateful",
+             "stage_tables": [{"stage_number": 3}, {"stage_number": 4}]},
+            {"name": "I.members1", "table_type": "stateful",
+             "stage_tables": [{"stage_number": 5}]},
+            {"name": "I.ctl_pop", "table_type": "match",
+             "stage_tables": [{"stage_number": 4}]},
+        ]});
+        assert_eq!(
+            super::split_registers(&context),
+            [("idle_ctl".to_string(), vec![3, 4])]
+        );
+    }
+
     /// The compiler's wording of each refusal the checker knows (quoted from bf-p4c's sources,
     /// `backends/tofino/bf-p4c/mau/stateful_alu.cpp`, `mau/instruction_selection.cpp`,
     /// `parde/extract_deparser.cpp` at p4c 34b86e9) maps to its rule.
@@ -579,6 +662,10 @@ mod verdict_tests {
             (
                 "out/pipe/x.bfa:1847: error: Can't have more than one memory operand to an SALU compare",
                 Some(SALU_TWO_WORDS),
+            ),
+            (
+                "out/pipe/x.bfa:5851: error: Can't reference phv in first operand of ssubu instruction",
+                Some(SALU_TWO_FIELDS),
             ),
             ("error: PHV allocation was not successful", None),
         ] {

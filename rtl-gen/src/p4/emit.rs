@@ -529,7 +529,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
             .to_string(),
         ),
         ("TASK_APPLY", task_apply(leaf)),
-        ("RANDOM_AVG", if leaf { ind(AVG_TASK, 20) } else { String::new() }),
+        ("RANDOM_END", task_end(leaf, 20)),
         ("SECOND_AVG", if leaf { ind(AVG_TASK, 12) } else { String::new() }),
         ("MESSAGE_APPLY", if leaf { LEAF_MESSAGE_APPLY } else { SPINE_MESSAGE_APPLY }.to_string()),
         (
@@ -635,6 +635,7 @@ fn keyless_computing(leaf: bool) -> String {
         ("out_sel", "out_to_sel".into()),
         ("draw", "draw_values".into()),
         ("draw_conn_idx", "draw_conn".into()),
+        ("conn_time", "read_conn_time".into()),
         ("header_values", "read_header".into()),
         ("decode", "decode_second_pass".into()),
         ("factor1", "widen_factor1".into()),
@@ -770,8 +771,9 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
                 "report_none_act()",
             )
         );
-        // What the report rule's register action adds, chosen as it is chosen.
-        tables += "    action report_unit() {\n        md.report_x = md.unit;\n    }\n    action report_delta() {\n        md.report_x = md.report_delta_m1;\n    }\n    action report_nothing() {\n    }\n";
+        // What the report rule's register action reads beside the average, chosen as it is
+        // chosen: the unit a task from the spine moves both words by, or the new hi.
+        tables += "    action report_unit() {\n        md.report_x = md.unit;\n    }\n    action report_delta() {\n        md.report_x = md.avg + md.report_delta_m1;\n    }\n    action report_nothing() {\n    }\n";
         tables += &keyed(
             "report_input",
             &["md.spine_x: ternary", "md.signal: ternary"],
@@ -784,8 +786,9 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
 
 /// The leaf's link rule: the range table that turns a pool's new idle count into the linked value
 /// that calls for a change (`md.link_a`), the table that reads the spine's view from a task
-/// (`md.link_r`), and the register's three actions chosen by the two (T12 in
-/// `docs/algorithm.md`: a stateful ALU compares at most two values).
+/// (`md.link_r`), the stage before, and the register's three actions chosen by the two (T12 in
+/// `docs/algorithm.md`: a stateful ALU compares at most two values). Both tables write the value
+/// the chosen action compares (`md.link_v`), `link_range` last where a change is called for.
 fn link_rule(pools: u32) -> String {
     let mut s = format!(
         "    /* The linked value a pool's new idle count calls to change: 0 (link) at or above
@@ -796,8 +799,8 @@ fn link_rule(pools: u32) -> String {
             hdr.horus.pool_id: exact;
             md.p_new: range;
         }}
-        actions = {{ set_link_a; }}
-        const default_action = set_link_a(7);
+        actions = {{ set_link_a; no_link_a; }}
+        const default_action = no_link_a;
         size = {};
     }}
 ",
@@ -848,7 +851,9 @@ fn link_registers() -> String {
     const CHANGE: &str = "v.lo = 1 - v.lo;\nv.hi = (int<32>)md.now + REPAIR_GAP;\nrv = 1;";
     const REPAIR: &str = "v.hi = (int<32>)md.now + REPAIR_GAP;\nrv = 1;";
     const DUE: &str = "(int<32>)md.now - v.hi >= 0";
-    let linked = |value: &str| format!("v.lo == (int<32>)(bit<32>)md.{value}");
+    // The one linked value each action compares (md.link_v: link_a for a change or both,
+    // link_r for a repair), so that the register's inputs are two fields, link_v and the time.
+    const LINKED: &str = "v.lo == (int<32>)(bit<32>)md.link_v";
     let then = |body: &str| ind(body, 4);
     let mut s = String::from(
         "    /* The link rule and the repair of lost idle messages (decisions 6 and 17; T12). lo: linked;
@@ -857,7 +862,8 @@ fn link_registers() -> String {
      * of three actions by md.link_a, the linked value that calls for a change (7: none), and
      * md.link_r, the one a task from the spine shows the spine lost (7: none): a change, a
      * repair, or both where link_r is link_a's other value; each compares two values at most,
-     * as a stateful ALU does. rv: 1 an idle message (the register's actions return one
+     * as a stateful ALU does, and reads two fields, its two inputs: md.link_v, the linked value
+     * it compares (link_a for a change or both, link_r for a repair), and the time. rv: 1 an idle message (the register's actions return one
      * constant), 0 none; the message's type follows from link_a and link_r. */
     Register<ipair_t, bit<16>>(POOLS) idle_link;
 ",
@@ -865,21 +871,16 @@ fn link_registers() -> String {
     for (name, body) in [
         (
             "link_change_ra",
-            format!("rv = 0;\nif ({}) {{\n{}}}", linked("link_a"), then(CHANGE)),
+            format!("rv = 0;\nif ({LINKED}) {{\n{}}}", then(CHANGE)),
         ),
         (
             "link_repair_ra",
-            format!(
-                "rv = 0;\nif ({} && {DUE}) {{\n{}}}",
-                linked("link_r"),
-                then(REPAIR)
-            ),
+            format!("rv = 0;\nif ({LINKED} && {DUE}) {{\n{}}}", then(REPAIR)),
         ),
         (
             "link_both_ra",
             format!(
-                "rv = 0;\nif ({}) {{\n{}}} else if ({DUE}) {{\n{}}}",
-                linked("link_a"),
+                "rv = 0;\nif ({LINKED}) {{\n{}}} else if ({DUE}) {{\n{}}}",
                 then(CHANGE),
                 then(REPAIR)
             ),
@@ -956,23 +957,40 @@ fn copies() -> String {
 /// A task to a worker moves a leaf's rack average, and the report rule looks at it.
 const AVG_TASK: &str = "avg_task.apply();\nreport_input.apply();\nreport_rule.apply();\n";
 
+/// A first packet of a multi-packet task claims a connection entry for its node.
+const CONN_CLAIM: &str = "if (hdr.horus.more_packets == 1) {\n    conn_insert.apply();\n    if (md.conn_claimed == 1) {\n        conn_node_write.apply();\n    }\n}\n";
+
+/// The end of a first pass that sends its task to the node it charged (`md.sel`), indented by
+/// `n`: the leaf's rack average and report rule, the connection a first packet claims, and the
+/// verdict, in the plan's stage order (Tofino 1 goes through a pass's tables forward only, so
+/// the connection comes here, before the stage-10 tables, and not after the pass's branches).
+/// A first packet of a multi-packet task charges its first sample and so never resubmits.
+fn task_end(leaf: bool, n: usize) -> String {
+    let s = if leaf {
+        format!(
+            "avg_task.apply();\nreport_input.apply();\n{CONN_CLAIM}report_rule.apply();\nout_sel.apply();\n"
+        )
+    } else {
+        format!("{CONN_CLAIM}out_sel.apply();\n")
+    };
+    ind(&s, n)
+}
+
 /// `lines` (one statement a line, not indented) indented by `n` spaces.
 fn ind(lines: &str, n: usize) -> String {
     lines.lines().map(|l| format!("{:n$}{l}\n", "")).collect()
 }
 
-/// The apply block of a NEW_TASK's first pass.
+/// The apply block of a NEW_TASK's first pass, in the plan's stage order on every path. The
+/// leaf's link rule reads the pool's new idle count (`md.p_new`, stage 2): its tables sit after
+/// the first branch on `idle_ctl`'s word, the register's (stage 4) in each arm of the second.
 fn task_apply(leaf: bool) -> String {
-    let (take, link, index, avg_idle, avg, avg_none) = if leaf {
+    let (take, link, link_rule, index, avg_none) = if leaf {
         (
             "ctl_pop",
-            ind(
-                "link_range.apply();\nlink_repair.apply();\nlink_rule.apply();",
-                20,
-            ),
+            ind("link_repair.apply();\nlink_range.apply();", 20),
+            ind("link_rule.apply();", 24),
             ind("idle_index_clear.apply();", 24),
-            ind(AVG_TASK, 24),
-            ind(AVG_TASK, 28),
             ind("avg_read.apply();", 28),
         )
     } else {
@@ -982,9 +1000,10 @@ fn task_apply(leaf: bool) -> String {
             String::new(),
             String::new(),
             String::new(),
-            String::new(),
         )
     };
+    let idle_end = task_end(leaf, 24);
+    let sample_end = task_end(leaf, 28);
     format!(
         r#"                    {take}.apply();
                     if (md.ctl[31:31] == 0 && md.ctl != 0) {{
@@ -996,17 +1015,16 @@ fn task_apply(leaf: bool) -> String {
                     }}
 {link}                    if (md.ctl[31:31] == 0 && md.ctl != 0) {{
                         idle_read.apply();
-                        factor_idle.apply();
+{link_rule}                        factor_idle.apply();
 {index}                        pick_idle.apply();
                         drift1_charge.apply();
                         drift2_charge.apply();
-{avg_idle}                        out_sel.apply();
-                    }} else {{
-                        load1_read.apply();
-                        load2_read.apply();
+{idle_end}                    }} else {{
                         factor1.apply();
                         factor2.apply();
                         same_check.apply();
+{link_rule}                        load1_read.apply();
+                        load2_read.apply();
                         load_cmp.apply();
                         if (md.d21 == 0) {{
                             pick1.apply();
@@ -1020,8 +1038,7 @@ fn task_apply(leaf: bool) -> String {
                         }}
                         if (md.d_sel == 0) {{
                             drift2_charge.apply();
-{avg}                            out_sel.apply();
-                        }} else {{
+{sample_end}                        }} else {{
                             drift2_read.apply();
 {avg_none}                            queues.apply();
                             queue_gap.apply();

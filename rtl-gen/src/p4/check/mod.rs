@@ -37,9 +37,11 @@ mod refusals;
 
 pub use refusals::{
     ACTION_CONDITION, LIST_CONSTANT, REFUSAL_RULES, Refusal, SALU_COMPARISONS, SALU_PHV_INPUTS,
-    SALU_SLICE, SALU_TWO_WORDS,
+    SALU_SLICE, SALU_TWO_FIELDS, SALU_TWO_WORDS,
 };
-use refusals::{condition_on_field, list_constants, slice_in_condition, two_words_compared};
+use refusals::{
+    condition_on_field, list_constants, slice_in_condition, two_fields_operated, two_words_compared,
+};
 
 /// Tofino 1's limits per stage and per register (`docs/p4.md` cites the compiler's sources).
 pub const SALUS_PER_STAGE: usize = 4;
@@ -76,6 +78,8 @@ enum Tok {
     /// An identifier, or a dotted path (`md.ctl`, `hdr.horus.pool_id`).
     Word(String),
     Num(String),
+    /// A string literal (a compiler pragma's argument), without its quotes.
+    Str(String),
     Punct(&'static str),
 }
 
@@ -108,6 +112,12 @@ fn tokenize(text: &str) -> Result<Vec<Tok>> {
                 i += 1;
             }
             out.push(Tok::Num(text[start..i].to_string()));
+        } else if c == b'"' {
+            let end = text[i + 1..]
+                .find('"')
+                .ok_or_else(|| anyhow::anyhow!("an unterminated string in the program"))?;
+            out.push(Tok::Str(text[i + 1..i + 1 + end].to_string()));
+            i += end + 2;
         } else if let Some(p) = PUNCT.iter().find(|p| text[i..].starts_with(**p)) {
             out.push(Tok::Punct(p));
             i += p.len();
@@ -259,6 +269,8 @@ struct RegisterAction {
     slice_in_condition: bool,
     /// A comparison of two words of the register (`v.hi == v.lo`).
     two_words_compared: bool,
+    /// A sum or difference of two fields assigned (`v.lo = md.a + md.b`).
+    two_fields_operated: bool,
 }
 
 #[derive(Debug)]
@@ -327,6 +339,7 @@ fn type_args(toks: &[Tok], i: usize) -> (String, usize) {
         if k > i {
             s += &match t {
                 Tok::Word(w) | Tok::Num(w) => w.clone(),
+                Tok::Str(w) => format!("{w:?}"),
                 Tok::Punct(p) => p.to_string(),
             };
         }
@@ -405,6 +418,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                         comparisons,
                         slice_in_condition: slice_in_condition(body)?,
                         two_words_compared: two_words_compared(body)?,
+                        two_fields_operated: two_fields_operated(body),
                         constants: refusals::output_constants(body),
                     },
                 );
@@ -870,6 +884,12 @@ fn check_register_actions(c: &Control, report: &mut Report, errors: &mut Vec<Str
                 at: name.clone(),
             });
         }
+        if r.two_fields_operated {
+            report.refusals.push(Refusal {
+                rule: SALU_TWO_FIELDS,
+                at: name.clone(),
+            });
+        }
     }
     for reg in c.registers.keys() {
         let constants: BTreeSet<u64> = c
@@ -957,6 +977,21 @@ fn check_path(
                     route()
                 ));
             }
+        }
+    }
+    // Tofino 1 runs a pass's tables by next-table pointers, which only go forward: bf-p4c
+    // places a table that follows an `if` block once every table of the block is placed, so a
+    // path that goes back to an earlier stage costs the program stages the plan does not have.
+    let mut last: Option<(&str, u8)> = None;
+    for (t, _) in p {
+        let Some(s) = c.tables.get(t).and_then(|x| x.stage) else {
+            continue;
+        };
+        match last {
+            Some((a, sa)) if s < sa => push(format!(
+                "{t} (stage {s}) is applied after {a} (stage {sa}), an earlier stage after a later one"
+            )),
+            _ => last = Some((t.as_str(), s)),
         }
     }
     for (j, (b, gates)) in p.iter().enumerate() {

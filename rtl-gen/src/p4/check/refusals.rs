@@ -58,8 +58,13 @@ pub const SALU_PHV_INPUT_LIMIT: usize = 2;
 /// assembler: "Can't have more than one memory operand to an SALU compare").
 pub const SALU_TWO_WORDS: &str = "salu-two-words-compared";
 
+/// A register action's addition or subtraction of two fields (`v.lo = md.a |-| md.b`): a
+/// stateful ALU operates on a register word or a constant and one field (bfas, the assembler:
+/// "Can't reference phv in first operand of add instruction").
+pub const SALU_TWO_FIELDS: &str = "salu-two-fields-operated";
+
 /// The rules of [`Refusal`].
-pub const REFUSAL_RULES: [&str; 9] = [
+pub const REFUSAL_RULES: [&str; 10] = [
     SALU_COMPARISONS,
     SALU_SLICE,
     ACTION_CONDITION,
@@ -69,6 +74,7 @@ pub const REFUSAL_RULES: [&str; 9] = [
     ACTION_OPERATIONS,
     SALU_PHV_INPUTS,
     SALU_TWO_WORDS,
+    SALU_TWO_FIELDS,
 ];
 
 /// Whether an action's statements hold an assignment with more than one addition or subtraction
@@ -196,6 +202,32 @@ pub(super) fn two_words_compared(body: &[Tok]) -> Result<bool> {
     }))
 }
 
+/// Whether a register action's body assigns a sum or difference of two fields, without its
+/// register value (`v.lo = md.avg + md.x`; `v = v + md.x` is a stateful ALU's operation).
+pub(super) fn two_fields_operated(body: &[Tok]) -> bool {
+    let Some(v) = value_name(body) else {
+        return false;
+    };
+    body.split(|t| is(Some(t), ";")).any(|stmt| {
+        let Some(eq) = stmt.iter().position(|t| is(Some(t), "=")) else {
+            return false;
+        };
+        let rhs = &stmt[eq + 1..];
+        let fields: BTreeSet<&str> = rhs
+            .iter()
+            .filter_map(|t| match t {
+                Tok::Word(w) if field(w).is_some() => Some(w.as_str()),
+                _ => None,
+            })
+            .collect();
+        fields.len() > 1
+            && !rhs.iter().any(|t| is_value(t, &v))
+            && rhs
+                .iter()
+                .any(|t| matches!(t, Tok::Punct("+" | "-" | "|+|" | "|-|")))
+    })
+}
+
 /// Whether an action's statements choose a value by a condition that reads a field
 /// (`x = (md.f == 0 ? a : b)`): the condition of each `?` runs back to its unmatched `(` (or the
 /// statement's `=`).
@@ -254,6 +286,7 @@ pub(super) fn list_constants(toks: &[Tok]) -> Result<Vec<Refusal>> {
                     .iter()
                     .map(|t| match t {
                         Tok::Word(x) | Tok::Num(x) => x.clone(),
+                        Tok::Str(x) => format!("{x:?}"),
                         Tok::Punct(p) => p.to_string(),
                     })
                     .collect();

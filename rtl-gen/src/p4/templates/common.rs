@@ -94,6 +94,10 @@ struct ipair_t {
 }
 
 /* Ingress metadata. Fields set by a stage's actions are read only by later stages. */
+/* conn's stateful ALU takes its two 32-bit inputs (the key and the time) through the input
+ * crossbar's search bus, which needs every byte of them alone and from bit 0 of a byte: the
+ * time whole in a container of its own (written from the hash unit, conn_time). */
+@pa_container_size("ingress", "md.now_c", 32)
 struct horus_md_t {
     resub_h resub;
     bool csum_err;
@@ -151,6 +155,7 @@ struct horus_md_t {
     bit<8> signal;
     bit<16> link_a;
     bit<16> link_r;
+    bit<16> link_v;
     /* stage 4 */
     bit<16> idx;
     bit<32> d12;

@@ -62,14 +62,15 @@ $LINK_REGISTERS    /* The rack average in 16.16 (lo) and the tasks it counts (hi
         }
     };
 
-    /* The report rule: an average at last + report_delta or more (above hi = last +
-     * report_delta - 1), or below lo = last - report_delta + 1 (never when the last report was
-     * below report_delta), sends a load update, unless an idle message leaves with this pass;
-     * both margins move with every task from the spine (which counted it). The table
-     * `report_rule` picks the register action by the pass (a task from the spine: move; no idle
-     * message: check), so that each keeps to a stateful ALU's two comparisons; `report_input`
-     * puts what it adds in md.report_x (the pool's unit, or report_delta - 1), so that the
-     * register's actions read two fields (avg and report_x), a stateful ALU's two inputs. */
+    /* The report rule. lo: the last report (moved by the spine's tasks since, which the spine
+     * counted itself); hi: lo + report_delta - 1. An average above hi, or one that
+     * report_delta - 1 more still leaves below lo, has moved by report_delta and sends a load
+     * update, unless an idle message leaves with this pass. The table `report_rule` picks the
+     * register action by the pass (a task from the spine: move; no idle message: check), so
+     * that each keeps to a stateful ALU's two comparisons; `report_input` puts in md.report_x
+     * what the action reads beside the average: the pool's unit (move), or the average +
+     * report_delta - 1 (check: the new hi). A stateful ALU reads two fields and adds a field
+     * only to a register word, so the sum is made the stage before. */
     Register<pair_t, bit<16>>(POOLS) pool_report;
     RegisterAction<pair_t, bit<16>, bit<8>>(pool_report) report_move_ra = {
         void apply(inout pair_t v, out bit<8> rv) {
@@ -81,9 +82,9 @@ $LINK_REGISTERS    /* The rack average in 16.16 (lo) and the tasks it counts (hi
     RegisterAction<pair_t, bit<16>, bit<8>>(pool_report) report_check_ra = {
         void apply(inout pair_t v, out bit<8> rv) {
             rv = 0;
-            if (md.avg > v.hi || md.avg < v.lo) {
-                v.lo = md.avg |-| md.report_x;
-                v.hi = md.avg + md.report_x;
+            if (md.avg > v.hi || md.report_x < v.lo) {
+                v.lo = md.avg;
+                v.hi = md.report_x;
                 rv = 1;
             }
         }
@@ -165,12 +166,19 @@ pub(super) const LEAF_ACTIONS: &str = r#"    action check_spine() {
         md.verdict = V_PASS_THROUGH;
         md.reason = reason;
     }
-    /* The link rule's inputs (7: none, a value the flag never holds). */
+    /* The link rule's inputs (7: none, a value the flag never holds), and the linked value its
+     * register action compares (link_v): link_r, unless link_a calls for a change (link_range,
+     * the stage after link_repair, writes it then). */
     action set_link_a(bit<16> a) {
         md.link_a = a;
+        md.link_v = a;
+    }
+    action no_link_a() {
+        md.link_a = 7;
     }
     action set_link_r(bit<16> r) {
         md.link_r = r;
+        md.link_v = r;
     }
     /* The signal leaves as a mirrored copy; the egress writes its headers. An idle message
      * goes first; a load report it displaces leaves with a later pass. */
@@ -277,10 +285,10 @@ pub(super) const LEAF_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KIN
         } else if (md.kind == KIND_ADD_COMMIT) {
             ctl_push.apply();
             idle_push.apply();
-            link_range.apply();
             link_repair.apply();
-            link_rule.apply();
+            link_range.apply();
             idle_write.apply();
+            link_rule.apply();
             idle_index_set.apply();
             avg_read.apply();
 "#;
@@ -380,6 +388,7 @@ control $INGRESS(inout headers_t hdr, inout horus_md_t md,
     Counter<bit<64>, bit<8>>(16, CounterType_t.PACKETS) passes;
     Random<bit<32>>() rng;
     Hash<bit<16>>(HashAlgorithm_t.CRC16) conn_hash;
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) conn_time_hash;
     /* Widening 16 bits to 32 through the hash unit (identity): a Tofino ALU reads and writes
      * containers of one size. */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) widen_w;
@@ -569,7 +578,7 @@ $CLASSIFY_ENTRIES        }
     }
 
     /* A keyless table passes at most 32 bits from the random or hash unit: the draw, the
-     * connection's index and the header's values are three tables. */
+     * connection's index, its time and the header's values are four tables. */
     action draw_values() {
         bit<32> r = rng.get();
         md.r1 = r[15:0];
@@ -578,9 +587,14 @@ $CLASSIFY_ENTRIES        }
     action draw_conn() {
         md.conn_idx = conn_hash.get({hdr.horus.pool_id, hdr.horus.seq_num}) & CONN_MASK;
     }
+    /* The time in conn's 65.536 us ticks, through the hash unit: copied from the timestamp,
+     * whose containers the leaf's md.now (1.024 us ticks) slices at other bits, it would lie
+     * across two containers. */
+    action read_conn_time() {
+        md.now_c = conn_time_hash.get({ig_intr_md.ingress_mac_tstamp[47:16]});
+    }
     action read_header() {
         md.now = ig_intr_md.ingress_mac_tstamp[41:10];
-        md.now_c = ig_intr_md.ingress_mac_tstamp[47:16];
         md.len_gap = hdr.ipv4.total_len - hdr.udp.hdr_length;
         md.udp_short = 19 |-| hdr.udp.hdr_length;
         md.conn_key = hdr.horus.pool_id ++ hdr.horus.seq_num;
@@ -792,6 +806,7 @@ $COMPUTING_TABLES
             node_cfg.apply();
             draw.apply();
             draw_conn_idx.apply();
+            conn_time.apply();
             header_values.apply();
             if (ig_intr_md.resubmit_flag == 1) {
                 decode.apply();
@@ -827,15 +842,8 @@ $SPINE_CHECK        }
                     pick_random.apply();
                     drift1_charge.apply();
                     drift2_charge.apply();
-$RANDOM_AVG                    out_sel.apply();
-                } else {
+$RANDOM_END                } else {
 $TASK_APPLY                }
-                if (hdr.horus.more_packets == 1) {
-                    conn_insert.apply();
-                    if (md.conn_claimed == 1) {
-                        conn_node_write.apply();
-                    }
-                }
             }
         } else if (md.kind == KIND_TASK_SECOND) {
             w_add_one.apply();
