@@ -73,6 +73,16 @@ fn a_register_action_moved_to_another_stage_is_caught() {
 }
 
 #[test]
+fn a_table_pinned_off_its_plan_is_caught() {
+    fails(
+        Role::Spine,
+        "@horus_stage(7) @stage(7) table drift1_check",
+        "@horus_stage(7) @stage(8) table drift1_check",
+        "table drift1_check is pinned to stage 8 and planned in 7",
+    );
+}
+
+#[test]
 fn a_name_declared_twice_is_caught() {
     fails(
         Role::Leaf,

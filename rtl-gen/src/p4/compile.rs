@@ -160,7 +160,10 @@ pub fn compile(
     let include = source.parent().unwrap_or(dir).to_path_buf();
     let start = std::time::Instant::now();
     let run = Command::new(compiler)
-        .args(["--target", "tofino", "--arch", "tna", "--std", "p4-16"])
+        // -g: the logs under pipe/logs (resources.json), where the resources are read.
+        .args([
+            "--target", "tofino", "--arch", "tna", "--std", "p4-16", "-g",
+        ])
         .arg("-I")
         .arg(&include)
         .arg("-o")
@@ -256,11 +259,18 @@ pub fn read_json(path: &Path) -> Result<serde_json::Value> {
 }
 
 /// The stages the program's tables take: one more than the highest `stage_number` of any table
-/// in `pipe/context.json`.
+/// in `pipe/context.json` (under `tables`: its `phv_allocation` numbers the deparser as a
+/// stage past the last).
 fn stages_used(out: &Path) -> Result<Option<u32>> {
-    let json = read_json(&out.join("pipe/context.json"))?;
+    Ok(stages_of_tables(&read_json(
+        &out.join("pipe/context.json"),
+    )?))
+}
+
+/// [`stages_used`] of a parsed `context.json`.
+pub fn stages_of_tables(context: &serde_json::Value) -> Option<u32> {
     let mut highest: Option<u64> = None;
-    let mut stack = vec![&json];
+    let mut stack = vec![&context["tables"]];
     while let Some(v) = stack.pop() {
         match v {
             serde_json::Value::Object(m) => {
@@ -273,13 +283,21 @@ fn stages_used(out: &Path) -> Result<Option<u32>> {
             _ => {}
         }
     }
-    Ok(highest.map(|h| h as u32 + 1))
+    highest.map(|h| h as u32 + 1)
 }
 
 /// The figures of `pipe/logs/metrics.json`: the MAU's totals and the normal PHV containers'
 /// occupancy by width.
 fn metrics(out: &Path) -> Result<Vec<Figure>> {
-    let json = read_json(&out.join("pipe/logs/metrics.json"))?;
+    let path = out.join("pipe/logs/metrics.json");
+    if !path.is_file() {
+        // bf-p4c as `scripts/p4c.sh` builds it writes no metrics.json: the same counts from the
+        // per-stage allocation it writes.
+        return Ok(stage_resources(&read_json(
+            &out.join("pipe/logs/resources.json"),
+        )?));
+    }
+    let json = read_json(&path)?;
     let mut figures = Vec::new();
     if let Some(mau) = json.get("mau").and_then(serde_json::Value::as_object) {
         for key in [
@@ -313,6 +331,62 @@ fn metrics(out: &Path) -> Result<Vec<Figure>> {
         }
     }
     Ok(figures)
+}
+
+/// The MAU's resources a compiled program takes, summed over its stages, from
+/// `pipe/logs/resources.json` (`resources.mau.mau_stages[]`): SRAM and TCAM blocks, map RAMs,
+/// logical tables, gateways, stateful ALUs, hash distribution units, crossbar bytes (exact and
+/// ternary) and action bus bytes.
+pub fn stage_resources(json: &serde_json::Value) -> Vec<Figure> {
+    let stages = json
+        .pointer("/resources/mau/mau_stages")
+        .and_then(serde_json::Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let count = |pointer: &str, keep: &dyn Fn(&serde_json::Value) -> bool| -> u64 {
+        stages
+            .iter()
+            .filter_map(|st| st.pointer(pointer).and_then(serde_json::Value::as_array))
+            .flatten()
+            .filter(|v| keep(v))
+            .count() as u64
+    };
+    let all = |_: &serde_json::Value| true;
+    let stateful = |m: &serde_json::Value| {
+        m["usages"]
+            .as_array()
+            .is_some_and(|u| u.iter().any(|u| u["used_for"] == "stateful_ram"))
+    };
+    let byte_type = |t: &'static str| move |b: &serde_json::Value| b["byte_type"] == t;
+    vec![
+        ("srams".to_string(), count("/rams/srams", &all)),
+        ("tcams".to_string(), count("/tcams/tcams", &all)),
+        ("map_rams".to_string(), count("/map_rams/maprams", &all)),
+        (
+            "logical_tables".to_string(),
+            count("/logical_tables/ids", &all),
+        ),
+        ("gateways".to_string(), count("/gateways/gateways", &all)),
+        (
+            "stateful_alus".to_string(),
+            count("/meter_alus/meters", &stateful),
+        ),
+        (
+            "hash_distribution_units".to_string(),
+            count("/hash_distribution_units/units", &all),
+        ),
+        (
+            "exact_crossbar_bytes".to_string(),
+            count("/xbar_bytes/bytes", &byte_type("exact")),
+        ),
+        (
+            "ternary_crossbar_bytes".to_string(),
+            count("/xbar_bytes/bytes", &byte_type("ternary")),
+        ),
+        (
+            "action_bus_bytes".to_string(),
+            count("/action_bus_bytes/bytes", &all),
+        ),
+    ]
 }
 
 /// What `rtl-gen --target p4 --compile` prints for one program.
@@ -375,7 +449,9 @@ pub type BfrtNames = BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>;
 
 /// Every name the compiled program's `bfrt.json` offers a `bfrt_python` script: per table (its
 /// name after the pipe, e.g. `HorusLeafIngress.pool_cfg`), its actions' short names and every
-/// field's short name (keys, action parameters, register data).
+/// field's short name (keys, action parameters, register data); a range key is given as
+/// `NAME_start` and `NAME_end`, a ternary one as `NAME` and `NAME_mask`, a prefix as `NAME` and
+/// `NAME_p_length`, as `bfrt_python` takes them.
 pub fn bfrt_names(bfrt: &serde_json::Value) -> BfrtNames {
     let short = |s: &str| s.rsplit('.').next().unwrap_or(s).to_string();
     let mut out = BTreeMap::new();
@@ -385,7 +461,24 @@ pub fn bfrt_names(bfrt: &serde_json::Value) -> BfrtNames {
         let mut actions = BTreeSet::new();
         let mut fields = BTreeSet::new();
         for k in t["key"].as_array().into_iter().flatten() {
-            fields.insert(short(k["name"].as_str().unwrap_or_default()));
+            let name = short(k["name"].as_str().unwrap_or_default());
+            match k["match_type"].as_str() {
+                Some("Range") => {
+                    fields.insert(format!("{name}_start"));
+                    fields.insert(format!("{name}_end"));
+                }
+                Some("Ternary") => {
+                    fields.insert(format!("{name}_mask"));
+                    fields.insert(name);
+                }
+                Some("LPM") => {
+                    fields.insert(format!("{name}_p_length"));
+                    fields.insert(name);
+                }
+                _ => {
+                    fields.insert(name);
+                }
+            }
         }
         for a in t["action_specs"].as_array().into_iter().flatten() {
             actions.insert(short(a["name"].as_str().unwrap_or_default()));
@@ -458,7 +551,8 @@ mod tests {
     /// (`tables[].name`, `key[].name`, `action_specs[].name` and `.data[].name`, `data[].singleton`).
     const BFRT: &str = r#"{"tables": [
         {"name": "pipe.HorusLeafIngress.pool_cfg", "table_type": "MatchAction_Direct",
-         "key": [{"id": 1, "name": "md.pool_id", "match_type": "Exact"}],
+         "key": [{"id": 1, "name": "md.pool_id", "match_type": "Exact"},
+                 {"id": 2, "name": "md.r1", "match_type": "Range"}],
          "action_specs": [{"id": 1, "name": "HorusLeafIngress.set_pool",
                            "data": [{"id": 1, "name": "base"}, {"id": 2, "name": "n"}]}],
          "data": []},
@@ -471,22 +565,23 @@ mod tests {
     #[test]
     fn a_set_up_is_checked_against_the_compiled_names() {
         let names = bfrt_names(&serde_json::from_str(BFRT).unwrap());
-        let good = "ig.pool_cfg.add_with_set_pool(pool_id=1, base=0, n=8)\n\
+        let good = "ig.pool_cfg.add_with_set_pool(pool_id=1, r1_start=0, r1_end=9, base=0, n=8)\n\
                     ig.members1.mod(REGISTER_INDEX=0, f1=65535)\n";
         assert_eq!(
             script_problems(good, "HorusLeafIngress", &names),
             Vec::<String>::new()
         );
         let bad = "ig.pool_cfg.add_with_set_pools(pool_id=1)\n\
-                   ig.pool_cfg.add_with_set_pool(pool=1, base=0, n=8)\n\
+                   ig.pool_cfg.add_with_set_pool(pool=1, base=0, r1=0, n=8)\n\
                    ig.members3.mod(REGISTER_INDEX=0, f1=1)\n\
                    eg.pool_cfg.add_with_set_pool(pool_id=1)\n";
         let p = script_problems(bad, "HorusLeafIngress", &names);
-        assert_eq!(p.len(), 4, "{p:#?}");
+        assert_eq!(p.len(), 5, "{p:#?}");
         assert!(p[0].contains("no action set_pools"));
-        assert!(p[1].contains("no field pool"));
-        assert!(p[2].contains("no table HorusLeafIngress.members3"));
-        assert!(p[3].contains("no table HorusEgress.pool_cfg"));
+        assert!(p[1].contains("no field pool:"));
+        assert!(p[2].contains("no field r1:"));
+        assert!(p[3].contains("no table HorusLeafIngress.members3"));
+        assert!(p[4].contains("no table HorusEgress.pool_cfg"));
     }
 }
 
@@ -611,6 +706,53 @@ mod verdict_tests {
             Some(16)
         );
         assert_eq!(super::stages_refused(&["error: other".into()]), None);
+    }
+
+    /// The stages are the tables' (the PHV allocation's stage past the last, the deparser's,
+    /// does not count).
+    #[test]
+    fn the_stages_are_the_tables() {
+        let context = serde_json::json!({
+            "tables": [{"stage_tables": [{"stage_number": 11}]}, {"stage_tables": [{"stage_number": 3}]}],
+            "phv_allocation": [{"stage_number": 12}],
+        });
+        assert_eq!(super::stages_of_tables(&context), Some(12));
+    }
+
+    /// The resources of `resources.json`, summed over the stages.
+    #[test]
+    fn resources_are_summed_over_the_stages() {
+        let stage = serde_json::json!({
+            "rams": {"srams": [{"row": 0}, {"row": 1}]},
+            "tcams": {"tcams": [{"row": 0}]},
+            "map_rams": {"maprams": []},
+            "logical_tables": {"ids": [{"id": 0}]},
+            "gateways": {"gateways": [{"row": 7}]},
+            "meter_alus": {"meters": [
+                {"usages": [{"used_by": "I.idle_ctl", "used_for": "stateful_ram"}]},
+                {"usages": [{"used_by": "I.m", "used_for": "meter_ram"}]}]},
+            "hash_distribution_units": {"units": [{"unit_id": 0}]},
+            "xbar_bytes": {"bytes": [{"byte_type": "exact"}, {"byte_type": "ternary"}]},
+            "action_bus_bytes": {"bytes": [{"byte_number": 96}]},
+        });
+        let json =
+            serde_json::json!({"resources": {"mau": {"mau_stages": [stage.clone(), stage]}}});
+        let got: std::collections::BTreeMap<String, u64> =
+            super::stage_resources(&json).into_iter().collect();
+        for (k, v) in [
+            ("srams", 4),
+            ("tcams", 2),
+            ("map_rams", 0),
+            ("logical_tables", 2),
+            ("gateways", 2),
+            ("stateful_alus", 2),
+            ("hash_distribution_units", 2),
+            ("exact_crossbar_bytes", 2),
+            ("ternary_crossbar_bytes", 2),
+            ("action_bus_bytes", 2),
+        ] {
+            assert_eq!(got[k], v, "{k}");
+        }
     }
 
     /// A register whose stateful ALU the compiler placed in two stages is found in

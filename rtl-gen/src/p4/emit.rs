@@ -403,11 +403,45 @@ fn keyless(name: &str, action: &str) -> String {
 /// the entries cover every key): how a value that depends on a field is chosen on Tofino, where
 /// an action's own conditions may read only its parameters.
 fn keyed(name: &str, keys: &[&str], entries: &[&str], default: &str) -> String {
-    keyed_in(st(name), name, keys, entries, default)
+    keyed_at(
+        &format!("@horus_stage({})", st(name)),
+        name,
+        keys,
+        entries,
+        default,
+    )
 }
 
-/// [`keyed`] in stage `stage` (a table that executes a register's actions sits in its stage).
-fn keyed_in(stage: u8, name: &str, keys: &[&str], entries: &[&str], default: &str) -> String {
+/// [`keyed`] at a register's `stage`, for a table that executes the register's actions (pinned
+/// there where `pinned`: [`pin`]).
+fn keyed_in(
+    stage: u8,
+    pinned: bool,
+    name: &str,
+    keys: &[&str],
+    entries: &[&str],
+    default: &str,
+) -> String {
+    keyed_at(&pin(stage, pinned), name, keys, entries, default)
+}
+
+/// The annotations of a table that executes a register's actions, in the register's `stage`:
+/// the plan's, and (`pinned`: the spine's) bf-p4c's `@stage`, which it obeys. Left to itself,
+/// its placer puts the register where it meets the first of its tables (a load update's write,
+/// say, ready long before a task's read), then cannot place the others there: it refuses the
+/// program, or splits the register over two stages, a copy each. The leaf is not pinned: its
+/// range tables of 4,096 entries take the TCAM of stages 1 to 4 and push the rest past the
+/// plan, where pins are refused (`docs/p4.md`).
+fn pin(stage: u8, pinned: bool) -> String {
+    if pinned {
+        format!("@horus_stage({stage}) @stage({stage})")
+    } else {
+        format!("@horus_stage({stage})")
+    }
+}
+
+/// A keyed table with its stage annotations `at`.
+fn keyed_at(at: &str, name: &str, keys: &[&str], entries: &[&str], default: &str) -> String {
     let mut actions: Vec<&str> = entries
         .iter()
         .map(|e| e.rsplit_once(':').map_or(*e, |(_, a)| a).trim())
@@ -418,7 +452,7 @@ fn keyed_in(stage: u8, name: &str, keys: &[&str], entries: &[&str], default: &st
     actions.sort();
     actions.dedup();
     format!(
-        "    @horus_stage({stage}) table {name} {{\n        key = {{\n{}        }}\n        actions = {{ {}; }}\n        const entries = {{\n{}        }}\n{}        size = {};\n    }}\n",
+        "    {at} table {name} {{\n        key = {{\n{}        }}\n        actions = {{ {}; }}\n        const entries = {{\n{}        }}\n{}        size = {};\n    }}\n",
         keys.iter()
             .map(|k| format!("            {k};\n"))
             .collect::<String>(),
@@ -438,10 +472,11 @@ fn keyed_in(stage: u8, name: &str, keys: &[&str], entries: &[&str], default: &st
 
 /// A table that executes a register action: `table` at the register's stage, with an action of
 /// the same name and `_act` that runs `body`.
-pub(super) fn ra_table(table: &str, register: &str, body: &str) -> String {
+pub(super) fn ra_table(table: &str, register: &str, body: &str, pinned: bool) -> String {
     let stage = st(register);
     format!(
-        "    action {table}_act() {{\n        {body}\n    }}\n    @horus_stage({stage}) table {table} {{\n        actions = {{ {table}_act; }}\n        const default_action = {table}_act;\n        size = 1;\n    }}\n"
+        "    action {table}_act() {{\n        {body}\n    }}\n    {} table {table} {{\n        actions = {{ {table}_act; }}\n        const default_action = {table}_act;\n        size = 1;\n    }}\n",
+        pin(stage, pinned)
     )
 }
 
@@ -532,6 +567,7 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
         ("RANDOM_END", task_end(leaf, 20)),
         ("SECOND_AVG", if leaf { ind(AVG_TASK, 12) } else { String::new() }),
         ("MESSAGE_APPLY", if leaf { LEAF_MESSAGE_APPLY } else { SPINE_MESSAGE_APPLY }.to_string()),
+        ("CTL_APPLY", if leaf { LEAF_CTL_APPLY } else { SPINE_CTL_APPLY }.to_string()),
         (
             "SRC_REWRITE",
             if leaf { "" } else { "        hdr.horus.src_id = src_id;\n" }.to_string(),
@@ -719,6 +755,7 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
         "    action conn_follow_act() {{\n        md.conn_hit = conn_follow_ra.execute(md.conn_idx);\n    }}\n    action conn_last_act() {{\n        md.conn_hit = conn_last_ra.execute(md.conn_idx);\n    }}\n{}    action miss_conn() {{\n        md.out_node = 0xffff;\n        md.verdict = V_NODE;\n    }}\n{}",
         keyed_in(
             st("conn"),
+            !leaf,
             "conn_follow",
             &["hdr.horus.more_packets: exact"],
             &["0 : conn_last_act()", "1 : conn_follow_act()"],
@@ -765,6 +802,7 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
             "    action report_move_act() {{\n        report_move_ra.execute(hdr.horus.pool_id);\n    }}\n    action report_check_act() {{\n        md.report = report_check_ra.execute(hdr.horus.pool_id);\n    }}\n    action report_none_act() {{\n    }}\n{}",
             keyed_in(
                 st("pool_report"),
+                false,
                 "report_rule",
                 &["md.spine_x: ternary", "md.signal: ternary"],
                 &["(0, _) : report_move_act()", "(_, 0) : report_check_act()",],
@@ -829,6 +867,7 @@ fn link_rule(pools: u32) -> String {
     // (a, 7) and (a, a): a change; (7, r): a repair; (a, 1 - a): both.
     s + &keyed_in(
         st("idle_link"),
+        false,
         "link_rule",
         &["md.link_a: exact", "md.link_r: exact"],
         &[
@@ -982,13 +1021,15 @@ fn ind(lines: &str, n: usize) -> String {
 }
 
 /// The apply block of a NEW_TASK's first pass, in the plan's stage order on every path. The
-/// leaf's link rule reads the pool's new idle count (`md.p_new`, stage 2): its tables sit after
-/// the first branch on `idle_ctl`'s word, the register's (stage 4) in each arm of the second.
+/// leaf's link rule reads the spine's view (`link_repair`, stage 2) before the first branch on
+/// `idle_ctl`'s word, the pool's new idle count (`md.p_new`, stage 2: `link_range`, stage 3)
+/// after it, and its register (stage 4) in each arm of the second.
 fn task_apply(leaf: bool) -> String {
-    let (take, link, link_rule, index, avg_none) = if leaf {
+    let (take, repair, link, link_rule, index, avg_none) = if leaf {
         (
             "ctl_pop",
-            ind("link_repair.apply();\nlink_range.apply();", 20),
+            ind("link_repair.apply();", 20),
+            ind("link_range.apply();", 20),
             ind("link_rule.apply();", 24),
             ind("idle_index_clear.apply();", 24),
             ind("avg_read.apply();", 28),
@@ -1000,13 +1041,14 @@ fn task_apply(leaf: bool) -> String {
             String::new(),
             String::new(),
             String::new(),
+            String::new(),
         )
     };
     let idle_end = task_end(leaf, 24);
     let sample_end = task_end(leaf, 28);
     format!(
         r#"                    {take}.apply();
-                    if (md.ctl[31:31] == 0 && md.ctl != 0) {{
+{repair}                    if (md.ctl[31:31] == 0 && md.ctl != 0) {{
                         idle_take.apply();
                     }} else {{
                         idle_keep.apply();

@@ -1,8 +1,9 @@
 //! Where each of the model's tables lives in a Tofino 1 ingress pipeline, and the tables the
 //! Tofino program adds: the one home of the P4 program's stage numbers. The emitter writes
 //! `@horus_stage(N)` from here and the checker holds the emitted text to it. The annotation is
-//! the plan's, not a placement: bf-p4c ignores it and places the tables itself (`@stage(N)`
-//! pins, which bf-p4c obeys, made its placer refuse stages the plan's dependencies allow).
+//! the plan's, not a placement: bf-p4c ignores it. In the spine, the tables that execute a
+//! register's actions also carry bf-p4c's `@stage(N)`, which it obeys, so that a register's
+//! tables meet in its stage; the computing tables it places itself.
 //!
 //! Tofino 1 has 12 match-action stages. The model's 14 tables map onto them in order, with the
 //! copies that a pass reads independently (`members1`/`members2`, `loadList1`/`loadList2`) side by

@@ -276,6 +276,8 @@ struct RegisterAction {
 #[derive(Debug)]
 struct Table {
     stage: Option<u8>,
+    /// bf-p4c's `@stage(N)`, which it obeys, where the emitter pins a table.
+    pinned: Option<u8>,
     key_reads: Effects,
     actions: Vec<String>,
 }
@@ -365,12 +367,19 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
     let mut c = Control::default();
     let mut i = 0;
     let mut stage: Option<u8> = None;
+    let mut pinned: Option<u8> = None;
     while i < toks.len() {
         match &toks[i] {
             Tok::Punct("@") => {
-                if word(toks.get(i + 1)) == Some("horus_stage") && is(toks.get(i + 2), "(") {
+                let which = word(toks.get(i + 1));
+                if matches!(which, Some("horus_stage" | "stage")) && is(toks.get(i + 2), "(") {
                     if let Some(Tok::Num(n)) = toks.get(i + 3) {
-                        stage = Some(n.parse()?);
+                        let n = Some(n.parse()?);
+                        if which == Some("stage") {
+                            pinned = n;
+                        } else {
+                            stage = n;
+                        }
                     }
                     i = closing(toks, i + 2)?;
                 } else {
@@ -471,6 +480,7 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                     name,
                     Table {
                         stage: stage.take(),
+                        pinned: pinned.take(),
                         key_reads,
                         actions,
                     },
@@ -706,6 +716,12 @@ fn check_tables(c: &Control, report: &mut Report, errors: &mut Vec<String>) {
             )),
             Some(s) => {
                 report.stages = report.stages.max(s + 1);
+                if t.pinned.is_some_and(|p| p != s) {
+                    errors.push(format!(
+                        "table {name} is pinned to stage {} and planned in {s}",
+                        t.pinned.unwrap_or_default()
+                    ));
+                }
                 if let Some(p) = plan::stage(name) {
                     if p != s {
                         errors.push(format!(

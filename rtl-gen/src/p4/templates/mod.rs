@@ -258,7 +258,7 @@ pub(super) const SPINE_ACTIONS: &str = r#"    /* A removal's second pass: the po
     }
 "#;
 
-/// A leaf's replies and idle-add commits.
+/// A leaf's replies.
 pub(super) const LEAF_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KIND_REPLY || md.kind == KIND_REPLY_IDLE) {
             if (md.pool_ok == 0) {
                 reject_pool.apply();
@@ -282,7 +282,10 @@ pub(super) const LEAF_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KIN
                 report_input.apply();
                 report_rule.apply();
             }
-        } else if (md.kind == KIND_ADD_COMMIT) {
+"#;
+
+/// A leaf's idle-add commits (`idle_ctl`, stage 1: an early rung of the ladder).
+pub(super) const LEAF_CTL_APPLY: &str = r#"        } else if (md.kind == KIND_ADD_COMMIT) {
             ctl_push.apply();
             idle_push.apply();
             link_repair.apply();
@@ -293,7 +296,7 @@ pub(super) const LEAF_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KIN
             avg_read.apply();
 "#;
 
-/// A spine's messages from its racks.
+/// A spine's load updates and idle adds from its racks.
 pub(super) const SPINE_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KIND_LOAD_UPDATE) {
             if (md.pool_ok == 0) {
                 reject_pool.apply();
@@ -320,7 +323,10 @@ pub(super) const SPINE_MESSAGE_APPLY: &str = r#"        } else if (md.kind == KI
                     add_resubmit.apply();
                 }
             }
-        } else if (md.kind == KIND_ADD_COMMIT) {
+"#;
+
+/// A spine's idle-add commits and removals (`idle_ctl`, stage 1: early rungs of the ladder).
+pub(super) const SPINE_CTL_APPLY: &str = r#"        } else if (md.kind == KIND_ADD_COMMIT) {
             ctl_push.apply();
             idle_push.apply();
             idle_write.apply();
@@ -812,6 +818,9 @@ $COMPUTING_TABLES
                 decode.apply();
 $SPINE_DECODE            }
 $SPINE_CHECK        }
+        /* The pass by its kind: a rung's condition takes one of its stage's 16 logical tables, so
+         * the kinds whose first register is idle_ctl (stage 1) come first and the passes that
+         * only end come last. */
         if (hdr.ipv4.isValid() && md.csum_err) {
             reject_checksum.apply();
         } else if (!hdr.horus.isValid()) {
@@ -822,12 +831,6 @@ $SPINE_CHECK        }
             }
         } else if (md.len_gap != 20 || md.udp_short != 0) {
             reject_short.apply();
-        } else if (md.kind == 0 || md.kind == KIND_REJECT) {
-            reject_kind.apply();
-        } else if (md.kind == KIND_CONTROL) {
-            to_control.apply();
-        } else if (md.kind == KIND_PASS_THROUGH) {
-            pass_through.apply();
         } else if (md.kind == KIND_TASK || md.kind == KIND_RANDOM) {
             if (md.pool_ok == 0) {
                 reject_pool.apply();
@@ -845,7 +848,7 @@ $SPINE_CHECK        }
 $RANDOM_END                } else {
 $TASK_APPLY                }
             }
-        } else if (md.kind == KIND_TASK_SECOND) {
+$CTL_APPLY        } else if (md.kind == KIND_TASK_SECOND) {
             w_add_one.apply();
             w_add_sum.apply();
             load1_add.apply();
@@ -865,7 +868,13 @@ $SECOND_AVG            out_sel.apply();
                     conn_miss.apply();
                 }
             }
-$MESSAGE_APPLY        }
+$MESSAGE_APPLY        } else if (md.kind == 0 || md.kind == KIND_REJECT) {
+            reject_kind.apply();
+        } else if (md.kind == KIND_CONTROL) {
+            to_control.apply();
+        } else if (md.kind == KIND_PASS_THROUGH) {
+            pass_through.apply();
+        }
 $SIGNAL_APPLY        if (md.verdict == V_NODE) {
             node_addr.apply();
             node_mark.apply();
