@@ -208,7 +208,7 @@ fn p4_target(
             println!("{role}: nothing bf-p4c is known to refuse");
         } else {
             println!(
-                "{role}: {} construct(s) bf-p4c refuses (docs/p4.md), the program does not compile yet:",
+                "{role}: {} construct(s) bf-p4c refuses or places past the plan (docs/p4.md), the program does not fit Tofino 1 yet:",
                 r.refusals.len()
             );
             for f in &r.refusals {

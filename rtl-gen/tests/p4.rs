@@ -544,7 +544,13 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 /// `docs/p4.md` says how each is to be removed.
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
-    let (leaf, spine): ([&str; 0], [&str; 0]) = ([], []);
+    let (leaf, spine): ([&str; 2], [&str; 0]) = (
+        [
+            "range-table-over-a-stage: sample1 (4096 entries, 20 TCAM blocks)",
+            "range-table-over-a-stage: sample2 (4096 entries, 20 TCAM blocks)",
+        ],
+        [],
+    );
     assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
     assert_eq!(refusals(Role::Spine, false, "", ""), spine);
 }
@@ -639,6 +645,17 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
             "                v.hi = md.avg + md.report_x;\n",
         ),
         ["salu-two-fields-operated: report_check_ra"]
+    );
+    // A range table of the leaf's size in the spine (1,024 entries take 5 TCAM blocks; 4,096
+    // take 20, deeper than a stage's column of 12).
+    assert_eq!(
+        added(
+            Role::Spine,
+            false,
+            "default_action = set_slot1(0);\n        size = 1024;",
+            "default_action = set_slot1(0);\n        size = 4096;",
+        ),
+        ["range-table-over-a-stage: sample1 (4096 entries, 20 TCAM blocks)"]
     );
     // A third field read by drift1's actions (sel_factor and diff are its two PHV inputs).
     assert_eq!(

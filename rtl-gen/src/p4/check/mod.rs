@@ -278,6 +278,10 @@ struct Table {
     stage: Option<u8>,
     /// bf-p4c's `@stage(N)`, which it obeys, where the emitter pins a table.
     pinned: Option<u8>,
+    /// The fields it matches by range.
+    range_keys: Vec<String>,
+    /// Its `size`, where a number.
+    size: Option<u64>,
     key_reads: Effects,
     actions: Vec<String>,
 }
@@ -455,13 +459,28 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                 let body = &toks[i + 3..end - 1];
                 let mut key_reads = Effects::default();
                 let mut actions = Vec::new();
+                let mut range_keys = Vec::new();
+                let mut size = None;
                 let mut k = 0;
                 while k < body.len() {
                     match word(body.get(k)) {
                         Some("key") => {
                             let e = closing(body, k + 2)?;
-                            reads_of(&body[k + 3..e - 1], &mut key_reads);
+                            let key = &body[k + 3..e - 1];
+                            reads_of(key, &mut key_reads);
+                            range_keys.extend(key.windows(3).filter_map(|w| match w {
+                                [Tok::Word(f), Tok::Punct(":"), Tok::Word(m)] if m == "range" => {
+                                    Some(f.clone())
+                                }
+                                _ => None,
+                            }));
                             k = e;
+                        }
+                        Some("size") if is(body.get(k + 1), "=") => {
+                            if let Some(Tok::Num(n)) = body.get(k + 2) {
+                                size = parse_num(n);
+                            }
+                            k += 3;
                         }
                         Some("actions") => {
                             let e = closing(body, k + 2)?;
@@ -481,6 +500,8 @@ fn parse_control(toks: &[Tok]) -> Result<Control> {
                     Table {
                         stage: stage.take(),
                         pinned: pinned.take(),
+                        range_keys,
+                        size,
                         key_reads,
                         actions,
                     },
@@ -621,7 +642,11 @@ pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
     let c = parse_control(ingress)?;
     calls::action_arity(ingress, &mut errors)?;
     let mut report = check_ingress(role, &c, &mut errors);
-    report.refusals.extend(list_constants(&tokenize(common)?)?);
+    let common_toks = tokenize(common)?;
+    report.refusals.extend(list_constants(&common_toks)?);
+    report
+        .refusals
+        .extend(refusals::range_tables_over_a_stage(&c, &common_toks));
     report.refusals.sort();
     if !errors.is_empty() {
         bail!(

@@ -63,8 +63,18 @@ pub const SALU_TWO_WORDS: &str = "salu-two-words-compared";
 /// "Can't reference phv in first operand of add instruction").
 pub const SALU_TWO_FIELDS: &str = "salu-two-fields-operated";
 
+/// A range-match table whose TCAM, as bf-p4c reserves it, is deeper than a stage's TCAM column:
+/// bf-p4c spreads it over stages the plan does not have (the leaf's range tables of 4,096
+/// entries took stages 1 to 4). It reserves, for a quarter of the entries, `2 n - 1` lines a
+/// range over `n` nibbles (at most 8), one line for the others, 512 lines a block
+/// (`mau/resource_estimate.cpp`, `RangeEntries`), and a table's blocks stack in a column of 12
+/// (`find_ternary_stretch`).
+pub const RANGE_TABLE_OVER_A_STAGE: &str = "range-table-over-a-stage";
+/// The TCAM blocks of a column of a Tofino 1 stage.
+pub const TCAM_COLUMN_BLOCKS: u64 = 12;
+
 /// The rules of [`Refusal`].
-pub const REFUSAL_RULES: [&str; 10] = [
+pub const REFUSAL_RULES: [&str; 11] = [
     SALU_COMPARISONS,
     SALU_SLICE,
     ACTION_CONDITION,
@@ -75,7 +85,56 @@ pub const REFUSAL_RULES: [&str; 10] = [
     SALU_PHV_INPUTS,
     SALU_TWO_WORDS,
     SALU_TWO_FIELDS,
+    RANGE_TABLE_OVER_A_STAGE,
 ];
+
+/// The TCAM blocks bf-p4c reserves for a table of `entries` with range keys of `bits` each
+/// (one TCAM wide; see [`RANGE_TABLE_OVER_A_STAGE`]).
+pub fn range_table_blocks(entries: u64, bits: &[u64]) -> u64 {
+    let lines_a_range = bits
+        .iter()
+        .map(|b| (2 * b.div_ceil(4)).saturating_sub(1).min(8))
+        .max()
+        .unwrap_or(1);
+    let ranges = entries * 25 / 100;
+    (ranges * lines_a_range + (entries - ranges)).div_ceil(512)
+}
+
+/// The range tables of `c` deeper than a stage's TCAM column; the widths of their keys from
+/// the metadata (`md.X`) of `common`.
+pub(super) fn range_tables_over_a_stage(c: &super::Control, common: &[Tok]) -> Vec<Refusal> {
+    let width = |field: &str| -> u64 {
+        let name = field.strip_prefix("md.").unwrap_or(field);
+        common
+            .windows(5)
+            .find_map(|w| match w {
+                [
+                    Tok::Word(b),
+                    Tok::Punct("<"),
+                    Tok::Num(n),
+                    Tok::Punct(">"),
+                    Tok::Word(f),
+                ] if b == "bit" && f == name => parse_num(n),
+                _ => None,
+            })
+            .unwrap_or(32)
+    };
+    c.tables
+        .iter()
+        .filter(|(_, t)| !t.range_keys.is_empty())
+        .filter_map(|(name, t)| {
+            let bits: Vec<u64> = t.range_keys.iter().map(|f| width(f)).collect();
+            let blocks = range_table_blocks(t.size?, &bits);
+            (blocks > TCAM_COLUMN_BLOCKS).then(|| Refusal {
+                rule: RANGE_TABLE_OVER_A_STAGE,
+                at: format!(
+                    "{name} ({} entries, {blocks} TCAM blocks)",
+                    t.size.unwrap_or(0)
+                ),
+            })
+        })
+        .collect()
+}
 
 /// Whether an action's statements hold an assignment with more than one addition or subtraction
 /// (`|+|` and `|-|` included) on its right side.
