@@ -202,12 +202,35 @@ fn a_restarted_controller_resumes_without_reprogramming_the_switch() {
 /// `horusctl serve` on the model switch configured by `cfg`, its workers on port 8, with
 /// `/metrics` at `metrics`, removing a worker silent for `timeout_ms`, and `args` (where the
 /// control frames arrive, a state file).
+/// A child process killed when dropped, so that a failing test leaves none behind.
+struct Serve(std::process::Child);
+
+impl std::ops::Deref for Serve {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Serve {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn spawn_serve(
     cfg: &std::path::Path,
     metrics: std::net::SocketAddr,
     timeout_ms: u64,
     args: &[&str],
-) -> std::process::Child {
+) -> Serve {
     std::process::Command::new(env!("CARGO_BIN_EXE_horusctl"))
         .args(["--device", &format!("model:{}", cfg.display()), "serve"])
         .args(["--config", cfg.to_str().unwrap()])
@@ -221,6 +244,7 @@ fn spawn_serve(
         .args(args)
         .stdout(std::process::Stdio::null())
         .spawn()
+        .map(Serve)
         .unwrap()
 }
 
@@ -241,10 +265,12 @@ fn serve_registers_over_udp_removes_on_silence_and_serves_metrics_over_http() {
         .local_addr()
         .unwrap();
     let state = dir.path().join("m.json");
+    // The timeout longer than the metrics' refresh (a second), so that the registered worker
+    // shows as up before it is removed.
     let mut child = spawn_serve(
         &cfg,
         metrics,
-        300,
+        2500,
         &[
             "--listen",
             &listen.to_string(),
