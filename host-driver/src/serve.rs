@@ -145,7 +145,9 @@ pub fn run(
     print(&format!(
         "serving: control frames on {}{}, {} worker(s) known\n",
         port.describe()?,
-        metrics.map_or(String::new(), |m| format!(", metrics on http://{m}/metrics")),
+        metrics.map_or(String::new(), |m| format!(
+            ", metrics on http://{m}/metrics"
+        )),
         c.members().count()
     ))?;
     let mut buf = vec![0u8; 4096];
