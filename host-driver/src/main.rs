@@ -685,7 +685,10 @@ fn peek(dev: Option<&DeviceSpec>, r: &str, print: Print) -> Result<()> {
     let mut out = String::new();
     let (a, f) = register(r)?;
     let mut sw = open(dev, None)?;
-    let v = sw.peek(a)?;
+    sw.regs.lock()?;
+    let v = sw.peek(a);
+    sw.regs.unlock();
+    let v = v?;
     match f {
         Some(f) if f.width < 32 => {
             let x = (u64::from(v) >> f.lsb) & ((1 << f.width) - 1);
@@ -705,18 +708,29 @@ fn poke(dev: Option<&DeviceSpec>, r: &str, value: &str, print: Print) -> Result<
     let mut out = String::new();
     let (a, f) = register(r)?;
     let value = u64::from(word(value)?);
+    if let Some(f) = f
+        && f.width < 32
+        && value >> f.width != 0
+    {
+        bail!("{value:#x} does not fit {} ({} bits)", f.name, f.width);
+    }
     let mut sw = open(dev, None)?;
-    let v = match f {
-        Some(f) if f.width < 32 => {
-            if value >> f.width != 0 {
-                bail!("{value:#x} does not fit {} ({} bits)", f.name, f.width);
+    // A field is read, modified and written under the lock, so that no other process's write
+    // to the same word falls in between.
+    sw.regs.lock()?;
+    let v = (|| -> Result<u32> {
+        let v = match f {
+            Some(f) if f.width < 32 => {
+                let mask = ((1u32 << f.width) - 1) << f.lsb;
+                (sw.peek(a)? & !mask) | ((value as u32) << f.lsb)
             }
-            let mask = ((1u32 << f.width) - 1) << f.lsb;
-            (sw.peek(a)? & !mask) | ((value as u32) << f.lsb)
-        }
-        _ => value as u32,
-    };
-    sw.poke(a, v)?;
+            _ => value as u32,
+        };
+        sw.poke(a, v)?;
+        Ok(v)
+    })();
+    sw.regs.unlock();
+    let v = v?;
     writeln!(
         out,
         "0x{a:03x} <- 0x{v:08x}  # {}",

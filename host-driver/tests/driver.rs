@@ -439,3 +439,48 @@ fn a_refused_plan_changes_nothing_and_a_spine_entry_is_valid_only_once_written()
         "{writes:?}"
     );
 }
+
+/// `peek` and `poke` take the card's lock: while another process holds it they wait, and give up
+/// after [`LOCK_WAIT`](horus_host_driver::device::pci::LOCK_WAIT) with a message that says why;
+/// once it is free they go through, a field's read-modify-write under the lock.
+#[test]
+fn peek_and_poke_wait_for_the_cards_lock_and_give_up_with_a_reason() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let base = 0x10_0000;
+    let p = bar_file(dir.path(), base, regmap::ID_VALUE, regmap::MAP_VERSION);
+    let dev = format!("file:{},base={base:#x}", p.display());
+    let holder = std::fs::File::open(&p).unwrap();
+    // SAFETY: flock(2) on a file this test opened.
+    assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_horusctl"))
+            .args(["--device", &dev])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let t = std::time::Instant::now();
+    let out = run(&["poke", "SWITCH_ID", "5"]);
+    let waited = t.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("is locked by another process"), "{err}");
+    assert!(
+        waited >= horus_host_driver::device::pci::LOCK_WAIT,
+        "{waited:?}"
+    );
+    drop(holder);
+    let out = run(&["poke", "SWITCH_ID", "5"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["peek", "SWITCH_ID"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("SWITCH_ID = 0x5"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

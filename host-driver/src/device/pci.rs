@@ -127,6 +127,9 @@ fn is_bdf(s: &str) -> bool {
         && (b'0'..=b'7').contains(&b[11])
 }
 
+/// How long a command waits for another process's lock on the card.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Regs for PciBar {
     fn read(&mut self, addr: u32) -> Result<u32, AccessError> {
         let p = self.at(addr)?;
@@ -142,15 +145,28 @@ impl Regs for PciBar {
 
     fn lock(&mut self) -> Result<(), AccessError> {
         use std::os::fd::AsRawFd;
-        // Every horusctl on this card takes the same lock for a staged operation.
-        if unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(AccessError::Device(format!(
-                "locking {}: {}",
-                self.what,
-                std::io::Error::last_os_error()
-            )));
+        // Every horusctl on this card takes the same lock for a staged operation (and for a
+        // peek, a poke, a dump). Another may hold it for a while; not forever.
+        let until = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            // SAFETY: flock(2) on the open file this value owns.
+            if unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(());
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EWOULDBLOCK) | Some(libc::EINTR) => {}
+                _ => return Err(AccessError::Device(format!("locking {}: {e}", self.what))),
+            }
+            if std::time::Instant::now() >= until {
+                return Err(AccessError::Device(format!(
+                    "{} is locked by another process (another horusctl or serve) for more than {} s; try again when it is done (`fuser` names it)",
+                    self.what,
+                    LOCK_WAIT.as_secs()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        Ok(())
     }
 
     fn unlock(&mut self) {
