@@ -100,6 +100,26 @@ pub fn grow_receive_buffer(sock: &UdpSocket, bytes: usize) -> usize {
     }
 }
 
+/// Datagrams the kernel dropped for `sock` (its receive buffer full): the `drops` column of
+/// `/proc/self/net/udp` for the socket's local address; `None` where that is not readable.
+pub fn kernel_drops(sock: &UdpSocket) -> Option<u64> {
+    let SocketAddr::V4(a) = sock.local_addr().ok()? else {
+        return None;
+    };
+    // Linux writes the address as the 32-bit word in host order, in hex, and the port in hex.
+    let want = format!(
+        "{:08X}:{:04X}",
+        u32::from_ne_bytes(a.ip().octets()),
+        a.port()
+    );
+    let text = std::fs::read_to_string("/proc/self/net/udp").ok()?;
+    text.lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(1) == Some(&want.as_str()))
+        .and_then(|f| f.last()?.parse().ok())
+}
+
 /// What arrived at a host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Inbound {
@@ -317,6 +337,18 @@ mod tests {
             qlen: 2,
             seq_num: 77,
         }
+    }
+
+    #[test]
+    fn the_kernels_drops_of_a_full_socket_are_read() {
+        let rx = UdpSocket::bind("127.77.2.1:0").unwrap();
+        assert_eq!(kernel_drops(&rx), Some(0));
+        let tx = UdpSocket::bind("127.77.2.2:0").unwrap();
+        // Far more than a default receive buffer holds, never read.
+        for _ in 0..20_000 {
+            let _ = tx.send_to(&[0u8; 1000], rx.local_addr().unwrap());
+        }
+        assert!(kernel_drops(&rx).unwrap() > 0);
     }
 
     #[test]

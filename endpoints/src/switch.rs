@@ -102,6 +102,9 @@ pub struct SwitchStats {
     pub not_frames: u64,
     /// Bytes of the socket's receive buffer, as the kernel gave them ([`link::grow_receive_buffer`]).
     pub receive_buffer: usize,
+    /// Datagrams the kernel dropped for the switch's socket (its receive buffer full), as last
+    /// read (`/proc/self/net/udp`).
+    pub kernel_drops: u64,
     /// Frames written to the capture file, and writes it refused (the switch goes on).
     pub captured: u64,
     pub capture_errors: u64,
@@ -307,6 +310,16 @@ impl SoftSwitch {
                 "not_frames_total",
                 "Datagrams that were not frames.",
                 st.not_frames,
+            ),
+            (
+                "kernel_drops_total",
+                "Datagrams the kernel dropped for the switch's socket (buffer full).",
+                st.kernel_drops,
+            ),
+            (
+                "capture_errors_total",
+                "Capture writes the disk refused.",
+                st.capture_errors,
             ),
         ] {
             s += &format!(
@@ -527,6 +540,7 @@ pub fn run(
             && published.is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
             published = Some(Instant::now());
+            s.stats.kernel_drops = link::kernel_drops(&sock).unwrap_or(s.stats.kernel_drops);
             let text = s.metrics()?;
             if let Ok(mut m) = m.lock() {
                 *m = text;
@@ -541,10 +555,12 @@ pub fn run(
             if let Some(c) = capture.as_mut() {
                 c.flush(&mut s.stats);
             }
+            s.stats.kernel_drops = link::kernel_drops(&sock).unwrap_or(s.stats.kernel_drops);
             return Ok(lost);
         }
         if opts.stats_every.is_some_and(|e| reported.elapsed() >= e) {
             reported = Instant::now();
+            s.stats.kernel_drops = link::kernel_drops(&sock).unwrap_or(s.stats.kernel_drops);
             report(s)?;
         }
         match sock.recv_from(&mut buf) {
