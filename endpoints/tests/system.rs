@@ -81,12 +81,21 @@ fn start_leaf_with(cfg: Config, timeout: Duration) -> (Arc<AtomicBool>, JoinHand
 
 /// The rack's slots, each with its own stop flag; returns once all registered.
 fn start_slots(t: &Topology, keepalive: Duration) -> Vec<(Arc<AtomicBool>, JoinHandle<SlotStats>)> {
+    start_slots_from(t, None, keepalive)
+}
+
+/// As [`start_slots`], the slots' node IDs from `first_id` (static) or asked of the controller.
+fn start_slots_from(
+    t: &Topology,
+    first_id: Option<u16>,
+    keepalive: Duration,
+) -> Vec<(Arc<AtomicBool>, JoinHandle<SlotStats>)> {
     let cfgs = worker::slot_configs(
         t.first_worker(1),
         t.workers,
         SocketAddr::from((t.leaf(1), 1234)),
         horus_endpoints::demo::POOL,
-        None,
+        first_id,
         keepalive,
     )
     .unwrap();
@@ -522,28 +531,7 @@ fn a_public_client_is_served_by_our_leaf_and_workers() {
         Config::from_toml_str(&t.leaf_toml(1)).unwrap(),
         Duration::from_secs(5),
     );
-    let cfgs = worker::slot_configs(
-        t.first_worker(1),
-        2,
-        SocketAddr::from((t.leaf(1), 1234)),
-        horus_endpoints::demo::POOL,
-        Some(0),
-        Duration::from_millis(100),
-    )
-    .unwrap();
-    let slots: Vec<_> = cfgs
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let stop = Arc::new(AtomicBool::new(false));
-            let s2 = Arc::clone(&stop);
-            let h = std::thread::spawn(move || {
-                let handler = worker::synthetic(Service::Payload, Work::Sleep, i as u64);
-                worker::run_slot(c, handler, s2, |_| {}).unwrap()
-            });
-            (stop, h)
-        })
-        .collect();
+    let slots = start_slots_from(&t, Some(0), Duration::from_millis(100));
     let out = std::process::Command::new("python3")
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
