@@ -52,20 +52,24 @@ impl Xorshift64 {
         (scale(r as u32, n), scale((r >> 32) as u32, n))
     }
 
-    /// The Tofino profile's two samples: one step, the top 16 bits of each 32-bit half mapped
-    /// by [`scale16`] (a Tofino switch draws 16 bits per sample and maps them by a range table;
-    /// the bias is below `n / 2^16`).
-    pub fn two_samples_16(&mut self, n: u16) -> (u16, u16) {
+    /// The Tofino profile's two samples: one step, the top 8 bits of each 32-bit half mapped by
+    /// [`scale8`] (a Tofino switch draws a byte per sample and maps it through an exact-match
+    /// table of 256 entries a pool; decision T1).
+    pub fn two_samples_8(&mut self, n: u16) -> (u16, u16) {
         let r = self.next_u64();
-        (scale16((r >> 16) as u16, n), scale16((r >> 48) as u16, n))
+        (scale8((r >> 24) as u8, n), scale8((r >> 56) as u8, n))
     }
 }
 
-/// Maps a uniform 16-bit value to `[0, n)` by multiply-high: what a Tofino switch's range table
-/// does with a 16-bit draw (entry `i` of a pool covers `[ceil(i 2^16 / n), ceil((i+1) 2^16 / n))`).
+/// The draws a Tofino switch's sample table maps for each pool (decision T1): a pool it
+/// samples holds at most this many members.
+pub const TOFINO_DRAWS: u16 = 256;
+
+/// Maps a uniform byte to `[0, n)` by multiply-high: the slot a Tofino switch's sample table
+/// holds for draw `d` of a pool of `n` (`floor(d n / 256)`; every slot for `n <= 256`).
 #[inline]
-pub fn scale16(r: u16, n: u16) -> u16 {
-    ((u32::from(r) * u32::from(n)) >> 16) as u16
+pub fn scale8(d: u8, n: u16) -> u16 {
+    ((u32::from(d) * u32::from(n)) >> 8) as u16
 }
 
 /// Maps a uniform 32-bit value to `[0, n)` by multiply-high.
@@ -115,30 +119,27 @@ mod tests {
     }
 
     #[test]
-    fn sixteen_bit_samples_are_the_range_tables_slots() {
-        // Entry i of a pool of n covers the draws [ceil(i 2^16 / n), ceil((i+1) 2^16 / n)).
-        for n in [1u16, 3, 7, 100, 4096] {
-            for i in 0..u32::from(n) {
-                let lo = (i << 16).div_ceil(u32::from(n));
-                let hi = ((i + 1) << 16).div_ceil(u32::from(n)) - 1;
-                assert_eq!(
-                    u32::from(scale16(lo as u16, n)),
-                    i,
-                    "n {n} slot {i} low end"
-                );
-                assert_eq!(
-                    u32::from(scale16(hi as u16, n)),
-                    i,
-                    "n {n} slot {i} high end"
-                );
+    fn byte_samples_are_the_sample_tables_slots() {
+        // Each slot of a pool of n <= 256 has floor(256 / n) or ceil(256 / n) of the 256 draws,
+        // in order, and every slot has one.
+        for n in [1u16, 3, 7, 100, 255, 256] {
+            let mut hits = vec![0u32; usize::from(n)];
+            let mut last = 0;
+            for d in 0..=255u8 {
+                let slot = scale8(d, n);
+                assert!(slot < n && slot >= last, "n {n} draw {d}");
+                last = slot;
+                hits[usize::from(slot)] += 1;
             }
+            let (lo, hi) = (256 / u32::from(n), 256_u32.div_ceil(u32::from(n)));
+            assert!(hits.iter().all(|&h| h == lo || h == hi), "n {n}: {hits:?}");
         }
         let mut a = Xorshift64::new(9);
         let mut b = a.clone();
         let r = b.next_u64();
         assert_eq!(
-            a.two_samples_16(5),
-            (scale16((r >> 16) as u16, 5), scale16((r >> 48) as u16, 5))
+            a.two_samples_8(5),
+            (scale8((r >> 24) as u8, 5), scale8((r >> 56) as u8, 5))
         );
     }
 

@@ -1013,7 +1013,7 @@ fn a_pool_resizes_in_place_keeping_its_nodes_and_its_idle_list() {
 }
 
 #[test]
-fn tofino_profile_keeps_the_average_as_a_16_16_register_and_samples_16_bit_draws() {
+fn tofino_profile_keeps_the_average_as_a_16_16_register_and_samples_8_bit_draws() {
     use horus_model::fixed::Load;
     use horus_model::rng::Xorshift64;
     use horus_model::sched::Profile;
@@ -1031,8 +1031,8 @@ fn tofino_profile_keeps_the_average_as_a_16_16_register_and_samples_16_bit_draws
     // accumulator round(2^32 / 3), read as 16.16 after six tasks: (6 * 1431655765) >> 16.
     assert_eq!(t.tables().pools[0].avg.avg.load(), Load(6 * 21845));
     assert_eq!(f.tables().pools[0].avg.avg.load(), Load(131_071));
-    // The idle list is empty: the next task samples two 16-bit draws of the generator's step.
-    let (a, b) = Xorshift64::new(t.rng_state()).two_samples_16(3);
+    // The idle list is empty: the next task samples two 8-bit draws of the generator's step.
+    let (a, b) = Xorshift64::new(t.rng_state()).two_samples_8(3);
     assert_eq!(
         t.next_task_slots(0),
         Some((false, usize::from(a), usize::from(b)))

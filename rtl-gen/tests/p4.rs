@@ -246,7 +246,7 @@ fn the_classification_follows_the_model_roles() {
 // ---------------------------------------------------------------------------------------------
 
 use horus_model::config::Config;
-use horus_model::rng::scale16;
+use horus_model::rng::scale8;
 use horus_model::sched::{Profile, Scheduler};
 use rtl_gen::p4::{bfrt, ptf};
 use std::path::Path;
@@ -317,6 +317,25 @@ fn the_link_range_table_holds_each_pools_thresholds() {
     }
 }
 
+/// A Tofino switch samples a pool through 256 draws (T1): a pool of 257 member slots is refused,
+/// named, and one of 256 is set up.
+#[test]
+fn a_pool_larger_than_the_sample_tables_is_refused() {
+    for name in ["example-leaf.toml", "example-spine.toml"] {
+        let mut cfg = config(name);
+        cfg.pools[0].capacity = 256;
+        assert!(rtl_gen::p4::setup(&cfg).is_ok(), "{name}");
+        cfg.pools[0].capacity = 257;
+        let e = format!("{:#}", rtl_gen::p4::setup(&cfg).unwrap_err());
+        assert!(
+            e.contains(&format!("pool {} has 257 member slots", cfg.pools[0].id))
+                && e.contains("at most 256")
+                && e.contains("T1"),
+            "{name}: {e}"
+        );
+    }
+}
+
 /// The Tofino leaf holds one repair gap (T12): a configuration whose pools set two is refused,
 /// naming them.
 #[test]
@@ -338,7 +357,7 @@ fn a_configuration_with_two_repair_gaps_is_refused_for_the_tofino_leaf() {
 }
 
 #[test]
-fn set_up_scripts_hold_the_models_initial_tables_and_range_tables_that_map_every_draw() {
+fn set_up_scripts_hold_the_models_initial_tables_and_sample_tables_that_map_every_draw() {
     for name in ["example-leaf.toml", "example-spine.toml"] {
         let cfg = config(name);
         let script = bfrt::setup_script(&cfg).unwrap();
@@ -359,30 +378,24 @@ fn set_up_scripts_hold_the_models_initial_tables_and_range_tables_that_map_every
                 (arg(&a, "base"), arg(&a, "n")),
                 (u32::from(c.base), u32::from(c.n))
             );
-            // The sample range tables: contiguous over every 16-bit draw, each to base + the
-            // draw's multiply-high slot (the Tofino profile's samples).
+            // The sample tables: each of the pool's 256 draws once, to base + the draw's
+            // multiply-high slot (the Tofino profile's samples).
             for k in [1, 2] {
-                let mut next = 0u32;
+                let mut draws = Vec::new();
                 for l in script.lines().filter(|l| {
                     l.starts_with(&format!("ig.sample{k}."))
                         && l.contains(&format!("(pool_id={},", p.id))
                 }) {
                     let a = args(l);
-                    let (lo, hi, slot) = (
-                        arg(&a, &format!("r{k}_start")),
-                        arg(&a, &format!("r{k}_end")),
-                        arg(&a, "slot"),
-                    );
-                    assert_eq!(lo, next, "{name} pool {} sample {k}", p.id);
-                    for r in [lo, hi] {
-                        let want = u32::from(c.base) + u32::from(scale16(r as u16, c.n));
-                        assert_eq!(slot, want, "{name} pool {} draw {r}", p.id);
-                    }
-                    next = hi + 1;
+                    let (d, slot) = (arg(&a, &format!("r{k}")), arg(&a, "slot"));
+                    let want = u32::from(c.base) + u32::from(scale8(d as u8, c.n));
+                    assert_eq!(slot, want, "{name} pool {} draw {d}", p.id);
+                    draws.push(d);
                 }
                 assert_eq!(
-                    next, 65536,
-                    "{name} pool {} sample {k} covers every draw",
+                    draws,
+                    (0..256).collect::<Vec<u32>>(),
+                    "{name} pool {} sample {k} maps every draw once",
                     p.id
                 );
             }
@@ -544,13 +557,7 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 /// `docs/p4.md` says how each is to be removed.
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
-    let (leaf, spine): ([&str; 2], [&str; 0]) = (
-        [
-            "range-table-over-a-stage: sample1 (4096 entries, 20 TCAM blocks)",
-            "range-table-over-a-stage: sample2 (4096 entries, 20 TCAM blocks)",
-        ],
-        [],
-    );
+    let (leaf, spine): ([&str; 0], [&str; 0]) = ([], []);
     assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
     assert_eq!(refusals(Role::Spine, false, "", ""), spine);
 }
@@ -646,16 +653,11 @@ fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
         ),
         ["salu-two-fields-operated: report_check_ra"]
     );
-    // A range table of the leaf's size in the spine (1,024 entries take 5 TCAM blocks; 4,096
-    // take 20, deeper than a stage's column of 12).
+    // The leaf's sample table as a range table over its draw (16,384 entries, a quarter of
+    // them 3 lines: 48 TCAM blocks, deeper than a stage's column of 12).
     assert_eq!(
-        added(
-            Role::Spine,
-            false,
-            "default_action = set_slot1(0);\n        size = 1024;",
-            "default_action = set_slot1(0);\n        size = 4096;",
-        ),
-        ["range-table-over-a-stage: sample1 (4096 entries, 20 TCAM blocks)"]
+        added(Role::Leaf, false, "md.r1: exact;", "md.r1: range;"),
+        ["range-table-over-a-stage: sample1 (16384 entries, 48 TCAM blocks)"]
     );
     // A third field read by drift1's actions (sel_factor and diff are its two PHV inputs).
     assert_eq!(

@@ -9,8 +9,9 @@ use crate::rng::Xorshift64;
 /// the simulator can price each: [`Profile::FPGA`] and [`Profile::TOFINO`] set all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Profile {
-    /// T1: two samples from 16-bit draws (a Tofino range table), not 32-bit ones.
-    pub samples_16: bool,
+    /// T1: two samples from 8-bit draws (a Tofino exact-match table of 256 entries a pool), not
+    /// 32-bit ones.
+    pub samples_8: bool,
     /// T2: the rack average in 16.16 with a unit of `round(2^16 / workers)`, not 32.32.
     pub avg_16_16: bool,
     /// T3: control passes do not run a leaf's link rule (a Tofino control plane writes the
@@ -25,14 +26,14 @@ pub struct Profile {
 impl Profile {
     /// The FPGA pipeline's.
     pub const FPGA: Profile = Profile {
-        samples_16: false,
+        samples_8: false,
         avg_16_16: false,
         control_plane_tables: false,
         repair_deadline: false,
     };
     /// The Tofino program's.
     pub const TOFINO: Profile = Profile {
-        samples_16: true,
+        samples_8: true,
         avg_16_16: true,
         control_plane_tables: true,
         repair_deadline: true,
@@ -61,8 +62,8 @@ impl Profile {
     /// The generator's step turned into two samples in `[0, n)`.
     #[inline]
     pub(super) fn samples(self, rng: &mut Xorshift64, n: u16) -> (u16, u16) {
-        if self.samples_16 {
-            rng.two_samples_16(n)
+        if self.samples_8 {
+            rng.two_samples_8(n)
         } else {
             rng.two_samples(n)
         }

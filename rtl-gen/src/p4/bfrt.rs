@@ -13,9 +13,10 @@
 
 use std::fmt::Write as _;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use horus_model::config::{Config, Role};
 use horus_model::fixed::{AVG_FRAC_BITS, LOAD_FRAC_BITS};
+use horus_model::rng::{TOFINO_DRAWS, scale8};
 use horus_model::sched::{IdleIndex, NodeRef, Profile, Scheduler, Tables};
 use horus_model::wire::{self, MacAddr};
 
@@ -48,13 +49,6 @@ fn mac(m: MacAddr) -> String {
 
 fn node_ref(n: NodeRef) -> u32 {
     (u32::from(n.node) << 16) | (n.factor.0 - 1)
-}
-
-/// The first and last 16-bit draw the range table maps to slot `i` of a pool of `n`: the draws
-/// `r` with `floor(r n / 2^16) = i`.
-pub fn draw_range(i: u16, n: u16) -> (u32, u32) {
-    let (i, n) = (u32::from(i), u32::from(n));
-    ((i << 16).div_ceil(n), ((i + 1) << 16).div_ceil(n) - 1)
 }
 
 /// The `bfrt_python` set-up script for the switch `cfg` describes.
@@ -94,11 +88,11 @@ pub fn setup_script(cfg: &Config) -> Result<String> {
     Ok(o)
 }
 
-/// poolCfg, the sample range tables and (a leaf's) the link rule's range table.
+/// poolCfg, the sample tables and (a leaf's) the link rule's range table.
 fn pools(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()> {
     writeln!(
         o,
-        "\n# poolCfg, and the range tables that map 16-bit draws to member slots."
+        "\n# poolCfg, and the sample tables that map a pool's 256 draws to its member slots."
     )?;
     for p in &cfg.pools {
         let row = &t.pools[usize::from(p.id)];
@@ -142,13 +136,22 @@ fn pools(o: &mut String, cfg: &Config, t: &Tables, leaf: bool) -> Result<()> {
                 )?;
             }
         }
-        for i in 0..c.n {
-            let (lo, hi) = draw_range(i, c.n);
-            let slot = c.base + i;
+        // T1: 256 draws a pool, so at most 256 members can each be drawn; the pool's capacity
+        // is what its member count may grow to.
+        if p.capacity > TOFINO_DRAWS {
+            bail!(
+                "pool {} has {} member slots; a Tofino switch samples a pool through {TOFINO_DRAWS} \
+                 draws, so a pool holds at most {TOFINO_DRAWS} (decision T1 in docs/algorithm.md)",
+                p.id,
+                p.capacity
+            );
+        }
+        for d in 0..=255u8 {
+            let slot = c.base + scale8(d, c.n);
             for k in [1, 2] {
                 writeln!(
                     o,
-                    "ig.sample{k}.add_with_set_slot{k}(pool_id={}, r{k}_start={lo}, r{k}_end={hi}, slot={slot})",
+                    "ig.sample{k}.add_with_set_slot{k}(pool_id={}, r{k}={d}, slot={slot})",
                     p.id
                 )?;
             }

@@ -412,31 +412,48 @@ fn keyed(name: &str, keys: &[&str], entries: &[&str], default: &str) -> String {
     )
 }
 
-/// [`keyed`] at a register's `stage`, for a table that executes the register's actions (pinned
-/// there where `pinned`: [`pin`]).
+/// [`keyed`] at a register's `stage`, for a table that executes the register's actions in
+/// `role`'s program (with bf-p4c's placement annotations: [`pin`]).
 fn keyed_in(
     stage: u8,
-    pinned: bool,
+    role: Role,
     name: &str,
     keys: &[&str],
     entries: &[&str],
     default: &str,
 ) -> String {
-    keyed_at(&pin(stage, pinned), name, keys, entries, default)
+    keyed_at(&pin(stage, role), name, keys, entries, default)
 }
 
+/// The leaf's registers up to this stage (`idle_ctl`, the member lists, the idle list and the
+/// tables of stage 4) are pinned to the plan's stage by bf-p4c's `@stage(N)` ([`pin`]).
+pub const LEAF_PINNED_UNTIL: u8 = 4;
+/// The leaf's registers from this stage on (the winner's second drift, the rack average, the
+/// connection tables and the report) are placed last by bf-p4c ([`pin`]).
+pub const LEAF_LATE_REGISTERS: u8 = 8;
+
 /// The annotations of a table that executes a register's actions, in the register's `stage`:
-/// the plan's, and (`pinned`: the spine's) bf-p4c's `@stage`, which it obeys. Left to itself,
-/// its placer puts the register where it meets the first of its tables (a load update's write,
-/// say, ready long before a task's read), then cannot place the others there: it refuses the
-/// program, or splits the register over two stages, a copy each. The leaf is not pinned: its
-/// range tables of 4,096 entries take the TCAM of stages 1 to 4 and push the rest past the
-/// plan, where pins are refused (`docs/p4.md`).
-fn pin(stage: u8, pinned: bool) -> String {
-    if pinned {
-        format!("@horus_stage({stage}) @stage({stage})")
-    } else {
-        format!("@horus_stage({stage})")
+/// the plan's, and bf-p4c's. Left to itself, its greedy placer puts a register where it meets
+/// the first of its tables (a load update's write, say, ready long before a task's read), then
+/// cannot place the others there: it refuses the program, or splits the register over two
+/// stages, a copy each. The spine's tables carry `@stage(N)`, which it follows. The leaf's
+/// carry it up to [`LEAF_PINNED_UNTIL`], and from [`LEAF_LATE_REGISTERS`] on
+/// `@placement_priority(-1)`: considered after every other table, a register's tables meet in
+/// one stage. Measured with bf-p4c at 34b86e9 (`docs/p4.md`): the leaf unannotated takes 16
+/// stages with registers split; every register pinned, 33 (its stage-0 and stage-1 tables move
+/// a stage later and the plan with them); the late registers pinned, 13 with registers split;
+/// the late ones last, 14 with `idle_index` split; with the early ones pinned as well, 14 and
+/// no register split.
+fn pin(stage: u8, role: Role) -> String {
+    match role {
+        Role::Spine => format!("@horus_stage({stage}) @stage({stage})"),
+        Role::Leaf if stage <= LEAF_PINNED_UNTIL => {
+            format!("@horus_stage({stage}) @stage({stage})")
+        }
+        Role::Leaf if stage >= LEAF_LATE_REGISTERS => {
+            format!("@horus_stage({stage}) @placement_priority(-1)")
+        }
+        Role::Leaf => format!("@horus_stage({stage})"),
     }
 }
 
@@ -472,11 +489,11 @@ fn keyed_at(at: &str, name: &str, keys: &[&str], entries: &[&str], default: &str
 
 /// A table that executes a register action: `table` at the register's stage, with an action of
 /// the same name and `_act` that runs `body`.
-pub(super) fn ra_table(table: &str, register: &str, body: &str, pinned: bool) -> String {
+pub(super) fn ra_table(table: &str, register: &str, body: &str, role: Role) -> String {
     let stage = st(register);
     format!(
         "    action {table}_act() {{\n        {body}\n    }}\n    {} table {table} {{\n        actions = {{ {table}_act; }}\n        const default_action = {table}_act;\n        size = 1;\n    }}\n",
-        pin(stage, pinned)
+        pin(stage, role)
     )
 }
 
@@ -517,6 +534,10 @@ pub fn program(role: Role, sizes: &Sizes, preset: &str, times: Times) -> Result<
         ("PRESET", preset.to_string()),
         ("POOLS", sizes.pools.to_string()),
         ("NODES", sizes.nodes.to_string()),
+        (
+            "SAMPLE_ENTRIES",
+            (u32::from(sizes.pools) * u32::from(horus_model::rng::TOFINO_DRAWS)).to_string(),
+        ),
         ("CONN", sizes.conn_table.to_string()),
         ("CONN_MASK", format!("0x{:04x}", sizes.conn_table - 1)),
         ("CONN_TIMEOUT", conn_ticks(conn_timeout_us).to_string()),
@@ -755,7 +776,7 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
         "    action conn_follow_act() {{\n        md.conn_hit = conn_follow_ra.execute(md.conn_idx);\n    }}\n    action conn_last_act() {{\n        md.conn_hit = conn_last_ra.execute(md.conn_idx);\n    }}\n{}    action miss_conn() {{\n        md.out_node = 0xffff;\n        md.verdict = V_NODE;\n    }}\n{}",
         keyed_in(
             st("conn"),
-            !leaf,
+            if leaf { Role::Leaf } else { Role::Spine },
             "conn_follow",
             &["hdr.horus.more_packets: exact"],
             &["0 : conn_last_act()", "1 : conn_follow_act()"],
@@ -802,7 +823,7 @@ fn keyed_computing(leaf: bool, sizes: &Sizes) -> String {
             "    action report_move_act() {{\n        report_move_ra.execute(hdr.horus.pool_id);\n    }}\n    action report_check_act() {{\n        md.report = report_check_ra.execute(hdr.horus.pool_id);\n    }}\n    action report_none_act() {{\n    }}\n{}",
             keyed_in(
                 st("pool_report"),
-                false,
+                Role::Leaf,
                 "report_rule",
                 &["md.spine_x: ternary", "md.signal: ternary"],
                 &["(0, _) : report_move_act()", "(_, 0) : report_check_act()",],
@@ -867,7 +888,7 @@ fn link_rule(pools: u32) -> String {
     // (a, 7) and (a, a): a change; (7, r): a repair; (a, 1 - a): both.
     s + &keyed_in(
         st("idle_link"),
-        false,
+        Role::Leaf,
         "link_rule",
         &["md.link_a: exact", "md.link_r: exact"],
         &[

@@ -5,7 +5,7 @@
 //!
 //! A Tofino switch draws its samples from its own random generator, which no test can predict;
 //! a step whose task samples the pool (no idle node) therefore pins the draw first: it rewrites
-//! the pool's two range tables to map every draw to the slots the model sampled
+//! the pool's two sample tables to map every draw to the slots the model sampled
 //! (`pin_samples`, through the SDE's `bfrt_grpc`), and restores them after the scenario. The
 //! frames are compared with the fields the two switches fill differently masked: the IPv4
 //! checksum and the UDP checksum (the Tofino program zeroes it on a rewrite; the model updates
@@ -20,8 +20,8 @@ use horus_model::sched::frame::{FramePass, FrameSwitch, InFrame, OutFrame};
 use horus_model::sched::{Profile, Scheduler};
 use horus_model::wire::{Endpoint, HorusFrame, HorusHeader, MacAddr, PacketType};
 
-use super::bfrt::draw_range;
 use super::emit::program_name;
+use horus_model::rng::scale8;
 
 /// The port the tests send every packet in from (the program does not look at it).
 pub const IN_PORT: u8 = 0;
@@ -447,7 +447,7 @@ IN_PORT = {IN_PORT}
     )?;
     writeln!(
         o,
-        "# The range tables' entries of the pool, as the set-up writes them: (first draw, last draw, slot)."
+        "# The sample tables' entries of the pool, as the set-up writes them: the slot of each draw."
     )?;
     let (pool, _) = pool_of(cfg)?;
     let sched = FrameSwitch::from_config_with(cfg, 1, Profile::TOFINO)
@@ -455,13 +455,10 @@ IN_PORT = {IN_PORT}
         .0;
     let c = sched.scheduler().tables().pools[usize::from(pool)].cfg;
     writeln!(o, "POOL = {pool}")?;
-    let ranges: Vec<String> = (0..c.n)
-        .map(|i| {
-            let (lo, hi) = draw_range(i, c.n);
-            format!("({lo}, {hi}, {})", c.base + i)
-        })
+    let slots: Vec<String> = (0..=255u8)
+        .map(|d| (c.base + scale8(d, c.n)).to_string())
         .collect();
-    writeln!(o, "RANGES = [{}]\n", ranges.join(", "))?;
+    writeln!(o, "SLOTS = [{}]\n", slots.join(", "))?;
     writeln!(
         o,
         "# Scenario: [(what, pinned (pool, slot1, slot2) or None, frame in, [(port, frame out)])]."
@@ -522,30 +519,27 @@ class HorusScenarios(BaseTest):
             self.bfrt = self.interface.bfrt_info_get(PROGRAM)
             self.target = gc.Target(device_id=0, pipe_id=0xFFFF)
 
-    def key(self, t, k, pool, first, last):
-        return t.make_key([gc.KeyTuple("hdr.horus.pool_id", pool),
-                           gc.KeyTuple("md.r%d" % k, low=first, high=last)])
+    def key(self, t, k, pool, draw):
+        return t.make_key([gc.KeyTuple("hdr.horus.pool_id", pool), gc.KeyTuple("md.r%d" % k, draw)])
 
-    def set_ranges(self, pool, sample1, sample2):
-        """Replaces the pool's entries of the range tables by sample1 and sample2 (lists of
-        (first draw, last draw, slot) over the same ranges)."""
-        for k, entries in ((1, sample1), (2, sample2)):
+    def set_slots(self, pool, slots1, slots2):
+        """Rewrites the pool's entries of the two sample tables: draw d to slots1[d] and
+        slots2[d]."""
+        for k, slots in ((1, slots1), (2, slots2)):
             t = self.bfrt.table_get("%s.sample%d" % (CONTROL, k))
-            for first, last in self.ranges:
-                t.entry_del(self.target, [self.key(t, k, pool, first, last)])
-            for first, last, slot in entries:
-                t.entry_add(self.target, [self.key(t, k, pool, first, last)],
+            for draw, slot in enumerate(slots):
+                t.entry_mod(self.target, [self.key(t, k, pool, draw)],
                             [t.make_data([gc.DataTuple("slot", slot)], "%s.set_slot%d" % (CONTROL, k))])
-        self.ranges = [(first, last) for first, last, _ in sample1]
+        self.pinned = slots1 != SLOTS or slots2 != SLOTS
 
     def pin_samples(self, pool, slot1, slot2):
         """Every draw of the pool's two samples maps to slot1 and slot2."""
         if self.bfrt is None:
             self.fail("pinning samples needs the SDE's bfrt_grpc")
-        self.set_ranges(pool, [(0, 65535, slot1)], [(0, 65535, slot2)])
+        self.set_slots(pool, [slot1] * 256, [slot2] * 256)
 
     def runTest(self):
-        self.ranges = [(first, last) for first, last, _ in RANGES]
+        self.pinned = False
         try:
             for name, about, steps in SCENARIOS:
                 for what, pin, frame, outs in steps:
@@ -556,6 +550,6 @@ class HorusScenarios(BaseTest):
                         testutils.verify_packet(self, expected(out), port)
                     testutils.verify_no_other_packets(self)
         finally:
-            if self.bfrt is not None and self.ranges != [(f, l) for f, l, _ in RANGES]:
-                self.set_ranges(POOL, RANGES, RANGES)
+            if self.bfrt is not None and self.pinned:
+                self.set_slots(POOL, SLOTS, SLOTS)
 "#;

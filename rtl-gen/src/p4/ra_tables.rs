@@ -224,13 +224,13 @@ const RA_TABLES: &[(Roles, &str, &str, &str)] = &[
     ),
 ];
 
-/// `role`'s tables of [`RA_TABLES`], pinned to their registers' stages in the spine
-/// ([`super::emit`]'s `pin`).
+/// `role`'s tables of [`RA_TABLES`], with bf-p4c's placement annotations ([`super::emit`]'s
+/// `pin`).
 pub(super) fn register_tables(role: Role) -> String {
     let mine = if role == Role::Leaf { Leaf } else { Spine };
     RA_TABLES
         .iter()
         .filter(|(roles, ..)| *roles == Both || *roles == mine)
-        .map(|&(_, table, register, body)| ra_table(table, register, body, role == Role::Spine))
+        .map(|&(_, table, register, body)| ra_table(table, register, body, role))
         .collect()
 }

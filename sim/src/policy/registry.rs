@@ -39,7 +39,7 @@ const HORUS_PARAMS: [Param; 4] = [
 const HORUS_TOFINO_PARAMS: [Param; 8] = {
     let h = HORUS_PARAMS;
     [
-        Param::flag("samples_16", true),
+        Param::flag("samples_8", true),
         Param::flag("avg_16_16", true),
         Param::flag("control_plane_tables", true),
         Param::flag("repair_deadline", true),
@@ -93,7 +93,7 @@ pub static POLICIES: &[PolicyEntry] = &[
     PolicyEntry {
         name: horus::TOFINO_POLICY,
         about: "Horus with the Tofino program's arithmetic (docs/p4.md), each difference a parameter \
-                (1: the Tofino's): samples_16 (16-bit draws through range tables), avg_16_16 (the \
+                (1: the Tofino's): samples_8 (8-bit draws through exact-match sample tables), avg_16_16 (the \
                 rack average in 16.16), control_plane_tables (no link rule on control passes), \
                 repair_deadline (the repair's earliest time compared signed)",
         params: &HORUS_TOFINO_PARAMS,
@@ -787,7 +787,7 @@ mod tests {
         let mut one = PolicySpec::named(horus::TOFINO_POLICY).unwrap();
         one.set_param("avg_16_16", 0.0).unwrap();
         let p = horus::HorusParams::of(&one).unwrap().profile;
-        assert!(p.samples_16 && !p.avg_16_16 && p.control_plane_tables && p.repair_deadline);
+        assert!(p.samples_8 && !p.avg_16_16 && p.control_plane_tables && p.repair_deadline);
         assert_eq!(
             horus::HorusParams {
                 profile: Profile::FPGA,

@@ -120,8 +120,8 @@ struct horus_md_t {
     bit<32> unit;
     bit<1> node_ok;
     bit<16> node_aux;
-    bit<16> r1;
-    bit<16> r2;
+    bit<8> r1;
+    bit<8> r2;
     bit<32> now;
     bit<32> now_c;
     bit<16> conn_idx;

@@ -587,8 +587,8 @@ $CLASSIFY_ENTRIES        }
      * connection's index, its time and the header's values are four tables. */
     action draw_values() {
         bit<32> r = rng.get();
-        md.r1 = r[15:0];
-        md.r2 = r[31:16];
+        md.r1 = r[15:8];
+        md.r2 = r[31:24];
     }
     action draw_conn() {
         md.conn_idx = conn_hash.get({hdr.horus.pool_id, hdr.horus.seq_num}) & CONN_MASK;
@@ -624,8 +624,9 @@ $CLASSIFY_ENTRIES        }
         md.w_add = md.w_add + md.w_factor;
     }
 
-    /* ---- Stage 1: the samples, from range tables the control plane writes (a pool and a
-     * 16-bit draw to the slot base + floor(draw * n / 2^16)), and idleCtl. ---- */
+    /* ---- Stage 1: the samples, from exact-match tables the control plane writes (a pool and
+     * an 8-bit draw to the slot base + floor(draw * n / 256): 256 entries a pool, in SRAM), and
+     * idleCtl. ---- */
 
     action set_slot1(bit<16> slot) {
         md.slot1 = slot;
@@ -636,20 +637,20 @@ $CLASSIFY_ENTRIES        }
     @horus_stage($S_SAMPLE) table sample1 {
         key = {
             hdr.horus.pool_id: exact;
-            md.r1: range;
+            md.r1: exact;
         }
         actions = { set_slot1; }
         default_action = set_slot1(0);
-        size = $NODES;
+        size = $SAMPLE_ENTRIES;
     }
     @horus_stage($S_SAMPLE) table sample2 {
         key = {
             hdr.horus.pool_id: exact;
-            md.r2: range;
+            md.r2: exact;
         }
         actions = { set_slot2; }
         default_action = set_slot2(0);
-        size = $NODES;
+        size = $SAMPLE_ENTRIES;
     }
 
     action reject(bit<8> reason) {

@@ -53,7 +53,7 @@ impl HorusParams {
             // horus-tofino: each difference a parameter (1: as the Tofino program does it).
             profile: if spec.name() == TOFINO_POLICY {
                 Profile {
-                    samples_16: get("samples_16") != 0.0,
+                    samples_8: get("samples_8") != 0.0,
                     avg_16_16: get("avg_16_16") != 0.0,
                     control_plane_tables: get("control_plane_tables") != 0.0,
                     repair_deadline: get("repair_deadline") != 0.0,
