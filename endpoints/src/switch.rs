@@ -30,6 +30,7 @@ use horus_host_driver::controller::{Controller, Micros};
 #[cfg(feature = "cosim")]
 use horus_host_driver::device::cosim::CosimDevice;
 use horus_host_driver::device::model::ModelDevice;
+use horus_host_driver::security::Allow;
 use horus_host_driver::{Device, Switch};
 use horus_model::config::{Config, Role};
 use horus_model::sched::frame::OutFrame;
@@ -100,6 +101,9 @@ pub struct SwitchStats {
     pub looped: u64,
     /// Datagrams that were not frames (bare headers, malformed), dropped before the engine.
     pub not_frames: u64,
+    /// Datagrams from a host outside the allowed networks ([`SoftSwitch::set_allow`]), dropped
+    /// before the engine.
+    pub refused_not_allowed: u64,
     /// Bytes of the socket's receive buffer, as the kernel gave them ([`link::grow_receive_buffer`]).
     pub receive_buffer: usize,
     /// Datagrams the kernel dropped for the switch's socket (its receive buffer full), as last
@@ -121,6 +125,8 @@ pub struct SoftSwitch {
     control_port: u8,
     pub engine: Engine,
     pub stats: SwitchStats,
+    /// The networks whose hosts the switch takes datagrams from.
+    allow: Allow,
 }
 
 /// How many cycles the RTL may take to take in a frame and let its passes leave.
@@ -163,7 +169,7 @@ impl SoftSwitch {
             ),
             None => None,
         };
-        Ok(SoftSwitch {
+        let mut s = SoftSwitch {
             sw,
             me: SocketAddr::from((cfg.switch.ip, cfg.switch.udp_port)),
             mac: cfg.switch.mac,
@@ -171,7 +177,35 @@ impl SoftSwitch {
             control_port: cfg.switch.control_port,
             engine,
             stats: SwitchStats::default(),
-        })
+            allow: Allow::any(),
+        };
+        s.set_allow(Allow::resolve(Some(cfg), &[], None));
+        Ok(s)
+    }
+
+    /// The networks whose hosts the switch takes datagrams from, and its controller control
+    /// frames (by default [`Allow::resolve`] of the configuration alone).
+    pub fn set_allow(&mut self, allow: Allow) {
+        if let Some(c) = self.ctl.as_mut() {
+            c.allow = allow.clone();
+        }
+        self.allow = allow;
+    }
+
+    pub fn allow(&self) -> &Allow {
+        &self.allow
+    }
+
+    /// Whether a datagram from `from` is taken (counted when not).
+    pub fn admits(&mut self, from: SocketAddr) -> bool {
+        let ok = match from.ip() {
+            std::net::IpAddr::V4(ip) => self.allow.allows(ip),
+            std::net::IpAddr::V6(_) => false,
+        };
+        if !ok {
+            self.stats.refused_not_allowed += 1;
+        }
+        ok
     }
 
     /// What the engine emitted outside a frame's passes (the configuration's passes: a leaf's
@@ -310,6 +344,11 @@ impl SoftSwitch {
                 "not_frames_total",
                 "Datagrams that were not frames.",
                 st.not_frames,
+            ),
+            (
+                "refused_not_allowed_total",
+                "Datagrams from a host outside the allowed networks.",
+                st.refused_not_allowed,
             ),
             (
                 "kernel_drops_total",
@@ -564,9 +603,12 @@ pub fn run(
             report(s)?;
         }
         match sock.recv_from(&mut buf) {
-            Ok((n, _)) => {
+            Ok((n, from)) => {
                 idle_since = None;
                 let d = &buf[..n];
+                if !s.admits(from) {
+                    continue;
+                }
                 // A frame is at least an Ethernet header; a bare header is a controller's
                 // message to a host, never to a switch.
                 if n < horus_model::wire::ETH_HEADER_LEN || n == horus_model::wire::HEADER_LEN {

@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::Regs;
 use crate::driver::{DriverError, Switch};
+use crate::security::Allow;
 use horus_regs::regmap;
 
 /// `src_id` of a WORKER_ID that asks for any free ID.
@@ -162,6 +163,8 @@ pub struct Counts {
     /// broadcast, multicast), or a keep-alive of a known worker from another address.
     pub refused_bad_address: u64,
     pub refused_wrong_address: u64,
+    /// Control frames from a host outside the allowed networks ([`Controller::allow`]).
+    pub refused_not_allowed: u64,
     /// Removed workers forgotten after [`Controller::forget_after`] (their IDs free again).
     pub forgotten: u64,
     /// State-file writes that failed (disk full, a read-only directory): tried again a second
@@ -216,6 +219,8 @@ pub struct Controller {
     passes_seen: Option<u32>,
     switch_id: u16,
     pub counts: Counts,
+    /// The networks whose hosts may send control frames (default: any; the daemons set theirs).
+    pub allow: Allow,
     /// A worker removed for silence is forgotten this long after (its node ID free for another
     /// worker), unless it speaks again first.
     pub forget_after: Micros,
@@ -300,6 +305,7 @@ impl Controller {
             passes_seen: Some(passes),
             switch_id,
             counts: Counts::default(),
+            allow: Allow::any(),
             forget_after: FORGET_AFTER,
             clock: now,
             retry_save_at: None,
@@ -626,6 +632,10 @@ impl Controller {
             self.counts.refused_bad_address += 1;
             return Ok(out);
         }
+        if !self.allow.allows(ip) {
+            self.counts.refused_not_allowed += 1;
+            return Ok(out);
+        }
         match h.pkt_type {
             PacketType::WorkerId => {
                 self.sync(sw)?;
@@ -850,7 +860,7 @@ impl Controller {
     pub fn metrics(&self) -> String {
         let c = &self.counts;
         let mut s = String::new();
-        let counters: [(&str, &str, u64); 13] = [
+        let counters: [(&str, &str, u64); 14] = [
             (
                 "packets_total",
                 "Frames taken from the control port.",
@@ -889,6 +899,11 @@ impl Controller {
                 "refused_wrong_address_total",
                 "Keep-alives of a known worker from another address.",
                 c.refused_wrong_address,
+            ),
+            (
+                "refused_not_allowed_total",
+                "Control frames from a host outside the allowed networks.",
+                c.refused_not_allowed,
             ),
             (
                 "forgotten_total",

@@ -13,7 +13,7 @@
 //! and the switch's counters.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -22,6 +22,9 @@ use horus_host_driver::controller::{Controller, Reply};
 use horus_host_driver::device::Device;
 use horus_host_driver::driver::Switch;
 use horus_host_driver::packet::PacketSocket;
+use horus_host_driver::security::Allow;
+use horus_model::config::Config;
+use horus_model::net::Ipv4Net;
 use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame};
 use horus_regs::regmap::{self, RegFile};
 
@@ -122,29 +125,46 @@ fn switch_endpoint(sw: &mut Switch<Device>) -> Result<Endpoint> {
     Ok(r.switch_registers().me)
 }
 
+/// `serve`'s settings.
+pub struct Opts {
+    pub metrics: Option<SocketAddr>,
+    pub timeout_ms: u64,
+    pub worker_port: u8,
+    pub state: Option<PathBuf>,
+    /// `--allow`: with the configuration's `[security] allow`, the networks allowed to speak.
+    pub allow: Vec<Ipv4Net>,
+}
+
 pub fn run(
     sw: &mut Switch<Device>,
     port: Port,
-    metrics: Option<SocketAddr>,
-    timeout_ms: u64,
-    worker_port: u8,
-    state: Option<&Path>,
+    cfg: Option<&Config>,
+    opts: &Opts,
     print: Print,
 ) -> Result<()> {
+    let Opts {
+        metrics,
+        timeout_ms,
+        worker_port,
+        ..
+    } = *opts;
+    let state = opts.state.as_deref();
     let start = Instant::now();
     let now = || start.elapsed().as_micros() as u64;
     let timeout = timeout_ms
         .checked_mul(1000)
         .with_context(|| format!("--timeout-ms {timeout_ms} is too long"))?;
     let mut c = Controller::start(sw, worker_port, timeout, state, now())?;
+    c.allow = Allow::resolve(cfg, &opts.allow, switch_endpoint(sw).ok().map(|e| e.ip));
     let mut port = Open::new(&port, sw)?;
     let snapshot = metrics
         .map(horus_host_driver::metrics::serve)
         .transpose()
         .map_err(anyhow::Error::msg)?;
     print(&format!(
-        "serving: control frames on {}{}, {} worker(s) known\n",
+        "serving: control frames on {} from {}{}, {} worker(s) known\n",
         port.describe()?,
+        c.allow,
         metrics.map_or(String::new(), |m| format!(
             ", metrics on http://{m}/metrics"
         )),

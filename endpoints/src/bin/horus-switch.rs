@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Parser;
 use horus_endpoints::switch::{self, ControllerOpts, Engine, RunOpts, SoftSwitch};
+use horus_host_driver::security::Allow;
 use horus_model::config::{Config, Role};
 
 /// Prints a line on standard output; a reader that went away (`| head -2`) does not stop the
@@ -66,6 +67,11 @@ struct Args {
     /// a card would carry it in).
     #[arg(long)]
     capture: Option<PathBuf>,
+    /// Take datagrams (and control frames) only from hosts of this network, and relay only to
+    /// them (repeatable; added to the configuration's `[security] allow`). When none is given:
+    /// loopback and the /24 of every address the configuration names.
+    #[arg(long, value_name = "CIDR")]
+    allow: Vec<horus_model::net::Ipv4Net>,
 }
 
 fn secs(s: Option<f64>, what: &str) -> Result<Option<Duration>> {
@@ -93,6 +99,7 @@ fn run() -> Result<()> {
     });
     let has_ctl = ctl.is_some();
     let mut s = SoftSwitch::open(&cfg, a.engine, a.seed, ctl, 0)?;
+    s.set_allow(Allow::resolve(Some(&cfg), &a.allow, None));
     let listen = SocketAddr::from((cfg.switch.ip, cfg.switch.udp_port));
     let opts = RunOpts {
         duration: secs(a.duration_s, "--duration-s")?,
@@ -120,6 +127,7 @@ fn run() -> Result<()> {
             String::new()
         }
     );
+    say!("taking datagrams from {}", s.allow());
     if let Some(m) = a.metrics {
         say!("metrics on http://{m}/metrics");
     }
