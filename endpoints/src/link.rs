@@ -23,6 +23,7 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use horus_host_driver::security::Allow;
 use horus_model::wire::{
     self, Endpoint, HEADER_LEN, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, WireError,
 };
@@ -129,7 +130,8 @@ pub enum Inbound {
     Controller(HorusHeader),
     /// Anything else, with the reason it is not a Horus frame (counted by the receiver).
     Malformed(WireError),
-    /// A controller's message from an address other than the first hop's: not believed
+    /// A controller's message from an address other than the first hop's, or on the emulated
+    /// network ([`Transport::Frames`]) a frame from elsewhere than the first hop: not believed
     /// (counted by the receiver).
     Foreign(SocketAddr),
 }
@@ -158,6 +160,20 @@ pub struct Link {
     /// How the socket waits now (`None`: not at all), so that a wait like the last costs no
     /// system call to set.
     waits: Option<Option<Duration>>,
+    /// Whose frames the host believes.
+    pub frames_from: FramesFrom,
+}
+
+/// Whose frames a host believes (the others arrive as [`Inbound::Foreign`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FramesFrom {
+    /// On the emulated network ([`Transport::Frames`]) its first hop's only: a worker's tasks
+    /// come through its leaf, and a frame from elsewhere went around it. Over the kernel's UDP
+    /// anyone's (the switch on the path is not the datagram's source).
+    FirstHop,
+    /// Hosts of these networks': a client's answers come through the leaf of the worker that
+    /// served it, which the client does not know.
+    Allowed(Allow),
 }
 
 impl Link {
@@ -180,7 +196,18 @@ impl Link {
             ip_id: 0,
             buf: vec![0; MAX_DATAGRAM + 1],
             waits: None,
+            frames_from: FramesFrom::FirstHop,
         })
+    }
+
+    fn believes(&self, from: SocketAddr) -> bool {
+        match &self.frames_from {
+            FramesFrom::FirstHop => self.transport == Transport::Kernel || from == self.gateway,
+            FramesFrom::Allowed(a) => match from.ip() {
+                std::net::IpAddr::V4(ip) => a.allows(ip),
+                std::net::IpAddr::V6(_) => false,
+            },
+        }
     }
 
     /// A second handle on the same socket (a sending thread beside a receiving one).
@@ -193,6 +220,7 @@ impl Link {
             ip_id: 0,
             buf: vec![0; MAX_DATAGRAM + 1],
             waits: None,
+            frames_from: self.frames_from.clone(),
         })
     }
 
@@ -250,6 +278,7 @@ impl Link {
                 // The controller speaks from the first hop's address (the leaf's, or the host
                 // running `horusctl serve` for it), never from elsewhere.
                 Inbound::Controller(_) if from.ip() != self.gateway.ip() => Inbound::Foreign(from),
+                Inbound::Frame(_) if !self.believes(from) => Inbound::Foreign(from),
                 m => m,
             })),
             // Interrupted: a signal, or the process stopped and continued (Linux fails a

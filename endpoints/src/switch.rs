@@ -101,6 +101,10 @@ pub struct SwitchStats {
     pub looped: u64,
     /// Datagrams that were not frames (bare headers, malformed), dropped before the engine.
     pub not_frames: u64,
+    /// Frames the engine sent to a host outside the allowed networks (a pass-through frame with
+    /// an arbitrary destination, say): not relayed, so that the switch reflects nothing to a
+    /// third party.
+    pub refused_relay: u64,
     /// Datagrams from a host outside the allowed networks ([`SoftSwitch::set_allow`]), dropped
     /// before the engine.
     pub refused_not_allowed: u64,
@@ -125,7 +129,7 @@ pub struct SoftSwitch {
     control_port: u8,
     pub engine: Engine,
     pub stats: SwitchStats,
-    /// The networks whose hosts the switch takes datagrams from.
+    /// The networks whose hosts the switch takes datagrams from and relays to.
     allow: Allow,
 }
 
@@ -183,8 +187,8 @@ impl SoftSwitch {
         Ok(s)
     }
 
-    /// The networks whose hosts the switch takes datagrams from, and its controller control
-    /// frames (by default [`Allow::resolve`] of the configuration alone).
+    /// The networks whose hosts the switch takes datagrams from and relays frames to, and its
+    /// controller control frames (by default [`Allow::resolve`] of the configuration alone).
     pub fn set_allow(&mut self, allow: Allow) {
         if let Some(c) = self.ctl.as_mut() {
             c.allow = allow.clone();
@@ -291,6 +295,9 @@ impl SoftSwitch {
                 }
                 match link::frame_dst(&f.frame) {
                     Some(to) if to == self.me => self.stats.looped += 1,
+                    Some(SocketAddr::V4(to)) if !self.allow.allows(*to.ip()) => {
+                        self.stats.refused_relay += 1
+                    }
                     Some(to) => {
                         self.stats.frames_out += 1;
                         *self.stats.per_port.entry(f.port).or_default() += 1;
@@ -344,6 +351,11 @@ impl SoftSwitch {
                 "not_frames_total",
                 "Datagrams that were not frames.",
                 st.not_frames,
+            ),
+            (
+                "refused_relay_total",
+                "Frames to a host outside the allowed networks, not relayed.",
+                st.refused_relay,
             ),
             (
                 "refused_not_allowed_total",

@@ -148,3 +148,181 @@ fn hosts_outside_the_allowed_networks_are_not_heard() {
         stats.refused_not_allowed
     );
 }
+
+/// A frame whose destination is outside the allowed networks (here a datagram for another
+/// port, which the leaf passes through unchanged) is not relayed; one to an allowed host is.
+#[test]
+fn the_switch_relays_only_to_allowed_networks() {
+    let n = net(112);
+    let outside = net(113);
+    let cfg = leaf_cfg(n, &format!("\n[security]\nallow = [\"{}/24\"]\n", ip(n, 0)));
+    let leaf = cfg.switch.ip;
+    let (stop, h) = start_leaf(cfg);
+    let victim = UdpSocket::bind((ip(outside, 9), 5555)).unwrap();
+    victim
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let friend = UdpSocket::bind((ip(n, 50), 5555)).unwrap();
+    friend
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let inside = host(ip(n, 40));
+    let to = |dst: Ipv4Addr| {
+        let mut d = link::host(dst);
+        d.udp_port = 5555;
+        HorusFrame::new(
+            link::host(ip(n, 40)),
+            d,
+            header(PacketType::NewTask, 1, 0, 0),
+            vec![0; 165],
+        )
+        .to_bytes()
+    };
+    for _ in 0..50 {
+        inside.send_to(&to(ip(outside, 9)), (leaf, 1234)).unwrap();
+    }
+    inside.send_to(&to(ip(n, 50)), (leaf, 1234)).unwrap();
+    let count = |s: &UdpSocket| {
+        let until = Instant::now() + Duration::from_millis(300);
+        let mut buf = [0u8; 2048];
+        let mut k = 0;
+        while Instant::now() < until {
+            if s.recv_from(&mut buf).is_ok() {
+                k += 1;
+            }
+        }
+        k
+    };
+    assert_eq!(count(&friend), 1, "relayed to the allowed host");
+    assert_eq!(count(&victim), 0, "nothing relayed outside");
+    stop.store(true, Ordering::Relaxed);
+    let (stats, _) = h.join().unwrap();
+    assert_eq!(stats.refused_relay, 50);
+}
+
+/// A worker believes tasks only from its leaf: a task sent straight to it by another host is
+/// counted as foreign and not run; the same task through the leaf is answered.
+#[test]
+fn a_worker_takes_tasks_only_through_its_leaf() {
+    use horus_endpoints::payload::TaskPayload;
+    use horus_endpoints::worker;
+    let n = net(114);
+    let leaf = host(ip(n, 11));
+    let cfg = worker::slot_configs(
+        ip(n, 32),
+        1,
+        SocketAddr::from((ip(n, 11), 1234)),
+        1,
+        Some(0),
+        Duration::from_secs(10),
+    )
+    .unwrap()
+    .remove(0);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop);
+    let slot = std::thread::spawn(move || {
+        let handler: worker::Handler = Box::new(|_| [0; horus_endpoints::payload::APP_WORDS]);
+        worker::run_slot(cfg, handler, s2, |_| {}).unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let p = TaskPayload {
+        pkts_length: TaskPayload::length_of(1),
+        ..TaskPayload::default()
+    };
+    let task = frame(
+        ip(n, 200),
+        ip(n, 32),
+        HorusHeader {
+            seq_num: 1,
+            ..header(PacketType::NewTask, 1, 0, 0)
+        },
+        p.to_bytes(),
+    );
+    let forger = host(ip(n, 66));
+    for _ in 0..20 {
+        forger.send_to(&task, (ip(n, 32), 1234)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    leaf.send_to(&task, (ip(n, 32), 1234)).unwrap();
+    let until = Instant::now() + Duration::from_millis(500);
+    let mut buf = [0u8; 2048];
+    let mut done = 0;
+    while Instant::now() < until {
+        if let Ok((k, _)) = leaf.recv_from(&mut buf)
+            && let Ok(f) = horus_model::wire::parse_frame(&buf[..k])
+            && f.header.pkt_type.is_reply()
+        {
+            done += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let st = slot.join().unwrap();
+    assert_eq!(
+        done, 1,
+        "one answer, to the task that came through the leaf"
+    );
+    assert_eq!((st.tasks, st.foreign), (1, 20));
+}
+
+/// A client counts an answer only when it comes through its switch: forged answers sent
+/// straight to it, ahead of the real ones, are counted as forged, not as answers.
+#[test]
+fn a_client_counts_forged_answers_apart() {
+    use horus_endpoints::client::{self, ClientConfig, Policy};
+    use horus_workload::service::ServiceTime;
+    let n = net(115);
+    let leaf = host(ip(n, 11));
+    let forger = host(ip(n, 66));
+    let cfg = ClientConfig {
+        me: link::host(ip(n, 200)),
+        scheduler: link::host(ip(n, 11)),
+        pool: 1,
+        client_id: 7,
+        rate: 200.0,
+        duration: Duration::from_millis(500),
+        service: ServiceTime::Discrete {
+            values_ns: vec![1000],
+            probs: vec![1.0],
+        },
+        policy: Policy::Horus,
+        packets: 1,
+        seed: 1,
+        drain: Duration::from_millis(300),
+        transport: link::Transport::Frames,
+        // The switches: here the one "leaf" (the forger shares its network).
+        answers_from: Some(horus_host_driver::security::Allow::new(vec![
+            format!("{}/32", ip(n, 11)).parse().unwrap(),
+        ])),
+        trace: None,
+    };
+    let c = std::thread::spawn(move || client::run(&cfg, |_| {}).unwrap().0);
+    // The "leaf" answers every task; the forger answers it first, straight to the client.
+    let until = Instant::now() + Duration::from_millis(1500);
+    let mut buf = [0u8; 2048];
+    let mut tasks = 0u64;
+    while Instant::now() < until {
+        let Ok((k, _)) = leaf.recv_from(&mut buf) else {
+            continue;
+        };
+        let Ok(f) = horus_model::wire::parse_frame(&buf[..k]) else {
+            continue;
+        };
+        tasks += 1;
+        let answer = HorusFrame::new(
+            link::host(ip(n, 32)),
+            link::host(ip(n, 200)),
+            HorusHeader {
+                pkt_type: PacketType::TaskDone,
+                ..f.header
+            },
+            f.payload.clone(),
+        )
+        .to_bytes();
+        forger.send_to(&answer, (ip(n, 200), 1234)).unwrap();
+        leaf.send_to(&answer, (ip(n, 200), 1234)).unwrap();
+    }
+    let r = c.join().unwrap();
+    assert!(r.sent > 50, "{r:?}");
+    assert_eq!(r.sent, tasks);
+    assert_eq!((r.answered, r.forged, r.duplicates), (r.sent, r.sent, 0));
+}
