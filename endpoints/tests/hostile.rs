@@ -326,3 +326,66 @@ fn a_client_counts_forged_answers_apart() {
     assert_eq!(r.sent, tasks);
     assert_eq!((r.answered, r.forged, r.duplicates), (r.sent, r.sent, 0));
 }
+
+/// Registration floods for 2 s each, through the switch's socket: one host asking again and
+/// again is answered at its source's rate (16 at once, then 4 a second), and registrations from
+/// 250 forged sources at the pool's (64, then 32 a second); the rest refused and counted.
+#[test]
+fn registration_floods_are_held_to_their_rates() {
+    let n = net(116);
+    let cfg = leaf_cfg(n, "");
+    let leaf = cfg.switch.ip;
+    let (stop, h) = start_leaf(cfg);
+    let one = host(ip(n, 40));
+    let wid = |from| {
+        frame(
+            from,
+            leaf,
+            header(PacketType::WorkerId, 1, 0xffff, 0),
+            Vec::new(),
+        )
+    };
+    let flood = |make: &dyn Fn(u64) -> Vec<u8>| {
+        let t0 = Instant::now();
+        let mut sent = 0u64;
+        let mut acks = 0u64;
+        let mut buf = [0u8; 2048];
+        one.set_nonblocking(true).unwrap();
+        while t0.elapsed() < Duration::from_secs(2) {
+            for _ in 0..20 {
+                if one.send_to(&make(sent), (leaf, 1234)).is_ok() {
+                    sent += 1;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+            while one.recv_from(&mut buf).is_ok() {
+                acks += 1;
+            }
+        }
+        one.set_nonblocking(false).unwrap();
+        acks += answers(&one, Duration::from_millis(200)).len() as u64;
+        (sent, acks)
+    };
+    let (sent1, acks) = flood(&|_| wid(ip(n, 40)));
+    assert!(
+        (16..=16 + 4 * 3).contains(&acks),
+        "{acks} answers to {sent1} registrations from one host"
+    );
+    let forged = |k: u64| wid(ip(net(117), 1 + (k % 250) as u8));
+    let (sent2, _) = flood(&forged);
+    stop.store(true, Ordering::Relaxed);
+    let (stats, counts) = h.join().unwrap();
+    let admitted = sent1 + sent2 - counts.refused_rate - stats.kernel_drops;
+    assert!(
+        admitted <= acks + 64 + 32 * 3,
+        "{admitted} of {} registrations admitted ({} refused, {} dropped by the kernel)",
+        sent1 + sent2,
+        counts.refused_rate,
+        stats.kernel_drops
+    );
+    assert!(counts.refused_rate > 0);
+    eprintln!(
+        "one host: {sent1} registrations in 2 s, {acks} answered; 250 forged sources: {sent2} in 2 s; {} refused for their rate, {} dropped by the kernel, {} registered",
+        counts.refused_rate, stats.kernel_drops, counts.registrations
+    );
+}

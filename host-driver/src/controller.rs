@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::Regs;
 use crate::driver::{DriverError, Switch};
+use crate::ratelimit::RateLimit;
 use crate::security::Allow;
 use horus_regs::regmap;
 
@@ -165,6 +166,8 @@ pub struct Counts {
     pub refused_wrong_address: u64,
     /// Control frames from a host outside the allowed networks ([`Controller::allow`]).
     pub refused_not_allowed: u64,
+    /// Registrations (WORKER_ID) over their source's or their pool's rate ([`RateLimit`]).
+    pub refused_rate: u64,
     /// Removed workers forgotten after [`Controller::forget_after`] (their IDs free again).
     pub forgotten: u64,
     /// State-file writes that failed (disk full, a read-only directory): tried again a second
@@ -221,6 +224,8 @@ pub struct Controller {
     pub counts: Counts,
     /// The networks whose hosts may send control frames (default: any; the daemons set theirs).
     pub allow: Allow,
+    /// Token buckets on registrations, per source address and per pool.
+    pub limits: RateLimit,
     /// A worker removed for silence is forgotten this long after (its node ID free for another
     /// worker), unless it speaks again first.
     pub forget_after: Micros,
@@ -306,6 +311,7 @@ impl Controller {
             switch_id,
             counts: Counts::default(),
             allow: Allow::any(),
+            limits: RateLimit::default(),
             forget_after: FORGET_AFTER,
             clock: now,
             retry_save_at: None,
@@ -638,6 +644,11 @@ impl Controller {
         }
         match h.pkt_type {
             PacketType::WorkerId => {
+                // Each costs a control pass and a state-file write: a flood is bounded.
+                if self.limits.admit(ip, h.pool_id, now).is_err() {
+                    self.counts.refused_rate += 1;
+                    return Ok(out);
+                }
                 self.sync(sw)?;
                 let known = self
                     .members
@@ -860,7 +871,7 @@ impl Controller {
     pub fn metrics(&self) -> String {
         let c = &self.counts;
         let mut s = String::new();
-        let counters: [(&str, &str, u64); 14] = [
+        let counters: [(&str, &str, u64); 15] = [
             (
                 "packets_total",
                 "Frames taken from the control port.",
@@ -904,6 +915,11 @@ impl Controller {
                 "refused_not_allowed_total",
                 "Control frames from a host outside the allowed networks.",
                 c.refused_not_allowed,
+            ),
+            (
+                "refused_rate_total",
+                "Registrations over their source's or their pool's rate.",
+                c.refused_rate,
             ),
             (
                 "forgotten_total",

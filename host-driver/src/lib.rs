@@ -13,6 +13,7 @@ pub mod device;
 pub mod driver;
 pub mod metrics;
 pub mod packet;
+pub mod ratelimit;
 pub mod security;
 
 pub use access::{AccessError, Regs};

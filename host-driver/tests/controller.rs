@@ -10,6 +10,7 @@ use common::{LEAF, frame};
 use horus_host_driver::controller::{ANY_ID, Controller};
 use horus_host_driver::device::ModelDevice;
 use horus_host_driver::driver::Switch;
+use horus_host_driver::ratelimit::{Rate, RateLimit};
 use horus_model::config::Config;
 use horus_model::sched::state::NodeState;
 use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
@@ -688,6 +689,19 @@ fn forged_keep_alives_and_bad_addresses_are_refused_and_flooded_ids_come_back() 
     let mut sw = switch();
     let mut c = Controller::start(&mut sw, 8, 1000, None, 0).unwrap();
     c.forget_after = 5000;
+    // This flood is about the pool's places, on a clock of microseconds; the rate limits have
+    // their own test (`endpoints/tests/hostile.rs`).
+    c.limits = RateLimit::new(
+        Rate {
+            burst: 1000,
+            per_s: 1000,
+        },
+        Rate {
+            burst: 1000,
+            per_s: 1000,
+        },
+        4096,
+    );
     let at = |ip: [u8; 4], k: u8| Endpoint {
         mac: MacAddr([2, 0, 0, 0, 0x40, k]),
         ip: Ipv4Addr::from(ip),
