@@ -101,25 +101,9 @@ pub fn grow_receive_buffer(sock: &UdpSocket, bytes: usize) -> usize {
     }
 }
 
-/// Datagrams the kernel dropped for `sock` (its receive buffer full): the `drops` column of
-/// `/proc/self/net/udp` for the socket's local address; `None` where that is not readable.
-pub fn kernel_drops(sock: &UdpSocket) -> Option<u64> {
-    let SocketAddr::V4(a) = sock.local_addr().ok()? else {
-        return None;
-    };
-    // Linux writes the address as the 32-bit word in host order, in hex, and the port in hex.
-    let want = format!(
-        "{:08X}:{:04X}",
-        u32::from_ne_bytes(a.ip().octets()),
-        a.port()
-    );
-    let text = std::fs::read_to_string("/proc/self/net/udp").ok()?;
-    text.lines()
-        .skip(1)
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|f| f.get(1) == Some(&want.as_str()))
-        .and_then(|f| f.last()?.parse().ok())
-}
+/// Datagrams the kernel dropped for `sock` (its receive buffer full), from
+/// `/proc/self/net/udp` (`horusctl serve` reads its socket's the same way).
+pub use horus_host_driver::metrics::kernel_drops;
 
 /// What arrived at a host.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -178,7 +178,16 @@ pub fn run(
         if let Some(snapshot) = &snapshot
             && made_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
-            let text = c.metrics() + &horus_host_driver::metrics::switch_metrics(sw)?;
+            let mut text = c.metrics() + &horus_host_driver::metrics::switch_metrics(sw)?;
+            // The datagrams the kernel dropped for the control socket (its buffer full): frames
+            // the controller never saw.
+            if let Open::Udp(u) = &port
+                && let Some(d) = horus_host_driver::metrics::kernel_drops(u)
+            {
+                text += &format!(
+                    "# HELP horus_serve_kernel_drops_total Datagrams the kernel dropped for the control socket (buffer full).\n# TYPE horus_serve_kernel_drops_total counter\nhorus_serve_kernel_drops_total {d}\n"
+                );
+            }
             if let Ok(mut s) = snapshot.lock() {
                 *s = text;
             }

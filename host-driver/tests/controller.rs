@@ -293,6 +293,8 @@ fn serve_registers_over_udp_removes_on_silence_and_serves_metrics_over_http() {
         panic!("/metrics never showed {what:?}: {:?}", scrape());
     };
     wait_for("horus_controller_packets_total 0");
+    // The kernel's drops for its control socket are read (none here).
+    wait_for("horus_serve_kernel_drops_total 0");
     // Stopped and continued (Ctrl-Z and `fg`: Linux then fails its blocked receive with EINTR):
     // it goes on.
     for sig in [libc::SIGSTOP, libc::SIGCONT] {
