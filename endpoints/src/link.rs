@@ -23,10 +23,12 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use horus_host_driver::auth::{self, Guard, Keys};
 use horus_host_driver::security::Allow;
 use horus_model::wire::{
     self, Endpoint, HEADER_LEN, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, WireError,
 };
+use std::sync::Arc;
 
 /// The largest datagram a link carries: one frame the switch takes.
 pub const MAX_DATAGRAM: usize = horus_model::sched::frame::MAX_FRAME_LEN;
@@ -118,6 +120,9 @@ pub enum Inbound {
     /// network ([`Transport::Frames`]) a frame from elsewhere than the first hop: not believed
     /// (counted by the receiver).
     Foreign(SocketAddr),
+    /// With keys: a controller's message without a right trailer, or sent again (counted by the
+    /// receiver).
+    Unauthenticated(SocketAddr),
 }
 
 /// How a host's messages travel.
@@ -146,6 +151,11 @@ pub struct Link {
     waits: Option<Option<Duration>>,
     /// Whose frames the host believes.
     pub frames_from: FramesFrom,
+    /// The control messages' keyed MAC (`horus_host_driver::auth`): what the host sends with
+    /// [`Link::send_control`] is signed, a controller's message without a right trailer arrives
+    /// as [`Inbound::Unauthenticated`]. `None`: neither.
+    pub keys: Option<Arc<Keys>>,
+    guard: Guard,
 }
 
 /// Whose frames a host believes (the others arrive as [`Inbound::Foreign`]).
@@ -181,6 +191,8 @@ impl Link {
             buf: vec![0; MAX_DATAGRAM + 1],
             waits: None,
             frames_from: FramesFrom::FirstHop,
+            keys: None,
+            guard: Guard::default(),
         })
     }
 
@@ -205,6 +217,8 @@ impl Link {
             buf: vec![0; MAX_DATAGRAM + 1],
             waits: None,
             frames_from: self.frames_from.clone(),
+            keys: self.keys.clone(),
+            guard: Guard::default(),
         })
     }
 
@@ -239,6 +253,22 @@ impl Link {
         }
     }
 
+    /// A control message (to the controller, through the first hop): [`Link::send`], with the
+    /// keyed MAC's trailer after `payload` when the host has keys.
+    pub fn send_control(
+        &mut self,
+        dst: Endpoint,
+        header: HorusHeader,
+        mut payload: Vec<u8>,
+    ) -> io::Result<()> {
+        if let Some(k) = &self.keys {
+            let mut msg = header.to_bytes().to_vec();
+            msg.extend_from_slice(&payload);
+            payload.extend(k.trailer((self.me.ip, self.me.udp_port), &msg, auth::wall_us()));
+        }
+        self.send(dst, header, payload)
+    }
+
     /// Waits at most `timeout` (`None`: not at all) for the next datagram; `None` when none came
     /// (or the wait was interrupted by a signal).
     pub fn recv(&mut self, timeout: Option<Duration>) -> io::Result<Option<Inbound>> {
@@ -257,6 +287,20 @@ impl Link {
             Ok((n, from)) => Ok(Some(match self.transport {
                 Transport::Frames => classify(&self.buf[..n]),
                 Transport::Kernel => classify_udp(&self.buf[..n], from, self.me),
+            })
+            .map(|m| match (m, &self.keys) {
+                (Inbound::Controller(_), Some(k))
+                    if k.verify(
+                        (self.me.ip, self.me.udp_port),
+                        &self.buf[..n],
+                        &mut self.guard,
+                        auth::wall_us(),
+                    )
+                    .is_err() =>
+                {
+                    Inbound::Unauthenticated(from)
+                }
+                (m, _) => m,
             })
             .map(|m| match m {
                 // The controller speaks from the first hop's address (the leaf's, or the host

@@ -58,6 +58,8 @@ pub struct ControllerOpts {
     pub worker_port: u8,
     /// The membership file.
     pub state: Option<PathBuf>,
+    /// The control frames' keyed MAC (`None`: none).
+    pub keys: Option<Arc<horus_host_driver::auth::Keys>>,
 }
 
 impl Default for ControllerOpts {
@@ -66,6 +68,7 @@ impl Default for ControllerOpts {
             timeout_us: 1_000_000,
             worker_port: crate::demo::WORKER_PORT,
             state: None,
+            keys: None,
         }
     }
 }
@@ -160,13 +163,17 @@ impl SoftSwitch {
         sw.apply(cfg)
             .with_context(|| format!("applying the configuration to the {what}"))?;
         let ctl = match ctl {
-            Some(o) if cfg.switch.role == Role::Leaf => Some(Controller::start(
-                &mut sw,
-                o.worker_port,
-                o.timeout_us,
-                o.state.as_deref(),
-                now,
-            )?),
+            Some(o) if cfg.switch.role == Role::Leaf => {
+                let mut c = Controller::start(
+                    &mut sw,
+                    o.worker_port,
+                    o.timeout_us,
+                    o.state.as_deref(),
+                    now,
+                )?;
+                c.keys = o.keys;
+                Some(c)
+            }
             Some(_) => bail!(
                 "a controller runs beside a leaf; switch {} is a spine",
                 cfg.switch.id

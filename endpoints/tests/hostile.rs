@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use horus_endpoints::link;
 use horus_endpoints::switch::{self, ControllerOpts, Engine, RunOpts, SoftSwitch, SwitchStats};
+use horus_host_driver::auth::{Guard, Keys, wall_us};
 use horus_host_driver::controller::Counts;
 use horus_model::config::Config;
 use horus_model::wire::{HorusFrame, HorusHeader, PacketType};
@@ -388,4 +389,189 @@ fn registration_floods_are_held_to_their_rates() {
         "one host: {sent1} registrations in 2 s, {acks} answered; 250 forged sources: {sent2} in 2 s; {} refused for their rate, {} dropped by the kernel, {} registered",
         counts.refused_rate, stats.kernel_drops, counts.registrations
     );
+}
+
+const KEY: &str = "7 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+const OTHER_KEY: &str = "7 ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+
+/// A WORKER_ID for pool 1 from `from`, signed by `keys` as from `signer`.
+fn signed_wid(keys: &Keys, from: Ipv4Addr, signer: Ipv4Addr, leaf: Ipv4Addr) -> Vec<u8> {
+    let h = header(PacketType::WorkerId, 1, 0xffff, 0);
+    let t = keys.trailer((signer, 1234), &h.to_bytes(), wall_us());
+    frame(from, leaf, h, t)
+}
+
+/// With a key, the controller takes only control frames with a right trailer: not one unsigned,
+/// signed with another key, signed for another worker, or sent again; and a 2 s flood of
+/// unsigned registrations registers nothing. Its answers carry a trailer the worker checks.
+#[test]
+fn with_a_key_the_controller_takes_only_signed_fresh_frames() {
+    let n = net(118);
+    let cfg = leaf_cfg(n, "");
+    let leaf = cfg.switch.ip;
+    let keys = Arc::new(Keys::parse(KEY).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop);
+    let k2 = Arc::clone(&keys);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let ctl = ControllerOpts {
+            keys: Some(k2),
+            ..Default::default()
+        };
+        let mut s = SoftSwitch::open(&cfg, Engine::Model, 1, Some(ctl), 0).unwrap();
+        let opts = RunOpts {
+            stop: Some(s2),
+            ..Default::default()
+        };
+        tx.send(()).unwrap();
+        switch::run(
+            &mut s,
+            SocketAddr::from((leaf, 1234)),
+            &opts,
+            Instant::now(),
+            |_| Ok(()),
+        )
+        .unwrap();
+        s.controller().unwrap().counts.clone()
+    });
+    rx.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let w = host(ip(n, 40));
+    let first = signed_wid(&keys, ip(n, 40), ip(n, 40), leaf);
+    w.send_to(&first, (leaf, 1234)).unwrap();
+    let mut buf = [0u8; 2048];
+    let (k, _) = w.recv_from(&mut buf).expect("an answer");
+    let ack = HorusHeader::parse(&buf[..k]).unwrap();
+    assert_eq!(
+        (ack.pkt_type, k),
+        (
+            PacketType::WorkerIdAck,
+            11 + horus_host_driver::auth::TRAILER_LEN
+        )
+    );
+    let mut guard = Guard::default();
+    keys.verify((ip(n, 40), 1234), &buf[..k], &mut guard, wall_us())
+        .expect("the answer's trailer");
+    let other = Keys::parse(OTHER_KEY).unwrap();
+    for (sock, bytes) in [
+        (&w, first.clone()),
+        (
+            &w,
+            frame(
+                ip(n, 40),
+                leaf,
+                header(PacketType::WorkerId, 1, 0xffff, 0),
+                vec![],
+            ),
+        ),
+        (&w, signed_wid(&other, ip(n, 40), ip(n, 40), leaf)),
+        (
+            &host(ip(n, 43)),
+            signed_wid(&keys, ip(n, 43), ip(n, 40), leaf),
+        ),
+    ] {
+        sock.send_to(&bytes, (leaf, 1234)).unwrap();
+        assert!(answers(sock, Duration::from_millis(100)).is_empty());
+    }
+    let flooder = host(ip(n, 44));
+    let unsigned = frame(
+        ip(n, 44),
+        leaf,
+        header(PacketType::WorkerId, 1, 0xffff, 0),
+        vec![],
+    );
+    let t0 = Instant::now();
+    let mut sent = 0u64;
+    while t0.elapsed() < Duration::from_secs(2) {
+        for _ in 0..20 {
+            if flooder.send_to(&unsigned, (leaf, 1234)).is_ok() {
+                sent += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    stop.store(true, Ordering::Relaxed);
+    let counts = h.join().unwrap();
+    assert_eq!(counts.registrations, 1);
+    assert!(
+        counts.refused_unauthenticated >= 4 + sent * 9 / 10,
+        "{} refused of {sent} + 4",
+        counts.refused_unauthenticated
+    );
+    eprintln!(
+        "keyed: {sent} unsigned registrations in 2 s, {} refused",
+        counts.refused_unauthenticated
+    );
+}
+
+/// With a key, a worker believes only the controller's messages with a right trailer: an
+/// unsigned WORKER_ID_ACK does not register it, a signed one does; its own messages are signed.
+#[test]
+fn with_a_key_a_worker_believes_only_signed_answers_and_signs_its_own() {
+    use horus_endpoints::worker;
+    let n = net(119);
+    let keys = Arc::new(Keys::parse(KEY).unwrap());
+    let leaf = host(ip(n, 11));
+    let mut cfg = worker::slot_configs(
+        ip(n, 32),
+        1,
+        SocketAddr::from((ip(n, 11), 1234)),
+        1,
+        None,
+        Duration::from_millis(50),
+    )
+    .unwrap()
+    .remove(0);
+    cfg.keys = Some(Arc::clone(&keys));
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop);
+    let slot = std::thread::spawn(move || {
+        let handler: worker::Handler = Box::new(|_| [0; horus_endpoints::payload::APP_WORDS]);
+        worker::run_slot(cfg, handler, s2, |_| {}).unwrap()
+    });
+    let me = (ip(n, 32), 1234);
+    let mut guard = Guard::default();
+    let mut buf = [0u8; 2048];
+    // Its WORKER_IDs are signed; an unsigned answer is not believed (it asks again).
+    let mut next = |buf: &mut [u8]| -> horus_model::wire::HorusFrame {
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until {
+            if let Ok((k, _)) = leaf.recv_from(buf) {
+                let f = horus_model::wire::parse_frame(&buf[..k]).unwrap();
+                let mut msg = f.header.to_bytes().to_vec();
+                msg.extend_from_slice(&f.payload);
+                keys.verify(me, &msg, &mut guard, wall_us())
+                    .expect("a signed message");
+                return f;
+            }
+        }
+        panic!("nothing from the worker");
+    };
+    assert_eq!(next(&mut buf).header.pkt_type, PacketType::WorkerId);
+    let ack = header(PacketType::WorkerIdAck, 1, 3, 5);
+    leaf.send_to(&ack.to_bytes(), me).unwrap();
+    assert_eq!(
+        next(&mut buf).header.pkt_type,
+        PacketType::WorkerId,
+        "asked again"
+    );
+    leaf.send_to(&keys.sign(me, &ack.to_bytes(), wall_us()), me)
+        .unwrap();
+    let ka = loop {
+        let f = next(&mut buf);
+        if f.header.pkt_type == PacketType::KeepAlive {
+            break f;
+        }
+    };
+    assert_eq!(
+        horus_model::wire::HEADER_LEN + ka.payload.len(),
+        165 + horus_host_driver::auth::TRAILER_LEN,
+        "the public keep-alive (165 bytes with its header) and the trailer"
+    );
+    stop.store(true, Ordering::Relaxed);
+    let st = slot.join().unwrap();
+    assert_eq!(st.id, Some(5));
+    assert!(st.unauthenticated >= 1);
 }

@@ -34,6 +34,7 @@ use horus_model::wire::{self, Endpoint, HorusHeader, MacAddr, PacketType};
 use serde::{Deserialize, Serialize};
 
 use crate::access::Regs;
+use crate::auth::{self, Guard, Keys};
 use crate::driver::{DriverError, Switch};
 use crate::ratelimit::RateLimit;
 use crate::security::Allow;
@@ -168,6 +169,8 @@ pub struct Counts {
     pub refused_not_allowed: u64,
     /// Registrations (WORKER_ID) over their source's or their pool's rate ([`RateLimit`]).
     pub refused_rate: u64,
+    /// With a key: control frames without a right trailer, or sent again.
+    pub refused_unauthenticated: u64,
     /// Removed workers forgotten after [`Controller::forget_after`] (their IDs free again).
     pub forgotten: u64,
     /// State-file writes that failed (disk full, a read-only directory): tried again a second
@@ -226,6 +229,9 @@ pub struct Controller {
     pub allow: Allow,
     /// Token buckets on registrations, per source address and per pool.
     pub limits: RateLimit,
+    /// The keys of the control frames' MAC (`None`: no MAC, the public protocol as it is).
+    pub keys: Option<std::sync::Arc<Keys>>,
+    guard: Guard,
     /// A worker removed for silence is forgotten this long after (its node ID free for another
     /// worker), unless it speaks again first.
     pub forget_after: Micros,
@@ -312,6 +318,8 @@ impl Controller {
             counts: Counts::default(),
             allow: Allow::any(),
             limits: RateLimit::default(),
+            keys: None,
+            guard: Guard::default(),
             forget_after: FORGET_AFTER,
             clock: now,
             retry_save_at: None,
@@ -615,8 +623,9 @@ impl Controller {
         }
     }
 
-    /// Handles one frame from the switch's control port, heard at `now`; the messages to send.
-    /// An error is the device's (the switch's own refusals are counted as ignored).
+    /// Handles one frame from the switch's control port, heard at `now`; the messages to send
+    /// (with their trailers when a key is set). An error is the device's (the switch's own
+    /// refusals are counted as ignored).
     pub fn on_frame<R: Regs>(
         &mut self,
         sw: &mut Switch<R>,
@@ -625,23 +634,61 @@ impl Controller {
     ) -> Result<Vec<Reply>, DriverError> {
         self.clock = now;
         self.counts.packets += 1;
-        let Ok(f) = wire::parse_frame(frame) else {
+        let Ok(mut f) = wire::parse_frame(frame) else {
             self.counts.ignored += 1;
             return Ok(Vec::new());
         };
-        let h = f.header;
-        let mut out = Vec::new();
         let ip = f.src.ip;
         if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || f.src.mac.0[0] & 1 == 1
         {
             // No worker has that address; answering it would send to every host or none.
             self.counts.refused_bad_address += 1;
-            return Ok(out);
+            return Ok(Vec::new());
         }
         if !self.allow.allows(ip) {
             self.counts.refused_not_allowed += 1;
-            return Ok(out);
+            return Ok(Vec::new());
         }
+        if let Some(keys) = &self.keys {
+            let mut msg = f.header.to_bytes().to_vec();
+            msg.extend_from_slice(&f.payload);
+            match keys.verify((ip, f.src.udp_port), &msg, &mut self.guard, auth::wall_us()) {
+                Ok(n) => f.payload.truncate(n - wire::HEADER_LEN),
+                Err(_) => {
+                    self.counts.refused_unauthenticated += 1;
+                    return Ok(Vec::new());
+                }
+            }
+        }
+        let mut out = self.handle(sw, &f, now)?;
+        self.seal(&mut out);
+        Ok(out)
+    }
+
+    /// With a key: each message's trailer, in place of what follows its header (the public
+    /// WORKER_ID's padding: a worker with the key reads its header only).
+    fn seal(&self, out: &mut [Reply]) {
+        if let Some(keys) = &self.keys {
+            for r in out {
+                r.payload = keys.trailer(
+                    (r.to.ip, r.to.udp_port),
+                    &r.header.to_bytes(),
+                    auth::wall_us(),
+                );
+            }
+        }
+    }
+
+    /// A control frame that passed the checks of [`Controller::on_frame`].
+    fn handle<R: Regs>(
+        &mut self,
+        sw: &mut Switch<R>,
+        f: &wire::HorusFrame,
+        now: Micros,
+    ) -> Result<Vec<Reply>, DriverError> {
+        let h = f.header;
+        let ip = f.src.ip;
+        let mut out = Vec::new();
         match h.pkt_type {
             PacketType::WorkerId => {
                 // Each costs a control pass and a state-file write: a flood is bounded.
@@ -821,6 +868,7 @@ impl Controller {
                 return Err(e);
             }
         }
+        self.seal(&mut out);
         Ok(out)
     }
 
@@ -871,7 +919,7 @@ impl Controller {
     pub fn metrics(&self) -> String {
         let c = &self.counts;
         let mut s = String::new();
-        let counters: [(&str, &str, u64); 15] = [
+        let counters: [(&str, &str, u64); 16] = [
             (
                 "packets_total",
                 "Frames taken from the control port.",
@@ -920,6 +968,11 @@ impl Controller {
                 "refused_rate_total",
                 "Registrations over their source's or their pool's rate.",
                 c.refused_rate,
+            ),
+            (
+                "refused_unauthenticated_total",
+                "With a key: control frames without a right trailer, or sent again.",
+                c.refused_unauthenticated,
             ),
             (
                 "forgotten_total",

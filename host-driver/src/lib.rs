@@ -8,6 +8,7 @@
 //! operation is validated and computed by the model (`horus_model::sched`).
 
 pub mod access;
+pub mod auth;
 pub mod controller;
 pub mod device;
 pub mod driver;

@@ -199,6 +199,10 @@ enum Cmd {
         /// switch's address and of every address its configuration names.
         #[arg(long, value_name = "CIDR")]
         allow: Vec<horus_model::net::Ipv4Net>,
+        /// Control frames carry a keyed MAC (HMAC-SHA-256) with the keys of this file (`ID HEX`
+        /// a line, the first signs): frames without a right one are refused.
+        #[arg(long)]
+        key_file: Option<PathBuf>,
     },
     /// Read a register (a byte address or a field name).
     Peek { register: String },
@@ -445,6 +449,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             state,
             config,
             allow,
+            key_file,
         } => {
             let cfg = config.as_deref().map(|c| load(c, None)).transpose()?;
             let mut sw = open(dev, cfg.as_ref())?;
@@ -462,6 +467,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 worker_port,
                 state,
                 allow,
+                key_file,
             };
             serve::run(&mut sw, port, cfg.as_ref(), &opts, print)
         }

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use horus_host_driver::access::Regs;
+use horus_host_driver::auth::Keys;
 use horus_host_driver::controller::{Controller, Reply};
 use horus_host_driver::device::Device;
 use horus_host_driver::driver::Switch;
@@ -133,6 +134,8 @@ pub struct Opts {
     pub state: Option<PathBuf>,
     /// `--allow`: with the configuration's `[security] allow`, the networks allowed to speak.
     pub allow: Vec<Ipv4Net>,
+    /// `--key-file`: the control frames' keyed MAC.
+    pub key_file: Option<PathBuf>,
 }
 
 pub fn run(
@@ -155,6 +158,13 @@ pub fn run(
         .checked_mul(1000)
         .with_context(|| format!("--timeout-ms {timeout_ms} is too long"))?;
     let mut c = Controller::start(sw, worker_port, timeout, state, now())?;
+    c.keys = opts
+        .key_file
+        .as_deref()
+        .map(Keys::load)
+        .transpose()
+        .map_err(anyhow::Error::msg)?
+        .map(std::sync::Arc::new);
     c.allow = Allow::resolve(cfg, &opts.allow, switch_endpoint(sw).ok().map(|e| e.ip));
     let mut port = Open::new(&port, sw)?;
     let snapshot = metrics
@@ -162,9 +172,13 @@ pub fn run(
         .transpose()
         .map_err(anyhow::Error::msg)?;
     print(&format!(
-        "serving: control frames on {} from {}{}, {} worker(s) known\n",
+        "serving: control frames on {} from {}{}{}, {} worker(s) known\n",
         port.describe()?,
         c.allow,
+        c.keys.as_ref().map_or(String::new(), |k| format!(
+            ", keyed (signing key {})",
+            k.signing_id()
+        )),
         metrics.map_or(String::new(), |m| format!(
             ", metrics on http://{m}/metrics"
         )),

@@ -72,6 +72,10 @@ struct Args {
     /// loopback and the /24 of every address the configuration names.
     #[arg(long, value_name = "CIDR")]
     allow: Vec<horus_model::net::Ipv4Net>,
+    /// The controller's frames carry a keyed MAC (HMAC-SHA-256) with the keys of this file
+    /// (`ID HEX` a line, the first signs): frames without a right one are refused.
+    #[arg(long)]
+    key_file: Option<PathBuf>,
 }
 
 fn secs(s: Option<f64>, what: &str) -> Result<Option<Duration>> {
@@ -92,10 +96,18 @@ fn run() -> Result<()> {
     let a = Args::parse();
     let cfg = Config::from_file(&a.config).with_context(|| a.config.display().to_string())?;
     let start = Instant::now();
+    let keys = a
+        .key_file
+        .as_deref()
+        .map(horus_host_driver::auth::Keys::load)
+        .transpose()
+        .map_err(anyhow::Error::msg)?
+        .map(std::sync::Arc::new);
     let ctl = (cfg.switch.role == Role::Leaf && !a.no_controller).then(|| ControllerOpts {
         timeout_us: a.timeout_ms.saturating_mul(1000),
         worker_port: a.worker_port,
         state: a.state.clone(),
+        keys: keys.clone(),
     });
     let has_ctl = ctl.is_some();
     let mut s = SoftSwitch::open(&cfg, a.engine, a.seed, ctl, 0)?;
