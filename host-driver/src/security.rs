@@ -56,7 +56,10 @@ impl Allow {
         let mut nets = vec![Ipv4Net::of(Ipv4Addr::LOCALHOST, 8)];
         for ip in ips {
             let n = Ipv4Net::of(ip, 24);
-            if !nets.contains(&n) {
+            if !nets
+                .iter()
+                .any(|m| m.prefix <= n.prefix && m.contains(n.addr))
+            {
                 nets.push(n);
             }
         }

@@ -139,7 +139,10 @@ fn run() -> Result<()> {
             String::new()
         }
     );
-    say!("taking datagrams from {}", s.allow());
+    say!(
+        "allowed: {} (datagrams taken from, frames relayed to)",
+        s.allow()
+    );
     if let Some(m) = a.metrics {
         say!("metrics on http://{m}/metrics");
     }
