@@ -68,7 +68,8 @@ pub struct ClientConfig {
     pub drain: Duration,
     pub transport: crate::link::Transport,
     /// The networks whose hosts' answers it believes (the switches that deliver them); `None`:
-    /// loopback and the scheduler's `/24`. Others are counted as forged.
+    /// loopback and the scheduler's `/24` on this project's network, any over the kernel's UDP.
+    /// Others are counted as forged.
     pub answers_from: Option<Allow>,
     /// Arrivals from a trace instead of Poisson at `rate` (the run ends at `duration` or with
     /// the trace).
@@ -249,12 +250,21 @@ pub fn run(
         cfg.transport,
     )?;
     let mut rx = link.try_clone()?;
-    rx.frames_from = FramesFrom::Allowed(cfg.answers_from.clone().unwrap_or_else(|| {
-        Allow::new(vec![
-            Ipv4Net::of(Ipv4Addr::LOCALHOST, 8),
-            Ipv4Net::of(cfg.scheduler.ip, 24),
-        ])
-    }));
+    // By default, on this project's network the switches' (loopback, the scheduler's /24);
+    // over the kernel's UDP the answers come from the workers' own addresses, which only the
+    // operator knows (`--allow`).
+    rx.frames_from =
+        FramesFrom::Allowed(
+            cfg.answers_from
+                .clone()
+                .unwrap_or_else(|| match cfg.transport {
+                    crate::link::Transport::Frames => Allow::new(vec![
+                        Ipv4Net::of(Ipv4Addr::LOCALHOST, 8),
+                        Ipv4Net::of(cfg.scheduler.ip, 24),
+                    ]),
+                    crate::link::Transport::Kernel => Allow::any(),
+                }),
+        );
     let ledger = Arc::new(Ledger((0..planned).map(|_| AtomicU8::new(0)).collect()));
     let sent = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));

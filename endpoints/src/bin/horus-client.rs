@@ -52,8 +52,8 @@ struct Args {
     #[arg(long, conflicts_with_all = ["rate", "load"])]
     trace: Option<PathBuf>,
     /// Believe answers only from hosts of this network (repeatable: the switches that deliver
-    /// them; over the kernel's UDP, the workers). Default: loopback and the scheduler's /24.
-    /// Others are counted as forged.
+    /// them; over the kernel's UDP, the workers). Default: loopback and the scheduler's /24,
+    /// any host over the kernel's UDP. Others are counted as forged.
     #[arg(long, value_name = "CIDR")]
     allow: Vec<horus_model::net::Ipv4Net>,
     /// horus: NEW_TASK; random: NEW_TASK_RANDOM.
