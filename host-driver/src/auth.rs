@@ -22,13 +22,16 @@
 //! The key file holds one key a line, `ID HEX` (ID 0 to 255, at least 32 bytes of key in hex);
 //! `#` starts a comment. The first key signs; every key in the file is accepted, so that a key is
 //! rotated in three steps, each a new file on every host: the new key added second, then first,
-//! then the old key removed. Without a key file nothing is added or checked, and the public
+//! then the old key removed. A process reads its file again within a second of a change, so a
+//! rotation needs no restart. Without a key file nothing is added or checked, and the public
 //! testbed's messages stay byte for byte as they are.
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::SystemTime;
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -53,17 +56,27 @@ pub enum AuthError {
     Replayed,
 }
 
-/// The keys of a key file: the first signs, all are accepted.
+/// A key file's keys (ID, key): the first signs, all are accepted.
+type KeyList = Vec<(u8, Vec<u8>)>;
+
+/// The keys of a key file: the first signs, all are accepted. Loaded from a file, they are read
+/// again within a second of a change to it ([`Keys::refresh`]), so that a rotation needs no
+/// restart; a file that does not parse leaves the keys in use, and is counted.
 pub struct Keys {
-    keys: Vec<(u8, Vec<u8>)>,
+    keys: RwLock<KeyList>,
     /// The last counter this process signed with.
     last: AtomicU64,
+    /// The file, and its modification time and length when last read.
+    file: Option<(PathBuf, Mutex<Option<Stamp>>)>,
+    /// When the file was last looked at (us, the callers' clock).
+    checked_at: AtomicU64,
+    reload_errors: AtomicU64,
 }
 
 impl std::fmt::Debug for Keys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the keys themselves.
-        let ids: Vec<u8> = self.keys.iter().map(|k| k.0).collect();
+        let ids: Vec<u8> = self.list().iter().map(|k| k.0).collect();
         write!(f, "Keys {{ ids: {ids:?} }}")
     }
 }
@@ -78,11 +91,83 @@ pub fn wall_us() -> u64 {
 impl Keys {
     /// Reads a key file; an error says which line is wrong and why.
     pub fn load(path: &Path) -> Result<Keys, String> {
+        let stamp = stamp(path);
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Keys::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        let mut k = Keys::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        k.file = Some((path.to_path_buf(), Mutex::new(stamp)));
+        Ok(k)
     }
 
+    /// Keys from a key file's text (never read again).
     pub fn parse(text: &str) -> Result<Keys, String> {
+        Ok(Keys {
+            keys: RwLock::new(parse_keys(text)?),
+            last: AtomicU64::new(0),
+            file: None,
+            checked_at: AtomicU64::new(0),
+            reload_errors: AtomicU64::new(0),
+        })
+    }
+
+    /// Reads the file again if it changed (its modification time or length) and a second has
+    /// passed since it was last looked at, by `now_us`.
+    pub fn refresh(&self, now_us: u64) {
+        let Some((path, seen)) = &self.file else {
+            return;
+        };
+        let at = self.checked_at.load(Ordering::Acquire);
+        if now_us < at.saturating_add(1_000_000)
+            || self
+                .checked_at
+                .compare_exchange(at, now_us, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return;
+        }
+        let now = stamp(path);
+        let Ok(mut seen) = seen.lock() else {
+            return;
+        };
+        if now == *seen {
+            return;
+        }
+        *seen = now;
+        match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| parse_keys(&t))
+        {
+            Ok(k) => {
+                if let Ok(mut keys) = self.keys.write() {
+                    *keys = k;
+                }
+            }
+            Err(_) => {
+                self.reload_errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Changes to the file that did not parse (the keys in use were kept).
+    pub fn reload_errors(&self) -> u64 {
+        self.reload_errors.load(Ordering::Relaxed)
+    }
+
+    fn list(&self) -> std::sync::RwLockReadGuard<'_, KeyList> {
+        self.keys.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A file's modification time and length.
+type Stamp = (SystemTime, u64);
+
+/// `path`'s [`Stamp`] (`None`: not readable).
+fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+fn parse_keys(text: &str) -> Result<KeyList, String> {
+    {
         let mut keys: Vec<(u8, Vec<u8>)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -111,15 +196,14 @@ impl Keys {
         if keys.is_empty() {
             return Err("no key".into());
         }
-        Ok(Keys {
-            keys,
-            last: AtomicU64::new(0),
-        })
+        Ok(keys)
     }
+}
 
+impl Keys {
     /// The ID of the key that signs.
     pub fn signing_id(&self) -> u8 {
-        self.keys[0].0
+        self.list()[0].0
     }
 
     fn tag(&self, key: &[u8], worker: (Ipv4Addr, u16), msg: &[u8], id: u8, ctr: u64) -> [u8; 16] {
@@ -138,6 +222,7 @@ impl Keys {
     /// The trailer for `msg` (a Horus message: header and payload) to or from the worker at
     /// `worker`, at `now_us`.
     pub fn trailer(&self, worker: (Ipv4Addr, u16), msg: &[u8], now_us: u64) -> Vec<u8> {
+        self.refresh(now_us);
         let mut ctr = now_us;
         let _ = self
             .last
@@ -145,7 +230,8 @@ impl Keys {
                 ctr = now_us.max(l + 1);
                 Some(ctr)
             });
-        let (id, key) = &self.keys[0];
+        let keys = self.list();
+        let (id, key) = &keys[0];
         let mut t = vec![*id];
         t.extend_from_slice(&ctr.to_be_bytes());
         t.extend_from_slice(&self.tag(key, worker, msg, *id, ctr));
@@ -168,6 +254,7 @@ impl Keys {
         guard: &mut Guard,
         now_us: u64,
     ) -> Result<usize, AuthError> {
+        self.refresh(now_us);
         let n = signed
             .len()
             .checked_sub(TRAILER_LEN)
@@ -175,8 +262,8 @@ impl Keys {
         let (msg, t) = signed.split_at(n);
         let id = t[0];
         let ctr = u64::from_be_bytes(t[1..9].try_into().expect("8 bytes"));
-        let key = &self
-            .keys
+        let keys = self.list();
+        let key = &keys
             .iter()
             .find(|k| k.0 == id)
             .ok_or(AuthError::UnknownKey(id))?
@@ -307,5 +394,37 @@ mod tests {
                 .unwrap_err()
                 .contains("twice")
         );
+    }
+
+    #[test]
+    fn a_changed_key_file_is_read_again_within_a_second_and_a_bad_one_keeps_the_keys() {
+        let dir = std::env::temp_dir().join(format!("horus-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("keys");
+        std::fs::write(&path, format!("{K1}\n")).unwrap();
+        let k = Keys::load(&path).unwrap();
+        let w = (Ipv4Addr::new(10, 0, 3, 7), 1234);
+        let t0 = 1_700_000_000_000_000;
+        let id_at = |t: u64| k.trailer(w, b"a", t)[0];
+        assert_eq!(id_at(t0), 1);
+        std::fs::write(&path, format!("{K2}\n{K1}\n")).unwrap();
+        assert_eq!(id_at(t0 + 500_000), 1, "looked at t0: not again yet");
+        assert_eq!(id_at(t0 + 1_100_000), 2, "a second later");
+        let old = Keys::parse(K1).unwrap().sign(w, b"b", t0 + 1_200_000);
+        let g = &mut Guard::default();
+        assert!(k.verify(w, &old, g, t0 + 1_200_000).is_ok());
+        std::fs::write(&path, "not a key\n").unwrap();
+        assert_eq!(id_at(t0 + 1_500_000), 2, "within the second");
+        assert_eq!(id_at(t0 + 2_200_000), 2, "kept: the file is bad");
+        assert_eq!(k.reload_errors(), 1);
+        std::fs::write(&path, format!("{K2}\n")).unwrap();
+        assert_eq!(id_at(t0 + 3_300_000), 2);
+        let g = &mut Guard::default();
+        assert_eq!(
+            k.verify(w, &old, g, t0 + 3_300_000),
+            Err(AuthError::UnknownKey(1)),
+            "the old key removed"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

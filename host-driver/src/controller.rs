@@ -990,6 +990,12 @@ impl Controller {
                 "# HELP horus_controller_{name} {help}\n# TYPE horus_controller_{name} counter\nhorus_controller_{name} {v}\n"
             );
         }
+        if let Some(k) = &self.keys {
+            s += &format!(
+                "# HELP horus_controller_key_file_errors_total Changes to the key file that did not parse (the keys in use kept).\n# TYPE horus_controller_key_file_errors_total counter\nhorus_controller_key_file_errors_total {}\n",
+                k.reload_errors()
+            );
+        }
         s += "# HELP horus_worker_up Whether a known worker is in the switch's tables, as the controller last read them.\n# TYPE horus_worker_up gauge\n";
         for m in self.members.values() {
             s += &format!(
