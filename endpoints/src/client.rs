@@ -18,6 +18,7 @@
 //! client did not send, is counted, never recorded twice. Once the last task left, the client
 //! waits a drain time for the last answers; a task still unanswered then is lost.
 
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
@@ -25,13 +26,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, ensure};
 use hdrhistogram::Histogram;
+use horus_host_driver::security::Allow;
+use horus_model::net::Ipv4Net;
 use horus_model::wire::{Endpoint, HorusHeader, PacketType};
 use horus_workload::service::ServiceTime;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use serde::Serialize;
 
-use crate::link::{Inbound, Link};
+use crate::link::{FramesFrom, Inbound, Link};
 use crate::payload::TaskPayload;
 use crate::worker::precise_sleeps;
 
@@ -64,6 +67,10 @@ pub struct ClientConfig {
     /// How long to wait for answers after the last task left.
     pub drain: Duration,
     pub transport: crate::link::Transport,
+    /// The networks whose hosts' answers it believes (the switches that deliver them); `None`:
+    /// loopback and the scheduler's `/24` on this project's network, any over the kernel's UDP.
+    /// Others are counted as forged.
+    pub answers_from: Option<Allow>,
     /// Arrivals from a trace instead of Poisson at `rate` (the run ends at `duration` or with
     /// the trace).
     pub trace: Option<Vec<TraceTask>>,
@@ -140,6 +147,9 @@ pub struct Report {
     pub duplicates: u64,
     /// Answers to requests this client did not send, and datagrams that were not answers.
     pub unexpected: u64,
+    /// Frames that did not come through the client's switch (on the emulated network): forged
+    /// answers, not counted as answered.
+    pub forged: u64,
     /// How far behind its Poisson schedule the sender fell at worst (us): a measure of how busy
     /// the machine was.
     pub max_send_lag_us: f64,
@@ -240,6 +250,21 @@ pub fn run(
         cfg.transport,
     )?;
     let mut rx = link.try_clone()?;
+    // By default, on this project's network the switches' (loopback, the scheduler's /24);
+    // over the kernel's UDP the answers come from the workers' own addresses, which only the
+    // operator knows (`--allow`).
+    rx.frames_from =
+        FramesFrom::Allowed(
+            cfg.answers_from
+                .clone()
+                .unwrap_or_else(|| match cfg.transport {
+                    crate::link::Transport::Frames => Allow::new(vec![
+                        Ipv4Net::of(Ipv4Addr::LOCALHOST, 8),
+                        Ipv4Net::of(cfg.scheduler.ip, 24),
+                    ]),
+                    crate::link::Transport::Kernel => Allow::any(),
+                }),
+        );
     let ledger = Arc::new(Ledger((0..planned).map(|_| AtomicU8::new(0)).collect()));
     let sent = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
@@ -260,7 +285,7 @@ pub fn run(
     };
 
     let mut h = Histogram::<u64>::new(3).context("a histogram")?;
-    let (mut answered, mut duplicates, mut unexpected) = (0u64, 0u64, 0u64);
+    let (mut answered, mut duplicates, mut unexpected, mut forged) = (0u64, 0u64, 0u64, 0u64);
     let mut last_progress = Instant::now();
     let mut drain_from: Option<Instant> = None;
     loop {
@@ -286,9 +311,16 @@ pub fn run(
             continue;
         };
         let now = wall_ns();
-        let Inbound::Frame(f) = m else {
-            unexpected += 1;
-            continue;
+        let f = match m {
+            Inbound::Frame(f) => f,
+            Inbound::Foreign(_) => {
+                forged += 1;
+                continue;
+            }
+            _ => {
+                unexpected += 1;
+                continue;
+            }
         };
         let p = match TaskPayload::parse(&f.payload) {
             Ok(p) if f.header.pkt_type.is_reply() && p.client_id == cfg.client_id => p,
@@ -334,6 +366,7 @@ pub fn run(
         lost: sent - answered,
         duplicates,
         unexpected,
+        forged,
         max_send_lag_us: lag * 1e6,
         mean_us: h.mean() / 1e3,
         p50_us: us(&h, 0.5),

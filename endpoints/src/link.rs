@@ -23,9 +23,12 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use horus_host_driver::auth::{self, Guard, Keys};
+use horus_host_driver::security::Allow;
 use horus_model::wire::{
     self, Endpoint, HEADER_LEN, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, WireError,
 };
+use std::sync::Arc;
 
 /// The largest datagram a link carries: one frame the switch takes.
 pub const MAX_DATAGRAM: usize = horus_model::sched::frame::MAX_FRAME_LEN;
@@ -100,25 +103,9 @@ pub fn grow_receive_buffer(sock: &UdpSocket, bytes: usize) -> usize {
     }
 }
 
-/// Datagrams the kernel dropped for `sock` (its receive buffer full): the `drops` column of
-/// `/proc/self/net/udp` for the socket's local address; `None` where that is not readable.
-pub fn kernel_drops(sock: &UdpSocket) -> Option<u64> {
-    let SocketAddr::V4(a) = sock.local_addr().ok()? else {
-        return None;
-    };
-    // Linux writes the address as the 32-bit word in host order, in hex, and the port in hex.
-    let want = format!(
-        "{:08X}:{:04X}",
-        u32::from_ne_bytes(a.ip().octets()),
-        a.port()
-    );
-    let text = std::fs::read_to_string("/proc/self/net/udp").ok()?;
-    text.lines()
-        .skip(1)
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|f| f.get(1) == Some(&want.as_str()))
-        .and_then(|f| f.last()?.parse().ok())
-}
+/// Datagrams the kernel dropped for `sock` (its receive buffer full), from
+/// `/proc/self/net/udp` (`horusctl serve` reads its socket's the same way).
+pub use horus_host_driver::metrics::kernel_drops;
 
 /// What arrived at a host.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,9 +116,13 @@ pub enum Inbound {
     Controller(HorusHeader),
     /// Anything else, with the reason it is not a Horus frame (counted by the receiver).
     Malformed(WireError),
-    /// A controller's message from an address other than the first hop's: not believed
+    /// A controller's message from an address other than the first hop's, or on the emulated
+    /// network ([`Transport::Frames`]) a frame from elsewhere than the first hop: not believed
     /// (counted by the receiver).
     Foreign(SocketAddr),
+    /// With keys: a controller's message without a right trailer, or sent again (counted by the
+    /// receiver).
+    Unauthenticated(SocketAddr),
 }
 
 /// How a host's messages travel.
@@ -158,6 +149,25 @@ pub struct Link {
     /// How the socket waits now (`None`: not at all), so that a wait like the last costs no
     /// system call to set.
     waits: Option<Option<Duration>>,
+    /// Whose frames the host believes.
+    pub frames_from: FramesFrom,
+    /// The control messages' keyed MAC (`horus_host_driver::auth`): what the host sends with
+    /// [`Link::send_control`] is signed, a controller's message without a right trailer arrives
+    /// as [`Inbound::Unauthenticated`]. `None`: neither.
+    pub keys: Option<Arc<Keys>>,
+    guard: Guard,
+}
+
+/// Whose frames a host believes (the others arrive as [`Inbound::Foreign`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FramesFrom {
+    /// On the emulated network ([`Transport::Frames`]) its first hop's only: a worker's tasks
+    /// come through its leaf, and a frame from elsewhere went around it. Over the kernel's UDP
+    /// anyone's (the switch on the path is not the datagram's source).
+    FirstHop,
+    /// Hosts of these networks': a client's answers come through the leaf of the worker that
+    /// served it, which the client does not know.
+    Allowed(Allow),
 }
 
 impl Link {
@@ -180,7 +190,20 @@ impl Link {
             ip_id: 0,
             buf: vec![0; MAX_DATAGRAM + 1],
             waits: None,
+            frames_from: FramesFrom::FirstHop,
+            keys: None,
+            guard: Guard::default(),
         })
+    }
+
+    fn believes(&self, from: SocketAddr) -> bool {
+        match &self.frames_from {
+            FramesFrom::FirstHop => self.transport == Transport::Kernel || from == self.gateway,
+            FramesFrom::Allowed(a) => match from.ip() {
+                std::net::IpAddr::V4(ip) => a.allows(ip),
+                std::net::IpAddr::V6(_) => false,
+            },
+        }
     }
 
     /// A second handle on the same socket (a sending thread beside a receiving one).
@@ -193,6 +216,9 @@ impl Link {
             ip_id: 0,
             buf: vec![0; MAX_DATAGRAM + 1],
             waits: None,
+            frames_from: self.frames_from.clone(),
+            keys: self.keys.clone(),
+            guard: Guard::default(),
         })
     }
 
@@ -227,6 +253,22 @@ impl Link {
         }
     }
 
+    /// A control message (to the controller, through the first hop): [`Link::send`], with the
+    /// keyed MAC's trailer after `payload` when the host has keys.
+    pub fn send_control(
+        &mut self,
+        dst: Endpoint,
+        header: HorusHeader,
+        mut payload: Vec<u8>,
+    ) -> io::Result<()> {
+        if let Some(k) = &self.keys {
+            let mut msg = header.to_bytes().to_vec();
+            msg.extend_from_slice(&payload);
+            payload.extend(k.trailer((self.me.ip, self.me.udp_port), &msg, auth::wall_us()));
+        }
+        self.send(dst, header, payload)
+    }
+
     /// Waits at most `timeout` (`None`: not at all) for the next datagram; `None` when none came
     /// (or the wait was interrupted by a signal).
     pub fn recv(&mut self, timeout: Option<Duration>) -> io::Result<Option<Inbound>> {
@@ -246,10 +288,25 @@ impl Link {
                 Transport::Frames => classify(&self.buf[..n]),
                 Transport::Kernel => classify_udp(&self.buf[..n], from, self.me),
             })
+            .map(|m| match (m, &self.keys) {
+                (Inbound::Controller(_), Some(k))
+                    if k.verify(
+                        (self.me.ip, self.me.udp_port),
+                        &self.buf[..n],
+                        &mut self.guard,
+                        auth::wall_us(),
+                    )
+                    .is_err() =>
+                {
+                    Inbound::Unauthenticated(from)
+                }
+                (m, _) => m,
+            })
             .map(|m| match m {
                 // The controller speaks from the first hop's address (the leaf's, or the host
                 // running `horusctl serve` for it), never from elsewhere.
                 Inbound::Controller(_) if from.ip() != self.gateway.ip() => Inbound::Foreign(from),
+                Inbound::Frame(_) if !self.believes(from) => Inbound::Foreign(from),
                 m => m,
             })),
             // Interrupted: a signal, or the process stopped and continued (Linux fails a

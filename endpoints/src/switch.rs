@@ -30,6 +30,7 @@ use horus_host_driver::controller::{Controller, Micros};
 #[cfg(feature = "cosim")]
 use horus_host_driver::device::cosim::CosimDevice;
 use horus_host_driver::device::model::ModelDevice;
+use horus_host_driver::security::Allow;
 use horus_host_driver::{Device, Switch};
 use horus_model::config::{Config, Role};
 use horus_model::sched::frame::OutFrame;
@@ -57,6 +58,8 @@ pub struct ControllerOpts {
     pub worker_port: u8,
     /// The membership file.
     pub state: Option<PathBuf>,
+    /// The control frames' keyed MAC (`None`: none).
+    pub keys: Option<Arc<horus_host_driver::auth::Keys>>,
 }
 
 impl Default for ControllerOpts {
@@ -65,6 +68,7 @@ impl Default for ControllerOpts {
             timeout_us: 1_000_000,
             worker_port: crate::demo::WORKER_PORT,
             state: None,
+            keys: None,
         }
     }
 }
@@ -100,6 +104,13 @@ pub struct SwitchStats {
     pub looped: u64,
     /// Datagrams that were not frames (bare headers, malformed), dropped before the engine.
     pub not_frames: u64,
+    /// Frames the engine sent to a host outside the allowed networks (a pass-through frame with
+    /// an arbitrary destination, say): not relayed, so that the switch reflects nothing to a
+    /// third party.
+    pub refused_relay: u64,
+    /// Datagrams from a host outside the allowed networks ([`SoftSwitch::set_allow`]), dropped
+    /// before the engine.
+    pub refused_not_allowed: u64,
     /// Bytes of the socket's receive buffer, as the kernel gave them ([`link::grow_receive_buffer`]).
     pub receive_buffer: usize,
     /// Datagrams the kernel dropped for the switch's socket (its receive buffer full), as last
@@ -121,6 +132,8 @@ pub struct SoftSwitch {
     control_port: u8,
     pub engine: Engine,
     pub stats: SwitchStats,
+    /// The networks whose hosts the switch takes datagrams from and relays to.
+    allow: Allow,
 }
 
 /// How many cycles the RTL may take to take in a frame and let its passes leave.
@@ -150,20 +163,24 @@ impl SoftSwitch {
         sw.apply(cfg)
             .with_context(|| format!("applying the configuration to the {what}"))?;
         let ctl = match ctl {
-            Some(o) if cfg.switch.role == Role::Leaf => Some(Controller::start(
-                &mut sw,
-                o.worker_port,
-                o.timeout_us,
-                o.state.as_deref(),
-                now,
-            )?),
+            Some(o) if cfg.switch.role == Role::Leaf => {
+                let mut c = Controller::start(
+                    &mut sw,
+                    o.worker_port,
+                    o.timeout_us,
+                    o.state.as_deref(),
+                    now,
+                )?;
+                c.keys = o.keys;
+                Some(c)
+            }
             Some(_) => bail!(
                 "a controller runs beside a leaf; switch {} is a spine",
                 cfg.switch.id
             ),
             None => None,
         };
-        Ok(SoftSwitch {
+        let mut s = SoftSwitch {
             sw,
             me: SocketAddr::from((cfg.switch.ip, cfg.switch.udp_port)),
             mac: cfg.switch.mac,
@@ -171,7 +188,35 @@ impl SoftSwitch {
             control_port: cfg.switch.control_port,
             engine,
             stats: SwitchStats::default(),
-        })
+            allow: Allow::any(),
+        };
+        s.set_allow(Allow::resolve(Some(cfg), &[], None));
+        Ok(s)
+    }
+
+    /// The networks whose hosts the switch takes datagrams from and relays frames to, and its
+    /// controller control frames (by default [`Allow::resolve`] of the configuration alone).
+    pub fn set_allow(&mut self, allow: Allow) {
+        if let Some(c) = self.ctl.as_mut() {
+            c.allow = allow.clone();
+        }
+        self.allow = allow;
+    }
+
+    pub fn allow(&self) -> &Allow {
+        &self.allow
+    }
+
+    /// Whether a datagram from `from` is taken (counted when not).
+    pub fn admits(&mut self, from: SocketAddr) -> bool {
+        let ok = match from.ip() {
+            std::net::IpAddr::V4(ip) => self.allow.allows(ip),
+            std::net::IpAddr::V6(_) => false,
+        };
+        if !ok {
+            self.stats.refused_not_allowed += 1;
+        }
+        ok
     }
 
     /// What the engine emitted outside a frame's passes (the configuration's passes: a leaf's
@@ -257,6 +302,9 @@ impl SoftSwitch {
                 }
                 match link::frame_dst(&f.frame) {
                     Some(to) if to == self.me => self.stats.looped += 1,
+                    Some(SocketAddr::V4(to)) if !self.allow.allows(*to.ip()) => {
+                        self.stats.refused_relay += 1
+                    }
                     Some(to) => {
                         self.stats.frames_out += 1;
                         *self.stats.per_port.entry(f.port).or_default() += 1;
@@ -310,6 +358,16 @@ impl SoftSwitch {
                 "not_frames_total",
                 "Datagrams that were not frames.",
                 st.not_frames,
+            ),
+            (
+                "refused_relay_total",
+                "Frames to a host outside the allowed networks, not relayed.",
+                st.refused_relay,
+            ),
+            (
+                "refused_not_allowed_total",
+                "Datagrams from a host outside the allowed networks.",
+                st.refused_not_allowed,
             ),
             (
                 "kernel_drops_total",
@@ -564,9 +622,12 @@ pub fn run(
             report(s)?;
         }
         match sock.recv_from(&mut buf) {
-            Ok((n, _)) => {
+            Ok((n, from)) => {
                 idle_since = None;
                 let d = &buf[..n];
+                if !s.admits(from) {
+                    continue;
+                }
                 // A frame is at least an Ethernet header; a bare header is a controller's
                 // message to a host, never to a switch.
                 if n < horus_model::wire::ETH_HEADER_LEN || n == horus_model::wire::HEADER_LEN {

@@ -171,6 +171,8 @@ pub struct SlotConfig {
     /// How long to wait for WORKER_ID_ACK before asking again.
     pub register_retry: Duration,
     pub transport: link::Transport,
+    /// The control messages' keyed MAC (`None`: none, the public protocol as it is).
+    pub keys: Option<Arc<horus_host_driver::auth::Keys>>,
 }
 
 /// What a slot counted.
@@ -189,6 +191,8 @@ pub struct SlotStats {
     pub renumbered: u64,
     /// Controller messages from an address other than the leaf's: not believed.
     pub foreign: u64,
+    /// With keys: controller messages without a right trailer, or sent again: not believed.
+    pub unauthenticated: u64,
     /// Tasks refused because the queue held `max_queue` already.
     pub queue_full: u64,
     pub remove_acks: u64,
@@ -281,7 +285,7 @@ impl Slot {
                         let header = HorusHeader::parse(&ack).expect("a header");
                         if self
                             .link
-                            .send(
+                            .send_control(
                                 self.leaf_host,
                                 header,
                                 ack[horus_model::wire::HEADER_LEN..].to_vec(),
@@ -301,6 +305,10 @@ impl Slot {
             }
             Inbound::Foreign(_) => {
                 self.stats.foreign += 1;
+                return;
+            }
+            Inbound::Unauthenticated(_) => {
+                self.stats.unauthenticated += 1;
                 return;
             }
         };
@@ -430,7 +438,7 @@ fn keep_alives(
             }
             .to_message(sent as u32);
             let h = HorusHeader::parse(&m).expect("a header");
-            match link.send(leaf, h, m[horus_model::wire::HEADER_LEN..].to_vec()) {
+            match link.send_control(leaf, h, m[horus_model::wire::HEADER_LEN..].to_vec()) {
                 Ok(()) => sent += 1,
                 Err(_) => errors += 1,
             }
@@ -456,7 +464,7 @@ fn register(slot: &mut Slot, asked: u16, stop: &AtomicBool) -> Result<Option<u16
             return Ok(None);
         }
         let h = header(PacketType::WorkerId, slot.cfg.pool, asked, 0, 0, 0);
-        slot.link.send(slot.leaf_host, h, Vec::new())?;
+        slot.link.send_control(slot.leaf_host, h, Vec::new())?;
         slot.stats.registrations_sent += 1;
         let until = Instant::now() + slot.cfg.register_retry;
         while let Some(left) = until.checked_duration_since(Instant::now()) {
@@ -481,7 +489,8 @@ pub fn run_slot(
     registered: impl FnOnce(u16),
 ) -> Result<SlotStats> {
     precise_sleeps();
-    let link = Link::bind_with(cfg.me, cfg.leaf, cfg.transport)?;
+    let mut link = Link::bind_with(cfg.me, cfg.leaf, cfg.transport)?;
+    link.keys = cfg.keys.clone();
     let leaf_host = link::host(match cfg.leaf.ip() {
         std::net::IpAddr::V4(ip) => ip,
         std::net::IpAddr::V6(_) => bail!("the leaf's address must be IPv4, got {}", cfg.leaf),
@@ -608,6 +617,7 @@ pub fn slot_configs(
             keepalive,
             register_retry: Duration::from_millis(200),
             transport: link::Transport::Frames,
+            keys: None,
         })
         .collect())
 }

@@ -161,7 +161,9 @@ fn a_slot_that_dies_falls_silent() {
         pkts_length: TaskPayload::length_of(1),
         ..TaskPayload::default()
     };
-    client.send(link::host(ip(32)), h, p.to_bytes()).unwrap();
+    // Through the leaf, as every frame reaches a worker on this network.
+    let task = client.frame(link::host(ip(32)), h, p.to_bytes());
+    leaf.send_to(&task, (ip(32), 1234)).unwrap();
     assert!(slot.join().is_err(), "the slot thread panicked");
     heard(&leaf, &mut buf, Duration::from_millis(60));
     assert_eq!(

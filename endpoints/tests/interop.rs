@@ -103,6 +103,7 @@ fn an_independent_dissector_reads_our_frames_with_the_values_we_sent() {
         seed: 3,
         drain: Duration::from_secs(3),
         transport: link::Transport::Frames,
+        answers_from: None,
         trace: None,
     };
     let c = std::thread::spawn(move || client::run(&cfg, |_| {}).unwrap().0);
@@ -242,6 +243,7 @@ fn over_the_kernels_udp_a_worker_and_a_client_serve_each_other() {
         seed: 4,
         drain: Duration::from_secs(3),
         transport: link::Transport::Kernel,
+        answers_from: None,
         trace: None,
     };
     let r = client::run(&cfg, |_| {}).unwrap().0;

@@ -262,6 +262,7 @@ fn client_cfg(t: &Topology, i: u16, rate: f64, secs: f64, seed: u64) -> ClientCo
         seed,
         drain: Duration::from_secs(2),
         transport: link::Transport::Frames,
+        answers_from: None,
         trace: None,
     }
 }

@@ -34,7 +34,10 @@ use horus_model::wire::{self, Endpoint, HorusHeader, MacAddr, PacketType};
 use serde::{Deserialize, Serialize};
 
 use crate::access::Regs;
+use crate::auth::{self, Guard, Keys};
 use crate::driver::{DriverError, Switch};
+use crate::ratelimit::RateLimit;
+use crate::security::Allow;
 use horus_regs::regmap;
 
 /// `src_id` of a WORKER_ID that asks for any free ID.
@@ -162,6 +165,12 @@ pub struct Counts {
     /// broadcast, multicast), or a keep-alive of a known worker from another address.
     pub refused_bad_address: u64,
     pub refused_wrong_address: u64,
+    /// Control frames from a host outside the allowed networks ([`Controller::allow`]).
+    pub refused_not_allowed: u64,
+    /// Registrations (WORKER_ID) over their source's or their pool's rate ([`RateLimit`]).
+    pub refused_rate: u64,
+    /// With a key: control frames without a right trailer, or sent again.
+    pub refused_unauthenticated: u64,
     /// Removed workers forgotten after [`Controller::forget_after`] (their IDs free again).
     pub forgotten: u64,
     /// State-file writes that failed (disk full, a read-only directory): tried again a second
@@ -216,6 +225,13 @@ pub struct Controller {
     passes_seen: Option<u32>,
     switch_id: u16,
     pub counts: Counts,
+    /// The networks whose hosts may send control frames (default: any; the daemons set theirs).
+    pub allow: Allow,
+    /// Token buckets on registrations, per source address and per pool.
+    pub limits: RateLimit,
+    /// The keys of the control frames' MAC (`None`: no MAC, the public protocol as it is).
+    pub keys: Option<std::sync::Arc<Keys>>,
+    guard: Guard,
     /// A worker removed for silence is forgotten this long after (its node ID free for another
     /// worker), unless it speaks again first.
     pub forget_after: Micros,
@@ -300,6 +316,10 @@ impl Controller {
             passes_seen: Some(passes),
             switch_id,
             counts: Counts::default(),
+            allow: Allow::any(),
+            limits: RateLimit::default(),
+            keys: None,
+            guard: Guard::default(),
             forget_after: FORGET_AFTER,
             clock: now,
             retry_save_at: None,
@@ -603,8 +623,9 @@ impl Controller {
         }
     }
 
-    /// Handles one frame from the switch's control port, heard at `now`; the messages to send.
-    /// An error is the device's (the switch's own refusals are counted as ignored).
+    /// Handles one frame from the switch's control port, heard at `now`; the messages to send
+    /// (with their trailers when a key is set). An error is the device's (the switch's own
+    /// refusals are counted as ignored).
     pub fn on_frame<R: Regs>(
         &mut self,
         sw: &mut Switch<R>,
@@ -613,21 +634,68 @@ impl Controller {
     ) -> Result<Vec<Reply>, DriverError> {
         self.clock = now;
         self.counts.packets += 1;
-        let Ok(f) = wire::parse_frame(frame) else {
+        let Ok(mut f) = wire::parse_frame(frame) else {
             self.counts.ignored += 1;
             return Ok(Vec::new());
         };
-        let h = f.header;
-        let mut out = Vec::new();
         let ip = f.src.ip;
         if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || f.src.mac.0[0] & 1 == 1
         {
             // No worker has that address; answering it would send to every host or none.
             self.counts.refused_bad_address += 1;
-            return Ok(out);
+            return Ok(Vec::new());
         }
+        if !self.allow.allows(ip) {
+            self.counts.refused_not_allowed += 1;
+            return Ok(Vec::new());
+        }
+        if let Some(keys) = &self.keys {
+            let mut msg = f.header.to_bytes().to_vec();
+            msg.extend_from_slice(&f.payload);
+            match keys.verify((ip, f.src.udp_port), &msg, &mut self.guard, auth::wall_us()) {
+                Ok(n) => f.payload.truncate(n - wire::HEADER_LEN),
+                Err(_) => {
+                    self.counts.refused_unauthenticated += 1;
+                    return Ok(Vec::new());
+                }
+            }
+        }
+        let mut out = self.handle(sw, &f, now)?;
+        self.seal(&mut out);
+        Ok(out)
+    }
+
+    /// With a key: each message's trailer, in place of what follows its header (the public
+    /// WORKER_ID's padding: a worker with the key reads its header only).
+    fn seal(&self, out: &mut [Reply]) {
+        if let Some(keys) = &self.keys {
+            for r in out {
+                r.payload = keys.trailer(
+                    (r.to.ip, r.to.udp_port),
+                    &r.header.to_bytes(),
+                    auth::wall_us(),
+                );
+            }
+        }
+    }
+
+    /// A control frame that passed the checks of [`Controller::on_frame`].
+    fn handle<R: Regs>(
+        &mut self,
+        sw: &mut Switch<R>,
+        f: &wire::HorusFrame,
+        now: Micros,
+    ) -> Result<Vec<Reply>, DriverError> {
+        let h = f.header;
+        let ip = f.src.ip;
+        let mut out = Vec::new();
         match h.pkt_type {
             PacketType::WorkerId => {
+                // Each costs a control pass and a state-file write: a flood is bounded.
+                if self.limits.admit(ip, h.pool_id, now).is_err() {
+                    self.counts.refused_rate += 1;
+                    return Ok(out);
+                }
                 self.sync(sw)?;
                 let known = self
                     .members
@@ -800,6 +868,7 @@ impl Controller {
                 return Err(e);
             }
         }
+        self.seal(&mut out);
         Ok(out)
     }
 
@@ -850,7 +919,7 @@ impl Controller {
     pub fn metrics(&self) -> String {
         let c = &self.counts;
         let mut s = String::new();
-        let counters: [(&str, &str, u64); 13] = [
+        let counters: [(&str, &str, u64); 16] = [
             (
                 "packets_total",
                 "Frames taken from the control port.",
@@ -891,6 +960,21 @@ impl Controller {
                 c.refused_wrong_address,
             ),
             (
+                "refused_not_allowed_total",
+                "Control frames from a host outside the allowed networks.",
+                c.refused_not_allowed,
+            ),
+            (
+                "refused_rate_total",
+                "Registrations over their source's or their pool's rate.",
+                c.refused_rate,
+            ),
+            (
+                "refused_unauthenticated_total",
+                "With a key: control frames without a right trailer, or sent again.",
+                c.refused_unauthenticated,
+            ),
+            (
                 "forgotten_total",
                 "Removed workers forgotten, their IDs free again.",
                 c.forgotten,
@@ -904,6 +988,12 @@ impl Controller {
         for (name, help, v) in counters {
             s += &format!(
                 "# HELP horus_controller_{name} {help}\n# TYPE horus_controller_{name} counter\nhorus_controller_{name} {v}\n"
+            );
+        }
+        if let Some(k) = &self.keys {
+            s += &format!(
+                "# HELP horus_controller_key_file_errors_total Changes to the key file that did not parse (the keys in use kept).\n# TYPE horus_controller_key_file_errors_total counter\nhorus_controller_key_file_errors_total {}\n",
+                k.reload_errors()
             );
         }
         s += "# HELP horus_worker_up Whether a known worker is in the switch's tables, as the controller last read them.\n# TYPE horus_worker_up gauge\n";

@@ -8,11 +8,14 @@
 //! operation is validated and computed by the model (`horus_model::sched`).
 
 pub mod access;
+pub mod auth;
 pub mod controller;
 pub mod device;
 pub mod driver;
 pub mod metrics;
 pub mod packet;
+pub mod ratelimit;
+pub mod security;
 
 pub use access::{AccessError, Regs};
 pub use device::{Device, DeviceSpec};

@@ -194,6 +194,15 @@ enum Cmd {
         /// Apply this configuration before serving.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Take control frames only from hosts of this network (repeatable; added to the
+        /// configuration's `[security] allow`). When none is given: loopback and the /24 of the
+        /// switch's address and of every address its configuration names.
+        #[arg(long, value_name = "CIDR")]
+        allow: Vec<horus_model::net::Ipv4Net>,
+        /// Control frames carry a keyed MAC (HMAC-SHA-256) with the keys of this file (`ID HEX`
+        /// a line, the first signs): frames without a right one are refused.
+        #[arg(long)]
+        key_file: Option<PathBuf>,
     },
     /// Read a register (a byte address or a field name).
     Peek { register: String },
@@ -439,6 +448,8 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             worker_port,
             state,
             config,
+            allow,
+            key_file,
         } => {
             let cfg = config.as_deref().map(|c| load(c, None)).transpose()?;
             let mut sw = open(dev, cfg.as_ref())?;
@@ -450,15 +461,15 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 Some(name) => serve::Port::Interface(name),
                 None => serve::Port::Udp(listen),
             };
-            serve::run(
-                &mut sw,
-                port,
+            let opts = serve::Opts {
                 metrics,
                 timeout_ms,
                 worker_port,
-                state.as_deref(),
-                print,
-            )
+                state,
+                allow,
+                key_file,
+            };
+            serve::run(&mut sw, port, cfg.as_ref(), &opts, print)
         }
         Cmd::Peek { register: r } => peek(dev, &r, print),
         Cmd::Poke { register: r, value } => poke(dev, &r, &value, print),

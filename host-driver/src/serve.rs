@@ -13,15 +13,19 @@
 //! and the switch's counters.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use horus_host_driver::access::Regs;
+use horus_host_driver::auth::Keys;
 use horus_host_driver::controller::{Controller, Reply};
 use horus_host_driver::device::Device;
 use horus_host_driver::driver::Switch;
 use horus_host_driver::packet::PacketSocket;
+use horus_host_driver::security::Allow;
+use horus_model::config::Config;
+use horus_model::net::Ipv4Net;
 use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame};
 use horus_regs::regmap::{self, RegFile};
 
@@ -122,29 +126,59 @@ fn switch_endpoint(sw: &mut Switch<Device>) -> Result<Endpoint> {
     Ok(r.switch_registers().me)
 }
 
+/// `serve`'s settings.
+pub struct Opts {
+    pub metrics: Option<SocketAddr>,
+    pub timeout_ms: u64,
+    pub worker_port: u8,
+    pub state: Option<PathBuf>,
+    /// `--allow`: with the configuration's `[security] allow`, the networks allowed to speak.
+    pub allow: Vec<Ipv4Net>,
+    /// `--key-file`: the control frames' keyed MAC.
+    pub key_file: Option<PathBuf>,
+}
+
 pub fn run(
     sw: &mut Switch<Device>,
     port: Port,
-    metrics: Option<SocketAddr>,
-    timeout_ms: u64,
-    worker_port: u8,
-    state: Option<&Path>,
+    cfg: Option<&Config>,
+    opts: &Opts,
     print: Print,
 ) -> Result<()> {
+    let Opts {
+        metrics,
+        timeout_ms,
+        worker_port,
+        ..
+    } = *opts;
+    let state = opts.state.as_deref();
     let start = Instant::now();
     let now = || start.elapsed().as_micros() as u64;
     let timeout = timeout_ms
         .checked_mul(1000)
         .with_context(|| format!("--timeout-ms {timeout_ms} is too long"))?;
     let mut c = Controller::start(sw, worker_port, timeout, state, now())?;
+    c.keys = opts
+        .key_file
+        .as_deref()
+        .map(Keys::load)
+        .transpose()
+        .map_err(anyhow::Error::msg)?
+        .map(std::sync::Arc::new);
+    c.allow = Allow::resolve(cfg, &opts.allow, switch_endpoint(sw).ok().map(|e| e.ip));
     let mut port = Open::new(&port, sw)?;
     let snapshot = metrics
         .map(horus_host_driver::metrics::serve)
         .transpose()
         .map_err(anyhow::Error::msg)?;
     print(&format!(
-        "serving: control frames on {}{}, {} worker(s) known\n",
+        "serving: control frames on {} from {}{}{}, {} worker(s) known\n",
         port.describe()?,
+        c.allow,
+        c.keys.as_ref().map_or(String::new(), |k| format!(
+            ", keyed (signing key {})",
+            k.signing_id()
+        )),
         metrics.map_or(String::new(), |m| format!(
             ", metrics on http://{m}/metrics"
         )),
@@ -158,7 +192,16 @@ pub fn run(
         if let Some(snapshot) = &snapshot
             && made_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
-            let text = c.metrics() + &horus_host_driver::metrics::switch_metrics(sw)?;
+            let mut text = c.metrics() + &horus_host_driver::metrics::switch_metrics(sw)?;
+            // The datagrams the kernel dropped for the control socket (its buffer full): frames
+            // the controller never saw.
+            if let Open::Udp(u) = &port
+                && let Some(d) = horus_host_driver::metrics::kernel_drops(u)
+            {
+                text += &format!(
+                    "# HELP horus_serve_kernel_drops_total Datagrams the kernel dropped for the control socket (buffer full).\n# TYPE horus_serve_kernel_drops_total counter\nhorus_serve_kernel_drops_total {d}\n"
+                );
+            }
             if let Ok(mut s) = snapshot.lock() {
                 *s = text;
             }

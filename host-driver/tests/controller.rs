@@ -10,6 +10,7 @@ use common::{LEAF, frame};
 use horus_host_driver::controller::{ANY_ID, Controller};
 use horus_host_driver::device::ModelDevice;
 use horus_host_driver::driver::Switch;
+use horus_host_driver::ratelimit::{Rate, RateLimit};
 use horus_model::config::Config;
 use horus_model::sched::state::NodeState;
 use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
@@ -292,6 +293,8 @@ fn serve_registers_over_udp_removes_on_silence_and_serves_metrics_over_http() {
         panic!("/metrics never showed {what:?}: {:?}", scrape());
     };
     wait_for("horus_controller_packets_total 0");
+    // The kernel's drops for its control socket are read (none here).
+    wait_for("horus_serve_kernel_drops_total 0");
     // Stopped and continued (Ctrl-Z and `fg`: Linux then fails its blocked receive with EINTR):
     // it goes on.
     for sig in [libc::SIGSTOP, libc::SIGCONT] {
@@ -688,6 +691,19 @@ fn forged_keep_alives_and_bad_addresses_are_refused_and_flooded_ids_come_back() 
     let mut sw = switch();
     let mut c = Controller::start(&mut sw, 8, 1000, None, 0).unwrap();
     c.forget_after = 5000;
+    // This flood is about the pool's places, on a clock of microseconds; the rate limits have
+    // their own test (`endpoints/tests/hostile.rs`).
+    c.limits = RateLimit::new(
+        Rate {
+            burst: 1000,
+            per_s: 1000,
+        },
+        Rate {
+            burst: 1000,
+            per_s: 1000,
+        },
+        4096,
+    );
     let at = |ip: [u8; 4], k: u8| Endpoint {
         mac: MacAddr([2, 0, 0, 0, 0x40, k]),
         ip: Ipv4Addr::from(ip),
@@ -754,4 +770,108 @@ fn forged_keep_alives_and_bad_addresses_are_refused_and_flooded_ids_come_back() 
         .unwrap();
     assert_eq!(r.len(), 1, "registered once the flood is forgotten");
     assert!(active(&sw, r[0].header.dst_id));
+}
+
+/// `serve --allow` and `--key-file` as an operator gives them: a worker outside the allowed
+/// network is refused, an unsigned frame from an allowed one too, a signed one registers and is
+/// answered with a trailer; each refusal counted in `/metrics`.
+#[test]
+fn serve_takes_control_frames_only_from_its_allowed_network_and_with_its_key() {
+    use horus_host_driver::auth::{Guard, Keys, TRAILER_LEN, wall_us};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("leaf.toml");
+    std::fs::write(&cfg, LEAF).unwrap();
+    let keyf = dir.path().join("keys");
+    let key = "3 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n";
+    std::fs::write(&keyf, key).unwrap();
+    let keys = Keys::parse(key).unwrap();
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let listen = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let _child = spawn_serve(
+        &cfg,
+        metrics,
+        5000,
+        &[
+            "--listen",
+            &listen.to_string(),
+            "--allow",
+            "127.0.0.2/32",
+            "--key-file",
+            keyf.to_str().unwrap(),
+        ],
+    );
+    let w = UdpSocket::bind("127.0.0.2:0").unwrap();
+    w.set_read_timeout(Some(std::time::Duration::from_millis(300)))
+        .unwrap();
+    let at = |ip: [u8; 4]| Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0x31, ip[3]]),
+        ip: Ipv4Addr::from(ip),
+        udp_port: w.local_addr().unwrap().port(),
+    };
+    let h = HorusHeader {
+        pkt_type: PacketType::WorkerId,
+        more_packets: false,
+        pool_id: 1,
+        src_id: ANY_ID,
+        dst_id: 0,
+        qlen: 0,
+        seq_num: 0,
+    };
+    let to_leaf = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0, 3]),
+        ip: Ipv4Addr::new(10, 0, 0, 3),
+        udp_port: 1234,
+    };
+    let signed = |from: Endpoint| {
+        let t = keys.trailer((from.ip, from.udp_port), &h.to_bytes(), wall_us());
+        horus_model::wire::HorusFrame::new(from, to_leaf, h, t).to_bytes()
+    };
+    let mut buf = [0u8; 256];
+    // Wait for serve to listen: its metrics answer.
+    let url = format!("http://{metrics}/metrics");
+    let scrape = || -> Option<String> { ureq::get(&url).call().ok()?.into_string().ok() };
+    for _ in 0..200 {
+        if scrape().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    for bytes in [
+        signed(at([127, 0, 0, 1])),
+        frame(at([127, 0, 0, 2]), PacketType::WorkerId, 1, ANY_ID),
+    ] {
+        w.send_to(&bytes, listen).unwrap();
+        assert!(w.recv_from(&mut buf).is_err(), "refused: no answer");
+    }
+    w.send_to(&signed(at([127, 0, 0, 2])), listen).unwrap();
+    let (n, _) = w
+        .recv_from(&mut buf)
+        .expect("an answer to the signed frame");
+    assert_eq!(n, 11 + TRAILER_LEN);
+    let me = at([127, 0, 0, 2]);
+    keys.verify(
+        (me.ip, me.udp_port),
+        &buf[..n],
+        &mut Guard::default(),
+        wall_us(),
+    )
+    .expect("a signed answer");
+    let want = [
+        "horus_controller_refused_not_allowed_total 1",
+        "horus_controller_refused_unauthenticated_total 1",
+        "horus_controller_registrations_total 1",
+    ];
+    for _ in 0..100 {
+        if scrape().is_some_and(|m| want.iter().all(|w| m.contains(w))) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("/metrics: {:?}", scrape());
 }

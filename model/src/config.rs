@@ -1,7 +1,7 @@
 //! The switch configuration: the single source of truth for one switch's pools, nodes and
 //! parameters.
 //!
-//! An operator writes one TOML file per switch (FPGA SmartNIC or simulator). It has five
+//! An operator writes one TOML file per switch (FPGA SmartNIC or simulator). It has six
 //! sections, all with `deny_unknown_fields` so that a misspelt key is an error rather than a
 //! silently ignored line:
 //!
@@ -34,6 +34,9 @@
 //!   ip = "10.0.3.1"
 //!   udp_port = 5000
 //!   port = 8
+//!
+//! [security]               # optional: who may speak to the switch and its controller
+//! allow = ["10.0.3.0/24"]  # networks (default: see SecurityConfig)
 //! ```
 //!
 //! [`Config::from_toml_str`] and [`Config::from_file`] parse that text into a raw, as-written form,
@@ -333,6 +336,21 @@ pub struct Config {
     pub spines: Vec<SpineLink>,
     /// `[[pools]]`: the pools this switch schedules. Default: none.
     pub pools: Vec<PoolConfig>,
+    /// `[security]`: the networks allowed to speak to the switch's control plane. Default: none
+    /// listed.
+    pub security: SecurityConfig,
+}
+
+/// `[security]`: what the hosts that serve a switch (a software switch, `horusctl serve`)
+/// accept. The scheduler does not read it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecurityConfig {
+    /// The networks whose hosts may send the switch frames and its controller control frames,
+    /// and to which a software switch relays. Empty: the hosts choose their default
+    /// (`docs/host-driver.md`, "Security model").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<crate::net::Ipv4Net>,
 }
 
 impl Config {
@@ -497,6 +515,7 @@ impl Config {
             defaults,
             spines: raw.spines.clone(),
             pools,
+            security: raw.security.clone(),
         }
     }
 
@@ -982,6 +1001,12 @@ struct RawConfig {
     spines: Vec<SpineLink>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pools: Vec<RawPool>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    security: SecurityConfig,
+}
+
+fn is_default(s: &SecurityConfig) -> bool {
+    s.allow.is_empty()
 }
 
 #[derive(Serialize, Deserialize)]
@@ -1102,6 +1127,7 @@ impl From<&Config> for RawConfig {
                     }
                 })
                 .collect(),
+            security: c.security.clone(),
         }
     }
 }

@@ -515,6 +515,12 @@ fn a_config_built_in_code_validates_and_round_trips() {
                 leaf: None,
             }],
         }],
+        security: horus_model::config::SecurityConfig {
+            allow: vec![
+                "10.0.3.0/24".parse().unwrap(),
+                "127.0.0.1/32".parse().unwrap(),
+            ],
+        },
     };
     c.validate().unwrap();
     assert_eq!(parse(&c.to_toml_string()), c);
@@ -1153,4 +1159,14 @@ fn a_port_name_without_a_board_says_it_needs_one() {
         "pools[0].nodes[0].port: a port named \"cmac0\" needs the board that names it (horusctl \
          check --board B; rtl-gen --board B --config FILE)"
     );
+}
+
+#[test]
+fn a_security_network_with_host_bits_is_a_parse_error_that_says_so() {
+    let ok = Config::from_toml_str(&leaf("[security]\nallow = [\"10.0.3.0/24\"]\n")).unwrap();
+    assert_eq!(ok.security.allow[0].to_string(), "10.0.3.0/24");
+    let err = Config::from_toml_str(&leaf("[security]\nallow = [\"10.0.3.7/24\"]\n")).unwrap_err();
+    assert!(err.to_string().contains("host bits set"), "{err}");
+    let err = Config::from_toml_str(&leaf("[security]\nallo = []\n")).unwrap_err();
+    assert!(err.to_string().contains("allo"), "{err}");
 }

@@ -51,6 +51,11 @@ struct Args {
     /// ARRIVAL_US [SERVICE_US], microseconds from the start.
     #[arg(long, conflicts_with_all = ["rate", "load"])]
     trace: Option<PathBuf>,
+    /// Believe answers only from hosts of this network (repeatable: the switches that deliver
+    /// them; over the kernel's UDP, the workers). Default: loopback and the scheduler's /24,
+    /// any host over the kernel's UDP. Others are counted as forged.
+    #[arg(long, value_name = "CIDR")]
+    allow: Vec<horus_model::net::Ipv4Net>,
     /// horus: NEW_TASK; random: NEW_TASK_RANDOM.
     #[arg(long, value_enum, default_value = "horus")]
     policy: Policy,
@@ -133,6 +138,8 @@ fn run() -> Result<()> {
         packets: a.packets,
         seed: a.seed,
         drain: Duration::from_millis(a.drain_ms),
+        answers_from: (!a.allow.is_empty())
+            .then(|| horus_host_driver::security::Allow::new(a.allow.clone())),
         transport: a.transport,
         trace,
     };
@@ -143,13 +150,14 @@ fn run() -> Result<()> {
         }
     })?;
     println!(
-        "{} tasks sent ({:.0}/s of {:.0}/s offered), {} answered, {} lost, {} duplicate(s); response p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us",
+        "{} tasks sent ({:.0}/s of {:.0}/s offered), {} answered, {} lost, {} duplicate(s), {} forged; response p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us",
         r.sent,
         r.sent_rate,
         r.offered_rate,
         r.answered,
         r.lost,
         r.duplicates,
+        r.forged,
         r.p50_us,
         r.p99_us,
         r.p999_us,

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Parser;
 use horus_endpoints::switch::{self, ControllerOpts, Engine, RunOpts, SoftSwitch};
+use horus_host_driver::security::Allow;
 use horus_model::config::{Config, Role};
 
 /// Prints a line on standard output; a reader that went away (`| head -2`) does not stop the
@@ -66,6 +67,15 @@ struct Args {
     /// a card would carry it in).
     #[arg(long)]
     capture: Option<PathBuf>,
+    /// Take datagrams (and control frames) only from hosts of this network, and relay only to
+    /// them (repeatable; added to the configuration's `[security] allow`). When none is given:
+    /// loopback and the /24 of every address the configuration names.
+    #[arg(long, value_name = "CIDR")]
+    allow: Vec<horus_model::net::Ipv4Net>,
+    /// The controller's frames carry a keyed MAC (HMAC-SHA-256) with the keys of this file
+    /// (`ID HEX` a line, the first signs): frames without a right one are refused.
+    #[arg(long)]
+    key_file: Option<PathBuf>,
 }
 
 fn secs(s: Option<f64>, what: &str) -> Result<Option<Duration>> {
@@ -86,13 +96,22 @@ fn run() -> Result<()> {
     let a = Args::parse();
     let cfg = Config::from_file(&a.config).with_context(|| a.config.display().to_string())?;
     let start = Instant::now();
+    let keys = a
+        .key_file
+        .as_deref()
+        .map(horus_host_driver::auth::Keys::load)
+        .transpose()
+        .map_err(anyhow::Error::msg)?
+        .map(std::sync::Arc::new);
     let ctl = (cfg.switch.role == Role::Leaf && !a.no_controller).then(|| ControllerOpts {
         timeout_us: a.timeout_ms.saturating_mul(1000),
         worker_port: a.worker_port,
         state: a.state.clone(),
+        keys: keys.clone(),
     });
     let has_ctl = ctl.is_some();
     let mut s = SoftSwitch::open(&cfg, a.engine, a.seed, ctl, 0)?;
+    s.set_allow(Allow::resolve(Some(&cfg), &a.allow, None));
     let listen = SocketAddr::from((cfg.switch.ip, cfg.switch.udp_port));
     let opts = RunOpts {
         duration: secs(a.duration_s, "--duration-s")?,
@@ -119,6 +138,10 @@ fn run() -> Result<()> {
         } else {
             String::new()
         }
+    );
+    say!(
+        "allowed: {} (datagrams taken from, frames relayed to)",
+        s.allow()
     );
     if let Some(m) = a.metrics {
         say!("metrics on http://{m}/metrics");

@@ -59,6 +59,10 @@ struct Args {
     /// through the kernel (a network with a card or a Tofino on the path).
     #[arg(long, value_enum, default_value = "frames")]
     transport: horus_endpoints::link::Transport,
+    /// Control messages carry a keyed MAC (HMAC-SHA-256) with the keys of this file (`ID HEX` a
+    /// line, the first signs); the controller's without a right one are not believed.
+    #[arg(long)]
+    key_file: Option<std::path::PathBuf>,
 }
 
 fn main() {
@@ -91,8 +95,16 @@ fn run() -> Result<()> {
         a.id,
         Duration::from_millis(a.keepalive_ms.max(1)),
     )?;
+    let keys = a
+        .key_file
+        .as_deref()
+        .map(horus_host_driver::auth::Keys::load)
+        .transpose()
+        .map_err(anyhow::Error::msg)?
+        .map(std::sync::Arc::new);
     for (i, c) in cfgs.iter_mut().enumerate() {
         c.transport = a.transport;
+        c.keys = keys.clone();
         if let Some(s) = a.server_id {
             c.server_id = s.saturating_add(i as u16);
         }
