@@ -428,9 +428,9 @@ fn keyed_in(
 /// The leaf's registers up to this stage (`idle_ctl`, the member lists, the idle list and the
 /// tables of stage 4) are pinned to the plan's stage by bf-p4c's `@stage(N)` ([`pin`]).
 pub const LEAF_PINNED_UNTIL: u8 = 4;
-/// The leaf's registers from this stage on (the winner's second drift, the rack average, the
-/// connection tables and the report) are placed last by bf-p4c ([`pin`]).
-pub const LEAF_LATE_REGISTERS: u8 = 8;
+/// The leaf's registers from this stage on (the connection tables and the report) are placed
+/// last by bf-p4c ([`pin`]).
+pub const LEAF_LATE_REGISTERS: u8 = 9;
 
 /// The annotations of a table that executes a register's actions, in the register's `stage`:
 /// the plan's, and bf-p4c's. Left to itself, its greedy placer puts a register where it meets
@@ -439,11 +439,12 @@ pub const LEAF_LATE_REGISTERS: u8 = 8;
 /// stages, a copy each. The spine's tables carry `@stage(N)`, which it follows. The leaf's
 /// carry it up to [`LEAF_PINNED_UNTIL`], and from [`LEAF_LATE_REGISTERS`] on
 /// `@placement_priority(-1)`: considered after every other table, a register's tables meet in
-/// one stage. Measured with bf-p4c at 34b86e9 (`docs/p4.md`): the leaf unannotated takes 16
-/// stages with registers split; every register pinned, 33 (its stage-0 and stage-1 tables move
-/// a stage later and the plan with them); the late registers pinned, 13 with registers split;
-/// the late ones last, 14 with `idle_index` split; with the early ones pinned as well, 14 and
-/// no register split.
+/// one stage. The drifts and the rack average between them are left to the placer, which keeps
+/// them on the critical path. Measured with bf-p4c at 34b86e9 (`docs/p4.md`): the leaf
+/// unannotated takes 16 stages with registers split; every register pinned, 27 (its stage-0
+/// tables move a stage later and the plan with them); the registers from stage 8 on pinned, 13
+/// with registers split; those last, 14 with `idle_index` split; with the early ones pinned as
+/// well, 14 and no register split; with `drift2` and `pool_avg` left to the placer, 13.
 fn pin(stage: u8, role: Role) -> String {
     match role {
         Role::Spine => format!("@horus_stage({stage}) @stage({stage})"),
