@@ -425,9 +425,10 @@ fn keyed_in(
     keyed_at(&pin(stage, role), name, keys, entries, default)
 }
 
-/// The leaf's registers up to this stage (`idle_ctl`, the member lists, the idle list and the
-/// tables of stage 4) are pinned to the plan's stage by bf-p4c's `@stage(N)` ([`pin`]).
-pub const LEAF_PINNED_UNTIL: u8 = 4;
+/// The leaf's registers up to this stage (`idle_ctl`, the member lists, the idle list, the
+/// tables of stage 4 and the link rule's `idle_link`) are pinned to the plan's stage by
+/// bf-p4c's `@stage(N)` ([`pin`]).
+pub const LEAF_PINNED_UNTIL: u8 = 5;
 /// The leaf's registers from this stage on (the connection tables and the report) are placed
 /// last by bf-p4c ([`pin`]).
 pub const LEAF_LATE_REGISTERS: u8 = 9;
@@ -444,7 +445,8 @@ pub const LEAF_LATE_REGISTERS: u8 = 9;
 /// unannotated takes 16 stages with registers split; every register pinned, 27 (its stage-0
 /// tables move a stage later and the plan with them); the registers from stage 8 on pinned, 13
 /// with registers split; those last, 14 with `idle_index` split; with the early ones pinned as
-/// well, 14 and no register split; with `drift2` and `pool_avg` left to the placer, 13.
+/// well, 14 and no register split; with `drift2` and `pool_avg` left to the placer, 13; with
+/// `idle_link` in stage 5 and `idle_index` addressed by two fields (`ra_tables`), 12: it fits.
 fn pin(stage: u8, role: Role) -> String {
     match role {
         Role::Spine => format!("@horus_stage({stage}) @stage({stage})"),
@@ -1045,7 +1047,8 @@ fn ind(lines: &str, n: usize) -> String {
 /// The apply block of a NEW_TASK's first pass, in the plan's stage order on every path. The
 /// leaf's link rule reads the spine's view (`link_repair`, stage 2) before the first branch on
 /// `idle_ctl`'s word, the pool's new idle count (`md.p_new`, stage 2: `link_range`, stage 3)
-/// after it, and its register (stage 4) in each arm of the second.
+/// after it, and its register (stage 5) in each arm of the second, after the arm's stage-4
+/// tables.
 fn task_apply(leaf: bool) -> String {
     let (take, repair, link, link_rule, index, avg_none) = if leaf {
         (
@@ -1079,17 +1082,17 @@ fn task_apply(leaf: bool) -> String {
                     }}
 {link}                    if (md.ctl[31:31] == 0 && md.ctl != 0) {{
                         idle_read.apply();
-{link_rule}                        factor_idle.apply();
-{index}                        pick_idle.apply();
+                        factor_idle.apply();
+{index}{link_rule}                        pick_idle.apply();
                         drift1_charge.apply();
                         drift2_charge.apply();
 {idle_end}                    }} else {{
                         factor1.apply();
                         factor2.apply();
                         same_check.apply();
-{link_rule}                        load1_read.apply();
+                        load1_read.apply();
                         load2_read.apply();
-                        load_cmp.apply();
+{link_rule}                        load_cmp.apply();
                         if (md.d21 == 0) {{
                             pick1.apply();
                         }} else {{

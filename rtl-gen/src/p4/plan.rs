@@ -87,7 +87,7 @@ pub const TABLES: &[TofinoTable] = &[
     t(Some(Stage::IdleList), "idle_list", Register, 3, true),
     t(None, "link_range", MatchTable, 3, false),
     t(Some(Stage::IdleIndex), "idle_index", Register, 4, true),
-    t(None, "idle_link", Register, 4, false),
+    t(None, "idle_link", Register, 5, false),
     t(Some(Stage::Load1), "load1", Register, 4, true),
     t(Some(Stage::Load2), "load2", Register, 4, true),
     t(Some(Stage::Drift1), "drift1", Register, 7, true),

@@ -121,10 +121,19 @@ const RA_TABLES: &[(Roles, &str, &str, &str)] = &[
         "md.idx = idle_index_check_ra.execute(hdr.horus.src_id);",
     ),
     (
-        Both,
+        Spine,
         "idle_index_set",
         "idle_index",
         "idle_index_set_ra.execute(md.push_ref[31:16]);",
+    ),
+    // The leaf's idle add commits the reply's own worker (`resubmit_add`: resub.node is the
+    // reply's src_id), so its set shares the check's address, src_id: one hash distribution
+    // unit of stage 4 where the spine's two index fields take two (`docs/p4.md`).
+    (
+        Leaf,
+        "idle_index_set",
+        "idle_index",
+        "idle_index_set_ra.execute(hdr.horus.src_id);",
     ),
     (
         Leaf,

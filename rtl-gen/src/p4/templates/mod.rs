@@ -291,8 +291,8 @@ pub(super) const LEAF_CTL_APPLY: &str = r#"        } else if (md.kind == KIND_AD
             link_repair.apply();
             link_range.apply();
             idle_write.apply();
-            link_rule.apply();
             idle_index_set.apply();
+            link_rule.apply();
             avg_read.apply();
 "#;
 
