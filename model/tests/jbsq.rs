@@ -16,9 +16,12 @@ fn pool_cfg(k: u8, capacity: u16, queue_slots: u32, fallback: Fallback) -> JbsqP
         base: 8,
         capacity,
         k,
+        ring_base: 0,
+        ring_slots: 16,
         queue_base: 16,
         queue_slots,
         fallback,
+        advertise: Advertise::Idle,
         params: Params::jbsq_default(),
         spine: Some(SPINE),
     }
@@ -73,8 +76,10 @@ fn a_worker_gets_at_most_k_the_least_loaded_first_and_the_rest_wait_in_arrival_o
         let Some(Placement::Token { node, level }) = r.placement else {
             panic!("task {seq} not placed: {r:?}");
         };
-        // Level 0 for the first three (each worker one), level 1 for the next three.
-        assert_eq!(level, (seq / 3) as u8);
+        // Level 0 for the first three (each worker one), then the second places: k = 2 puts
+        // them half way up the levels.
+        let second = (LEVELS / 2) as u8;
+        assert_eq!(level, if seq < 3 { 0 } else { second });
         assert_eq!(sent_to(&r), Some(node));
         to.push(node);
     }
@@ -133,7 +138,15 @@ fn a_reply_with_nothing_held_returns_its_place_and_the_next_task_goes_to_the_emp
     let r = task(&mut l, 3);
     assert_eq!(r.placement, Some(Placement::Token { node: 21, level: 0 }));
     let r = task(&mut l, 4);
-    assert_eq!(r.placement, Some(Placement::Token { node: 21, level: 1 }));
+    let second = level_of(1, 2) as u8;
+    assert_eq!(second, 4);
+    assert_eq!(
+        r.placement,
+        Some(Placement::Token {
+            node: 21,
+            level: second
+        })
+    );
     assert_eq!(
         task(&mut l, 5).placement,
         Some(Placement::Held { depth: 1 })
@@ -166,18 +179,25 @@ fn a_worker_may_have_its_own_bound() {
     let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
     l.configure_pool(1, pool_cfg(1, 8, 8, Fallback::Random))
         .unwrap();
-    l.add_node(1, 20, Some(3), 0).unwrap(); // a fast worker: 3 places
-    l.add_node(1, 21, None, 0).unwrap(); // the pool's k = 1
-    let to: Vec<_> = (0..4).map(|s| sent_to(&task(&mut l, s))).collect();
-    assert_eq!(to, [Some(20), Some(21), Some(20), Some(20)]);
+    l.add_node(1, 20, Some(3), 0).unwrap(); // a fast worker: 3 places, levels 0, 2 and 5
+    l.add_node(1, 21, None, 0).unwrap(); // the pool's k = 1: level 0
+    l.add_node(1, 22, Some(2), 0).unwrap(); // levels 0 and 4
     assert_eq!(
-        task(&mut l, 4).placement,
+        [level_of(0, 3), level_of(1, 3), level_of(2, 3)],
+        [0, 2, 5],
+        "a place's level is the fraction of the bound in use"
+    );
+    let to: Vec<_> = (0..6).map(|s| sent_to(&task(&mut l, s))).collect();
+    let fast = Some(20);
+    assert_eq!(to, [fast, Some(21), Some(22), fast, Some(22), fast]);
+    assert_eq!(
+        task(&mut l, 6).placement,
         Some(Placement::Held { depth: 1 })
     );
     assert_eq!(
-        l.add_node(1, 22, Some(5), 0),
+        l.add_node(1, 23, Some(0), 0),
         Err(JbsqControlError::BadConfig),
-        "k above the rings"
+        "a worker has a place at least"
     );
 }
 
@@ -297,7 +317,7 @@ fn a_multi_packet_task_or_one_too_long_for_a_slot_is_never_held() {
 #[test]
 fn a_removed_workers_places_go_stale_and_its_pools_held_tasks_stay_held() {
     let mut l = leaf(2, 2, 8, Fallback::Random);
-    task(&mut l, 0); // to 20 (level 0); 21's level 0 and both level-1 places remain
+    task(&mut l, 0); // to 20 (level 0); 21's first place and both second places remain
     l.remove_node(1, 21).unwrap();
     // 21's token at level 0 is popped: stale, the task takes a second pass and finds 20's.
     let r = l.packet(header(PacketType::NewTask, CLIENT, 1), 64, 0);
@@ -307,8 +327,8 @@ fn a_removed_workers_places_go_stale_and_its_pools_held_tasks_stay_held() {
     assert_eq!(t.header.seq_num, 1);
     assert_eq!(r.forward, None);
     let r2 = l.resubmit(r.resubmit.unwrap());
-    assert_eq!(r2.placement, Some(Placement::Token { node: 20, level: 1 }));
-    // 21's level-1 token: the next task retries and is held (20 is at k).
+    assert_eq!(r2.placement, Some(Placement::Token { node: 20, level: 4 }));
+    // 21's second token: the next task retries and is held (20 is at k).
     let r = l.packet(header(PacketType::NewTask, CLIENT, 2), 64, 0);
     let r3 = l.resubmit(r.resubmit.expect("stale"));
     assert_eq!(r3.placement, Some(Placement::Held { depth: 1 }));
@@ -396,4 +416,36 @@ fn the_generator_advances_once_per_task_first_pass_and_never_otherwise() {
     h.pool_id = 2; // not configured: no step
     l.packet(h, 64, 0);
     assert_eq!(l.rng_state(), rng.state());
+}
+
+#[test]
+fn a_pool_that_advertises_places_stays_linked_while_any_worker_has_a_free_place() {
+    for advertise in [Advertise::Idle, Advertise::Places] {
+        let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+        let mut cfg = pool_cfg(2, 8, 8, Fallback::Random);
+        cfg.advertise = advertise;
+        l.configure_pool(1, cfg).unwrap();
+        l.add_node(1, 20, None, 0).unwrap();
+        l.add_node(1, 21, None, 0).unwrap();
+        let signals: Vec<_> = (0..4)
+            .map(|s| task(&mut l, s).signal.map(|s| s.0))
+            .collect();
+        // Idle: the second task takes the last idle worker. Places: the fourth takes the last
+        // free place.
+        let unlink_at = match advertise {
+            Advertise::Idle => 1,
+            Advertise::Places => 3,
+        };
+        for (i, s) in signals.iter().enumerate() {
+            assert_eq!(
+                *s == Some(Signal::IdleRemove),
+                i == unlink_at,
+                "{advertise:?}: {signals:?}"
+            );
+        }
+        // A reply frees a place of level 4 (half of k = 2): only Places links again.
+        let (_, second) = reply(&mut l, 20);
+        let linked = second.and_then(|r| r.signal).map(|s| s.0) == Some(Signal::IdleAdd);
+        assert_eq!(linked, advertise == Advertise::Places);
+    }
 }

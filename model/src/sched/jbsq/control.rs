@@ -17,11 +17,14 @@ impl JbsqLeaf {
         }
         let nodes_end = u32::from(cfg.base) + u32::from(cfg.capacity);
         let queue_end = u64::from(cfg.queue_base) + u64::from(cfg.queue_slots);
+        let ring_end = u64::from(cfg.ring_base) + LEVELS as u64 * u64::from(cfg.ring_slots);
         if cfg.capacity == 0
             || nodes_end > u32::from(self.sizes.nodes)
             || cfg.queue_slots == 0
             || queue_end > u64::from(self.sizes.buffer_slots)
-            || !(1..=LEVELS as u8).contains(&cfg.k)
+            || cfg.ring_slots == 0
+            || ring_end > u64::from(self.sizes.ring_entries)
+            || cfg.k == 0
             || !cfg.params.is_valid()
         {
             return Err(JbsqControlError::BadConfig);
@@ -40,10 +43,11 @@ impl JbsqLeaf {
     }
 
     /// Adds `node` to `pool` with bound `k` (the pool's when `None`) and `tasks` outstanding
-    /// (0 for a new worker; the simulator's prefilled start gives more). Its free places,
-    /// levels `tasks .. k`, go into their rings; it joins the members and the average is
-    /// rescaled to the new count. The link rule runs (an idle node may link the rack); the
-    /// signal it decides, if any, is returned.
+    /// (0 for a new worker; the simulator's prefilled start gives more): one pass for the node
+    /// (it joins the members, the average is rescaled to the new count), then one pass for each
+    /// of its free places `tasks .. k`, which goes into its ring ([`level_of`]) and runs the
+    /// link rule (an idle node may link the rack). The first signal decided, if any, is
+    /// returned.
     pub fn add_node(
         &mut self,
         pool: u16,
@@ -69,7 +73,7 @@ impl JbsqLeaf {
             return Err(JbsqControlError::PoolFull);
         }
         let k = k.unwrap_or(pc.cfg.k);
-        if !(1..=LEVELS as u8).contains(&k) {
+        if k == 0 {
             return Err(JbsqControlError::BadConfig);
         }
         let cfg = pc.cfg;
@@ -84,24 +88,6 @@ impl JbsqLeaf {
             generation,
             k,
         };
-        self.touch(JbsqStage::QueueCtl);
-        let q = &mut self.t.queue_ctl[p];
-        let mut pushes = Vec::new();
-        for j in usize::from(tasks)..usize::from(k) {
-            if q.ring_count[j] >= cfg.capacity {
-                self.counters.token_overflow += 1;
-                continue;
-            }
-            pushes.push((j, wrap_add16(q.ring_head[j], q.ring_count[j], cfg.capacity)));
-            q.ring_count[j] += 1;
-        }
-        // A control pass carries no time: a message it decides keeps the pool's stamp.
-        let stamp = q.signaled_us;
-        let signal = link_rule(q, &cfg, None, stamp, &mut self.counters);
-        for (j, at) in pushes {
-            self.touch(JbsqStage::ring(j));
-            self.t.rings[j][usize::from(cfg.base + at)] = Token { node, generation };
-        }
         self.touch(JbsqStage::Members);
         self.t.members[usize::from(cfg.base + pc.n)] = node;
         self.touch(JbsqStage::MemberSlot);
@@ -119,7 +105,39 @@ impl JbsqLeaf {
             .rescale(RackAverage::unit_for(u32::from(pc.n) + 1), 0);
         pa.avg.tasks = outstanding;
         pa.spine_tasks = 0;
-        Ok(signal.map(|s| self.signal_header(pool, &cfg, s, true)))
+        let mut first = None;
+        for place in tasks..u16::from(k) {
+            let signal = self.add_place(pool, &cfg, node, generation, level_of(place, k));
+            first = first.or(signal);
+        }
+        Ok(first)
+    }
+
+    /// A control pass that puts one free place of `node` into ring `j`.
+    fn add_place(
+        &mut self,
+        pool: u16,
+        cfg: &JbsqPool,
+        node: u16,
+        generation: u8,
+        j: usize,
+    ) -> Option<(Signal, HorusHeader)> {
+        self.guard.begin();
+        self.touch(JbsqStage::PoolCfg);
+        self.touch(JbsqStage::QueueCtl);
+        let q = &mut self.t.queue_ctl[usize::from(pool)];
+        if q.ring_count[j] >= cfg.ring_slots {
+            self.counters.token_overflow += 1;
+            return None;
+        }
+        let at = wrap_add16(q.ring_head[j], q.ring_count[j], cfg.ring_slots);
+        q.ring_count[j] += 1;
+        // A control pass carries no time: a message it decides keeps the pool's stamp.
+        let stamp = q.signaled_us;
+        let signal = link_rule(q, cfg, None, stamp, &mut self.counters);
+        self.touch(JbsqStage::Ring);
+        self.t.rings[ring_index(cfg, j, at)] = Token { node, generation };
+        signal.map(|s| self.signal_header(pool, cfg, s, false))
     }
 
     /// Removes `node` from its pool: its tasks are lost with it (the average is rescaled without

@@ -3,9 +3,11 @@
 //!
 //! A worker has at most `k` places (tasks sent to it and not yet answered). Each free place is a
 //! *token* in one of the pool's token rings: a worker with `o` outstanding tasks and bound `k`
-//! has one token in each ring `o .. k`, so the lowest ring that holds a token holds the workers
-//! with the fewest outstanding tasks, and a task that pops it goes to a least-loaded worker under
-//! its bound (bounded join-the-shortest-queue, ties in the order the places freed). With no
+//! has the tokens of its places `o .. k`, place `j` in ring [`level_of`]`(j, k)`, so the lowest
+//! ring that holds a token holds the workers using the least of their bound, and a task that
+//! pops it goes to a least-loaded worker under its bound (bounded join-the-shortest-queue, by
+//! count when the pool's workers share `k`, by time when `k` follows their speed; ties in the
+//! order the places freed). With no
 //! token the task waits in its pool's FIFO in the task buffer; a worker's reply releases the
 //! oldest held task to that worker in the reply's own pass, or, with nothing held, returns the
 //! freed place to its ring in a second pass.
@@ -243,7 +245,7 @@ impl JbsqLeaf {
         }
         let way = if let Some(j) = level {
             let at = q.ring_head[j];
-            q.ring_head[j] = wrap_inc16(at, cfg.capacity);
+            q.ring_head[j] = wrap_inc16(at, cfg.ring_slots);
             q.ring_count[j] -= 1;
             Way::Pop { level: j, at }
         } else if holdable && q.depth < cfg.queue_slots {
@@ -265,8 +267,8 @@ impl JbsqLeaf {
 
         let node = match way {
             Way::Pop { level, at } => {
-                self.touch(JbsqStage::ring(level));
-                let tok = self.t.rings[level][usize::from(cfg.base + at)];
+                self.touch(JbsqStage::Ring);
+                let tok = self.t.rings[ring_index(&cfg, level, at)];
                 self.touch(JbsqStage::Outstanding);
                 let o = &mut self.t.outstanding[usize::from(tok.node)];
                 if !o.active || o.generation != tok.generation {
@@ -361,7 +363,7 @@ impl JbsqLeaf {
                 pool: h.pool_id,
                 node,
                 generation: nc.generation,
-                level: left as u8,
+                level: level_of(left, nc.k) as u8,
                 time_us,
             });
         }
@@ -401,18 +403,19 @@ impl JbsqLeaf {
             q.queue_head = wrap_inc32(at, cfg.queue_slots);
             q.depth -= 1;
             Some(at)
-        } else if q.ring_count[j] >= cfg.capacity {
+        } else if q.ring_count[j] >= cfg.ring_slots {
             self.counters.token_overflow += 1;
             return r;
         } else {
-            let at = wrap_add16(q.ring_head[j], q.ring_count[j], cfg.capacity);
+            let at = wrap_add16(q.ring_head[j], q.ring_count[j], cfg.ring_slots);
             q.ring_count[j] += 1;
-            self.touch(JbsqStage::ring(j));
-            self.t.rings[j][usize::from(cfg.base + at)] = Token { node, generation };
+            self.touch(JbsqStage::Ring);
+            self.t.rings[ring_index(&cfg, j, at)] = Token { node, generation };
             None
         };
         let q = &mut self.t.queue_ctl[usize::from(pool)];
-        let signal = if release.is_none() && j == 0 {
+        let counted = j == 0 || cfg.advertise == Advertise::Places;
+        let signal = if release.is_none() && counted {
             link_rule(q, &cfg, None, time_us, &mut self.counters)
         } else {
             None
@@ -514,7 +517,8 @@ impl JbsqLeaf {
     }
 }
 
-/// The paper's link rule on the leaf's idle count, the tokens of level 0 (decision 25): link at
+/// The paper's link rule on the leaf's idle count, the tokens of level 0 or all of them as the
+/// pool advertises (decision 27): link at
 /// `link_at`, unlink at `unlink_at`, repair a spine task's disagreeing flag once per gap; a
 /// message stamps the pool with the pass's packet time.
 fn link_rule(
@@ -525,7 +529,10 @@ fn link_rule(
     counters: &mut JbsqCounters,
 ) -> Option<Signal> {
     cfg.spine?;
-    let p = q.ring_count[0];
+    let p = match cfg.advertise {
+        Advertise::Idle => q.ring_count[0],
+        Advertise::Places => q.ring_count.iter().sum(),
+    };
     let signal = if !q.linked && p >= cfg.params.link_at {
         q.linked = true;
         Some(Signal::IdleAdd)
@@ -548,6 +555,11 @@ fn link_rule(
         q.signaled_us = time_us;
     }
     signal
+}
+
+/// Where offset `at` of level `level`'s ring of a pool is in the ring table.
+fn ring_index(cfg: &JbsqPool, level: usize, at: u16) -> usize {
+    cfg.ring_base as usize + level * usize::from(cfg.ring_slots) + usize::from(at)
 }
 
 fn to_worker(mut h: HorusHeader, node: u16) -> HorusHeader {

@@ -8,8 +8,17 @@ use crate::fixed::RackAverage;
 use crate::sched::state::{Params, PoolAvg, SpineRef};
 use crate::wire::HorusHeader;
 
-/// Token rings per pool: the most places a worker can have (`k` is at most this).
-pub const LEVELS: usize = 4;
+/// Token rings (levels) per pool. Place `j` (0-based) of a worker with bound `k` is in level
+/// `floor(j · LEVELS / k)` ([`level_of`]): the fraction of its bound a worker has in use, so that
+/// with one `k` the levels rank workers by their outstanding tasks and with `k` by speed they
+/// rank them by the time a new task would wait. `k` is 1 to 255.
+pub const LEVELS: usize = 8;
+
+/// The token ring of a worker's place `place` when its bound is `k`.
+#[inline]
+pub fn level_of(place: u16, k: u8) -> usize {
+    usize::from(place) * LEVELS / usize::from(k.max(1))
+}
 
 /// The JBSQ leaf's table sizes: a preset, as the paper's leaf has `Sizes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +29,9 @@ pub struct JbsqSizes {
     pub nodes: u16,
     /// Task-buffer slots, shared out among the pools by the control plane (each pool a region).
     pub buffer_slots: u32,
+    /// Token-ring entries, shared out among the pools (each pool `LEVELS` rings of its
+    /// `ring_slots`).
+    pub ring_entries: u32,
     /// The largest task (its whole frame) a slot holds, in bytes.
     pub slot_bytes: u16,
 }
@@ -31,6 +43,7 @@ impl JbsqSizes {
         pools: 64,
         nodes: 4096,
         buffer_slots: 4096,
+        ring_entries: 65536,
         slot_bytes: 256,
     };
 
@@ -39,6 +52,7 @@ impl JbsqSizes {
         pools: 4,
         nodes: 64,
         buffer_slots: 64,
+        ring_entries: 1024,
         slot_bytes: 256,
     };
 }
@@ -54,18 +68,34 @@ pub enum Fallback {
     Drop,
 }
 
+/// What the leaf's link rule counts as the rack's idleness towards the spine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Advertise {
+    /// Workers with nothing outstanding: the tokens of level 0 (the paper's idle workers when
+    /// `k` is 1).
+    #[default]
+    Idle,
+    /// Free places: every token, at any level (the rack can take a task without holding it).
+    Places,
+}
+
 /// A pool's configuration, as the control plane writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JbsqPool {
     /// The pool's region of node slots (members and token rings): `[base, base + capacity)`.
     pub base: u16,
     pub capacity: u16,
-    /// Places per worker unless a worker has its own (1..=[`LEVELS`]).
+    /// Places per worker unless a worker has its own (1..=255).
     pub k: u8,
+    /// The pool's token rings: level `j`'s entries are
+    /// `ring_base + j · ring_slots .. ring_base + (j + 1) · ring_slots`.
+    pub ring_base: u32,
+    pub ring_slots: u16,
     /// The pool's region of the task buffer: `[queue_base, queue_base + queue_slots)`.
     pub queue_base: u32,
     pub queue_slots: u32,
     pub fallback: Fallback,
+    pub advertise: Advertise,
     pub params: Params,
     pub spine: Option<SpineRef>,
 }
@@ -80,11 +110,9 @@ pub enum JbsqStage {
     /// `queueCtl[pool]`: per level the token ring's head and count; the held queue's head, depth
     /// and greatest depth; the spine link flag and the time of the last idle message.
     QueueCtl,
-    /// `ring0[base + i]` .. `ring3[base + i]`: the tokens (free places) of level 0 .. 3.
-    Ring0,
-    Ring1,
-    Ring2,
-    Ring3,
+    /// `ring[ring_base + j · ring_slots + i]`: the tokens (free places) of each level, a ring
+    /// per level (a pass touches one entry).
+    Ring,
     /// `members[base + i]`: the pool's nodes, for the fallback's random sample.
     Members,
     /// `memberSlot[node]`: where a node sits in `members` (control passes only).
@@ -98,30 +126,17 @@ pub enum JbsqStage {
 }
 
 impl JbsqStage {
-    pub const ALL: [JbsqStage; 12] = [
+    pub const ALL: [JbsqStage; 9] = [
         JbsqStage::PoolCfg,
         JbsqStage::NodeCfg,
         JbsqStage::QueueCtl,
-        JbsqStage::Ring0,
-        JbsqStage::Ring1,
-        JbsqStage::Ring2,
-        JbsqStage::Ring3,
+        JbsqStage::Ring,
         JbsqStage::Members,
         JbsqStage::MemberSlot,
         JbsqStage::Outstanding,
         JbsqStage::PoolAvg,
         JbsqStage::TaskBuf,
     ];
-
-    /// The token ring of level `j`.
-    pub fn ring(j: usize) -> JbsqStage {
-        [
-            JbsqStage::Ring0,
-            JbsqStage::Ring1,
-            JbsqStage::Ring2,
-            JbsqStage::Ring3,
-        ][j]
-    }
 }
 
 /// `poolCfg` entry.
@@ -189,7 +204,7 @@ pub struct JbsqTables {
     pub pool_cfg: Vec<Option<PoolCfgEntry>>,
     pub node_cfg: Vec<NodeCfgEntry>,
     pub queue_ctl: Vec<QueueCtl>,
-    pub rings: [Vec<Token>; LEVELS],
+    pub rings: Vec<Token>,
     pub members: Vec<u16>,
     pub member_slot: Vec<u16>,
     pub outstanding: Vec<OutstandingEntry>,
@@ -204,7 +219,7 @@ impl JbsqTables {
             pool_cfg: vec![None; pools],
             node_cfg: vec![NodeCfgEntry::default(); nodes],
             queue_ctl: vec![QueueCtl::default(); pools],
-            rings: std::array::from_fn(|_| vec![Token::default(); nodes]),
+            rings: vec![Token::default(); s.ring_entries as usize],
             members: vec![0; nodes],
             member_slot: vec![0; nodes],
             outstanding: vec![OutstandingEntry::default(); nodes],
