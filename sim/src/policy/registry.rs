@@ -4,6 +4,7 @@
 use super::*;
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
+use horus_model::sched::jbsq::Advertise;
 use serde::{Deserialize, Serialize};
 
 /// Horus's parameters (`docs/algorithm.md`, decisions 6, 7 and 17), with their defaults.
@@ -50,12 +51,14 @@ const HORUS_TOFINO_PARAMS: [Param; 8] = {
     ]
 };
 
-/// horus-jbsq's: the leaf's bound and Horus's.
-const HORUS_JBSQ_PARAMS: [Param; 6] = {
+/// horus-jbsq's: the leaf's bound, what its link rule counts (`places`: free places, not idle
+/// workers) and Horus's.
+const HORUS_JBSQ_PARAMS: [Param; 7] = {
     let h = HORUS_PARAMS;
     [
         Param::count("k", 2),
         Param::flag("weighted", false),
+        Param::flag("places", false),
         h[0],
         h[1],
         h[2],
@@ -221,12 +224,18 @@ pub static POLICIES: &[PolicyEntry] = &[
             let params = horus::HorusParams::of(b.params.spec()).expect("the entry's check passed");
             let k = b.params.int("k");
             let weighted = b.params.flag("weighted");
+            let advertise = if b.params.flag("places") {
+                Advertise::Places
+            } else {
+                Advertise::Idle
+            };
             Box::new(horus_jbsq::HorusJbsq::new(
                 b.cluster,
                 b.queue_len,
                 b.rng,
                 k,
                 weighted,
+                advertise,
                 params,
             ))
         },
