@@ -449,3 +449,104 @@ fn a_pool_that_advertises_places_stays_linked_while_any_worker_has_a_free_place(
         assert_eq!(linked, advertise == Advertise::Places);
     }
 }
+
+/// The JBSQ stage matrix in `docs/algorithm.md`: a row's non-blank cells are the tables its pass
+/// touches (a cell marked ¹ only when the pass sends a signal).
+fn doc_matrix() -> Vec<(String, Vec<(JbsqStage, bool)>)> {
+    let doc = include_str!("../../docs/algorithm.md");
+    let start = doc
+        .find("| pass | poolCfg | nodeCfg |")
+        .expect("the JBSQ matrix is in docs/algorithm.md");
+    doc[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let touched = JbsqStage::ALL
+                .iter()
+                .zip(&cells[2..])
+                .filter(|(_, c)| !c.is_empty())
+                .map(|(&s, c)| (s, c.ends_with('¹')))
+                .collect();
+            (cells[1].to_string(), touched)
+        })
+        .collect()
+}
+
+#[test]
+fn the_stage_matrix_in_the_docs_is_what_each_kind_of_pass_touches() {
+    let rows = doc_matrix();
+    let mut seen = Vec::new();
+    let mut check = |l: &JbsqLeaf, pass: &str| {
+        let (_, want) = rows
+            .iter()
+            .find(|(p, _)| p == pass)
+            .unwrap_or_else(|| panic!("no row {pass:?}"));
+        let got = l.last_pass_stages();
+        let required: Vec<_> = want.iter().filter(|w| !w.1).map(|w| w.0).collect();
+        let allowed: Vec<_> = want.iter().map(|w| w.0).collect();
+        assert!(
+            got.iter().all(|s| allowed.contains(s)) && required.iter().all(|s| got.contains(s)),
+            "{pass}: touched {got:?}, the docs say {want:?}"
+        );
+        seen.push(pass.to_string());
+    };
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 3);
+    l.configure_pool(1, pool_cfg(2, 8, 1, Fallback::Random))
+        .unwrap();
+    l.add_node(1, 20, Some(1), 1).unwrap(); // no free place: the node's pass only
+    check(&l, "add node");
+    l.add_node(1, 21, None, 0).unwrap(); // 21: places at levels 0 and 4
+    check(&l, "add node, one pass per place");
+    task(&mut l, 0);
+    check(&l, "task, a free place");
+    let r = l.packet(header(PacketType::TaskDone, 21, 0), 64, 1);
+    check(&l, "reply, nothing held");
+    l.resubmit(r.resubmit.expect("the place returns"));
+    check(&l, "place returned (its second pass)");
+    task(&mut l, 1);
+    task(&mut l, 2); // 21 at its bound, 20 over it: no place
+    assert!(matches!(
+        task(&mut l, 3).placement,
+        Some(Placement::Held { .. })
+    ));
+    check(&l, "task, held");
+    assert!(matches!(
+        task(&mut l, 4).placement,
+        Some(Placement::Fallback { .. })
+    ));
+    check(&l, "task, over a bound (fallback)");
+    reply(&mut l, 21);
+    check(&l, "reply, a task held");
+    // 21 answers until it is under its bound (the fallback may have gone to it too).
+    let rs = loop {
+        let r = l.packet(header(PacketType::TaskDone, 21, 0), 64, 2);
+        if let Some(rs) = r.resubmit {
+            break rs;
+        }
+    };
+    assert!(matches!(
+        task(&mut l, 5).placement,
+        Some(Placement::Held { .. })
+    ));
+    assert!(l.resubmit(rs).release.is_some());
+    check(&l, "place returned, a task held meanwhile");
+    l.remove_node(1, 21).unwrap();
+    check(&l, "remove node");
+
+    let mut l = leaf(1, 1, 1, Fallback::Drop);
+    l.add_node(1, 21, None, 0).unwrap();
+    l.remove_node(1, 20).unwrap();
+    let r = l.packet(header(PacketType::NewTask, CLIENT, 0), 64, 0);
+    assert!(r.resubmit.is_some(), "20's place is stale");
+    check(&l, "task, a removed node's place (retries)");
+    l.resubmit(r.resubmit.unwrap());
+    task(&mut l, 1); // held
+    assert_eq!(task(&mut l, 2).drop, Some(JbsqDrop::BufferFull));
+    check(&l, "task, dropped (buffer full)");
+    let mut documented: Vec<_> = rows.iter().map(|r| r.0.clone()).collect();
+    documented.sort();
+    seen.sort();
+    assert_eq!(seen, documented, "every row is run");
+}
