@@ -37,8 +37,8 @@ pub struct JbsqSizes {
 }
 
 impl JbsqSizes {
-    /// The FPGA preset: 64 pools, 4,096 nodes, 4,096 held tasks of up to 256 bytes (1 MiB: 8
-    /// URAM288 blocks of 4,096 by 72 bits hold 288 KiB each, so 4 such blocks' worth of width).
+    /// The FPGA preset: 64 pools, 4,096 nodes, 65,536 ring entries, 4,096 held tasks of up to
+    /// 256 bytes (1 MiB: 29 URAM288 blocks side by side, each 4,096 words of 72 bits).
     pub const DEFAULT: JbsqSizes = JbsqSizes {
         pools: 64,
         nodes: 4096,
