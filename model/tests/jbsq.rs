@@ -1,5 +1,5 @@
 //! The JBSQ leaf (`horus_model::sched::jbsq`): `docs/algorithm.md`, "The leaf that holds tasks",
-//! decisions 23 to 30.
+//! decisions 23 to 31.
 
 use horus_model::fixed::{Load, RackAverage};
 use horus_model::rng::{Xorshift64, scale};
@@ -22,6 +22,7 @@ fn pool_cfg(k: u8, capacity: u16, queue_slots: u32, fallback: Fallback) -> JbsqP
         queue_slots,
         fallback,
         advertise: Advertise::Idle,
+        hold_us: 0,
         params: Params::jbsq_default(),
         spine: Some(SPINE),
     }
@@ -549,4 +550,28 @@ fn the_stage_matrix_in_the_docs_is_what_each_kind_of_pass_touches() {
     documented.sort();
     seen.sort();
     assert_eq!(seen, documented, "every row is run");
+}
+
+#[test]
+fn a_pool_holds_its_link_for_hold_us_after_an_idle_message() {
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+    let mut cfg = pool_cfg(1, 8, 8, Fallback::Random);
+    cfg.hold_us = 50;
+    l.configure_pool(1, cfg).unwrap();
+    // A control pass links at once (its stamp stays 0).
+    let s = l.add_node(1, 20, None, 0).unwrap();
+    assert_eq!(s.map(|s| s.0), Some(Signal::IdleAdd));
+    let at = |l: &mut JbsqLeaf, t: u32| {
+        l.packet(header(PacketType::NewTask, CLIENT, 0), 64, t)
+            .signal
+            .map(|s| s.0)
+            .filter(|&s| s != Signal::LoadUpdate)
+    };
+    // The worker taken at 10 us: inside the hold, the rack stays linked.
+    assert_eq!(at(&mut l, 10), None);
+    assert!(l.tables().queue_ctl[1].linked);
+    // At 50 us the hold is over: the next task's pass unlinks.
+    assert_eq!(at(&mut l, 49), None);
+    assert_eq!(at(&mut l, 50), Some(Signal::IdleRemove));
+    assert!(!l.tables().queue_ctl[1].linked);
 }

@@ -133,8 +133,7 @@ impl JbsqLeaf {
         let at = wrap_add16(q.ring_head[j], q.ring_count[j], cfg.ring_slots);
         q.ring_count[j] += 1;
         // A control pass carries no time: a message it decides keeps the pool's stamp.
-        let stamp = q.signaled_us;
-        let signal = link_rule(q, cfg, None, stamp, &mut self.counters);
+        let signal = link_rule(q, cfg, None, None, &mut self.counters);
         self.touch(JbsqStage::Ring);
         self.t.rings[ring_index(cfg, j, at)] = Token { node, generation };
         signal.map(|s| self.signal_header(pool, cfg, s, false))

@@ -1,5 +1,5 @@
 //! The leaf that holds tasks: JBSQ(k) in the switch, pass by pass (`docs/algorithm.md`, "The
-//! leaf that holds tasks (JBSQ)", decisions 23 to 30).
+//! leaf that holds tasks (JBSQ)", decisions 23 to 31).
 //!
 //! A worker has at most `k` places (tasks sent to it and not yet answered). Each free place is a
 //! *token* in one of the pool's token rings: a worker with `o` outstanding tasks and bound `k`
@@ -263,7 +263,7 @@ impl JbsqLeaf {
             }
         };
         let depth = q.depth;
-        let signal = link_rule(q, &cfg, flag, task.time_us, &mut self.counters);
+        let signal = link_rule(q, &cfg, flag, Some(task.time_us), &mut self.counters);
 
         let node = match way {
             Way::Pop { level, at } => {
@@ -416,7 +416,7 @@ impl JbsqLeaf {
         let q = &mut self.t.queue_ctl[usize::from(pool)];
         let counted = j == 0 || cfg.advertise == Advertise::Places;
         let signal = if release.is_none() && counted {
-            link_rule(q, &cfg, None, time_us, &mut self.counters)
+            link_rule(q, &cfg, None, Some(time_us), &mut self.counters)
         } else {
             None
         };
@@ -518,14 +518,14 @@ impl JbsqLeaf {
 }
 
 /// The paper's link rule on the leaf's idle count, the tokens of level 0 or all of them as the
-/// pool advertises (decision 27): link at
+/// pool advertises (decision 27), held down `hold_us` after the pool's last idle message: link at
 /// `link_at`, unlink at `unlink_at`, repair a spine task's disagreeing flag once per gap; a
 /// message stamps the pool with the pass's packet time.
 fn link_rule(
     q: &mut QueueCtl,
     cfg: &JbsqPool,
     flag: Option<bool>,
-    time_us: u32,
+    time_us: Option<u32>,
     counters: &mut JbsqCounters,
 ) -> Option<Signal> {
     cfg.spine?;
@@ -533,14 +533,18 @@ fn link_rule(
         Advertise::Idle => q.ring_count[0],
         Advertise::Places => q.ring_count.iter().sum(),
     };
-    let signal = if !q.linked && p >= cfg.params.link_at {
+    let since = time_us.map(|t| t.wrapping_sub(q.signaled_us));
+    // A packet's pass changes the link only `hold_us` after the pool's last idle message; a
+    // control pass (no time) at once.
+    let free = since.is_none_or(|d| d >= u32::from(cfg.hold_us));
+    let signal = if free && !q.linked && p >= cfg.params.link_at {
         q.linked = true;
         Some(Signal::IdleAdd)
-    } else if q.linked && p <= cfg.params.unlink_at {
+    } else if free && q.linked && p <= cfg.params.unlink_at {
         q.linked = false;
         Some(Signal::IdleRemove)
     } else {
-        let quiet = time_us.wrapping_sub(q.signaled_us) >= u32::from(cfg.params.repair_gap_us);
+        let quiet = since.is_some_and(|d| d >= u32::from(cfg.params.repair_gap_us));
         let repair = match flag {
             Some(true) if !q.linked && quiet => Some(Signal::IdleRemove),
             Some(false) if q.linked && quiet => Some(Signal::IdleAdd),
@@ -551,8 +555,8 @@ fn link_rule(
         }
         repair
     };
-    if signal.is_some() {
-        q.signaled_us = time_us;
+    if let (Some(_), Some(t)) = (signal, time_us) {
+        q.signaled_us = t;
     }
     signal
 }

@@ -96,6 +96,10 @@ pub struct JbsqPool {
     pub queue_slots: u32,
     pub fallback: Fallback,
     pub advertise: Advertise,
+    /// A packet's pass links or unlinks the rack only this many microseconds after the pool's
+    /// last idle message (0: at once, the paper's rule); what changed meanwhile is sent by the
+    /// first pass after it that runs the link rule.
+    pub hold_us: u16,
     pub params: Params,
     pub spine: Option<SpineRef>,
 }
