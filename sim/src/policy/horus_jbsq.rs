@@ -40,6 +40,28 @@ pub const NAME: &str = "horus-jbsq";
 /// A task's `src_id` when it does not come from the pool's spine.
 const CLIENT: u16 = u16::MAX;
 
+/// The leaves' rule: the bound `k` (with `weighted`, each worker's `round(k · speed)`), what the
+/// link rule counts and how long it holds the link after an idle message.
+#[derive(Clone, Copy, Debug)]
+pub struct LeafRule {
+    pub k: u32,
+    pub weighted: bool,
+    pub advertise: Advertise,
+    pub hold_us: u16,
+}
+
+impl LeafRule {
+    /// `k` unweighted, idle workers advertised, no hold.
+    pub fn k(k: u32) -> LeafRule {
+        LeafRule {
+            k,
+            weighted: false,
+            advertise: Advertise::Idle,
+            hold_us: 0,
+        }
+    }
+}
+
 /// One pool's JBSQ leaf in one rack slot.
 struct Leaf {
     model: JbsqLeaf,
@@ -67,11 +89,10 @@ impl HorusJbsq {
         cluster: &Cluster,
         queue_len: &[u32],
         rng: &mut SimRng,
-        k: u32,
-        weighted: bool,
-        advertise: Advertise,
+        rule: LeafRule,
         params: HorusParams,
     ) -> Self {
+        let LeafRule { k, weighted, .. } = rule;
         let horus = Horus::new(cluster, queue_len, rng, params);
         let params = horus.params();
         let outstanding = super::initial_queues(cluster, queue_len);
@@ -99,7 +120,7 @@ impl HorusJbsq {
                             |i: u32| bound.limit(p as u32, rack.first_worker + i).min(255) as u8;
                         let k_max = (0..rack.workers).map(k_of).max().unwrap_or(1);
                         let mut model =
-                            leaf_model(rack.workers, k_max, slots, advertise, params, spine, rng);
+                            leaf_model(rack.workers, k_max, slots, &rule, params, spine, rng);
                         for i in 0..rack.workers {
                             let w = rack.first_worker + i;
                             let k = k_of(i);
@@ -171,7 +192,7 @@ fn leaf_model(
     workers: u32,
     k_max: u8,
     slots: u32,
-    advertise: Advertise,
+    rule: &LeafRule,
     params: Params,
     spine: SpineRef,
     rng: &mut SimRng,
@@ -196,7 +217,8 @@ fn leaf_model(
         queue_base: 0,
         queue_slots: slots,
         fallback: Fallback::Random,
-        advertise,
+        advertise: rule.advertise,
+        hold_us: rule.hold_us,
         params,
         spine: Some(spine),
     };
@@ -356,9 +378,7 @@ mod tests {
             cluster,
             &queues,
             &mut b.rng,
-            k,
-            false,
-            Advertise::Idle,
+            LeafRule::k(k),
             HorusParams::default(),
         )
     }
@@ -469,13 +489,11 @@ mod tests {
             cluster,
             &queues,
             &mut b.rng,
-            2,
-            false,
-            Advertise::Idle,
+            LeafRule::k(2),
             HorusParams::default(),
         );
         // Every worker holds 5 > k = 2: a task waits, and the first reply releases it to the
-        // replying worker (decision 26: a release keeps the worker's count, over its bound or not).
+        // replying worker (decision 25: a release keeps the worker's count, over its bound or not).
         assert!(
             call(&mut b, 1, |ctx| p.on_task_at_leaf(
                 ctx,
