@@ -6,11 +6,12 @@
 //! The spines are Horus's, run by the `horus-model` schedulers exactly as in the `horus` policy
 //! ([`Horus`]). Each rack slot of a pool has its own JBSQ leaf holding that one pool (its nodes
 //! the rack's workers, by their index in the rack): a worker has at most `k` tasks outstanding,
-//! the task goes to a worker with the fewest, else waits in the pool's region of the task buffer
-//! in arrival order, and a reply's pass releases the oldest held task to the replying worker
-//! ([`Decision::hold`], [`Ctx::release`]). Towards its spine the leaf speaks Horus's protocol with
-//! Horus's rules (`docs/algorithm.md`, "The leaf that holds tasks"): idle is "nothing
-//! outstanding", and the rack average counts the held tasks.
+//! the task goes to a worker using the least of its bound, else waits in the pool's region of the
+//! task buffer in arrival order, and a reply's pass releases the oldest held task to the replying
+//! worker ([`Decision::hold`], [`Ctx::release`]). Towards its spine the leaf speaks Horus's
+//! protocol with Horus's rules (`docs/algorithm.md`, "The leaf that holds tasks"): idle is
+//! "nothing outstanding" (or, with `places`, "a free place"), the link may be held `hold_us`
+//! after an idle message, and the rack average counts the held tasks.
 //!
 //! The task buffer's 4,096 slots (the preset) are shared equally among the pools with workers in
 //! the physical rack; a task that finds its pool's region full goes over a worker's bound to the
