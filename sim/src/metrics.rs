@@ -41,6 +41,8 @@ pub struct PoolMetrics {
     pub completed: u64,
     pub lost: u64,
     pub resubmitted: u64,
+    /// Scheduler messages (leaf to spine and back) about the pool.
+    pub messages: u64,
     /// Tasks in the system now, and the integral of that count since time 0.
     pub in_system: u64,
     pub area: u128,
@@ -59,6 +61,7 @@ impl PoolMetrics {
             completed: 0,
             lost: 0,
             resubmitted: 0,
+            messages: 0,
             in_system: 0,
             area: 0,
             last_change: 0,
@@ -263,6 +266,8 @@ pub struct PoolSummary {
     pub completed: u64,
     pub lost: u64,
     pub resubmitted_fraction: f64,
+    /// Scheduler messages about the pool per arrived task.
+    pub messages_per_task: f64,
     pub response: Latency,
     pub wait: Latency,
     pub imbalance: Imbalance,

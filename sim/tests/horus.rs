@@ -433,6 +433,17 @@ fn horus_jbsq_leaves_speak_horus_to_the_models_spines() {
     assert_eq!(counter(&s, "leaf.sent_load_update"), m("load-update"));
     assert!(m("idle-add") > 0 && m("idle-remove") > 0 && m("load-update") > 0);
     assert!(counter(&s, "leaf.idle_repairs") > 0);
+    // Each pool's messages add up to the run's.
+    let all: u64 = s.messages.iter().map(|m| m.count).sum();
+    let per_pool: f64 = s
+        .pools
+        .iter()
+        .map(|p| p.messages_per_task * p.arrived as f64)
+        .sum();
+    assert!(
+        (per_pool - all as f64).abs() < 0.5,
+        "{per_pool} against {all}"
+    );
     // The spines took every task, from their idle lists and by load, and their drift checks
     // found stale loads to resubmit.
     assert_eq!(counter(&s, "spine.tasks"), s.tasks);

@@ -21,6 +21,7 @@ pub mod check;
 mod control;
 pub mod counters;
 pub mod frame;
+pub mod jbsq;
 pub mod plan;
 mod profile;
 pub mod state;

@@ -443,6 +443,7 @@ impl Engine {
         }
         while let Some(msg) = self.outbox.pop() {
             self.metrics.messages[msg.kind as usize] += 1;
+            self.metrics.pools[msg.pool as usize].messages += 1;
             let hops = self.node_hops(msg.pool, msg.from, msg.to);
             if let Some(delay) = self.transmit(hops, 0) {
                 let i = match self.free_messages.pop() {

@@ -79,6 +79,7 @@ impl Engine {
                 completed: pm.completed,
                 lost: pm.lost,
                 resubmitted_fraction: pm.resubmitted as f64 / pm.arrived.max(1) as f64,
+                messages_per_task: pm.messages as f64 / pm.arrived.max(1) as f64,
                 response: pm.response.as_ref().map(Latency::of).unwrap_or_default(),
                 wait: pm.wait.as_ref().map(Latency::of).unwrap_or_default(),
                 imbalance: Imbalance::of(&pm.imbalance),

@@ -1,112 +1,110 @@
-//! Horus between racks, a bounded in-rack queue at the leaf: a variant that none of the seed
-//! papers has, and that this project's FPGA leaf could hold where a Tofino cannot (a Tofino has
-//! no queue it can hold a task in and release on a reply).
+//! Horus between racks, and at the leaf the model's JBSQ leaf
+//! ([`horus_model::sched::jbsq::JbsqLeaf`]): the leaf that holds tasks, which this project's FPGA
+//! leaf can run where a Tofino cannot (a Tofino has no queue it can hold a task in and release on
+//! a reply). The simulator runs the model's passes, so its decisions are the hardware's.
 //!
 //! The spines are Horus's, run by the `horus-model` schedulers exactly as in the `horus` policy
-//! ([`Horus`]): idle list of racks, two load lists, drift and resubmit. The leaf keeps JBSQ(k)
-//! instead of Horus's worker lists: it counts each worker's outstanding tasks exactly (it sends
-//! them and sees the replies), sends a task to a worker with the fewest, if under `k` (ties to any
-//! of them, from a random start), and otherwise holds it in its queue of the pool, in arrival
-//! order, until a reply frees a place ([`Decision::hold`], [`Ctx::release`]).
+//! ([`Horus`]). Each rack slot of a pool has its own JBSQ leaf holding that one pool (its nodes
+//! the rack's workers, by their index in the rack): a worker has at most `k` tasks outstanding,
+//! the task goes to a worker using the least of its bound, else waits in the pool's region of the
+//! task buffer in arrival order, and a reply's pass releases the oldest held task to the replying
+//! worker ([`Decision::hold`], [`Ctx::release`]). Towards its spine the leaf speaks Horus's
+//! protocol with Horus's rules (`docs/algorithm.md`, "The leaf that holds tasks"): idle is
+//! "nothing outstanding" (or, with `places`, "a free place"), the link may be held `hold_us`
+//! after an idle message, and the rack average counts the held tasks.
 //!
-//! Towards its spine the leaf speaks Horus's protocol with Horus's rules
-//! (`docs/algorithm.md`, "Signals to the spine"), so the spine cannot tell it from a Horus leaf:
+//! The task buffer's 4,096 slots (the preset) are shared equally among the pools with workers in
+//! the physical rack; a task that finds its pool's region full goes over a worker's bound to the
+//! pass's random sample (the model's [`Fallback::Random`]), counted.
 //!
-//! - a worker is *idle* when it has no outstanding task; the link rule (`link_at`, `unlink_at`)
-//!   runs on every task and on every reply that changes the idle count, and sends idleAdd /
-//!   idleRemove;
-//! - the repair of lost idle messages (§A.3): a task from the spine whose idle flag disagrees with
-//!   the link re-sends the link's message, at most once per `repair_gap_us`;
-//! - the rack average counts every task the leaf has taken and not seen answered, *held ones
-//!   included*: the queue is load the rack carries, and a spine that did not see it would keep
-//!   sending to a rack whose workers are all at `k`. The report rule is the model's
-//!   (`report_delta`, the spine's own tasks left out, decision 19), on the model's fixed-point
-//!   average ([`PoolAvg`]).
-//!
-//! At most one message per task or reply, as one pipeline pass sends at most one.
-//!
-//! Failures: a worker the controller reports dead takes its outstanding tasks with it (the
-//! engine counts them lost) and leaves the average (rescaled to the workers left) and the idle
-//! count; a rack the controller reports empty loses the tasks its leaf still holds (released to a
-//! dead worker, so the engine counts them lost); the spines' reactions are Horus's. A task or a
-//! reply lost in the network keeps its place taken, as in `jbsq`.
-//!
-//! If it pays, the hardware gets it as the model's does everything: in `horus-model` first,
-//! then the pipeline (planned).
+//! Failures: a worker the controller reports dead is removed from its leaf (its outstanding tasks
+//! are lost with it, the engine counts them; its places go stale); the held tasks stay for the
+//! other workers. A rack the controller reports empty: a live leaf sends what it still holds to a
+//! dead worker (the engine counts them lost, `leaf.held_lost`); a failed leaf lost its buffer with
+//! it. A task or a reply lost in the network keeps its place taken, as in `jbsq`.
 
 use super::horus::{Horus, HorusParams, IDLE_ADD, IDLE_REMOVE, LOAD_UPDATE, MESSAGE_KINDS};
 use super::{Ctx, Decision, FailureNotice, Message, Node, Policy, Reply, TaskHeader, jbsq};
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
-use horus_model::fixed::RackAverage;
-use horus_model::sched::state::PoolAvg;
+use horus_model::sched::counters::Signal;
+use horus_model::sched::jbsq::{
+    Advertise, Fallback, JbsqLeaf, JbsqPool, JbsqResult, JbsqSizes, LEVELS, Placement,
+};
 use horus_model::sched::{Params, SpineRef};
+use horus_model::wire::{HorusHeader, PacketType};
+use rand::RngCore;
 
 /// The policy's name.
 pub const NAME: &str = "horus-jbsq";
 
-/// A leaf's state for one pool.
+/// A task's `src_id` when it does not come from the pool's spine.
+const CLIENT: u16 = u16::MAX;
+
+/// The leaves' rule: the bound `k` (with `weighted`, each worker's `round(k · speed)`), what the
+/// link rule counts and how long it holds the link after an idle message.
 #[derive(Clone, Copy, Debug)]
-struct LeafPool {
-    spine: SpineRef,
-    /// Workers of the pool in the rack that the controller has not reported dead.
-    workers: u32,
-    /// Those of them with no outstanding task.
-    idle: u32,
-    /// Tasks in the leaf's queue.
-    waiting: u32,
-    /// The rack is in the spine's idle list, as far as the leaf told it.
-    linked: bool,
-    /// When the leaf last sent an idle message, in wrapping microseconds.
-    signaled_us: u32,
-    avg: PoolAvg,
+pub struct LeafRule {
+    pub k: u32,
+    pub weighted: bool,
+    pub advertise: Advertise,
+    pub hold_us: u16,
 }
 
-/// What a task or reply did to a leaf pool, for the signal rules.
-#[derive(Clone, Copy)]
-enum Change {
-    /// A task arrived: from the pool's spine, and with its idle flag, or not.
-    Task { from_spine: bool, idle_flag: bool },
-    /// A reply: whether it changed the idle count.
-    Reply { idle_changed: bool },
-    /// The controller removed a worker.
-    Removed,
+impl LeafRule {
+    /// `k` unweighted, idle workers advertised, no hold.
+    pub fn k(k: u32) -> LeafRule {
+        LeafRule {
+            k,
+            weighted: false,
+            advertise: Advertise::Idle,
+            hold_us: 0,
+        }
+    }
+}
+
+/// One pool's JBSQ leaf in one rack slot.
+struct Leaf {
+    model: JbsqLeaf,
+    spine: SpineRef,
 }
 
 pub struct HorusJbsq {
     /// The spines (its leaves hold only the configuration: which spine and node ID a rack has).
     horus: Horus,
-    params: Params,
-    bound: jbsq::Bound,
     /// Per pool, per rack slot.
-    leaves: Vec<Vec<LeafPool>>,
-    /// Per pool, per worker: tasks sent and not yet answered.
-    outstanding: Vec<Vec<u32>>,
+    leaves: Vec<Vec<Leaf>>,
     /// Per pool, per worker: reported dead by the controller.
     gone: Vec<Vec<bool>>,
-    held: u64,
-    idle_adds: u64,
-    idle_removes: u64,
-    load_updates: u64,
-    idle_repairs: u64,
     held_lost: u64,
+    /// The idleAdds the leaves' configuration decided, which the spines were preloaded with
+    /// instead of sent: left out of `leaf.sent_idle_add`.
+    preloaded_idle_adds: u64,
 }
 
 impl HorusJbsq {
     /// `queue_len`: every global worker's initial queue (a prefilled start), which the leaves
-    /// take as outstanding tasks, as [`Horus`] preloads its leaves.
+    /// take as outstanding tasks, as [`Horus`] preloads its leaves. `k`: the pool's bound, or
+    /// with `weighted` each worker's `round(k · speed)` (at most 255).
     pub fn new(
         cluster: &Cluster,
         queue_len: &[u32],
         rng: &mut SimRng,
-        k: u32,
-        weighted: bool,
+        rule: LeafRule,
         params: HorusParams,
     ) -> Self {
+        let LeafRule { k, weighted, .. } = rule;
         let horus = Horus::new(cluster, queue_len, rng, params);
         let params = horus.params();
         let outstanding = super::initial_queues(cluster, queue_len);
-        let leaves = cluster
+        let bound = jbsq::Bound::new(cluster, k, weighted);
+        let mut pools_in_rack = vec![0u32; cluster.topology.racks() as usize];
+        for pool in &cluster.pools {
+            for r in &pool.racks {
+                pools_in_rack[r.rack as usize] += 1;
+            }
+        }
+        let leaves: Vec<Vec<Leaf>> = cluster
             .pools
             .iter()
             .enumerate()
@@ -115,122 +113,136 @@ impl HorusJbsq {
                     .iter()
                     .enumerate()
                     .map(|(r, rack)| {
-                        let first = rack.first_worker as usize;
-                        let queues = &outstanding[p][first..first + rack.workers as usize];
-                        let idle = queues.iter().filter(|&&q| q == 0).count() as u32;
-                        let mut avg = PoolAvg {
-                            avg: RackAverage::new(rack.workers),
-                            ..PoolAvg::default()
-                        };
-                        avg.avg.tasks = queues.iter().sum();
-                        // The spine was told this average and this link when the run started
-                        // (`Horus::new` preloads its leaves the same way).
-                        avg.reported = avg.avg.level();
-                        LeafPool {
-                            spine: horus.leaf_spine(p as u32, r as u32),
-                            workers: rack.workers,
-                            idle,
-                            waiting: 0,
-                            linked: idle >= u32::from(params.link_at),
-                            signaled_us: 0,
-                            avg,
+                        let spine = horus.leaf_spine(p as u32, r as u32);
+                        let slots = (JbsqSizes::DEFAULT.buffer_slots
+                            / pools_in_rack[rack.rack as usize].max(1))
+                        .max(1);
+                        let k_of =
+                            |i: u32| bound.limit(p as u32, rack.first_worker + i).min(255) as u8;
+                        let k_max = (0..rack.workers).map(k_of).max().unwrap_or(1);
+                        let mut model =
+                            leaf_model(rack.workers, k_max, slots, &rule, params, spine, rng);
+                        for i in 0..rack.workers {
+                            let w = rack.first_worker + i;
+                            let k = k_of(i);
+                            let tasks = outstanding[p][w as usize].min(u32::from(u16::MAX));
+                            // The spine was told this link when the run started (`Horus::new`
+                            // preloads its leaves the same way): the add's message is not sent.
+                            model
+                                .add_node(0, i as u16, Some(k), tasks as u16)
+                                .expect("the leaf's pool has a slot for every worker");
                         }
+                        Leaf { model, spine }
                     })
                     .collect()
             })
             .collect();
+        let preloaded_idle_adds = leaves
+            .iter()
+            .flatten()
+            .map(|l: &Leaf| l.model.counters().sent_idle_add)
+            .sum();
         Self {
             gone: outstanding.iter().map(|w| vec![false; w.len()]).collect(),
             horus,
-            params,
-            bound: jbsq::Bound::new(cluster, k, weighted),
             leaves,
-            outstanding,
-            held: 0,
-            idle_adds: 0,
-            idle_removes: 0,
-            load_updates: 0,
-            idle_repairs: 0,
             held_lost: 0,
+            preloaded_idle_adds,
         }
     }
 
-    /// The signal rules of a Horus leaf after `change` to pool `p`'s rack slot `r`: at most one
-    /// message to the spine.
-    fn signal(&mut self, ctx: &mut Ctx, p: u32, r: u32, change: Change) {
-        let params = self.params;
-        let lp = &mut self.leaves[p as usize][r as usize];
-        let now_us = (ctx.now / 1000) as u32;
-        let link_rule = match change {
-            Change::Task { .. } | Change::Removed => true,
-            Change::Reply { idle_changed } => idle_changed,
+    /// Sends the message a pass of pool `p`'s leaf in rack slot `r` decided, if any.
+    fn signal(ctx: &mut Ctx, p: u32, r: u32, res: &JbsqResult) {
+        let Some((signal, h)) = res.signal else {
+            return;
         };
-        let mut kind = None;
-        if link_rule {
-            if !lp.linked && lp.idle >= u32::from(params.link_at) {
-                lp.linked = true;
-                kind = Some(IDLE_ADD);
-            } else if lp.linked && lp.idle <= u32::from(params.unlink_at) {
-                lp.linked = false;
-                kind = Some(IDLE_REMOVE);
-            } else if let Change::Task {
-                from_spine: true,
-                idle_flag,
-            } = change
-                && idle_flag != lp.linked
-                && now_us.wrapping_sub(lp.signaled_us) >= u32::from(params.repair_gap_us)
-            {
-                kind = Some(if lp.linked { IDLE_ADD } else { IDLE_REMOVE });
-                self.idle_repairs += 1;
-            }
-            if kind.is_some() && !matches!(change, Change::Removed) {
-                lp.signaled_us = now_us;
-            }
-        }
-        if kind.is_none() && lp.avg.moved() >= u64::from(params.report_delta.0) {
-            lp.avg.reported = lp.avg.avg.level();
-            lp.avg.spine_tasks = 0;
-            kind = Some(LOAD_UPDATE);
-        }
-        let Some(kind) = kind else { return };
-        match kind {
-            IDLE_ADD => self.idle_adds += 1,
-            IDLE_REMOVE => self.idle_removes += 1,
-            _ => self.load_updates += 1,
-        }
-        let (qlen, seq) = lp.avg.avg.load().to_wire();
+        let kind = match signal {
+            Signal::IdleAdd => IDLE_ADD,
+            Signal::IdleRemove => IDLE_REMOVE,
+            Signal::LoadUpdate => LOAD_UPDATE,
+        };
         ctx.send(Message {
             pool: p,
             from: Node::Leaf(r),
             to: Node::Spine(ctx.cluster.pools[p as usize].racks[r as usize].group_slot),
             kind,
-            value: (u32::from(qlen) << 16) | u32::from(seq),
-            value2: u32::from(lp.spine.node),
+            value: (u32::from(h.qlen) << 16) | u32::from(h.seq_num),
+            value2: u32::from(h.src_id),
         });
     }
 
-    /// The controller reports pool-local `worker` of pool `p` dead; a live leaf tells its spine
-    /// what that changed (`signal`).
-    fn remove_worker(&mut self, ctx: &mut Ctx, p: u32, worker: u32, signal: bool) {
+    /// The controller reports pool-local `worker` of pool `p` dead.
+    fn remove_worker(&mut self, ctx: &mut Ctx, p: u32, worker: u32) {
         let (pi, w) = (p as usize, worker as usize);
         if self.gone[pi][w] {
             return;
         }
         self.gone[pi][w] = true;
         let r = ctx.cluster.pools[pi].worker_rack[w];
-        let lost = std::mem::take(&mut self.outstanding[pi][w]);
-        let lp = &mut self.leaves[pi][r as usize];
-        lp.workers -= 1;
-        if lost == 0 {
-            lp.idle -= 1;
-        }
-        lp.avg.avg.rescale(RackAverage::unit_for(lp.workers), lost);
-        lp.avg.spine_tasks = 0;
-        if signal {
-            self.signal(ctx, p, r, Change::Removed);
-        }
+        let first = ctx.cluster.pools[pi].racks[r as usize].first_worker;
+        self.leaves[pi][r as usize]
+            .model
+            .remove_node(0, (worker - first) as u16)
+            .expect("a live worker is a member of its leaf's pool");
     }
 }
+
+/// A leaf of one pool (pool 0 of its tables) of `workers` nodes of bounds up to `k_max`, `slots`
+/// buffer slots.
+fn leaf_model(
+    workers: u32,
+    k_max: u8,
+    slots: u32,
+    rule: &LeafRule,
+    params: Params,
+    spine: SpineRef,
+    rng: &mut SimRng,
+) -> JbsqLeaf {
+    let workers = workers as u16;
+    // A worker has at most `ceil(k_max / LEVELS)` places in one level.
+    let ring_slots = workers * u16::from(k_max).div_ceil(LEVELS as u16);
+    let sizes = JbsqSizes {
+        pools: 1,
+        nodes: workers,
+        buffer_slots: slots,
+        ring_entries: LEVELS as u32 * u32::from(ring_slots),
+        slot_bytes: JbsqSizes::DEFAULT.slot_bytes,
+    };
+    let mut model = JbsqLeaf::new(sizes, rng.next_u64());
+    let cfg = JbsqPool {
+        base: 0,
+        capacity: workers,
+        k: 1,
+        ring_base: 0,
+        ring_slots,
+        queue_base: 0,
+        queue_slots: slots,
+        fallback: Fallback::Random,
+        advertise: rule.advertise,
+        hold_us: rule.hold_us,
+        params,
+        spine: Some(spine),
+    };
+    model
+        .configure_pool(0, cfg)
+        .expect("the leaf's pool fits its tables");
+    model
+}
+
+fn header(pkt_type: PacketType, src_id: u16, qlen: u16) -> HorusHeader {
+    HorusHeader {
+        pkt_type,
+        more_packets: false,
+        pool_id: 0,
+        src_id,
+        dst_id: 0,
+        qlen,
+        seq_num: 0,
+    }
+}
+
+/// A task's frame: the public testbed's task payload behind the headers (bytes).
+const TASK_FRAME: u16 = 128;
 
 impl Policy for HorusJbsq {
     fn message_kinds(&self) -> &'static [&'static str] {
@@ -243,71 +255,53 @@ impl Policy for HorusJbsq {
 
     fn on_task_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, task: &mut TaskHeader) -> Decision {
         let p = task.pool;
-        let r = &ctx.cluster.pools[p as usize].racks[rack as usize];
-        let (first, count) = (r.first_worker, r.workers);
-        let lp = &mut self.leaves[p as usize][rack as usize];
-        let from_spine = task.hint == u32::from(lp.spine.id);
-        let idle_flag = task.tag != 0;
-        // The worker gets no idle flag: the leaf counts its tasks and needs no idle announcement.
+        let first = ctx.cluster.pools[p as usize].racks[rack as usize].first_worker;
+        let leaf = &mut self.leaves[p as usize][rack as usize];
+        let src = if task.hint == u32::from(leaf.spine.id) {
+            leaf.spine.id
+        } else {
+            CLIENT
+        };
+        let h = header(PacketType::NewTask, src, task.tag);
+        // The worker gets no idle flag: the leaf counts its tasks.
         task.tag = 0;
-        if lp.avg.avg.task_started() && from_spine {
-            lp.avg.spine_tasks = lp.avg.spine_tasks.saturating_add(1);
+        let now_us = (ctx.now / 1000) as u32;
+        let mut res = leaf.model.packet(h, TASK_FRAME, now_us);
+        let mut passes = 1;
+        Self::signal(ctx, p, rack, &res);
+        while let Some(rs) = res.resubmit {
+            res = leaf.model.resubmit(rs);
+            passes += 1;
+            Self::signal(ctx, p, rack, &res);
         }
-        let gone = &self.gone[p as usize];
-        let outstanding = &self.outstanding[p as usize];
-        let pick = self
-            .bound
-            .pick(ctx, p, first, count, outstanding, |w| !gone[w as usize]);
-        let decision = match pick {
-            Some(Ok(w)) => {
-                let o = &mut self.outstanding[p as usize][w as usize];
-                if *o == 0 {
-                    self.leaves[p as usize][rack as usize].idle -= 1;
-                }
-                *o += 1;
-                Decision::to(w)
+        match res.placement {
+            Some(Placement::Token { node, .. } | Placement::Fallback { node }) => {
+                Decision::after(first + u32::from(node), passes)
             }
-            Some(Err(_)) => {
-                self.leaves[p as usize][rack as usize].waiting += 1;
-                self.held += 1;
-                Decision::hold()
-            }
+            Some(Placement::Held { .. }) => Decision::hold(),
             // Every worker of the pool here is gone: the task is lost with them (the spine stops
             // sending here once the controller has removed the rack).
-            None => Decision::to(first),
-        };
-        self.signal(
-            ctx,
-            p,
-            rack,
-            Change::Task {
-                from_spine,
-                idle_flag,
-            },
-        );
-        decision
+            Some(Placement::Dropped) | None => Decision::to(first),
+        }
     }
 
     fn on_reply_at_leaf(&mut self, ctx: &mut Ctx, rack: u32, reply: Reply) {
-        let (p, w) = (reply.pool as usize, reply.worker as usize);
-        if self.gone[p][w] {
-            return;
+        let p = reply.pool;
+        let first = ctx.cluster.pools[p as usize].racks[rack as usize].first_worker;
+        let leaf = &mut self.leaves[p as usize][rack as usize];
+        let h = header(PacketType::TaskDone, (reply.worker - first) as u16, 0);
+        let now_us = (ctx.now / 1000) as u32;
+        let mut res = leaf.model.packet(h, TASK_FRAME, now_us);
+        loop {
+            Self::signal(ctx, p, rack, &res);
+            if let Some(t) = res.release {
+                ctx.release(p, rack, first + u32::from(t.header.dst_id));
+            }
+            match res.resubmit {
+                Some(rs) => res = leaf.model.resubmit(rs),
+                None => break,
+            }
         }
-        let lp = &mut self.leaves[p][rack as usize];
-        lp.avg.avg.task_finished();
-        let o = &mut self.outstanding[p][w];
-        *o = o.saturating_sub(1);
-        let mut idle_changed = false;
-        // A worker that started with more than its bound (a prefilled queue) takes none.
-        if lp.waiting > 0 && *o < self.bound.limit(reply.pool, reply.worker) {
-            lp.waiting -= 1;
-            *o += 1;
-            ctx.release(reply.pool, rack, reply.worker);
-        } else if *o == 0 {
-            lp.idle += 1;
-            idle_changed = true;
-        }
-        self.signal(ctx, reply.pool, rack, Change::Reply { idle_changed });
     }
 
     fn on_message(&mut self, ctx: &mut Ctx, msg: Message) {
@@ -316,15 +310,15 @@ impl Policy for HorusJbsq {
 
     fn on_failure_notice(&mut self, ctx: &mut Ctx, notice: FailureNotice) {
         // The leaves are this policy's own: the Horus leaves only hold configuration.
-        for (pool, worker, live) in super::removed_workers(ctx, notice) {
-            self.remove_worker(ctx, pool, worker, live);
+        for (pool, worker, _live) in super::removed_workers(ctx, notice) {
+            self.remove_worker(ctx, pool, worker);
         }
         if let FailureNotice::Rack { pool, rack } = notice {
             let r = &ctx.cluster.pools[pool as usize].racks[rack as usize];
             let (first, physical) = (r.first_worker, r.rack);
-            let lp = &mut self.leaves[pool as usize][rack as usize];
-            let waiting = std::mem::take(&mut lp.waiting);
-            // A failed leaf lost its queue with it (the engine counted those); a live leaf with
+            let leaf = &self.leaves[pool as usize][rack as usize];
+            let waiting = leaf.model.tables().queue_ctl[0].depth;
+            // A failed leaf lost its buffer with it (the engine counted those); a live leaf with
             // no worker left sends what it holds to a dead one, where it is lost.
             if !ctx.dead_racks[physical as usize] {
                 for _ in 0..waiting {
@@ -339,15 +333,29 @@ impl Policy for HorusJbsq {
     }
 
     fn counters(&self) -> Vec<(String, u64)> {
-        // The leaf's counters under the names the model's leaves use, and the spines' own.
-        let mut counters = super::named_counters(&[
-            ("leaf.held", self.held),
-            ("leaf.held_lost", self.held_lost),
-            ("leaf.sent_idle_add", self.idle_adds),
-            ("leaf.sent_idle_remove", self.idle_removes),
-            ("leaf.sent_load_update", self.load_updates),
-            ("leaf.idle_repairs", self.idle_repairs),
-        ]);
+        // The model's leaf counters, summed over the leaves (max_depth: the greatest), and the
+        // spines' own.
+        let mut sums = [0u64; 16];
+        let mut names = [""; 16];
+        for leaf in self.leaves.iter().flatten() {
+            for (i, (name, v)) in leaf.model.counters().named().into_iter().enumerate() {
+                names[i] = name;
+                sums[i] = if name == "max_depth" {
+                    sums[i].max(v)
+                } else {
+                    sums[i] + v
+                };
+            }
+        }
+        for (name, sum) in names.iter().zip(&mut sums) {
+            if *name == "sent_idle_add" {
+                *sum -= self.preloaded_idle_adds;
+            }
+        }
+        let names: Vec<String> = names.iter().map(|n| format!("leaf.{n}")).collect();
+        let mut pairs: Vec<(&str, u64)> = names.iter().map(String::as_str).zip(sums).collect();
+        pairs.push(("leaf.held_lost", self.held_lost));
+        let mut counters = super::named_counters(&pairs);
         counters.extend(
             self.horus
                 .counters()
@@ -362,7 +370,7 @@ impl Policy for HorusJbsq {
 mod tests {
     use super::*;
     use crate::policy::bench::{Bench, reply};
-    use horus_model::fixed::Load;
+    use horus_model::fixed::{Load, RackAverage};
 
     fn policy(b: &mut Bench, k: u32) -> HorusJbsq {
         let cluster = b.engine.cluster();
@@ -371,8 +379,7 @@ mod tests {
             cluster,
             &queues,
             &mut b.rng,
-            k,
-            false,
+            LeafRule::k(k),
             HorusParams::default(),
         )
     }
@@ -449,7 +456,7 @@ mod tests {
             p.on_task_at_leaf(ctx, 0, &mut task(CLIENT, false))
         });
         assert!(d.is_hold());
-        assert_eq!(p.leaves[0][0].waiting, 2);
+        assert_eq!(p.leaves[0][0].model.tables().queue_ctl[0].depth, 2);
         // A reply frees its worker's place: the oldest waiting task goes there, the worker stays
         // busy (no idle message).
         let w = taken[0];
@@ -458,18 +465,19 @@ mod tests {
         assert!(sent.iter().all(|&(k, _)| k == LOAD_UPDATE), "{sent:?}");
         let (_, _) = call(&mut b, 13, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w, 100)));
         assert_eq!(b.sent(), vec![(0, 0, 0, w), (0, 0, 0, w)]);
-        assert_eq!(p.leaves[0][0].waiting, 0);
+        assert_eq!(p.leaves[0][0].model.tables().queue_ctl[0].depth, 0);
         // Nothing waits: the next reply leaves its worker idle, and the rack links again.
         b.releases.clear();
         let (_, sent) = call(&mut b, 14, |ctx| p.on_reply_at_leaf(ctx, 0, reply(w, 100)));
         assert!(b.sent().is_empty());
         assert_eq!(sent.first().map(|s| s.0), Some(IDLE_ADD), "{sent:?}");
-        assert_eq!(p.leaves[0][0].idle, 1);
-        assert_eq!(p.leaves[0][0].avg.avg.tasks, n - 1);
+        let t = p.leaves[0][0].model.tables();
+        assert_eq!(t.queue_ctl[0].ring_count[0], 1);
+        assert_eq!(t.avg[0].avg.tasks, n - 1);
     }
 
     #[test]
-    fn a_worker_that_started_over_its_bound_takes_no_held_task() {
+    fn a_worker_that_started_over_its_bound_gets_the_held_task_its_reply_frees() {
         let mut b = Bench::new("exp");
         let (first, n) = b.rack0();
         let cluster = b.engine.cluster();
@@ -482,11 +490,11 @@ mod tests {
             cluster,
             &queues,
             &mut b.rng,
-            2,
-            false,
+            LeafRule::k(2),
             HorusParams::default(),
         );
-        // Every worker holds 5 > k = 2: a task waits, and replies down to 2 release nothing.
+        // Every worker holds 5 > k = 2: a task waits, and the first reply releases it to the
+        // replying worker (decision 25: a release keeps the worker's count, over its bound or not).
         assert!(
             call(&mut b, 1, |ctx| p.on_task_at_leaf(
                 ctx,
@@ -496,18 +504,29 @@ mod tests {
             .0
             .is_hold()
         );
-        for t in 0..3 {
-            call(&mut b, 2 + t, |ctx| {
-                p.on_reply_at_leaf(ctx, 0, reply(first, 100))
-            });
-        }
-        assert!(b.releases.is_empty());
-        assert_eq!(p.outstanding[0][first as usize], 2);
-        // Under the bound, the next reply lets the waiting task in.
-        call(&mut b, 9, |ctx| {
+        call(&mut b, 2, |ctx| {
             p.on_reply_at_leaf(ctx, 0, reply(first, 100))
         });
         assert_eq!(b.sent(), [(0, 0, 0, first)]);
+        assert_eq!(p.leaves[0][0].model.tables().outstanding[0].tasks, 5);
+        // Replies down to 2 return no place (the worker is at its bound), the third one does:
+        // the next task goes to that worker at once.
+        for t in 0..4 {
+            call(&mut b, 3 + t, |ctx| {
+                p.on_reply_at_leaf(ctx, 0, reply(first, 100))
+            });
+        }
+        let mut one_at_half = [0; LEVELS];
+        one_at_half[LEVELS / 2] = 1;
+        assert_eq!(
+            p.leaves[0][0].model.tables().queue_ctl[0].ring_count,
+            one_at_half
+        );
+        let d = call(&mut b, 9, |ctx| {
+            p.on_task_at_leaf(ctx, 0, &mut task(CLIENT, false))
+        })
+        .0;
+        assert_eq!(d.node, first);
     }
 
     #[test]
@@ -523,7 +542,7 @@ mod tests {
                 p.on_task_at_leaf(ctx, 0, &mut task(spine, false))
             });
         }
-        assert!(!p.leaves[0][0].linked);
+        assert!(!p.leaves[0][0].model.tables().queue_ctl[0].linked);
         // The spine still takes the rack from its idle list (the idleRemove was lost): inside the
         // gap nothing, after it one idleRemove, then nothing until the gap passed again.
         let flagged = |b: &mut Bench, p: &mut HorusJbsq, t| {
@@ -539,13 +558,13 @@ mod tests {
             vec![IDLE_REMOVE]
         );
         assert_eq!(flagged(&mut b, &mut p, gap + 1), vec![]);
-        assert_eq!(p.idle_repairs, 1);
+        assert_eq!(p.leaves[0][0].model.counters().idle_repairs, 1);
         // A client's task (not from the spine) is never a repair.
         let sent = call(&mut b, 3 * gap, |ctx| {
             p.on_task_at_leaf(ctx, 0, &mut task(CLIENT, true))
         })
         .1;
         assert!(sent.iter().all(|&(k, _)| k == LOAD_UPDATE), "{sent:?}");
-        assert_eq!(p.idle_repairs, 1);
+        assert_eq!(p.leaves[0][0].model.counters().idle_repairs, 1);
     }
 }

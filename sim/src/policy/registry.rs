@@ -4,6 +4,7 @@
 use super::*;
 use crate::cluster::Cluster;
 use crate::rng::SimRng;
+use horus_model::sched::jbsq::Advertise;
 use serde::{Deserialize, Serialize};
 
 /// Horus's parameters (`docs/algorithm.md`, decisions 6, 7 and 17), with their defaults.
@@ -50,12 +51,15 @@ const HORUS_TOFINO_PARAMS: [Param; 8] = {
     ]
 };
 
-/// horus-jbsq's: the leaf's bound and Horus's.
-const HORUS_JBSQ_PARAMS: [Param; 6] = {
+/// horus-jbsq's: the leaf's bound, what its link rule counts (`places`: free places, not idle
+/// workers), how long after an idle message it holds the link (`hold_us`) and Horus's.
+const HORUS_JBSQ_PARAMS: [Param; 8] = {
     let h = HORUS_PARAMS;
     [
         Param::count("k", 2),
         Param::flag("weighted", false),
+        Param::flag("places", false),
+        Param::int("hold_us", 0, 0, 65_535),
         h[0],
         h[1],
         h[2],
@@ -219,14 +223,21 @@ pub static POLICIES: &[PolicyEntry] = &[
         check: |s| horus::HorusParams::of(s).map(drop),
         build: |b| {
             let params = horus::HorusParams::of(b.params.spec()).expect("the entry's check passed");
-            let k = b.params.int("k");
-            let weighted = b.params.flag("weighted");
+            let rule = horus_jbsq::LeafRule {
+                k: b.params.int("k"),
+                weighted: b.params.flag("weighted"),
+                advertise: if b.params.flag("places") {
+                    Advertise::Places
+                } else {
+                    Advertise::Idle
+                },
+                hold_us: b.params.int("hold_us") as u16,
+            };
             Box::new(horus_jbsq::HorusJbsq::new(
                 b.cluster,
                 b.queue_len,
                 b.rng,
-                k,
-                weighted,
+                rule,
                 params,
             ))
         },

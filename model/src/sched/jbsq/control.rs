@@ -1,0 +1,193 @@
+//! The JBSQ leaf's control passes: configure a pool, add a node, remove a node. Each is one
+//! pass through the same stages as traffic, validated before it runs (a refused operation
+//! changes nothing). What needs a table read beyond the pass's own (a removed node's member
+//! slot, the pool's last member) the host reads first and the pass carries, as for the paper's
+//! leaf.
+
+use super::*;
+
+impl JbsqLeaf {
+    /// Configures (or re-configures) pool `pool`: its regions of node slots and of the buffer,
+    /// `k`, the fallback, the signal parameters and the spine. The pool starts empty; a spine
+    /// pool starts unlinked (its first node's add links it).
+    pub fn configure_pool(&mut self, pool: u16, cfg: JbsqPool) -> Result<(), JbsqControlError> {
+        let p = usize::from(pool);
+        if p >= self.t.pool_cfg.len() {
+            return Err(JbsqControlError::PoolOutOfRange);
+        }
+        let nodes_end = u32::from(cfg.base) + u32::from(cfg.capacity);
+        let queue_end = u64::from(cfg.queue_base) + u64::from(cfg.queue_slots);
+        let ring_end = u64::from(cfg.ring_base) + LEVELS as u64 * u64::from(cfg.ring_slots);
+        if cfg.capacity == 0
+            || nodes_end > u32::from(self.sizes.nodes)
+            || cfg.queue_slots == 0
+            || queue_end > u64::from(self.sizes.buffer_slots)
+            || cfg.ring_slots == 0
+            || ring_end > u64::from(self.sizes.ring_entries)
+            || cfg.k == 0
+            || !cfg.params.is_valid()
+        {
+            return Err(JbsqControlError::BadConfig);
+        }
+        if self.t.pool_cfg[p].is_some_and(|pc| pc.n > 0) {
+            return Err(JbsqControlError::BadConfig);
+        }
+        self.guard.begin();
+        self.touch(JbsqStage::PoolCfg);
+        self.t.pool_cfg[p] = Some(PoolCfgEntry { cfg, n: 0 });
+        self.touch(JbsqStage::QueueCtl);
+        self.t.queue_ctl[p] = QueueCtl::default();
+        self.touch(JbsqStage::PoolAvg);
+        self.t.avg[p] = fresh_avg(0, 0);
+        Ok(())
+    }
+
+    /// Adds `node` to `pool` with bound `k` (the pool's when `None`) and `tasks` outstanding
+    /// (0 for a new worker; the simulator's prefilled start gives more): one pass for the node
+    /// (it joins the members, the average is rescaled to the new count), then one pass for each
+    /// of its free places `tasks .. k`, which goes into its ring ([`level_of`]) and runs the
+    /// link rule (an idle node may link the rack). The first signal decided, if any, is
+    /// returned.
+    pub fn add_node(
+        &mut self,
+        pool: u16,
+        node: u16,
+        k: Option<u8>,
+        tasks: u16,
+    ) -> Result<Option<(Signal, HorusHeader)>, JbsqControlError> {
+        let p = usize::from(pool);
+        let pc = self
+            .t
+            .pool_cfg
+            .get(p)
+            .ok_or(JbsqControlError::PoolOutOfRange)?
+            .ok_or(JbsqControlError::UnknownPool)?;
+        let n_ = usize::from(node);
+        if n_ >= self.t.node_cfg.len() {
+            return Err(JbsqControlError::NodeOutOfRange);
+        }
+        if self.t.node_cfg[n_].active {
+            return Err(JbsqControlError::BadNode);
+        }
+        if pc.n >= pc.cfg.capacity {
+            return Err(JbsqControlError::PoolFull);
+        }
+        let k = k.unwrap_or(pc.cfg.k);
+        if k == 0 {
+            return Err(JbsqControlError::BadConfig);
+        }
+        let cfg = pc.cfg;
+        self.guard.begin();
+        self.touch(JbsqStage::PoolCfg);
+        self.t.pool_cfg[p] = Some(PoolCfgEntry { cfg, n: pc.n + 1 });
+        self.touch(JbsqStage::NodeCfg);
+        let generation = self.t.node_cfg[n_].generation;
+        self.t.node_cfg[n_] = NodeCfgEntry {
+            active: true,
+            pool,
+            generation,
+            k,
+        };
+        self.touch(JbsqStage::Members);
+        self.t.members[usize::from(cfg.base + pc.n)] = node;
+        self.touch(JbsqStage::MemberSlot);
+        self.t.member_slot[n_] = pc.n;
+        self.touch(JbsqStage::Outstanding);
+        self.t.outstanding[n_] = OutstandingEntry {
+            active: true,
+            generation,
+            tasks,
+        };
+        self.touch(JbsqStage::PoolAvg);
+        let pa = &mut self.t.avg[p];
+        let outstanding = pa.avg.tasks + u32::from(tasks);
+        pa.avg
+            .rescale(RackAverage::unit_for(u32::from(pc.n) + 1), 0);
+        pa.avg.tasks = outstanding;
+        pa.spine_tasks = 0;
+        let mut first = None;
+        for place in tasks..u16::from(k) {
+            let signal = self.add_place(pool, &cfg, node, generation, level_of(place, k));
+            first = first.or(signal);
+        }
+        Ok(first)
+    }
+
+    /// A control pass that puts one free place of `node` into ring `j`.
+    fn add_place(
+        &mut self,
+        pool: u16,
+        cfg: &JbsqPool,
+        node: u16,
+        generation: u8,
+        j: usize,
+    ) -> Option<(Signal, HorusHeader)> {
+        self.guard.begin();
+        self.touch(JbsqStage::PoolCfg);
+        self.touch(JbsqStage::QueueCtl);
+        let q = &mut self.t.queue_ctl[usize::from(pool)];
+        if q.ring_count[j] >= cfg.ring_slots {
+            self.counters.token_overflow += 1;
+            return None;
+        }
+        let at = wrap_add16(q.ring_head[j], q.ring_count[j], cfg.ring_slots);
+        q.ring_count[j] += 1;
+        // A control pass carries no time: a message it decides keeps the pool's stamp.
+        let signal = link_rule(q, cfg, None, None, &mut self.counters);
+        self.touch(JbsqStage::Ring);
+        self.t.rings[ring_index(cfg, j, at)] = Token { node, generation };
+        signal.map(|s| self.signal_header(pool, cfg, s, false))
+    }
+
+    /// Removes `node` from its pool: its tasks are lost with it (the average is rescaled without
+    /// them), its tokens still in the rings become stale (a generation bump; a task that pops one
+    /// takes a second pass), the pool's last member moves into its member slot. Tasks the pool
+    /// holds stay held, for the other workers' replies.
+    pub fn remove_node(&mut self, pool: u16, node: u16) -> Result<(), JbsqControlError> {
+        let p = usize::from(pool);
+        let pc = self
+            .t
+            .pool_cfg
+            .get(p)
+            .ok_or(JbsqControlError::PoolOutOfRange)?
+            .ok_or(JbsqControlError::UnknownPool)?;
+        let n_ = usize::from(node);
+        let nc = *self
+            .t
+            .node_cfg
+            .get(n_)
+            .ok_or(JbsqControlError::NodeOutOfRange)?;
+        if !nc.active || nc.pool != pool {
+            return Err(JbsqControlError::BadNode);
+        }
+        let cfg = pc.cfg;
+        // The host's reads: the node's member slot and the pool's last member.
+        let slot = self.t.member_slot[n_];
+        let last = self.t.members[usize::from(cfg.base + pc.n - 1)];
+        self.guard.begin();
+        self.touch(JbsqStage::PoolCfg);
+        self.t.pool_cfg[p] = Some(PoolCfgEntry { cfg, n: pc.n - 1 });
+        self.touch(JbsqStage::NodeCfg);
+        self.t.node_cfg[n_] = NodeCfgEntry {
+            active: false,
+            pool,
+            generation: nc.generation.wrapping_add(1),
+            k: nc.k,
+        };
+        self.touch(JbsqStage::Members);
+        self.t.members[usize::from(cfg.base + slot)] = last;
+        self.touch(JbsqStage::MemberSlot);
+        self.t.member_slot[usize::from(last)] = slot;
+        self.touch(JbsqStage::Outstanding);
+        let o = &mut self.t.outstanding[n_];
+        let lost = std::mem::take(&mut o.tasks);
+        o.active = false;
+        o.generation = nc.generation.wrapping_add(1);
+        self.touch(JbsqStage::PoolAvg);
+        let pa = &mut self.t.avg[p];
+        pa.avg
+            .rescale(RackAverage::unit_for(u32::from(pc.n) - 1), u32::from(lost));
+        pa.spine_tasks = 0;
+        Ok(())
+    }
+}

@@ -1,0 +1,577 @@
+//! The JBSQ leaf (`horus_model::sched::jbsq`): `docs/algorithm.md`, "The leaf that holds tasks",
+//! decisions 23 to 31.
+
+use horus_model::fixed::{Load, RackAverage};
+use horus_model::rng::{Xorshift64, scale};
+use horus_model::sched::counters::Signal;
+use horus_model::sched::jbsq::*;
+use horus_model::sched::state::{Params, SpineRef};
+use horus_model::wire::{HorusHeader, PacketType};
+
+const SPINE: SpineRef = SpineRef { id: 9, node: 3 };
+const CLIENT: u16 = 0xFFFF;
+
+fn pool_cfg(k: u8, capacity: u16, queue_slots: u32, fallback: Fallback) -> JbsqPool {
+    JbsqPool {
+        base: 8,
+        capacity,
+        k,
+        ring_base: 0,
+        ring_slots: 16,
+        queue_base: 16,
+        queue_slots,
+        fallback,
+        advertise: Advertise::Idle,
+        hold_us: 0,
+        params: Params::jbsq_default(),
+        spine: Some(SPINE),
+    }
+}
+
+/// A leaf with pool 1 of `workers` nodes (IDs 20, 21, ...), bound `k`.
+fn leaf(workers: u16, k: u8, queue_slots: u32, fallback: Fallback) -> JbsqLeaf {
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 7);
+    l.configure_pool(1, pool_cfg(k, 8, queue_slots, fallback))
+        .unwrap();
+    for w in 0..workers {
+        l.add_node(1, 20 + w, None, 0).unwrap();
+    }
+    l
+}
+
+fn header(pkt_type: PacketType, src_id: u16, seq_num: u16) -> HorusHeader {
+    HorusHeader {
+        pkt_type,
+        more_packets: false,
+        pool_id: 1,
+        src_id,
+        dst_id: 0,
+        qlen: 0,
+        seq_num,
+    }
+}
+
+fn task(l: &mut JbsqLeaf, seq: u16) -> JbsqResult {
+    let r = l.packet(header(PacketType::NewTask, CLIENT, seq), 64, 100);
+    assert!(r.resubmit.is_none(), "{r:?}");
+    r
+}
+
+/// A reply from `node`, with its second pass if it hands one out: (first, second).
+fn reply(l: &mut JbsqLeaf, node: u16) -> (JbsqResult, Option<JbsqResult>) {
+    let r = l.packet(header(PacketType::TaskDone, node, 0), 64, 200);
+    let second = r.resubmit.map(|rs| l.resubmit(rs));
+    (r, second)
+}
+
+fn sent_to(r: &JbsqResult) -> Option<u16> {
+    r.forward.map(|h| h.dst_id)
+}
+
+#[test]
+fn a_worker_gets_at_most_k_the_least_loaded_first_and_the_rest_wait_in_arrival_order() {
+    let mut l = leaf(3, 2, 8, Fallback::Random);
+    let mut to = Vec::new();
+    for seq in 0..6 {
+        let r = task(&mut l, seq);
+        let Some(Placement::Token { node, level }) = r.placement else {
+            panic!("task {seq} not placed: {r:?}");
+        };
+        // Level 0 for the first three (each worker one), then the second places: k = 2 puts
+        // them half way up the levels.
+        let second = (LEVELS / 2) as u8;
+        assert_eq!(level, if seq < 3 { 0 } else { second });
+        assert_eq!(sent_to(&r), Some(node));
+        to.push(node);
+    }
+    assert_eq!(
+        &to[..3],
+        &[20, 21, 22],
+        "the ring gives the places in the order they freed"
+    );
+    assert_eq!(&to[3..], &[20, 21, 22]);
+    for seq in 6..9 {
+        let r = task(&mut l, seq);
+        assert_eq!(
+            r.placement,
+            Some(Placement::Held {
+                depth: u32::from(seq) - 5
+            })
+        );
+        assert_eq!(r.forward, None);
+    }
+    // A reply's own pass forwards the reply and releases the oldest held task to its worker.
+    let (r, second) = reply(&mut l, 21);
+    assert_eq!(r.forward.map(|h| h.pkt_type), Some(PacketType::TaskDone));
+    let rel = r.release.expect("the oldest held task is released");
+    assert_eq!((rel.header.seq_num, rel.header.dst_id), (6, 21));
+    assert!(second.is_none(), "a release needs no second pass");
+    assert_eq!(l.tables().outstanding[21].tasks, 2);
+    let (r, _) = reply(&mut l, 20);
+    assert_eq!(
+        r.release.map(|t| (t.header.seq_num, t.header.dst_id)),
+        Some((7, 20))
+    );
+    let c = l.counters();
+    assert_eq!((c.held, c.released, c.max_depth), (3, 2, 3));
+}
+
+#[test]
+fn a_reply_with_nothing_held_returns_its_place_and_the_next_task_goes_to_the_emptiest_worker() {
+    let mut l = leaf(2, 2, 8, Fallback::Random);
+    for seq in 0..3 {
+        task(&mut l, seq); // 20, 21, 20: 20 has 2, 21 has 1
+    }
+    let (first, second) = reply(&mut l, 21); // 21 has 0: its place of level 0 comes back
+    assert!(first.release.is_none());
+    assert_eq!(
+        first.resubmit,
+        Some(JbsqResubmit::ReturnPlace {
+            pool: 1,
+            node: 21,
+            generation: 0,
+            level: 0,
+            time_us: 200
+        })
+    );
+    assert!(second.unwrap().release.is_none());
+    // 21 (nothing outstanding) before 21's and nobody else's level 1.
+    let r = task(&mut l, 3);
+    assert_eq!(r.placement, Some(Placement::Token { node: 21, level: 0 }));
+    let r = task(&mut l, 4);
+    let second = level_of(1, 2) as u8;
+    assert_eq!(second, 4);
+    assert_eq!(
+        r.placement,
+        Some(Placement::Token {
+            node: 21,
+            level: second
+        })
+    );
+    assert_eq!(
+        task(&mut l, 5).placement,
+        Some(Placement::Held { depth: 1 })
+    );
+}
+
+#[test]
+fn a_held_task_that_arrives_between_a_reply_and_its_second_pass_takes_the_place() {
+    let mut l = leaf(1, 1, 8, Fallback::Random);
+    task(&mut l, 0);
+    let first = l.packet(header(PacketType::TaskDone, 20, 0), 64, 200);
+    let rs = first
+        .resubmit
+        .expect("nothing held: the place goes back in a second pass");
+    assert_eq!(
+        task(&mut l, 1).placement,
+        Some(Placement::Held { depth: 1 })
+    );
+    let second = l.resubmit(rs);
+    assert_eq!(
+        second.release.map(|t| (t.header.seq_num, t.header.dst_id)),
+        Some((1, 20))
+    );
+    assert_eq!(l.tables().queue_ctl[1].ring_count, [0; LEVELS]);
+    assert_eq!(l.tables().outstanding[20].tasks, 1);
+}
+
+#[test]
+fn a_worker_may_have_its_own_bound() {
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+    l.configure_pool(1, pool_cfg(1, 8, 8, Fallback::Random))
+        .unwrap();
+    l.add_node(1, 20, Some(3), 0).unwrap(); // a fast worker: 3 places, levels 0, 2 and 5
+    l.add_node(1, 21, None, 0).unwrap(); // the pool's k = 1: level 0
+    l.add_node(1, 22, Some(2), 0).unwrap(); // levels 0 and 4
+    assert_eq!(
+        [level_of(0, 3), level_of(1, 3), level_of(2, 3)],
+        [0, 2, 5],
+        "a place's level is the fraction of the bound in use"
+    );
+    let to: Vec<_> = (0..6).map(|s| sent_to(&task(&mut l, s))).collect();
+    let fast = Some(20);
+    assert_eq!(to, [fast, Some(21), Some(22), fast, Some(22), fast]);
+    assert_eq!(
+        task(&mut l, 6).placement,
+        Some(Placement::Held { depth: 1 })
+    );
+    assert_eq!(
+        l.add_node(1, 23, Some(0), 0),
+        Err(JbsqControlError::BadConfig),
+        "a worker has a place at least"
+    );
+}
+
+#[test]
+fn the_idle_count_is_ring_zero_and_the_reported_average_counts_held_tasks() {
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+    l.configure_pool(1, pool_cfg(1, 8, 8, Fallback::Random))
+        .unwrap();
+    let s = l.add_node(1, 20, None, 0).unwrap();
+    assert_eq!(
+        s.map(|s| s.0),
+        Some(Signal::IdleAdd),
+        "the first idle worker links"
+    );
+    l.add_node(1, 21, None, 0).unwrap();
+    assert!(task(&mut l, 0).signal.is_none());
+    let r = task(&mut l, 1);
+    // The last idle worker taken: idleRemove (the average reached 1.0 too, but one message a
+    // pass and the idle message first).
+    let (sig, h) = r.signal.expect("unlinks");
+    assert_eq!(
+        (sig, h.pkt_type, h.dst_id, h.src_id),
+        (Signal::IdleRemove, PacketType::IdleRemove, 9, 3)
+    );
+    // The report the idle message displaced leaves with the next pass that moves the average:
+    // a held task, counted (1.5 tasks a worker); the next held task moves it by only 0.5.
+    let (sig, h) = task(&mut l, 2).signal.expect("the displaced report");
+    assert_eq!(sig, Signal::LoadUpdate);
+    let avg = |tasks| {
+        RackAverage {
+            unit: RackAverage::unit_for(2),
+            tasks,
+        }
+        .load()
+    };
+    assert_eq!(Load::from_wire(h.qlen, h.seq_num), avg(3));
+    assert_eq!(avg(3), Load(3 << 15));
+    assert!(task(&mut l, 3).signal.is_none());
+    assert_eq!(l.tables().avg[1].avg.tasks, 4);
+    // Replies release the held tasks: nobody becomes idle, no idle message.
+    for w in [20, 21] {
+        let (r, second) = reply(&mut l, w);
+        assert!(r.release.is_some() && second.is_none());
+        assert!(r.signal.is_none_or(|s| s.0 == Signal::LoadUpdate));
+    }
+    // Then a reply frees a worker: its place returns to ring 0 and the rack links again.
+    let (_, second) = reply(&mut l, 20);
+    assert_eq!(
+        second.and_then(|r| r.signal).map(|s| s.0),
+        Some(Signal::IdleAdd)
+    );
+    assert_eq!(l.tables().queue_ctl[1].ring_count[0], 1);
+}
+
+#[test]
+fn a_full_buffer_sends_to_the_random_sample_over_its_bound_or_drops_and_counts() {
+    for fallback in [Fallback::Random, Fallback::Drop] {
+        let mut l = leaf(3, 1, 2, fallback);
+        // The generator as the leaf's: one step per task's first pass.
+        let mut rng = Xorshift64::new(7);
+        // Three places (k = 1), then two held: the region's two slots.
+        for seq in 0..5 {
+            rng.next_u64();
+            assert_ne!(
+                task(&mut l, seq).placement,
+                Some(Placement::Dropped),
+                "{seq}"
+            );
+        }
+        let draw = rng.next_u64();
+        let r = task(&mut l, 5);
+        let c = *l.counters();
+        assert_eq!(c.buffer_full, 1);
+        match fallback {
+            Fallback::Random => {
+                let node = 20 + scale(draw as u32, 3);
+                assert_eq!(r.placement, Some(Placement::Fallback { node }));
+                assert_eq!(sent_to(&r), Some(node));
+                assert_eq!(l.tables().outstanding[usize::from(node)].tasks, 2);
+                assert_eq!((c.fallback, c.dropped), (1, 0));
+            }
+            Fallback::Drop => {
+                assert_eq!(r.placement, Some(Placement::Dropped));
+                assert_eq!(r.drop, Some(JbsqDrop::BufferFull));
+                assert_eq!(r.forward, None);
+                assert_eq!((c.fallback, c.dropped), (0, 1));
+            }
+        }
+        assert_eq!(c.held, 2);
+    }
+}
+
+#[test]
+fn a_multi_packet_task_or_one_too_long_for_a_slot_is_never_held() {
+    let mut l = leaf(2, 1, 8, Fallback::Drop);
+    task(&mut l, 0);
+    let mut h = header(PacketType::NewTask, CLIENT, 1);
+    h.more_packets = true;
+    // A place is free: the first packet takes it like any task.
+    let r = l.packet(h, 64, 0);
+    assert!(matches!(r.placement, Some(Placement::Token { .. })));
+    // No place: it goes over a bound even with Drop (its continuations must find its worker).
+    let r = l.packet(h, 64, 0);
+    assert!(
+        matches!(r.placement, Some(Placement::Fallback { .. })),
+        "{r:?}"
+    );
+    let r = l.packet(header(PacketType::NewTask, CLIENT, 2), 257, 0);
+    assert!(
+        matches!(r.placement, Some(Placement::Fallback { .. })),
+        "{r:?}"
+    );
+    let c = l.counters();
+    assert_eq!((c.held, c.buffer_full, c.fallback, c.dropped), (0, 0, 2, 0));
+}
+
+#[test]
+fn a_removed_workers_places_go_stale_and_its_pools_held_tasks_stay_held() {
+    let mut l = leaf(2, 2, 8, Fallback::Random);
+    task(&mut l, 0); // to 20 (level 0); 21's first place and both second places remain
+    l.remove_node(1, 21).unwrap();
+    // 21's token at level 0 is popped: stale, the task takes a second pass and finds 20's.
+    let r = l.packet(header(PacketType::NewTask, CLIENT, 1), 64, 0);
+    let Some(JbsqResubmit::Retry { task: t }) = r.resubmit else {
+        panic!("a stale token retries: {r:?}");
+    };
+    assert_eq!(t.header.seq_num, 1);
+    assert_eq!(r.forward, None);
+    let r2 = l.resubmit(r.resubmit.unwrap());
+    assert_eq!(r2.placement, Some(Placement::Token { node: 20, level: 4 }));
+    // 21's second token: the next task retries and is held (20 is at k).
+    let r = l.packet(header(PacketType::NewTask, CLIENT, 2), 64, 0);
+    let r3 = l.resubmit(r.resubmit.expect("stale"));
+    assert_eq!(r3.placement, Some(Placement::Held { depth: 1 }));
+    assert_eq!(l.counters().stale_tokens, 2);
+    // The held task waits for the pool's other worker, and its reply releases it.
+    let (r, _) = reply(&mut l, 20);
+    assert_eq!(
+        r.release.map(|t| (t.header.seq_num, t.header.dst_id)),
+        Some((2, 20))
+    );
+    // A reply from the removed worker goes on to its client and changes nothing.
+    let (r, second) = reply(&mut l, 21);
+    assert_eq!(r.drop, Some(JbsqDrop::NodeNotInPool));
+    assert!(r.forward.is_some() && second.is_none());
+    // Added back, it gets fresh places, and no stale one counts for it.
+    l.add_node(1, 21, None, 0).unwrap();
+    assert_eq!(sent_to(&task(&mut l, 3)), Some(21));
+    assert_eq!(sent_to(&task(&mut l, 4)), Some(21));
+    assert_eq!(
+        task(&mut l, 5).placement,
+        Some(Placement::Held { depth: 1 })
+    );
+}
+
+#[test]
+fn every_pass_touches_each_table_at_most_once_in_stage_order_and_the_counts_add_up() {
+    // Random traffic, replies and second passes in any order (the guard panics on a pass a
+    // pipeline could not run); then the books: each worker's count is what it was sent less
+    // what it answered, held = released + queued, and no worker over its bound.
+    let mut l = leaf(5, 2, 4, Fallback::Random);
+    let mut rng = Xorshift64::new(99);
+    let mut at_worker: Vec<Vec<u16>> = vec![Vec::new(); 64];
+    let mut pending = Vec::new();
+    for step in 0..20_000u32 {
+        let x = rng.next_u64();
+        let r = match x % 4 {
+            0 | 1 => l.packet(header(PacketType::NewTask, CLIENT, step as u16), 64, step),
+            2 => {
+                let w = 20 + (x >> 8) as u16 % 5;
+                if at_worker[usize::from(w)].is_empty() {
+                    continue;
+                }
+                at_worker[usize::from(w)].remove(0);
+                l.packet(header(PacketType::TaskDone, w, 0), 64, step)
+            }
+            _ => match pending.pop() {
+                Some(rs) => l.resubmit(rs),
+                None => continue,
+            },
+        };
+        let stages = l.last_pass_stages();
+        assert!(stages.windows(2).all(|w| w[0] < w[1]), "{stages:?}");
+        if let Some(h) = r.forward.filter(|h| h.pkt_type == PacketType::NewTask) {
+            at_worker[usize::from(h.dst_id)].push(h.seq_num);
+        }
+        if let Some(t) = r.release {
+            at_worker[usize::from(t.header.dst_id)].push(t.header.seq_num);
+        }
+        pending.extend(r.resubmit);
+    }
+    for rs in pending {
+        l.resubmit(rs);
+    }
+    let c = *l.counters();
+    let q = l.tables().queue_ctl[1];
+    assert_eq!(c.held, c.released + u64::from(q.depth));
+    for (w, sent) in at_worker.iter().enumerate().skip(20).take(5) {
+        let o = l.tables().outstanding[w].tasks;
+        assert_eq!(usize::from(o), sent.len(), "worker {w}");
+    }
+    assert!(c.held > 0 && c.released > 0 && c.fallback > 0, "{c:?}");
+    assert!(c.max_depth == 4);
+}
+
+#[test]
+fn the_generator_advances_once_per_task_first_pass_and_never_otherwise() {
+    let mut l = leaf(1, 1, 8, Fallback::Random);
+    let mut rng = Xorshift64::new(7);
+    task(&mut l, 0);
+    rng.next_u64();
+    reply(&mut l, 20);
+    l.packet(header(PacketType::IdleSignal, 3, 0), 64, 0);
+    assert_eq!(l.rng_state(), rng.state());
+    let mut h = header(PacketType::NewTask, CLIENT, 1);
+    h.pool_id = 2; // not configured: no step
+    l.packet(h, 64, 0);
+    assert_eq!(l.rng_state(), rng.state());
+}
+
+#[test]
+fn a_pool_that_advertises_places_stays_linked_while_any_worker_has_a_free_place() {
+    for advertise in [Advertise::Idle, Advertise::Places] {
+        let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+        let mut cfg = pool_cfg(2, 8, 8, Fallback::Random);
+        cfg.advertise = advertise;
+        l.configure_pool(1, cfg).unwrap();
+        l.add_node(1, 20, None, 0).unwrap();
+        l.add_node(1, 21, None, 0).unwrap();
+        let signals: Vec<_> = (0..4)
+            .map(|s| task(&mut l, s).signal.map(|s| s.0))
+            .collect();
+        // Idle: the second task takes the last idle worker. Places: the fourth takes the last
+        // free place.
+        let unlink_at = match advertise {
+            Advertise::Idle => 1,
+            Advertise::Places => 3,
+        };
+        for (i, s) in signals.iter().enumerate() {
+            assert_eq!(
+                *s == Some(Signal::IdleRemove),
+                i == unlink_at,
+                "{advertise:?}: {signals:?}"
+            );
+        }
+        // A reply frees a place of level 4 (half of k = 2): only Places links again.
+        let (_, second) = reply(&mut l, 20);
+        let linked = second.and_then(|r| r.signal).map(|s| s.0) == Some(Signal::IdleAdd);
+        assert_eq!(linked, advertise == Advertise::Places);
+    }
+}
+
+/// The JBSQ stage matrix in `docs/algorithm.md`: a row's non-blank cells are the tables its pass
+/// touches (a cell marked ¹ only when the pass sends a signal).
+fn doc_matrix() -> Vec<(String, Vec<(JbsqStage, bool)>)> {
+    let doc = include_str!("../../docs/algorithm.md");
+    let start = doc
+        .find("| pass | poolCfg | nodeCfg |")
+        .expect("the JBSQ matrix is in docs/algorithm.md");
+    doc[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let touched = JbsqStage::ALL
+                .iter()
+                .zip(&cells[2..])
+                .filter(|(_, c)| !c.is_empty())
+                .map(|(&s, c)| (s, c.ends_with('¹')))
+                .collect();
+            (cells[1].to_string(), touched)
+        })
+        .collect()
+}
+
+#[test]
+fn the_stage_matrix_in_the_docs_is_what_each_kind_of_pass_touches() {
+    let rows = doc_matrix();
+    let mut seen = Vec::new();
+    let mut check = |l: &JbsqLeaf, pass: &str| {
+        let (_, want) = rows
+            .iter()
+            .find(|(p, _)| p == pass)
+            .unwrap_or_else(|| panic!("no row {pass:?}"));
+        let got = l.last_pass_stages();
+        let required: Vec<_> = want.iter().filter(|w| !w.1).map(|w| w.0).collect();
+        let allowed: Vec<_> = want.iter().map(|w| w.0).collect();
+        assert!(
+            got.iter().all(|s| allowed.contains(s)) && required.iter().all(|s| got.contains(s)),
+            "{pass}: touched {got:?}, the docs say {want:?}"
+        );
+        seen.push(pass.to_string());
+    };
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 3);
+    l.configure_pool(1, pool_cfg(2, 8, 1, Fallback::Random))
+        .unwrap();
+    l.add_node(1, 20, Some(1), 1).unwrap(); // no free place: the node's pass only
+    check(&l, "add node");
+    l.add_node(1, 21, None, 0).unwrap(); // 21: places at levels 0 and 4
+    check(&l, "add node, one pass per place");
+    task(&mut l, 0);
+    check(&l, "task, a free place");
+    let r = l.packet(header(PacketType::TaskDone, 21, 0), 64, 1);
+    check(&l, "reply, nothing held");
+    l.resubmit(r.resubmit.expect("the place returns"));
+    check(&l, "place returned (its second pass)");
+    task(&mut l, 1);
+    task(&mut l, 2); // 21 at its bound, 20 over it: no place
+    assert!(matches!(
+        task(&mut l, 3).placement,
+        Some(Placement::Held { .. })
+    ));
+    check(&l, "task, held");
+    assert!(matches!(
+        task(&mut l, 4).placement,
+        Some(Placement::Fallback { .. })
+    ));
+    check(&l, "task, over a bound (fallback)");
+    reply(&mut l, 21);
+    check(&l, "reply, a task held");
+    // 21 answers until it is under its bound (the fallback may have gone to it too).
+    let rs = loop {
+        let r = l.packet(header(PacketType::TaskDone, 21, 0), 64, 2);
+        if let Some(rs) = r.resubmit {
+            break rs;
+        }
+    };
+    assert!(matches!(
+        task(&mut l, 5).placement,
+        Some(Placement::Held { .. })
+    ));
+    assert!(l.resubmit(rs).release.is_some());
+    check(&l, "place returned, a task held meanwhile");
+    l.remove_node(1, 21).unwrap();
+    check(&l, "remove node");
+
+    let mut l = leaf(1, 1, 1, Fallback::Drop);
+    l.add_node(1, 21, None, 0).unwrap();
+    l.remove_node(1, 20).unwrap();
+    let r = l.packet(header(PacketType::NewTask, CLIENT, 0), 64, 0);
+    assert!(r.resubmit.is_some(), "20's place is stale");
+    check(&l, "task, a removed node's place (retries)");
+    l.resubmit(r.resubmit.unwrap());
+    task(&mut l, 1); // held
+    assert_eq!(task(&mut l, 2).drop, Some(JbsqDrop::BufferFull));
+    check(&l, "task, dropped (buffer full)");
+    let mut documented: Vec<_> = rows.iter().map(|r| r.0.clone()).collect();
+    documented.sort();
+    seen.sort();
+    assert_eq!(seen, documented, "every row is run");
+}
+
+#[test]
+fn a_pool_holds_its_link_for_hold_us_after_an_idle_message() {
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+    let mut cfg = pool_cfg(1, 8, 8, Fallback::Random);
+    cfg.hold_us = 50;
+    l.configure_pool(1, cfg).unwrap();
+    // A control pass links at once (its stamp stays 0).
+    let s = l.add_node(1, 20, None, 0).unwrap();
+    assert_eq!(s.map(|s| s.0), Some(Signal::IdleAdd));
+    let at = |l: &mut JbsqLeaf, t: u32| {
+        l.packet(header(PacketType::NewTask, CLIENT, 0), 64, t)
+            .signal
+            .map(|s| s.0)
+            .filter(|&s| s != Signal::LoadUpdate)
+    };
+    // The worker taken at 10 us: inside the hold, the rack stays linked.
+    assert_eq!(at(&mut l, 10), None);
+    assert!(l.tables().queue_ctl[1].linked);
+    // At 50 us the hold is over: the next task's pass unlinks.
+    assert_eq!(at(&mut l, 49), None);
+    assert_eq!(at(&mut l, 50), Some(Signal::IdleRemove));
+    assert!(!l.tables().queue_ctl[1].linked);
+}
