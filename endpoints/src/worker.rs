@@ -173,6 +173,10 @@ pub struct SlotConfig {
     pub transport: link::Transport,
     /// The control messages' keyed MAC (`None`: none, the public protocol as it is).
     pub keys: Option<Arc<horus_host_driver::auth::Keys>>,
+    /// The hosts whose tasks it runs (the others' counted as foreign): `None`, its first hop's
+    /// on the emulated network and anyone's over the kernel's UDP, where a task's source is its
+    /// client, not the switch on the path (`link::FramesFrom`).
+    pub tasks_from: Option<horus_host_driver::security::Allow>,
 }
 
 /// What a slot counted.
@@ -491,6 +495,9 @@ pub fn run_slot(
     precise_sleeps();
     let mut link = Link::bind_with(cfg.me, cfg.leaf, cfg.transport)?;
     link.keys = cfg.keys.clone();
+    if let Some(a) = &cfg.tasks_from {
+        link.frames_from = link::FramesFrom::Allowed(a.clone());
+    }
     let leaf_host = link::host(match cfg.leaf.ip() {
         std::net::IpAddr::V4(ip) => ip,
         std::net::IpAddr::V6(_) => bail!("the leaf's address must be IPv4, got {}", cfg.leaf),
@@ -618,6 +625,7 @@ pub fn slot_configs(
             register_retry: Duration::from_millis(200),
             transport: link::Transport::Frames,
             keys: None,
+            tasks_from: None,
         })
         .collect())
 }

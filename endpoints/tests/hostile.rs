@@ -265,6 +265,73 @@ fn a_worker_takes_tasks_only_through_its_leaf() {
     assert_eq!((st.tasks, st.foreign), (1, 20));
 }
 
+/// Over the kernel's UDP a task's source is its client, so a worker given `--allow` runs tasks
+/// only from hosts of those networks: a host outside sends 20, counted as foreign and not run;
+/// the allowed client's one task is answered, to it.
+#[test]
+fn over_the_kernels_udp_a_worker_takes_tasks_only_from_allowed_networks() {
+    use horus_endpoints::payload::TaskPayload;
+    use horus_endpoints::worker;
+    use horus_host_driver::security::Allow;
+    let n = net(115);
+    let _leaf = host(ip(n, 11));
+    let mut cfg = worker::slot_configs(
+        ip(n, 32),
+        1,
+        SocketAddr::from((ip(n, 11), 1234)),
+        1,
+        Some(0),
+        Duration::from_secs(10),
+    )
+    .unwrap()
+    .remove(0);
+    cfg.transport = link::Transport::Kernel;
+    cfg.tasks_from = Some(Allow::new(vec![horus_model::net::Ipv4Net::of(
+        ip(n, 200),
+        32,
+    )]));
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop);
+    let slot = std::thread::spawn(move || {
+        let handler: worker::Handler = Box::new(|_| [0; horus_endpoints::payload::APP_WORDS]);
+        worker::run_slot(cfg, handler, s2, |_| {}).unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let p = TaskPayload {
+        pkts_length: TaskPayload::length_of(1),
+        ..TaskPayload::default()
+    };
+    let mut task = HorusHeader {
+        seq_num: 1,
+        ..header(PacketType::NewTask, 1, 0, 0)
+    }
+    .to_bytes()
+    .to_vec();
+    task.extend_from_slice(&p.to_bytes());
+    let forger = host(ip(n, 66));
+    for _ in 0..20 {
+        forger.send_to(&task, (ip(n, 32), 1234)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let client = host(ip(n, 200));
+    client.send_to(&task, (ip(n, 32), 1234)).unwrap();
+    let done = |sock: &UdpSocket| {
+        answers(sock, Duration::from_millis(400))
+            .iter()
+            .filter(|h| h.pkt_type.is_reply())
+            .count()
+    };
+    let (to_client, to_forger) = (done(&client), done(&forger));
+    stop.store(true, Ordering::Relaxed);
+    let st = slot.join().unwrap();
+    assert_eq!(
+        (to_client, to_forger),
+        (1, 0),
+        "one answer, to the allowed client"
+    );
+    assert_eq!((st.tasks, st.foreign), (1, 20));
+}
+
 /// A client counts an answer only when it comes through its switch: forged answers sent
 /// straight to it, ahead of the real ones, are counted as forged, not as answers.
 #[test]

@@ -63,6 +63,11 @@ struct Args {
     /// line, the first signs); the controller's without a right one are not believed.
     #[arg(long)]
     key_file: Option<std::path::PathBuf>,
+    /// Run tasks only from hosts of this network (repeatable): over the kernel's UDP the
+    /// clients' networks, on the emulated network the leaf's. Others are counted as foreign.
+    /// Default: the leaf's socket on the emulated network, any host over the kernel's UDP.
+    #[arg(long, value_name = "CIDR")]
+    allow: Vec<horus_model::net::Ipv4Net>,
 }
 
 fn main() {
@@ -105,6 +110,8 @@ fn run() -> Result<()> {
     for (i, c) in cfgs.iter_mut().enumerate() {
         c.transport = a.transport;
         c.keys = keys.clone();
+        c.tasks_from =
+            (!a.allow.is_empty()).then(|| horus_host_driver::security::Allow::new(a.allow.clone()));
         if let Some(s) = a.server_id {
             c.server_id = s.saturating_add(i as u16);
         }
