@@ -273,7 +273,7 @@ fn over_the_kernels_udp_a_worker_takes_tasks_only_from_allowed_networks() {
     use horus_endpoints::payload::TaskPayload;
     use horus_endpoints::worker;
     use horus_host_driver::security::Allow;
-    let n = net(115);
+    let n = net(121);
     let _leaf = host(ip(n, 11));
     let mut cfg = worker::slot_configs(
         ip(n, 32),
