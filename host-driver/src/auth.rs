@@ -89,6 +89,13 @@ pub fn wall_us() -> u64 {
 }
 
 impl Keys {
+    /// The keys of `path`, if a key file is given (`--key-file`): shared by a process's threads.
+    pub fn load_shared(path: Option<&Path>) -> Result<Option<std::sync::Arc<Keys>>, String> {
+        path.map(Keys::load)
+            .transpose()
+            .map(|k| k.map(std::sync::Arc::new))
+    }
+
     /// Reads a key file; an error says which line is wrong and why.
     pub fn load(path: &Path) -> Result<Keys, String> {
         let stamp = stamp(path);

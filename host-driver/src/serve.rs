@@ -158,13 +158,7 @@ pub fn run(
         .checked_mul(1000)
         .with_context(|| format!("--timeout-ms {timeout_ms} is too long"))?;
     let mut c = Controller::start(sw, worker_port, timeout, state, now())?;
-    c.keys = opts
-        .key_file
-        .as_deref()
-        .map(Keys::load)
-        .transpose()
-        .map_err(anyhow::Error::msg)?
-        .map(std::sync::Arc::new);
+    c.keys = Keys::load_shared(opts.key_file.as_deref()).map_err(anyhow::Error::msg)?;
     c.allow = Allow::resolve(cfg, &opts.allow, switch_endpoint(sw).ok().map(|e| e.ip));
     let mut port = Open::new(&port, sw)?;
     let snapshot = metrics

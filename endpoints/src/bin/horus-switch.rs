@@ -96,13 +96,8 @@ fn run() -> Result<()> {
     let a = Args::parse();
     let cfg = Config::from_file(&a.config).with_context(|| a.config.display().to_string())?;
     let start = Instant::now();
-    let keys = a
-        .key_file
-        .as_deref()
-        .map(horus_host_driver::auth::Keys::load)
-        .transpose()
-        .map_err(anyhow::Error::msg)?
-        .map(std::sync::Arc::new);
+    let keys = horus_host_driver::auth::Keys::load_shared(a.key_file.as_deref())
+        .map_err(anyhow::Error::msg)?;
     let ctl = (cfg.switch.role == Role::Leaf && !a.no_controller).then(|| ControllerOpts {
         timeout_us: a.timeout_ms.saturating_mul(1000),
         worker_port: a.worker_port,

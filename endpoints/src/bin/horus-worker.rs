@@ -100,13 +100,8 @@ fn run() -> Result<()> {
         a.id,
         Duration::from_millis(a.keepalive_ms.max(1)),
     )?;
-    let keys = a
-        .key_file
-        .as_deref()
-        .map(horus_host_driver::auth::Keys::load)
-        .transpose()
-        .map_err(anyhow::Error::msg)?
-        .map(std::sync::Arc::new);
+    let keys = horus_host_driver::auth::Keys::load_shared(a.key_file.as_deref())
+        .map_err(anyhow::Error::msg)?;
     for (i, c) in cfgs.iter_mut().enumerate() {
         c.transport = a.transport;
         c.keys = keys.clone();
