@@ -3,11 +3,14 @@
 
 use horus_model::config::Role;
 use horus_pipeline::presets;
-use rtl_gen::p4::{check, emit};
+use rtl_gen::p4::{check, emit, ir};
 
-fn program(role: Role) -> String {
-    let p = presets::preset("default", role).unwrap();
-    emit::program(role, &p.sizes(), "default", times()).unwrap()
+fn sizes(role: Role) -> horus_model::config::Sizes {
+    presets::preset("default", role).unwrap().sizes()
+}
+
+fn ingress(role: Role) -> ir::Control {
+    emit::ingress(role, &sizes(role))
 }
 
 fn times() -> emit::Times {
@@ -27,11 +30,13 @@ fn both_programs_keep_every_rule_at_every_preset() {
     for preset in presets::names() {
         for role in [Role::Leaf, Role::Spine] {
             let p = presets::preset(preset, role).unwrap();
-            let text = emit::program(role, &p.sizes(), preset, times()).unwrap();
-            let r = check::check(role, &text, &common())
+            let c = emit::ingress(role, &p.sizes());
+            let r = check::check(role, &c, &common())
                 .unwrap_or_else(|e| panic!("{preset} {role}: {e:#}"));
             assert!(r.stages <= 12 && r.paths > 100, "{preset} {role}: {r:?}");
+            let text = emit::print(role, &c, &p.sizes(), preset, times()).unwrap();
             assert!(text.contains(&format!("const bit<32> NODES = {};", p.sizes().nodes)));
+            assert!(text.contains(&c.print()));
         }
     }
 }
@@ -46,10 +51,90 @@ fn mutate(text: &str, from: &str, to: &str) -> String {
     text.replacen(from, to, 1)
 }
 
-/// The checker's error for the program mutated by `from` -> `to`; it must contain `expect`.
-fn fails(role: Role, from: &str, to: &str, expect: &str) {
-    let text = mutate(&program(role), from, to);
-    let e = format!("{:#}", check::check(role, &text, &common()).unwrap_err());
+/// The P4 source in `c` (bodies of actions and register actions, conditions), with the name
+/// of the declaration or table it belongs to.
+fn sources(c: &mut ir::Control) -> Vec<(String, &mut ir::Code)> {
+    fn tree<'a>(stmts: &'a mut [ir::Stmt], out: &mut Vec<(String, &'a mut ir::Code)>) {
+        for s in stmts {
+            if let ir::Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } = s
+            {
+                let first = match then.first() {
+                    Some(ir::Stmt::Apply(t)) => t.clone(),
+                    _ => String::new(),
+                };
+                out.push((first, cond));
+                tree(then, out);
+                tree(otherwise, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in &mut c.decls {
+        match d {
+            ir::Decl::Action(a) => out.push((a.name.clone(), &mut a.body)),
+            ir::Decl::RegisterAction(r) => out.push((r.name.clone(), &mut r.body)),
+            _ => {}
+        }
+    }
+    tree(&mut c.apply, &mut out);
+    out
+}
+
+/// `c` with `from` replaced by `to` in the one piece of source (of the declaration `within`
+/// names, or of a condition whose branch starts with that table; any, if empty) that holds it.
+fn edit(c: &mut ir::Control, within: &str, from: &str, to: &str) {
+    let mut sites: Vec<&mut ir::Code> = sources(c)
+        .into_iter()
+        .filter(|(name, code)| (within.is_empty() || name == within) && code.0.contains(from))
+        .map(|(_, code)| code)
+        .collect();
+    assert_eq!(sites.len(), 1, "the mutation site {from:?} is not unique");
+    let code = sites.pop().unwrap();
+    code.0 = mutate(&code.0, from, to);
+}
+
+/// The place of the first application of `table` in `stmts`: its block and index.
+fn find_apply<'a>(
+    stmts: &'a mut Vec<ir::Stmt>,
+    table: &str,
+) -> Option<(&'a mut Vec<ir::Stmt>, usize)> {
+    if let Some(i) = stmts
+        .iter()
+        .position(|s| matches!(s, ir::Stmt::Apply(t) if t == table))
+    {
+        return Some((stmts, i));
+    }
+    for s in stmts.iter_mut() {
+        if let ir::Stmt::If {
+            then, otherwise, ..
+        } = s
+        {
+            if let Some(found) = find_apply(then, table) {
+                return Some(found);
+            }
+            if let Some(found) = find_apply(otherwise, table) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+/// `c` with `table` applied again right after its first application.
+fn apply_after(c: &mut ir::Control, after: &str, table: &str) {
+    let (block, i) = find_apply(&mut c.apply, after).expect("the table is applied");
+    block.insert(i + 1, ir::Stmt::Apply(table.into()));
+}
+
+/// The checker's error for `role`'s ingress changed by `change`; it must contain `expect`.
+fn fails(role: Role, change: impl FnOnce(&mut ir::Control), expect: &str) {
+    let mut c = ingress(role);
+    change(&mut c);
+    let e = format!("{:#}", check::check(role, &c, &common()).unwrap_err());
     assert!(e.contains(expect), "expected {expect:?} in:\n{e}");
 }
 
@@ -57,17 +142,20 @@ fn common_fails(from: &str, to: &str, expect: &str) {
     let c = mutate(&common(), from, to);
     let e = format!(
         "{:#}",
-        check::check(Role::Leaf, &program(Role::Leaf), &c).unwrap_err()
+        check::check(Role::Leaf, &ingress(Role::Leaf), &c).unwrap_err()
     );
     assert!(e.contains(expect), "expected {expect:?} in:\n{e}");
+}
+
+fn table<'a>(c: &'a mut ir::Control, name: &str) -> &'a mut ir::Table {
+    c.table_mut(name).expect("the table is declared")
 }
 
 #[test]
 fn a_register_action_moved_to_another_stage_is_caught() {
     fails(
         Role::Leaf,
-        "@horus_stage(7) table drift1_check",
-        "@horus_stage(6) table drift1_check",
+        |c| table(c, "drift1_check").stage = 6,
         "register drift1 is accessed from stages {6, 7}",
     );
 }
@@ -76,8 +164,7 @@ fn a_register_action_moved_to_another_stage_is_caught() {
 fn a_table_pinned_off_its_plan_is_caught() {
     fails(
         Role::Spine,
-        "@horus_stage(7) @stage(7) table drift1_check",
-        "@horus_stage(7) @stage(8) table drift1_check",
+        |c| table(c, "drift1_check").pin = ir::Pin::Stage(8),
         "table drift1_check is pinned to stage 8 and planned in 7",
     );
 }
@@ -86,8 +173,15 @@ fn a_table_pinned_off_its_plan_is_caught() {
 fn a_name_declared_twice_is_caught() {
     fails(
         Role::Leaf,
-        "    action link_none() {",
-        "    action link_rule() {",
+        |c| {
+            for d in &mut c.decls {
+                if let ir::Decl::Action(a) = d {
+                    if a.name == "link_none" {
+                        a.name = "link_rule".into();
+                    }
+                }
+            }
+        },
         "link_rule is declared twice",
     );
 }
@@ -96,8 +190,7 @@ fn a_name_declared_twice_is_caught() {
 fn a_second_access_to_a_register_on_one_path_is_caught() {
     fails(
         Role::Leaf,
-        "                load2_write.apply();\n",
-        "                load2_write.apply();\n                load1_read.apply();\n",
+        |c| apply_after(c, "load2_write", "load1_read"),
         "load1 is accessed by load1_write and by load1_read",
     );
 }
@@ -106,8 +199,7 @@ fn a_second_access_to_a_register_on_one_path_is_caught() {
 fn a_table_applied_twice_on_one_path_is_caught() {
     fails(
         Role::Spine,
-        "            ctl_push.apply();\n",
-        "            ctl_push.apply();\n            ctl_push.apply();\n",
+        |c| apply_after(c, "ctl_push", "ctl_push"),
         "table ctl_push is applied twice",
     );
 }
@@ -116,8 +208,14 @@ fn a_table_applied_twice_on_one_path_is_caught() {
 fn a_read_of_a_field_a_later_stage_writes_is_caught() {
     fails(
         Role::Leaf,
-        "md.same = md.m1[31:16] ^ md.m2[31:16];",
-        "md.same = md.m1[31:16] ^ md.m2[31:16] ^ md.link_v;",
+        |c| {
+            edit(
+                c,
+                "check_same",
+                "md.m2[31:16];",
+                "md.m2[31:16] ^ md.link_v;",
+            )
+        },
         "same_check (stage 3) reads [\"md.link_v\"], written by link_range (stage 3)",
     );
 }
@@ -126,8 +224,14 @@ fn a_read_of_a_field_a_later_stage_writes_is_caught() {
 fn a_condition_on_a_field_written_in_the_same_stage_is_caught() {
     fails(
         Role::Leaf,
-        "if (md.ctl[31:31] == 0 && md.ctl != 0) {\n                        idle_read.apply();",
-        "if (md.ctl[31:31] == 0 && md.ctl != 0 && md.link_a == 0) {\n                        idle_read.apply();",
+        |c| {
+            edit(
+                c,
+                "idle_read",
+                "md.ctl != 0",
+                "md.ctl != 0 && md.link_a == 0",
+            )
+        },
         "idle_read (stage 3) is reached on [\"md.link_a\"], written by link_range (stage 3)",
     );
 }
@@ -136,8 +240,14 @@ fn a_condition_on_a_field_written_in_the_same_stage_is_caught() {
 fn two_writes_of_a_field_in_one_stage_are_caught() {
     fails(
         Role::Leaf,
-        "md.same = md.m1[31:16] ^ md.m2[31:16];",
-        "md.same = md.m1[31:16] ^ md.m2[31:16];\n        md.link_v = 0;",
+        |c| {
+            edit(
+                c,
+                "check_same",
+                "md.m2[31:16];",
+                "md.m2[31:16];\nmd.link_v = 0;",
+            )
+        },
         "both write [\"md.link_v\"]",
     );
 }
@@ -147,35 +257,44 @@ fn a_table_applied_after_one_of_a_later_stage_is_caught() {
     // A load update's tables in the plan's order, but the pass's end before the drift reset.
     fails(
         Role::Spine,
-        "                drift2_reset.apply();\n                consume.apply();\n",
-        "                consume.apply();\n                drift2_reset.apply();\n",
+        |c| {
+            let (block, i) = find_apply(&mut c.apply, "drift2_reset").unwrap();
+            assert_eq!(block[i + 1], ir::Stmt::Apply("consume".into()));
+            block.swap(i, i + 1);
+        },
         "drift2_reset (stage 8) is applied after consume (stage 10)",
     );
 }
 
 #[test]
-fn a_table_without_a_stage_and_one_off_the_plan_are_caught() {
-    fails(
-        Role::Leaf,
-        "@horus_stage(11) table done",
-        "table done",
-        "table done has no @horus_stage",
-    );
+fn a_table_off_the_plan_is_caught() {
     fails(
         Role::Spine,
-        "@horus_stage(5) table load_cmp",
-        "@horus_stage(6) table load_cmp",
+        |c| table(c, "load_cmp").stage = 6,
         "table load_cmp is in stage 6; the plan puts it in 5",
+    );
+    fails(
+        Role::Leaf,
+        |c| table(c, "done").stage = 12,
+        "table done is in stage 12, past Tofino 1's 12",
     );
 }
 
 #[test]
 fn a_fifth_register_action_on_one_register_is_caught() {
-    let extra = "    RegisterAction<int<32>, bit<16>, int<32>>(drift2) drift2_extra_ra = {\n        void apply(inout int<32> v, out int<32> rv) {\n            rv = v;\n        }\n    };\n";
     fails(
         Role::Spine,
-        "    Register<int<32>, bit<16>>(NODES) drift2;\n",
-        &format!("    Register<int<32>, bit<16>>(NODES) drift2;\n{extra}"),
+        |c| {
+            let at = c
+                .decls
+                .iter()
+                .position(|d| matches!(d, ir::Decl::Register(r) if r.name == "drift2"))
+                .unwrap();
+            c.decls.insert(
+                at + 1,
+                ir::ra("drift2_extra_ra", "drift2", "int<32>", "rv = v;"),
+            );
+        },
         "register drift2 has 5 register actions",
     );
 }
@@ -184,8 +303,14 @@ fn a_fifth_register_action_on_one_register_is_caught() {
 fn a_classify_entry_that_differs_from_the_model_is_caught() {
     fails(
         Role::Leaf,
-        "(PKT_TASK_DONE, 0, 0): set_kind(KIND_REPLY, DROP_NONE);",
-        "(PKT_TASK_DONE, 0, 0): set_kind(KIND_PASS_THROUGH, DROP_NONE);",
+        |c| {
+            let entry = table(c, "classify")
+                .entries
+                .iter_mut()
+                .find(|(v, _)| v[..] == ["PKT_TASK_DONE", "0", "0"])
+                .unwrap();
+            entry.1.args[0] = "KIND_PASS_THROUGH".into();
+        },
         "classify entry for TaskDone",
     );
 }
@@ -537,19 +662,31 @@ fn docs_hold_the_stage_map_of_the_plan() {
     );
 }
 
-/// The constructs bf-p4c refuses that the checker finds in `role`'s program (mutated by
-/// `from` -> `to`, or as emitted when `from` is empty), as `rule: where` lines.
-fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> {
-    let (mut text, mut c) = (program(role), common());
+/// The constructs bf-p4c refuses that the checker finds in `role`'s program, changed by
+/// `change`, and its common include, changed by `from` -> `to` unless `from` is empty, as
+/// `rule: where` lines.
+fn refusals_of(
+    role: Role,
+    change: impl FnOnce(&mut ir::Control),
+    from: &str,
+    to: &str,
+) -> Vec<String> {
+    let (mut c, mut common) = (ingress(role), common());
+    change(&mut c);
     if !from.is_empty() {
-        if common_edit {
-            c = mutate(&c, from, to);
-        } else {
-            text = mutate(&text, from, to);
-        }
+        common = mutate(&common, from, to);
     }
-    let r = check::check(role, &text, &c).unwrap_or_else(|e| panic!("{e:#}"));
+    let r = check::check(role, &c, &common).unwrap_or_else(|e| panic!("{e:#}"));
     r.refusals.iter().map(|f| f.to_string()).collect()
+}
+
+/// The refusals a change brings that the emitted program has not.
+fn added(role: Role, change: impl FnOnce(&mut ir::Control)) -> Vec<String> {
+    let before = refusals_of(role, |_| {}, "", "");
+    refusals_of(role, change, "", "")
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect()
 }
 
 /// What bf-p4c still refuses in the emitted programs, as the checker finds it: the list only
@@ -558,127 +695,142 @@ fn refusals(role: Role, common_edit: bool, from: &str, to: &str) -> Vec<String> 
 #[test]
 fn the_constructs_bf_p4c_refuses_are_pinned() {
     let (leaf, spine): ([&str; 0], [&str; 0]) = ([], []);
-    assert_eq!(refusals(Role::Leaf, false, "", ""), leaf);
-    assert_eq!(refusals(Role::Spine, false, "", ""), spine);
+    assert_eq!(refusals_of(Role::Leaf, |_| {}, "", ""), leaf);
+    assert_eq!(refusals_of(Role::Spine, |_| {}, "", ""), spine);
 }
 
 /// Each rule bf-p4c taught the checker fires on a mutant that breaks it, where the emitted
 /// program keeps it.
 #[test]
 fn each_construct_bf_p4c_refuses_is_caught_in_a_mutant() {
-    let added = |role, common_edit, from, to| {
-        let before = refusals(role, false, "", "");
-        refusals(role, common_edit, from, to)
-            .into_iter()
-            .filter(|f| !before.contains(f))
-            .collect::<Vec<_>>()
-    };
+    const REPORT: &str = "if (md.avg > v.hi || md.report_x < v.lo) {";
     // A third comparison in the report rule's check.
     assert_eq!(
-        added(
-            Role::Leaf,
-            false,
-            "if (md.avg > v.hi || md.report_x < v.lo) {",
+        added(Role::Leaf, |c| edit(
+            c,
+            "report_check_ra",
+            REPORT,
             "if (md.avg > v.hi || md.report_x < v.lo || md.report_x == v.hi) {",
-        ),
+        )),
         ["salu-comparisons: report_check_ra (3 comparisons)"]
     );
     // A slice of the register value in its condition.
     assert_eq!(
-        added(
-            Role::Leaf,
-            false,
-            "if (md.avg > v.hi || md.report_x < v.lo) {",
+        added(Role::Leaf, |c| edit(
+            c,
+            "report_check_ra",
+            REPORT,
             "if (md.avg > v.hi || md.report_x[15:0] < v.lo[15:0]) {",
-        ),
+        )),
         ["salu-slice-in-condition: report_check_ra"]
     );
     // A value chosen in an action by a field.
     assert_eq!(
-        added(
-            Role::Spine,
-            false,
-            "        md.idle_slot = md.base_m1 + md.pos;\n",
-            "        md.idle_slot = md.base_m1 + (md.resub.value[31:16] == 3 ? 16w0 : md.pos);\n",
-        ),
+        added(Role::Spine, |c| edit(
+            c,
+            "finish_at",
+            "md.idle_slot = md.base_m1 + md.pos;",
+            "md.idle_slot = md.base_m1 + (md.resub.value[31:16] == 3 ? 16w0 : md.pos);",
+        )),
         ["action-condition-on-field: finish_at"]
     );
     // A non-zero constant in the mirror's field list (a zero is fine, and is there).
+    let common_added = |from: &str, to: &str| {
+        let before = refusals_of(Role::Leaf, |_| {}, "", "");
+        refusals_of(Role::Leaf, |_| {}, from, to)
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
-        added(Role::Leaf, true, "{md.mirror_kind, ", "{BRIDGE_SIGNAL, "),
+        common_added("{md.mirror_kind, ", "{BRIDGE_SIGNAL, "),
         ["constant-in-field-list: mirror.emit list holds BRIDGE_SIGNAL"]
     );
     assert_eq!(
-        added(Role::Leaf, true, "{md.mirror_kind, ", "{8w1, "),
+        common_added("{md.mirror_kind, ", "{8w1, "),
         ["constant-in-field-list: mirror.emit list holds 8w1"]
     );
     // Two constants returned by the actions of one register.
     assert_eq!(
-        added(
-            Role::Leaf,
-            false,
-            "} else if ((int<32>)md.now - v.hi >= 0) {\n                v.hi = (int<32>)md.now + REPAIR_GAP;\n                rv = 1;",
-            "} else if ((int<32>)md.now - v.hi >= 0) {\n                v.hi = (int<32>)md.now + REPAIR_GAP;\n                rv = 2;",
-        ),
+        added(Role::Leaf, |c| edit(
+            c,
+            "link_both_ra",
+            "} else if ((int<32>)md.now - v.hi >= 0) {\n    v.hi = (int<32>)md.now + REPAIR_GAP;\n    rv = 1;",
+            "} else if ((int<32>)md.now - v.hi >= 0) {\n    v.hi = (int<32>)md.now + REPAIR_GAP;\n    rv = 2;",
+        )),
         ["salu-different-constants: idle_link (1, 2)"]
     );
     // Two additions in one assignment of an action.
     assert_eq!(
-        added(
-            Role::Leaf,
-            false,
+        added(Role::Leaf, |c| edit(
+            c,
+            "add_one",
             "md.w_factor = md.w_factor + 1;",
             "md.w_factor = md.w_factor + md.unit + 1;",
-        ),
+        )),
         ["action-two-operations: add_one"]
     );
     // Two words of the register compared (the report rule compares each with the average).
     assert_eq!(
-        added(
-            Role::Leaf,
-            false,
-            "if (md.avg > v.hi || md.report_x < v.lo) {",
+        added(Role::Leaf, |c| edit(
+            c,
+            "report_check_ra",
+            REPORT,
             "if (v.lo > v.hi || md.report_x < v.lo) {"
-        ),
+        )),
         ["salu-two-words-compared: report_check_ra"]
     );
     // The new margins added up from two fields in the register action (as the report rule
     // had them), not in report_input the stage before.
     assert_eq!(
-        added(
-            Role::Leaf,
-            false,
-            "                v.hi = md.report_x;\n",
-            "                v.hi = md.avg + md.report_x;\n",
-        ),
+        added(Role::Leaf, |c| edit(
+            c,
+            "report_check_ra",
+            "v.hi = md.report_x;",
+            "v.hi = md.avg + md.report_x;",
+        )),
         ["salu-two-fields-operated: report_check_ra"]
     );
     // The leaf's sample table as a range table over its draw (16,384 entries, a quarter of
     // them 3 lines: 48 TCAM blocks, deeper than a stage's column of 12).
     assert_eq!(
-        added(Role::Leaf, false, "md.r1: exact;", "md.r1: range;"),
+        added(Role::Leaf, |c| {
+            let key = table(c, "sample1")
+                .keys
+                .iter_mut()
+                .find(|k| k.field == "md.r1")
+                .unwrap();
+            key.kind = ir::Match::Range;
+        }),
         ["range-table-over-a-stage: sample1 (16384 entries, 48 TCAM blocks)"]
     );
     // A third field read by drift1's actions (sel_factor and diff are its two PHV inputs).
     assert_eq!(
-        added(
-            Role::Spine,
-            false,
-            "drift1_settle_ra = {\n        void apply(inout int<32> v, out int<32> rv) {\n            v = v - (int<32>)md.diff;",
-            "drift1_settle_ra = {\n        void apply(inout int<32> v, out int<32> rv) {\n            v = v - (int<32>)md.w_add;",
-        ),
+        added(Role::Spine, |c| edit(
+            c,
+            "drift1_settle_ra",
+            "v = v - (int<32>)md.diff;",
+            "v = v - (int<32>)md.w_add;",
+        )),
         ["salu-phv-inputs: drift1 (md.diff, md.sel_factor, md.w_add)"]
     );
 }
 
 /// A table applied in two places with different successors, found in a small control (the
-/// emitted programs give each such place a table of its own, `emit::unshare`).
+/// emitted programs give each such place a table of its own).
 #[test]
 fn a_table_with_two_successors_is_found() {
-    let control = |second: &str| {
-        format!(
-            "control XIngress() {{ apply {{ if (md.k == 1) {{ a.apply(); b.apply(); }} else {{ a.apply(); {second}.apply(); }} d.apply(); }} }}"
-        )
+    let control = |second: &str| ir::Control {
+        name: "XIngress".into(),
+        decls: Vec::new(),
+        apply: vec![
+            ir::when(
+                "md.k == 1",
+                ir::applies(&["a", "b"]),
+                ir::applies(&["a", second]),
+            ),
+            ir::apply("d"),
+        ],
     };
     assert_eq!(check::next_table_conflicts(&control("c")).unwrap(), ["a"]);
     assert!(
@@ -692,8 +844,10 @@ fn a_table_with_two_successors_is_found() {
 fn an_action_called_with_the_wrong_number_of_arguments_is_caught() {
     fails(
         Role::Leaf,
-        "set_switch(0, 0, 0);",
-        "set_switch(0, 0, 0, 1);",
+        |c| {
+            let d = table(c, "switch_cfg").default.as_mut().unwrap();
+            d.call.args.push("1".into());
+        },
         "action set_switch is called with 4 argument(s); it has 3 parameter(s)",
     );
 }

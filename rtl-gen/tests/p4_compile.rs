@@ -47,13 +47,16 @@ fn both_programs_compile_and_fit_tofino_1_and_the_set_up_names_what_they_have() 
         // The checker learned from the compiler: every error of a kind it has a rule for is
         // among its findings for this program, and a program it finds nothing refused in is not
         // refused for one of those reasons.
-        let text = &texts.iter().find(|(n, _)| n.ends_with(&program)).unwrap().1;
         let common = &texts
             .iter()
             .find(|(n, _)| n.ends_with("horus_common.p4"))
             .unwrap()
             .1;
-        let found = rtl_gen::p4::check::check(role, text, common)
+        let sizes = horus_pipeline::presets::preset("default", role)
+            .unwrap()
+            .sizes();
+        let ingress = p4::emit::ingress(role, &sizes);
+        let found = rtl_gen::p4::check::check(role, &ingress, common)
             .unwrap()
             .refusals;
         for e in compile::errors(&c) {

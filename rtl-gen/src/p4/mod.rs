@@ -3,9 +3,12 @@
 //! `p4/horus_leaf.p4` and `p4/horus_spine.p4` into the output folder.
 //!
 //! - [`plan`]: the Tofino stage of every table (the model's and the program's own).
-//! - [`emit`]: the P4 text, from the model's wire format, packet types, drop reasons, the size
-//!   preset and the plan.
-//! - [`check`]: the structural checker the emitted text must pass before it is written.
+//! - [`ir`]: a program's ingress as typed data (declarations, tables, the apply tree), printed
+//!   at the edge.
+//! - [`emit`]: the programs, from the model's wire format, packet types, drop reasons, the size
+//!   preset and the plan: the common include and the frame as text, the ingress typed
+//!   (`ingress`).
+//! - [`check`]: the structural checker each typed ingress must pass before it is printed.
 //!
 //! `docs/p4.md` describes the program, what is and is not checked here, and each place where it
 //! departs from the model.
@@ -14,6 +17,8 @@ pub mod bfrt;
 pub mod check;
 pub mod compile;
 pub mod emit;
+mod ingress;
+pub mod ir;
 pub mod plan;
 pub mod ptf;
 mod ra_tables;
@@ -89,9 +94,10 @@ pub fn files(params: &Params) -> Result<Checked> {
             conn_timeout_us: params.conn_timeout_us,
             repair_gap_us: params.repair_gap_us,
         };
-        let text = emit::program(role, &p.sizes(), &params.preset, times)?;
-        let report = check::check(role, &text, &common)
+        let ingress = emit::ingress(role, &p.sizes());
+        let report = check::check(role, &ingress, &common)
             .with_context(|| format!("checking the {role} P4 program"))?;
+        let text = emit::print(role, &ingress, &p.sizes(), &params.preset, times)?;
         reports.push((role, report));
         files.push(GeneratedFile::new(program_file(role), text));
     }

@@ -3,7 +3,8 @@
 
 use horus_model::config::Role;
 
-use super::emit::ra_table;
+use super::ingress::ra_table;
+use super::ir::Decl;
 
 /// Which roles' programs hold a table.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -229,17 +230,17 @@ const RA_TABLES: &[(Roles, &str, &str, &str)] = &[
         Both,
         "conn_node_read",
         "conn_node",
-        "md.out_node = conn_node_read_ra.execute(md.conn_idx);\n        md.verdict = V_NODE;",
+        "md.out_node = conn_node_read_ra.execute(md.conn_idx);\nmd.verdict = V_NODE;",
     ),
 ];
 
 /// `role`'s tables of [`RA_TABLES`], with bf-p4c's placement annotations ([`super::emit`]'s
 /// `pin`).
-pub(super) fn register_tables(role: Role) -> String {
+pub(super) fn register_tables(role: Role) -> Vec<Decl> {
     let mine = if role == Role::Leaf { Leaf } else { Spine };
     RA_TABLES
         .iter()
         .filter(|(roles, ..)| *roles == Both || *roles == mine)
-        .map(|&(_, table, register, body)| ra_table(table, register, body, role))
+        .flat_map(|&(_, table, register, body)| ra_table(table, register, body, role))
         .collect()
 }

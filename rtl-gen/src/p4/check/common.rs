@@ -126,27 +126,17 @@ fn header_bits(toks: &[Tok], name: &str) -> Result<u64> {
 }
 
 /// The `classify` table's entries against [`emit::classify`] for every type, flag and pass.
-pub(super) fn check_classify(role: Role, program: &str, errors: &mut Vec<String>) -> Result<()> {
+pub(super) fn check_classify(role: Role, program: &ir::Control, errors: &mut Vec<String>) {
     let mut found = BTreeMap::new();
-    for line in program.lines() {
-        let l = line.trim();
-        let Some(rest) = l.strip_prefix("(PKT_") else {
-            continue;
-        };
-        let parts: Vec<&str> = rest
-            .split([',', ')', '(', ':', ';'])
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
-        // TYPE, more, resubmitted, set_kind, KIND, REASON
-        if parts.len() == 6 {
+    let entries = program
+        .table("classify")
+        .map_or(&[][..], |t| &t.entries[..]);
+    for (values, call) in entries {
+        // (TYPE, more, resubmitted) : set_kind(KIND, REASON)
+        if let ([pkt, more, resub], [kind, reason]) = (&values[..], &call.args[..]) {
             found.insert(
-                (
-                    format!("PKT_{}", parts[0]),
-                    parts[1] == "1",
-                    parts[2] == "1",
-                ),
-                (parts[4].to_string(), parts[5].to_string()),
+                (pkt.clone(), more == "1", resub == "1"),
+                (kind.clone(), reason.clone()),
             );
         }
     }
@@ -172,5 +162,4 @@ pub(super) fn check_classify(role: Role, program: &str, errors: &mut Vec<String>
     for k in found.keys() {
         errors.push(format!("classify has an entry for an unknown packet {k:?}"));
     }
-    Ok(())
 }

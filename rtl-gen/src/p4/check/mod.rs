@@ -1,10 +1,11 @@
-//! A structural checker for the emitted P4 programs: it reads the text back (the subset of P4_16
-//! the emitter writes: declarations, actions, tables with `@horus_stage`, an apply block of `if`/`else`
-//! and `table.apply()`), walks every control path of the ingress, and holds the program to the
-//! rules a Tofino 1 pipeline imposes and to the model's facts:
+//! A structural checker for the P4 programs: it walks a role's typed ingress ([`super::ir`]:
+//! declarations, tables with their stages, an apply tree of `if`/`else` and table applications;
+//! the effects of actions, register actions and conditions from their source's tokens) along
+//! every control path, and holds the program to the rules a Tofino 1 pipeline imposes and to the
+//! model's facts:
 //!
-//! - every table has an `@horus_stage` below Tofino 1's 12, the one [`super::plan`] gives it; every
-//!   action, register action and table is used;
+//! - every table's stage is below Tofino 1's 12 and the one [`super::plan`] gives it, and a pinned
+//!   table is pinned to it; every action, register action and table is used;
 //! - a register (and a counter) lives in one stage: every table that executes one of its actions
 //!   sits in the register's stage; at most 4 register actions per register, 4 registers and 16
 //!   tables per stage; register cells of 8 to 32 bits or a pair of two equal fields;
@@ -30,6 +31,7 @@ use horus_model::sched::DropReason;
 use horus_model::wire::{self, PacketType};
 
 use super::emit;
+use super::ir;
 use super::plan::{self, TOFINO1_STAGES};
 
 mod calls;
@@ -53,7 +55,7 @@ pub const COUNTERS_PER_STAGE: usize = 4;
 /// What the checker found in a program that keeps every rule.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
-    /// Stages used (the highest `@horus_stage` plus one).
+    /// Stages used (the highest table stage plus one).
     pub stages: u8,
     /// Control paths through the ingress apply block.
     pub paths: usize,
@@ -276,7 +278,7 @@ struct RegisterAction {
 
 #[derive(Debug)]
 struct Table {
-    stage: Option<u8>,
+    stage: u8,
     /// bf-p4c's `@stage(N)`, which it obeys, where the emitter pins a table.
     pinned: Option<u8>,
     /// The fields it matches by range.
@@ -328,200 +330,95 @@ fn word(t: Option<&Tok>) -> Option<&str> {
     }
 }
 
-/// The text of the type arguments of `Name<...>` starting at `i` (the `<`), and the index after.
-fn type_args(toks: &[Tok], i: usize) -> (String, usize) {
-    let mut depth = 0;
-    let mut s = String::new();
-    for (k, t) in toks.iter().enumerate().skip(i) {
-        match t {
-            Tok::Punct("<") => depth += 1,
-            Tok::Punct(">") => {
-                depth -= 1;
-                if depth == 0 {
-                    return (s, k + 1);
-                }
-            }
-            _ => {}
-        }
-        if k > i {
-            s += &match t {
-                Tok::Word(w) | Tok::Num(w) => w.clone(),
-                Tok::Str(w) => format!("{w:?}"),
-                Tok::Punct(p) => p.to_string(),
-            };
-        }
-    }
-    (s, toks.len())
-}
-
-/// Splits `Register<T, I>` arguments into T at depth 0.
-fn first_type_arg(args: &str) -> String {
-    let mut depth = 0;
-    for (i, c) in args.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => depth -= 1,
-            ',' if depth == 0 => return args[..i].to_string(),
-            _ => {}
-        }
-    }
-    args.to_string()
-}
-
-fn parse_control(toks: &[Tok]) -> Result<Control> {
+/// The checker's view of a typed control: its declarations with the effects of their bodies,
+/// and the apply tree with the fields each condition reads.
+fn summarize(ir: &ir::Control) -> Result<Control> {
     let mut c = Control::default();
-    let mut i = 0;
-    let mut stage: Option<u8> = None;
-    let mut pinned: Option<u8> = None;
-    while i < toks.len() {
-        match &toks[i] {
-            Tok::Punct("@") => {
-                let which = word(toks.get(i + 1));
-                if matches!(which, Some("horus_stage" | "stage")) && is(toks.get(i + 2), "(") {
-                    if let Some(Tok::Num(n)) = toks.get(i + 3) {
-                        let n = Some(n.parse()?);
-                        if which == Some("stage") {
-                            pinned = n;
-                        } else {
-                            stage = n;
-                        }
-                    }
-                    i = closing(toks, i + 2)?;
-                } else {
-                    i += 2;
+    for d in &ir.decls {
+        match d {
+            ir::Decl::Comment(_) | ir::Decl::Blank => {}
+            ir::Decl::Extern(e) => {
+                c.declare(&e.name);
+                if e.kind == "Counter" {
+                    c.counters.insert(e.name.clone());
                 }
-                continue;
             }
-            Tok::Word(w) if w == "Register" || w == "Counter" || w == "Random" || w == "Hash" => {
-                let (args, after) = type_args(toks, i + 1);
-                let close = closing(toks, after)?;
-                let name = word(toks.get(close)).unwrap_or_default().to_string();
-                c.declare(&name);
-                if w == "Register" {
-                    c.registers.insert(name, first_type_arg(&args));
-                } else if w == "Counter" {
-                    c.counters.insert(name);
-                }
-                i = close + 1;
+            ir::Decl::Register(r) => {
+                c.declare(&r.name);
+                c.registers.insert(r.name.clone(), r.cell.clone());
             }
-            Tok::Word(w) if w == "RegisterAction" => {
-                let (_, after) = type_args(toks, i + 1);
-                let register = word(toks.get(after + 1)).unwrap_or_default().to_string();
-                let close = closing(toks, after)?;
-                let name = word(toks.get(close)).unwrap_or_default().to_string();
-                c.declare(&name);
-                let open = close + 2;
-                let end = closing(toks, open)?;
-                let body = &toks[open..end];
+            ir::Decl::RegisterAction(ra) => {
+                c.declare(&ra.name);
+                let body = tokenize(&ra.body.0)?;
                 let comparisons = body
                     .iter()
                     .filter(|t| {
                         matches!(t, Tok::Punct("==" | "!=" | "<=" | ">=" | "<" | ">"))
                     })
                     .count()
-                    // `inout T v, out U rv` and the types in casts are not comparisons.
-                    - angle_pairs(body) * 2;
-                let mut e = statements(body);
+                    // The types in casts are not comparisons.
+                    - angle_pairs(&body) * 2;
+                let mut e = statements(&body);
                 // The register action's own value and output are not fields.
                 e.writes.clear();
                 c.register_actions.insert(
-                    name,
+                    ra.name.clone(),
                     RegisterAction {
-                        register,
+                        register: ra.register.clone(),
                         body: e,
                         comparisons,
-                        slice_in_condition: slice_in_condition(body)?,
-                        two_words_compared: two_words_compared(body)?,
-                        two_fields_operated: two_fields_operated(body),
-                        constants: refusals::output_constants(body),
+                        slice_in_condition: slice_in_condition(&body)?,
+                        two_words_compared: two_words_compared(&body)?,
+                        two_fields_operated: two_fields_operated(&body),
+                        constants: refusals::output_constants(&body),
                     },
                 );
-                i = end;
             }
-            Tok::Word(w) if w == "action" => {
-                let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
-                c.declare(&name);
-                let params_end = closing(toks, i + 2)?;
-                let end = closing(toks, params_end)?;
-                let body = &toks[params_end + 1..end - 1];
-                if condition_on_field(body) {
-                    c.field_conditions.insert(name.clone());
+            ir::Decl::Action(a) => {
+                c.declare(&a.name);
+                let body = tokenize(&a.body.0)?;
+                if condition_on_field(&body) {
+                    c.field_conditions.insert(a.name.clone());
                 }
-                if refusals::two_operations(body) {
-                    c.two_operations.insert(name.clone());
+                if refusals::two_operations(&body) {
+                    c.two_operations.insert(a.name.clone());
                 }
-                c.actions.insert(name, statements(body));
-                i = end;
+                c.actions.insert(a.name.clone(), statements(&body));
             }
-            Tok::Word(w) if w == "table" => {
-                let name = word(toks.get(i + 1)).unwrap_or_default().to_string();
-                c.declare(&name);
-                let end = closing(toks, i + 2)?;
-                let body = &toks[i + 3..end - 1];
+            ir::Decl::Table(tb) => {
+                c.declare(&tb.name);
                 let mut key_reads = Effects::default();
-                let mut actions = Vec::new();
-                let mut range_keys = Vec::new();
-                let mut size = None;
-                let mut k = 0;
-                while k < body.len() {
-                    match word(body.get(k)) {
-                        Some("key") => {
-                            let e = closing(body, k + 2)?;
-                            let key = &body[k + 3..e - 1];
-                            reads_of(key, &mut key_reads);
-                            range_keys.extend(key.windows(3).filter_map(|w| match w {
-                                [Tok::Word(f), Tok::Punct(":"), Tok::Word(m)] if m == "range" => {
-                                    Some(f.clone())
-                                }
-                                _ => None,
-                            }));
-                            k = e;
-                        }
-                        Some("size") if is(body.get(k + 1), "=") => {
-                            if let Some(Tok::Num(n)) = body.get(k + 2) {
-                                size = parse_num(n);
-                            }
-                            k += 3;
-                        }
-                        Some("actions") => {
-                            let e = closing(body, k + 2)?;
-                            actions.extend(
-                                body[k + 3..e - 1]
-                                    .iter()
-                                    .filter_map(|t| word(Some(t)).map(str::to_string)),
-                            );
-                            k = e;
-                        }
-                        Some("entries") => k = closing(body, k + 2)?,
-                        _ => k += 1,
-                    }
+                for k in &tb.keys {
+                    reads_of(&tokenize(&k.field)?, &mut key_reads);
                 }
                 c.tables.insert(
-                    name,
+                    tb.name.clone(),
                     Table {
-                        stage: stage.take(),
-                        pinned: pinned.take(),
-                        range_keys,
-                        size,
+                        stage: tb.stage,
+                        pinned: match tb.pin {
+                            ir::Pin::Stage(s) => Some(s),
+                            ir::Pin::Free | ir::Pin::Last => None,
+                        },
+                        range_keys: tb
+                            .keys
+                            .iter()
+                            .filter(|k| k.kind == ir::Match::Range)
+                            .map(|k| k.field.clone())
+                            .collect(),
+                        size: tb.size_number(),
                         key_reads,
-                        actions,
+                        actions: tb.actions.clone(),
                     },
                 );
-                i = end;
             }
-            Tok::Word(w) if w == "apply" => {
-                let end = closing(toks, i + 1)?;
-                c.apply = parse_block(&toks[i + 2..end - 1], &mut c.apply_sites)?;
-                i = end;
-            }
-            _ => i += 1,
         }
     }
+    c.apply = block(&ir.apply, &mut c.apply_sites)?;
     Ok(c)
 }
 
-/// `<...>` pairs in a register action's tokens that are types (after `bit`, `int` and the
-/// parameter types), so that their angle brackets are not counted as comparisons.
+/// `<...>` pairs in a register action's tokens that are types (after `bit` and `int`), so that
+/// their angle brackets are not counted as comparisons.
 fn angle_pairs(toks: &[Tok]) -> usize {
     toks.windows(2)
         .filter(|w| {
@@ -530,53 +427,26 @@ fn angle_pairs(toks: &[Tok]) -> usize {
         .count()
 }
 
-fn parse_block(toks: &[Tok], sites: &mut BTreeMap<String, usize>) -> Result<Vec<Stmt>> {
+/// The apply tree with each condition's reads, counting where each table is applied.
+fn block(stmts: &[ir::Stmt], sites: &mut BTreeMap<String, usize>) -> Result<Vec<Stmt>> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        match &toks[i] {
-            Tok::Word(w) if w == "if" => {
-                let cond_end = closing(toks, i + 1)?;
-                let mut cond = Effects::default();
-                reads_of(&toks[i + 2..cond_end - 1], &mut cond);
-                let then_end = closing(toks, cond_end)?;
-                let then = parse_block(&toks[cond_end + 1..then_end - 1], sites)?;
-                i = then_end;
-                let mut otherwise = Vec::new();
-                if word(toks.get(i)) == Some("else") {
-                    if word(toks.get(i + 1)) == Some("if") {
-                        // `else if`: the rest of the chain is one statement.
-                        let mut j = i + 1;
-                        loop {
-                            let ce = closing(toks, j + 1)?;
-                            let te = closing(toks, ce)?;
-                            j = te;
-                            if word(toks.get(j)) == Some("else") {
-                                if word(toks.get(j + 1)) == Some("if") {
-                                    j += 1;
-                                    continue;
-                                }
-                                j = closing(toks, j + 1)?;
-                            }
-                            break;
-                        }
-                        otherwise = parse_block(&toks[i + 1..j], sites)?;
-                        i = j;
-                    } else {
-                        let e = closing(toks, i + 1)?;
-                        otherwise = parse_block(&toks[i + 2..e - 1], sites)?;
-                        i = e;
-                    }
-                }
-                out.push(Stmt::If(cond, then, otherwise));
-            }
-            Tok::Word(w) if w.ends_with(".apply") => {
-                let name = w.trim_end_matches(".apply").to_string();
+    for s in stmts {
+        match s {
+            ir::Stmt::Apply(name) => {
                 *sites.entry(name.clone()).or_default() += 1;
-                out.push(Stmt::Apply(name));
-                i += 4; // name.apply ( ) ;
+                out.push(Stmt::Apply(name.clone()));
             }
-            t => bail!("unexpected {t:?} in an apply block"),
+            ir::Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let mut reads = Effects::default();
+                reads_of(&tokenize(&cond.0)?, &mut reads);
+                let then = block(then, sites)?;
+                out.push(Stmt::If(reads, then, block(otherwise, sites)?));
+            }
+            ir::Stmt::Comment(_) => {}
         }
     }
     Ok(out)
@@ -612,36 +482,18 @@ fn paths(stmts: &[Stmt], gates: &BTreeSet<String>) -> Vec<Vec<(String, BTreeSet<
     acc
 }
 
-/// The text of the control named `name` (its tokens from `control` to its closing brace).
-fn control_tokens<'a>(toks: &'a [Tok], suffix: &str) -> Result<&'a [Tok]> {
-    let mut i = 0;
-    while i + 1 < toks.len() {
-        if word(toks.get(i)) == Some("control")
-            && word(toks.get(i + 1)).is_some_and(|n| n.ends_with(suffix))
-        {
-            let params_end = closing(toks, i + 2)?;
-            let end = closing(toks, params_end)?;
-            return Ok(&toks[params_end + 1..end - 1]);
-        }
-        i += 1;
-    }
-    bail!("no control ending in {suffix}")
-}
-
 // ---------------------------------------------------------------------------------------------
 // The checks
 // ---------------------------------------------------------------------------------------------
 
-/// Checks a role's program (`program`, with `common` as its include) against every rule; all
-/// violations are reported together.
-pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
+/// Checks a role's program (its ingress `program`, with `common` as its include) against every
+/// rule; all violations are reported together.
+pub fn check(role: Role, program: &ir::Control, common: &str) -> Result<Report> {
     let mut errors = Vec::new();
     common::check_common(common, &mut errors)?;
-    common::check_classify(role, program, &mut errors)?;
-    let toks = tokenize(program)?;
-    let ingress = control_tokens(&toks, "Ingress")?;
-    let c = parse_control(ingress)?;
-    calls::action_arity(ingress, &mut errors)?;
+    common::check_classify(role, program, &mut errors);
+    let c = summarize(program)?;
+    calls::action_arity(program, &mut errors);
     let mut report = check_ingress(role, &c, &mut errors);
     let common_toks = tokenize(common)?;
     report.refusals.extend(list_constants(&common_toks)?);
@@ -661,9 +513,8 @@ pub fn check(role: Role, program: &str, common: &str) -> Result<Report> {
 
 /// The tables of a program's ingress applied in several places whose successors differ
 /// ([`refusals::NEXT_TABLE`]): the emitter gives each place a table of its own.
-pub fn next_table_conflicts(program: &str) -> Result<Vec<String>> {
-    let toks = tokenize(program)?;
-    let c = parse_control(control_tokens(&toks, "Ingress")?)?;
+pub fn next_table_conflicts(program: &ir::Control) -> Result<Vec<String>> {
+    let c = summarize(program)?;
     Ok(refusals::next_table_conflicts(&c.apply)
         .into_iter()
         .map(|(t, _)| t)
@@ -735,26 +586,24 @@ fn check_tables(c: &Control, report: &mut Report, errors: &mut Vec<String>) {
     }
     // Stages: present, within Tofino 1, as planned.
     for (name, t) in &c.tables {
-        match t.stage {
-            None => errors.push(format!("table {name} has no @horus_stage")),
-            Some(s) if s >= TOFINO1_STAGES => errors.push(format!(
+        let s = t.stage;
+        if s >= TOFINO1_STAGES {
+            errors.push(format!(
                 "table {name} is in stage {s}, past Tofino 1's {TOFINO1_STAGES}"
-            )),
-            Some(s) => {
-                report.stages = report.stages.max(s + 1);
-                if t.pinned.is_some_and(|p| p != s) {
-                    errors.push(format!(
-                        "table {name} is pinned to stage {} and planned in {s}",
-                        t.pinned.unwrap_or_default()
-                    ));
-                }
-                if let Some(p) = plan::stage(name) {
-                    if p != s {
-                        errors.push(format!(
-                            "table {name} is in stage {s}; the plan puts it in {p}"
-                        ));
-                    }
-                }
+            ));
+        }
+        report.stages = report.stages.max(s + 1);
+        if t.pinned.is_some_and(|p| p != s) {
+            errors.push(format!(
+                "table {name} is pinned to stage {} and planned in {s}",
+                t.pinned.unwrap_or_default()
+            ));
+        }
+        if let Some(p) = plan::stage(name) {
+            if p != s {
+                errors.push(format!(
+                    "table {name} is in stage {s}; the plan puts it in {p}"
+                ));
             }
         }
         match c.apply_sites.get(name).copied().unwrap_or(0) {
@@ -786,7 +635,7 @@ fn check_objects(c: &Control, effects: &BTreeMap<&str, Effects>, errors: &mut Ve
     // Registers and counters: one stage each, as planned; limits.
     let mut stage_of_object: BTreeMap<&str, BTreeSet<u8>> = BTreeMap::new();
     for (name, t) in &c.tables {
-        let (Some(s), Some(e)) = (t.stage, effects.get(name.as_str())) else {
+        let (s, Some(e)) = (t.stage, effects.get(name.as_str())) else {
             continue;
         };
         for ra in &e.executes {
@@ -882,9 +731,7 @@ fn check_objects(c: &Control, effects: &BTreeMap<&str, Effects>, errors: &mut Ve
     }
     let mut per_stage = BTreeMap::<u8, usize>::new();
     for t in c.tables.values() {
-        if let Some(s) = t.stage {
-            *per_stage.entry(s).or_default() += 1;
-        }
+        *per_stage.entry(t.stage).or_default() += 1;
     }
     for (s, n) in per_stage {
         if n > TABLES_PER_STAGE {
@@ -1026,7 +873,7 @@ fn check_path(
     // path that goes back to an earlier stage costs the program stages the plan does not have.
     let mut last: Option<(&str, u8)> = None;
     for (t, _) in p {
-        let Some(s) = c.tables.get(t).and_then(|x| x.stage) else {
+        let Some(s) = c.tables.get(t).map(|x| x.stage) else {
             continue;
         };
         match last {
@@ -1037,17 +884,13 @@ fn check_path(
         }
     }
     for (j, (b, gates)) in p.iter().enumerate() {
-        let (Some(eb), Some(sb)) = (
-            effects.get(b.as_str()),
-            c.tables.get(b).and_then(|t| t.stage),
-        ) else {
+        let (Some(eb), Some(sb)) = (effects.get(b.as_str()), c.tables.get(b).map(|t| t.stage))
+        else {
             continue;
         };
         for (a, _) in &p[..j] {
-            let (Some(ea), Some(sa)) = (
-                effects.get(a.as_str()),
-                c.tables.get(a).and_then(|t| t.stage),
-            ) else {
+            let (Some(ea), Some(sa)) = (effects.get(a.as_str()), c.tables.get(a).map(|t| t.stage))
+            else {
                 continue;
             };
             let raw: Vec<_> = eb.reads.intersection(&ea.writes).collect();

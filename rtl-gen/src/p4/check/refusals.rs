@@ -198,23 +198,6 @@ pub(super) fn output_constants(body: &[Tok]) -> BTreeSet<u64> {
         .collect()
 }
 
-/// The name of a register action's value (`void apply(inout T v, ...)`: `v`): the first word
-/// after the type.
-fn value_name(body: &[Tok]) -> Option<String> {
-    body.iter()
-        .position(|t| word(Some(t)) == Some("inout"))
-        .and_then(|at| {
-            let mut k = at + 2;
-            if is(body.get(k), "<") {
-                while k < body.len() && !is(body.get(k), ">") {
-                    k += 1;
-                }
-                k += 1;
-            }
-            word(body.get(k)).map(str::to_string)
-        })
-}
-
 /// The conditions of a register action's `if`s, each as its tokens between the parentheses.
 fn conditions(body: &[Tok]) -> Result<Vec<&[Tok]>> {
     let mut out = Vec::new();
@@ -239,12 +222,10 @@ fn is_value(t: &Tok, v: &str) -> bool {
 /// Whether a register action's body slices its register value (`v`, `v.lo`, `v.hi`) inside the
 /// condition of an `if`.
 pub(super) fn slice_in_condition(body: &[Tok]) -> Result<bool> {
-    let Some(v) = value_name(body) else {
-        return Ok(false);
-    };
+    let v = super::ir::VALUE;
     Ok(conditions(body)?.iter().any(|cond| {
         cond.windows(2)
-            .any(|w| is_value(&w[0], &v) && is(Some(&w[1]), "["))
+            .any(|w| is_value(&w[0], v) && is(Some(&w[1]), "["))
     }))
 }
 
@@ -252,21 +233,17 @@ pub(super) fn slice_in_condition(body: &[Tok]) -> Result<bool> {
 /// `||`) reads the register value twice (`v.hi == v.lo`): a stateful ALU compares one memory
 /// word with PHV or constants.
 pub(super) fn two_words_compared(body: &[Tok]) -> Result<bool> {
-    let Some(v) = value_name(body) else {
-        return Ok(false);
-    };
+    let v = super::ir::VALUE;
     Ok(conditions(body)?.iter().any(|cond| {
         cond.split(|t| matches!(t, Tok::Punct("&&" | "||")))
-            .any(|cmp| cmp.iter().filter(|t| is_value(t, &v)).count() > 1)
+            .any(|cmp| cmp.iter().filter(|t| is_value(t, v)).count() > 1)
     }))
 }
 
 /// Whether a register action's body assigns a sum or difference of two fields, without its
 /// register value (`v.lo = md.avg + md.x`; `v = v + md.x` is a stateful ALU's operation).
 pub(super) fn two_fields_operated(body: &[Tok]) -> bool {
-    let Some(v) = value_name(body) else {
-        return false;
-    };
+    let v = super::ir::VALUE;
     body.split(|t| is(Some(t), ";")).any(|stmt| {
         let Some(eq) = stmt.iter().position(|t| is(Some(t), "=")) else {
             return false;
@@ -280,7 +257,7 @@ pub(super) fn two_fields_operated(body: &[Tok]) -> bool {
             })
             .collect();
         fields.len() > 1
-            && !rhs.iter().any(|t| is_value(t, &v))
+            && !rhs.iter().any(|t| is_value(t, v))
             && rhs
                 .iter()
                 .any(|t| matches!(t, Tok::Punct("+" | "-" | "|+|" | "|-|")))
