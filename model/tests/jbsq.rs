@@ -433,10 +433,7 @@ fn a_pool_that_advertises_places_stays_linked_while_any_worker_has_a_free_place(
             .collect();
         // Idle: the second task takes the last idle worker. Places: the fourth takes the last
         // free place.
-        let unlink_at = match advertise {
-            Advertise::Idle => 1,
-            Advertise::Places => 3,
-        };
+        let unlink_at = if advertise == Advertise::Idle { 1 } else { 3 };
         for (i, s) in signals.iter().enumerate() {
             assert_eq!(
                 *s == Some(Signal::IdleRemove),
@@ -574,4 +571,58 @@ fn a_pool_holds_its_link_for_hold_us_after_an_idle_message() {
     assert_eq!(at(&mut l, 49), None);
     assert_eq!(at(&mut l, 50), Some(Signal::IdleRemove));
     assert!(!l.tables().queue_ctl[1].linked);
+}
+
+#[test]
+fn a_pool_that_advertises_its_queue_unlinks_at_room_held_tasks_and_links_again_when_it_holds_none()
+{
+    for advertise in [Advertise::Places, Advertise::Queue { room: 2 }] {
+        let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+        let mut cfg = pool_cfg(1, 8, 8, Fallback::Random);
+        cfg.advertise = advertise;
+        l.configure_pool(1, cfg).unwrap();
+        l.add_node(1, 20, None, 0).unwrap();
+        l.add_node(1, 21, None, 0).unwrap();
+        let signals: Vec<_> = (0..5)
+            .map(|s| task(&mut l, s).signal.map(|s| s.0))
+            .collect();
+        // Places: the second task takes the last free place. Queue: the fourth is the second
+        // held.
+        let unlink_at = if advertise == Advertise::Places { 1 } else { 3 };
+        for (i, s) in signals.iter().enumerate() {
+            assert_eq!(
+                *s == Some(Signal::IdleRemove),
+                i == unlink_at,
+                "{advertise:?}: {signals:?}"
+            );
+        }
+        // Three held: three replies each release one in their own pass; the place stays taken,
+        // no link (a reply may send a load update). The fourth reply finds nothing held and returns its place: Places and Queue
+        // (nothing held, a place free) link in its second pass.
+        for n in [20, 21, 20] {
+            let (first, second) = reply(&mut l, n);
+            assert!(first.release.is_some() && second.is_none(), "{first:?}");
+            let linked = first.signal.map(|s| s.0) == Some(Signal::IdleAdd);
+            assert!(!linked, "{advertise:?}");
+        }
+        let (first, second) = reply(&mut l, 21);
+        assert!(first.release.is_none());
+        let second = second.expect("the place returns in a second pass");
+        assert_eq!(
+            second.signal.map(|s| s.0),
+            Some(Signal::IdleAdd),
+            "{advertise:?}"
+        );
+    }
+    // The verdicts (may link, must unlink) at link_at 1, unlink_at 0.
+    let q = Advertise::Queue { room: 2 };
+    assert_eq!(q.link(&[1, 0], 0, 1, 0), (true, false));
+    assert_eq!(q.link(&[1, 0], 1, 1, 0), (false, false));
+    assert_eq!(q.link(&[0, 0], 1, 1, 0), (false, false));
+    assert_eq!(q.link(&[0, 0], 2, 1, 0), (false, true));
+    assert_eq!(
+        Advertise::Queue { room: 0 }.link(&[0, 1], 0, 1, 0),
+        Advertise::Places.link(&[0, 1], 0, 1, 0)
+    );
+    assert_eq!(Advertise::Idle.link(&[0, 1], 0, 1, 0), (false, true));
 }

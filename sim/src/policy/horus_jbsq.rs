@@ -10,8 +10,9 @@
 //! task buffer in arrival order, and a reply's pass releases the oldest held task to the replying
 //! worker ([`Decision::hold`], [`Ctx::release`]). Towards its spine the leaf speaks Horus's
 //! protocol with Horus's rules (`docs/algorithm.md`, "The leaf that holds tasks"): idle is
-//! "nothing outstanding" (or, with `places`, "a free place"), the link may be held `hold_us`
-//! after an idle message, and the rack average counts the held tasks.
+//! "nothing outstanding" (or, with `places`, "a free place"; with `room`, the rack's queue:
+//! linked until it holds `room` tasks, again once it holds none, decision 32), the link may be
+//! held `hold_us` after an idle message, and the rack average counts the held tasks.
 //!
 //! The task buffer's 4,096 slots (the preset) are shared equally among the pools with workers in
 //! the physical rack; a task that finds its pool's region full goes over a worker's bound to the

@@ -52,13 +52,15 @@ const HORUS_TOFINO_PARAMS: [Param; 8] = {
 };
 
 /// horus-jbsq's: the leaf's bound, what its link rule counts (`places`: free places, not idle
-/// workers), how long after an idle message it holds the link (`hold_us`) and Horus's.
-const HORUS_JBSQ_PARAMS: [Param; 8] = {
+/// workers; `room`: free places and that many held tasks, decision 32), how long after an idle
+/// message it holds the link (`hold_us`) and Horus's.
+const HORUS_JBSQ_PARAMS: [Param; 9] = {
     let h = HORUS_PARAMS;
     [
         Param::count("k", 2),
         Param::flag("weighted", false),
         Param::flag("places", false),
+        Param::int("room", 0, 0, 65_535),
         Param::int("hold_us", 0, 0, 65_535),
         h[0],
         h[1],
@@ -226,10 +228,10 @@ pub static POLICIES: &[PolicyEntry] = &[
             let rule = horus_jbsq::LeafRule {
                 k: b.params.int("k"),
                 weighted: b.params.flag("weighted"),
-                advertise: if b.params.flag("places") {
-                    Advertise::Places
-                } else {
-                    Advertise::Idle
+                advertise: match (b.params.int("room"), b.params.flag("places")) {
+                    (0, false) => Advertise::Idle,
+                    (0, true) => Advertise::Places,
+                    (room, _) => Advertise::Queue { room: room as u16 },
                 },
                 hold_us: b.params.int("hold_us") as u16,
             };

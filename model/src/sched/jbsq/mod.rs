@@ -351,6 +351,13 @@ impl JbsqLeaf {
             q.depth -= 1;
             at
         });
+        // A release frees a held task's room (the place it takes stays taken).
+        let signal = match (release, cfg.advertise) {
+            (Some(_), Advertise::Queue { .. }) => {
+                link_rule(q, &cfg, None, Some(time_us), &mut self.counters)
+            }
+            _ => None,
+        };
         self.touch(JbsqStage::Outstanding);
         let o = &mut self.t.outstanding[usize::from(node)];
         o.tasks = o.tasks.saturating_sub(1);
@@ -367,7 +374,7 @@ impl JbsqLeaf {
                 time_us,
             });
         }
-        r.signal = self.pool_avg(h.pool_id, &cfg, AvgChange::TaskFinished, None);
+        r.signal = self.pool_avg(h.pool_id, &cfg, AvgChange::TaskFinished, signal);
         if let Some(at) = release {
             r.release = Some(self.take_held(&cfg, at, node));
         }
@@ -414,8 +421,14 @@ impl JbsqLeaf {
             None
         };
         let q = &mut self.t.queue_ctl[usize::from(pool)];
-        let counted = j == 0 || cfg.advertise == Advertise::Places;
-        let signal = if release.is_none() && counted {
+        // What the pool advertises changed: a free place back in its ring (a place of level 0
+        // for idle workers), or, for its room, a place or a held task gone.
+        let changed = match cfg.advertise {
+            Advertise::Idle => release.is_none() && j == 0,
+            Advertise::Places => release.is_none(),
+            Advertise::Queue { .. } => true,
+        };
+        let signal = if changed {
             link_rule(q, &cfg, None, Some(time_us), &mut self.counters)
         } else {
             None
@@ -529,18 +542,20 @@ fn link_rule(
     counters: &mut JbsqCounters,
 ) -> Option<Signal> {
     cfg.spine?;
-    let p = match cfg.advertise {
-        Advertise::Idle => q.ring_count[0],
-        Advertise::Places => q.ring_count.iter().sum(),
-    };
+    let (may_link, must_unlink) = cfg.advertise.link(
+        &q.ring_count,
+        q.depth,
+        cfg.params.link_at,
+        cfg.params.unlink_at,
+    );
     let since = time_us.map(|t| t.wrapping_sub(q.signaled_us));
     // A packet's pass changes the link only `hold_us` after the pool's last idle message; a
     // control pass (no time) at once.
     let free = since.is_none_or(|d| d >= u32::from(cfg.hold_us));
-    let signal = if free && !q.linked && p >= cfg.params.link_at {
+    let signal = if free && !q.linked && may_link {
         q.linked = true;
         Some(Signal::IdleAdd)
-    } else if free && q.linked && p <= cfg.params.unlink_at {
+    } else if free && q.linked && must_unlink {
         q.linked = false;
         Some(Signal::IdleRemove)
     } else {

@@ -77,6 +77,38 @@ pub enum Advertise {
     Idle,
     /// Free places: every token, at any level (the rack can take a task without holding it).
     Places,
+    /// The rack's queue (decision 32): linked while it holds fewer than `room` tasks, linked
+    /// again only when it holds none and has a free place (at least `link_at`). `room` 0 is
+    /// [`Advertise::Places`].
+    Queue { room: u16 },
+}
+
+impl Advertise {
+    /// The link rule's verdicts from `queueCtl`'s ring counts and held depth, and the pool's
+    /// thresholds: (a rack may link, a rack must unlink).
+    pub fn link(
+        self,
+        ring_count: &[u16],
+        depth: u32,
+        link_at: u16,
+        unlink_at: u16,
+    ) -> (bool, bool) {
+        let places: u32 = ring_count.iter().map(|&c| u32::from(c)).sum();
+        let (link_at, unlink_at) = (u32::from(link_at), u32::from(unlink_at));
+        match self {
+            Advertise::Idle => {
+                let idle = ring_count.first().map_or(0, |&c| u32::from(c));
+                (idle >= link_at, idle <= unlink_at)
+            }
+            Advertise::Places | Advertise::Queue { room: 0 } => {
+                (places >= link_at, places <= unlink_at)
+            }
+            Advertise::Queue { room } => (
+                depth == 0 && places >= link_at,
+                places <= unlink_at && depth >= u32::from(room),
+            ),
+        }
+    }
 }
 
 /// A pool's configuration, as the control plane writes it.
