@@ -16,8 +16,10 @@
 //! ring of level 0 (workers with nothing outstanding), its rack average counts every task it took
 //! and has not seen answered, held ones included.
 //!
-//! This is the model; the pipeline (the buffer in URAM, the stages), its co-simulation, its proofs
-//! and its register-map counters are planned. The paper's leaf ([`crate::sched::Scheduler`]) is
+//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) the held queue is built
+//! (`horus_pipeline::jbsq`: `queueCtl`'s held-queue lanes and `taskBuf`, tested against these
+//! tables); its other stages, its co-simulation, its proofs and its register-map counters are
+//! planned. The paper's leaf ([`crate::sched::Scheduler`]) is
 //! unchanged and stays the default ([`LeafKind`]).
 
 mod tables;
