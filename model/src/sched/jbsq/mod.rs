@@ -18,8 +18,8 @@
 //!
 //! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) the held queue is built
 //! (`horus_pipeline::jbsq`: `queueCtl`'s held-queue lanes and `taskBuf`, tested against these
-//! tables); its other stages, its co-simulation, its proofs and its register-map counters are
-//! planned. The paper's leaf ([`crate::sched::Scheduler`]) is
+//! tables, the held queue proven); its other stages, its co-simulation, its other proofs and its
+//! register-map counters are planned. The paper's leaf ([`crate::sched::Scheduler`]) is
 //! unchanged and stays the default ([`LeafKind`]).
 
 mod tables;
