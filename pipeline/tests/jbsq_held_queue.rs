@@ -5,6 +5,8 @@
 //! task, region full) and the pool's queue as the model left it. The passes the model hands out
 //! (a reply's second pass, a retry) are fed back as the core would, at once or later.
 
+mod jbsq_common;
+
 use horus_model::rng::Xorshift64;
 use horus_model::sched::jbsq::*;
 use horus_model::sched::state::Params;
@@ -12,9 +14,9 @@ use horus_model::wire::{HorusHeader, PacketType};
 use horus_pipeline::jbsq::phv::JbsqPhv;
 use horus_pipeline::jbsq::queue_ctl::QueueCtlStage;
 use horus_pipeline::jbsq::task_buf::TaskBufStage;
-use horus_pipeline::jbsq::{JbsqIn, JbsqOut, JbsqPipelineStage, JbsqPort};
+use horus_pipeline::jbsq::{JbsqIn, JbsqOut, JbsqPort};
+use jbsq_common::{b16, lint_and_synth};
 use rust_hdl::prelude::*;
-use std::sync::{Arc, Mutex};
 
 /// `2^P` pools and `2^B` buffer slots: `JbsqSizes::SMALL`.
 const P: usize = 2;
@@ -58,45 +60,8 @@ horus_pipeline::impl_jbsq_stage!([] HeldQueue);
 /// Cycles from a pass presented as `early` to its leaving the two stages.
 const LATENCY: usize = 3;
 
-/// Feeds `passes` one per clock (each as `early`, then as `pass` a cycle later) and returns the
-/// pass that left the stages for each.
 fn run(passes: Vec<JbsqPhv>) -> Vec<JbsqPhv> {
-    let mut uut = HeldQueue::new();
-    uut.connect_all();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    let n = passes.len();
-    let mut sim = Simulation::new();
-    sim.add_clock(5, |x: &mut Box<HeldQueue>| {
-        let c = x.clock_mut();
-        c.next = !c.val();
-    });
-    sim.add_testbench(move |mut sim: Sim<HeldQueue>| {
-        let mut x = sim.init()?;
-        x = sim.watch(|x| x.clock().val().clk, x)?;
-        let mut prev = JbsqPhv::default();
-        for i in 0..n + LATENCY {
-            let p = passes.get(i).copied().unwrap_or_default();
-            x.port_mut().up.early.next = p;
-            x.port_mut().up.pass.next = prev;
-            prev = p;
-            x = sim.watch(|x| !x.clock().val().clk, x)?;
-            x = sim.watch(|x| x.clock().val().clk, x)?;
-            if i + 1 >= LATENCY && i + 1 - LATENCY < n {
-                sink.lock().unwrap().push(x.port().down.pass.val());
-            }
-        }
-        sim.done(x)?;
-        Ok(())
-    });
-    sim.run(Box::new(uut), 20 * (n as u64 + 40)).unwrap();
-    let out = seen.lock().unwrap().clone();
-    assert_eq!(out.len(), n, "the simulation ended early");
-    out
-}
-
-fn b16(v: impl Into<u64>) -> Bits<16> {
-    v.into().into()
+    jbsq_common::run(HeldQueue::new(), passes, LATENCY)
 }
 
 /// One pass, as the model and the stages each take it.
@@ -517,14 +482,6 @@ fn random_traffic_on_two_pools_matches_the_model_pass_for_pass() {
         held > 300 && released > 300,
         "{held} held, {released} released"
     );
-}
-
-/// Lint, synthesis for UltraScale+ and the logic depth of a block's Verilog.
-fn lint_and_synth<T: Block>(name: &str, mut uut: T) -> horus_hdl_tools::check::SynthReport {
-    uut.connect_all();
-    let v = horus_hdl_tools::verilog::emit(&uut);
-    horus_hdl_tools::check::verilator_lint(name, &v).unwrap();
-    horus_hdl_tools::check::yosys_synth(name, &v).unwrap()
 }
 
 /// Both stages at the preset's sizes (64 pools, 4,096 slots) are lint clean and within the

@@ -15,6 +15,13 @@ pub struct HeldQueueEntry {
     pub max_depth: Bits<16>,
 }
 
+/// `ring` entry: a token, one free place at a worker (`Token`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct TokenEntry {
+    pub node: Bits<16>,
+    pub generation: Bits<8>,
+}
+
 /// `taskBuf` entry: a held task's descriptor (`HeldTask`: the header, the frame's length, its
 /// arrival time), but for the header's `dst_id` and `qlen`, which a release rewrites (the worker,
 /// 0). The frame's bytes sit in the frame store beside it, at the same slot

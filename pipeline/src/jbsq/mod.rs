@@ -1,9 +1,10 @@
 //! The leaf that holds tasks (JBSQ(k), `horus_model::sched::jbsq::JbsqLeaf`) as pipeline stages,
 //! following the stage plan in `docs/jbsq-pipeline.md`. Built so far: the held queue, the
-//! [`queue_ctl::QueueCtlStage`]'s held-queue lanes and the [`task_buf::TaskBufStage`], a
-//! standalone stage set with its own descriptor ([`phv::JbsqPhv`]) tested pass for pass against
-//! the model's tables. The other stages, the token-ring lanes of `queueCtl`, the frame store, the
-//! egress's two frames from a reply's pass and the leaf's place in the switch are planned.
+//! [`queue_ctl::QueueCtlStage`]'s held-queue lanes and the [`task_buf::TaskBufStage`], and the
+//! token table, [`ring::RingStage`]: a standalone stage set with its own descriptor
+//! ([`phv::JbsqPhv`]) tested pass for pass against the model's tables. The other stages, the
+//! token-ring lanes of `queueCtl`, the frame store, the egress's two frames from a reply's pass
+//! and the leaf's place in the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -13,6 +14,7 @@
 pub mod entries;
 pub mod phv;
 pub mod queue_ctl;
+pub mod ring;
 pub mod task_buf;
 
 use phv::JbsqPhv;
@@ -77,4 +79,5 @@ macro_rules! impl_jbsq_stage {
 }
 
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
+crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);
 crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);

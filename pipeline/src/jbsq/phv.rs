@@ -1,6 +1,7 @@
 //! The JBSQ leaf's pass descriptor: what a pass carries from stage to stage
 //! (`docs/jbsq-pipeline.md`, "What a pass carries"). It holds the fields of the stages built so
-//! far (`queueCtl`'s held queue, `taskBuf`); the other stages' fields are added with them.
+//! far (`queueCtl`'s held queue, `ring`, `taskBuf`); the other stages' fields are added with
+//! them.
 //!
 //! Field names follow `horus_model::sched::jbsq`. What a pass does is a set of one-hot flags, as
 //! in the paper leaf's descriptor ([`crate::phv`]), for the same reason: no operation constants
@@ -40,8 +41,20 @@ pub struct JbsqPhv {
     // poolCfg: the pool's region of the task buffer, `[queue_base, queue_base + queue_slots)`.
     pub queue_base: Bits<16>,
     pub queue_slots: Bits<16>,
+    /// poolCfg: the pool's token rings start at `ring_base` of the ring table.
+    pub ring_base: Bits<16>,
+    /// nodeCfg: the node's generation (a returned place carries it from its first pass).
+    pub generation: Bits<8>,
     /// queueCtl, its token rings: the task took a free place (a token), so it is not held.
     pub token: Bit,
+    /// queueCtl, its token rings: the pass takes the token (`pop`) or puts one (`push`) at
+    /// `ring_at` of the pool's rings (`level · ring_slots + offset`).
+    pub pop: Bit,
+    pub push: Bit,
+    pub ring_at: Bits<16>,
+    /// ring: the token a pop took, its node and generation (`outstanding` checks it).
+    pub tok_node: Bits<16>,
+    pub tok_gen: Bits<8>,
     // queueCtl, its held queue.
     /// The task is held, at offset `at` of its pool's region.
     pub held: Bit,
