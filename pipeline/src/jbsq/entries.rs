@@ -22,6 +22,14 @@ pub struct TokenEntry {
     pub generation: Bits<8>,
 }
 
+/// `outstanding` entry (`OutstandingEntry`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct OutstandingEntry {
+    pub active: Bit,
+    pub generation: Bits<8>,
+    pub tasks: Bits<16>,
+}
+
 /// `taskBuf` entry: a held task's descriptor (`HeldTask`: the header, the frame's length, its
 /// arrival time), but for the header's `dst_id` and `qlen`, which a release rewrites (the worker,
 /// 0). The frame's bytes sit in the frame store beside it, at the same slot

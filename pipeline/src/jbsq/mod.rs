@@ -1,10 +1,10 @@
 //! The leaf that holds tasks (JBSQ(k), `horus_model::sched::jbsq::JbsqLeaf`) as pipeline stages,
-//! following the stage plan in `docs/jbsq-pipeline.md`. Built so far: the held queue, the
-//! [`queue_ctl::QueueCtlStage`]'s held-queue lanes and the [`task_buf::TaskBufStage`], and the
-//! token table, [`ring::RingStage`]: a standalone stage set with its own descriptor
-//! ([`phv::JbsqPhv`]) tested pass for pass against the model's tables. The other stages, the
-//! token-ring lanes of `queueCtl`, the frame store, the egress's two frames from a reply's pass
-//! and the leaf's place in the switch are planned.
+//! following the stage plan in `docs/jbsq-pipeline.md`. Built so far: the held queue
+//! ([`queue_ctl::QueueCtlStage`]'s held-queue lanes and [`task_buf::TaskBufStage`]), the token
+//! table ([`ring::RingStage`]) and the workers' counts ([`outstanding::OutstandingStage`]): a
+//! standalone stage set with its own descriptor ([`phv::JbsqPhv`]), tested pass for pass against
+//! the model's tables. The other stages, the token-ring lanes of `queueCtl`, the frame store, the
+//! egress's two frames from a reply's pass and the leaf's place in the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -12,6 +12,7 @@
 //! writes it back.
 
 pub mod entries;
+pub mod outstanding;
 pub mod phv;
 pub mod queue_ctl;
 pub mod ring;
@@ -80,4 +81,5 @@ macro_rules! impl_jbsq_stage {
 
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
 crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);
+crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);
 crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);

@@ -23,6 +23,10 @@ pub struct JbsqPhv {
     pub is_return: Bit,
     /// Control: configure a pool; its `queueCtl` entry starts afresh.
     pub is_ctl_pool: Bit,
+    /// Control: add the node `src` (generation `generation`, `tasks` outstanding).
+    pub is_ctl_add: Bit,
+    /// Control: remove the node `src`.
+    pub is_ctl_remove: Bit,
     /// An earlier stage ended the pass's work: an unknown pool or a pool with no member
     /// (`poolCfg`), a reply or a returned place from a node that is not an active node of the
     /// pool, of the place's generation (`nodeCfg`). A dropped reply is still forwarded.
@@ -45,6 +49,11 @@ pub struct JbsqPhv {
     pub ring_base: Bits<16>,
     /// nodeCfg: the node's generation (a returned place carries it from its first pass).
     pub generation: Bits<8>,
+    /// nodeCfg: the replying node's bound (1 to 255; 16 bits wide, as the counts it is compared
+    /// with).
+    pub k: Bits<16>,
+    /// Control, an added node: its tasks outstanding at the start.
+    pub tasks: Bits<16>,
     /// queueCtl, its token rings: the task took a free place (a token), so it is not held.
     pub token: Bit,
     /// queueCtl, its token rings: the pass takes the token (`pop`) or puts one (`push`) at
@@ -55,6 +64,17 @@ pub struct JbsqPhv {
     /// ring: the token a pop took, its node and generation (`outstanding` checks it).
     pub tok_node: Bits<16>,
     pub tok_gen: Bits<8>,
+    /// queueCtl: the task goes over a bound (no token, not held), to `fb_node` (`members`).
+    pub fallback: Bit,
+    pub fb_node: Bits<16>,
+    /// outstanding: the token popped is a removed node's (the task retries).
+    pub stale: Bit,
+    /// outstanding, a reply: the worker's tasks left after it, and whether its freed place
+    /// returns to a ring in a second pass (nothing released, fewer than `k` left).
+    pub left: Bits<16>,
+    pub returns: Bit,
+    /// outstanding, a removal: the node's tasks lost with it.
+    pub lost: Bits<16>,
     // queueCtl, its held queue.
     /// The task is held, at offset `at` of its pool's region.
     pub held: Bit,
