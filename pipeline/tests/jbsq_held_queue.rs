@@ -1,9 +1,11 @@
-//! The JBSQ leaf's held queue in hardware (`horus_pipeline::jbsq`: `queueCtl`'s held-queue lanes
-//! and `taskBuf`, chained) against the model's tables (`horus_model::sched::jbsq::JbsqLeaf`):
-//! the same passes run through the model and, one per clock, through the stages; every pass
-//! must leave the stages with the model's decision (held at its depth, released with the model's
-//! task, region full) and the pool's queue as the model left it. The passes the model hands out
-//! (a reply's second pass, a retry) are fed back as the core would, at once or later.
+//! The JBSQ leaf's `queueCtl` (its token rings and held queue) and `taskBuf` in hardware
+//! (`horus_pipeline::jbsq`, chained) against the model's tables
+//! (`horus_model::sched::jbsq::JbsqLeaf`): the same passes run through the model and, one per
+//! clock, through the stages; every pass must leave the stages with the model's decision (a token
+//! taken or a place put at the model's entry, a place dropped on a full ring, held at its depth,
+//! released with the model's task, region full) and the pool's queue as the model left it. The
+//! passes the model hands out (a reply's second pass, a retry) are fed back as the core would, at
+//! once or later.
 
 mod jbsq_common;
 
@@ -85,6 +87,35 @@ struct Expect {
     queue: Option<(u64, u64)>,
     /// A held task's slot in the buffer, where the model put it.
     slot: Option<u32>,
+    /// The token rings: a token taken (its entry in the pool's rings, its level), a place put
+    /// (its entry), a place dropped on a full ring.
+    pop: Option<(u64, u8)>,
+    push: Option<u64>,
+    overflow: bool,
+}
+
+/// What the token rings do for pass `p`, by the model's rule on its `queueCtl` entry `q`
+/// (`ring_slots` entries a level); the caller checks the model's counts moved so.
+fn rings(p: &JbsqPhv, q: &QueueCtl, ring_slots: u16) -> (Option<(u64, u8)>, Option<u64>, bool) {
+    let slots = u64::from(ring_slots);
+    if !p.live || p.drop {
+        return (None, None, false);
+    }
+    if p.is_task {
+        let pop = (0..LEVELS)
+            .find(|&j| q.ring_count[j] > 0)
+            .map(|j| (j as u64 * slots + u64::from(q.ring_head[j]), j as u8));
+        return (pop, None, false);
+    }
+    if (p.is_return && q.depth == 0) || p.is_ctl_place {
+        let j = p.level.index();
+        if q.ring_count[j] >= ring_slots {
+            return (None, None, true);
+        }
+        let at = (u64::from(q.ring_head[j]) + u64::from(q.ring_count[j])) % slots;
+        return (None, Some(j as u64 * slots + at), false);
+    }
+    (None, None, false)
 }
 
 /// The model's leaf and the passes with what each must show.
@@ -121,6 +152,7 @@ impl Run {
             if let Some(pc) = cfg_of(pool) {
                 p.queue_base = b16(pc.cfg.queue_base);
                 p.queue_slots = b16(pc.cfg.queue_slots);
+                p.ring_slots = b16(pc.cfg.ring_slots);
             } else {
                 p.drop = true;
             }
@@ -140,10 +172,6 @@ impl Run {
             with_cfg(p, h.pool_id);
             header(p, h, len, time);
             p.drop |= cfg_of(h.pool_id).is_some_and(|pc| pc.n == 0);
-            p.token = t
-                .queue_ctl
-                .get(usize::from(h.pool_id))
-                .is_some_and(|q| q.ring_count.iter().any(|&c| c > 0));
         };
         let node_ok = |node: u16, pool: u16, generation: Option<u8>| {
             t.node_cfg.get(usize::from(node)).is_some_and(|nc| {
@@ -167,12 +195,13 @@ impl Run {
                 pool,
                 node,
                 generation,
+                level,
                 time_us,
-                ..
             }) => {
                 p.is_return = true;
                 with_cfg(&mut p, pool);
                 p.src = b16(node);
+                p.level = u64::from(level).into();
                 p.time = u64::from(time_us).into();
                 p.drop |= !node_ok(node, pool, Some(generation));
             }
@@ -188,6 +217,10 @@ impl Run {
     fn pass(&mut self, pass: Pass) -> JbsqResult {
         let p = self.descriptor(&pass);
         let full_before = self.leaf.counters().buffer_full;
+        let before = self.leaf.tables().queue_ctl.get(p.pool.index()).copied();
+        let ring_slots = p.ring_slots.index() as u16;
+        let (pop, push, overflow) =
+            before.map_or((None, None, false), |q| rings(&p, &q, ring_slots));
         let r = match pass {
             Pass::Packet(h, len, time) => self.leaf.packet(h, len, time),
             Pass::Again(rs) => self.leaf.resubmit(rs),
@@ -218,6 +251,19 @@ impl Run {
                 .expect("the held task in the model's buffer");
             at - base
         });
+        // The model's counts moved as the rule says.
+        if let Some((_, j)) = pop {
+            let (b, a) = (before.unwrap(), t.queue_ctl[pool]);
+            assert_eq!(
+                a.ring_count[usize::from(j)] + 1,
+                b.ring_count[usize::from(j)]
+            );
+        }
+        if push.is_some() {
+            let (b, a) = (before.unwrap(), t.queue_ctl[pool]);
+            let j = p.level.index();
+            assert_eq!(a.ring_count[j], b.ring_count[j] + 1);
+        }
         self.passes.push(p);
         self.expect.push(Expect {
             held,
@@ -225,8 +271,60 @@ impl Run {
             buf_full: self.leaf.counters().buffer_full > full_before,
             queue,
             slot,
+            pop,
+            push,
+            overflow,
         });
         r
+    }
+
+    /// Adds `node` to `pool` (bound `k`, the pool's when `None`): the model's one operation, and
+    /// its control passes that put the node's free places into their rings, one per place.
+    fn add(&mut self, pool: u16, node: u16, k: Option<u8>) {
+        let t = self.leaf.tables();
+        let cfg = t.pool_cfg[usize::from(pool)].unwrap().cfg;
+        let generation = t.node_cfg[usize::from(node)].generation;
+        let k = k.unwrap_or(cfg.k);
+        let mut q = t.queue_ctl[usize::from(pool)];
+        let overflows = self.leaf.counters().token_overflow;
+        let mut places = Vec::new();
+        for place in 0..u16::from(k) {
+            let p = JbsqPhv {
+                live: true,
+                is_ctl_place: true,
+                pool: b16(pool),
+                src: b16(node),
+                generation: u64::from(generation).into(),
+                level: (level_of(place, k) as u64).into(),
+                queue_slots: b16(cfg.queue_slots),
+                ring_slots: b16(cfg.ring_slots),
+                ..Default::default()
+            };
+            let (pop, push, overflow) = rings(&p, &q, cfg.ring_slots);
+            if push.is_some() {
+                q.ring_count[p.level.index()] += 1;
+            }
+            places.push((p, pop, push, overflow));
+        }
+        self.leaf.add_node(pool, node, Some(k), 0).unwrap();
+        let t = self.leaf.tables();
+        assert_eq!(t.queue_ctl[usize::from(pool)].ring_count, q.ring_count);
+        let dropped = places.iter().filter(|x| x.3).count() as u64;
+        assert_eq!(self.leaf.counters().token_overflow - overflows, dropped);
+        let queue = Some((u64::from(q.depth), u64::from(q.max_depth)));
+        for (p, pop, push, overflow) in places {
+            self.passes.push(p);
+            self.expect.push(Expect {
+                held: false,
+                release: None,
+                buf_full: false,
+                queue,
+                slot: None,
+                pop,
+                push,
+                overflow,
+            });
+        }
     }
 
     fn task(&mut self, pool: u16, seq: u16, time: u32) -> JbsqResult {
@@ -264,6 +362,23 @@ impl Run {
             assert_eq!(o.held, e.held, "{ctx}");
             assert_eq!(o.buf_full, e.buf_full, "{ctx}");
             assert_eq!(o.release, e.release.is_some(), "{ctx}");
+            assert_eq!(
+                (o.pop, o.token),
+                (e.pop.is_some(), e.pop.is_some()),
+                "{ctx}"
+            );
+            if let Some((at, level)) = e.pop {
+                assert_eq!(
+                    (o.ring_at.index() as u64, o.level.index() as u8),
+                    (at, level),
+                    "{ctx}"
+                );
+            }
+            assert_eq!(o.push, e.push.is_some(), "{ctx}");
+            if let Some(at) = e.push {
+                assert_eq!(o.ring_at.index() as u64, at, "{ctx}");
+            }
+            assert_eq!(o.overflow, e.overflow, "{ctx}");
             if let Some((depth, max)) = e.queue {
                 assert_eq!(
                     (o.depth.index() as u64, o.max_depth.index() as u64),
@@ -344,7 +459,7 @@ fn pool_cfg(base: u16, k: u8, queue_base: u32, queue_slots: u32, fallback: Fallb
 fn with_pool(run: &mut Run, pool: u16, cfg: JbsqPool, first: u16, workers: u16) {
     run.pass(Pass::Configure(pool, cfg));
     for w in 0..workers {
-        run.leaf.add_node(pool, first + w, None, 0).unwrap();
+        run.add(pool, first + w, None);
     }
 }
 
@@ -422,6 +537,29 @@ fn a_task_held_between_a_reply_and_its_second_pass_takes_the_returned_place() {
     r.task(1, 1, 3);
     let back = r.again();
     assert_eq!(back.release.map(|t| t.header.seq_num), Some(1));
+    assert_eq!(r.check(), (1, 1));
+}
+
+#[test]
+fn a_place_that_finds_its_ring_full_is_dropped_and_counted() {
+    let mut r = Run::new();
+    let cfg = JbsqPool {
+        ring_slots: 1,
+        ..pool_cfg(8, 1, 16, 4, Fallback::Random)
+    };
+    // Level 0 has one entry: the second worker's place is dropped (`overflow`).
+    with_pool(&mut r, 1, cfg, 20, 2);
+    assert_eq!(r.leaf.counters().token_overflow, 1);
+    r.task(1, 0, 1);
+    // No token left: held, and released by the worker without a token's reply.
+    r.task(1, 1, 2);
+    r.reply(1, 21, 3);
+    // The first worker's place comes back (the ring has room again) and is taken.
+    r.reply(1, 20, 4);
+    r.again();
+    r.task(1, 2, 5);
+    assert_eq!(r.expect.iter().filter(|e| e.overflow).count(), 1);
+    assert_eq!(r.expect.iter().filter(|e| e.pop.is_some()).count(), 2);
     assert_eq!(r.check(), (1, 1));
 }
 

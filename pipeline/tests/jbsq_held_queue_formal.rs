@@ -1,4 +1,4 @@
-//! The JBSQ leaf's held queue (`queueCtl`'s held-queue lanes), proven for every input sequence
+//! The JBSQ leaf's held queue (`queueCtl`'s held-queue logic), proven for every input sequence
 //! by k-induction (`tests/formal/jbsq_held_queue.sv`): every held task goes to a free slot of
 //! its pool's region and leaves exactly once, the oldest first; a reply releases whenever the
 //! pool holds a task; the depth never exceeds the region and counts exactly the slots that hold
@@ -8,7 +8,7 @@
 use horus_hdl_tools::check::{self, Proof};
 use horus_hdl_tools::verilog::emit;
 use horus_model::sched::jbsq::JbsqSizes;
-use horus_pipeline::jbsq::entries::HeldQueueEntry;
+use horus_pipeline::jbsq::entries::QueueCtlEntry;
 use horus_pipeline::jbsq::phv::JbsqPhv;
 use horus_pipeline::jbsq::queue_ctl::QueueCtlStage;
 use rust_hdl::prelude::*;
@@ -33,7 +33,7 @@ fn files(mutate: impl Fn(String) -> String) -> [(&'static str, String); 2] {
     let mut uut = QueueCtlStage::<1>::new(JbsqSizes::SMALL);
     uut.connect_all();
     let v = mutate(emit(&uut));
-    let w = HeldQueueEntry::BITS.to_string();
+    let w = QueueCtlEntry::BITS.to_string();
     let start = v.find("module top$ctl_table(").expect("the table's module");
     let end_mark = "endmodule // top$ctl_table\n";
     let end = start + v[start..].find(end_mark).expect("its end") + end_mark.len();

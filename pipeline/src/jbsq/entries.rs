@@ -4,15 +4,49 @@
 
 use rust_hdl::prelude::*;
 
-/// `queueCtl` entry, its held queue (`QueueCtl::{queue_head, depth, max_depth}`): the oldest held
-/// task's offset in the pool's region, how many are held, and the most that have been. The token
-/// rings' heads and counts, the link flag and the last idle message's time join this word with
-/// the token rings' lanes (`docs/jbsq-pipeline.md`).
+/// `queueCtl` entry (`QueueCtl`): the held queue (the oldest held task's offset in the pool's
+/// region, how many are held, the most that have been), then per level `j` of the token rings
+/// whether it holds a token (`n`: its count is not 0, kept beside the count so that a task's
+/// pick waits for no compare), its oldest token's offset (`h`), the offset a place returns to
+/// (`t`: `h + c` wrapped, kept so that a push's entry waits for no sum) and its count (`c`). The
+/// link flag and the last idle message's time join this word with the link rule.
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
-pub struct HeldQueueEntry {
+pub struct QueueCtlEntry {
     pub head: Bits<16>,
     pub depth: Bits<16>,
     pub max_depth: Bits<16>,
+    pub n0: Bit,
+    pub n1: Bit,
+    pub n2: Bit,
+    pub n3: Bit,
+    pub n4: Bit,
+    pub n5: Bit,
+    pub n6: Bit,
+    pub n7: Bit,
+    pub h0: Bits<16>,
+    pub t0: Bits<16>,
+    pub c0: Bits<16>,
+    pub h1: Bits<16>,
+    pub t1: Bits<16>,
+    pub c1: Bits<16>,
+    pub h2: Bits<16>,
+    pub t2: Bits<16>,
+    pub c2: Bits<16>,
+    pub h3: Bits<16>,
+    pub t3: Bits<16>,
+    pub c3: Bits<16>,
+    pub h4: Bits<16>,
+    pub t4: Bits<16>,
+    pub c4: Bits<16>,
+    pub h5: Bits<16>,
+    pub t5: Bits<16>,
+    pub c5: Bits<16>,
+    pub h6: Bits<16>,
+    pub t6: Bits<16>,
+    pub c6: Bits<16>,
+    pub h7: Bits<16>,
+    pub t7: Bits<16>,
+    pub c7: Bits<16>,
 }
 
 /// `ring` entry: a token, one free place at a worker (`Token`).

@@ -45,8 +45,16 @@ pub struct JbsqPhv {
     // poolCfg: the pool's region of the task buffer, `[queue_base, queue_base + queue_slots)`.
     pub queue_base: Bits<16>,
     pub queue_slots: Bits<16>,
-    /// poolCfg: the pool's token rings start at `ring_base` of the ring table.
+    /// poolCfg: the pool's token rings start at `ring_base` of the ring table, `ring_slots`
+    /// entries a level.
     pub ring_base: Bits<16>,
+    pub ring_slots: Bits<16>,
+    /// Control: put a free place of the node `src` (generation `generation`) into the ring of
+    /// level `level`.
+    pub is_ctl_place: Bit,
+    /// The ring a place returns to (a reply's second pass, a control pass), or the ring a task's
+    /// token came from (`queueCtl`).
+    pub level: Bits<3>,
     /// nodeCfg: the node's generation (a returned place carries it from its first pass).
     pub generation: Bits<8>,
     /// nodeCfg: the replying node's bound (1 to 255; 16 bits wide, as the counts it is compared
@@ -56,6 +64,8 @@ pub struct JbsqPhv {
     pub tasks: Bits<16>,
     /// queueCtl, its token rings: the task took a free place (a token), so it is not held.
     pub token: Bit,
+    /// queueCtl: the place found its ring full and is dropped (`token_overflow`).
+    pub overflow: Bit,
     /// queueCtl, its token rings: the pass takes the token (`pop`) or puts one (`push`) at
     /// `ring_at` of the pool's rings (`level · ring_slots + offset`).
     pub pop: Bit,

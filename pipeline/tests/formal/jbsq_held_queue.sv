@@ -166,7 +166,7 @@ module harness (
         if (live && release_) assert (at < S && busy[at2] && stamps[{at2, 2'b00} +: 4] == n_out);
         if (live && full) assert (occupied == S);
         if (active && (is_reply || is_return) && busy != 4'd0) assert (release_);
-        if (active && is_task && !pass@token@ && holdable && occupied < S) assert (held);
+        if (active && is_task && !o@token@ && holdable && occupied < S) assert (held);
         if (active) begin
             assert (depth == {13'd0, count(busy_n)});
             assert (depth <= S && max_depth <= S && depth <= max_depth);

@@ -16,11 +16,11 @@
 //! ring of level 0 (workers with nothing outstanding), its rack average counts every task it took
 //! and has not seen answered, held ones included.
 //!
-//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) the held queue is built
-//! (`horus_pipeline::jbsq`: `queueCtl`'s held-queue lanes and `taskBuf`, the token table `ring`
-//! and the counts `outstanding`, tested against these tables, the held queue proven); its other stages, its co-simulation, its other proofs and its
-//! register-map counters are planned. The paper's leaf ([`crate::sched::Scheduler`]) is
-//! unchanged and stays the default ([`LeafKind`]).
+//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) `queueCtl` (but for its link rule),
+//! `ring`, `outstanding` and `taskBuf` are built (`horus_pipeline::jbsq`, tested against these
+//! tables, the held queue proven); its other stages, its co-simulation, its other proofs and its
+//! register-map counters are planned. The paper's leaf ([`crate::sched::Scheduler`]) is unchanged
+//! and stays the default ([`LeafKind`]).
 
 mod tables;
 
