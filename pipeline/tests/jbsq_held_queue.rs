@@ -92,6 +92,9 @@ struct Expect {
     pop: Option<(u64, u8)>,
     push: Option<u64>,
     overflow: bool,
+    /// The task went over a bound, or was dropped on a full region.
+    fallback: bool,
+    dropped: bool,
 }
 
 /// What the token rings do for pass `p`, by the model's rule on its `queueCtl` entry `q`
@@ -153,6 +156,7 @@ impl Run {
                 p.queue_base = b16(pc.cfg.queue_base);
                 p.queue_slots = b16(pc.cfg.queue_slots);
                 p.ring_slots = b16(pc.cfg.ring_slots);
+                p.drop_full = pc.cfg.fallback == Fallback::Drop;
             } else {
                 p.drop = true;
             }
@@ -274,6 +278,8 @@ impl Run {
             pop,
             push,
             overflow,
+            fallback: matches!(r.placement, Some(Placement::Fallback { .. })),
+            dropped: r.drop == Some(JbsqDrop::BufferFull),
         });
         r
     }
@@ -323,6 +329,8 @@ impl Run {
                 pop,
                 push,
                 overflow,
+                fallback: false,
+                dropped: false,
             });
         }
     }
@@ -379,6 +387,7 @@ impl Run {
                 assert_eq!(o.ring_at.index() as u64, at, "{ctx}");
             }
             assert_eq!(o.overflow, e.overflow, "{ctx}");
+            assert_eq!((o.fallback, o.dropped), (e.fallback, e.dropped), "{ctx}");
             if let Some((depth, max)) = e.queue {
                 assert_eq!(
                     (o.depth.index() as u64, o.max_depth.index() as u64),
@@ -583,7 +592,7 @@ fn a_reconfigured_pool_starts_with_an_empty_queue() {
 #[test]
 fn random_traffic_on_two_pools_matches_the_model_pass_for_pass() {
     let mut r = Run::new();
-    with_pool(&mut r, 1, pool_cfg(8, 2, 8, 5, Fallback::Random), 20, 3);
+    with_pool(&mut r, 1, pool_cfg(8, 2, 8, 2, Fallback::Random), 20, 3);
     with_pool(&mut r, 2, pool_cfg(16, 1, 13, 3, Fallback::Drop), 30, 2);
     let mut rng = Xorshift64::new(0x5eed);
     let (mut seq, mut time) = (0u16, 0u32);
@@ -614,8 +623,16 @@ fn random_traffic_on_two_pools_matches_the_model_pass_for_pass() {
             }
         }
     }
+    let fallback = r.expect.iter().filter(|e| e.fallback).count();
+    let dropped = r.expect.iter().filter(|e| e.dropped).count();
     let (held, released) = r.check();
-    println!("random: {held} held, {released} released");
+    println!(
+        "random: {held} held, {released} released, {fallback} over a bound, {dropped} dropped"
+    );
+    assert!(
+        fallback >= 5 && dropped >= 20,
+        "{fallback} over a bound, {dropped} dropped"
+    );
     assert!(
         held > 300 && released > 300,
         "{held} held, {released} released"
@@ -632,7 +649,7 @@ fn held_queue_stages_are_lint_clean_and_within_the_depth_target_at_the_preset_si
         "jbsq_queue_ctl",
         QueueCtlStage::<6>::new(JbsqSizes::DEFAULT),
     );
-    println!("queueCtl (held queue): {ctl:#}");
+    println!("queueCtl: {ctl:#}");
     let buf = lint_and_synth("jbsq_task_buf", TaskBufStage::<12>::default());
     println!("taskBuf: {buf:#}");
     for r in [&ctl, &buf] {

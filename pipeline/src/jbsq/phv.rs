@@ -45,6 +45,9 @@ pub struct JbsqPhv {
     // poolCfg: the pool's region of the task buffer, `[queue_base, queue_base + queue_slots)`.
     pub queue_base: Bits<16>,
     pub queue_slots: Bits<16>,
+    /// poolCfg: the pool drops a task that finds its region full (`Fallback::Drop`), rather than
+    /// sending it over a bound.
+    pub drop_full: Bit,
     /// poolCfg: the pool's token rings start at `ring_base` of the ring table, `ring_slots`
     /// entries a level.
     pub ring_base: Bits<16>,
@@ -74,8 +77,10 @@ pub struct JbsqPhv {
     /// ring: the token a pop took, its node and generation (`outstanding` checks it).
     pub tok_node: Bits<16>,
     pub tok_gen: Bits<8>,
-    /// queueCtl: the task goes over a bound (no token, not held), to `fb_node` (`members`).
+    /// queueCtl: the task goes over a bound (no token, not held), to `fb_node` (`members`), or is
+    /// dropped (`dropped`: its region full and the pool's fallback `Drop`; it takes no node).
     pub fallback: Bit,
+    pub dropped: Bit,
     pub fb_node: Bits<16>,
     /// outstanding: the token popped is a removed node's (the task retries).
     pub stale: Bit,

@@ -15,9 +15,9 @@
 //! `head`, `depth` tasks from there, wrapping at `queue_slots`.
 //!
 //! - A task that took no token and can be held (one packet, at most a slot's bytes) is held at
-//!   offset `head + depth` while the region has room; otherwise it is counted `buf_full` and
-//!   goes over a bound or is dropped (the `members` and `outstanding` stages, by the pool's
-//!   fallback).
+//!   offset `head + depth` while the region has room; otherwise it is counted `buf_full` and,
+//!   by the pool's fallback, goes over a bound (`fallback`: the sampled node of `members`) or is
+//!   dropped (`dropped`). A task that cannot be held always goes over a bound.
 //! - A reply, or a reply's second pass that returns a place, releases the oldest held task
 //!   (offset `head`) to its worker when the pool holds one (then the place is not pushed).
 //! - Configuring a pool starts its rings and queue afresh.
@@ -63,6 +63,9 @@ pub struct QueueCtlStage<const P: usize> {
     // (wrapped), the level's offset `j · ring_slots` in the pool's rings; whether a
     // pop takes level `j` (the lowest that holds a token) and whether a push names it.
     token: Signal<Local, Bit>,
+    /// A task with no place and not held, and one of those dropped.
+    no_place: Signal<Local, Bit>,
+    full_drop: Signal<Local, Bit>,
     pushing: Signal<Local, Bit>,
     push_full: Signal<Local, Bit>,
     push_ok: Signal<Local, Bit>,
@@ -147,6 +150,8 @@ impl<const P: usize> QueueCtlStage<P> {
             head_next: Default::default(),
             depth_inc: Default::default(),
             token: Default::default(),
+            no_place: Default::default(),
+            full_drop: Default::default(),
             pushing: Default::default(),
             push_full: Default::default(),
             push_ok: Default::default(),
@@ -514,6 +519,17 @@ impl<const P: usize> Logic for QueueCtlStage<P> {
         self.out.d.next.held = self.hold.val();
         self.out.d.next.release = self.releases.val();
         self.out.d.next.buf_full = self.wants_hold.val() & !self.room.val();
+        // No place and not held: over a bound, or dropped when the region is full and the pool
+        // drops (a task that cannot be held goes over a bound whatever the pool's fallback:
+        // decision 28).
+        self.no_place.next = self.active.val()
+            & self.port.up.pass.val().is_task
+            & !self.token.val()
+            & !self.hold.val();
+        self.full_drop.next =
+            self.no_place.val() & self.holdable.val() & self.port.up.pass.val().drop_full;
+        self.out.d.next.fallback = self.no_place.val() & !self.full_drop.val();
+        self.out.d.next.dropped = self.full_drop.val();
         self.out.d.next.at = self.e.val().head;
         if self.hold.val() {
             self.out.d.next.at = self.tail.val();
