@@ -11,7 +11,8 @@
 // the pass that entered a clock before; a bubble names no operation and a pass at most one; a
 // pass for a pool that is not dropped names pool 0 or 1 and carries that pool's region size
 // (`poolCfg`), 1 to 4 slots, fixed; traffic for a pool that was never configured arrives
-// dropped (`poolCfg`'s unknown pool). Tokens, lengths, more-packets and drops are free.
+// dropped (`poolCfg`'s unknown pool). Lengths, more-packets, drops and the entries' token-ring
+// lanes (whether a task finds a token) are free.
 //
 // The harness keeps, per pool, which offsets of the region hold a task (`busy`), the arrival
 // number of each (`stamp`) and how many have left (`n_out`). Asserted, for every input sequence,
