@@ -14,7 +14,8 @@
 //! AXI4-Lite port ([`axil`], register map in [`regmap`], the configuration it holds in [`cfg`]);
 //! the [`switch`] and the top levels
 //! ([`top`], sizes in [`presets`]). [`arith`] holds the stages' wide arithmetic primitives
-//! ([`arith::SumSign`], [`arith::ZeroExtend`]). The crate is the circuit only: `horus-hdl-tools`
+//! ([`arith::SumSign`], [`arith::ZeroExtend`]). [`jbsq`] holds the stages built so far of the
+//! leaf that holds tasks (`docs/jbsq-pipeline.md`), apart from the switch. The crate is the circuit only: `horus-hdl-tools`
 //! emits and checks its Verilog, `rtl-gen` writes it out.
 
 pub mod arith;
@@ -28,6 +29,7 @@ pub mod egress;
 pub mod entries;
 pub mod fifo;
 pub mod ingress;
+pub mod jbsq;
 pub mod mul;
 pub mod parser;
 pub mod pass;

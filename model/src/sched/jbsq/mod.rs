@@ -1,5 +1,5 @@
 //! The leaf that holds tasks: JBSQ(k) in the switch, pass by pass (`docs/algorithm.md`, "The
-//! leaf that holds tasks (JBSQ)", decisions 23 to 31).
+//! leaf that holds tasks (JBSQ)", decisions 23 to 32).
 //!
 //! A worker has at most `k` places (tasks sent to it and not yet answered). Each free place is a
 //! *token* in one of the pool's token rings: a worker with `o` outstanding tasks and bound `k`
@@ -16,9 +16,11 @@
 //! ring of level 0 (workers with nothing outstanding), its rack average counts every task it took
 //! and has not seen answered, held ones included.
 //!
-//! This is the model; the pipeline (the buffer in URAM, the stages), its co-simulation, its proofs
-//! and its register-map counters are planned. The paper's leaf ([`crate::sched::Scheduler`]) is
-//! unchanged and stays the default ([`LeafKind`]).
+//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) `queueCtl` (but for its link rule),
+//! `ring`, `outstanding` and `taskBuf` are built (`horus_pipeline::jbsq`, tested against these
+//! tables, the held queue proven); its other stages, its co-simulation, its other proofs and its
+//! register-map counters are planned. The paper's leaf ([`crate::sched::Scheduler`]) is unchanged
+//! and stays the default ([`LeafKind`]).
 
 mod tables;
 
@@ -530,10 +532,10 @@ impl JbsqLeaf {
     }
 }
 
-/// The paper's link rule on the leaf's idle count, the tokens of level 0 or all of them as the
-/// pool advertises (decision 27), held down `hold_us` after the pool's last idle message: link at
-/// `link_at`, unlink at `unlink_at`, repair a spine task's disagreeing flag once per gap; a
-/// message stamps the pool with the pass's packet time.
+/// The paper's link rule on what the pool advertises ([`Advertise::link`]: the tokens of level 0,
+/// all of them, or the rack's queue; decisions 27 and 32), held down `hold_us` after the pool's
+/// last idle message: link when it may, unlink when it must, repair a spine task's disagreeing
+/// flag once per gap; a message stamps the pool with the pass's packet time.
 fn link_rule(
     q: &mut QueueCtl,
     cfg: &JbsqPool,

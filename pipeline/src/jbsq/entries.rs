@@ -1,0 +1,80 @@
+//! The JBSQ leaf's table entries built so far. A table's entry is a `LogicStruct`: its fields are
+//! the bits of one memory word. The model's entries (`horus_model::sched::jbsq`) hold the same
+//! values.
+
+use rust_hdl::prelude::*;
+
+/// `queueCtl` entry (`QueueCtl`): the held queue (the oldest held task's offset in the pool's
+/// region, how many are held, the most that have been), then per level `j` of the token rings
+/// whether it holds a token (`n`: its count is not 0, kept beside the count so that a task's
+/// pick waits for no compare), its oldest token's offset (`h`), the offset a place returns to
+/// (`t`: `h + c` wrapped, kept so that a push's entry waits for no sum) and its count (`c`). The
+/// link flag and the last idle message's time join this word with the link rule.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct QueueCtlEntry {
+    pub head: Bits<16>,
+    pub depth: Bits<16>,
+    pub max_depth: Bits<16>,
+    pub n0: Bit,
+    pub n1: Bit,
+    pub n2: Bit,
+    pub n3: Bit,
+    pub n4: Bit,
+    pub n5: Bit,
+    pub n6: Bit,
+    pub n7: Bit,
+    pub h0: Bits<16>,
+    pub t0: Bits<16>,
+    pub c0: Bits<16>,
+    pub h1: Bits<16>,
+    pub t1: Bits<16>,
+    pub c1: Bits<16>,
+    pub h2: Bits<16>,
+    pub t2: Bits<16>,
+    pub c2: Bits<16>,
+    pub h3: Bits<16>,
+    pub t3: Bits<16>,
+    pub c3: Bits<16>,
+    pub h4: Bits<16>,
+    pub t4: Bits<16>,
+    pub c4: Bits<16>,
+    pub h5: Bits<16>,
+    pub t5: Bits<16>,
+    pub c5: Bits<16>,
+    pub h6: Bits<16>,
+    pub t6: Bits<16>,
+    pub c6: Bits<16>,
+    pub h7: Bits<16>,
+    pub t7: Bits<16>,
+    pub c7: Bits<16>,
+}
+
+/// `ring` entry: a token, one free place at a worker (`Token`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct TokenEntry {
+    pub node: Bits<16>,
+    pub generation: Bits<8>,
+}
+
+/// `outstanding` entry (`OutstandingEntry`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct OutstandingEntry {
+    pub active: Bit,
+    pub generation: Bits<8>,
+    pub tasks: Bits<16>,
+}
+
+/// `taskBuf` entry: a held task's descriptor (`HeldTask`: the header, the frame's length, its
+/// arrival time), but for the header's `dst_id` and `qlen`, which a release rewrites (the worker,
+/// 0). The frame's bytes sit in the frame store beside it, at the same slot
+/// (`docs/jbsq-pipeline.md`, "The task buffer").
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct HeldTaskEntry {
+    pub pkt_type: Bits<7>,
+    pub more: Bit,
+    pub pool: Bits<16>,
+    pub src: Bits<16>,
+    pub seq: Bits<16>,
+    pub len: Bits<16>,
+    pub time: Bits<32>,
+}

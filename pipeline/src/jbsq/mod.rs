@@ -1,0 +1,85 @@
+//! The leaf that holds tasks (JBSQ(k), `horus_model::sched::jbsq::JbsqLeaf`) as pipeline stages,
+//! following the stage plan in `docs/jbsq-pipeline.md`. Built so far: [`queue_ctl::QueueCtlStage`]
+//! (the token rings and the held queue; its link rule planned), the token table
+//! [`ring::RingStage`], the workers' counts [`outstanding::OutstandingStage`] and the held tasks
+//! [`task_buf::TaskBufStage`]: a standalone stage set with its own descriptor ([`phv::JbsqPhv`]),
+//! tested pass for pass against the model's tables. The other stages, the frame store, the egress's
+//! two frames from a reply's pass and the leaf's place in the switch are planned.
+//!
+//! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
+//! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
+//! entry (forwarded when the pass before wrote it, [`crate::table::RmwTable`]), computes and
+//! writes it back.
+
+pub mod entries;
+pub mod outstanding;
+pub mod phv;
+pub mod queue_ctl;
+pub mod ring;
+pub mod task_buf;
+
+use phv::JbsqPhv;
+use rust_hdl::prelude::*;
+
+/// A pass entering a stage: `early` is the pass entering next cycle, whose index goes to the
+/// table now; `pass` the pass in the stage this cycle.
+#[derive(LogicInterface, Default)]
+#[join = "JbsqOut"]
+pub struct JbsqIn {
+    pub early: Signal<In, JbsqPhv>,
+    pub pass: Signal<In, JbsqPhv>,
+}
+
+/// A pass leaving a stage: `pass` the pass leaving this cycle (registered), `early` what `pass`
+/// will be next cycle (the next stage's `early`).
+#[derive(LogicInterface, Default)]
+#[join = "JbsqIn"]
+pub struct JbsqOut {
+    pub pass: Signal<Out, JbsqPhv>,
+    pub early: Signal<Out, JbsqPhv>,
+}
+
+/// A JBSQ stage's port: the pass in and out.
+#[derive(LogicInterface, Default)]
+pub struct JbsqPort {
+    pub up: JbsqIn,
+    pub down: JbsqOut,
+}
+
+/// A block that takes JBSQ passes one per clock through a [`JbsqPort`]: every JBSQ stage, and a
+/// chain of them.
+pub trait JbsqPipelineStage: Block {
+    fn port(&self) -> &JbsqPort;
+    fn port_mut(&mut self) -> &mut JbsqPort;
+    fn clock(&self) -> &Signal<In, Clock>;
+    fn clock_mut(&mut self) -> &mut Signal<In, Clock>;
+}
+
+/// `impl_jbsq_stage!([generics] Type)`: [`JbsqPipelineStage`] for a block whose fields `port`
+/// and `clock` are its port and its clock.
+#[macro_export]
+macro_rules! impl_jbsq_stage {
+    ([$($g:tt)*] $ty:ty) => {
+        impl<$($g)*> $crate::jbsq::JbsqPipelineStage for $ty {
+            fn port(&self) -> &$crate::jbsq::JbsqPort {
+                &self.port
+            }
+            fn port_mut(&mut self) -> &mut $crate::jbsq::JbsqPort {
+                &mut self.port
+            }
+            fn clock(&self) -> &rust_hdl::prelude::Signal<rust_hdl::prelude::In, rust_hdl::prelude::Clock> {
+                &self.clock
+            }
+            fn clock_mut(
+                &mut self,
+            ) -> &mut rust_hdl::prelude::Signal<rust_hdl::prelude::In, rust_hdl::prelude::Clock> {
+                &mut self.clock
+            }
+        }
+    };
+}
+
+crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
+crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);
+crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);
+crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);

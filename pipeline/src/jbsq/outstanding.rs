@@ -1,0 +1,169 @@
+//! `outstanding[node]`: each worker's tasks sent and not answered, and the generation its
+//! tokens must carry (`docs/algorithm.md`, decisions 23, 25 and 30).
+//!
+//! - A task that took a token: the token's node, unless the token is stale (the node removed,
+//!   or removed and added again since: `stale`, the task retries and nothing is written), gets
+//!   one more task.
+//! - A task over a bound (`fallback`): the sampled node gets one more task.
+//! - A reply: the worker has one fewer (`left`); a task released to it in the same pass puts
+//!   it back; with nothing released and fewer than its `k` left, its freed place returns to a
+//!   ring in a second pass (`returns`; the ring is the level of `left` under `k`).
+//! - A returned place that finds a task held meanwhile: the worker gets it, one more task.
+//! - Control: an added node starts active with its generation and tasks; a removed node's
+//!   tasks are lost with it (`lost`, for the average's rescale) and its generation moves on.
+//!
+//! Counts saturate at 65,535 as the model's. The index is the token's node, the sampled node or
+//! the pass's node: fields the stages before set two or more stages earlier (`ring`, `members`),
+//! so the pick among them is early in the cycle.
+
+use super::JbsqPort;
+use super::entries::OutstandingEntry;
+use super::phv::JbsqPhv;
+use crate::table::RmwTable;
+use rust_hdl::prelude::*;
+
+/// `outstanding` for `2^N` nodes.
+#[derive(LogicBlock)]
+pub struct OutstandingStage<const N: usize> {
+    pub clock: Signal<In, Clock>,
+    pub port: JbsqPort,
+    /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
+    early_unused: Signal<Local, JbsqPhv>,
+    pub(super) out_table: RmwTable<OutstandingEntry, N>,
+    out: DFF<JbsqPhv>,
+    /// The index the pass in the stage read (where it writes).
+    at: DFF<Bits<N>>,
+    index: Signal<Local, Bits<N>>,
+    e: Signal<Local, OutstandingEntry>,
+    w: Signal<Local, OutstandingEntry>,
+    active: Signal<Local, Bit>,
+    popping: Signal<Local, Bit>,
+    stale: Signal<Local, Bit>,
+    gains: Signal<Local, Bit>,
+    replying: Signal<Local, Bit>,
+    /// The count one up (saturating), one down (at 0, 0), and one down and up again.
+    up: Signal<Local, Bits<16>>,
+    down: Signal<Local, Bits<16>>,
+    down_up: Signal<Local, Bits<16>>,
+    full: Constant<Bits<16>>,
+    one: Constant<Bits<16>>,
+    one8: Constant<Bits<8>>,
+    zero: Constant<Bits<16>>,
+    zero_n: Constant<Bits<N>>,
+}
+
+impl<const N: usize> Default for OutstandingStage<N> {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            port: Default::default(),
+            early_unused: Default::default(),
+            out_table: Default::default(),
+            out: Default::default(),
+            at: Default::default(),
+            index: Default::default(),
+            e: Default::default(),
+            w: Default::default(),
+            active: Default::default(),
+            popping: Default::default(),
+            stale: Default::default(),
+            gains: Default::default(),
+            replying: Default::default(),
+            up: Default::default(),
+            down: Default::default(),
+            down_up: Default::default(),
+            full: Constant::new(0xffff.into()),
+            one: Constant::new(1.into()),
+            one8: Constant::new(1.into()),
+            zero: Constant::new(0.into()),
+            zero_n: Constant::new(0.into()),
+        }
+    }
+}
+
+impl<const N: usize> Logic for OutstandingStage<N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, out, at);
+        clock!(self, clock, out_table);
+        self.early_unused.next = self.port.up.early.val();
+        // The entering pass's node: the token's, the sample's, or its own.
+        self.index.next = self.port.up.early.val().src.get_bits::<N>(0);
+        if self.port.up.early.val().fallback {
+            self.index.next = self.port.up.early.val().fb_node.get_bits::<N>(0);
+        }
+        if self.port.up.early.val().pop {
+            self.index.next = self.port.up.early.val().tok_node.get_bits::<N>(0);
+        }
+        self.out_table.rd_addr.next = self.index.val();
+        self.out_table.rd_off.next = self.zero_n.val();
+        self.out_table.rd_indexed.next = false;
+        self.out_table.rd_index.next = self.zero_n.val();
+        self.out_table.rd_same.next = false;
+        self.at.d.next = self.index.val();
+        self.out_table.wr_addr.next = self.at.q.val();
+        // The pass in the stage.
+        self.e.next = self.out_table.rd_data.val();
+        self.w.next = self.out_table.rd_data.val();
+        self.active.next = self.port.up.pass.val().live & !self.port.up.pass.val().drop;
+        self.up.next = self.e.val().tasks + self.one.val();
+        if self.e.val().tasks == self.full.val() {
+            self.up.next = self.e.val().tasks;
+        }
+        self.down.next = self.e.val().tasks - self.one.val();
+        if self.e.val().tasks == self.zero.val() {
+            self.down.next = self.zero.val();
+        }
+        // One down and up again: the count, or 1 from 0.
+        self.down_up.next = self.e.val().tasks;
+        if self.e.val().tasks == self.zero.val() {
+            self.down_up.next = self.one.val();
+        }
+        self.popping.next =
+            self.active.val() & self.port.up.pass.val().is_task & self.port.up.pass.val().pop;
+        self.stale.next = self.popping.val()
+            & (!self.e.val().active | (self.e.val().generation != self.port.up.pass.val().tok_gen));
+        self.gains.next = (self.popping.val() & !self.stale.val())
+            | (self.active.val()
+                & self.port.up.pass.val().is_task
+                & self.port.up.pass.val().fallback)
+            | (self.active.val()
+                & self.port.up.pass.val().is_return
+                & self.port.up.pass.val().release);
+        self.replying.next = self.active.val() & self.port.up.pass.val().is_reply;
+        // The new count is picked by the pass's kind alone; whether it is written waits for the
+        // stale check (the enable, not the data, depends on the generation compare).
+        if self.port.up.pass.val().is_task | self.port.up.pass.val().is_return {
+            self.w.next.tasks = self.up.val();
+        }
+        if self.port.up.pass.val().is_reply {
+            self.w.next.tasks = self.down.val();
+            if self.port.up.pass.val().release {
+                self.w.next.tasks = self.down_up.val();
+            }
+        }
+        self.out_table.wr_en.next = self.gains.val() | self.replying.val();
+        if self.port.up.pass.val().is_ctl_add {
+            self.w.next.active = true;
+            self.w.next.generation = self.port.up.pass.val().generation;
+            self.w.next.tasks = self.port.up.pass.val().tasks;
+            self.out_table.wr_en.next = true;
+        }
+        if self.port.up.pass.val().is_ctl_remove {
+            self.w.next.active = false;
+            self.w.next.generation = self.e.val().generation + self.one8.val();
+            self.w.next.tasks = self.zero.val();
+            self.out_table.wr_en.next = true;
+        }
+        self.out_table.wr_data.next = self.w.val();
+        self.out.d.next = self.port.up.pass.val();
+        self.out.d.next.stale = self.stale.val();
+        self.out.d.next.left = self.down.val();
+        self.out.d.next.returns = self.replying.val()
+            & !self.port.up.pass.val().release
+            & (self.down.val() < self.port.up.pass.val().k);
+        self.out.d.next.lost = self.e.val().tasks;
+        self.port.down.pass.next = self.out.q.val();
+        self.port.down.early.next = self.out.d.val();
+    }
+}

@@ -1,0 +1,116 @@
+//! The JBSQ leaf's pass descriptor: what a pass carries from stage to stage
+//! (`docs/jbsq-pipeline.md`, "What a pass carries"). It holds the fields of the stages built so
+//! far (`queueCtl`'s held queue, `ring`, `taskBuf`); the other stages' fields are added with
+//! them.
+//!
+//! Field names follow `horus_model::sched::jbsq`. What a pass does is a set of one-hot flags, as
+//! in the paper leaf's descriptor ([`crate::phv`]), for the same reason: no operation constants
+//! in the stages.
+
+use rust_hdl::prelude::*;
+
+/// The pass descriptor of the JBSQ leaf.
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct JbsqPhv {
+    /// A pass occupies this slot (0: a bubble, which changes nothing).
+    pub live: Bit,
+    /// A NEW_TASK: its first pass, or its retry after a removed node's token.
+    pub is_task: Bit,
+    /// A TASK_DONE or TASK_DONE_IDLE (`src` the replying worker).
+    pub is_reply: Bit,
+    /// A reply's second pass: its place goes back to a ring, or to a task held meanwhile
+    /// (`src` the worker).
+    pub is_return: Bit,
+    /// Control: configure a pool; its `queueCtl` entry starts afresh.
+    pub is_ctl_pool: Bit,
+    /// Control: add the node `src` (generation `generation`, `tasks` outstanding).
+    pub is_ctl_add: Bit,
+    /// Control: remove the node `src`.
+    pub is_ctl_remove: Bit,
+    /// An earlier stage ended the pass's work: an unknown pool or a pool with no member
+    /// (`poolCfg`), a reply or a returned place from a node that is not an active node of the
+    /// pool, of the place's generation (`nodeCfg`). A dropped reply is still forwarded.
+    pub drop: Bit,
+    // The Horus header, the frame's length and its arrival time.
+    pub pkt_type: Bits<7>,
+    pub more: Bit,
+    pub pool: Bits<16>,
+    pub src: Bits<16>,
+    pub dst: Bits<16>,
+    pub qlen: Bits<16>,
+    pub seq: Bits<16>,
+    pub len: Bits<16>,
+    /// Arrival time, microseconds, wrapping.
+    pub time: Bits<32>,
+    // poolCfg: the pool's region of the task buffer, `[queue_base, queue_base + queue_slots)`.
+    pub queue_base: Bits<16>,
+    pub queue_slots: Bits<16>,
+    /// poolCfg: the pool drops a task that finds its region full (`Fallback::Drop`), rather than
+    /// sending it over a bound.
+    pub drop_full: Bit,
+    /// poolCfg: the pool's token rings start at `ring_base` of the ring table, `ring_slots`
+    /// entries a level.
+    pub ring_base: Bits<16>,
+    pub ring_slots: Bits<16>,
+    /// Control: put a free place of the node `src` (generation `generation`) into the ring of
+    /// level `level`.
+    pub is_ctl_place: Bit,
+    /// The ring a place returns to (a reply's second pass, a control pass), or the ring a task's
+    /// token came from (`queueCtl`).
+    pub level: Bits<3>,
+    /// nodeCfg: the node's generation (a returned place carries it from its first pass).
+    pub generation: Bits<8>,
+    /// nodeCfg: the replying node's bound (1 to 255; 16 bits wide, as the counts it is compared
+    /// with).
+    pub k: Bits<16>,
+    /// Control, an added node: its tasks outstanding at the start.
+    pub tasks: Bits<16>,
+    /// queueCtl, its token rings: the task took a free place (a token), so it is not held.
+    pub token: Bit,
+    /// queueCtl: the place found its ring full and is dropped (`token_overflow`).
+    pub overflow: Bit,
+    /// queueCtl, its token rings: the pass takes the token (`pop`) or puts one (`push`) at
+    /// `ring_at` of the pool's rings (`level · ring_slots + offset`).
+    pub pop: Bit,
+    pub push: Bit,
+    pub ring_at: Bits<16>,
+    /// ring: the token a pop took, its node and generation (`outstanding` checks it).
+    pub tok_node: Bits<16>,
+    pub tok_gen: Bits<8>,
+    /// queueCtl: the task goes over a bound (no token, not held), to `fb_node` (`members`), or is
+    /// dropped (`dropped`: its region full and the pool's fallback `Drop`; it takes no node).
+    pub fallback: Bit,
+    pub dropped: Bit,
+    pub fb_node: Bits<16>,
+    /// outstanding: the token popped is a removed node's (the task retries).
+    pub stale: Bit,
+    /// outstanding, a reply: the worker's tasks left after it, and whether its freed place
+    /// returns to a ring in a second pass (nothing released, fewer than `k` left).
+    pub left: Bits<16>,
+    pub returns: Bit,
+    /// outstanding, a removal: the node's tasks lost with it.
+    pub lost: Bits<16>,
+    // queueCtl, its held queue.
+    /// The task is held, at offset `at` of its pool's region.
+    pub held: Bit,
+    /// The pool's oldest held task, at offset `at`, goes to the worker `src`.
+    pub release: Bit,
+    /// The task could be held but its pool's region is full (`buffer_full`).
+    pub buf_full: Bit,
+    /// The offset in the pool's region of the slot the pass holds or releases.
+    pub at: Bits<16>,
+    /// The pool's held queue after the pass: its depth and greatest depth.
+    pub depth: Bits<16>,
+    pub max_depth: Bits<16>,
+    /// taskBuf: the released task, on its way to the worker `src` (`dst_id` the worker, `qlen`
+    /// 0: the model's `to_worker`).
+    pub rel_pkt_type: Bits<7>,
+    pub rel_more: Bit,
+    pub rel_pool: Bits<16>,
+    pub rel_src: Bits<16>,
+    pub rel_dst: Bits<16>,
+    pub rel_qlen: Bits<16>,
+    pub rel_seq: Bits<16>,
+    pub rel_len: Bits<16>,
+    pub rel_time: Bits<32>,
+}
