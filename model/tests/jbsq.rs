@@ -626,3 +626,27 @@ fn a_pool_that_advertises_its_queue_unlinks_at_room_held_tasks_and_links_again_w
     );
     assert_eq!(Advertise::Idle.link(&[0, 1], 0, 1, 0), (false, true));
 }
+
+#[test]
+fn a_pool_configured_afresh_discards_and_counts_the_tasks_it_held() {
+    let mut l = leaf(1, 1, 8, Fallback::Random);
+    for s in 0..4 {
+        task(&mut l, s);
+    }
+    assert_eq!(l.counters().held, 3);
+    // The pool's only worker goes: its held tasks stay (no worker to release them) ...
+    l.remove_node(1, 20).unwrap();
+    assert_eq!(l.tables().queue_ctl[1].depth, 3);
+    assert_eq!(l.counters().discarded, 0);
+    // ... until the pool is configured afresh, which starts it empty and counts them.
+    l.configure_pool(1, pool_cfg(1, 8, 8, Fallback::Random))
+        .unwrap();
+    assert_eq!(l.tables().queue_ctl[1].depth, 0);
+    let c = l.counters();
+    assert_eq!(c.discarded, 3);
+    assert_eq!(c.held, c.released + c.discarded);
+    // A pool configured again with nothing held discards nothing.
+    l.configure_pool(1, pool_cfg(1, 8, 8, Fallback::Random))
+        .unwrap();
+    assert_eq!(l.counters().discarded, 3);
+}

@@ -336,8 +336,8 @@ impl Policy for HorusJbsq {
     fn counters(&self) -> Vec<(String, u64)> {
         // The model's leaf counters, summed over the leaves (max_depth: the greatest), and the
         // spines' own.
-        let mut sums = [0u64; 16];
-        let mut names = [""; 16];
+        let mut sums = [0u64; 17];
+        let mut names = [""; 17];
         for leaf in self.leaves.iter().flatten() {
             for (i, (name, v)) in leaf.model.counters().named().into_iter().enumerate() {
                 names[i] = name;

@@ -9,7 +9,9 @@ use super::*;
 impl JbsqLeaf {
     /// Configures (or re-configures) pool `pool`: its regions of node slots and of the buffer,
     /// `k`, the fallback, the signal parameters and the spine. The pool starts empty; a spine
-    /// pool starts unlinked (its first node's add links it).
+    /// pool starts unlinked (its first node's add links it). A pool has no node when it is
+    /// configured again; the tasks it still holds (no worker was left to release them) are
+    /// discarded and counted (`discarded`, decision 30).
     pub fn configure_pool(&mut self, pool: u16, cfg: JbsqPool) -> Result<(), JbsqControlError> {
         let p = usize::from(pool);
         if p >= self.t.pool_cfg.len() {
@@ -36,6 +38,7 @@ impl JbsqLeaf {
         self.touch(JbsqStage::PoolCfg);
         self.t.pool_cfg[p] = Some(PoolCfgEntry { cfg, n: 0 });
         self.touch(JbsqStage::QueueCtl);
+        self.counters.discarded += u64::from(self.t.queue_ctl[p].depth);
         self.t.queue_ctl[p] = QueueCtl::default();
         self.touch(JbsqStage::PoolAvg);
         self.t.avg[p] = fresh_avg(0, 0);

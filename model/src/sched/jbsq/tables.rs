@@ -333,11 +333,13 @@ pub struct JbsqCounters {
     pub sent_load_update: u64,
     /// Idle messages re-sent because a spine task's flag disagreed (§A.3).
     pub idle_repairs: u64,
+    /// Held tasks of a pool configured afresh while it held them (decision 30): discarded.
+    pub discarded: u64,
 }
 
 impl JbsqCounters {
     /// Every counter with its name, in register order.
-    pub fn named(&self) -> [(&'static str, u64); 16] {
+    pub fn named(&self) -> [(&'static str, u64); 17] {
         [
             ("tasks", self.tasks),
             ("placed", self.placed),
@@ -355,6 +357,7 @@ impl JbsqCounters {
             ("sent_idle_remove", self.sent_idle_remove),
             ("sent_load_update", self.sent_load_update),
             ("idle_repairs", self.idle_repairs),
+            ("discarded", self.discarded),
         ]
     }
 }
