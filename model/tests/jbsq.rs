@@ -650,3 +650,17 @@ fn a_pool_configured_afresh_discards_and_counts_the_tasks_it_held() {
         .unwrap();
     assert_eq!(l.counters().discarded, 3);
 }
+
+#[test]
+fn a_buffer_region_over_what_the_pipeline_addresses_is_refused() {
+    let sizes = JbsqSizes {
+        buffer_slots: 2 * MAX_QUEUE_SLOTS,
+        ..JbsqSizes::SMALL
+    };
+    let mut l = JbsqLeaf::new(sizes, 1);
+    let mut cfg = pool_cfg(1, 8, MAX_QUEUE_SLOTS + 1, Fallback::Random);
+    cfg.queue_base = 0;
+    assert_eq!(l.configure_pool(1, cfg), Err(JbsqControlError::BadConfig));
+    cfg.queue_slots = MAX_QUEUE_SLOTS;
+    l.configure_pool(1, cfg).unwrap();
+}

@@ -23,6 +23,7 @@ impl JbsqLeaf {
         if cfg.capacity == 0
             || nodes_end > u32::from(self.sizes.nodes)
             || cfg.queue_slots == 0
+            || cfg.queue_slots > MAX_QUEUE_SLOTS
             || queue_end > u64::from(self.sizes.buffer_slots)
             || cfg.ring_slots == 0
             || ring_end > u64::from(self.sizes.ring_entries)

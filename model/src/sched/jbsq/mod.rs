@@ -106,7 +106,8 @@ pub enum JbsqControlError {
     PoolOutOfRange,
     NodeOutOfRange,
     UnknownPool,
-    /// Region outside the tables, `k` outside `1..=LEVELS`, or parameters invalid.
+    /// Region outside the tables (or a buffer region over [`MAX_QUEUE_SLOTS`]), `k` 0, or
+    /// parameters invalid.
     BadConfig,
     /// The node is active already (add) or not a member of the pool (remove).
     BadNode,

@@ -20,6 +20,10 @@ pub fn level_of(place: u16, k: u8) -> usize {
     usize::from(place) * LEVELS / usize::from(k.max(1))
 }
 
+/// The most slots a pool's region of the task buffer may have: the pipeline's offsets within a
+/// region, and their sums, are 16 bits (`docs/jbsq-pipeline.md`).
+pub const MAX_QUEUE_SLOTS: u32 = 1 << 15;
+
 /// The JBSQ leaf's table sizes: a preset, as the paper's leaf has `Sizes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JbsqSizes {
@@ -38,7 +42,8 @@ pub struct JbsqSizes {
 
 impl JbsqSizes {
     /// The FPGA preset: 64 pools, 4,096 nodes, 65,536 ring entries, 4,096 held tasks of up to
-    /// 256 bytes (1 MiB: 29 URAM288 blocks side by side, each 4,096 words of 72 bits).
+    /// 256 bytes (1 MiB: 29 URAM288 blocks by its bits; the pipeline's frame store, four
+    /// 512-bit beats a slot, takes 32: `docs/jbsq-pipeline.md`).
     pub const DEFAULT: JbsqSizes = JbsqSizes {
         pools: 64,
         nodes: 4096,
