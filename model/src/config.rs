@@ -39,6 +39,11 @@
 //! allow = ["10.0.3.0/24"]  # networks (default: see SecurityConfig)
 //! ```
 //!
+//! A leaf that holds tasks (`[switch] leaf = "jbsq"`, `docs/jbsq.md`) takes the [`JbsqParams`]
+//! keys in `[defaults]` and each pool, a pool's `buffer_slots` and a worker's own `k`
+//! (`configs/example-leaf-jbsq.toml`); any other switch refuses them. Only the model runs that
+//! leaf yet: what runs the paper's leaf refuses its configuration ([`Config::paper_leaf_only`]).
+//!
 //! [`Config::from_toml_str`] and [`Config::from_file`] parse that text into a raw, as-written form,
 //! resolve it (role-dependent [`Sizes`], [`PoolParams`] overlaid on `[defaults]`, pool capacity
 //! defaulting to the number of nodes listed, `report_delta` converted to 16.16 fixed point) and
@@ -66,6 +71,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::sched::jbsq::{Advertise, Fallback, JbsqSizes, LeafKind, MAX_QUEUE_SLOTS};
 use crate::wire::MacAddr;
 
 /// Default source UDP port of the Horus messages a switch generates.
@@ -163,6 +169,14 @@ pub struct SwitchConfig {
     /// 20000 ([`DEFAULT_CONN_TIMEOUT_US`]).
     #[serde(default = "default_conn_timeout_us")]
     pub conn_timeout_us: u32,
+    /// Leaf only: which leaf it runs, `"horus"` (the paper's, the default) or `"jbsq"` (the leaf
+    /// that holds tasks: `docs/jbsq.md`), whose pools take the [`JbsqParams`] keys.
+    #[serde(default, skip_serializing_if = "is_horus")]
+    pub leaf: LeafKind,
+}
+
+fn is_horus(k: &LeafKind) -> bool {
+    *k == LeafKind::Horus
 }
 
 fn default_udp_port() -> u16 {
@@ -253,6 +267,36 @@ impl PoolParams {
     }
 }
 
+/// A JBSQ leaf's per-pool keys (`leaf = "jbsq"` only), resolved: `[defaults]` overlaid by the
+/// pool's own `k`, `advertise`, `room`, `hold_us` and `fallback` (`docs/algorithm.md`,
+/// decisions 26, 27, 29, 31 and 32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct JbsqParams {
+    /// Places (tasks outstanding) per worker, unless a worker has its own `k`; 1..=255.
+    /// Default 2.
+    pub k: u8,
+    /// What the spine is told: `"idle"` workers (default), free `"places"`, or the rack's
+    /// `"queue"`, which takes `room` (at least 1) held tasks before it unlinks.
+    pub advertise: Advertise,
+    /// Microseconds a packet's pass holds the link after an idle message. Default 0.
+    pub hold_us: u16,
+    /// A task with no place and its region full: `"random"` (to the pass's sample, over its
+    /// bound; default) or `"drop"`; either counted.
+    pub fallback: Fallback,
+}
+
+impl Default for JbsqParams {
+    /// `k = 2`, `advertise = "idle"`, `hold_us = 0`, `fallback = "random"`.
+    fn default() -> Self {
+        JbsqParams {
+            k: 2,
+            advertise: Advertise::Idle,
+            hold_us: 0,
+            fallback: Fallback::Random,
+        }
+    }
+}
+
 /// One `[[spines]]` entry (leaf only): a spine this leaf reports to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -290,6 +334,13 @@ pub struct PoolConfig {
     /// Scheduling parameters: `[defaults]` overlaid by the pool's own `idle_link_at`,
     /// `idle_unlink_at`, `report_delta` and `idle_repair_gap_us` keys, each optional.
     pub params: PoolParams,
+    /// A JBSQ leaf's keys for the pool (the defaults on any other switch).
+    #[serde(default)]
+    pub jbsq: JbsqParams,
+    /// A JBSQ leaf's region of the task buffer for the pool, in slots (1..=32,768); default: an
+    /// equal share of what the pools that set none leave of the buffer's 4,096.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_slots: Option<u32>,
     /// The pool's nodes (`[[pools.nodes]]`): workers at a leaf, racks at a spine. Default: none.
     pub nodes: Vec<NodeConfig>,
 }
@@ -317,6 +368,10 @@ pub struct NodeConfig {
     /// rack; unique within the pool. `None` at a leaf.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf: Option<u16>,
+    /// A JBSQ leaf only: this worker's own bound (1..=255), e.g. by its speed; default the
+    /// pool's `k`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u8>,
 }
 
 /// A switch's complete, resolved and validated configuration.
@@ -332,6 +387,9 @@ pub struct Config {
     pub sizes: Sizes,
     /// `[defaults]`: parameters every pool inherits. Default: [`PoolParams::default`], key by key.
     pub defaults: PoolParams,
+    /// `[defaults]`' JBSQ keys (`leaf = "jbsq"`): what every pool inherits. Default:
+    /// [`JbsqParams::default`], key by key.
+    pub jbsq_defaults: JbsqParams,
     /// `[[spines]]` (leaf only): the spines this leaf reports to. Default: none.
     pub spines: Vec<SpineLink>,
     /// `[[pools]]`: the pools this switch schedules. Default: none.
@@ -465,6 +523,21 @@ impl Config {
     }
 
     /// The pool with this ID, if any.
+    /// Refuses a configuration of the leaf that holds tasks (`leaf = "jbsq"`) where only the
+    /// paper's leaf runs: every switch, card and host tool today (its pipeline is planned:
+    /// `docs/jbsq-pipeline.md`; the model builds it, `JbsqLeaf::from_config`).
+    pub fn paper_leaf_only(&self) -> Result<(), ConfigError> {
+        if self.switch.leaf == LeafKind::Jbsq {
+            return Err(invalid(
+                "switch.leaf",
+                "the leaf that holds tasks (leaf = \"jbsq\") runs in the model and the \
+                 simulator only: no switch, card or software switch runs it yet \
+                 (docs/jbsq-pipeline.md)",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn pool(&self, id: u16) -> Option<&PoolConfig> {
         self.pools.iter().find(|p| p.id == id)
     }
@@ -495,6 +568,7 @@ impl Config {
             },
         };
         let defaults = raw.defaults.overlay(&PoolParams::default());
+        let jbsq_defaults = raw.defaults.jbsq().overlay(&JbsqParams::default());
         let pools = raw
             .pools
             .iter()
@@ -506,6 +580,8 @@ impl Config {
                 spine: p.spine,
                 spine_node: p.spine_node,
                 params: p.overrides().overlay(&defaults),
+                jbsq: p.jbsq().overlay(&jbsq_defaults),
+                buffer_slots: p.buffer_slots,
                 nodes: p.nodes.clone(),
             })
             .collect();
@@ -513,6 +589,7 @@ impl Config {
             switch: raw.switch.clone(),
             sizes,
             defaults,
+            jbsq_defaults,
             spines: raw.spines.clone(),
             pools,
             security: raw.security.clone(),
@@ -525,18 +602,26 @@ impl Config {
         if self.switch.conn_timeout_us == 0 {
             return Err(invalid("switch.conn_timeout_us", "must be at least 1 us"));
         }
+        if self.switch.leaf == LeafKind::Jbsq && self.switch.role == Role::Spine {
+            return Err(invalid(
+                "switch.leaf",
+                "only a leaf may hold tasks: a spine has no leaf = \"jbsq\"",
+            ));
+        }
         self.sizes.check()?;
         let written_delta = raw.and_then(|r| r.defaults.report_delta);
         check_params(&self.defaults, written_delta, "defaults")?;
+        let written = raw.map(|r| r.defaults.jbsq()).unwrap_or_default();
+        self.check_jbsq_params(&self.jbsq_defaults, &written, "defaults")?;
         self.check_spines()?;
 
         let mut seen = Seen::default();
         for (i, pool) in self.pools.iter().enumerate() {
-            let written_delta = raw
-                .and_then(|r| r.pools.get(i))
-                .and_then(|p| p.report_delta);
-            self.check_pool(i, pool, written_delta, &mut seen)?;
+            let raw_pool = raw.and_then(|r| r.pools.get(i));
+            self.check_pool(i, pool, raw_pool, &mut seen)?;
         }
+
+        self.check_buffer_shares()?;
 
         let reserved: u64 = self.pools.iter().map(|p| u64::from(p.capacity)).sum();
         if reserved > u64::from(self.sizes.nodes) {
@@ -549,6 +634,94 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// A place's JBSQ keys (`defaults` or `pools[i]`, `written` there): only on a JBSQ leaf; `k`
+    /// at least 1; `room` at least 1 with `advertise = "queue"` and only with it.
+    fn check_jbsq_params(
+        &self,
+        params: &JbsqParams,
+        written: &RawJbsq,
+        prefix: &str,
+    ) -> Result<(), ConfigError> {
+        if self.switch.leaf != LeafKind::Jbsq {
+            if let Some(k) = written.first_key() {
+                return Err(invalid(format!("{prefix}.{k}"), NOT_JBSQ));
+            }
+            if *params != JbsqParams::default() {
+                return Err(invalid(format!("{prefix}.k"), NOT_JBSQ));
+            }
+            return Ok(());
+        }
+        if params.k == 0 {
+            return Err(invalid(format!("{prefix}.k"), "must be at least 1"));
+        }
+        match params.advertise {
+            Advertise::Queue { room: 0 } => Err(invalid(
+                format!("{prefix}.room"),
+                "required with advertise = \"queue\": the held tasks before the rack unlinks \
+                 (at least 1)",
+            )),
+            Advertise::Queue { .. } => Ok(()),
+            _ if written.room.is_some() => Err(invalid(
+                format!("{prefix}.room"),
+                "only with advertise = \"queue\"",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The JBSQ leaf's buffer shares: what the pools set fits the buffer, and leaves each pool
+    /// that sets none at least a slot.
+    fn check_buffer_shares(&self) -> Result<(), ConfigError> {
+        if self.switch.leaf != LeafKind::Jbsq {
+            return Ok(());
+        }
+        let total = JbsqSizes::DEFAULT.buffer_slots;
+        let set: u64 = self
+            .pools
+            .iter()
+            .filter_map(|p| p.buffer_slots)
+            .map(u64::from)
+            .sum();
+        let unset = self
+            .pools
+            .iter()
+            .filter(|p| p.buffer_slots.is_none())
+            .count() as u64;
+        if set > u64::from(total) || (unset > 0 && u64::from(total) - set < unset) {
+            return Err(invalid(
+                "pools",
+                format!(
+                    "the pools' buffer_slots take {set} of the task buffer's {total} slots, \
+                     leaving too few for the {unset} pool(s) that set none"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each pool's region of a JBSQ leaf's task buffer, `(base, slots)`, in pool order: its
+    /// `buffer_slots`, or an equal share of what those leave.
+    pub fn buffer_regions(&self) -> Vec<(u32, u32)> {
+        let total = JbsqSizes::DEFAULT.buffer_slots;
+        let set: u32 = self.pools.iter().filter_map(|p| p.buffer_slots).sum();
+        let unset = self
+            .pools
+            .iter()
+            .filter(|p| p.buffer_slots.is_none())
+            .count() as u32;
+        let share = total.saturating_sub(set).checked_div(unset).unwrap_or(0);
+        let mut base = 0;
+        self.pools
+            .iter()
+            .map(|p| {
+                let slots = p.buffer_slots.unwrap_or(share);
+                let region = (base, slots);
+                base += slots;
+                region
+            })
+            .collect()
     }
 
     fn check_spines(&self) -> Result<(), ConfigError> {
@@ -574,10 +747,11 @@ impl Config {
         &self,
         i: usize,
         pool: &PoolConfig,
-        written_delta: Option<f64>,
+        raw_pool: Option<&RawPool>,
         seen: &mut Seen,
     ) -> Result<(), ConfigError> {
         let key = format!("pools[{i}]");
+        let written_delta = raw_pool.and_then(|p| p.report_delta);
 
         if let Some(&j) = seen.pools.get(&pool.id) {
             return Err(invalid(
@@ -632,6 +806,20 @@ impl Config {
         }
 
         check_params(&pool.params, written_delta, &key)?;
+        let written = raw_pool.map(RawPool::jbsq).unwrap_or_default();
+        self.check_jbsq_params(&pool.jbsq, &written, &key)?;
+        match pool.buffer_slots {
+            Some(_) if self.switch.leaf != LeafKind::Jbsq => {
+                return Err(invalid(format!("{key}.buffer_slots"), NOT_JBSQ));
+            }
+            Some(s) if s == 0 || s > MAX_QUEUE_SLOTS => {
+                return Err(invalid(
+                    format!("{key}.buffer_slots"),
+                    format!("must be in 1..={MAX_QUEUE_SLOTS} (got {s})"),
+                ));
+            }
+            _ => {}
+        }
 
         let mut leaves: HashMap<u16, usize> = HashMap::new();
         for (j, node) in pool.nodes.iter().enumerate() {
@@ -654,6 +842,13 @@ impl Config {
                         node.id, self.sizes.nodes
                     ),
                 ));
+            }
+            match node.k {
+                Some(_) if self.switch.leaf != LeafKind::Jbsq => {
+                    return Err(invalid(format!("{node_key}.k"), NOT_JBSQ));
+                }
+                Some(0) => return Err(invalid(format!("{node_key}.k"), "must be at least 1")),
+                _ => {}
             }
             match self.switch.role {
                 Role::Leaf => check_worker_node(&node_key, node)?,
@@ -798,6 +993,9 @@ fn delta_to_raw(x: f64) -> u32 {
     // `as` saturates and maps NaN to 0; out-of-range values are rejected by the validation.
     (x * FIXED_ONE).round() as u32
 }
+
+/// Why a JBSQ key is refused on any other switch.
+const NOT_JBSQ: &str = "only for the leaf that holds tasks ([switch] leaf = \"jbsq\")";
 
 /// Checks a node of a leaf (a worker).
 fn check_worker_node(node_key: &str, node: &NodeConfig) -> Result<(), ConfigError> {
@@ -1031,9 +1229,121 @@ struct RawParams {
     report_delta: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     idle_repair_gap_us: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    k: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    advertise: Option<AdvertiseKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    room: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hold_us: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fallback: Option<Fallback>,
+}
+
+/// What a JBSQ pool advertises, as written (`room` is a key of its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum AdvertiseKey {
+    Idle,
+    Places,
+    Queue,
+}
+
+/// A place's JBSQ keys as written.
+#[derive(Clone, Copy, Default)]
+struct RawJbsq {
+    k: Option<u8>,
+    advertise: Option<AdvertiseKey>,
+    room: Option<u16>,
+    hold_us: Option<u16>,
+    fallback: Option<Fallback>,
+}
+
+impl RawJbsq {
+    /// The first key written, for a message.
+    fn first_key(&self) -> Option<&'static str> {
+        [
+            ("k", self.k.is_some()),
+            ("advertise", self.advertise.is_some()),
+            ("room", self.room.is_some()),
+            ("hold_us", self.hold_us.is_some()),
+            ("fallback", self.fallback.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(key, set)| set.then_some(key))
+    }
+
+    /// `base` with the keys written here; `room` 0 where `queue` is advertised without one
+    /// ([`Config::check`] refuses it).
+    fn overlay(&self, base: &JbsqParams) -> JbsqParams {
+        let advertise = match self.advertise.unwrap_or(advertise_key(base.advertise)) {
+            AdvertiseKey::Idle => Advertise::Idle,
+            AdvertiseKey::Places => Advertise::Places,
+            AdvertiseKey::Queue => Advertise::Queue {
+                room: self.room.or(room_of(base.advertise)).unwrap_or(0),
+            },
+        };
+        JbsqParams {
+            k: self.k.unwrap_or(base.k),
+            advertise,
+            hold_us: self.hold_us.unwrap_or(base.hold_us),
+            fallback: self.fallback.unwrap_or(base.fallback),
+        }
+    }
+
+    /// The keys of `params` that differ from `base`.
+    fn diff(params: &JbsqParams, base: &JbsqParams) -> RawJbsq {
+        let all = RawJbsq::all(params);
+        RawJbsq {
+            k: all.k.filter(|&k| k != base.k),
+            advertise: all
+                .advertise
+                .filter(|&a| a != advertise_key(base.advertise)),
+            room: all.room.filter(|&r| Some(r) != room_of(base.advertise)),
+            hold_us: all.hold_us.filter(|&h| h != base.hold_us),
+            fallback: all.fallback.filter(|&f| f != base.fallback),
+        }
+    }
+
+    /// Every key of `params`.
+    fn all(params: &JbsqParams) -> RawJbsq {
+        RawJbsq {
+            k: Some(params.k),
+            advertise: Some(advertise_key(params.advertise)),
+            room: room_of(params.advertise),
+            hold_us: Some(params.hold_us),
+            fallback: Some(params.fallback),
+        }
+    }
+}
+
+fn advertise_key(a: Advertise) -> AdvertiseKey {
+    match a {
+        Advertise::Idle => AdvertiseKey::Idle,
+        Advertise::Places => AdvertiseKey::Places,
+        Advertise::Queue { .. } => AdvertiseKey::Queue,
+    }
+}
+
+fn room_of(a: Advertise) -> Option<u16> {
+    match a {
+        Advertise::Queue { room } => Some(room),
+        _ => None,
+    }
 }
 
 impl RawParams {
+    fn jbsq(&self) -> RawJbsq {
+        RawJbsq {
+            k: self.k,
+            advertise: self.advertise,
+            room: self.room,
+            hold_us: self.hold_us,
+            fallback: self.fallback,
+        }
+    }
+
     fn overlay(&self, base: &PoolParams) -> PoolParams {
         PoolParams {
             idle_link_at: self.idle_link_at.unwrap_or(base.idle_link_at),
@@ -1055,6 +1365,7 @@ impl RawParams {
                 .then_some(params.report_delta()),
             idle_repair_gap_us: (params.idle_repair_gap_us != base.idle_repair_gap_us)
                 .then_some(params.idle_repair_gap_us),
+            ..RawParams::default()
         }
     }
 }
@@ -1078,6 +1389,18 @@ struct RawPool {
     report_delta: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     idle_repair_gap_us: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    k: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    advertise: Option<AdvertiseKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    room: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hold_us: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fallback: Option<Fallback>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    buffer_slots: Option<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     nodes: Vec<NodeConfig>,
 }
@@ -1089,6 +1412,17 @@ impl RawPool {
             idle_unlink_at: self.idle_unlink_at,
             report_delta: self.report_delta,
             idle_repair_gap_us: self.idle_repair_gap_us,
+            ..RawParams::default()
+        }
+    }
+
+    fn jbsq(&self) -> RawJbsq {
+        RawJbsq {
+            k: self.k,
+            advertise: self.advertise,
+            room: self.room,
+            hold_us: self.hold_us,
+            fallback: self.fallback,
         }
     }
 }
@@ -1102,11 +1436,24 @@ impl From<&Config> for RawConfig {
                 nodes: Some(c.sizes.nodes),
                 conn_table: Some(c.sizes.conn_table),
             }),
-            defaults: RawParams {
-                idle_link_at: Some(c.defaults.idle_link_at),
-                idle_unlink_at: Some(c.defaults.idle_unlink_at),
-                report_delta: Some(c.defaults.report_delta()),
-                idle_repair_gap_us: Some(c.defaults.idle_repair_gap_us),
+            defaults: {
+                // A JBSQ leaf's keys are written on a JBSQ leaf only.
+                let j = if c.switch.leaf == LeafKind::Jbsq {
+                    RawJbsq::all(&c.jbsq_defaults)
+                } else {
+                    RawJbsq::default()
+                };
+                RawParams {
+                    idle_link_at: Some(c.defaults.idle_link_at),
+                    idle_unlink_at: Some(c.defaults.idle_unlink_at),
+                    report_delta: Some(c.defaults.report_delta()),
+                    idle_repair_gap_us: Some(c.defaults.idle_repair_gap_us),
+                    k: j.k,
+                    advertise: j.advertise,
+                    room: j.room,
+                    hold_us: j.hold_us,
+                    fallback: j.fallback,
+                }
             },
             spines: c.spines.clone(),
             pools: c
@@ -1114,6 +1461,7 @@ impl From<&Config> for RawConfig {
                 .iter()
                 .map(|p| {
                     let overrides = RawParams::diff(&p.params, &c.defaults);
+                    let j = RawJbsq::diff(&p.jbsq, &c.jbsq_defaults);
                     RawPool {
                         id: p.id,
                         capacity: Some(p.capacity),
@@ -1123,6 +1471,12 @@ impl From<&Config> for RawConfig {
                         idle_unlink_at: overrides.idle_unlink_at,
                         report_delta: overrides.report_delta,
                         idle_repair_gap_us: overrides.idle_repair_gap_us,
+                        k: j.k,
+                        advertise: j.advertise,
+                        room: j.room,
+                        hold_us: j.hold_us,
+                        fallback: j.fallback,
+                        buffer_slots: p.buffer_slots,
                         nodes: p.nodes.clone(),
                     }
                 })

@@ -480,6 +480,7 @@ fn a_config_built_in_code_validates_and_round_trips() {
             pass_through_port: 1,
             control_port: 0,
             conn_timeout_us: 5,
+            leaf: Default::default(),
         },
         sizes: Sizes {
             pools: 4,
@@ -487,6 +488,7 @@ fn a_config_built_in_code_validates_and_round_trips() {
             conn_table: 1,
         },
         defaults: PoolParams::default(),
+        jbsq_defaults: Default::default(),
         spines: vec![SpineLink {
             id: 9,
             mac: mac("02:00:00:00:01:09"),
@@ -505,6 +507,8 @@ fn a_config_built_in_code_validates_and_round_trips() {
                 report_delta_raw: 1,
                 idle_repair_gap_us: 7,
             },
+            jbsq: Default::default(),
+            buffer_slots: None,
             nodes: vec![NodeConfig {
                 id: 3,
                 mac: mac("02:00:00:07:00:01"),
@@ -513,6 +517,7 @@ fn a_config_built_in_code_validates_and_round_trips() {
                 port: 8,
                 workers: None,
                 leaf: None,
+                k: None,
             }],
         }],
         security: horus_model::config::SecurityConfig {

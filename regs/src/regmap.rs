@@ -784,6 +784,7 @@ impl RegFile {
 
     /// The switch's own registers and its spine table, from `cfg` (at most 4 spines).
     pub fn switch_config(cfg: &Config) -> Result<RegFile, String> {
+        cfg.paper_leaf_only().map_err(|e| e.to_string())?;
         let s = &cfg.switch;
         if cfg.spines.len() > SPINES {
             return Err(format!(

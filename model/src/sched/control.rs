@@ -52,6 +52,8 @@ pub enum ControlOp {
 pub enum ControlError {
     #[error("{0} resubmitted pass(es) in flight: a control pass waits until none is")]
     Busy(u32),
+    #[error("{0}")]
+    NotPaperLeaf(String),
     #[error("pool {pool} is out of range (the pool table has {limit} entries)")]
     PoolOutOfRange { pool: u16, limit: u16 },
     #[error("pool {0} is not configured")]

@@ -227,6 +227,8 @@ impl Scheduler {
         seed: u64,
         profile: Profile,
     ) -> Result<(Scheduler, Vec<Emit>), ControlError> {
+        cfg.paper_leaf_only()
+            .map_err(|e| ControlError::NotPaperLeaf(e.to_string()))?;
         let s = &cfg.switch;
         let mut sched = Scheduler::new(s.role, s.id, cfg.sizes, s.conn_timeout_us, seed);
         sched.set_profile(profile);

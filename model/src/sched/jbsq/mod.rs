@@ -19,7 +19,8 @@
 //! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) `queueCtl` (but for its link rule),
 //! `ring`, `outstanding` and `taskBuf` are built (`horus_pipeline::jbsq`, tested against these
 //! tables, the held queue proven); its other stages, its co-simulation, its other proofs and its
-//! register-map counters are planned. The paper's leaf ([`crate::sched::Scheduler`]) is unchanged
+//! register-map counters are planned. A configuration with `[switch] leaf = "jbsq"` builds this
+//! leaf ([`JbsqLeaf::from_config`]). The paper's leaf ([`crate::sched::Scheduler`]) is unchanged
 //! and stays the default ([`LeafKind`]).
 
 mod tables;
@@ -34,8 +35,12 @@ use crate::wire::{HorusHeader, PacketType};
 
 /// Which leaf a switch runs: the paper's (idle list, power of two over worker loads) or the one
 /// that holds tasks. The paper's is the default for every target until the JBSQ leaf's pipeline
-/// exists (planned: then the FPGA's default; a Tofino cannot hold a task).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// exists (planned: then the FPGA's default; a Tofino cannot hold a task). In a configuration:
+/// `[switch] leaf = "horus"` or `"jbsq"`.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum LeafKind {
     #[default]
     Horus,
@@ -615,6 +620,7 @@ fn wrap_add32(i: u32, d: u32, n: u32) -> u32 {
 }
 
 mod control;
+mod setup;
 
 impl Params {
     /// The signal parameters' defaults (link at 1, unlink at 0, report delta 1.0, repair gap

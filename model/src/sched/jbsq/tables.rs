@@ -64,7 +64,10 @@ impl JbsqSizes {
 
 /// What a task does when no worker has a free place and its pool's region of the buffer is full
 /// (or the task cannot be held: see [`crate::sched::jbsq`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Fallback {
     /// To the worker of the pass's first random sample, over its bound (counted `fallback`).
     #[default]
@@ -74,7 +77,10 @@ pub enum Fallback {
 }
 
 /// What the leaf's link rule counts as the rack's idleness towards the spine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Advertise {
     /// Workers with nothing outstanding: the tokens of level 0 (the paper's idle workers when
     /// `k` is 1).
