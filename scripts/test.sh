@@ -86,9 +86,9 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
 if ((quick)); then
     echo "== cargo test (quick: without the depth and area synthesis, the proofs, the report rule's sweep)"
-    cargo test --workspace --all-features -- --skip meets_the_depth_and_area_targets \
+    cargo test --workspace --all-features --no-fail-fast -- --skip meets_the_depth_and_area_targets \
         --skip proof --skip proven --skip report_rule_holds_at_every_delta
 else
     echo "== cargo test"
-    cargo test --workspace --all-features
+    cargo test --workspace --all-features --no-fail-fast
 fi

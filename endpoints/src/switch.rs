@@ -114,8 +114,8 @@ pub struct SwitchStats {
     /// Bytes of the socket's receive buffer, as the kernel gave them ([`link::grow_receive_buffer`]).
     pub receive_buffer: usize,
     /// Datagrams the kernel dropped for the switch's socket (its receive buffer full), as last
-    /// read (`/proc/self/net/udp`).
-    pub kernel_drops: u64,
+    /// read (`/proc/self/net/udp`); `None` on a kernel that does not tell.
+    pub kernel_drops: Option<u64>,
     /// Frames written to the capture file, and writes it refused (the switch goes on).
     pub captured: u64,
     pub capture_errors: u64,
@@ -370,16 +370,19 @@ impl SoftSwitch {
                 st.refused_not_allowed,
             ),
             (
-                "kernel_drops_total",
-                "Datagrams the kernel dropped for the switch's socket (buffer full).",
-                st.kernel_drops,
-            ),
-            (
                 "capture_errors_total",
                 "Capture writes the disk refused.",
                 st.capture_errors,
             ),
         ] {
+            s += &format!(
+                "# HELP horus_softswitch_{name} {help}\n# TYPE horus_softswitch_{name} counter\nhorus_softswitch_{name} {v}\n"
+            );
+        }
+        // Left out where the kernel does not tell, rather than shown as a false 0.
+        if let Some(v) = st.kernel_drops {
+            let name = "kernel_drops_total";
+            let help = "Datagrams the kernel dropped for the switch's socket (buffer full).";
             s += &format!(
                 "# HELP horus_softswitch_{name} {help}\n# TYPE horus_softswitch_{name} counter\nhorus_softswitch_{name} {v}\n"
             );
@@ -598,7 +601,7 @@ pub fn run(
             && published.is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
             published = Some(Instant::now());
-            s.stats.kernel_drops = link::kernel_drops(&sock).unwrap_or(s.stats.kernel_drops);
+            s.stats.kernel_drops = link::kernel_drops(&sock).or(s.stats.kernel_drops);
             let text = s.metrics()?;
             if let Ok(mut m) = m.lock() {
                 *m = text;
@@ -613,12 +616,12 @@ pub fn run(
             if let Some(c) = capture.as_mut() {
                 c.flush(&mut s.stats);
             }
-            s.stats.kernel_drops = link::kernel_drops(&sock).unwrap_or(s.stats.kernel_drops);
+            s.stats.kernel_drops = link::kernel_drops(&sock).or(s.stats.kernel_drops);
             return Ok(lost);
         }
         if opts.stats_every.is_some_and(|e| reported.elapsed() >= e) {
             reported = Instant::now();
-            s.stats.kernel_drops = link::kernel_drops(&sock).unwrap_or(s.stats.kernel_drops);
+            s.stats.kernel_drops = link::kernel_drops(&sock).or(s.stats.kernel_drops);
             report(s)?;
         }
         match sock.recv_from(&mut buf) {

@@ -136,12 +136,22 @@ fn hosts_outside_the_allowed_networks_are_not_heard() {
     assert_eq!(a[0].pkt_type, PacketType::WorkerIdAck);
     stop.store(true, Ordering::Relaxed);
     let (stats, counts) = h.join().unwrap();
-    let dropped = stats.kernel_drops;
+    let refused = stats.refused_not_allowed;
     assert!(
-        stats.refused_not_allowed + dropped >= sent && stats.refused_not_allowed > 1000,
-        "sent {sent}, refused {}, dropped by the kernel {dropped}",
-        stats.refused_not_allowed
+        refused > 1000 && refused <= sent,
+        "sent {sent}, refused {refused}"
     );
+    // Every datagram refused or dropped by the kernel, where the kernel tells its drops.
+    let dropped = match stats.kernel_drops {
+        Some(d) => {
+            assert!(
+                refused + d >= sent,
+                "sent {sent}, refused {refused}, dropped by the kernel {d}"
+            );
+            d.to_string()
+        }
+        None => "(unknown: this kernel does not tell; the sum is not checked)".to_string(),
+    };
     assert_eq!(counts.refused_not_allowed, 1);
     assert_eq!(counts.registrations, 1);
     eprintln!(
@@ -443,18 +453,25 @@ fn registration_floods_are_held_to_their_rates() {
     let (sent2, _) = flood(&forged);
     stop.store(true, Ordering::Relaxed);
     let (stats, counts) = h.join().unwrap();
-    let admitted = sent1 + sent2 - counts.refused_rate - stats.kernel_drops;
-    assert!(
-        admitted <= acks + 64 + 32 * 3,
-        "{admitted} of {} registrations admitted ({} refused, {} dropped by the kernel)",
-        sent1 + sent2,
-        counts.refused_rate,
-        stats.kernel_drops
-    );
+    // The registrations the switch admitted: those sent, less the refused and those the kernel
+    // dropped, where the kernel tells its drops.
+    let dropped = match stats.kernel_drops {
+        Some(d) => {
+            let admitted = sent1 + sent2 - counts.refused_rate - d;
+            assert!(
+                admitted <= acks + 64 + 32 * 3,
+                "{admitted} of {} registrations admitted ({} refused, {d} dropped by the kernel)",
+                sent1 + sent2,
+                counts.refused_rate,
+            );
+            d.to_string()
+        }
+        None => "(unknown: this kernel does not tell; admissions not checked)".to_string(),
+    };
     assert!(counts.refused_rate > 0);
     eprintln!(
-        "one host: {sent1} registrations in 2 s, {acks} answered; 250 forged sources: {sent2} in 2 s; {} refused for their rate, {} dropped by the kernel, {} registered",
-        counts.refused_rate, stats.kernel_drops, counts.registrations
+        "one host: {sent1} registrations in 2 s, {acks} answered; 250 forged sources: {sent2} in 2 s; {} refused for their rate, {dropped} dropped by the kernel, {} registered",
+        counts.refused_rate, counts.registrations
     );
 }
 
