@@ -449,7 +449,8 @@ fn a_pool_that_advertises_places_stays_linked_while_any_worker_has_a_free_place(
 }
 
 /// The JBSQ stage matrix in `docs/algorithm.md`: a row's non-blank cells are the tables its pass
-/// touches (a cell marked ¹ only when the pass sends a signal).
+/// touches (a cell marked ¹ or ³ only on some passes of its kind: when the pass sends a signal;
+/// when its pool advertises its queue; ² for a pool with a spine, which every pool here has).
 fn doc_matrix() -> Vec<(String, Vec<(JbsqStage, bool)>)> {
     let doc = include_str!("../../docs/algorithm.md");
     let start = doc
@@ -465,7 +466,7 @@ fn doc_matrix() -> Vec<(String, Vec<(JbsqStage, bool)>)> {
                 .iter()
                 .zip(&cells[2..])
                 .filter(|(_, c)| !c.is_empty())
-                .map(|(&s, c)| (s, c.ends_with('¹')))
+                .map(|(&s, c)| (s, c.ends_with('¹') || c.ends_with('³')))
                 .collect();
             (cells[1].to_string(), touched)
         })
@@ -566,11 +567,11 @@ fn a_pool_holds_its_link_for_hold_us_after_an_idle_message() {
     };
     // The worker taken at 10 us: inside the hold, the rack stays linked.
     assert_eq!(at(&mut l, 10), None);
-    assert!(l.tables().queue_ctl[1].linked);
+    assert!(l.tables().link[1].linked);
     // At 50 us the hold is over: the next task's pass unlinks.
     assert_eq!(at(&mut l, 49), None);
     assert_eq!(at(&mut l, 50), Some(Signal::IdleRemove));
-    assert!(!l.tables().queue_ctl[1].linked);
+    assert!(!l.tables().link[1].linked);
 }
 
 #[test]

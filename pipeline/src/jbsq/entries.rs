@@ -9,7 +9,8 @@ use rust_hdl::prelude::*;
 /// whether it holds a token (`n`: its count is not 0, kept beside the count so that a task's
 /// pick waits for no compare), its oldest token's offset (`h`), the offset a place returns to
 /// (`t`: `h + c` wrapped, kept so that a push's entry waits for no sum) and its count (`c`). The
-/// link flag and the last idle message's time join this word with the link rule.
+/// link flag and the last idle message's time are the next stage's, `link`
+/// (`docs/jbsq-pipeline.md`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct QueueCtlEntry {
     pub head: Bits<16>,

@@ -1,6 +1,6 @@
 //! The leaf that holds tasks (JBSQ(k), `horus_model::sched::jbsq::JbsqLeaf`) as pipeline stages,
 //! following the stage plan in `docs/jbsq-pipeline.md`. Built so far: [`queue_ctl::QueueCtlStage`]
-//! (the token rings and the held queue; its link rule planned), the token table
+//! (the token rings and the held queue; the link rule is the planned stage after it), the token table
 //! [`ring::RingStage`], the workers' counts [`outstanding::OutstandingStage`] and the held tasks
 //! [`task_buf::TaskBufStage`]: a standalone stage set with its own descriptor ([`phv::JbsqPhv`]),
 //! tested pass for pass against the model's tables. The other stages, the frame store, the egress's

@@ -25,8 +25,8 @@
 //! The held queue's new depth and greatest depth go on with the pass (`Placement::Held`, the
 //! `max_depth` counter). Depth: the entry keeps `n` and `t` beside the counts so that neither a
 //! task's pick nor a push's entry waits for a sum or a compare on the entry (6 LUT levels at 64
-//! pools). The link rule (the link flag and the last idle message's time in this word) is
-//! planned.
+//! pools). The link rule, on the counts and depth this stage leaves, is the next stage's
+//! (`link`, planned; `docs/jbsq-pipeline.md`).
 
 use super::JbsqPort;
 use super::entries::QueueCtlEntry;

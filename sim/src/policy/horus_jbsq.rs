@@ -543,7 +543,7 @@ mod tests {
                 p.on_task_at_leaf(ctx, 0, &mut task(spine, false))
             });
         }
-        assert!(!p.leaves[0][0].model.tables().queue_ctl[0].linked);
+        assert!(!p.leaves[0][0].model.tables().link[0].linked);
         // The spine still takes the rack from its idle list (the idleRemove was lost): inside the
         // gap nothing, after it one idleRemove, then nothing until the gap passed again.
         let flagged = |b: &mut Bench, p: &mut HorusJbsq, t| {

@@ -41,6 +41,8 @@ impl JbsqLeaf {
         self.touch(JbsqStage::QueueCtl);
         self.counters.discarded += u64::from(self.t.queue_ctl[p].depth);
         self.t.queue_ctl[p] = QueueCtl::default();
+        self.touch(JbsqStage::Link);
+        self.t.link[p] = LinkEntry::default();
         self.touch(JbsqStage::PoolAvg);
         self.t.avg[p] = fresh_avg(0, 0);
         Ok(())
@@ -136,8 +138,9 @@ impl JbsqLeaf {
         }
         let at = wrap_add16(q.ring_head[j], q.ring_count[j], cfg.ring_slots);
         q.ring_count[j] += 1;
+        let (counts, depth) = (q.ring_count, q.depth);
         // A control pass carries no time: a message it decides keeps the pool's stamp.
-        let signal = link_rule(q, cfg, None, None, &mut self.counters);
+        let signal = self.link_rule(pool, cfg, (&counts, depth), None, None);
         self.touch(JbsqStage::Ring);
         self.t.rings[ring_index(cfg, j, at)] = Token { node, generation };
         signal.map(|s| self.signal_header(pool, cfg, s, false))

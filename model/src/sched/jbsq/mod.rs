@@ -16,8 +16,8 @@
 //! ring of level 0 (workers with nothing outstanding), its rack average counts every task it took
 //! and has not seen answered, held ones included.
 //!
-//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) `queueCtl` (but for its link rule),
-//! `ring`, `outstanding` and `taskBuf` are built (`horus_pipeline::jbsq`, tested against these
+//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) `queueCtl`, `ring`, `outstanding`
+//! and `taskBuf` are built (`horus_pipeline::jbsq`, tested against these
 //! tables, the held queue proven); its other stages, its co-simulation, its other proofs and its
 //! register-map counters are planned. A configuration with `[switch] leaf = "jbsq"` builds this
 //! leaf ([`JbsqLeaf::from_config`]). The paper's leaf ([`crate::sched::Scheduler`]) is unchanged
@@ -270,8 +270,8 @@ impl JbsqLeaf {
                 _ => Way::Fallback,
             }
         };
-        let depth = q.depth;
-        let signal = link_rule(q, &cfg, flag, Some(task.time_us), &mut self.counters);
+        let (counts, depth) = (q.ring_count, q.depth);
+        let signal = self.link_rule(h.pool_id, &cfg, (&counts, depth), flag, Some(task.time_us));
 
         let node = match way {
             Way::Pop { level, at } => {
@@ -360,9 +360,10 @@ impl JbsqLeaf {
             at
         });
         // A release frees a held task's room (the place it takes stays taken).
+        let (counts, depth) = (q.ring_count, q.depth);
         let signal = match (release, cfg.advertise) {
             (Some(_), Advertise::Queue { .. }) => {
-                link_rule(q, &cfg, None, Some(time_us), &mut self.counters)
+                self.link_rule(h.pool_id, &cfg, (&counts, depth), None, Some(time_us))
             }
             _ => None,
         };
@@ -413,22 +414,22 @@ impl JbsqLeaf {
         self.touch(JbsqStage::QueueCtl);
         let q = &mut self.t.queue_ctl[usize::from(pool)];
         let j = usize::from(level);
-        let release = if q.depth > 0 {
+        // A release (at the queue's head), or a push (at the ring's tail).
+        let way = if q.depth > 0 {
             let at = q.queue_head;
             q.queue_head = wrap_inc32(at, cfg.queue_slots);
             q.depth -= 1;
-            Some(at)
+            Ok(at)
         } else if q.ring_count[j] >= cfg.ring_slots {
             self.counters.token_overflow += 1;
             return r;
         } else {
             let at = wrap_add16(q.ring_head[j], q.ring_count[j], cfg.ring_slots);
             q.ring_count[j] += 1;
-            self.touch(JbsqStage::Ring);
-            self.t.rings[ring_index(&cfg, j, at)] = Token { node, generation };
-            None
+            Err(at)
         };
-        let q = &mut self.t.queue_ctl[usize::from(pool)];
+        let release = way.ok();
+        let (counts, depth) = (q.ring_count, q.depth);
         // What the pool advertises changed: a free place back in its ring (a place of level 0
         // for idle workers), or, for its room, a place or a held task gone.
         let changed = match cfg.advertise {
@@ -437,10 +438,14 @@ impl JbsqLeaf {
             Advertise::Queue { .. } => true,
         };
         let signal = if changed {
-            link_rule(q, &cfg, None, Some(time_us), &mut self.counters)
+            self.link_rule(pool, &cfg, (&counts, depth), None, Some(time_us))
         } else {
             None
         };
+        if let Err(at) = way {
+            self.touch(JbsqStage::Ring);
+            self.t.rings[ring_index(&cfg, j, at)] = Token { node, generation };
+        }
         if release.is_some() {
             self.touch(JbsqStage::Outstanding);
             let o = &mut self.t.outstanding[usize::from(node)];
@@ -538,50 +543,55 @@ impl JbsqLeaf {
     }
 }
 
-/// The paper's link rule on what the pool advertises ([`Advertise::link`]: the tokens of level 0,
-/// all of them, or the rack's queue; decisions 27 and 32), held down `hold_us` after the pool's
-/// last idle message: link when it may, unlink when it must, repair a spine task's disagreeing
-/// flag once per gap; a message stamps the pool with the pass's packet time.
-fn link_rule(
-    q: &mut QueueCtl,
-    cfg: &JbsqPool,
-    flag: Option<bool>,
-    time_us: Option<u32>,
-    counters: &mut JbsqCounters,
-) -> Option<Signal> {
-    cfg.spine?;
-    let (may_link, must_unlink) = cfg.advertise.link(
-        &q.ring_count,
-        q.depth,
-        cfg.params.link_at,
-        cfg.params.unlink_at,
-    );
-    let since = time_us.map(|t| t.wrapping_sub(q.signaled_us));
-    // A packet's pass changes the link only `hold_us` after the pool's last idle message; a
-    // control pass (no time) at once.
-    let free = since.is_none_or(|d| d >= u32::from(cfg.hold_us));
-    let signal = if free && !q.linked && may_link {
-        q.linked = true;
-        Some(Signal::IdleAdd)
-    } else if free && q.linked && must_unlink {
-        q.linked = false;
-        Some(Signal::IdleRemove)
-    } else {
-        let quiet = since.is_some_and(|d| d >= u32::from(cfg.params.repair_gap_us));
-        let repair = match flag {
-            Some(true) if !q.linked && quiet => Some(Signal::IdleRemove),
-            Some(false) if q.linked && quiet => Some(Signal::IdleAdd),
-            _ => None,
+impl JbsqLeaf {
+    /// `link`: the paper's link rule on what the pool advertises ([`Advertise::link`]: the
+    /// tokens of level 0, all of them, or the rack's queue; decisions 27 and 32), on the ring
+    /// counts and held depth `queueCtl` left (`after`), held down `hold_us` after the pool's last
+    /// idle message: link when it may, unlink when it must, repair a spine task's disagreeing
+    /// flag once per gap; a message stamps the pool with the pass's packet time. Its own stage
+    /// after `queueCtl`, whose decisions it reads (`docs/jbsq-pipeline.md`).
+    fn link_rule(
+        &mut self,
+        pool: u16,
+        cfg: &JbsqPool,
+        after: (&[u16; LEVELS], u32),
+        flag: Option<bool>,
+        time_us: Option<u32>,
+    ) -> Option<Signal> {
+        cfg.spine?;
+        self.touch(JbsqStage::Link);
+        let (ring_count, depth) = after;
+        let l = &mut self.t.link[usize::from(pool)];
+        let (may_link, must_unlink) =
+            cfg.advertise
+                .link(ring_count, depth, cfg.params.link_at, cfg.params.unlink_at);
+        let since = time_us.map(|t| t.wrapping_sub(l.signaled_us));
+        // A packet's pass changes the link only `hold_us` after the pool's last idle message; a
+        // control pass (no time) at once.
+        let free = since.is_none_or(|d| d >= u32::from(cfg.hold_us));
+        let signal = if free && !l.linked && may_link {
+            l.linked = true;
+            Some(Signal::IdleAdd)
+        } else if free && l.linked && must_unlink {
+            l.linked = false;
+            Some(Signal::IdleRemove)
+        } else {
+            let quiet = since.is_some_and(|d| d >= u32::from(cfg.params.repair_gap_us));
+            let repair = match flag {
+                Some(true) if !l.linked && quiet => Some(Signal::IdleRemove),
+                Some(false) if l.linked && quiet => Some(Signal::IdleAdd),
+                _ => None,
+            };
+            if repair.is_some() {
+                self.counters.idle_repairs += 1;
+            }
+            repair
         };
-        if repair.is_some() {
-            counters.idle_repairs += 1;
+        if let (Some(_), Some(t)) = (signal, time_us) {
+            l.signaled_us = t;
         }
-        repair
-    };
-    if let (Some(_), Some(t)) = (signal, time_us) {
-        q.signaled_us = t;
+        signal
     }
-    signal
 }
 
 /// Where offset `at` of level `level`'s ring of a pool is in the ring table.

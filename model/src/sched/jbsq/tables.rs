@@ -155,8 +155,11 @@ pub enum JbsqStage {
     /// `nodeCfg[node]`: active, pool, generation, `k` of the node (control passes write it).
     NodeCfg,
     /// `queueCtl[pool]`: per level the token ring's head and count; the held queue's head, depth
-    /// and greatest depth; the spine link flag and the time of the last idle message.
+    /// and greatest depth.
     QueueCtl,
+    /// `link[pool]`: the spine link flag and the time of the last idle message: the link rule,
+    /// on the counts and depth `queueCtl` left.
+    Link,
     /// `ring[ring_base + j · ring_slots + i]`: the tokens (free places) of each level, a ring
     /// per level (a pass touches one entry).
     Ring,
@@ -173,10 +176,11 @@ pub enum JbsqStage {
 }
 
 impl JbsqStage {
-    pub const ALL: [JbsqStage; 9] = [
+    pub const ALL: [JbsqStage; 10] = [
         JbsqStage::PoolCfg,
         JbsqStage::NodeCfg,
         JbsqStage::QueueCtl,
+        JbsqStage::Link,
         JbsqStage::Ring,
         JbsqStage::Members,
         JbsqStage::MemberSlot,
@@ -214,6 +218,11 @@ pub struct QueueCtl {
     pub queue_head: u32,
     pub depth: u32,
     pub max_depth: u32,
+}
+
+/// `link` entry: the pool's side of the spine's idle list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkEntry {
     /// The rack is in the spine's idle list, as far as the leaf told it.
     pub linked: bool,
     /// When the leaf last sent an idle message for the pool, wrapping microseconds.
@@ -251,6 +260,7 @@ pub struct JbsqTables {
     pub pool_cfg: Vec<Option<PoolCfgEntry>>,
     pub node_cfg: Vec<NodeCfgEntry>,
     pub queue_ctl: Vec<QueueCtl>,
+    pub link: Vec<LinkEntry>,
     pub rings: Vec<Token>,
     pub members: Vec<u16>,
     pub member_slot: Vec<u16>,
@@ -266,6 +276,7 @@ impl JbsqTables {
             pool_cfg: vec![None; pools],
             node_cfg: vec![NodeCfgEntry::default(); nodes],
             queue_ctl: vec![QueueCtl::default(); pools],
+            link: vec![LinkEntry::default(); pools],
             rings: vec![Token::default(); s.ring_entries as usize],
             members: vec![0; nodes],
             member_slot: vec![0; nodes],
