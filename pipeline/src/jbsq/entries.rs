@@ -50,6 +50,17 @@ pub struct QueueCtlEntry {
     pub c7: Bits<16>,
 }
 
+/// `link` entry (`LinkEntry`): the pool's side of the spine's idle list (the link flag, when the
+/// leaf last sent an idle message) and the pool's free places, all levels together (`places`:
+/// the sum of `queueCtl`'s counts, which a pass moves by at most one, kept so that the link rule
+/// needs no sum over eight counts; up to 65,536, the ring table's entries).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct LinkEntry {
+    pub linked: Bit,
+    pub signaled: Bits<32>,
+    pub places: Bits<17>,
+}
+
 /// `ring` entry: a token, one free place at a worker (`Token`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct TokenEntry {

@@ -1,6 +1,6 @@
 //! The leaf that holds tasks (JBSQ(k), `horus_model::sched::jbsq::JbsqLeaf`) as pipeline stages,
 //! following the stage plan in `docs/jbsq-pipeline.md`. Built so far: [`queue_ctl::QueueCtlStage`]
-//! (the token rings and the held queue; the link rule is the planned stage after it), the token table
+//! (the token rings and the held queue), the link rule [`link::LinkStage`], the token table
 //! [`ring::RingStage`], the workers' counts [`outstanding::OutstandingStage`] and the held tasks
 //! [`task_buf::TaskBufStage`]: a standalone stage set with its own descriptor ([`phv::JbsqPhv`]),
 //! tested pass for pass against the model's tables. The other stages, the frame store, the egress's
@@ -12,6 +12,7 @@
 //! writes it back.
 
 pub mod entries;
+pub mod link;
 pub mod outstanding;
 pub mod phv;
 pub mod queue_ctl;
@@ -80,6 +81,7 @@ macro_rules! impl_jbsq_stage {
 }
 
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
+crate::impl_jbsq_stage!([const P: usize] link::LinkStage<P>);
 crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);
 crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);
 crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);

@@ -1,7 +1,6 @@
 //! The JBSQ leaf's pass descriptor: what a pass carries from stage to stage
 //! (`docs/jbsq-pipeline.md`, "What a pass carries"). It holds the fields of the stages built so
-//! far (`queueCtl`'s held queue, `ring`, `taskBuf`); the other stages' fields are added with
-//! them.
+//! far; the other stages' fields are added with them.
 //!
 //! Field names follow `horus_model::sched::jbsq`. What a pass does is a set of one-hot flags, as
 //! in the paper leaf's descriptor ([`crate::phv`]), for the same reason: no operation constants
@@ -52,6 +51,19 @@ pub struct JbsqPhv {
     /// entries a level.
     pub ring_base: Bits<16>,
     pub ring_slots: Bits<16>,
+    /// poolCfg: what the spine hears of the pool. The pool has a spine; a task's first pass from
+    /// it (`from_spine`: its `qlen` is the spine's flag, the repair's); what it advertises
+    /// (`advertise`: 0 the idle workers, the tokens of level 0; 1 the free places, every token;
+    /// 2 the rack's queue, decision 32, with `room`); the link rule's thresholds, its hold after
+    /// an idle message (`hold_us`) and the repair's gap (`repair_gap`), in microseconds.
+    pub spine: Bit,
+    pub from_spine: Bit,
+    pub advertise: Bits<2>,
+    pub room: Bits<16>,
+    pub link_at: Bits<16>,
+    pub unlink_at: Bits<16>,
+    pub hold_us: Bits<16>,
+    pub repair_gap: Bits<16>,
     /// Control: put a free place of the node `src` (generation `generation`) into the ring of
     /// level `level`.
     pub is_ctl_place: Bit,
@@ -102,6 +114,14 @@ pub struct JbsqPhv {
     /// The pool's held queue after the pass: its depth and greatest depth.
     pub depth: Bits<16>,
     pub max_depth: Bits<16>,
+    /// queueCtl: the tokens of level 0 after the pass (the idle workers, for the link rule).
+    pub idle: Bits<16>,
+    /// link: the pass tells the spine the rack is idle (`idle_add`: IDLE_SIGNAL) or not
+    /// (`idle_remove`: IDLE_REMOVE); `repair` when it re-sends what the spine's flag shows was
+    /// lost (the `idle_repairs` counter).
+    pub idle_add: Bit,
+    pub idle_remove: Bit,
+    pub repair: Bit,
     /// taskBuf: the released task, on its way to the worker `src` (`dst_id` the worker, `qlen`
     /// 0: the model's `to_worker`).
     pub rel_pkt_type: Bits<7>,

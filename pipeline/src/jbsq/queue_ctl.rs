@@ -26,7 +26,7 @@
 //! `max_depth` counter). Depth: the entry keeps `n` and `t` beside the counts so that neither a
 //! task's pick nor a push's entry waits for a sum or a compare on the entry (6 LUT levels at 64
 //! pools). The link rule, on the counts and depth this stage leaves, is the next stage's
-//! (`link`, planned; `docs/jbsq-pipeline.md`).
+//! (`link`; `docs/jbsq-pipeline.md`).
 
 use super::JbsqPort;
 use super::entries::QueueCtlEntry;
@@ -599,6 +599,7 @@ impl<const P: usize> Logic for QueueCtlStage<P> {
         }
         self.out.d.next.depth = self.w.val().depth;
         self.out.d.next.max_depth = self.w.val().max_depth;
+        self.out.d.next.idle = self.w.val().c0;
         self.port.down.pass.next = self.out.q.val();
         self.port.down.early.next = self.out.d.val();
     }
