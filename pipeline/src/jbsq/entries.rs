@@ -78,3 +78,14 @@ pub struct HeldTaskEntry {
     pub len: Bits<16>,
     pub time: Bits<32>,
 }
+
+/// `nodeCfg` entry (`NodeCfgEntry`): the node is active, in pool `pool`, of generation
+/// `generation` (bumped by a removal), with bound `k` (1 to 255, 16 bits wide as the counts it is
+/// compared with: the descriptor's `k`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct NodeCfgEntry {
+    pub active: Bit,
+    pub pool: Bits<16>,
+    pub generation: Bits<8>,
+    pub k: Bits<16>,
+}

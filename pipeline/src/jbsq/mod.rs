@@ -12,6 +12,7 @@
 //! writes it back.
 
 pub mod entries;
+pub mod node_cfg;
 pub mod outstanding;
 pub mod phv;
 pub mod queue_ctl;
@@ -80,6 +81,7 @@ macro_rules! impl_jbsq_stage {
 }
 
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
+crate::impl_jbsq_stage!([const N: usize] node_cfg::NodeCfgStage<N>);
 crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);
 crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);
 crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);

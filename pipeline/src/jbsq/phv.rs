@@ -16,6 +16,8 @@ pub struct JbsqPhv {
     pub live: Bit,
     /// A NEW_TASK: its first pass, or its retry after a removed node's token.
     pub is_task: Bit,
+    /// A task's retry (with `is_task`): it draws no sample (`poolCfg`).
+    pub is_retry: Bit,
     /// A TASK_DONE or TASK_DONE_IDLE (`src` the replying worker).
     pub is_reply: Bit,
     /// A reply's second pass: its place goes back to a ring, or to a task held meanwhile
@@ -42,6 +44,37 @@ pub struct JbsqPhv {
     pub len: Bits<16>,
     /// Arrival time, microseconds, wrapping.
     pub time: Bits<32>,
+    // poolCfg: the pool's configuration (a configure pass carries the new one in the same
+    // fields). Its region of node slots, `[base, base + cap)`, and its members, `n`.
+    pub base: Bits<16>,
+    pub cap: Bits<16>,
+    pub n: Bits<16>,
+    /// poolCfg: what the pool advertises (decisions 27 and 32): idle workers (neither bit), free
+    /// places (`adv_places`), or its queue (`adv_queue`, linked below `room` held tasks; `room`
+    /// 0 is free places).
+    pub adv_places: Bit,
+    pub adv_queue: Bit,
+    pub room: Bits<16>,
+    /// poolCfg: the link's hold after an idle message, microseconds (decision 31).
+    pub hold_us: Bits<16>,
+    /// poolCfg: the signal parameters (link and unlink thresholds, report delta in 16.16, repair
+    /// gap in microseconds) and the spine (`spine_ok`: the pool has one; its ID and this leaf's
+    /// node ID there).
+    pub link_at: Bits<16>,
+    pub unlink_at: Bits<16>,
+    pub report_delta: Bits<32>,
+    pub repair_gap: Bits<16>,
+    pub spine_ok: Bit,
+    pub spine_id: Bits<16>,
+    pub spine_node: Bits<16>,
+    /// poolCfg: a task's first pass's sample 1 in `[0, n)` (the generator's step, its low 32
+    /// bits scaled by `n`; 0 on a retry): the fallback's member, `members[base + r1]`.
+    pub r1: Bits<16>,
+    /// A member slot: an added node's (`poolCfg`: `n` before it), a removed node's (the host's
+    /// read of `memberSlot`, as the model's); `last` the pool's last member, which a removal
+    /// moves into the freed slot (the host's read of `members`).
+    pub slot: Bits<16>,
+    pub last: Bits<16>,
     // poolCfg: the pool's region of the task buffer, `[queue_base, queue_base + queue_slots)`.
     pub queue_base: Bits<16>,
     pub queue_slots: Bits<16>,
@@ -58,11 +91,15 @@ pub struct JbsqPhv {
     /// The ring a place returns to (a reply's second pass, a control pass), or the ring a task's
     /// token came from (`queueCtl`).
     pub level: Bits<3>,
-    /// nodeCfg: the node's generation (a returned place carries it from its first pass).
+    /// nodeCfg: the node's generation (a reply's, an added node's, a removed node's new one; a
+    /// returned place carries it from its first pass and `nodeCfg` checks it).
     pub generation: Bits<8>,
-    /// nodeCfg: the replying node's bound (1 to 255; 16 bits wide, as the counts it is compared
-    /// with).
+    /// nodeCfg: the node's bound (1 to 255; 16 bits wide, as the counts it is compared with): a
+    /// reply's, or an added node's, whose control pass carries its own bound here or 0 for the
+    /// pool's (`pool_k`).
     pub k: Bits<16>,
+    /// poolCfg: the pool's bound, an added node's unless it has its own.
+    pub pool_k: Bits<16>,
     /// Control, an added node: its tasks outstanding at the start.
     pub tasks: Bits<16>,
     /// queueCtl, its token rings: the task took a free place (a token), so it is not held.
