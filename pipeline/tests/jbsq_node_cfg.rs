@@ -36,7 +36,7 @@ fn stage_pass(s: &Step) -> (JbsqPhv, Expect) {
     let mut p = s.pass;
     let pool = p.pool.index();
     let pc = s.before.pool_cfg.get(pool).copied().flatten();
-    let control = p.is_ctl_pool | p.is_ctl_add | p.is_ctl_remove | p.is_ctl_place;
+    let control = p.is_ctl_pool | p.is_ctl_add | p.is_ctl_remove | p.is_ctl_place | p.is_ctl_read;
     if !control {
         p.drop = pc.is_none() || (p.is_task && pc.is_some_and(|pc| pc.n == 0));
     }

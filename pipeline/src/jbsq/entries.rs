@@ -89,3 +89,32 @@ pub struct NodeCfgEntry {
     pub generation: Bits<8>,
     pub k: Bits<16>,
 }
+
+/// `poolCfg` entry (`PoolCfgEntry`): the pool is configured (`valid`), its configuration
+/// (`JbsqPool`: its regions of node slots, token rings and task buffer, `k`, its fallback, what
+/// it advertises, `hold_us`, the signal parameters, the spine) and its member count `n`. The
+/// fields are the descriptor's of the same names (`JbsqPhv`; `k` is its `pool_k`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct PoolCfgEntry {
+    pub valid: Bit,
+    pub base: Bits<16>,
+    pub cap: Bits<16>,
+    pub n: Bits<16>,
+    pub k: Bits<16>,
+    pub ring_base: Bits<16>,
+    pub ring_slots: Bits<16>,
+    pub queue_base: Bits<16>,
+    pub queue_slots: Bits<16>,
+    pub drop_full: Bit,
+    pub adv_places: Bit,
+    pub adv_queue: Bit,
+    pub room: Bits<16>,
+    pub hold_us: Bits<16>,
+    pub link_at: Bits<16>,
+    pub unlink_at: Bits<16>,
+    pub report_delta: Bits<32>,
+    pub repair_gap: Bits<16>,
+    pub spine_ok: Bit,
+    pub spine_id: Bits<16>,
+    pub spine_node: Bits<16>,
+}

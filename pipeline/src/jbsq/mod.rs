@@ -15,6 +15,7 @@ pub mod entries;
 pub mod node_cfg;
 pub mod outstanding;
 pub mod phv;
+pub mod pool_cfg;
 pub mod queue_ctl;
 pub mod ring;
 pub mod task_buf;
@@ -81,6 +82,7 @@ macro_rules! impl_jbsq_stage {
 }
 
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
+crate::impl_jbsq_stage!([const P: usize] pool_cfg::PoolCfgStage<P>);
 crate::impl_jbsq_stage!([const N: usize] node_cfg::NodeCfgStage<N>);
 crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);
 crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);

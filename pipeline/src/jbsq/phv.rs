@@ -27,8 +27,12 @@ pub struct JbsqPhv {
     pub is_ctl_pool: Bit,
     /// Control: add the node `src` (generation `generation`, `tasks` outstanding).
     pub is_ctl_add: Bit,
-    /// Control: remove the node `src`.
+    /// Control: remove the node `src` (its member slot `slot`, the pool's last member `last`).
     pub is_ctl_remove: Bit,
+    /// Control: the host's read before a removal of the node `src`: its member slot
+    /// (`memberSlot`, into `slot`) and the pool's last member (`members` at `base + n - 1`, into
+    /// `last`), which the removal's pass then carries. It writes nothing.
+    pub is_ctl_read: Bit,
     /// An earlier stage ended the pass's work: an unknown pool or a pool with no member
     /// (`poolCfg`), a reply or a returned place from a node that is not an active node of the
     /// pool, of the place's generation (`nodeCfg`). A dropped reply is still forwarded.

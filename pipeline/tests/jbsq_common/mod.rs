@@ -85,6 +85,8 @@ pub mod driver {
         pub result: JbsqResult,
         /// The tables the model's pass touched (control passes: empty).
         pub touched: Vec<JbsqStage>,
+        /// The generator's state before and after the pass.
+        pub rng: (u64, u64),
     }
 
     /// Puts pool configuration `cfg` into the descriptor's `poolCfg` fields.
@@ -166,6 +168,7 @@ pub mod driver {
             touched: bool,
         ) -> JbsqResult {
             let before = self.leaf.tables().clone();
+            let rng = self.leaf.rng_state();
             let result = f(&mut self.leaf);
             if let Some(rs) = result.resubmit {
                 self.pending.push(rs);
@@ -180,6 +183,7 @@ pub mod driver {
                 } else {
                     Vec::new()
                 },
+                rng: (rng, self.leaf.rng_state()),
             });
             result
         }
@@ -239,8 +243,16 @@ pub mod driver {
         }
 
         /// Removes `node`: the host reads its member slot and the pool's last member first, as
-        /// the model's control plane does, and the pass carries them.
+        /// the model's control plane does (a control pass that reads `members` and
+        /// `memberSlot`, recorded before the removal), and the removal's pass carries them.
         pub fn remove(&mut self, pool: u16, node: u16) {
+            let read = JbsqPhv {
+                is_ctl_read: true,
+                pool: b16(pool),
+                src: b16(node),
+                ..Default::default()
+            };
+            self.run(read, |_| JbsqResult::default(), false);
             let t = self.leaf.tables();
             let pc = t.pool_cfg[usize::from(pool)].unwrap();
             let slot = t.member_slot[usize::from(node)];
