@@ -12,6 +12,8 @@
 //! writes it back.
 
 pub mod entries;
+pub mod member_slot;
+pub mod members;
 pub mod node_cfg;
 pub mod outstanding;
 pub mod phv;
@@ -85,5 +87,7 @@ crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
 crate::impl_jbsq_stage!([const P: usize] pool_cfg::PoolCfgStage<P>);
 crate::impl_jbsq_stage!([const N: usize] node_cfg::NodeCfgStage<N>);
 crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);
+crate::impl_jbsq_stage!([const N: usize] members::MembersStage<N>);
+crate::impl_jbsq_stage!([const N: usize] member_slot::MemberSlotStage<N>);
 crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);
 crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);
