@@ -1,6 +1,6 @@
-//! The JBSQ leaf's table entries built so far. A table's entry is a `LogicStruct`: its fields are
-//! the bits of one memory word. The model's entries (`horus_model::sched::jbsq`) hold the same
-//! values.
+//! The JBSQ leaf's table entries (`poolAvg`'s joins them with its stage). A table's entry is a
+//! `LogicStruct`: its fields are the bits of one memory word. The model's entries
+//! (`horus_model::sched::jbsq`) hold the same values.
 
 use rust_hdl::prelude::*;
 

@@ -1,7 +1,6 @@
 //! The JBSQ leaf's pass descriptor: what a pass carries from stage to stage
-//! (`docs/jbsq-pipeline.md`, "What a pass carries"). It holds the fields of the stages built so
-//! far (`queueCtl`'s held queue, `ring`, `taskBuf`); the other stages' fields are added with
-//! them.
+//! (`docs/jbsq-pipeline.md`, "What a pass carries"). It holds the fields of the stages built
+//! (all but `poolAvg` and `queueCtl`'s link rule, whose fields join it with them).
 //!
 //! Field names follow `horus_model::sched::jbsq`. What a pass does is a set of one-hot flags, as
 //! in the paper leaf's descriptor ([`crate::phv`]), for the same reason: no operation constants
