@@ -201,7 +201,13 @@ fn random_traffic_with_removals_sends_every_fallback_to_the_models_member() {
     }
     d.add(2, 30, None, 0);
     d.add(2, 31, Some(1), 0);
-    d.random_traffic(0xf00d, 3000, &[(1, &[20, 21, 22, 23]), (2, &[30, 31])], 60);
+    d.random_traffic(
+        0xf00d,
+        3000,
+        &[(1, &[20, 21, 22, 23]), (2, &[30, 31])],
+        60,
+        9,
+    );
     let fallbacks = d
         .steps
         .iter()

@@ -192,7 +192,7 @@ fn random_traffic_with_removals_matches_the_models_node_table() {
     }
     d.add(2, 30, None, 0);
     d.add(2, 31, Some(1), 0);
-    d.random_traffic(0x5eed, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 300);
+    d.random_traffic(0x5eed, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 300, 9);
     sweep(&mut d, 1);
     sweep(&mut d, 2);
     let dropped = d

@@ -228,7 +228,7 @@ fn random_traffic_draws_the_models_samples_pass_for_pass() {
     }
     d.add(2, 30, None, 0);
     d.add(2, 31, Some(1), 0);
-    d.random_traffic(0xd1ce, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 250);
+    d.random_traffic(0xd1ce, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 250, 9);
     let fallbacks = d
         .steps
         .iter()

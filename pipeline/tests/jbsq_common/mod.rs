@@ -330,9 +330,10 @@ pub mod driver {
         }
 
         /// `ops` random operations on `pools` (each a pool and the nodes it may hold): tasks
-        /// (one in eight multi-packet, which is never held), replies from the pool's nodes and
-        /// from other nodes, second passes fed back late; every `churn` operations a node of
-        /// the first pool is removed and added again (with its own bound, and a task
+        /// (`tasks` in 16 operations, the first 5 of them a second pass fed back instead while
+        /// one is pending; one task in eight multi-packet, which is never held), replies from
+        /// the pool's nodes and, one in 16, from other nodes; every `churn` operations a node
+        /// of the first pool is removed and added again (with its own bound, and a task
         /// outstanding, every other time). The pools must be configured, their nodes added.
         pub fn random_traffic(
             &mut self,
@@ -340,6 +341,7 @@ pub mod driver {
             ops: usize,
             pools: &[(u16, &[u16])],
             churn: usize,
+            tasks: u64,
         ) {
             let mut rng = Xorshift64::new(seed);
             let mut seq = 0u16;
@@ -361,13 +363,13 @@ pub mod driver {
                     0..=4 if !self.pending.is_empty() => {
                         self.again();
                     }
-                    0..=8 => {
+                    op if op < tasks => {
                         seq = seq.wrapping_add(1);
                         let mut h = header(PacketType::NewTask, pool, CLIENT, seq);
                         h.more_packets = (x >> 32) % 8 == 0;
                         self.packet(h, 64, u32::from(seq));
                     }
-                    9..=14 => {
+                    0..=14 => {
                         self.reply(pool, node);
                     }
                     _ => {
