@@ -5,7 +5,8 @@
 //! model's tables before it. Each pass must leave with the model's verdict: a reply or a
 //! returned place dropped exactly when the model found its node not an active node of the pool
 //! (of the place's generation), the node's bound and generation as the model's table holds them,
-//! an added or removed node's generation and bound as the model wrote them.
+//! an added or removed node's generation and bound as the model wrote them. Each run goes through
+//! the stage alone and again behind `poolCfg`, whose own outputs then feed it.
 
 mod jbsq_common;
 
@@ -13,13 +14,41 @@ use horus_model::sched::jbsq::*;
 use horus_model::sched::state::Params;
 use horus_pipeline::jbsq::node_cfg::NodeCfgStage;
 use horus_pipeline::jbsq::phv::JbsqPhv;
+use horus_pipeline::jbsq::pool_cfg::PoolCfgStage;
+use horus_pipeline::jbsq::{JbsqIn, JbsqOut, JbsqPort};
 use jbsq_common::driver::{Driver, Step};
 use jbsq_common::{b16, lint_and_synth};
+use rust_hdl::prelude::*;
 
 /// `2^N` nodes: `JbsqSizes::SMALL`.
 const N: usize = 6;
 const SIZES: JbsqSizes = JbsqSizes::SMALL;
 const _: () = assert!(SIZES.nodes as usize == 1 << N);
+/// `2^P` pools.
+const P: usize = 2;
+const _: () = assert!(SIZES.pools as usize == 1 << P);
+
+/// `nodeCfg` behind `poolCfg`, as in the leaf: what `poolCfg` hands on (the drop of an unknown
+/// or empty pool, `pool_k`) from the stage itself.
+#[derive(LogicBlock)]
+struct Front {
+    clock: Signal<In, Clock>,
+    port: JbsqPort,
+    pool: PoolCfgStage<P>,
+    node: NodeCfgStage<N>,
+}
+
+impl Logic for Front {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, pool, node);
+        JbsqIn::link(&mut self.port.up, &mut self.pool.port.up);
+        JbsqOut::join(&mut self.pool.port.down, &mut self.node.port.up);
+        JbsqOut::link(&mut self.port.down, &mut self.node.port.down);
+    }
+}
+
+horus_pipeline::impl_jbsq_stage!([] Front);
 
 /// What `nodeCfg` must show for a pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -90,8 +119,27 @@ fn stage_pass(s: &Step) -> (JbsqPhv, Expect) {
 fn check(d: &Driver) -> usize {
     let (passes, expect): (Vec<_>, Vec<_>) = d.steps.iter().map(stage_pass).unzip();
     let out = jbsq_common::run(NodeCfgStage::<N>::default(), passes.clone(), 2);
+    check_out(&passes, &out, &expect)
+}
+
+/// The same passes as they enter `poolCfg`, through `poolCfg` (seeded as the model's leaf) and
+/// `nodeCfg` chained; the same checks.
+fn check_behind_pool_cfg(d: &Driver, seed: u64) -> usize {
+    let (passes, expect): (Vec<_>, Vec<_>) = d.steps.iter().map(stage_pass).unzip();
+    let raw: Vec<JbsqPhv> = d.steps.iter().map(|s| s.pass).collect();
+    let front = Front {
+        clock: Default::default(),
+        port: Default::default(),
+        pool: PoolCfgStage::new(seed),
+        node: Default::default(),
+    };
+    let out = jbsq_common::run(front, raw, 3);
+    check_out(&passes, &out, &expect)
+}
+
+fn check_out(passes: &[JbsqPhv], out: &[JbsqPhv], expect: &[Expect]) -> usize {
     let mut read = 0;
-    for (i, (o, e)) in out.iter().zip(&expect).enumerate() {
+    for (i, (o, e)) in out.iter().zip(expect).enumerate() {
         let ctx = format!("pass {i}: {:?} -> {o:?}", passes[i]);
         assert_eq!(o.drop, e.drop, "{ctx}");
         if let Some(k) = e.k {
@@ -152,6 +200,7 @@ fn a_node_added_removed_and_added_again_back_to_back_moves_its_generation() {
     assert_eq!(d.leaf.counters().replies_not_in_pool, 2);
     // Three additions, two removals, three replies.
     assert_eq!(check(&d), 8);
+    assert_eq!(check_behind_pool_cfg(&d, 5), 8);
 }
 
 #[test]
@@ -180,6 +229,7 @@ fn a_place_returned_after_its_node_was_removed_is_dropped() {
     assert_eq!(returns, [false, true]);
     sweep(&mut d, 1);
     assert_eq!(check(&d), 8 + 64);
+    assert_eq!(check_behind_pool_cfg(&d, 5), 8 + 64);
 }
 
 #[test]
@@ -206,6 +256,7 @@ fn random_traffic_with_removals_matches_the_models_node_table() {
         .filter(|s| s.pass.is_return && !s.touched.contains(&JbsqStage::QueueCtl))
         .count();
     let read = check(&d);
+    assert_eq!(check_behind_pool_cfg(&d, 9), read);
     println!(
         "random: {} passes, {read} read the table, {dropped} replies not in the pool, {stale} places of a removed node",
         d.steps.len()
