@@ -6,7 +6,8 @@
 //! hand on (`poolCfg`'s base, sample and slot, `queueCtl`'s fallback) read off the model's tables
 //! and generator before it. Each task sent over a bound must leave with the model's node, each
 //! host's read with the slot and last member the model's tables hold; a closing sweep reads every
-//! member slot and every node's slot back.
+//! member slot and every node's slot back. Each run goes again through `poolCfg` and the two
+//! stages chained, `poolCfg`'s own base, sample and slots feeding them.
 
 mod jbsq_common;
 
@@ -16,6 +17,7 @@ use horus_model::sched::state::Params;
 use horus_pipeline::jbsq::member_slot::MemberSlotStage;
 use horus_pipeline::jbsq::members::MembersStage;
 use horus_pipeline::jbsq::phv::JbsqPhv;
+use horus_pipeline::jbsq::pool_cfg::PoolCfgStage;
 use horus_pipeline::jbsq::{JbsqIn, JbsqOut, JbsqPort};
 use jbsq_common::driver::{Driver, Step};
 use jbsq_common::{b16, lint_and_synth};
@@ -46,6 +48,32 @@ impl<const N: usize> Logic for Members<N> {
 }
 
 horus_pipeline::impl_jbsq_stage!([const N: usize] Members<N>);
+
+/// `2^P` pools.
+const P: usize = 2;
+const _: () = assert!(SIZES.pools as usize == 1 << P);
+
+/// `poolCfg` in front of the two (`queueCtl` and `ring` between them in the leaf, which the
+/// fallback's flag stands for): the base, the sample `r1` and the slots from `poolCfg` itself.
+#[derive(LogicBlock)]
+struct Front {
+    clock: Signal<In, Clock>,
+    port: JbsqPort,
+    pool: PoolCfgStage<P>,
+    members: Members<N>,
+}
+
+impl Logic for Front {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, pool, members);
+        JbsqIn::link(&mut self.port.up, &mut self.pool.port.up);
+        JbsqOut::join(&mut self.pool.port.down, &mut self.members.port.up);
+        JbsqOut::link(&mut self.port.down, &mut self.members.port.down);
+    }
+}
+
+horus_pipeline::impl_jbsq_stage!([] Front);
 
 /// What a pass must show.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,8 +156,36 @@ fn check(d: &Driver, pools: &[u16], read_pool: u16) -> usize {
         expect.push(Expect::Read(t.member_slot[usize::from(node)], last));
     }
     let out = jbsq_common::run(Members::<N>::default(), passes.clone(), 3);
+    check_out(&passes, &out, &expect)
+}
+
+/// The recorded passes as they enter `poolCfg` (with `queueCtl`'s fallback read off the model),
+/// through `poolCfg` seeded as the model and the two stages; the same checks, but for the
+/// sweep's.
+fn check_behind_pool_cfg(d: &Driver, seed: u64) -> usize {
+    let (passes, expect): (Vec<_>, Vec<_>) = d.steps.iter().map(stage_pass).unzip();
+    let raw: Vec<JbsqPhv> = d
+        .steps
+        .iter()
+        .zip(&passes)
+        .map(|(s, p)| JbsqPhv {
+            fallback: p.fallback,
+            ..s.pass
+        })
+        .collect();
+    let front = Front {
+        clock: Default::default(),
+        port: Default::default(),
+        pool: PoolCfgStage::new(seed),
+        members: Default::default(),
+    };
+    let out = jbsq_common::run(front, raw, 4);
+    check_out(&passes, &out, &expect)
+}
+
+fn check_out(passes: &[JbsqPhv], out: &[JbsqPhv], expect: &[Expect]) -> usize {
     let mut checked = 0;
-    for (i, (o, e)) in out.iter().zip(&expect).enumerate() {
+    for (i, (o, e)) in out.iter().zip(expect).enumerate() {
         let ctx = format!("pass {i}: {:?} -> {o:?}", passes[i]);
         match *e {
             Expect::Fallback(node) => assert_eq!(o.fb_node.index() as u16, node, "{ctx}"),
@@ -189,6 +245,7 @@ fn a_removal_moves_the_last_member_into_the_freed_slot_back_to_back() {
         .count();
     assert!(fallbacks >= 2, "{fallbacks}");
     assert_eq!(check(&d, &[1], 1), 4 + fallbacks + 8 + 64);
+    assert_eq!(check_behind_pool_cfg(&d, 8), 4 + fallbacks);
 }
 
 #[test]
@@ -215,6 +272,7 @@ fn random_traffic_with_removals_sends_every_fallback_to_the_models_member() {
         .count();
     let removals = d.steps.iter().filter(|s| s.pass.is_ctl_remove).count();
     let checked = check(&d, &[1, 2], 1);
+    assert_eq!(check_behind_pool_cfg(&d, 0xb0b), checked - 16 - 64);
     println!(
         "random: {} passes, {checked} checked, {fallbacks} fallbacks, {removals} removals",
         d.steps.len()
