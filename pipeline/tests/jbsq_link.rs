@@ -71,17 +71,19 @@ impl Run {
     fn pass(&self, pool: u16) -> JbsqPhv {
         let cfg = self.cfg(pool);
         let q = self.leaf.tables().queue_ctl[usize::from(pool)];
-        let (advertise, room) = match cfg.advertise {
-            Advertise::Idle => (0u64, 0),
-            Advertise::Places => (1, 0),
-            Advertise::Queue { room } => (2, room),
+        let (adv_places, adv_queue, room) = match cfg.advertise {
+            Advertise::Idle => (false, false, 0),
+            Advertise::Places => (true, false, 0),
+            Advertise::Queue { room } => (false, true, room),
         };
         JbsqPhv {
             live: true,
             pool: b16(pool),
             time: u64::from(self.time).into(),
-            spine: cfg.spine.is_some(),
-            advertise: advertise.into(),
+            spine_ok: cfg.spine.is_some(),
+            spine_id: b16(cfg.spine.map_or(0, |s| s.id)),
+            adv_places,
+            adv_queue,
             room: b16(room),
             link_at: b16(cfg.params.link_at),
             unlink_at: b16(cfg.params.unlink_at),
@@ -178,7 +180,8 @@ impl Run {
     fn task_pass(
         &mut self,
         pool: u16,
-        first_from_spine: bool,
+        src: u16,
+        retry: bool,
         run: impl FnOnce(&mut JbsqLeaf, u32) -> JbsqResult,
     ) {
         let popped = {
@@ -195,7 +198,8 @@ impl Run {
         let r = run(&mut self.leaf, time);
         let mut p = self.pass(pool);
         p.is_task = true;
-        p.from_spine = first_from_spine;
+        p.is_retry = retry;
+        p.src = b16(src);
         p.drop = matches!(r.drop, Some(JbsqDrop::UnknownPool | JbsqDrop::EmptyPool));
         p.pop = popped && !p.drop;
         if let Some(rs) = r.resubmit {
@@ -207,16 +211,14 @@ impl Run {
 
     fn task(&mut self, pool: u16, seq: u16) {
         let h = header(PacketType::NewTask, pool, CLIENT, seq, 0);
-        self.task_pass(pool, false, |l, t| l.packet(h, 64, t));
+        self.task_pass(pool, CLIENT, false, |l, t| l.packet(h, 64, t));
     }
 
     /// A task the pool's spine sent, its flag (`qlen`) set or not.
     fn spine_task(&mut self, pool: u16, seq: u16, flag: bool) {
         let h = header(PacketType::NewTask, pool, SPINE.id, seq, u16::from(flag));
-        self.task_pass(pool, true, |l, t| l.packet(h, 64, t));
-        let p = self.passes.last_mut().unwrap();
-        p.qlen = b16(u16::from(flag));
-        p.src = b16(SPINE.id);
+        self.task_pass(pool, SPINE.id, false, |l, t| l.packet(h, 64, t));
+        self.passes.last_mut().unwrap().qlen = b16(u16::from(flag));
     }
 
     fn reply(&mut self, pool: u16, node: u16) {
@@ -244,8 +246,8 @@ impl Run {
         let rs = self.pending.remove(0);
         match rs {
             JbsqResubmit::Retry { task } => {
-                let pool = task.header.pool_id;
-                self.task_pass(pool, false, |l, _| l.resubmit(rs));
+                let (pool, src) = (task.header.pool_id, task.header.src_id);
+                self.task_pass(pool, src, true, |l, _| l.resubmit(rs));
             }
             JbsqResubmit::ReturnPlace {
                 pool,

@@ -1,6 +1,6 @@
-//! The JBSQ leaf's table entries built so far. A table's entry is a `LogicStruct`: its fields are
-//! the bits of one memory word. The model's entries (`horus_model::sched::jbsq`) hold the same
-//! values.
+//! The JBSQ leaf's table entries (`poolAvg`'s joins them with its stage). A table's entry is a
+//! `LogicStruct`: its fields are the bits of one memory word. The model's entries
+//! (`horus_model::sched::jbsq`) hold the same values.
 
 use rust_hdl::prelude::*;
 
@@ -89,4 +89,44 @@ pub struct HeldTaskEntry {
     pub seq: Bits<16>,
     pub len: Bits<16>,
     pub time: Bits<32>,
+}
+
+/// `nodeCfg` entry (`NodeCfgEntry`): the node is active, in pool `pool`, of generation
+/// `generation` (bumped by a removal), with bound `k` (1 to 255, 16 bits wide as the counts it is
+/// compared with: the descriptor's `k`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct NodeCfgEntry {
+    pub active: Bit,
+    pub pool: Bits<16>,
+    pub generation: Bits<8>,
+    pub k: Bits<16>,
+}
+
+/// `poolCfg` entry (`PoolCfgEntry`): the pool is configured (`valid`), its configuration
+/// (`JbsqPool`: its regions of node slots, token rings and task buffer, `k`, its fallback, what
+/// it advertises, `hold_us`, the signal parameters, the spine) and its member count `n`. The
+/// fields are the descriptor's of the same names (`JbsqPhv`; `k` is its `pool_k`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
+pub struct PoolCfgEntry {
+    pub valid: Bit,
+    pub base: Bits<16>,
+    pub cap: Bits<16>,
+    pub n: Bits<16>,
+    pub k: Bits<16>,
+    pub ring_base: Bits<16>,
+    pub ring_slots: Bits<16>,
+    pub queue_base: Bits<16>,
+    pub queue_slots: Bits<16>,
+    pub drop_full: Bit,
+    pub adv_places: Bit,
+    pub adv_queue: Bit,
+    pub room: Bits<16>,
+    pub hold_us: Bits<16>,
+    pub link_at: Bits<16>,
+    pub unlink_at: Bits<16>,
+    pub report_delta: Bits<32>,
+    pub repair_gap: Bits<16>,
+    pub spine_ok: Bit,
+    pub spine_id: Bits<16>,
+    pub spine_node: Bits<16>,
 }

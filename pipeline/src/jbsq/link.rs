@@ -109,6 +109,7 @@ pub struct LinkStage<const P: usize> {
     ahead: Signal<Local, Bit>,
     /// The repair's flag, pass-only: a task's first pass from the pool's spine, with a queue
     /// (`flag_q`) or without.
+    from_spine: Signal<Local, Bit>,
     flag_q: Signal<Local, Bit>,
     flag_nq: Signal<Local, Bit>,
     /// The verdicts, each one LUT after the compares, kept (`_cut`): a link or an unlink is
@@ -129,8 +130,6 @@ pub struct LinkStage<const P: usize> {
     all17: Constant<Bits<17>>,
     zero17: Constant<Bits<17>>,
     zero16: Constant<Bits<16>>,
-    adv_idle_code: Constant<Bits<2>>,
-    adv_queue_code: Constant<Bits<2>>,
     no_off: Constant<Bits<P>>,
     fresh: Constant<LinkEntry>,
 }
@@ -177,6 +176,7 @@ impl<const P: usize> Default for LinkStage<P> {
             old_hold: Default::default(),
             old_gap: Default::default(),
             ahead: Default::default(),
+            from_spine: Default::default(),
             flag_q: Default::default(),
             flag_nq: Default::default(),
             may_cut: Default::default(),
@@ -192,8 +192,6 @@ impl<const P: usize> Default for LinkStage<P> {
             all17: Constant::new(0x1ffff.into()),
             zero17: Constant::new(0.into()),
             zero16: Constant::new(0.into()),
-            adv_idle_code: Constant::new(0.into()),
-            adv_queue_code: Constant::new(2.into()),
             no_off: Constant::new(0.into()),
             fresh: Constant::new(LinkEntry::default()),
         }
@@ -221,7 +219,7 @@ impl<const P: usize> Logic for LinkStage<P> {
         self.dec.d.next.le_at = self.unlink17.wide.val();
         // A pool that advertises its idle workers: the unmoved compares always hold, and the
         // verdicts come from the idle count alone (`may_at`, `must_at`).
-        if self.port.up.early.val().advertise == self.adv_idle_code.val() {
+        if !self.port.up.early.val().adv_places & !self.port.up.early.val().adv_queue {
             self.dec.d.next.ge_at = self.zero17.val();
             self.dec.d.next.le_at = self.all17.val();
         }
@@ -240,8 +238,9 @@ impl<const P: usize> Logic for LinkStage<P> {
         self.e.next = self.link_table.rd_data.val();
         self.w.next = self.link_table.rd_data.val();
         self.active.next = self.port.up.pass.val().live & !self.port.up.pass.val().drop;
-        self.adv_idle.next = self.port.up.pass.val().advertise == self.adv_idle_code.val();
-        self.adv_queue.next = self.port.up.pass.val().advertise == self.adv_queue_code.val();
+        self.adv_idle.next =
+            !self.port.up.pass.val().adv_places & !self.port.up.pass.val().adv_queue;
+        self.adv_queue.next = self.port.up.pass.val().adv_queue;
         self.queue_rule.next = self.adv_queue.val() & self.port.up.pass.val().room.any();
         self.put.next = self.port.up.pass.val().push;
         // A returned place: what it changed is what the pool advertises (a place back in its
@@ -260,7 +259,7 @@ impl<const P: usize> Logic for LinkStage<P> {
                 self.runs.next = self.put.val();
             }
         }
-        self.run.next = self.runs.val() & self.active.val() & self.port.up.pass.val().spine;
+        self.run.next = self.runs.val() & self.active.val() & self.port.up.pass.val().spine_ok;
         self.timed.next = !self.port.up.pass.val().is_ctl_place;
         self.out.d.next = self.port.up.pass.val();
         // The verdicts' inputs from the pass alone (registered fields).
@@ -290,16 +289,14 @@ impl<const P: usize> Logic for LinkStage<P> {
                 & !self.port.up.pass.val().pop
                 & !self.put.val()
                 & (!self.queue_rule.val() | self.at_room.val()));
-        self.flag_q.next = self.active.val()
-            & self.port.up.pass.val().spine
+        // A task's first pass from the pool's spine carries the spine's flag in `qlen`.
+        self.from_spine.next = self.active.val()
+            & self.port.up.pass.val().spine_ok
             & self.port.up.pass.val().is_task
-            & self.port.up.pass.val().from_spine
-            & self.port.up.pass.val().qlen.any();
-        self.flag_nq.next = self.active.val()
-            & self.port.up.pass.val().spine
-            & self.port.up.pass.val().is_task
-            & self.port.up.pass.val().from_spine
-            & !self.port.up.pass.val().qlen.any();
+            & !self.port.up.pass.val().is_retry
+            & (self.port.up.pass.val().src == self.port.up.pass.val().spine_id);
+        self.flag_q.next = self.from_spine.val() & self.port.up.pass.val().qlen.any();
+        self.flag_nq.next = self.from_spine.val() & !self.port.up.pass.val().qlen.any();
         // The entry's compares, each a carry chain.
         self.ge_pop.next = self.e.val().places >= self.dec.q.val().ge_pop;
         self.ge_push.next = self.e.val().places >= self.dec.q.val().ge_push;

@@ -1,10 +1,13 @@
 //! The leaf that holds tasks (JBSQ(k), `horus_model::sched::jbsq::JbsqLeaf`) as pipeline stages,
-//! following the stage plan in `docs/jbsq-pipeline.md`. Built so far: [`queue_ctl::QueueCtlStage`]
-//! (the token rings and the held queue), the link rule [`link::LinkStage`], the token table
-//! [`ring::RingStage`], the workers' counts [`outstanding::OutstandingStage`] and the held tasks
-//! [`task_buf::TaskBufStage`]: a standalone stage set with its own descriptor ([`phv::JbsqPhv`]),
-//! tested pass for pass against the model's tables. The other stages, the frame store, the egress's
-//! two frames from a reply's pass and the leaf's place in the switch are planned.
+//! following the stage plan in `docs/jbsq-pipeline.md`. Built: the pools' configuration and the
+//! generator [`pool_cfg::PoolCfgStage`], the nodes' [`node_cfg::NodeCfgStage`],
+//! [`queue_ctl::QueueCtlStage`] (the token rings and the held queue), the link rule
+//! [`link::LinkStage`], the token table [`ring::RingStage`], the pools' members
+//! [`members::MembersStage`] and [`member_slot::MemberSlotStage`], the workers' counts
+//! [`outstanding::OutstandingStage`] and the held tasks [`task_buf::TaskBufStage`]: a standalone
+//! stage set with its own descriptor ([`phv::JbsqPhv`]), each stage tested pass for pass against
+//! the model's tables. `poolAvg`, the stages chained as one pipeline, the frame store, the
+//! egress's two frames from a reply's pass and the leaf's place in the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -13,8 +16,12 @@
 
 pub mod entries;
 pub mod link;
+pub mod member_slot;
+pub mod members;
+pub mod node_cfg;
 pub mod outstanding;
 pub mod phv;
+pub mod pool_cfg;
 pub mod queue_ctl;
 pub mod ring;
 pub mod task_buf;
@@ -82,6 +89,10 @@ macro_rules! impl_jbsq_stage {
 
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
 crate::impl_jbsq_stage!([const P: usize] link::LinkStage<P>);
+crate::impl_jbsq_stage!([const P: usize] pool_cfg::PoolCfgStage<P>);
+crate::impl_jbsq_stage!([const N: usize] node_cfg::NodeCfgStage<N>);
 crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);
+crate::impl_jbsq_stage!([const N: usize] members::MembersStage<N>);
+crate::impl_jbsq_stage!([const N: usize] member_slot::MemberSlotStage<N>);
 crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);
 crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);

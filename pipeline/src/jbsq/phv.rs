@@ -1,6 +1,6 @@
 //! The JBSQ leaf's pass descriptor: what a pass carries from stage to stage
-//! (`docs/jbsq-pipeline.md`, "What a pass carries"). It holds the fields of the stages built so
-//! far; the other stages' fields are added with them.
+//! (`docs/jbsq-pipeline.md`, "What a pass carries"). It holds the fields of the stages built
+//! (all but `poolAvg`, whose fields join it with it).
 //!
 //! Field names follow `horus_model::sched::jbsq`. What a pass does is a set of one-hot flags, as
 //! in the paper leaf's descriptor ([`crate::phv`]), for the same reason: no operation constants
@@ -15,6 +15,8 @@ pub struct JbsqPhv {
     pub live: Bit,
     /// A NEW_TASK: its first pass, or its retry after a removed node's token.
     pub is_task: Bit,
+    /// A task's retry (with `is_task`): it draws no sample (`poolCfg`).
+    pub is_retry: Bit,
     /// A TASK_DONE or TASK_DONE_IDLE (`src` the replying worker).
     pub is_reply: Bit,
     /// A reply's second pass: its place goes back to a ring, or to a task held meanwhile
@@ -24,8 +26,12 @@ pub struct JbsqPhv {
     pub is_ctl_pool: Bit,
     /// Control: add the node `src` (generation `generation`, `tasks` outstanding).
     pub is_ctl_add: Bit,
-    /// Control: remove the node `src`.
+    /// Control: remove the node `src` (its member slot `slot`, the pool's last member `last`).
     pub is_ctl_remove: Bit,
+    /// Control: the host's read before a removal of the node `src`: its member slot
+    /// (`memberSlot`, into `slot`) and the pool's last member (`members` at `base + n - 1`, into
+    /// `last`), which the removal's pass then carries. It writes nothing.
+    pub is_ctl_read: Bit,
     /// An earlier stage ended the pass's work: an unknown pool or a pool with no member
     /// (`poolCfg`), a reply or a returned place from a node that is not an active node of the
     /// pool, of the place's generation (`nodeCfg`). A dropped reply is still forwarded.
@@ -41,6 +47,37 @@ pub struct JbsqPhv {
     pub len: Bits<16>,
     /// Arrival time, microseconds, wrapping.
     pub time: Bits<32>,
+    // poolCfg: the pool's configuration (a configure pass carries the new one in the same
+    // fields). Its region of node slots, `[base, base + cap)`, and its members, `n`.
+    pub base: Bits<16>,
+    pub cap: Bits<16>,
+    pub n: Bits<16>,
+    /// poolCfg: what the pool advertises (decisions 27 and 32): idle workers (neither bit), free
+    /// places (`adv_places`), or its queue (`adv_queue`, linked below `room` held tasks; `room`
+    /// 0 is free places).
+    pub adv_places: Bit,
+    pub adv_queue: Bit,
+    pub room: Bits<16>,
+    /// poolCfg: the link's hold after an idle message, microseconds (decision 31).
+    pub hold_us: Bits<16>,
+    /// poolCfg: the signal parameters (link and unlink thresholds, report delta in 16.16, repair
+    /// gap in microseconds) and the spine (`spine_ok`: the pool has one; its ID and this leaf's
+    /// node ID there).
+    pub link_at: Bits<16>,
+    pub unlink_at: Bits<16>,
+    pub report_delta: Bits<32>,
+    pub repair_gap: Bits<16>,
+    pub spine_ok: Bit,
+    pub spine_id: Bits<16>,
+    pub spine_node: Bits<16>,
+    /// poolCfg: a task's first pass's sample 1 in `[0, n)` (the generator's step, its low 32
+    /// bits scaled by `n`; 0 on a retry): the fallback's member, `members[base + r1]`.
+    pub r1: Bits<16>,
+    /// A member slot: an added node's (`poolCfg`: `n` before it), a removed node's (the host's
+    /// read of `memberSlot`, as the model's); `last` the pool's last member, which a removal
+    /// moves into the freed slot (the host's read of `members`).
+    pub slot: Bits<16>,
+    pub last: Bits<16>,
     // poolCfg: the pool's region of the task buffer, `[queue_base, queue_base + queue_slots)`.
     pub queue_base: Bits<16>,
     pub queue_slots: Bits<16>,
@@ -51,30 +88,21 @@ pub struct JbsqPhv {
     /// entries a level.
     pub ring_base: Bits<16>,
     pub ring_slots: Bits<16>,
-    /// poolCfg: what the spine hears of the pool. The pool has a spine; a task's first pass from
-    /// it (`from_spine`: its `qlen` is the spine's flag, the repair's); what it advertises
-    /// (`advertise`: 0 the idle workers, the tokens of level 0; 1 the free places, every token;
-    /// 2 the rack's queue, decision 32, with `room`); the link rule's thresholds, its hold after
-    /// an idle message (`hold_us`) and the repair's gap (`repair_gap`), in microseconds.
-    pub spine: Bit,
-    pub from_spine: Bit,
-    pub advertise: Bits<2>,
-    pub room: Bits<16>,
-    pub link_at: Bits<16>,
-    pub unlink_at: Bits<16>,
-    pub hold_us: Bits<16>,
-    pub repair_gap: Bits<16>,
     /// Control: put a free place of the node `src` (generation `generation`) into the ring of
     /// level `level`.
     pub is_ctl_place: Bit,
     /// The ring a place returns to (a reply's second pass, a control pass), or the ring a task's
     /// token came from (`queueCtl`).
     pub level: Bits<3>,
-    /// nodeCfg: the node's generation (a returned place carries it from its first pass).
+    /// nodeCfg: the node's generation (a reply's, an added node's, a removed node's new one; a
+    /// returned place carries it from its first pass and `nodeCfg` checks it).
     pub generation: Bits<8>,
-    /// nodeCfg: the replying node's bound (1 to 255; 16 bits wide, as the counts it is compared
-    /// with).
+    /// nodeCfg: the node's bound (1 to 255; 16 bits wide, as the counts it is compared with): a
+    /// reply's, or an added node's, whose control pass carries its own bound here or 0 for the
+    /// pool's (`pool_k`).
     pub k: Bits<16>,
+    /// poolCfg: the pool's bound, an added node's unless it has its own.
+    pub pool_k: Bits<16>,
     /// Control, an added node: its tasks outstanding at the start.
     pub tasks: Bits<16>,
     /// queueCtl, its token rings: the task took a free place (a token), so it is not held.

@@ -59,3 +59,328 @@ pub fn lint_and_synth<T: Block>(name: &str, mut uut: T) -> horus_hdl_tools::chec
 pub fn b16(v: impl Into<u64>) -> Bits<16> {
     v.into().into()
 }
+
+/// The model's leaf driven operation by operation, each pass recorded with the descriptor it
+/// enters the pipeline with (the parser's fields, or the host's for a control pass) and the
+/// model's tables before and after it: each stage's test reads its inputs (what the stages before
+/// it hand on) and its expected outputs off these. Each JBSQ test uses part of it.
+#[allow(dead_code)]
+pub mod driver {
+    use super::b16;
+    use horus_model::rng::Xorshift64;
+    use horus_model::sched::jbsq::*;
+    use horus_model::wire::{HorusHeader, PacketType};
+    use horus_pipeline::jbsq::phv::JbsqPhv;
+
+    /// A client's node ID (not a worker).
+    pub const CLIENT: u16 = 0xFFFF;
+
+    /// One pass through the model.
+    #[derive(Clone, Debug)]
+    pub struct Step {
+        /// The descriptor entering `poolCfg`.
+        pub pass: JbsqPhv,
+        pub before: JbsqTables,
+        pub after: JbsqTables,
+        pub result: JbsqResult,
+        /// The tables the model's pass touched (control passes: empty).
+        pub touched: Vec<JbsqStage>,
+        /// The generator's state before and after the pass.
+        pub rng: (u64, u64),
+    }
+
+    /// Puts pool configuration `cfg` into the descriptor's `poolCfg` fields.
+    pub fn encode_cfg(p: &mut JbsqPhv, cfg: &JbsqPool) {
+        p.base = b16(cfg.base);
+        p.cap = b16(cfg.capacity);
+        p.pool_k = b16(cfg.k);
+        p.ring_base = b16(cfg.ring_base);
+        p.ring_slots = b16(cfg.ring_slots);
+        p.queue_base = b16(cfg.queue_base);
+        p.queue_slots = b16(cfg.queue_slots);
+        p.drop_full = cfg.fallback == Fallback::Drop;
+        let (places, queue, room) = match cfg.advertise {
+            Advertise::Idle => (false, false, 0),
+            Advertise::Places => (true, false, 0),
+            Advertise::Queue { room } => (false, true, room),
+        };
+        p.adv_places = places;
+        p.adv_queue = queue;
+        p.room = b16(room);
+        p.hold_us = b16(cfg.hold_us);
+        p.link_at = b16(cfg.params.link_at);
+        p.unlink_at = b16(cfg.params.unlink_at);
+        p.report_delta = u64::from(cfg.params.report_delta.0).into();
+        p.repair_gap = b16(cfg.params.repair_gap_us);
+        p.spine_ok = cfg.spine.is_some();
+        p.spine_id = b16(cfg.spine.map_or(0, |s| s.id));
+        p.spine_node = b16(cfg.spine.map_or(0, |s| s.node));
+    }
+
+    pub fn header(pkt_type: PacketType, pool: u16, src_id: u16, seq_num: u16) -> HorusHeader {
+        HorusHeader {
+            pkt_type,
+            more_packets: false,
+            pool_id: pool,
+            src_id,
+            dst_id: 0,
+            qlen: 0,
+            seq_num,
+        }
+    }
+
+    fn with_header(p: &mut JbsqPhv, h: &HorusHeader, len: u16, time: u32) {
+        p.pkt_type = u64::from(h.pkt_type.code()).into();
+        p.more = h.more_packets;
+        p.pool = b16(h.pool_id);
+        p.src = b16(h.src_id);
+        p.dst = b16(h.dst_id);
+        p.qlen = b16(h.qlen);
+        p.seq = b16(h.seq_num);
+        p.len = b16(len);
+        p.time = u64::from(time).into();
+    }
+
+    pub struct Driver {
+        pub leaf: JbsqLeaf,
+        pub steps: Vec<Step>,
+        /// Second passes handed out and not yet fed back.
+        pub pending: Vec<JbsqResubmit>,
+    }
+
+    impl Driver {
+        pub fn new(sizes: JbsqSizes, seed: u64) -> Driver {
+            Driver {
+                leaf: JbsqLeaf::new(sizes, seed),
+                steps: Vec::new(),
+                pending: Vec::new(),
+            }
+        }
+
+        pub fn tables(&self) -> &JbsqTables {
+            self.leaf.tables()
+        }
+
+        fn run(
+            &mut self,
+            pass: JbsqPhv,
+            f: impl FnOnce(&mut JbsqLeaf) -> JbsqResult,
+            touched: bool,
+        ) -> JbsqResult {
+            let before = self.leaf.tables().clone();
+            let rng = self.leaf.rng_state();
+            let result = f(&mut self.leaf);
+            if let Some(rs) = result.resubmit {
+                self.pending.push(rs);
+            }
+            self.steps.push(Step {
+                pass: JbsqPhv { live: true, ..pass },
+                before,
+                after: self.leaf.tables().clone(),
+                result,
+                touched: if touched {
+                    self.leaf.last_pass_stages().to_vec()
+                } else {
+                    Vec::new()
+                },
+                rng: (rng, self.leaf.rng_state()),
+            });
+            result
+        }
+
+        pub fn configure(&mut self, pool: u16, cfg: JbsqPool) {
+            let mut p = JbsqPhv {
+                is_ctl_pool: true,
+                pool: b16(pool),
+                ..Default::default()
+            };
+            encode_cfg(&mut p, &cfg);
+            self.run(
+                p,
+                |l| {
+                    l.configure_pool(pool, cfg).unwrap();
+                    JbsqResult::default()
+                },
+                false,
+            );
+        }
+
+        /// Adds `node` (its own bound `k`, or the pool's; `tasks` outstanding): the node's pass,
+        /// then one control pass for each free place (the host knows its level and the node's
+        /// generation). The model runs them as one operation; the place passes are recorded
+        /// with the tables after it (they change no table but `queueCtl` and `ring`).
+        pub fn add(&mut self, pool: u16, node: u16, k: Option<u8>, tasks: u16) {
+            let t = self.leaf.tables();
+            let generation = t.node_cfg[usize::from(node)].generation;
+            let kk = k.unwrap_or(t.pool_cfg[usize::from(pool)].unwrap().cfg.k);
+            let p = JbsqPhv {
+                is_ctl_add: true,
+                pool: b16(pool),
+                src: b16(node),
+                k: b16(k.unwrap_or(0)),
+                tasks: b16(tasks),
+                ..Default::default()
+            };
+            self.run(
+                p,
+                |l| {
+                    l.add_node(pool, node, k, tasks).unwrap();
+                    JbsqResult::default()
+                },
+                false,
+            );
+            for place in tasks..u16::from(kk) {
+                let p = JbsqPhv {
+                    is_ctl_place: true,
+                    pool: b16(pool),
+                    src: b16(node),
+                    generation: u64::from(generation).into(),
+                    level: (level_of(place, kk) as u64).into(),
+                    ..Default::default()
+                };
+                self.run(p, |_| JbsqResult::default(), false);
+            }
+        }
+
+        /// Removes `node`: the host reads its member slot and the pool's last member first, as
+        /// the model's control plane does (a control pass that reads `members` and
+        /// `memberSlot`, recorded before the removal), and the removal's pass carries them.
+        pub fn remove(&mut self, pool: u16, node: u16) {
+            let read = JbsqPhv {
+                is_ctl_read: true,
+                pool: b16(pool),
+                src: b16(node),
+                ..Default::default()
+            };
+            self.run(read, |_| JbsqResult::default(), false);
+            let t = self.leaf.tables();
+            let pc = t.pool_cfg[usize::from(pool)].unwrap();
+            let slot = t.member_slot[usize::from(node)];
+            let last = t.members[usize::from(pc.cfg.base + pc.n - 1)];
+            let p = JbsqPhv {
+                is_ctl_remove: true,
+                pool: b16(pool),
+                src: b16(node),
+                slot: b16(slot),
+                last: b16(last),
+                ..Default::default()
+            };
+            self.run(
+                p,
+                |l| {
+                    l.remove_node(pool, node).unwrap();
+                    JbsqResult::default()
+                },
+                false,
+            );
+        }
+
+        /// A packet's first pass: a NEW_TASK is a task, a TASK_DONE a reply.
+        pub fn packet(&mut self, h: HorusHeader, len: u16, time: u32) -> JbsqResult {
+            let mut p = JbsqPhv::default();
+            with_header(&mut p, &h, len, time);
+            match h.pkt_type {
+                PacketType::NewTask => p.is_task = true,
+                _ => p.is_reply = true,
+            }
+            self.run(p, |l| l.packet(h, len, time), true)
+        }
+
+        pub fn task(&mut self, pool: u16, seq: u16) -> JbsqResult {
+            let h = header(PacketType::NewTask, pool, CLIENT, seq);
+            self.packet(h, 64, u32::from(seq))
+        }
+
+        pub fn reply(&mut self, pool: u16, node: u16) -> JbsqResult {
+            self.packet(header(PacketType::TaskDone, pool, node, 0), 64, 0)
+        }
+
+        /// Feeds back the oldest second pass handed out.
+        pub fn again(&mut self) -> JbsqResult {
+            let rs = self.pending.remove(0);
+            let mut p = JbsqPhv::default();
+            match rs {
+                JbsqResubmit::Retry { task } => {
+                    with_header(&mut p, &task.header, task.len, task.time_us);
+                    p.is_task = true;
+                    p.is_retry = true;
+                }
+                JbsqResubmit::ReturnPlace {
+                    pool,
+                    node,
+                    generation,
+                    level,
+                    time_us,
+                } => {
+                    p.is_return = true;
+                    p.pool = b16(pool);
+                    p.src = b16(node);
+                    p.generation = u64::from(generation).into();
+                    p.level = u64::from(level).into();
+                    p.time = u64::from(time_us).into();
+                }
+            }
+            self.run(p, |l| l.resubmit(rs), true)
+        }
+
+        pub fn drain(&mut self) {
+            while !self.pending.is_empty() {
+                self.again();
+            }
+        }
+
+        /// `ops` random operations on `pools` (each a pool and the nodes it may hold): tasks
+        /// (`tasks` in 16 operations, the first 5 of them a second pass fed back instead while
+        /// one is pending; one task in eight multi-packet, which is never held), replies from
+        /// the pool's nodes and, one in 16, from other nodes; every `churn` operations a node
+        /// of the first pool is removed and added again (with its own bound, and a task
+        /// outstanding, every other time). The pools must be configured, their nodes added.
+        pub fn random_traffic(
+            &mut self,
+            seed: u64,
+            ops: usize,
+            pools: &[(u16, &[u16])],
+            churn: usize,
+            tasks: u64,
+        ) {
+            let mut rng = Xorshift64::new(seed);
+            let mut seq = 0u16;
+            for i in 0..ops {
+                let x = rng.next_u64();
+                let (pool, nodes) = pools[(x % pools.len() as u64) as usize];
+                let node = nodes[((x >> 16) % nodes.len() as u64) as usize];
+                if i % churn == churn / 2 {
+                    let (pool0, nodes0) = pools[0];
+                    let node = nodes0[(i / churn) % nodes0.len()];
+                    if self.leaf.tables().node_cfg[usize::from(node)].active {
+                        self.remove(pool0, node);
+                        let odd = (i / churn) % 2 == 1;
+                        self.add(pool0, node, odd.then_some(3), u16::from(odd));
+                    }
+                    continue;
+                }
+                match (x >> 8) % 16 {
+                    0..=4 if !self.pending.is_empty() => {
+                        self.again();
+                    }
+                    op if op < tasks => {
+                        seq = seq.wrapping_add(1);
+                        let mut h = header(PacketType::NewTask, pool, CLIENT, seq);
+                        h.more_packets = (x >> 32) % 8 == 0;
+                        self.packet(h, 64, u32::from(seq));
+                    }
+                    0..=14 => {
+                        self.reply(pool, node);
+                    }
+                    _ => {
+                        // A reply from a node of another pool, or no pool's.
+                        let other = pools[((x % pools.len() as u64) as usize + 1) % pools.len()];
+                        let node = if (x >> 40) % 2 == 0 { other.1[0] } else { 63 };
+                        self.reply(pool, node);
+                    }
+                }
+            }
+            self.drain();
+        }
+    }
+}
