@@ -665,3 +665,41 @@ fn a_buffer_region_over_what_the_pipeline_addresses_is_refused() {
     cfg.queue_slots = MAX_QUEUE_SLOTS;
     l.configure_pool(1, cfg).unwrap();
 }
+
+/// Decision 33: a reply from a worker the leaf counts at 0 (a duplicate) returns no place, so
+/// the worker never has more places than its bound; it is forwarded and counted. With a task
+/// held, the release still goes to it (decided before the count is read) and it counts one.
+#[test]
+fn a_spurious_reply_returns_no_place() {
+    let mut l = leaf(1, 2, 8, Fallback::Drop);
+    let places = |l: &JbsqLeaf| l.tables().queue_ctl[1].ring_count.iter().sum::<u16>();
+    assert_eq!(sent_to(&task(&mut l, 1)), Some(20));
+    let (first, second) = reply(&mut l, 20);
+    assert!(
+        first.forward.is_some() && second.is_some(),
+        "the real reply's place returns"
+    );
+    assert_eq!(places(&l), 2);
+    // The duplicate: forwarded, counted, no second pass, no place.
+    let (dup, second) = reply(&mut l, 20);
+    assert!(dup.forward.is_some() && dup.resubmit.is_none() && second.is_none());
+    assert_eq!((places(&l), l.counters().replies_spurious), (2, 1));
+    // A reply while the worker has tasks out is not spurious.
+    task(&mut l, 2);
+    reply(&mut l, 20);
+    assert_eq!((places(&l), l.counters().replies_spurious), (2, 1));
+
+    // A task held while a worker at 0 has a place: a node removed with its task and added again
+    // (a control pass puts its place back, releasing nothing).
+    let mut l = leaf(1, 1, 8, Fallback::Drop);
+    task(&mut l, 1);
+    task(&mut l, 2); // held
+    l.remove_node(1, 20).unwrap();
+    l.add_node(1, 20, None, 0).unwrap();
+    assert_eq!((l.tables().queue_ctl[1].depth, places(&l)), (1, 1));
+    // The late reply of the lost task: spurious; the held task goes to the worker, counted.
+    let (late, second) = reply(&mut l, 20);
+    assert!(late.release.is_some() && late.resubmit.is_none() && second.is_none());
+    assert_eq!(l.tables().outstanding[20].tasks, 1);
+    assert_eq!(l.counters().replies_spurious, 1);
+}

@@ -7,7 +7,8 @@
 //! - A task over a bound (`fallback`): the sampled node gets one more task.
 //! - A reply: the worker has one fewer (`left`); a task released to it in the same pass puts
 //!   it back; with nothing released and fewer than its `k` left, its freed place returns to a
-//!   ring in a second pass (`returns`; the ring is the level of `left` under `k`).
+//!   ring in a second pass (`returns`; the ring is the level of `left` under `k`), unless the
+//!   worker was counted at 0 (`spurious`, decision 33: a duplicate reply returns no place).
 //! - A returned place that finds a task held meanwhile: the worker gets it, one more task.
 //! - Control: an added node starts active with its generation and tasks; a removed node's
 //!   tasks are lost with it (`lost`, for the average's rescale) and its generation moves on.
@@ -159,8 +160,11 @@ impl<const N: usize> Logic for OutstandingStage<N> {
         self.out.d.next = self.port.up.pass.val();
         self.out.d.next.stale = self.stale.val();
         self.out.d.next.left = self.down.val();
+        // A reply from a worker counted at 0 is spurious (decision 33): no place returns.
+        self.out.d.next.spurious = self.replying.val() & (self.e.val().tasks == self.zero.val());
         self.out.d.next.returns = self.replying.val()
             & !self.port.up.pass.val().release
+            & (self.e.val().tasks != self.zero.val())
             & (self.down.val() < self.port.up.pass.val().k);
         self.out.d.next.lost = self.e.val().tasks;
         self.port.down.pass.next = self.out.q.val();

@@ -128,6 +128,9 @@ pub struct JbsqPhv {
     /// returns to a ring in a second pass (nothing released, fewer than `k` left).
     pub left: Bits<16>,
     pub returns: Bit,
+    /// outstanding, a reply: the worker was counted at 0 (decision 33: no place returns; the
+    /// `replies_spurious` counter).
+    pub spurious: Bit,
     /// outstanding, a removal: the node's tasks lost with it.
     pub lost: Bits<16>,
     // queueCtl, its held queue.

@@ -30,7 +30,7 @@ use crate::cluster::Cluster;
 use crate::rng::SimRng;
 use horus_model::sched::counters::Signal;
 use horus_model::sched::jbsq::{
-    Advertise, Fallback, JbsqLeaf, JbsqPool, JbsqResult, JbsqSizes, LEVELS, Placement,
+    Advertise, Fallback, JbsqCounters, JbsqLeaf, JbsqPool, JbsqResult, JbsqSizes, LEVELS, Placement,
 };
 use horus_model::sched::{Params, SpineRef};
 use horus_model::wire::{HorusHeader, PacketType};
@@ -336,8 +336,9 @@ impl Policy for HorusJbsq {
     fn counters(&self) -> Vec<(String, u64)> {
         // The model's leaf counters, summed over the leaves (max_depth: the greatest), and the
         // spines' own.
-        let mut sums = [0u64; 17];
-        let mut names = [""; 17];
+        let width = JbsqCounters::default().named().len();
+        let mut sums = vec![0u64; width];
+        let mut names = vec![""; width];
         for leaf in self.leaves.iter().flatten() {
             for (i, (name, v)) in leaf.model.counters().named().into_iter().enumerate() {
                 names[i] = name;

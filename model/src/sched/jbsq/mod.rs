@@ -1,5 +1,5 @@
 //! The leaf that holds tasks: JBSQ(k) in the switch, pass by pass (`docs/algorithm.md`, "The
-//! leaf that holds tasks (JBSQ)", decisions 23 to 32).
+//! leaf that holds tasks (JBSQ)", decisions 23 to 33).
 //!
 //! A worker has at most `k` places (tasks sent to it and not yet answered). Each free place is a
 //! *token* in one of the pool's token rings: a worker with `o` outstanding tasks and bound `k`
@@ -370,11 +370,18 @@ impl JbsqLeaf {
         };
         self.touch(JbsqStage::Outstanding);
         let o = &mut self.t.outstanding[usize::from(node)];
+        // A reply from a worker counted at 0 is spurious (decision 33): all its places are
+        // tokens already, so none returns; a release decided before the count was read still
+        // goes to it.
+        let spurious = o.tasks == 0;
         o.tasks = o.tasks.saturating_sub(1);
         let left = o.tasks;
+        if spurious {
+            self.counters.replies_spurious += 1;
+        }
         if release.is_some() {
             o.tasks += 1;
-        } else if u32::from(left) < u32::from(nc.k) {
+        } else if !spurious && u32::from(left) < u32::from(nc.k) {
             self.counters.resubmits += 1;
             r.resubmit = Some(JbsqResubmit::ReturnPlace {
                 pool: h.pool_id,

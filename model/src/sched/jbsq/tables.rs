@@ -348,6 +348,9 @@ pub struct JbsqCounters {
     pub token_overflow: u64,
     /// Replies from a node that is not an active node of their pool (forwarded, no update).
     pub replies_not_in_pool: u64,
+    /// Replies from a node counted at 0 tasks (a duplicate, or late for a task lost with a
+    /// removal; decision 33): forwarded, no place returned.
+    pub replies_spurious: u64,
     /// Second passes handed out.
     pub resubmits: u64,
     pub sent_idle_add: u64,
@@ -361,7 +364,7 @@ pub struct JbsqCounters {
 
 impl JbsqCounters {
     /// Every counter with its name, in register order.
-    pub fn named(&self) -> [(&'static str, u64); 17] {
+    pub fn named(&self) -> [(&'static str, u64); 18] {
         [
             ("tasks", self.tasks),
             ("placed", self.placed),
@@ -374,6 +377,7 @@ impl JbsqCounters {
             ("stale_tokens", self.stale_tokens),
             ("token_overflow", self.token_overflow),
             ("replies_not_in_pool", self.replies_not_in_pool),
+            ("replies_spurious", self.replies_spurious),
             ("resubmits", self.resubmits),
             ("sent_idle_add", self.sent_idle_add),
             ("sent_idle_remove", self.sent_idle_remove),
