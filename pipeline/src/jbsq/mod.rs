@@ -6,8 +6,9 @@
 //! [`members::MembersStage`] and [`member_slot::MemberSlotStage`], the workers' counts
 //! [`outstanding::OutstandingStage`] and the held tasks [`task_buf::TaskBufStage`]: a standalone
 //! stage set with its own descriptor ([`phv::JbsqPhv`]), each stage tested pass for pass against
-//! the model's tables. `poolAvg`, the stages chained as one pipeline, the frame store, the
-//! egress's two frames from a reply's pass and the leaf's place in the switch are planned.
+//! the model's tables, and chained ([`ingress::JbsqIngress`]) pass for pass against the model.
+//! `poolAvg`, the frame store, the egress's two frames from a reply's pass and the leaf's place in
+//! the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -15,6 +16,7 @@
 //! writes it back.
 
 pub mod entries;
+pub mod ingress;
 pub mod link;
 pub mod member_slot;
 pub mod members;
@@ -89,6 +91,7 @@ macro_rules! impl_jbsq_stage {
 
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
 crate::impl_jbsq_stage!([const P: usize] link::LinkStage<P>);
+crate::impl_jbsq_stage!([const P: usize, const N: usize, const R: usize, const B: usize] ingress::JbsqIngress<P, N, R, B>);
 crate::impl_jbsq_stage!([const P: usize] pool_cfg::PoolCfgStage<P>);
 crate::impl_jbsq_stage!([const N: usize] node_cfg::NodeCfgStage<N>);
 crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);

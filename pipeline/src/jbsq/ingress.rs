@@ -1,0 +1,102 @@
+//! The JBSQ leaf's table stages chained in the plan's order (`docs/jbsq-pipeline.md`):
+//! `poolCfg`, `nodeCfg`, `queueCtl`, `link`, `ring`, `members`, `memberSlot`, `outstanding`,
+//! `taskBuf`, one pass a clock, each stage handing the next its registered descriptor. What
+//! leaves is the pass's decision: the node a task goes to (a token's, `tok_node`, or the
+//! fallback's, `fb_node`), a held or released task, a second pass to run (a retry, a returned
+//! place), the idle message the pass sends. `poolAvg` (stage 8) joins the chain when it is
+//! built; the address rewrite, the frame store and the egress follow it.
+
+use super::JbsqPort;
+use super::link::LinkStage;
+use super::member_slot::MemberSlotStage;
+use super::members::MembersStage;
+use super::node_cfg::NodeCfgStage;
+use super::outstanding::OutstandingStage;
+use super::pool_cfg::PoolCfgStage;
+use super::queue_ctl::QueueCtlStage;
+use super::ring::RingStage;
+use super::task_buf::TaskBufStage;
+use super::{JbsqIn, JbsqOut};
+use horus_model::sched::jbsq::JbsqSizes;
+use rust_hdl::prelude::*;
+
+/// The stages a pass goes through, and so the clocks from its entry (as `early`) to its leaving:
+/// one more.
+pub const STAGES: usize = 9;
+
+/// The chain for `2^P` pools, `2^N` nodes, `2^R` ring entries and `2^B` buffer slots.
+#[derive(LogicBlock)]
+pub struct JbsqIngress<const P: usize, const N: usize, const R: usize, const B: usize> {
+    pub clock: Signal<In, Clock>,
+    pub port: JbsqPort,
+    pub pool_cfg: PoolCfgStage<P>,
+    pub node_cfg: NodeCfgStage<N>,
+    pub queue_ctl: QueueCtlStage<P>,
+    pub link: LinkStage<P>,
+    pub ring: RingStage<R>,
+    pub members: MembersStage<N>,
+    pub member_slot: MemberSlotStage<N>,
+    pub outstanding: OutstandingStage<N>,
+    pub task_buf: TaskBufStage<B>,
+}
+
+impl<const P: usize, const N: usize, const R: usize, const B: usize> JbsqIngress<P, N, R, B> {
+    /// The chain at `sizes` (which must be the const parameters' sizes), its generator seeded
+    /// with `seed` (the model's `JbsqLeaf::new`).
+    pub fn new(sizes: JbsqSizes, seed: u64) -> Self {
+        assert!(
+            usize::from(sizes.pools) == 1 << P
+                && usize::from(sizes.nodes) == 1 << N
+                && sizes.ring_entries as usize == 1 << R
+                && sizes.buffer_slots as usize == 1 << B,
+            "the chain's sizes are its parameters'"
+        );
+        Self {
+            clock: Default::default(),
+            port: Default::default(),
+            pool_cfg: PoolCfgStage::new(seed),
+            node_cfg: Default::default(),
+            queue_ctl: QueueCtlStage::new(sizes),
+            link: Default::default(),
+            ring: Default::default(),
+            members: Default::default(),
+            member_slot: Default::default(),
+            outstanding: Default::default(),
+            task_buf: Default::default(),
+        }
+    }
+}
+
+impl<const P: usize, const N: usize, const R: usize, const B: usize> Logic
+    for JbsqIngress<P, N, R, B>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(
+            self,
+            clock,
+            pool_cfg,
+            node_cfg,
+            queue_ctl,
+            link,
+            ring,
+            members,
+            member_slot,
+            outstanding,
+            task_buf
+        );
+        JbsqIn::link(&mut self.port.up, &mut self.pool_cfg.port.up);
+        JbsqOut::join(&mut self.pool_cfg.port.down, &mut self.node_cfg.port.up);
+        JbsqOut::join(&mut self.node_cfg.port.down, &mut self.queue_ctl.port.up);
+        JbsqOut::join(&mut self.queue_ctl.port.down, &mut self.link.port.up);
+        JbsqOut::join(&mut self.link.port.down, &mut self.ring.port.up);
+        JbsqOut::join(&mut self.ring.port.down, &mut self.members.port.up);
+        JbsqOut::join(&mut self.members.port.down, &mut self.member_slot.port.up);
+        JbsqOut::join(
+            &mut self.member_slot.port.down,
+            &mut self.outstanding.port.up,
+        );
+        JbsqOut::join(&mut self.outstanding.port.down, &mut self.task_buf.port.up);
+        JbsqOut::link(&mut self.port.down, &mut self.task_buf.port.down);
+    }
+}

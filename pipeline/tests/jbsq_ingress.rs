@@ -1,0 +1,298 @@
+//! The JBSQ leaf's table stages chained (`horus_pipeline::jbsq::ingress::JbsqIngress`) against
+//! the model (`JbsqLeaf`): every pass the model runs (configurations, node additions with a
+//! control pass per free place, the host's read before a removal, removals, tasks, replies, the
+//! second passes fed back late) enters the chain's first stage with only what the parser or the
+//! host gives it, one pass a clock, and leaves its last with the model's decision: dropped or
+//! not; a task's token (the model's node and level) or a stale one (a retry), the fallback's
+//! node, held at the model's depth, or dropped on a full region; a reply's or a returned place's
+//! release (the model's task, rewritten towards the worker), its returned place, a place put
+//! back or dropped on a full ring; the idle message (idleAdd, idleRemove or none). No stage is
+//! fed from the model's tables: each reads what the stages before it handed on, and the tables
+//! only the passes before wrote.
+
+mod jbsq_common;
+
+use horus_model::sched::Signal;
+use horus_model::sched::jbsq::*;
+use horus_model::sched::state::{Params, SpineRef};
+use horus_pipeline::jbsq::ingress::{JbsqIngress, STAGES};
+use horus_pipeline::jbsq::phv::JbsqPhv;
+use jbsq_common::driver::{Driver, Step};
+
+/// `JbsqSizes::SMALL`: 4 pools, 64 nodes, 1,024 ring entries, 64 buffer slots.
+const P: usize = 2;
+const N: usize = 6;
+const R: usize = 10;
+const B: usize = 6;
+const SIZES: JbsqSizes = JbsqSizes::SMALL;
+const SEED: u64 = 9;
+const SPINE: SpineRef = SpineRef { id: 900, node: 7 };
+
+fn pool_cfg(base: u16, k: u8, ring_base: u32, queue_base: u32, advertise: Advertise) -> JbsqPool {
+    JbsqPool {
+        base,
+        capacity: 8,
+        k,
+        ring_base,
+        ring_slots: 16,
+        queue_base,
+        queue_slots: 6,
+        fallback: Fallback::Random,
+        advertise,
+        hold_us: 0,
+        params: Params::jbsq_default(),
+        spine: Some(SPINE),
+    }
+}
+
+/// What the model's pass says the chain must show, and a name for the failure message.
+fn check_pass(i: usize, s: &Step, o: &JbsqPhv) -> &'static str {
+    let ctx = || {
+        format!(
+            "pass {i}: {:?}\nmodel: {:?}\nchain: {o:?}",
+            s.pass, s.result
+        )
+    };
+    let r = &s.result;
+    let p = &s.pass;
+    let signal = r.signal.map(|x| x.0);
+    if p.is_task || p.is_reply || p.is_return {
+        assert_eq!(
+            (o.idle_add, o.idle_remove),
+            (
+                signal == Some(Signal::IdleAdd),
+                signal == Some(Signal::IdleRemove)
+            ),
+            "the idle message: {}",
+            ctx()
+        );
+    }
+    if p.is_task {
+        let dropped_early = matches!(r.drop, Some(JbsqDrop::UnknownPool | JbsqDrop::EmptyPool));
+        assert_eq!(o.drop, dropped_early, "dropped before queueCtl: {}", ctx());
+        let retry = matches!(r.resubmit, Some(JbsqResubmit::Retry { .. }));
+        assert_eq!(o.pop && o.stale, retry, "a stale token: {}", ctx());
+        match r.placement {
+            Some(Placement::Token { node, level }) => {
+                assert!(o.pop && !o.stale, "a token: {}", ctx());
+                assert_eq!(
+                    (o.tok_node.index() as u16, o.level.index() as u8),
+                    (node, level),
+                    "the token: {}",
+                    ctx()
+                );
+                "token"
+            }
+            Some(Placement::Fallback { node }) => {
+                assert!(o.fallback && !o.pop && !o.held, "over a bound: {}", ctx());
+                assert_eq!(o.fb_node.index() as u16, node, "the sample: {}", ctx());
+                "fallback"
+            }
+            Some(Placement::Held { depth }) => {
+                assert!(o.held && !o.pop && !o.fallback, "held: {}", ctx());
+                assert_eq!(o.depth.index() as u32, depth, "the depth: {}", ctx());
+                "held"
+            }
+            Some(Placement::Dropped) if !dropped_early => {
+                assert!(o.dropped && !o.held && !o.fallback, "dropped: {}", ctx());
+                "dropped"
+            }
+            _ if retry => "retry",
+            _ => {
+                assert!(!o.pop && !o.held && !o.fallback && !o.dropped, "{}", ctx());
+                "drop"
+            }
+        }
+    } else if p.is_reply || p.is_return {
+        let returns = matches!(r.resubmit, Some(JbsqResubmit::ReturnPlace { .. }));
+        if p.is_reply {
+            assert_eq!(o.drop, r.drop.is_some(), "not in the pool: {}", ctx());
+            assert_eq!(o.returns, returns, "the place returns: {}", ctx());
+        } else {
+            let queue_ctl = s.touched.contains(&JbsqStage::QueueCtl);
+            assert_eq!(o.drop, !queue_ctl, "a removed node's place: {}", ctx());
+            let pushed = s.touched.contains(&JbsqStage::Ring);
+            assert_eq!(o.push, pushed, "the place put back: {}", ctx());
+            assert_eq!(
+                o.overflow,
+                queue_ctl && !pushed && r.release.is_none(),
+                "the ring full: {}",
+                ctx()
+            );
+        }
+        assert_eq!(o.release, r.release.is_some(), "a release: {}", ctx());
+        if let Some(t) = r.release {
+            let h = t.header;
+            assert_eq!(
+                (
+                    o.rel_pkt_type.index() as u8,
+                    o.rel_more,
+                    o.rel_pool.index() as u16,
+                    o.rel_src.index() as u16,
+                    o.rel_dst.index() as u16,
+                    o.rel_qlen.index() as u16,
+                    o.rel_seq.index() as u16,
+                    o.rel_len.index() as u16,
+                    o.rel_time.index() as u32,
+                ),
+                (
+                    h.pkt_type.code(),
+                    h.more_packets,
+                    h.pool_id,
+                    h.src_id,
+                    h.dst_id,
+                    h.qlen,
+                    h.seq_num,
+                    t.len,
+                    t.time_us,
+                ),
+                "the released task: {}",
+                ctx()
+            );
+            "release"
+        } else if p.is_reply {
+            "reply"
+        } else {
+            "place"
+        }
+    } else {
+        "control"
+    }
+}
+
+/// Runs every recorded pass through the chain, back to back, checks each, and returns how many
+/// of each kind it checked; the idle messages the chain sent over all passes (control passes
+/// included, which the model runs several to a call) must be the model's counts.
+fn check(d: Driver) -> std::collections::BTreeMap<&'static str, usize> {
+    let passes: Vec<JbsqPhv> = d.steps.iter().map(|s| s.pass).collect();
+    let out = jbsq_common::run(
+        JbsqIngress::<P, N, R, B>::new(SIZES, SEED),
+        passes,
+        STAGES + 1,
+    );
+    let mut kinds = std::collections::BTreeMap::new();
+    for (i, (s, o)) in d.steps.iter().zip(&out).enumerate() {
+        *kinds.entry(check_pass(i, s, o)).or_default() += 1;
+    }
+    let sent = |f: fn(&JbsqPhv) -> bool| out.iter().filter(|o| f(o)).count() as u64;
+    let c = d.leaf.counters();
+    assert_eq!(
+        (
+            sent(|o| o.idle_add),
+            sent(|o| o.idle_remove),
+            sent(|o| o.repair)
+        ),
+        (c.sent_idle_add, c.sent_idle_remove, c.idle_repairs),
+        "the idle messages over the run"
+    );
+    kinds
+}
+
+#[test]
+fn a_worker_takes_its_places_the_rest_wait_and_replies_release_them_in_order() {
+    let mut d = Driver::new(SIZES, SEED);
+    d.configure(1, pool_cfg(8, 2, 64, 8, Advertise::Idle));
+    d.add(1, 20, None, 0);
+    d.add(1, 21, Some(1), 0);
+    for seq in 0..6 {
+        d.task(1, seq); // three places, then three held
+    }
+    for node in [20, 21, 20, 20, 21] {
+        d.reply(1, node); // each releases the oldest held task to its worker, then places return
+        d.drain();
+    }
+    d.task(1, 6);
+    let kinds = check(d);
+    assert_eq!(
+        (kinds["token"], kinds["held"], kinds["release"]),
+        (4, 3, 3),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn removals_stale_tokens_and_a_full_region_each_take_the_models_way() {
+    let mut d = Driver::new(SIZES, SEED);
+    let mut cfg = pool_cfg(16, 2, 256, 16, Advertise::Places);
+    cfg.queue_slots = 2;
+    cfg.fallback = Fallback::Drop;
+    d.configure(2, cfg);
+    let mut cfg = pool_cfg(24, 1, 512, 24, Advertise::Queue { room: 1 });
+    cfg.queue_slots = 1;
+    d.configure(3, cfg);
+    for node in [30, 31, 32] {
+        d.add(2, node, None, 0);
+    }
+    d.add(3, 40, None, 0);
+    d.add(3, 41, None, 0);
+    d.remove(2, 31); // its two tokens go stale
+    for seq in 0..9 {
+        d.task(2, seq); // stale tokens retry; then held; then dropped on the full region
+        d.task(3, seq); // two places, one held, the rest over a bound
+        d.drain();
+    }
+    d.reply(2, 30);
+    d.reply(3, 40);
+    d.add(2, 31, None, 1); // back, with a task outstanding
+    d.reply(2, 31);
+    d.drain();
+    d.remove(3, 41);
+    d.reply(3, 41); // no longer in its pool
+    d.task(9 % 4, 100); // a pool never configured
+    let kinds = check(d);
+    assert!(
+        kinds["retry"] >= 2 && kinds["dropped"] > 0 && kinds["fallback"] > 0 && kinds["drop"] > 0,
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn random_traffic_on_three_pools_takes_the_models_decisions_pass_for_pass() {
+    let mut d = Driver::new(SIZES, SEED);
+    d.configure(1, pool_cfg(8, 2, 0, 0, Advertise::Idle));
+    let mut cfg = pool_cfg(16, 3, 256, 16, Advertise::Places);
+    cfg.fallback = Fallback::Drop;
+    cfg.queue_slots = 4;
+    d.configure(2, cfg);
+    d.configure(3, pool_cfg(24, 1, 512, 32, Advertise::Queue { room: 2 }));
+    let nodes: [(u16, &[u16]); 3] = [(1, &[20, 21, 22]), (2, &[30, 31]), (3, &[40, 41, 42])];
+    for (pool, ns) in nodes {
+        for &node in ns {
+            d.add(pool, node, None, 0);
+        }
+    }
+    d.random_traffic(0x5eed, 3000, &nodes, 150, 9);
+    let passes = d.steps.len();
+    let kinds = check(d);
+    println!("random: {passes} passes: {kinds:?}");
+    for kind in [
+        "token", "held", "release", "fallback", "dropped", "retry", "place",
+    ] {
+        assert!(
+            kinds.get(kind).copied().unwrap_or(0) > 0,
+            "no {kind}: {kinds:?}"
+        );
+    }
+}
+
+/// The chain at the preset's sizes (64 pools, 4,096 nodes, 65,536 ring entries, 4,096 buffer
+/// slots) is lint clean and within the depth target: what the stages measure alone holds where
+/// they meet. Its area is the JBSQ leaf's table stages' (`docs/jbsq-pipeline.md`).
+#[test]
+fn ingress_is_lint_clean_and_within_the_depth_target_at_the_preset_sizes() {
+    let s = JbsqSizes::DEFAULT;
+    let r = jbsq_common::lint_and_synth("jbsq_ingress", JbsqIngress::<6, 12, 16, 12>::new(s, SEED));
+    println!("ingress: {r:#}");
+    for b in horus_regs::boards::BOARDS {
+        println!(
+            "{}: {:.2} % of the LUTs, {:.2} % of the URAM288",
+            b.name,
+            100.0 * r.luts as f64 / b.part.luts as f64,
+            100.0 * r.urams as f64 / b.part.uram as f64
+        );
+    }
+    assert!(
+        r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
+        "{r:#}"
+    );
+}
