@@ -104,10 +104,16 @@ fn check_pass(i: usize, s: &Step, o: &JbsqPhv) -> &'static str {
             }
         }
     } else if p.is_reply || p.is_return {
-        let returns = matches!(r.resubmit, Some(JbsqResubmit::ReturnPlace { .. }));
+        let returns = match r.resubmit {
+            Some(JbsqResubmit::ReturnPlace { level, .. }) => Some(level),
+            _ => None,
+        };
         if p.is_reply {
             assert_eq!(o.drop, r.drop.is_some(), "not in the pool: {}", ctx());
-            assert_eq!(o.returns, returns, "the place returns: {}", ctx());
+            assert_eq!(o.returns, returns.is_some(), "the place returns: {}", ctx());
+            if let Some(level) = returns {
+                assert_eq!(o.level.index() as u8, level, "the place's ring: {}", ctx());
+            }
         } else {
             let queue_ctl = s.touched.contains(&JbsqStage::QueueCtl);
             assert_eq!(o.drop, !queue_ctl, "a removed node's place: {}", ctx());
@@ -293,6 +299,7 @@ fn ingress_is_lint_clean_and_within_the_depth_target_at_the_preset_sizes() {
     }
     assert!(
         r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
-        "{r:#}"
+        "{r:#}\n{:#?}",
+        r.over_target
     );
 }

@@ -29,8 +29,9 @@ thread_local! {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Expect {
     Stale(bool),
-    /// A reply: tasks left, the place returns, the worker was counted at 0 (decision 33).
-    Reply(u16, bool, bool),
+    /// A reply: tasks left, the level its place returns to (if it returns), the worker was
+    /// counted at 0 (decision 33).
+    Reply(u16, Option<u8>, bool),
     Lost(u16),
     Nothing,
 }
@@ -75,7 +76,10 @@ fn stage_pass(s: &Step) -> Option<(JbsqPhv, Expect)> {
     if p.is_reply {
         let ok = nc.active && nc.pool == pool as u16;
         let left = t.outstanding[node].tasks.saturating_sub(1);
-        let returns = matches!(s.result.resubmit, Some(JbsqResubmit::ReturnPlace { .. }));
+        let returns = match s.result.resubmit {
+            Some(JbsqResubmit::ReturnPlace { level, .. }) => Some(level),
+            _ => None,
+        };
         p.drop = !ok;
         p.k = b16(nc.k);
         p.release = s.result.release.is_some();
@@ -119,9 +123,12 @@ fn check(mut d: Driver, nodes: &[(u16, u16)]) -> usize {
                 SPURIOUS.with(|c| c.set(c.get() + usize::from(spurious)));
                 assert_eq!(
                     (o.left.index() as u16, o.returns, o.spurious),
-                    (left, returns, spurious),
+                    (left, returns.is_some(), spurious),
                     "{ctx}"
-                )
+                );
+                if let Some(level) = returns {
+                    assert_eq!(o.level.index() as u8, level, "the place's ring: {ctx}");
+                }
             }
             Expect::Lost(lost) => assert_eq!(o.lost.index() as u16, lost, "{ctx}"),
             Expect::Nothing => continue,

@@ -74,10 +74,10 @@ pub struct LinkStage<const P: usize> {
     queue_rule: Signal<Local, Bit>,
     /// The pass puts a place back (a returned place or an added node's, not dropped).
     put: Signal<Local, Bit>,
-    /// Whether the pass's kind runs the rule, whether it runs (a pool with a spine), and whether
+    /// Whether the pass's kind runs the rule, whether it runs (a pool with a spine; kept), and whether
     /// the pass carries a time (a packet's pass).
     runs: Signal<Local, Bit>,
-    run: Signal<Local, Bit>,
+    run_cut: Signal<Local, Bit>,
     timed: Signal<Local, Bit>,
     /// The idle workers after the pass against the thresholds (registered inputs), nothing held
     /// after it, `room` held or more.
@@ -88,13 +88,15 @@ pub struct LinkStage<const P: usize> {
     /// Which compare of the entry's free places the rule's verdicts take (pass-only): after a
     /// pop, after a push, unmoved (`_at`, which also carries the idle workers' verdict: its
     /// thresholds are then 0 and the greatest, [`LinkDecode`]); `may_*` for a link, `must_*`
-    /// for an unlink.
-    may_pop: Signal<Local, Bit>,
-    may_push: Signal<Local, Bit>,
-    may_at: Signal<Local, Bit>,
-    must_pop: Signal<Local, Bit>,
-    must_push: Signal<Local, Bit>,
-    must_at: Signal<Local, Bit>,
+    /// for an unlink. These, the rule's running (`run_cut`) and the repair's flags are kept
+    /// (`_cut`): the compares' carry chains meet them in one LUT, not in the pass-only logic's
+    /// first levels.
+    may_pop_cut: Signal<Local, Bit>,
+    may_push_cut: Signal<Local, Bit>,
+    may_at_cut: Signal<Local, Bit>,
+    must_pop_cut: Signal<Local, Bit>,
+    must_push_cut: Signal<Local, Bit>,
+    must_at_cut: Signal<Local, Bit>,
     /// The compares of the entry's free places (carry chains).
     ge_pop: Signal<Local, Bit>,
     ge_push: Signal<Local, Bit>,
@@ -108,10 +110,10 @@ pub struct LinkStage<const P: usize> {
     old_gap: Signal<Local, Bit>,
     ahead: Signal<Local, Bit>,
     /// The repair's flag, pass-only: a task's first pass from the pool's spine, with a queue
-    /// (`flag_q`) or without.
+    /// (`flag_q_cut`) or without.
     from_spine: Signal<Local, Bit>,
-    flag_q: Signal<Local, Bit>,
-    flag_nq: Signal<Local, Bit>,
+    flag_q_cut: Signal<Local, Bit>,
+    flag_nq_cut: Signal<Local, Bit>,
     /// The verdicts, each one LUT after the compares, kept (`_cut`): a link or an unlink is
     /// allowed (`may_cut`, `must_cut`); the rule runs and the hold passed (`go_cut`; `tgo_cut`
     /// for a packet's pass, which stamps); the repair's gap passed for a flag with a queue
@@ -123,7 +125,9 @@ pub struct LinkStage<const P: usize> {
     tgo_cut: Signal<Local, Bit>,
     fix_q_cut: Signal<Local, Bit>,
     fix_nq_cut: Signal<Local, Bit>,
-    stamp: Signal<Local, Bit>,
+    /// The entry's new stamp, one LUT after the verdicts (the entry's flag picking), kept: the
+    /// 32-bit write of `signaled` is one LUT after it.
+    stamp_cut: Signal<Local, Bit>,
     places_less: Signal<Local, Bits<17>>,
     places_more: Signal<Local, Bits<17>>,
     one17: Constant<Bits<17>>,
@@ -155,18 +159,18 @@ impl<const P: usize> Default for LinkStage<P> {
             queue_rule: Default::default(),
             put: Default::default(),
             runs: Default::default(),
-            run: Default::default(),
+            run_cut: Default::default(),
             timed: Default::default(),
             ge_idle: Default::default(),
             le_idle: Default::default(),
             empty: Default::default(),
             at_room: Default::default(),
-            may_pop: Default::default(),
-            may_push: Default::default(),
-            may_at: Default::default(),
-            must_pop: Default::default(),
-            must_push: Default::default(),
-            must_at: Default::default(),
+            may_pop_cut: Default::default(),
+            may_push_cut: Default::default(),
+            may_at_cut: Default::default(),
+            must_pop_cut: Default::default(),
+            must_push_cut: Default::default(),
+            must_at_cut: Default::default(),
             ge_pop: Default::default(),
             ge_push: Default::default(),
             ge_at: Default::default(),
@@ -177,15 +181,15 @@ impl<const P: usize> Default for LinkStage<P> {
             old_gap: Default::default(),
             ahead: Default::default(),
             from_spine: Default::default(),
-            flag_q: Default::default(),
-            flag_nq: Default::default(),
+            flag_q_cut: Default::default(),
+            flag_nq_cut: Default::default(),
             may_cut: Default::default(),
             must_cut: Default::default(),
             go_cut: Default::default(),
             tgo_cut: Default::default(),
             fix_q_cut: Default::default(),
             fix_nq_cut: Default::default(),
-            stamp: Default::default(),
+            stamp_cut: Default::default(),
             places_less: Default::default(),
             places_more: Default::default(),
             one17: Constant::new(1.into()),
@@ -218,7 +222,7 @@ impl<const P: usize> Logic for LinkStage<P> {
         self.dec.d.next.le_pop = self.unlink17.wide.val() + self.one17.val();
         self.dec.d.next.le_at = self.unlink17.wide.val();
         // A pool that advertises its idle workers: the unmoved compares always hold, and the
-        // verdicts come from the idle count alone (`may_at`, `must_at`).
+        // verdicts come from the idle count alone (`may_at_cut`, `must_at_cut`).
         if !self.port.up.early.val().adv_places & !self.port.up.early.val().adv_queue {
             self.dec.d.next.ge_at = self.zero17.val();
             self.dec.d.next.le_at = self.all17.val();
@@ -259,7 +263,7 @@ impl<const P: usize> Logic for LinkStage<P> {
                 self.runs.next = self.put.val();
             }
         }
-        self.run.next = self.runs.val() & self.active.val() & self.port.up.pass.val().spine_ok;
+        self.run_cut.next = self.runs.val() & self.active.val() & self.port.up.pass.val().spine_ok;
         self.timed.next = !self.port.up.pass.val().is_ctl_place;
         self.out.d.next = self.port.up.pass.val();
         // The verdicts' inputs from the pass alone (registered fields).
@@ -269,22 +273,22 @@ impl<const P: usize> Logic for LinkStage<P> {
         self.at_room.next = self.port.up.pass.val().depth >= self.port.up.pass.val().room;
         // The count after the pass is the entry's free places less a pop, more a push, or
         // unmoved; for the queue, linked again only with nothing held, unlinked only at `room`.
-        self.may_pop.next = !self.adv_idle.val()
+        self.may_pop_cut.next = !self.adv_idle.val()
             & self.port.up.pass.val().pop
             & (!self.queue_rule.val() | self.empty.val());
-        self.may_push.next =
+        self.may_push_cut.next =
             !self.adv_idle.val() & self.put.val() & (!self.queue_rule.val() | self.empty.val());
-        self.may_at.next = (self.adv_idle.val() & self.ge_idle.val())
+        self.may_at_cut.next = (self.adv_idle.val() & self.ge_idle.val())
             | (!self.adv_idle.val()
                 & !self.port.up.pass.val().pop
                 & !self.put.val()
                 & (!self.queue_rule.val() | self.empty.val()));
-        self.must_pop.next = !self.adv_idle.val()
+        self.must_pop_cut.next = !self.adv_idle.val()
             & self.port.up.pass.val().pop
             & (!self.queue_rule.val() | self.at_room.val());
-        self.must_push.next =
+        self.must_push_cut.next =
             !self.adv_idle.val() & self.put.val() & (!self.queue_rule.val() | self.at_room.val());
-        self.must_at.next = (self.adv_idle.val() & self.le_idle.val())
+        self.must_at_cut.next = (self.adv_idle.val() & self.le_idle.val())
             | (!self.adv_idle.val()
                 & !self.port.up.pass.val().pop
                 & !self.put.val()
@@ -295,8 +299,8 @@ impl<const P: usize> Logic for LinkStage<P> {
             & self.port.up.pass.val().is_task
             & !self.port.up.pass.val().is_retry
             & (self.port.up.pass.val().src == self.port.up.pass.val().spine_id);
-        self.flag_q.next = self.from_spine.val() & self.port.up.pass.val().qlen.any();
-        self.flag_nq.next = self.from_spine.val() & !self.port.up.pass.val().qlen.any();
+        self.flag_q_cut.next = self.from_spine.val() & self.port.up.pass.val().qlen.any();
+        self.flag_nq_cut.next = self.from_spine.val() & !self.port.up.pass.val().qlen.any();
         // The entry's compares, each a carry chain.
         self.ge_pop.next = self.e.val().places >= self.dec.q.val().ge_pop;
         self.ge_push.next = self.e.val().places >= self.dec.q.val().ge_push;
@@ -307,27 +311,27 @@ impl<const P: usize> Logic for LinkStage<P> {
         self.old_hold.next = self.e.val().signaled <= self.dec.q.val().t_hold;
         self.old_gap.next = self.e.val().signaled <= self.dec.q.val().t_gap;
         self.ahead.next = self.e.val().signaled > self.port.up.pass.val().time;
-        self.may_cut.next = (self.may_pop.val() & self.ge_pop.val())
-            | (self.may_push.val() & self.ge_push.val())
-            | (self.may_at.val() & self.ge_at.val());
-        self.must_cut.next = (self.must_pop.val() & self.le_pop.val())
-            | (self.must_push.val() & self.le_push.val())
-            | (self.must_at.val() & self.le_at.val());
+        self.may_cut.next = (self.may_pop_cut.val() & self.ge_pop.val())
+            | (self.may_push_cut.val() & self.ge_push.val())
+            | (self.may_at_cut.val() & self.ge_at.val());
+        self.must_cut.next = (self.must_pop_cut.val() & self.le_pop.val())
+            | (self.must_push_cut.val() & self.le_push.val())
+            | (self.must_at_cut.val() & self.le_at.val());
         // A control pass carries no time: never held, never quiet.
-        self.go_cut.next = self.run.val()
+        self.go_cut.next = self.run_cut.val()
             & (!self.timed.val()
                 | (self.old_hold.val() & self.ahead.val())
                 | (!self.dec.q.val().wrap_hold & (self.old_hold.val() | self.ahead.val())));
-        self.tgo_cut.next = self.run.val()
+        self.tgo_cut.next = self.run_cut.val()
             & self.timed.val()
             & ((self.old_hold.val() & self.ahead.val())
                 | (!self.dec.q.val().wrap_hold & (self.old_hold.val() | self.ahead.val())));
         self.fix_q_cut.next = self.timed.val()
-            & self.flag_q.val()
+            & self.flag_q_cut.val()
             & ((self.old_gap.val() & self.ahead.val())
                 | (!self.dec.q.val().wrap_gap & (self.old_gap.val() | self.ahead.val())));
         self.fix_nq_cut.next = self.timed.val()
-            & self.flag_nq.val()
+            & self.flag_nq_cut.val()
             & ((self.old_gap.val() & self.ahead.val())
                 | (!self.dec.q.val().wrap_gap & (self.old_gap.val() | self.ahead.val())));
         // Unlinked: link when it may, else repair a spine task's flag that says the rack is
@@ -340,7 +344,8 @@ impl<const P: usize> Logic for LinkStage<P> {
             self.out.d.next.idle_remove = self.go_cut.val() & self.must_cut.val();
             self.out.d.next.repair =
                 self.fix_nq_cut.val() & !(self.go_cut.val() & self.must_cut.val());
-            self.stamp.next = (self.tgo_cut.val() & self.must_cut.val()) | self.fix_nq_cut.val();
+            self.stamp_cut.next =
+                (self.tgo_cut.val() & self.must_cut.val()) | self.fix_nq_cut.val();
         } else {
             self.w.next.linked = self.go_cut.val() & self.may_cut.val();
             self.out.d.next.idle_add = self.go_cut.val() & self.may_cut.val();
@@ -348,9 +353,9 @@ impl<const P: usize> Logic for LinkStage<P> {
                 self.fix_q_cut.val() & !(self.go_cut.val() & self.may_cut.val());
             self.out.d.next.repair =
                 self.fix_q_cut.val() & !(self.go_cut.val() & self.may_cut.val());
-            self.stamp.next = (self.tgo_cut.val() & self.may_cut.val()) | self.fix_q_cut.val();
+            self.stamp_cut.next = (self.tgo_cut.val() & self.may_cut.val()) | self.fix_q_cut.val();
         }
-        if self.stamp.val() {
+        if self.stamp_cut.val() {
             self.w.next.signaled = self.port.up.pass.val().time;
         }
         self.places_less.next = self.e.val().places - self.one17.val();
