@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 /// Feeds `passes` one per clock to a block whose passes leave `latency` cycles after they are
 /// presented (one stage: 2; `k` stages: `k + 1`) and returns the pass that left for each.
+#[allow(dead_code)]
 pub fn run<S: JbsqPipelineStage + Send + 'static>(
     mut uut: S,
     passes: Vec<JbsqPhv>,
@@ -45,6 +46,47 @@ pub fn run<S: JbsqPipelineStage + Send + 'static>(
     let out = seen.lock().unwrap().clone();
     assert_eq!(out.len(), n, "the simulation ended early");
     out
+}
+
+/// Feeds `passes` one per clock (`None`: a bubble), runs `tail` more idle cycles, and returns
+/// every live pass that left, in order: for a stage that holds some passes longer than a clock
+/// (the caller leaves the bubbles the hold needs).
+#[allow(dead_code)]
+pub fn run_held<S: JbsqPipelineStage + Send + 'static>(
+    mut uut: S,
+    passes: Vec<Option<JbsqPhv>>,
+    tail: usize,
+) -> Vec<JbsqPhv> {
+    uut.connect_all();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let n = passes.len() + tail;
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<S>| {
+        let c = x.clock_mut();
+        c.next = !c.val();
+    });
+    sim.add_testbench(move |mut sim: Sim<S>| {
+        let mut x = sim.init()?;
+        x = sim.watch(|x| x.clock().val().clk, x)?;
+        let mut prev = JbsqPhv::default();
+        for i in 0..n {
+            let p = passes.get(i).copied().flatten().unwrap_or_default();
+            x.port_mut().up.early.next = p;
+            x.port_mut().up.pass.next = prev;
+            prev = p;
+            x = sim.watch(|x| !x.clock().val().clk, x)?;
+            x = sim.watch(|x| x.clock().val().clk, x)?;
+            let o = x.port().down.pass.val();
+            if o.live {
+                sink.lock().unwrap().push(o);
+            }
+        }
+        sim.done(x)?;
+        Ok(())
+    });
+    sim.run(Box::new(uut), 20 * (n as u64 + 40)).unwrap();
+    seen.lock().unwrap().clone()
 }
 
 /// Lint, synthesis for UltraScale+ and the logic depth of a block's Verilog.
@@ -208,7 +250,8 @@ pub mod driver {
         /// Adds `node` (its own bound `k`, or the pool's; `tasks` outstanding): the node's pass,
         /// then one control pass for each free place (the host knows its level and the node's
         /// generation). The model runs them as one operation; the place passes are recorded
-        /// with the tables after it (they change no table but `queueCtl` and `ring`).
+        /// with the tables after it (they change no table but `queueCtl` and `ring`), the
+        /// first with the first message the model's operation returned.
         pub fn add(&mut self, pool: u16, node: u16, k: Option<u8>, tasks: u16) {
             let t = self.leaf.tables();
             let generation = t.node_cfg[usize::from(node)].generation;
@@ -221,10 +264,11 @@ pub mod driver {
                 tasks: b16(tasks),
                 ..Default::default()
             };
+            let mut first = None;
             self.run(
                 p,
                 |l| {
-                    l.add_node(pool, node, k, tasks).unwrap();
+                    first = l.add_node(pool, node, k, tasks).unwrap();
                     JbsqResult::default()
                 },
                 false,
@@ -238,7 +282,17 @@ pub mod driver {
                     level: (level_of(place, kk) as u64).into(),
                     ..Default::default()
                 };
-                self.run(p, |_| JbsqResult::default(), false);
+                // The model's first message of the group goes with the first place pass (none
+                // of the place passes moves the average, so each would carry the same).
+                let signal = std::mem::take(&mut first);
+                self.run(
+                    p,
+                    |_| JbsqResult {
+                        signal,
+                        ..JbsqResult::default()
+                    },
+                    false,
+                );
             }
         }
 
