@@ -12,6 +12,9 @@
 //!   displaced report waits for a later change.
 //! - Configuring a pool clears its entry; changing its `report_delta` (a control pass) works its
 //!   margins out anew. A spine instance passes everything through untouched.
+//! - The JBSQ leaf's `poolAvg` ([`crate::jbsq::pool_avg`]) is this stage behind a map of its own
+//!   descriptor; there an addition also carries the added worker's outstanding tasks (`added`,
+//!   [`PoolAvgStage::with_added_tasks`]), which the rescale keeps.
 //!
 //! Depth: the entry keeps the report rule's two margins (`acc` less each threshold,
 //! [`PoolAvgEntry`]), so each check is the sign of one two-term add on the entry (a margin plus or
