@@ -148,6 +148,8 @@ pub struct HorusCore<const P: usize, const N: usize, const C: usize> {
 
     is_leaf: Constant<Bit>,
     zero_phv: Constant<Phv>,
+    /// `poolAvg`'s `added`: the paper leaf's additions carry no outstanding tasks.
+    no_added: Constant<Bits<16>>,
     pool_limit: Constant<Bits<16>>,
     class_horus: Constant<Bits<2>>,
     class_pass: Constant<Bits<2>>,
@@ -245,6 +247,7 @@ impl<const P: usize, const N: usize, const C: usize> HorusCore<P, N, C> {
             enter: Default::default(),
             is_leaf: Constant::new(leaf),
             zero_phv: Constant::new(Phv::default()),
+            no_added: Constant::new(0.into()),
             pool_limit: Constant::new((1u64 << P).into()),
             class_horus: class(CLASS_HORUS),
             class_pass: class(CLASS_PASS_THROUGH),
@@ -496,6 +499,7 @@ impl<const P: usize, const N: usize, const C: usize> Logic for HorusCore<P, N, C
         PassOut::join(&mut self.drift1.port.down, &mut self.drift2.port.up);
         PassOut::join(&mut self.drift2.port.down, &mut self.pool_avg.port.up);
         PassOut::join(&mut self.pool_avg.port.down, &mut self.conn.port.up);
+        self.pool_avg.added.next = self.no_added.val();
         PassOut::join(&mut self.conn.port.down, &mut self.node_addr.port.up);
         self.last_next_unused.next = self.node_addr.port.down.early.val();
 

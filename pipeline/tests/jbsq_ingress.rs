@@ -6,18 +6,18 @@
 //! not; a task's token (the model's node and level) or a stale one (a retry), the fallback's
 //! node, held at the model's depth, or dropped on a full region; a reply's or a returned place's
 //! release (the model's task, rewritten towards the worker), its returned place, a place put
-//! back or dropped on a full ring; the idle message (idleAdd, idleRemove or none). No stage is
+//! back or dropped on a full ring; the message to the spine (idleAdd, idleRemove, a load report
+//! or none) with its header and the average it carries. No stage is
 //! fed from the model's tables: each reads what the stages before it handed on, and the tables
 //! only the passes before wrote.
 
 mod jbsq_common;
 
-use horus_model::sched::Signal;
 use horus_model::sched::jbsq::*;
 use horus_model::sched::state::{Params, SpineRef};
-use horus_pipeline::jbsq::ingress::{JbsqIngress, STAGES};
+use horus_pipeline::jbsq::ingress::{HOLD_CLOCKS, JbsqIngress, STAGES};
 use horus_pipeline::jbsq::phv::JbsqPhv;
-use jbsq_common::driver::{Driver, Step};
+use jbsq_common::driver::{Driver, Step, model_msg, stage_msg};
 
 /// `JbsqSizes::SMALL`: 4 pools, 64 nodes, 1,024 ring entries, 64 buffer slots.
 const P: usize = 2;
@@ -55,17 +55,8 @@ fn check_pass(i: usize, s: &Step, o: &JbsqPhv) -> &'static str {
     };
     let r = &s.result;
     let p = &s.pass;
-    let signal = r.signal.map(|x| x.0);
     if p.is_task || p.is_reply || p.is_return {
-        assert_eq!(
-            (o.idle_add, o.idle_remove),
-            (
-                signal == Some(Signal::IdleAdd),
-                signal == Some(Signal::IdleRemove)
-            ),
-            "the idle message: {}",
-            ctx()
-        );
+        assert_eq!(stage_msg(o), model_msg(s), "the message: {}", ctx());
     }
     if p.is_task {
         let dropped_early = matches!(r.drop, Some(JbsqDrop::UnknownPool | JbsqDrop::EmptyPool));
@@ -166,16 +157,24 @@ fn check_pass(i: usize, s: &Step, o: &JbsqPhv) -> &'static str {
     }
 }
 
-/// Runs every recorded pass through the chain, back to back, checks each, and returns how many
-/// of each kind it checked; the idle messages the chain sent over all passes (control passes
-/// included, which the model runs several to a call) must be the model's counts.
+/// Runs every recorded pass through the chain, one a clock but `HOLD_CLOCKS` bubbles behind an
+/// addition or a removal (the core's admission), checks each, and returns how many of each kind
+/// it checked; the messages the chain sent over all passes (control passes included, which the
+/// model runs several to a call) must be the model's counts.
 fn check(d: Driver) -> std::collections::BTreeMap<&'static str, usize> {
-    let passes: Vec<JbsqPhv> = d.steps.iter().map(|s| s.pass).collect();
-    let out = jbsq_common::run(
+    let mut fed = Vec::new();
+    for s in &d.steps {
+        fed.push(Some(s.pass));
+        if s.pass.is_ctl_add || s.pass.is_ctl_remove {
+            fed.extend([None; HOLD_CLOCKS]);
+        }
+    }
+    let out = jbsq_common::run_held(
         JbsqIngress::<P, N, R, B>::new(SIZES, SEED),
-        passes,
-        STAGES + 1,
+        fed,
+        STAGES + HOLD_CLOCKS + 2,
     );
+    assert_eq!(out.len(), d.steps.len(), "every pass leaves once");
     let mut kinds = std::collections::BTreeMap::new();
     for (i, (s, o)) in d.steps.iter().zip(&out).enumerate() {
         *kinds.entry(check_pass(i, s, o)).or_default() += 1;
@@ -186,11 +185,22 @@ fn check(d: Driver) -> std::collections::BTreeMap<&'static str, usize> {
         (
             sent(|o| o.idle_add),
             sent(|o| o.idle_remove),
-            sent(|o| o.repair)
+            sent(|o| o.repair),
+            sent(|o| o.load_update)
         ),
-        (c.sent_idle_add, c.sent_idle_remove, c.idle_repairs),
-        "the idle messages over the run"
+        (
+            c.sent_idle_add,
+            c.sent_idle_remove,
+            c.idle_repairs,
+            c.sent_load_update
+        ),
+        "the messages over the run"
     );
+    kinds.insert(
+        "idle messages",
+        (c.sent_idle_add + c.sent_idle_remove) as usize,
+    );
+    kinds.insert("load reports", c.sent_load_update as usize);
     kinds
 }
 
@@ -272,7 +282,15 @@ fn random_traffic_on_three_pools_takes_the_models_decisions_pass_for_pass() {
     let kinds = check(d);
     println!("random: {passes} passes: {kinds:?}");
     for kind in [
-        "token", "held", "release", "fallback", "dropped", "retry", "place",
+        "token",
+        "held",
+        "release",
+        "fallback",
+        "dropped",
+        "retry",
+        "place",
+        "idle messages",
+        "load reports",
     ] {
         assert!(
             kinds.get(kind).copied().unwrap_or(0) > 0,

@@ -1,10 +1,12 @@
 //! The JBSQ leaf's table stages chained in the plan's order (`docs/jbsq-pipeline.md`):
 //! `poolCfg`, `nodeCfg`, `queueCtl`, `link`, `ring`, `members`, `memberSlot`, `outstanding`,
-//! `taskBuf`, one pass a clock, each stage handing the next its registered descriptor. What
-//! leaves is the pass's decision: the node a task goes to (a token's, `tok_node`, or the
-//! fallback's, `fb_node`), a held or released task, a second pass to run (a retry, a returned
-//! place), the idle message the pass sends. `poolAvg` (stage 8) joins the chain when it is
-//! built; the address rewrite, the frame store and the egress follow it.
+//! `poolAvg`, `taskBuf`, one pass a clock, each stage handing the next its registered
+//! descriptor. What leaves is the pass's decision: the node a task goes to (a token's,
+//! `tok_node`, or the fallback's, `fb_node`), a held or released task, a second pass to run (a
+//! retry, a returned place, at its ring), the message to the spine (an idle message or a load
+//! report, with the average). A control pass that adds or removes a node holds `poolAvg` for
+//! [`HOLD_CLOCKS`] more clocks: the core admits no pass behind it until then, as the paper
+//! leaf's does. The address rewrite, the frame store and the egress follow the chain.
 
 use super::JbsqPort;
 use super::link::LinkStage;
@@ -12,6 +14,8 @@ use super::member_slot::MemberSlotStage;
 use super::members::MembersStage;
 use super::node_cfg::NodeCfgStage;
 use super::outstanding::OutstandingStage;
+pub use super::pool_avg::HOLD_CLOCKS;
+use super::pool_avg::PoolAvgStage;
 use super::pool_cfg::PoolCfgStage;
 use super::queue_ctl::QueueCtlStage;
 use super::ring::RingStage;
@@ -22,7 +26,7 @@ use rust_hdl::prelude::*;
 
 /// The stages a pass goes through, and so the clocks from its entry (as `early`) to its leaving:
 /// one more.
-pub const STAGES: usize = 9;
+pub const STAGES: usize = 10;
 
 /// The chain for `2^P` pools, `2^N` nodes, `2^R` ring entries and `2^B` buffer slots.
 #[derive(LogicBlock)]
@@ -37,6 +41,7 @@ pub struct JbsqIngress<const P: usize, const N: usize, const R: usize, const B: 
     pub members: MembersStage<N>,
     pub member_slot: MemberSlotStage<N>,
     pub outstanding: OutstandingStage<N>,
+    pub pool_avg: PoolAvgStage<P>,
     pub task_buf: TaskBufStage<B>,
 }
 
@@ -62,6 +67,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize> JbsqIngress
             members: Default::default(),
             member_slot: Default::default(),
             outstanding: Default::default(),
+            pool_avg: Default::default(),
             task_buf: Default::default(),
         }
     }
@@ -83,6 +89,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize> Logic
             members,
             member_slot,
             outstanding,
+            pool_avg,
             task_buf
         );
         JbsqIn::link(&mut self.port.up, &mut self.pool_cfg.port.up);
@@ -96,7 +103,8 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize> Logic
             &mut self.member_slot.port.down,
             &mut self.outstanding.port.up,
         );
-        JbsqOut::join(&mut self.outstanding.port.down, &mut self.task_buf.port.up);
+        JbsqOut::join(&mut self.outstanding.port.down, &mut self.pool_avg.port.up);
+        JbsqOut::join(&mut self.pool_avg.port.down, &mut self.task_buf.port.up);
         JbsqOut::link(&mut self.port.down, &mut self.task_buf.port.down);
     }
 }

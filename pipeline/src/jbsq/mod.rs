@@ -4,11 +4,12 @@
 //! [`queue_ctl::QueueCtlStage`] (the token rings and the held queue), the link rule
 //! [`link::LinkStage`], the token table [`ring::RingStage`], the pools' members
 //! [`members::MembersStage`] and [`member_slot::MemberSlotStage`], the workers' counts
-//! [`outstanding::OutstandingStage`] and the held tasks [`task_buf::TaskBufStage`]: a standalone
-//! stage set with its own descriptor ([`phv::JbsqPhv`]), each stage tested pass for pass against
-//! the model's tables, and chained ([`ingress::JbsqIngress`]) pass for pass against the model.
-//! `poolAvg`, the frame store, the egress's two frames from a reply's pass and the leaf's place in
-//! the switch are planned.
+//! [`outstanding::OutstandingStage`], the rack average and the messages to the spine
+//! [`pool_avg::PoolAvgStage`] (the paper leaf's stage behind the JBSQ descriptor) and the held
+//! tasks [`task_buf::TaskBufStage`]: a standalone stage set with its own descriptor
+//! ([`phv::JbsqPhv`]), each stage tested pass for pass against the model, and chained
+//! ([`ingress::JbsqIngress`]) pass for pass against the model. The frame store, the egress's two
+//! frames from a reply's pass and the leaf's place in the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -23,6 +24,7 @@ pub mod members;
 pub mod node_cfg;
 pub mod outstanding;
 pub mod phv;
+pub mod pool_avg;
 pub mod pool_cfg;
 pub mod queue_ctl;
 pub mod ring;
@@ -92,6 +94,7 @@ macro_rules! impl_jbsq_stage {
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
 crate::impl_jbsq_stage!([const P: usize] link::LinkStage<P>);
 crate::impl_jbsq_stage!([const P: usize, const N: usize, const R: usize, const B: usize] ingress::JbsqIngress<P, N, R, B>);
+crate::impl_jbsq_stage!([const P: usize] pool_avg::PoolAvgStage<P>);
 crate::impl_jbsq_stage!([const P: usize] pool_cfg::PoolCfgStage<P>);
 crate::impl_jbsq_stage!([const N: usize] node_cfg::NodeCfgStage<N>);
 crate::impl_jbsq_stage!([const R: usize] ring::RingStage<R>);

@@ -1,6 +1,5 @@
 //! The JBSQ leaf's pass descriptor: what a pass carries from stage to stage
-//! (`docs/jbsq-pipeline.md`, "What a pass carries"). It holds the fields of the stages built
-//! (all but `poolAvg`, whose fields join it with it).
+//! (`docs/jbsq-pipeline.md`, "What a pass carries"), the fields of every table stage.
 //!
 //! Field names follow `horus_model::sched::jbsq`. What a pass does is a set of one-hot flags, as
 //! in the paper leaf's descriptor ([`crate::phv`]), for the same reason: no operation constants
@@ -153,6 +152,19 @@ pub struct JbsqPhv {
     pub idle_add: Bit,
     pub idle_remove: Bit,
     pub repair: Bit,
+    /// Control, an added or removed node: the pool's new `unit`, `round(2^32 / n)` for its new
+    /// member count `n` (0 for none), worked out by the host (`RackAverage::unit_for`), for
+    /// `poolAvg`'s rescale.
+    pub unit: Bits<33>,
+    /// poolAvg: the pass sends a load report (QUEUE_SIGNAL; the `sent_load_update` counter).
+    pub load_update: Bit,
+    /// poolAvg: the message the pass sends (an idle message of `link`'s, or a load report), its
+    /// header as the model's `signal_header` builds it: its type, and the pool's average after
+    /// the pass (16.16, saturating) in `qlen` (integer part) and `seq` (fraction); its pool is
+    /// `pool`, its source `spine_node`, its destination `spine_id`.
+    pub sig_pkt_type: Bits<7>,
+    pub sig_qlen: Bits<16>,
+    pub sig_seq: Bits<16>,
     /// taskBuf: the released task, on its way to the worker `src` (`dst_id` the worker, `qlen`
     /// 0: the model's `to_worker`).
     pub rel_pkt_type: Bits<7>,

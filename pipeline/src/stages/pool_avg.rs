@@ -12,6 +12,9 @@
 //!   displaced report waits for a later change.
 //! - Configuring a pool clears its entry; changing its `report_delta` (a control pass) works its
 //!   margins out anew. A spine instance passes everything through untouched.
+//! - The JBSQ leaf's `poolAvg` ([`crate::jbsq::pool_avg`]) is this stage behind a map of its own
+//!   descriptor; there an addition also carries the added worker's outstanding tasks (`added`,
+//!   [`PoolAvgStage::with_added_tasks`]), which the rescale keeps.
 //!
 //! Depth: the entry keeps the report rule's two margins (`acc` less each threshold,
 //! [`PoolAvgEntry`]), so each check is the sign of one two-term add on the entry (a margin plus or
@@ -69,6 +72,11 @@ pub struct PoolAvgStage<const P: usize> {
     pub clock: Signal<In, Clock>,
     /// The pass in and out, and the read-back (`StagePort`).
     pub port: StagePort,
+    /// A control pass adding a worker: the tasks it has outstanding at the start, which the
+    /// rescale keeps beside the pool's (read only where the stage is built with them,
+    /// [`PoolAvgStage::with_added_tasks`]: the JBSQ leaf's `poolAvg`; the paper leaf's additions
+    /// carry none, and there the sum is a constant 0 that synthesis removes).
+    pub added: Signal<In, Bits<16>>,
     /// `early` but for its index fields (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, Phv>,
     /// The table is indexed directly: no offset (`StageTable::rd_off`).
@@ -78,6 +86,11 @@ pub struct PoolAvgStage<const P: usize> {
     /// The rescale: the tasks kept, and `kept * unit` [`MUL_LATENCY`] clocks later.
     keep: KeptTasks,
     mul: PipeMul,
+    /// The stage reads `added` (a constant).
+    has_added: Constant<Bit>,
+    added_w: ZeroExtend<16, 32>,
+    /// The tasks a rescale keeps: `keep`'s, or an addition's sum with the added worker's.
+    kept: Signal<Local, Bits<32>>,
     /// The tasks kept by the held pass, for the last clock.
     kept_r: DFF<Bits<32>>,
     /// The pass's report terms, a clock ahead (from `early`); a rescale keeps its own until
@@ -194,9 +207,23 @@ pub struct PoolAvgStage<const P: usize> {
 
 impl<const P: usize> PoolAvgStage<P> {
     pub fn new(is_leaf: bool) -> Self {
+        Self::build(is_leaf, false)
+    }
+
+    /// A leaf's stage whose additions carry the added worker's outstanding tasks (`added`): the
+    /// rescale keeps them beside the pool's (`horus_model::sched::jbsq::JbsqLeaf::add_node`).
+    pub fn with_added_tasks() -> Self {
+        Self::build(true, true)
+    }
+
+    fn build(is_leaf: bool, has_added: bool) -> Self {
         Self {
             clock: Default::default(),
             port: Default::default(),
+            added: Default::default(),
+            has_added: Constant::new(has_added),
+            added_w: Default::default(),
+            kept: Default::default(),
             early_unused: Default::default(),
             no_off: Constant::new(0.into()),
             avg_table: StageTable::new(Stage::PoolAvg),
@@ -409,15 +436,22 @@ impl<const P: usize> Logic for PoolAvgStage<P> {
         // worker's queue) into a register, `kept * unit` into the multiplier; the entry is
         // written back unchanged until the last clock.
         self.keep.tasks.next = self.avg_table.rd_data.val().tasks;
+        // An addition keeps every task (nothing removed, a unit not 0), and the added worker's:
+        // its sum is a chain beside `keep`'s, picked after both, not one in front of `keep`'s.
+        self.added_w.narrow.next = self.added.val();
+        self.kept.next = self.keep.kept.val();
+        if self.has_added.val() & self.port.up.pass.val().is_ctl_add {
+            self.kept.next = self.avg_table.rd_data.val().tasks + self.added_w.wide.val();
+        }
         self.keep.removed.next = self.port.up.pass.val().removed_q.get_bits::<16>(16);
         if self.port.up.pass.val().is_ctl_add {
             self.keep.removed.next = self.zero16.val();
         }
         self.keep.unit.next = self.port.up.pass.val().unit.get_bits::<33>(0);
-        self.mul.a.next = self.keep.kept.val();
+        self.mul.a.next = self.kept.val();
         self.mul.b.next = self.port.up.pass.val().unit.get_bits::<33>(0);
         if self.rescale.val() {
-            self.kept_r.d.next = self.keep.kept.val();
+            self.kept_r.d.next = self.kept.val();
             self.hold.d.next = self.hold_len.val();
         }
         self.held.d.next = self.hold.d.val().any();

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 /// Feeds `passes` one per clock to a block whose passes leave `latency` cycles after they are
 /// presented (one stage: 2; `k` stages: `k + 1`) and returns the pass that left for each.
+#[allow(dead_code)]
 pub fn run<S: JbsqPipelineStage + Send + 'static>(
     mut uut: S,
     passes: Vec<JbsqPhv>,
@@ -47,6 +48,47 @@ pub fn run<S: JbsqPipelineStage + Send + 'static>(
     out
 }
 
+/// Feeds `passes` one per clock (`None`: a bubble), runs `tail` more idle cycles, and returns
+/// every live pass that left, in order: for a stage that holds some passes longer than a clock
+/// (the caller leaves the bubbles the hold needs).
+#[allow(dead_code)]
+pub fn run_held<S: JbsqPipelineStage + Send + 'static>(
+    mut uut: S,
+    passes: Vec<Option<JbsqPhv>>,
+    tail: usize,
+) -> Vec<JbsqPhv> {
+    uut.connect_all();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let n = passes.len() + tail;
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<S>| {
+        let c = x.clock_mut();
+        c.next = !c.val();
+    });
+    sim.add_testbench(move |mut sim: Sim<S>| {
+        let mut x = sim.init()?;
+        x = sim.watch(|x| x.clock().val().clk, x)?;
+        let mut prev = JbsqPhv::default();
+        for i in 0..n {
+            let p = passes.get(i).copied().flatten().unwrap_or_default();
+            x.port_mut().up.early.next = p;
+            x.port_mut().up.pass.next = prev;
+            prev = p;
+            x = sim.watch(|x| !x.clock().val().clk, x)?;
+            x = sim.watch(|x| x.clock().val().clk, x)?;
+            let o = x.port().down.pass.val();
+            if o.live {
+                sink.lock().unwrap().push(o);
+            }
+        }
+        sim.done(x)?;
+        Ok(())
+    });
+    sim.run(Box::new(uut), 20 * (n as u64 + 40)).unwrap();
+    seen.lock().unwrap().clone()
+}
+
 /// Lint, synthesis for UltraScale+ and the logic depth of a block's Verilog.
 pub fn lint_and_synth<T: Block>(name: &str, mut uut: T) -> horus_hdl_tools::check::SynthReport {
     uut.connect_all();
@@ -67,7 +109,9 @@ pub fn b16(v: impl Into<u64>) -> Bits<16> {
 #[allow(dead_code)]
 pub mod driver {
     use super::b16;
+    use horus_model::fixed::RackAverage;
     use horus_model::rng::Xorshift64;
+    use horus_model::sched::Signal;
     use horus_model::sched::jbsq::*;
     use horus_model::wire::{HorusHeader, PacketType};
     use horus_pipeline::jbsq::phv::JbsqPhv;
@@ -208,23 +252,28 @@ pub mod driver {
         /// Adds `node` (its own bound `k`, or the pool's; `tasks` outstanding): the node's pass,
         /// then one control pass for each free place (the host knows its level and the node's
         /// generation). The model runs them as one operation; the place passes are recorded
-        /// with the tables after it (they change no table but `queueCtl` and `ring`).
+        /// with the tables after it (they change no table but `queueCtl` and `ring`), the
+        /// first with the first message the model's operation returned.
         pub fn add(&mut self, pool: u16, node: u16, k: Option<u8>, tasks: u16) {
             let t = self.leaf.tables();
             let generation = t.node_cfg[usize::from(node)].generation;
-            let kk = k.unwrap_or(t.pool_cfg[usize::from(pool)].unwrap().cfg.k);
+            let pc = t.pool_cfg[usize::from(pool)].unwrap();
+            let kk = k.unwrap_or(pc.cfg.k);
             let p = JbsqPhv {
                 is_ctl_add: true,
                 pool: b16(pool),
                 src: b16(node),
                 k: b16(k.unwrap_or(0)),
                 tasks: b16(tasks),
+                // The host works the pool's new unit out (the paper leaf's host does too).
+                unit: RackAverage::unit_for(u32::from(pc.n) + 1).into(),
                 ..Default::default()
             };
+            let mut first = None;
             self.run(
                 p,
                 |l| {
-                    l.add_node(pool, node, k, tasks).unwrap();
+                    first = l.add_node(pool, node, k, tasks).unwrap();
                     JbsqResult::default()
                 },
                 false,
@@ -238,7 +287,17 @@ pub mod driver {
                     level: (level_of(place, kk) as u64).into(),
                     ..Default::default()
                 };
-                self.run(p, |_| JbsqResult::default(), false);
+                // The model's first message of the group goes with the first place pass (none
+                // of the place passes moves the average, so each would carry the same).
+                let signal = std::mem::take(&mut first);
+                self.run(
+                    p,
+                    |_| JbsqResult {
+                        signal,
+                        ..JbsqResult::default()
+                    },
+                    false,
+                );
             }
         }
 
@@ -263,6 +322,7 @@ pub mod driver {
                 src: b16(node),
                 slot: b16(slot),
                 last: b16(last),
+                unit: RackAverage::unit_for(u32::from(pc.n) - 1).into(),
                 ..Default::default()
             };
             self.run(
@@ -381,6 +441,49 @@ pub mod driver {
                 }
             }
             self.drain();
+        }
+    }
+
+    /// A message as (signal, its header's type, pool, source, destination, qlen, seq).
+    pub type Msg = (Signal, u8, u16, u16, u16, u16, u16);
+
+    pub fn model_msg(s: &Step) -> Option<Msg> {
+        s.result.signal.map(|(sig, h): (Signal, HorusHeader)| {
+            (
+                sig,
+                h.pkt_type.code(),
+                h.pool_id,
+                h.src_id,
+                h.dst_id,
+                h.qlen,
+                h.seq_num,
+            )
+        })
+    }
+
+    pub fn stage_msg(o: &JbsqPhv) -> Option<Msg> {
+        let flags = [
+            (o.idle_add, Signal::IdleAdd),
+            (o.idle_remove, Signal::IdleRemove),
+            (o.load_update, Signal::LoadUpdate),
+        ];
+        let set: Vec<Signal> = flags.iter().filter(|f| f.0).map(|f| f.1).collect();
+        assert!(set.len() <= 1, "one message a pass: {set:?}");
+        let ty = u64::from(o.sig_pkt_type) as u8;
+        match set.first() {
+            None => {
+                assert_eq!(ty, 0, "a type without a message");
+                None
+            }
+            Some(&sig) => Some((
+                sig,
+                ty,
+                u64::from(o.pool) as u16,
+                u64::from(o.spine_node) as u16,
+                u64::from(o.spine_id) as u16,
+                u64::from(o.sig_qlen) as u16,
+                u64::from(o.sig_seq) as u16,
+            )),
         }
     }
 }

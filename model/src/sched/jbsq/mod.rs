@@ -16,10 +16,11 @@
 //! ring of level 0 (workers with nothing outstanding), its rack average counts every task it took
 //! and has not seen answered, held ones included.
 //!
-//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) `poolCfg`, `nodeCfg`, `queueCtl`,
-//! `link`, `ring`, `members`, `memberSlot`, `outstanding` and `taskBuf` are built
-//! (`horus_pipeline::jbsq`, tested against these tables, the held queue proven); its last stage
-//! (`poolAvg`), its co-simulation, its other proofs and its register-map counters are planned. A
+//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) all ten table stages, `poolCfg`,
+//! `nodeCfg`, `queueCtl`, `link`, `ring`, `members`, `memberSlot`, `outstanding`, `poolAvg` and
+//! `taskBuf`, are built (`horus_pipeline::jbsq`, tested against these tables, the held queue
+//! proven); the stages chained, its co-simulation, its other proofs and its register-map
+//! counters are planned. A
 //! configuration with `[switch] leaf = "jbsq"` builds this
 //! leaf ([`JbsqLeaf::from_config`]). The paper's leaf ([`crate::sched::Scheduler`]) is unchanged
 //! and stays the default ([`LeafKind`]).
