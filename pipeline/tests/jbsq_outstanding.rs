@@ -20,11 +20,6 @@ const N: usize = 6;
 const SIZES: JbsqSizes = JbsqSizes::SMALL;
 const _: () = assert!(SIZES.nodes as usize == 1 << N);
 
-thread_local! {
-    /// The spurious replies `check` has seen (decision 33), this test's thread.
-    static SPURIOUS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
 /// What a pass must show.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Expect {
@@ -107,20 +102,21 @@ fn stage_pass(s: &Step) -> Option<(JbsqPhv, Expect)> {
 }
 
 /// Runs the passes that touch the table through the stage, back to back, checks each, and
-/// checks the counts the stage ends with through one more reply per node (its `left`).
-fn check(mut d: Driver, nodes: &[(u16, u16)]) -> usize {
+/// checks the counts the stage ends with through one more reply per node (its `left`). Returns
+/// the passes checked and the spurious replies among them (decision 33).
+fn check(mut d: Driver, nodes: &[(u16, u16)]) -> (usize, usize) {
     for &(pool, node) in nodes {
         d.reply(pool, node);
     }
     let (passes, expect): (Vec<_>, Vec<_>) = d.steps.iter().filter_map(stage_pass).unzip();
     let out = jbsq_common::run(OutstandingStage::<N>::default(), passes.clone(), 2);
-    let mut checked = 0;
+    let (mut checked, mut spurious_seen) = (0, 0);
     for (i, (o, e)) in out.iter().zip(&expect).enumerate() {
         let ctx = format!("pass {i}: {:?}", passes[i]);
         match *e {
             Expect::Stale(s) => assert_eq!(o.stale, s, "{ctx}"),
             Expect::Reply(left, returns, spurious) => {
-                SPURIOUS.with(|c| c.set(c.get() + usize::from(spurious)));
+                spurious_seen += usize::from(spurious);
                 assert_eq!(
                     (o.left.index() as u16, o.returns, o.spurious),
                     (left, returns.is_some(), spurious),
@@ -135,7 +131,7 @@ fn check(mut d: Driver, nodes: &[(u16, u16)]) -> usize {
         }
         checked += 1;
     }
-    checked
+    (checked, spurious_seen)
 }
 
 /// The tasks that popped a stale token.
@@ -180,7 +176,7 @@ fn each_task_placed_counts_at_its_worker_and_each_reply_uncounts_it_back_to_back
     d.drain();
     d.task(1, 5);
     // Two pops and a fallback, five replies, the last task's pop, the closing reply.
-    assert_eq!(check(d, &[(1, 20)]), 10);
+    assert_eq!(check(d, &[(1, 20)]).0, 10);
 }
 
 #[test]
@@ -203,7 +199,7 @@ fn a_removed_workers_tokens_are_stale_and_its_tasks_lost() {
     // Node 30's second token is popped after its removal: stale, the task retries.
     assert_eq!(stale(&d), 1);
     // Five pops (one stale), the removal's lost task, three replies.
-    assert_eq!(check(d, &[(2, 30), (2, 31)]), 9);
+    assert_eq!(check(d, &[(2, 30), (2, 31)]).0, 9);
 }
 
 #[test]
@@ -219,8 +215,7 @@ fn random_traffic_on_two_pools_matches_the_models_counts() {
     // A worker of pool 1 leaves and comes back every 50 operations.
     d.random_traffic(0xbead, 2500, &[(1, &[20, 21, 22]), (2, &[30, 31])], 50, 9);
     let stale = stale(&d);
-    let checked = check(d, &[(1, 20), (1, 21), (1, 22), (2, 30), (2, 31)]);
-    let spurious = SPURIOUS.with(|c| c.get());
+    let (checked, spurious) = check(d, &[(1, 20), (1, 21), (1, 22), (2, 30), (2, 31)]);
     println!("random: {checked} checked, {stale} stale, {spurious} spurious replies");
     assert!(
         checked > 1500 && stale > 10 && spurious > 50,
