@@ -1,12 +1,13 @@
 //! The JBSQ leaf (`horus_model::sched::jbsq`): `docs/algorithm.md`, "The leaf that holds tasks",
-//! decisions 23 to 31.
+//! decisions 23 to 34.
 
 use horus_model::fixed::{Load, RackAverage};
 use horus_model::rng::{Xorshift64, scale};
 use horus_model::sched::counters::Signal;
 use horus_model::sched::jbsq::*;
-use horus_model::sched::state::{Params, SpineRef};
-use horus_model::wire::{HorusHeader, PacketType};
+use horus_model::sched::state::{NodeAddr, Params, SpineRef};
+use horus_model::sched::{Emit, Target};
+use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
 
 const SPINE: SpineRef = SpineRef { id: 9, node: 3 };
 const CLIENT: u16 = 0xFFFF;
@@ -65,7 +66,7 @@ fn reply(l: &mut JbsqLeaf, node: u16) -> (JbsqResult, Option<JbsqResult>) {
 }
 
 fn sent_to(r: &JbsqResult) -> Option<u16> {
-    r.forward.map(|h| h.dst_id)
+    r.forward.map(|e| e.header.dst_id)
 }
 
 #[test]
@@ -102,14 +103,18 @@ fn a_worker_gets_at_most_k_the_least_loaded_first_and_the_rest_wait_in_arrival_o
     }
     // A reply's own pass forwards the reply and releases the oldest held task to its worker.
     let (r, second) = reply(&mut l, 21);
-    assert_eq!(r.forward.map(|h| h.pkt_type), Some(PacketType::TaskDone));
+    assert_eq!(
+        r.forward.map(|h| h.header.pkt_type),
+        Some(PacketType::TaskDone)
+    );
     let rel = r.release.expect("the oldest held task is released");
-    assert_eq!((rel.header.seq_num, rel.header.dst_id), (6, 21));
+    assert_eq!((rel.task.header.seq_num, rel.task.header.dst_id), (6, 21));
     assert!(second.is_none(), "a release needs no second pass");
     assert_eq!(l.tables().outstanding[21].tasks, 2);
     let (r, _) = reply(&mut l, 20);
     assert_eq!(
-        r.release.map(|t| (t.header.seq_num, t.header.dst_id)),
+        r.release
+            .map(|t| (t.task.header.seq_num, t.task.header.dst_id)),
         Some((7, 20))
     );
     let c = l.counters();
@@ -168,7 +173,9 @@ fn a_held_task_that_arrives_between_a_reply_and_its_second_pass_takes_the_place(
     );
     let second = l.resubmit(rs);
     assert_eq!(
-        second.release.map(|t| (t.header.seq_num, t.header.dst_id)),
+        second
+            .release
+            .map(|t| (t.task.header.seq_num, t.task.header.dst_id)),
         Some((1, 20))
     );
     assert_eq!(l.tables().queue_ctl[1].ring_count, [0; LEVELS]);
@@ -337,7 +344,8 @@ fn a_removed_workers_places_go_stale_and_its_pools_held_tasks_stay_held() {
     // The held task waits for the pool's other worker, and its reply releases it.
     let (r, _) = reply(&mut l, 20);
     assert_eq!(
-        r.release.map(|t| (t.header.seq_num, t.header.dst_id)),
+        r.release
+            .map(|t| (t.task.header.seq_num, t.task.header.dst_id)),
         Some((2, 20))
     );
     // A reply from the removed worker goes on to its client and changes nothing.
@@ -382,11 +390,14 @@ fn every_pass_touches_each_table_at_most_once_in_stage_order_and_the_counts_add_
         };
         let stages = l.last_pass_stages();
         assert!(stages.windows(2).all(|w| w[0] < w[1]), "{stages:?}");
-        if let Some(h) = r.forward.filter(|h| h.pkt_type == PacketType::NewTask) {
-            at_worker[usize::from(h.dst_id)].push(h.seq_num);
+        if let Some(e) = r
+            .forward
+            .filter(|e| e.header.pkt_type == PacketType::NewTask)
+        {
+            at_worker[usize::from(e.header.dst_id)].push(e.header.seq_num);
         }
         if let Some(t) = r.release {
-            at_worker[usize::from(t.header.dst_id)].push(t.header.seq_num);
+            at_worker[usize::from(t.task.header.dst_id)].push(t.task.header.seq_num);
         }
         pending.extend(r.resubmit);
     }
@@ -449,8 +460,9 @@ fn a_pool_that_advertises_places_stays_linked_while_any_worker_has_a_free_place(
 }
 
 /// The JBSQ stage matrix in `docs/algorithm.md`: a row's non-blank cells are the tables its pass
-/// touches (a cell marked ¹ or ³ only on some passes of its kind: when the pass sends a signal;
-/// when its pool advertises its queue; ² for a pool with a spine, which every pool here has).
+/// touches (a cell marked ¹, ³ or ⁴ only on some passes of its kind: when the pass sends a
+/// signal; when its pool advertises its queue; a multi-packet task's first packet; ² for a pool
+/// with a spine, which every pool here has).
 fn doc_matrix() -> Vec<(String, Vec<(JbsqStage, bool)>)> {
     let doc = include_str!("../../docs/algorithm.md");
     let start = doc
@@ -466,7 +478,7 @@ fn doc_matrix() -> Vec<(String, Vec<(JbsqStage, bool)>)> {
                 .iter()
                 .zip(&cells[2..])
                 .filter(|(_, c)| !c.is_empty())
-                .map(|(&s, c)| (s, c.ends_with('¹') || c.ends_with('³')))
+                .map(|(&s, c)| (s, c.ends_with('¹') || c.ends_with('³') || c.ends_with('⁴')))
                 .collect();
             (cells[1].to_string(), touched)
         })
@@ -544,6 +556,21 @@ fn the_stage_matrix_in_the_docs_is_what_each_kind_of_pass_touches() {
     task(&mut l, 1); // held
     assert_eq!(task(&mut l, 2).drop, Some(JbsqDrop::BufferFull));
     check(&l, "task, dropped (buffer full)");
+
+    let mut l = leaf(1, 1, 1, Fallback::Drop);
+    let mut first = header(PacketType::NewTask, CLIENT, 40);
+    first.more_packets = true;
+    l.packet(first, 64, 0);
+    let mut cont = header(PacketType::TaskContinuation, CLIENT, 40);
+    cont.more_packets = true;
+    assert!(l.packet(cont, 64, 0).forward.is_some());
+    check(&l, "continuation");
+    assert!(
+        l.packet(header(PacketType::KeepAlive, 20, 0), 64, 0)
+            .forward
+            .is_some()
+    );
+    check(&l, "control frame (to the control port)");
     let mut documented: Vec<_> = rows.iter().map(|r| r.0.clone()).collect();
     documented.sort();
     seen.sort();
@@ -702,4 +729,190 @@ fn a_spurious_reply_returns_no_place() {
     assert!(late.release.is_some() && late.resubmit.is_none() && second.is_none());
     assert_eq!(l.tables().outstanding[20].tasks, 1);
     assert_eq!(l.counters().replies_spurious, 1);
+}
+
+/// A node's address, as a configuration gives it.
+fn addr(node: u16) -> NodeAddr {
+    NodeAddr {
+        endpoint: Endpoint {
+            mac: MacAddr([2, 0, 0, 0, 0, node as u8]),
+            ip: std::net::Ipv4Addr::new(10, 0, 1, node as u8),
+            udp_port: 7000 + node,
+        },
+        port: (node % 4) as u8,
+        dst_id: node,
+    }
+}
+
+#[test]
+fn a_multi_packet_tasks_continuations_follow_its_first_packet_and_count_nothing() {
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 7);
+    l.set_conn_timeout_us(1_000);
+    l.configure_pool(1, pool_cfg(1, 8, 8, Fallback::Drop))
+        .unwrap();
+    for n in [20, 21] {
+        l.add_node_at(1, n, None, 0, addr(n)).unwrap();
+    }
+    let packet = |pkt_type, seq, more| HorusHeader {
+        more_packets: more,
+        ..header(pkt_type, CLIENT, seq)
+    };
+    let to = |r: &JbsqResult| match r.forward.map(|e| e.target) {
+        Some(Target::Node { node, addr: a }) => {
+            assert_eq!(a, addr(node), "the node's own address");
+            assert_eq!(r.forward.unwrap().header.dst_id, node);
+            Some(node)
+        }
+        _ => None,
+    };
+    // Task 1 (three packets) takes 20's place; task 2 (two packets) 21's; task 3 (two packets)
+    // finds no place and goes over a bound with the drop fallback (decision 28).
+    let r1 = l.packet(packet(PacketType::NewTask, 1, true), 64, 0);
+    let r2 = l.packet(packet(PacketType::NewTask, 2, true), 64, 0);
+    let r3 = l.packet(packet(PacketType::NewTask, 3, true), 64, 0);
+    assert_eq!((to(&r1), to(&r2)), (Some(20), Some(21)));
+    let third = to(&r3).expect("over a bound, not dropped");
+    assert!(matches!(r3.placement, Some(Placement::Fallback { .. })));
+    let before = (
+        l.counters().tasks,
+        l.tables().outstanding.clone(),
+        l.tables().avg[1],
+    );
+    // Continuations, interleaved, each to its task's node; none is counted as a task.
+    let c = |l: &mut JbsqLeaf, seq, more, t| {
+        l.packet(packet(PacketType::TaskContinuation, seq, more), 64, t)
+    };
+    assert_eq!(to(&c(&mut l, 2, false, 10)), Some(21)); // task 2's last packet
+    assert_eq!(to(&c(&mut l, 1, true, 11)), Some(20));
+    assert_eq!(to(&c(&mut l, 3, false, 12)), Some(third));
+    assert_eq!(to(&c(&mut l, 1, false, 13)), Some(20)); // task 1's last packet
+    assert_eq!(
+        (
+            l.counters().tasks,
+            l.tables().outstanding.clone(),
+            l.tables().avg[1]
+        ),
+        before,
+        "a continuation changes no count"
+    );
+    // A last packet freed its entry: another continuation of task 1 or 2 misses.
+    for seq in [1, 2] {
+        let r = c(&mut l, seq, false, 14);
+        assert_eq!(
+            (r.forward, r.drop),
+            (None, Some(JbsqDrop::ContinuationMiss))
+        );
+    }
+    // Past the timeout an entry misses, and is freed.
+    let r4 = l.packet(packet(PacketType::NewTask, 4, true), 64, 100);
+    let node4 = to(&r4).unwrap();
+    assert_eq!(to(&c(&mut l, 4, true, 1_099)), Some(node4));
+    assert_eq!(
+        c(&mut l, 4, true, 1_100).drop,
+        Some(JbsqDrop::ContinuationMiss)
+    );
+    assert_eq!(
+        c(&mut l, 4, false, 1_101).drop,
+        Some(JbsqDrop::ContinuationMiss)
+    );
+    // A live entry of another task on the same index is kept: the newcomer's continuations miss.
+    let (a, b) = (0u16..)
+        .flat_map(|a| (a + 1..a + 200).map(move |b| (a, b)))
+        .find(|&(a, b)| {
+            let i = |s| horus_model::sched::conn_hash(1, s) & 63;
+            a > 10 && i(a) == i(b)
+        })
+        .unwrap();
+    let ra = l.packet(packet(PacketType::NewTask, a, true), 64, 2_000);
+    let rb = l.packet(packet(PacketType::NewTask, b, true), 64, 2_000);
+    assert!(to(&ra).is_some() && to(&rb).is_some());
+    assert_eq!(to(&c(&mut l, a, false, 2_001)), to(&ra));
+    assert_eq!(
+        c(&mut l, b, false, 2_001).drop,
+        Some(JbsqDrop::ContinuationMiss)
+    );
+    // A node removed and its ID added to another pool: the entry no longer leads there.
+    let r5 = l.packet(packet(PacketType::NewTask, 5, true), 64, 3_000);
+    let node5 = to(&r5).unwrap();
+    l.configure_pool(
+        2,
+        JbsqPool {
+            base: 32,
+            ring_base: 512,
+            queue_base: 40,
+            ..pool_cfg(1, 8, 8, Fallback::Drop)
+        },
+    )
+    .unwrap();
+    l.remove_node(1, node5).unwrap();
+    l.add_node_at(2, node5, None, 0, addr(node5)).unwrap();
+    assert_eq!(
+        c(&mut l, 5, false, 3_001).drop,
+        Some(JbsqDrop::ContinuationMiss)
+    );
+    let k = l.counters();
+    assert_eq!(
+        (
+            k.continuations,
+            k.continuation_miss,
+            k.conn_collisions,
+            k.conn_expired
+        ),
+        (6, 6, 1, 1),
+        "{k:?}"
+    );
+    assert_eq!(k.conn_inserts, 6);
+}
+
+#[test]
+fn control_frames_go_to_the_control_port_and_other_types_are_dropped_and_counted() {
+    let mut l = leaf(1, 1, 8, Fallback::Random);
+    let before = l.tables().clone();
+    let rng = l.rng_state();
+    for t in [
+        PacketType::KeepAlive,
+        PacketType::WorkerId,
+        PacketType::WorkerIdAck,
+        PacketType::RemoveAck,
+    ] {
+        let h = header(t, 20, 5);
+        let r = l.packet(h, 64, 0);
+        assert_eq!(
+            r.forward,
+            Some(Emit {
+                target: Target::Control,
+                header: h
+            }),
+            "{t:?}"
+        );
+        assert!(l.last_pass_stages().is_empty(), "{t:?} reads no table");
+    }
+    for t in [
+        PacketType::IdleSignal,
+        PacketType::QueueSignal,
+        PacketType::IdleRemove,
+        PacketType::NewTaskRandom,
+    ] {
+        let r = l.packet(header(t, 20, 5), 64, 0);
+        assert_eq!(
+            (r.forward, r.drop),
+            (None, Some(JbsqDrop::NotScheduled)),
+            "{t:?}"
+        );
+    }
+    let mut h = header(PacketType::NewTask, CLIENT, 1);
+    h.pool_id = 3;
+    assert_eq!(l.packet(h, 64, 0).drop, Some(JbsqDrop::UnknownPool));
+    h.pkt_type = PacketType::TaskDone;
+    let r = l.packet(h, 64, 0);
+    assert_eq!(
+        r.forward.map(|e| e.target),
+        Some(Target::PassThrough),
+        "a reply still goes on"
+    );
+    let k = l.counters();
+    assert_eq!((k.to_control, k.not_scheduled, k.unknown_pool), (4, 4, 2));
+    assert_eq!(l.rng_state(), rng);
+    assert_eq!(l.tables().outstanding, before.outstanding);
+    assert_eq!(l.tables().queue_ctl, before.queue_ctl);
 }

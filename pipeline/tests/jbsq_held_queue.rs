@@ -271,7 +271,7 @@ impl Run {
         self.passes.push(p);
         self.expect.push(Expect {
             held,
-            release: r.release,
+            release: r.release.map(|x| x.task),
             buf_full: self.leaf.counters().buffer_full > full_before,
             queue,
             slot,
@@ -545,7 +545,7 @@ fn a_task_held_between_a_reply_and_its_second_pass_takes_the_returned_place() {
     // Before the place comes back, a task arrives: no token yet, so it is held.
     r.task(1, 1, 3);
     let back = r.again();
-    assert_eq!(back.release.map(|t| t.header.seq_num), Some(1));
+    assert_eq!(back.release.map(|t| t.task.header.seq_num), Some(1));
     assert_eq!(r.check(), (1, 1));
 }
 

@@ -16,7 +16,6 @@ use super::{
 };
 use crate::config::{Config, Role};
 use crate::fixed::{Load, MAX_WORKERS};
-use crate::wire::Endpoint;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ControlOp {
@@ -119,19 +118,10 @@ pub fn config_ops(cfg: &Config) -> Vec<ControlOp> {
             spine,
         });
         for n in &p.nodes {
-            let addr = NodeAddr {
-                endpoint: Endpoint {
-                    mac: n.mac,
-                    ip: n.ip,
-                    udp_port: n.udp_port,
-                },
-                port: n.port,
-                dst_id: n.leaf.unwrap_or(n.id),
-            };
             ops.push(ControlOp::AddNode {
                 pool: p.id,
                 node: n.id,
-                addr,
+                addr: NodeAddr::of(n),
                 workers: n.workers.unwrap_or(1),
             });
         }

@@ -106,14 +106,121 @@ pub struct SwitchRegisters {
     pub spines: Vec<SpineAddr>,
 }
 
-/// A [`Scheduler`] with its ports and addresses.
+/// Where a switch's frames go: its own address, its fixed ports and its spines (the hardware's
+/// `SWITCH_*`, `*_PORT` and `SPINE*` registers), and how what a pass emits becomes a frame. Both
+/// leaves' frame switches ([`FrameSwitch`], the JBSQ leaf's `JbsqFrameSwitch`) send through it.
 #[derive(Clone, Debug)]
-pub struct FrameSwitch {
-    sched: Scheduler,
+pub struct Ports {
     me: Endpoint,
     pass_through_port: u8,
     control_port: u8,
     spines: Vec<SpineAddr>,
+}
+
+impl Ports {
+    /// The switch's address, ports and spines as `cfg` gives them.
+    pub fn from_config(cfg: &Config) -> Ports {
+        let s = &cfg.switch;
+        Ports {
+            me: Endpoint {
+                mac: s.mac,
+                ip: s.ip,
+                udp_port: s.udp_port,
+            },
+            pass_through_port: s.pass_through_port,
+            control_port: s.control_port,
+            spines: cfg
+                .spines
+                .iter()
+                .map(|l| SpineAddr {
+                    id: l.id,
+                    endpoint: Endpoint {
+                        mac: l.mac,
+                        ip: l.ip,
+                        udp_port: l.udp_port,
+                    },
+                    port: l.port,
+                })
+                .collect(),
+        }
+    }
+
+    /// Sets them from the switch's registers (a host writing them while the switch runs).
+    pub fn set(&mut self, r: SwitchRegisters) {
+        self.me = r.me;
+        self.pass_through_port = r.pass_through_port;
+        self.control_port = r.control_port;
+        self.spines = r.spines;
+    }
+
+    pub fn pass_through_port(&self) -> u8 {
+        self.pass_through_port
+    }
+
+    /// The frame `e` sends: `frame` unchanged, rewritten towards a node, or (`mirror`) turned
+    /// into a message to a spine (from the template when the pass has no frame). `None` for a
+    /// spine the switch does not know.
+    pub fn out_frame(&self, frame: &[u8], e: Emit, mirror: bool) -> Option<OutFrame> {
+        match e.target {
+            Target::PassThrough => Some(OutFrame {
+                port: self.pass_through_port,
+                frame: frame.to_vec(),
+            }),
+            Target::Control => Some(OutFrame {
+                port: self.control_port,
+                frame: frame.to_vec(),
+            }),
+            Target::Node { addr, .. } => {
+                // Only parsed frames reach a node, so the rewrite cannot fail.
+                wire::rewrite(frame, &addr.endpoint, &e.header)
+                    .ok()
+                    .map(|f| OutFrame {
+                        port: addr.port,
+                        frame: f,
+                    })
+            }
+            Target::Spine(id) => {
+                debug_assert!(mirror);
+                let spine = self.spines.iter().find(|s| s.id == id)?;
+                let template;
+                let original = if frame.is_empty() {
+                    template = self.template(&spine.endpoint, &e.header);
+                    &template[..]
+                } else {
+                    frame
+                };
+                wire::signal_frame(original, &self.me, &spine.endpoint, &e.header)
+                    .ok()
+                    .map(|f| OutFrame {
+                        port: spine.port,
+                        frame: f,
+                    })
+            }
+        }
+    }
+
+    /// The frame a control pass mirrors when it has none of its own. It is addressed to the Horus
+    /// port whatever the spine listens on: `signal_frame` takes only Horus frames, and writes the
+    /// spine's own address and port over it.
+    fn template(&self, dst: &Endpoint, header: &HorusHeader) -> Vec<u8> {
+        HorusFrame::new(
+            self.me,
+            Endpoint {
+                udp_port: wire::HORUS_UDP_PORT,
+                ..*dst
+            },
+            *header,
+            Vec::new(),
+        )
+        .to_bytes()
+    }
+}
+
+/// A [`Scheduler`] with its ports and addresses.
+#[derive(Clone, Debug)]
+pub struct FrameSwitch {
+    sched: Scheduler,
+    ports: Ports,
 }
 
 impl FrameSwitch {
@@ -134,29 +241,9 @@ impl FrameSwitch {
         let s = &cfg.switch;
         let mut sched = Scheduler::new(s.role, s.id, cfg.sizes, s.conn_timeout_us, seed);
         sched.set_profile(profile);
-        let spines = cfg
-            .spines
-            .iter()
-            .map(|l| SpineAddr {
-                id: l.id,
-                endpoint: Endpoint {
-                    mac: l.mac,
-                    ip: l.ip,
-                    udp_port: l.udp_port,
-                },
-                port: l.port,
-            })
-            .collect();
         let mut sw = FrameSwitch {
             sched,
-            me: Endpoint {
-                mac: s.mac,
-                ip: s.ip,
-                udp_port: s.udp_port,
-            },
-            pass_through_port: s.pass_through_port,
-            control_port: s.control_port,
-            spines,
+            ports: Ports::from_config(cfg),
         };
         let mut out = Vec::new();
         for op in super::control::config_ops(cfg) {
@@ -177,10 +264,7 @@ impl FrameSwitch {
     /// Sets the switch's own registers (a host writing them while the switch runs).
     pub fn set_registers(&mut self, r: SwitchRegisters) {
         self.sched.set_id(r.id);
-        self.me = r.me;
-        self.pass_through_port = r.pass_through_port;
-        self.control_port = r.control_port;
-        self.spines = r.spines;
+        self.ports.set(r);
     }
 
     /// A control pass with the values the host computed ([`Scheduler::control_with`]); the
@@ -244,7 +328,7 @@ impl FrameSwitch {
             None => {
                 self.sched.count_pass_through();
                 res.outputs.push(OutFrame {
-                    port: self.pass_through_port,
+                    port: self.ports.pass_through_port,
                     frame,
                 });
             }
@@ -255,10 +339,10 @@ impl FrameSwitch {
     fn emit(&self, frame: &[u8], r: PassResult) -> FrameResult {
         let mut outputs = Vec::with_capacity(2);
         if let Some(e) = r.forward {
-            outputs.extend(self.out_frame(frame, e, false));
+            outputs.extend(self.ports.out_frame(frame, e, false));
         }
         if let Some((_, e)) = r.signal {
-            outputs.extend(self.out_frame(frame, e, true));
+            outputs.extend(self.ports.out_frame(frame, e, true));
         }
         FrameResult {
             outputs,
@@ -269,61 +353,6 @@ impl FrameSwitch {
             pass: Some(r),
             parse_error: None,
         }
-    }
-
-    fn out_frame(&self, frame: &[u8], e: Emit, mirror: bool) -> Option<OutFrame> {
-        match e.target {
-            Target::PassThrough => Some(OutFrame {
-                port: self.pass_through_port,
-                frame: frame.to_vec(),
-            }),
-            Target::Control => Some(OutFrame {
-                port: self.control_port,
-                frame: frame.to_vec(),
-            }),
-            Target::Node { addr, .. } => {
-                // Only parsed frames reach a node, so the rewrite cannot fail.
-                wire::rewrite(frame, &addr.endpoint, &e.header)
-                    .ok()
-                    .map(|f| OutFrame {
-                        port: addr.port,
-                        frame: f,
-                    })
-            }
-            Target::Spine(id) => {
-                debug_assert!(mirror);
-                let spine = self.spines.iter().find(|s| s.id == id)?;
-                let template;
-                let original = if frame.is_empty() {
-                    template = self.template(&spine.endpoint, &e.header);
-                    &template[..]
-                } else {
-                    frame
-                };
-                wire::signal_frame(original, &self.me, &spine.endpoint, &e.header)
-                    .ok()
-                    .map(|f| OutFrame {
-                        port: spine.port,
-                        frame: f,
-                    })
-            }
-        }
-    }
-
-    /// The frame a control pass mirrors when it has none of its own. It is addressed to the Horus
-    /// port whatever the spine listens on: `signal_frame` takes only Horus frames, and writes the
-    /// spine's own address and port over it.
-    fn template(&self, dst: &Endpoint, header: &HorusHeader) -> Vec<u8> {
-        HorusFrame::new(
-            self.me,
-            Endpoint {
-                udp_port: wire::HORUS_UDP_PORT,
-                ..*dst
-            },
-            *header,
-            Vec::new(),
-        )
-        .to_bytes()
     }
 }
 

@@ -37,7 +37,7 @@ use crate::config::{Config, Role, Sizes};
 use crate::fixed::{Drift, Load};
 use crate::rng::Xorshift64;
 use crate::wire::{HorusHeader, PacketType};
-use state::{ConnEntry, IdleCtl, NodeState, PoolCfg};
+use state::{ConnMiss, ConnWrite, IdleCtl, NodeState, PoolCfg};
 
 /// The connection table's hash multipliers: a task's slot is the low bits of
 /// `seq * CONN_HASH_SEQ ^ pool * CONN_HASH_POOL` (32 bits, wrapping; [`conn_hash`]).
@@ -784,31 +784,17 @@ impl Scheduler {
         (conn_hash(pool, seq) & (self.sizes.conn_table - 1)) as usize
     }
 
-    fn expired(&self, e: &ConnEntry, now: u32) -> bool {
-        now.wrapping_sub(e.stamp_us) >= self.conn_timeout_us
-    }
-
     /// §A.4: remember the node of a task whose first packet says more packets follow.
     fn conn_insert(&mut self, h: HorusHeader, time_us: u32, node: u16) {
         self.touch(Stage::Conn);
         let i = self.conn_index(h.pool_id, h.seq_num);
-        let e = self.t.conn[i];
-        let same = e.pool == h.pool_id && e.seq == h.seq_num;
-        if e.valid && !same && !self.expired(&e, time_us) {
-            self.counters.conn_collisions += 1;
-            return;
+        match self.t.conn[i].write(&h, time_us, node, self.conn_timeout_us) {
+            ConnWrite::Collision => self.counters.conn_collisions += 1,
+            ConnWrite::Written { expired } => {
+                self.counters.conn_expired += u64::from(expired);
+                self.counters.conn_inserts += 1;
+            }
         }
-        if e.valid && !same {
-            self.counters.conn_expired += 1;
-        }
-        self.counters.conn_inserts += 1;
-        self.t.conn[i] = ConnEntry {
-            valid: true,
-            pool: h.pool_id,
-            seq: h.seq_num,
-            node,
-            stamp_us: time_us,
-        };
     }
 
     /// TASK_CONTINUATION: follow the connection table; the last packet frees the entry.
@@ -816,24 +802,19 @@ impl Scheduler {
         let r = PassResult::default();
         self.touch(Stage::Conn);
         let i = self.conn_index(h.pool_id, h.seq_num);
-        let e = self.t.conn[i];
-        if !(e.valid && e.pool == h.pool_id && e.seq == h.seq_num) {
-            return self.dropped(r, DropReason::ContinuationMiss);
-        }
-        if self.expired(&e, time_us) {
-            self.counters.conn_expired += 1;
-            self.t.conn[i].valid = false;
-            return self.dropped(r, DropReason::ContinuationMiss);
-        }
-        if h.is_last_packet() {
-            self.t.conn[i].valid = false;
-        }
+        let node = match self.t.conn[i].follow(&h, time_us, self.conn_timeout_us) {
+            Ok(node) => node,
+            Err(miss) => {
+                self.counters.conn_expired += u64::from(miss == ConnMiss::Expired);
+                return self.dropped(r, DropReason::ContinuationMiss);
+            }
+        };
         self.counters.continuations += 1;
         let mut r = PassResult {
-            decision: Some(Decision::Continuation { node: e.node }),
+            decision: Some(Decision::Continuation { node }),
             ..r
         };
-        self.forward_to(h, e.node, false, &mut r);
+        self.forward_to(h, node, false, &mut r);
         r
     }
 

@@ -5,9 +5,9 @@
 //! debug builds [`AccessGuard`] checks both on every access, so a model change that a switch pipeline
 //! could not run fails every test that exercises it.
 
-use crate::config::PoolParams;
+use crate::config::{NodeConfig, PoolParams};
 use crate::fixed::{Drift, Load, RackAverage};
-use crate::wire::Endpoint;
+use crate::wire::{Endpoint, HorusHeader};
 
 /// The pipeline stages that own a table, in the order a pass visits them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -285,6 +285,82 @@ pub struct NodeAddr {
     pub port: u8,
     /// Written into `dst_id`: the worker ID (leaf) or the leaf switch ID (spine).
     pub dst_id: u16,
+}
+
+impl NodeAddr {
+    /// The address a configuration gives node `n`: `dst_id` its rack's leaf at a spine, its own
+    /// ID at a leaf.
+    pub fn of(n: &NodeConfig) -> NodeAddr {
+        NodeAddr {
+            endpoint: Endpoint {
+                mac: n.mac,
+                ip: n.ip,
+                udp_port: n.udp_port,
+            },
+            port: n.port,
+            dst_id: n.leaf.unwrap_or(n.id),
+        }
+    }
+}
+
+/// What a multi-packet task's first packet did to its `conn` entry (§A.4; both leaves' rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnWrite {
+    /// Written; `expired` if it took the place of another task's expired entry.
+    Written { expired: bool },
+    /// Another task's live entry: kept, and this task's continuations will miss.
+    Collision,
+}
+
+/// Why a continuation found no node in its `conn` entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnMiss {
+    /// No entry of its task (never written, or freed by its last packet).
+    Absent,
+    /// Its task's entry, past the timeout: freed.
+    Expired,
+}
+
+impl ConnEntry {
+    fn is_of(&self, h: &HorusHeader) -> bool {
+        self.valid && self.pool == h.pool_id && self.seq == h.seq_num
+    }
+
+    fn expired(&self, now: u32, timeout_us: u32) -> bool {
+        now.wrapping_sub(self.stamp_us) >= timeout_us
+    }
+
+    /// A first packet (`h`, more packets to follow) sent to `node` at `now`.
+    pub fn write(&mut self, h: &HorusHeader, now: u32, node: u16, timeout_us: u32) -> ConnWrite {
+        let other = self.valid && !self.is_of(h);
+        if other && !self.expired(now, timeout_us) {
+            return ConnWrite::Collision;
+        }
+        *self = ConnEntry {
+            valid: true,
+            pool: h.pool_id,
+            seq: h.seq_num,
+            node,
+            stamp_us: now,
+        };
+        ConnWrite::Written { expired: other }
+    }
+
+    /// A continuation (`h`) at `now`: its task's node; the last packet frees the entry, as does
+    /// a look past the timeout.
+    pub fn follow(&mut self, h: &HorusHeader, now: u32, timeout_us: u32) -> Result<u16, ConnMiss> {
+        if !self.is_of(h) {
+            return Err(ConnMiss::Absent);
+        }
+        if self.expired(now, timeout_us) {
+            self.valid = false;
+            return Err(ConnMiss::Expired);
+        }
+        if h.is_last_packet() {
+            self.valid = false;
+        }
+        Ok(self.node)
+    }
 }
 
 /// One pool's entries of the per-pool tables: `poolCfg`, `idleCtl` and `poolAvg`.

@@ -208,6 +208,8 @@ fn leaf_model(
         buffer_slots: slots,
         ring_entries: LEVELS as u32 * u32::from(ring_slots),
         slot_bytes: JbsqSizes::DEFAULT.slot_bytes,
+        // The simulator's tasks are one packet each: no continuation looks an entry up.
+        conn_table: 1,
     };
     let mut model = JbsqLeaf::new(sizes, rng.next_u64());
     let cfg = JbsqPool {
@@ -296,7 +298,7 @@ impl Policy for HorusJbsq {
         loop {
             Self::signal(ctx, p, rack, &res);
             if let Some(t) = res.release {
-                ctx.release(p, rack, first + u32::from(t.header.dst_id));
+                ctx.release(p, rack, first + u32::from(t.node));
             }
             match res.resubmit {
                 Some(rs) => res = leaf.model.resubmit(rs),

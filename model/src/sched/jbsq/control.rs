@@ -53,13 +53,36 @@ impl JbsqLeaf {
     /// (it joins the members, the average is rescaled to the new count), then one pass for each
     /// of its free places `tasks .. k`, which goes into its ring ([`level_of`]) and runs the
     /// link rule (an idle node may link the rack). The first signal decided, if any, is
-    /// returned.
+    /// returned. The node gets no address (tasks to it carry its ID and go out of port 0): for
+    /// a leaf whose frames go nowhere, as the simulator's; [`JbsqLeaf::add_node_at`] gives one.
     pub fn add_node(
         &mut self,
         pool: u16,
         node: u16,
         k: Option<u8>,
         tasks: u16,
+    ) -> Result<Option<(Signal, HorusHeader)>, JbsqControlError> {
+        let addr = NodeAddr {
+            endpoint: Endpoint {
+                mac: MacAddr([0; 6]),
+                ip: std::net::Ipv4Addr::UNSPECIFIED,
+                udp_port: 0,
+            },
+            port: 0,
+            dst_id: node,
+        };
+        self.add_node_at(pool, node, k, tasks, addr)
+    }
+
+    /// [`JbsqLeaf::add_node`] with the node's address: the addition's pass writes it into
+    /// `nodeAddr` (where its tasks go, and `dst_id` they carry).
+    pub fn add_node_at(
+        &mut self,
+        pool: u16,
+        node: u16,
+        k: Option<u8>,
+        tasks: u16,
+        addr: NodeAddr,
     ) -> Result<Option<(Signal, HorusHeader)>, JbsqControlError> {
         let p = usize::from(pool);
         let pc = self
@@ -111,6 +134,8 @@ impl JbsqLeaf {
             .rescale(RackAverage::unit_for(u32::from(pc.n) + 1), 0);
         pa.avg.tasks = outstanding;
         pa.spine_tasks = 0;
+        self.touch(JbsqStage::NodeAddr);
+        self.t.node_addr[n_] = Some(AddrEntry { pool, addr });
         let mut first = None;
         for place in tasks..u16::from(k) {
             let signal = self.add_place(pool, &cfg, node, generation, level_of(place, k));

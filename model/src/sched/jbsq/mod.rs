@@ -1,5 +1,5 @@
 //! The leaf that holds tasks: JBSQ(k) in the switch, pass by pass (`docs/algorithm.md`, "The
-//! leaf that holds tasks (JBSQ)", decisions 23 to 33).
+//! leaf that holds tasks (JBSQ)", decisions 23 to 34).
 //!
 //! A worker has at most `k` places (tasks sent to it and not yet answered). Each free place is a
 //! *token* in one of the pool's token rings: a worker with `o` outstanding tasks and bound `k`
@@ -16,15 +16,20 @@
 //! ring of level 0 (workers with nothing outstanding), its rack average counts every task it took
 //! and has not seen answered, held ones included.
 //!
-//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) all ten table stages, `poolCfg`,
-//! `nodeCfg`, `queueCtl`, `link`, `ring`, `members`, `memberSlot`, `outstanding`, `poolAvg` and
-//! `taskBuf`, are built (`horus_pipeline::jbsq`, tested against these tables, the held queue
-//! proven); the stages chained, its co-simulation, its other proofs and its register-map
-//! counters are planned. A
-//! configuration with `[switch] leaf = "jbsq"` builds this
-//! leaf ([`JbsqLeaf::from_config`]). The paper's leaf ([`crate::sched::Scheduler`]) is unchanged
-//! and stays the default ([`LeafKind`]).
+//! Addresses, continuations and control frames are the paper leaf's (decision 34): its `conn`
+//! and `nodeAddr` tables come last. [`frame::JbsqFrameSwitch`] is the leaf at the level of
+//! frames, holding each held task's whole frame.
+//!
+//! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) its own ten table stages,
+//! `poolCfg`, `nodeCfg`, `queueCtl`, `link`, `ring`, `members`, `memberSlot`, `outstanding`,
+//! `poolAvg` and `taskBuf`, are built and chained (`horus_pipeline::jbsq`, tested against these
+//! tables, the held queue proven); the paper leaf's `conn` and `nodeAddr` behind them, the frame
+//! store, its co-simulation, its other proofs and its register-map counters are planned. A
+//! configuration with `[switch] leaf = "jbsq"` builds this leaf ([`JbsqLeaf::from_config`]). The
+//! paper's leaf ([`crate::sched::Scheduler`]) is unchanged and stays the default
+//! ([`LeafKind`]).
 
+pub mod frame;
 mod tables;
 
 pub use tables::*;
@@ -32,8 +37,9 @@ pub use tables::*;
 use crate::fixed::RackAverage;
 use crate::rng::Xorshift64;
 use crate::sched::counters::Signal;
-use crate::sched::state::{Params, PoolAvg};
-use crate::wire::{HorusHeader, PacketType};
+use crate::sched::state::{AddrEntry, ConnMiss, ConnWrite, NodeAddr, Params, PoolAvg};
+use crate::sched::{Emit, Target};
+use crate::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
 
 /// Which leaf a switch runs: the paper's (idle list, power of two over worker loads) or the one
 /// that holds tasks. The paper's is the default for every target until the JBSQ leaf's pipeline
@@ -71,9 +77,12 @@ pub enum JbsqDrop {
     BufferFull,
     /// A reply from a node that is not an active node of its pool: forwarded, no update.
     NodeNotInPool,
-    /// A packet type this leaf does not schedule (spine messages, continuations: see
-    /// `docs/algorithm.md`, decision 28).
+    /// A packet type this leaf does not schedule: spine messages, the legacy types,
+    /// NEW_TASK_RANDOM.
     NotScheduled,
+    /// A continuation with no connection entry (never made, expired, or its node now in
+    /// another pool; decision 34).
+    ContinuationMiss,
 }
 
 /// A second pass this leaf hands out; the caller feeds it back exactly once.
@@ -93,13 +102,29 @@ pub enum JbsqResubmit {
     },
 }
 
+/// A held task on its way to a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Released {
+    /// The task as held, its header rewritten towards the worker (`dst_id` the worker's, `qlen`
+    /// 0).
+    pub task: HeldTask,
+    /// The worker and its address (`nodeAddr`).
+    pub node: u16,
+    pub addr: NodeAddr,
+}
+
 /// Everything one pass produced.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JbsqResult {
-    /// The packet itself: a task to its worker (`dst_id` the node), or a reply on to its client.
-    pub forward: Option<HorusHeader>,
-    /// A held task released to a worker (`dst_id` the node).
-    pub release: Option<HeldTask>,
+    /// The packet itself: a task or a continuation to its worker (rewritten: `dst_id` the
+    /// worker's, `qlen` 0), a reply on to its client (the pass-through port, unchanged), a
+    /// control frame to the control port (unchanged).
+    pub forward: Option<Emit>,
+    /// A held task released to a worker.
+    pub release: Option<Released>,
+    /// The task buffer's slot the pass held its task in or released a task from (the frame
+    /// store's slot).
+    pub slot: Option<u32>,
     /// A message to the spine (its header: `dst_id` the spine's ID).
     pub signal: Option<(Signal, HorusHeader)>,
     pub resubmit: Option<JbsqResubmit>,
@@ -130,6 +155,8 @@ pub struct JbsqLeaf {
     t: JbsqTables,
     guard: JbsqGuard,
     counters: JbsqCounters,
+    /// A connection entry older than this is expired (the switch's `conn_timeout_us`).
+    conn_timeout_us: u32,
 }
 
 /// What a pass did to the pool's rack average.
@@ -148,7 +175,14 @@ impl JbsqLeaf {
             t: JbsqTables::new(sizes),
             guard: JbsqGuard::default(),
             counters: JbsqCounters::default(),
+            conn_timeout_us: crate::config::DEFAULT_CONN_TIMEOUT_US,
         }
+    }
+
+    /// Sets the connection timeout (the switch's register; the configuration's
+    /// `conn_timeout_us`).
+    pub fn set_conn_timeout_us(&mut self, us: u32) {
+        self.conn_timeout_us = us.max(1);
     }
 
     pub fn sizes(&self) -> JbsqSizes {
@@ -186,12 +220,29 @@ impl JbsqLeaf {
             time_us,
         };
         match header.pkt_type {
+            PacketType::KeepAlive
+            | PacketType::WorkerId
+            | PacketType::WorkerIdAck
+            | PacketType::RemoveAck => {
+                self.counters.to_control += 1;
+                JbsqResult {
+                    forward: Some(Emit {
+                        target: Target::Control,
+                        header,
+                    }),
+                    ..JbsqResult::default()
+                }
+            }
             PacketType::NewTask => self.task(task, true),
+            PacketType::TaskContinuation => self.continuation(header, time_us),
             PacketType::TaskDone | PacketType::TaskDoneIdle => self.reply(header, time_us),
-            _ => JbsqResult {
-                drop: Some(JbsqDrop::NotScheduled),
-                ..JbsqResult::default()
-            },
+            _ => {
+                self.counters.not_scheduled += 1;
+                JbsqResult {
+                    drop: Some(JbsqDrop::NotScheduled),
+                    ..JbsqResult::default()
+                }
+            }
         }
     }
 
@@ -221,6 +272,7 @@ impl JbsqLeaf {
         let h = task.header;
         let mut r = JbsqResult::default();
         let Some(pc) = self.pool_cfg(h.pool_id) else {
+            self.counters.unknown_pool += 1;
             r.drop = Some(JbsqDrop::UnknownPool);
             return r;
         };
@@ -327,20 +379,97 @@ impl JbsqLeaf {
         r.signal = self.pool_avg(h.pool_id, &cfg, change, signal);
         if let Way::Hold { at } = way {
             self.touch(JbsqStage::TaskBuf);
-            self.t.buf[(cfg.queue_base + at) as usize] = Some(task);
+            let slot = cfg.queue_base + at;
+            self.t.buf[slot as usize] = Some(task);
+            r.slot = Some(slot);
         }
-        r.forward = node.map(|n| to_worker(h, n));
+        if let Some(n) = node {
+            if h.more_packets {
+                self.conn_insert(h, task.time_us, n);
+            }
+            match self.node_addr(h.pool_id, n) {
+                Some(addr) => {
+                    r.forward = Some(Emit {
+                        target: Target::Node { node: n, addr },
+                        header: to_worker(h, addr.dst_id),
+                    })
+                }
+                // Every active node of a pool was given its address when it was added.
+                None => r.drop = Some(JbsqDrop::ContinuationMiss),
+            }
+        }
         r
+    }
+
+    /// `conn`: remember the node of a multi-packet task's first packet (the paper leaf's rule,
+    /// §A.4: an entry still live for another task is kept, and this task's continuations miss).
+    fn conn_insert(&mut self, h: HorusHeader, time_us: u32, node: u16) {
+        self.touch(JbsqStage::Conn);
+        let i = self.conn_index(h.pool_id, h.seq_num);
+        match self.t.conn[i].write(&h, time_us, node, self.conn_timeout_us) {
+            ConnWrite::Collision => self.counters.conn_collisions += 1,
+            ConnWrite::Written { expired } => {
+                self.counters.conn_expired += u64::from(expired);
+                self.counters.conn_inserts += 1;
+            }
+        }
+    }
+
+    fn conn_index(&self, pool: u16, seq: u16) -> usize {
+        (crate::sched::conn_hash(pool, seq) & (self.sizes.conn_table - 1)) as usize
+    }
+
+    /// TASK_CONTINUATION: to the node its task's first packet went to (`conn`, then
+    /// `nodeAddr`); the last packet frees the entry. It changes no count: the task was counted
+    /// once, at its first packet.
+    fn continuation(&mut self, h: HorusHeader, time_us: u32) -> JbsqResult {
+        let mut r = JbsqResult::default();
+        if self.pool_cfg(h.pool_id).is_none() {
+            self.counters.unknown_pool += 1;
+            r.drop = Some(JbsqDrop::UnknownPool);
+            return r;
+        }
+        self.touch(JbsqStage::Conn);
+        let i = self.conn_index(h.pool_id, h.seq_num);
+        let found = self.t.conn[i].follow(&h, time_us, self.conn_timeout_us);
+        self.counters.conn_expired += u64::from(found == Err(ConnMiss::Expired));
+        let to = found
+            .ok()
+            .and_then(|n| Some((n, self.node_addr(h.pool_id, n)?)));
+        let Some((node, addr)) = to else {
+            self.counters.continuation_miss += 1;
+            r.drop = Some(JbsqDrop::ContinuationMiss);
+            return r;
+        };
+        self.counters.continuations += 1;
+        r.forward = Some(Emit {
+            target: Target::Node { node, addr },
+            header: to_worker(h, addr.dst_id),
+        });
+        r
+    }
+
+    /// `nodeAddr`: the address of `node`, if it was added to `pool` (a continuation's entry may
+    /// name a node ID given to another pool since).
+    fn node_addr(&mut self, pool: u16, node: u16) -> Option<NodeAddr> {
+        self.touch(JbsqStage::NodeAddr);
+        self.t.node_addr[usize::from(node)]
+            .filter(|e| e.pool == pool)
+            .map(|e| e.addr)
     }
 
     /// TASK_DONE / TASK_DONE_IDLE: the worker's place is free. The oldest held task takes it in
     /// this pass; with nothing held, the place goes back to its ring in a second pass.
     fn reply(&mut self, h: HorusHeader, time_us: u32) -> JbsqResult {
         let mut r = JbsqResult {
-            forward: Some(h),
+            forward: Some(Emit {
+                target: Target::PassThrough,
+                header: h,
+            }),
             ..JbsqResult::default()
         };
         let Some(pc) = self.pool_cfg(h.pool_id) else {
+            self.counters.unknown_pool += 1;
             r.drop = Some(JbsqDrop::UnknownPool);
             return r;
         };
@@ -394,7 +523,7 @@ impl JbsqLeaf {
         }
         r.signal = self.pool_avg(h.pool_id, &cfg, AvgChange::TaskFinished, signal);
         if let Some(at) = release {
-            r.release = Some(self.take_held(&cfg, at, node));
+            self.take_held(&mut r, h.pool_id, &cfg, at, node);
         }
         r
     }
@@ -410,6 +539,7 @@ impl JbsqLeaf {
     ) -> JbsqResult {
         let mut r = JbsqResult::default();
         let Some(pc) = self.pool_cfg(pool) else {
+            self.counters.unknown_pool += 1;
             r.drop = Some(JbsqDrop::UnknownPool);
             return r;
         };
@@ -462,20 +592,28 @@ impl JbsqLeaf {
         }
         r.signal = self.pool_avg(pool, &cfg, AvgChange::None, signal);
         if let Some(at) = release {
-            r.release = Some(self.take_held(&cfg, at, node));
+            self.take_held(&mut r, pool, &cfg, at, node);
         }
         r
     }
 
-    /// `taskBuf`: the held task at offset `at` of the pool's region, on its way to `node`.
-    fn take_held(&mut self, cfg: &JbsqPool, at: u32, node: u16) -> HeldTask {
+    /// `taskBuf`: the held task at offset `at` of the pool's region, on its way to `node`
+    /// (`nodeAddr`: the replying worker's address).
+    fn take_held(&mut self, r: &mut JbsqResult, pool: u16, cfg: &JbsqPool, at: u32, node: u16) {
         self.touch(JbsqStage::TaskBuf);
-        let mut t = self.t.buf[(cfg.queue_base + at) as usize]
+        let slot = cfg.queue_base + at;
+        let mut task = self.t.buf[slot as usize]
             .take()
             .expect("a held queue's slots hold tasks");
-        t.header = to_worker(t.header, node);
         self.counters.released += 1;
-        t
+        r.slot = Some(slot);
+        // The replying worker is an active node of the pool: it was given its address when it
+        // was added.
+        let addr = self
+            .node_addr(pool, node)
+            .expect("an active node of a pool has its address");
+        task.header = to_worker(task.header, addr.dst_id);
+        r.release = Some(Released { task, node, addr });
     }
 
     /// `poolAvg`: the rack average's change, then the report rule (an idle message decided
@@ -608,8 +746,8 @@ fn ring_index(cfg: &JbsqPool, level: usize, at: u16) -> usize {
     cfg.ring_base as usize + level * usize::from(cfg.ring_slots) + usize::from(at)
 }
 
-fn to_worker(mut h: HorusHeader, node: u16) -> HorusHeader {
-    h.dst_id = node;
+fn to_worker(mut h: HorusHeader, dst_id: u16) -> HorusHeader {
+    h.dst_id = dst_id;
     // The leaf counts its workers' tasks and needs no idle announcement: TASK_DONE, never
     // TASK_DONE_IDLE.
     h.qlen = 0;

@@ -27,9 +27,11 @@ impl JbsqLeaf {
         let sizes = JbsqSizes {
             pools: cfg.sizes.pools,
             nodes: cfg.sizes.nodes,
+            conn_table: cfg.sizes.conn_table,
             ..JbsqSizes::DEFAULT
         };
         let mut leaf = JbsqLeaf::new(sizes, seed);
+        leaf.set_conn_timeout_us(cfg.switch.conn_timeout_us);
         let mut signals = Vec::new();
         let (mut base, mut ring_base) = (0u32, 0u32);
         for (i, (pool, (queue_base, queue_slots))) in
@@ -77,7 +79,7 @@ impl JbsqLeaf {
                 .map_err(|e| invalid(key.clone(), refused(e)))?;
             for (j, n) in pool.nodes.iter().enumerate() {
                 let s = leaf
-                    .add_node(pool.id, n.id, n.k, 0)
+                    .add_node_at(pool.id, n.id, n.k, 0, NodeAddr::of(n))
                     .map_err(|e| invalid(format!("{key}.nodes[{j}]"), refused(e)))?;
                 signals.extend(s);
             }

@@ -5,7 +5,7 @@
 //! once, in that order (checked in debug builds, as the paper's leaf is by `AccessGuard`).
 
 use crate::fixed::RackAverage;
-use crate::sched::state::{Params, PoolAvg, SpineRef};
+use crate::sched::state::{AddrEntry, ConnEntry, Params, PoolAvg, SpineRef};
 use crate::wire::HorusHeader;
 
 /// Token rings (levels) per pool. Place `j` (0-based) of a worker with bound `k` is in level
@@ -38,6 +38,9 @@ pub struct JbsqSizes {
     pub ring_entries: u32,
     /// The largest task (its whole frame) a slot holds, in bytes.
     pub slot_bytes: u16,
+    /// Connection-table entries (the continuations of multi-packet tasks), a power of two: the
+    /// paper leaf's table (`sizes.conn_table`).
+    pub conn_table: u32,
 }
 
 impl JbsqSizes {
@@ -50,6 +53,7 @@ impl JbsqSizes {
         buffer_slots: 4096,
         ring_entries: 65536,
         slot_bytes: 256,
+        conn_table: 1024,
     };
 
     /// For tests: 4 pools, 64 nodes, 64 held tasks.
@@ -59,6 +63,7 @@ impl JbsqSizes {
         buffer_slots: 64,
         ring_entries: 1024,
         slot_bytes: 256,
+        conn_table: 64,
     };
 }
 
@@ -173,10 +178,16 @@ pub enum JbsqStage {
     PoolAvg,
     /// `taskBuf[queue_base + i]`: held tasks (a URAM block).
     TaskBuf,
+    /// `conn[hash(pool, seq)]`: the node of a multi-packet task, for its continuations (the
+    /// paper leaf's table; decision 34).
+    Conn,
+    /// `nodeAddr[node]`: the node's address and egress port, and its pool (the paper leaf's
+    /// table; decision 34).
+    NodeAddr,
 }
 
 impl JbsqStage {
-    pub const ALL: [JbsqStage; 10] = [
+    pub const ALL: [JbsqStage; 12] = [
         JbsqStage::PoolCfg,
         JbsqStage::NodeCfg,
         JbsqStage::QueueCtl,
@@ -187,6 +198,8 @@ impl JbsqStage {
         JbsqStage::Outstanding,
         JbsqStage::PoolAvg,
         JbsqStage::TaskBuf,
+        JbsqStage::Conn,
+        JbsqStage::NodeAddr,
     ];
 }
 
@@ -267,6 +280,8 @@ pub struct JbsqTables {
     pub outstanding: Vec<OutstandingEntry>,
     pub avg: Vec<PoolAvg>,
     pub buf: Vec<Option<HeldTask>>,
+    pub conn: Vec<ConnEntry>,
+    pub node_addr: Vec<Option<AddrEntry>>,
 }
 
 impl JbsqTables {
@@ -289,6 +304,8 @@ impl JbsqTables {
                 pools
             ],
             buf: vec![None; s.buffer_slots as usize],
+            conn: vec![ConnEntry::default(); s.conn_table as usize],
+            node_addr: vec![None; nodes],
         }
     }
 }
@@ -360,11 +377,32 @@ pub struct JbsqCounters {
     pub idle_repairs: u64,
     /// Held tasks of a pool configured afresh while it held them (decision 30): discarded.
     pub discarded: u64,
+    /// Packets of a pool that is not configured (tasks, continuations, replies: a reply still
+    /// goes on to its client).
+    pub unknown_pool: u64,
+    /// Packets of a type this leaf does not schedule (spine messages, legacy types,
+    /// NEW_TASK_RANDOM): dropped.
+    pub not_scheduled: u64,
+    /// Control frames (KEEP_ALIVE, WORKER_ID, WORKER_ID_ACK, REMOVE_ACK) sent to the control
+    /// port.
+    pub to_control: u64,
+    /// Continuations sent after their task's first packet.
+    pub continuations: u64,
+    /// Continuations with no connection entry (never made, expired, or its node gone):
+    /// dropped.
+    pub continuation_miss: u64,
+    /// Connection entries written by a multi-packet task's first packet.
+    pub conn_inserts: u64,
+    /// First packets whose entry was held by another live task: not written (its continuations
+    /// then miss).
+    pub conn_collisions: u64,
+    /// Entries found past the connection timeout (overwritten, or a continuation's miss).
+    pub conn_expired: u64,
 }
 
 impl JbsqCounters {
     /// Every counter with its name, in register order.
-    pub fn named(&self) -> [(&'static str, u64); 18] {
+    pub fn named(&self) -> [(&'static str, u64); 26] {
         [
             ("tasks", self.tasks),
             ("placed", self.placed),
@@ -384,6 +422,14 @@ impl JbsqCounters {
             ("sent_load_update", self.sent_load_update),
             ("idle_repairs", self.idle_repairs),
             ("discarded", self.discarded),
+            ("unknown_pool", self.unknown_pool),
+            ("not_scheduled", self.not_scheduled),
+            ("to_control", self.to_control),
+            ("continuations", self.continuations),
+            ("continuation_miss", self.continuation_miss),
+            ("conn_inserts", self.conn_inserts),
+            ("conn_collisions", self.conn_collisions),
+            ("conn_expired", self.conn_expired),
         ]
     }
 }
