@@ -177,9 +177,12 @@ pub struct TemplateBeat {
 
 impl Logic for TemplateBeat {
     fn update(&mut self) {
-        let df: Bits<512> = 0x40u64.into();
-        let ttl: Bits<512> = 64u64.into();
-        self.beat.next = (df << Bits::<512>::from(160u64)) | (ttl << Bits::<512>::from(176u64));
+        // Set byte by byte: rust-hdl's shift of a 512-bit value takes its amount as a 512-bit
+        // value and panics converting that to u64.
+        let mut beat = Bits::<512>::default();
+        beat.set_bits::<8>(160, 0x40u64.into());
+        beat.set_bits::<8>(176, 64u64.into());
+        self.beat.next = beat;
     }
 
     fn connect(&mut self) {

@@ -8,14 +8,16 @@
 //! [`pool_avg::PoolAvgStage`] (the paper leaf's stage behind the JBSQ descriptor) and the held
 //! tasks [`task_buf::TaskBufStage`]: a standalone stage set with its own descriptor
 //! ([`phv::JbsqPhv`]), each stage tested pass for pass against the model, and chained
-//! ([`ingress::JbsqIngress`]) pass for pass against the model. The frame store, the egress's two
-//! frames from a reply's pass and the leaf's place in the switch are planned.
+//! ([`ingress::JbsqIngress`]) pass for pass against the model; and its egress with the frame
+//! store ([`egress::JbsqEgress`]), frame for frame against the model's frames. The leaf's core
+//! and its place in the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
 //! entry (forwarded when the pass before wrote it, [`crate::table::RmwTable`]), computes and
 //! writes it back.
 
+pub mod egress;
 pub mod entries;
 pub mod ingress;
 pub mod link;
