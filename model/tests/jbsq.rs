@@ -831,7 +831,13 @@ fn a_multi_packet_tasks_continuations_follow_its_first_packet_and_count_nothing(
         c(&mut l, b, false, 2_001).drop,
         Some(JbsqDrop::ContinuationMiss)
     );
-    // A node removed and its ID added to another pool: the entry no longer leads there.
+    // A node removed: its address goes, and its task's continuations miss; its ID added to
+    // another pool: the entry does not lead there either.
+    let r6 = l.packet(packet(PacketType::NewTask, 6, true), 64, 2_500);
+    let node6 = to(&r6).unwrap();
+    l.remove_node(1, node6).unwrap();
+    assert_eq!(c(&mut l, 6, true, 2_501).drop, Some(JbsqDrop::ContinuationMiss));
+    l.add_node_at(1, node6, None, 0, addr(node6)).unwrap();
     let r5 = l.packet(packet(PacketType::NewTask, 5, true), 64, 3_000);
     let node5 = to(&r5).unwrap();
     l.configure_pool(
@@ -858,10 +864,10 @@ fn a_multi_packet_tasks_continuations_follow_its_first_packet_and_count_nothing(
             k.conn_collisions,
             k.conn_expired
         ),
-        (6, 6, 1, 1),
+        (6, 7, 1, 1),
         "{k:?}"
     );
-    assert_eq!(k.conn_inserts, 6);
+    assert_eq!(k.conn_inserts, 7);
 }
 
 #[test]

@@ -173,8 +173,8 @@ impl JbsqLeaf {
 
     /// Removes `node` from its pool: its tasks are lost with it (the average is rescaled without
     /// them), its tokens still in the rings become stale (a generation bump; a task that pops one
-    /// takes a second pass), the pool's last member moves into its member slot. Tasks the pool
-    /// holds stay held, for the other workers' replies.
+    /// takes a second pass), the pool's last member moves into its member slot, its address is
+    /// cleared. Tasks the pool holds stay held, for the other workers' replies.
     pub fn remove_node(&mut self, pool: u16, node: u16) -> Result<(), JbsqControlError> {
         let p = usize::from(pool);
         let pc = self
@@ -220,6 +220,9 @@ impl JbsqLeaf {
         pa.avg
             .rescale(RackAverage::unit_for(u32::from(pc.n) - 1), u32::from(lost));
         pa.spine_tasks = 0;
+        // Its address goes (the paper leaf's rule): a continuation of a task sent to it misses.
+        self.touch(JbsqStage::NodeAddr);
+        self.t.node_addr[n_] = None;
         Ok(())
     }
 }
