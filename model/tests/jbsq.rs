@@ -836,7 +836,10 @@ fn a_multi_packet_tasks_continuations_follow_its_first_packet_and_count_nothing(
     let r6 = l.packet(packet(PacketType::NewTask, 6, true), 64, 2_500);
     let node6 = to(&r6).unwrap();
     l.remove_node(1, node6).unwrap();
-    assert_eq!(c(&mut l, 6, true, 2_501).drop, Some(JbsqDrop::ContinuationMiss));
+    assert_eq!(
+        c(&mut l, 6, true, 2_501).drop,
+        Some(JbsqDrop::ContinuationMiss)
+    );
     l.add_node_at(1, node6, None, 0, addr(node6)).unwrap();
     let r5 = l.packet(packet(PacketType::NewTask, 5, true), 64, 3_000);
     let node5 = to(&r5).unwrap();
