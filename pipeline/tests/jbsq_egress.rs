@@ -148,21 +148,26 @@ fn job(cfg: &Config, frame: &[u8], r: &JbsqFrameResult) -> JbsqJob {
         );
     }
     if let Some((_, h)) = p.signal {
-        let spine = cfg.spines.iter().find(|sp| sp.id == h.dst_id).unwrap();
-        j.sig = true;
-        j.sig_type = u64::from(h.pkt_type.code()).into();
-        j.sig_pool = u64::from(h.pool_id).into();
-        j.sig_src = u64::from(h.src_id).into();
-        j.sig_dst = u64::from(h.dst_id).into();
-        j.sig_load = (u64::from(h.qlen) << 16 | u64::from(h.seq_num)).into();
-        (j.sig_mac, j.sig_ip, j.sig_udp) = ep_fields(&Endpoint {
-            mac: spine.mac,
-            ip: spine.ip,
-            udp_port: spine.udp_port,
-        });
-        j.sig_port = u64::from(spine.port).into();
+        signal(cfg, &mut j, &h);
     }
     j
+}
+
+/// The job's message to the spine whose ID the message's header carries.
+fn signal(cfg: &Config, j: &mut JbsqJob, h: &HorusHeader) {
+    let spine = cfg.spines.iter().find(|sp| sp.id == h.dst_id).unwrap();
+    j.sig = true;
+    j.sig_type = u64::from(h.pkt_type.code()).into();
+    j.sig_pool = u64::from(h.pool_id).into();
+    j.sig_src = u64::from(h.src_id).into();
+    j.sig_dst = u64::from(h.dst_id).into();
+    j.sig_load = (u64::from(h.qlen) << 16 | u64::from(h.seq_num)).into();
+    (j.sig_mac, j.sig_ip, j.sig_udp) = ep_fields(&Endpoint {
+        mac: spine.mac,
+        ip: spine.ip,
+        udp_port: spine.udp_port,
+    });
+    j.sig_port = u64::from(spine.port).into();
 }
 
 /// A pool no traffic goes to, for control passes.
@@ -203,201 +208,147 @@ fn header(pkt_type: PacketType, pool: u16, src: u16, seq: u16) -> HorusHeader {
     }
 }
 
-/// Random traffic through the model: tasks of 0 to 260 bytes of payload on both pools (some
-/// held, some too long for a slot), replies from the workers in random order, second passes fed
-/// back late, and now and then a frame that is not Horus's.
-fn traffic(seed: u64, ops: usize) -> (Config, Vec<Pass>) {
-    let cfg = Config::from_toml_str(CONFIG).unwrap();
-    let (mut sw, _) = JbsqFrameSwitch::from_config(&cfg, 3).unwrap();
-    let leaf = Endpoint {
-        mac: cfg.switch.mac,
-        ip: cfg.switch.ip,
-        udp_port: HORUS_UDP_PORT,
-    };
-    let worker = |n: u16| {
-        let c = cfg
-            .pools
-            .iter()
-            .flat_map(|p| &p.nodes)
-            .find(|w| w.id == n)
-            .unwrap();
+/// The model's switch with the passes it ran and what its workers have to answer.
+struct Run {
+    cfg: Config,
+    sw: JbsqFrameSwitch,
+    passes: Vec<Pass>,
+    /// Per worker, the tasks it has not answered (pool, sequence), oldest first.
+    at_worker: Vec<VecDeque<(u16, u16)>>,
+    /// Second passes not yet fed back, each with the index of its first pass.
+    pending: Vec<(JbsqFrameResubmit, usize)>,
+}
+
+impl Run {
+    /// A pass carrying `frame` (a second pass: its first pass's, `first`).
+    fn pass(&mut self, frame: Vec<u8>, first: Option<usize>, pass: JbsqFramePass) {
+        let r = self.sw.process(pass);
+        let i = self.passes.len();
+        for o in &r.outputs {
+            let h = HorusHeader::parse(&o.frame[horus_model::wire::HORUS_OFFSET..]);
+            if let Some(h) = h.ok().filter(|h| h.pkt_type == PacketType::NewTask) {
+                self.at_worker[usize::from(h.dst_id)].push_back((h.pool_id, h.seq_num));
+            }
+        }
+        if let Some(back) = r.resubmit.clone() {
+            self.pending.push((back, first.unwrap_or(i)));
+        }
+        self.passes.push(Pass {
+            job: job(&self.cfg, &frame, &r),
+            frame,
+            first,
+            expected: r.outputs,
+        });
+    }
+
+    fn frame(&mut self, frame: Vec<u8>, time_us: u32) {
+        let pass = JbsqFramePass::Frame(InFrame {
+            frame: frame.clone(),
+            time_us,
+        });
+        self.pass(frame, None, pass);
+    }
+
+    /// Second pass `k` of those pending.
+    fn resubmit(&mut self, k: usize) {
+        let (back, first) = self.pending.swap_remove(k);
+        self.pass(
+            back.frame.clone(),
+            Some(first),
+            JbsqFramePass::Resubmit(back),
+        );
+    }
+
+    /// Pool 3 (no traffic) configured afresh and its worker added: the addition's pass links
+    /// the rack, its message built from the template (the pass has no frame).
+    fn control(&mut self) {
+        let _ = self.sw.remove_node(3, 50);
+        self.sw.configure_pool(3, pool3()).unwrap();
+        let addr = horus_model::sched::NodeAddr::of(&self.cfg.pools[0].nodes[0]);
+        let out = self.sw.add_node(3, 50, None, 0, addr).unwrap();
+        assert_eq!(out.len(), 1, "the first worker links the rack");
+        let h = HorusHeader::parse(&out[0].frame[horus_model::wire::HORUS_OFFSET..]).unwrap();
+        let mut j = JbsqJob::default();
+        signal(&self.cfg, &mut j, &h);
+        self.passes.push(Pass {
+            frame: Vec::new(),
+            first: None,
+            job: j,
+            expected: out,
+        });
+    }
+
+    fn endpoint(&self, node: u16) -> Endpoint {
+        let mut nodes = self.cfg.pools.iter().flat_map(|p| &p.nodes);
+        let c = nodes.find(|w| w.id == node).unwrap();
         Endpoint {
             mac: c.mac,
             ip: c.ip,
             udp_port: c.udp_port,
         }
+    }
+}
+
+/// Random traffic through the model: tasks of 0 to 260 bytes of payload on both pools (some
+/// held, some too long for a slot), replies from the workers in random order, second passes fed
+/// back late, now and then a frame that is not Horus's, and every 400 operations a control
+/// pass's message.
+fn traffic(seed: u64, ops: usize) -> (Config, Vec<Pass>) {
+    let cfg = Config::from_toml_str(CONFIG).unwrap();
+    let (sw, _) = JbsqFrameSwitch::from_config(&cfg, 3).unwrap();
+    let leaf = Endpoint {
+        mac: cfg.switch.mac,
+        ip: cfg.switch.ip,
+        udp_port: HORUS_UDP_PORT,
+    };
+    let mut run = Run {
+        cfg,
+        sw,
+        passes: Vec::new(),
+        at_worker: vec![VecDeque::new(); 8],
+        pending: Vec::new(),
     };
     let mut rng = Xorshift64::new(seed);
-    let mut passes = Vec::new();
-    let mut at_worker: Vec<VecDeque<(u16, u16)>> = vec![VecDeque::new(); 8];
-    let mut pending: Vec<(JbsqFrameResubmit, usize)> = Vec::new();
     let (mut t, mut seq) = (0u32, 0u16);
-    let run = |sw: &mut JbsqFrameSwitch,
-               passes: &mut Vec<Pass>,
-               at_worker: &mut Vec<VecDeque<(u16, u16)>>,
-               pending: &mut Vec<(JbsqFrameResubmit, usize)>,
-               frame: Vec<u8>,
-               first: Option<usize>,
-               pass: JbsqFramePass| {
-        let r = sw.process(pass);
-        let i = passes.len();
-        for o in &r.outputs {
-            let h = HorusHeader::parse(&o.frame[horus_model::wire::HORUS_OFFSET..]);
-            if let Ok(h) = h {
-                if h.pkt_type == PacketType::NewTask {
-                    at_worker[usize::from(h.dst_id)].push_back((h.pool_id, h.seq_num));
-                }
-            }
-        }
-        if let Some(back) = r.resubmit.clone() {
-            pending.push((back, first.unwrap_or(i)));
-        }
-        passes.push(Pass {
-            job: job(&cfg, &frame, &r),
-            frame,
-            first,
-            expected: r.outputs,
-        });
-    };
     for op in 0..ops {
         if op % 400 == 399 {
-            // Pool 3 (no traffic) configured afresh and its worker added: the addition's pass
-            // links the rack, its message built from the template (the pass has no frame).
-            let _ = sw.remove_node(3, 50);
-            sw.configure_pool(3, pool3()).unwrap();
-            let node = &cfg.pools[0].nodes[0];
-            let addr = horus_model::sched::NodeAddr::of(node);
-            let out = sw.add_node(3, 50, None, 0, addr).unwrap();
-            assert_eq!(out.len(), 1, "the first worker links the rack");
-            let mut j = JbsqJob::default();
-            if let Some(o) = out.first() {
-                let h = HorusHeader::parse(&o.frame[horus_model::wire::HORUS_OFFSET..]).unwrap();
-                let spine = &cfg.spines[0];
-                j.sig = true;
-                j.sig_type = u64::from(h.pkt_type.code()).into();
-                j.sig_pool = u64::from(h.pool_id).into();
-                j.sig_src = u64::from(h.src_id).into();
-                j.sig_dst = u64::from(h.dst_id).into();
-                j.sig_load = (u64::from(h.qlen) << 16 | u64::from(h.seq_num)).into();
-                (j.sig_mac, j.sig_ip, j.sig_udp) = ep_fields(&Endpoint {
-                    mac: spine.mac,
-                    ip: spine.ip,
-                    udp_port: spine.udp_port,
-                });
-                j.sig_port = u64::from(spine.port).into();
-            }
-            passes.push(Pass {
-                frame: Vec::new(),
-                first: None,
-                job: j,
-                expected: out,
-            });
+            run.control();
             continue;
         }
         t += 1 + (rng.next_u64() % 4) as u32;
         let dice = rng.next_u64() % 100;
-        let busy: Vec<usize> = (0..8).filter(|&n| !at_worker[n].is_empty()).collect();
+        let busy: Vec<usize> = (0..8).filter(|&n| !run.at_worker[n].is_empty()).collect();
         if dice < 3 {
             // Not Horus: to another UDP port.
-            let mut f = HorusFrame::new(
-                client(),
-                leaf,
-                header(PacketType::NewTask, 1, 0, 0),
-                vec![7; 90],
-            )
-            .to_bytes();
+            let h = header(PacketType::NewTask, 1, 0, 0);
+            let mut f = HorusFrame::new(client(), leaf, h, vec![7; 90]).to_bytes();
             f[36..38].copy_from_slice(&53u16.to_be_bytes());
-            let pass = JbsqFramePass::Frame(InFrame {
-                frame: f.clone(),
-                time_us: t,
-            });
-            run(
-                &mut sw,
-                &mut passes,
-                &mut at_worker,
-                &mut pending,
-                f,
-                None,
-                pass,
-            );
+            run.frame(f, t);
         } else if dice < 50 || busy.is_empty() {
             let pool = 1 + (rng.next_u64() % 2) as u16;
             seq = seq.wrapping_add(1);
             let len = (rng.next_u64() % 260) as usize;
             let payload = (0..len).map(|i| (i as u8) ^ (seq as u8)).collect();
-            let mut fr = HorusFrame::new(
-                client(),
-                leaf,
-                header(PacketType::NewTask, pool, 0xFFFF, seq),
-                payload,
-            );
+            let h = header(PacketType::NewTask, pool, 0xFFFF, seq);
+            let mut fr = HorusFrame::new(client(), leaf, h, payload);
             fr.ip_id = seq;
-            let f = fr.to_bytes();
-            let pass = JbsqFramePass::Frame(InFrame {
-                frame: f.clone(),
-                time_us: t,
-            });
-            run(
-                &mut sw,
-                &mut passes,
-                &mut at_worker,
-                &mut pending,
-                f,
-                None,
-                pass,
-            );
+            run.frame(fr.to_bytes(), t);
         } else if dice < 90 {
             let n = busy[(rng.next_u64() % busy.len() as u64) as usize];
-            let (pool, s) = at_worker[n].pop_front().unwrap();
-            let mut fr = HorusFrame::new(
-                worker(n as u16),
-                client(),
-                header(PacketType::TaskDone, pool, n as u16, s),
-                vec![0xAB; (rng.next_u64() % 100) as usize],
-            );
+            let (pool, s) = run.at_worker[n].pop_front().unwrap();
+            let h = header(PacketType::TaskDone, pool, n as u16, s);
+            let payload = vec![0xAB; (rng.next_u64() % 100) as usize];
+            let mut fr = HorusFrame::new(run.endpoint(n as u16), client(), h, payload);
             fr.ip_id = 0x8000 | s;
-            let f = fr.to_bytes();
-            let pass = JbsqFramePass::Frame(InFrame {
-                frame: f.clone(),
-                time_us: t,
-            });
-            run(
-                &mut sw,
-                &mut passes,
-                &mut at_worker,
-                &mut pending,
-                f,
-                None,
-                pass,
-            );
-        } else if !pending.is_empty() {
-            let k = (rng.next_u64() % pending.len() as u64) as usize;
-            let (back, first) = pending.swap_remove(k);
-            let f = back.frame.clone();
-            run(
-                &mut sw,
-                &mut passes,
-                &mut at_worker,
-                &mut pending,
-                f,
-                Some(first),
-                JbsqFramePass::Resubmit(back),
-            );
+            run.frame(fr.to_bytes(), t);
+        } else if !run.pending.is_empty() {
+            run.resubmit((rng.next_u64() % run.pending.len() as u64) as usize);
         }
     }
-    while let Some((back, first)) = pending.pop() {
-        let f = back.frame.clone();
-        run(
-            &mut sw,
-            &mut passes,
-            &mut at_worker,
-            &mut pending,
-            f,
-            Some(first),
-            JbsqFramePass::Resubmit(back),
-        );
+    while !run.pending.is_empty() {
+        run.resubmit(run.pending.len() - 1);
     }
-    (cfg, passes)
+    (run.cfg, run.passes)
 }
 
 /// What the egress sent and handed back.
