@@ -2,7 +2,8 @@
 //! their whole frames and leave byte for byte, rewritten towards the worker whose reply frees
 //! them; a pass's frames leave in the documented order (`docs/algorithm.md`, "The leaf that
 //! holds tasks (JBSQ)"). The frames expected are built with the wire module's own rewrite and
-//! signal functions, which `model/tests/wire.rs` holds to etherparse (an independent implementation).
+//! signal functions, which `model/tests/wire.rs` holds to etherparse (an independent
+//! implementation).
 
 use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
