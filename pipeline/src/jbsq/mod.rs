@@ -9,8 +9,9 @@
 //! tasks [`task_buf::TaskBufStage`]: a standalone stage set with its own descriptor
 //! ([`phv::JbsqPhv`]), each stage tested pass for pass against the model, and chained
 //! ([`ingress::JbsqIngress`]) pass for pass against the model; and its egress with the frame
-//! store ([`egress::JbsqEgress`]), frame for frame against the model's frames. The leaf's core
-//! and its place in the switch are planned.
+//! store ([`egress::JbsqEgress`]), frame for frame against the model's frames; and the paper
+//! leaf's address table behind the JBSQ descriptor ([`node_addr::NodeAddrStage`], decision 34).
+//! `conn`, the leaf's core and its place in the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -23,6 +24,7 @@ pub mod ingress;
 pub mod link;
 pub mod member_slot;
 pub mod members;
+pub mod node_addr;
 pub mod node_cfg;
 pub mod outstanding;
 pub mod phv;
@@ -104,3 +106,4 @@ crate::impl_jbsq_stage!([const N: usize] members::MembersStage<N>);
 crate::impl_jbsq_stage!([const N: usize] member_slot::MemberSlotStage<N>);
 crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);
 crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);
+crate::impl_jbsq_stage!([const N: usize] node_addr::NodeAddrStage<N>);

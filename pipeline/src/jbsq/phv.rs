@@ -176,4 +176,14 @@ pub struct JbsqPhv {
     pub rel_seq: Bits<16>,
     pub rel_len: Bits<16>,
     pub rel_time: Bits<32>,
+    /// nodeAddr (decision 34): where the pass's task goes (a task placed, a released task): the
+    /// node's MAC, IPv4 address, UDP port, egress port and the `dst_id` its header carries, and
+    /// `addr_ok` when the pass forwards a task there; an addition's pass carries the added
+    /// node's in the same fields (the host's).
+    pub addr_ok: Bit,
+    pub mac: Bits<48>,
+    pub ip: Bits<32>,
+    pub udp: Bits<16>,
+    pub egress: Bits<8>,
+    pub out_dst: Bits<16>,
 }

@@ -111,13 +111,29 @@ pub mod driver {
     use super::b16;
     use horus_model::fixed::RackAverage;
     use horus_model::rng::Xorshift64;
+    use horus_model::sched::NodeAddr;
     use horus_model::sched::Signal;
     use horus_model::sched::jbsq::*;
-    use horus_model::wire::{HorusHeader, PacketType};
+    use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
     use horus_pipeline::jbsq::phv::JbsqPhv;
 
     /// A client's node ID (not a worker).
     pub const CLIENT: u16 = 0xFFFF;
+
+    /// The address the driver gives node `node`: every field drawn from its ID, so that a wrong
+    /// node's shows.
+    pub fn node_addr(node: u16) -> NodeAddr {
+        let [hi, lo] = node.to_be_bytes();
+        NodeAddr {
+            endpoint: Endpoint {
+                mac: MacAddr([2, 0x4a, hi, lo, lo ^ 0x5a, hi ^ 0xa5]),
+                ip: std::net::Ipv4Addr::new(10, hi, lo, lo.wrapping_add(1)),
+                udp_port: 5000 + node,
+            },
+            port: (node % 251) as u8,
+            dst_id: node,
+        }
+    }
 
     /// One pass through the model.
     #[derive(Clone, Debug)]
@@ -259,6 +275,7 @@ pub mod driver {
             let generation = t.node_cfg[usize::from(node)].generation;
             let pc = t.pool_cfg[usize::from(pool)].unwrap();
             let kk = k.unwrap_or(pc.cfg.k);
+            let a = node_addr(node);
             let p = JbsqPhv {
                 is_ctl_add: true,
                 pool: b16(pool),
@@ -267,13 +284,18 @@ pub mod driver {
                 tasks: b16(tasks),
                 // The host works the pool's new unit out (the paper leaf's host does too).
                 unit: RackAverage::unit_for(u32::from(pc.n) + 1).into(),
+                mac: horus_regs::mac_bits(a.endpoint.mac).into(),
+                ip: u64::from(u32::from(a.endpoint.ip)).into(),
+                udp: b16(a.endpoint.udp_port),
+                egress: u64::from(a.port).into(),
+                out_dst: b16(a.dst_id),
                 ..Default::default()
             };
             let mut first = None;
             self.run(
                 p,
                 |l| {
-                    first = l.add_node(pool, node, k, tasks).unwrap();
+                    first = l.add_node_at(pool, node, k, tasks, a).unwrap();
                     JbsqResult::default()
                 },
                 false,

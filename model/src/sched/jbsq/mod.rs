@@ -23,8 +23,9 @@
 //! This is the model. Of the pipeline (`docs/jbsq-pipeline.md`) its own ten table stages,
 //! `poolCfg`, `nodeCfg`, `queueCtl`, `link`, `ring`, `members`, `memberSlot`, `outstanding`,
 //! `poolAvg` and `taskBuf`, are built and chained (`horus_pipeline::jbsq`, tested against these
-//! tables, the held queue proven); the paper leaf's `conn` and `nodeAddr` behind them, the frame
-//! store, its co-simulation, its other proofs and its register-map counters are planned. A
+//! tables, the held queue proven), and its egress with the frame store and the paper leaf's
+//! `nodeAddr` behind them; `conn`, the leaf's core, its co-simulation, its other proofs and its
+//! register-map counters are planned. A
 //! configuration with `[switch] leaf = "jbsq"` builds this leaf ([`JbsqLeaf::from_config`]). The
 //! paper's leaf ([`crate::sched::Scheduler`]) is unchanged and stays the default
 //! ([`LeafKind`]).
