@@ -9,11 +9,10 @@
 mod jbsq_common;
 
 use horus_model::sched::jbsq::*;
-use horus_model::sched::state::Params;
 use horus_model::sched::{NodeAddr, Target};
 use horus_pipeline::jbsq::node_addr::NodeAddrStage;
 use horus_pipeline::jbsq::phv::JbsqPhv;
-use jbsq_common::driver::{Driver, Step};
+use jbsq_common::driver::{Driver, Step, pool_cfg};
 use jbsq_common::{b16, lint_and_synth};
 
 /// `2^N` nodes: `JbsqSizes::SMALL`.
@@ -99,23 +98,6 @@ fn check(d: Driver) -> usize {
         );
     }
     sent
-}
-
-fn pool_cfg(base: u16, k: u8, queue_base: u32, queue_slots: u32, fallback: Fallback) -> JbsqPool {
-    JbsqPool {
-        base,
-        capacity: 8,
-        k,
-        ring_base: u32::from(base) * 32,
-        ring_slots: 32,
-        queue_base,
-        queue_slots,
-        fallback,
-        advertise: Advertise::Idle,
-        hold_us: 0,
-        params: Params::jbsq_default(),
-        spine: None,
-    }
 }
 
 #[test]

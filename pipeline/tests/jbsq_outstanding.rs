@@ -9,10 +9,9 @@
 mod jbsq_common;
 
 use horus_model::sched::jbsq::*;
-use horus_model::sched::state::Params;
 use horus_pipeline::jbsq::outstanding::OutstandingStage;
 use horus_pipeline::jbsq::phv::JbsqPhv;
-use jbsq_common::driver::{Driver, Step};
+use jbsq_common::driver::{Driver, Step, pool_cfg};
 use jbsq_common::{b16, lint_and_synth};
 
 /// `2^N` nodes: `JbsqSizes::SMALL`.
@@ -140,23 +139,6 @@ fn stale(d: &Driver) -> usize {
         .iter()
         .filter(|s| matches!(s.result.resubmit, Some(JbsqResubmit::Retry { .. })))
         .count()
-}
-
-fn pool_cfg(base: u16, k: u8, queue_base: u32, queue_slots: u32, fallback: Fallback) -> JbsqPool {
-    JbsqPool {
-        base,
-        capacity: 8,
-        k,
-        ring_base: u32::from(base) * 32,
-        ring_slots: 32,
-        queue_base,
-        queue_slots,
-        fallback,
-        advertise: Advertise::Idle,
-        hold_us: 0,
-        params: Params::jbsq_default(),
-        spine: None,
-    }
 }
 
 #[test]

@@ -120,6 +120,32 @@ pub mod driver {
     /// A client's node ID (not a worker).
     pub const CLIENT: u16 = 0xFFFF;
 
+    /// A pool of 8 node slots from `base`, bound `k`, token rings of 32 places a level from
+    /// `base · 32`, the buffer region `[queue_base, queue_base + queue_slots)`, idle workers
+    /// advertised, no spine.
+    pub fn pool_cfg(
+        base: u16,
+        k: u8,
+        queue_base: u32,
+        queue_slots: u32,
+        fallback: Fallback,
+    ) -> JbsqPool {
+        JbsqPool {
+            base,
+            capacity: 8,
+            k,
+            ring_base: u32::from(base) * 32,
+            ring_slots: 32,
+            queue_base,
+            queue_slots,
+            fallback,
+            advertise: Advertise::Idle,
+            hold_us: 0,
+            params: horus_model::sched::state::Params::jbsq_default(),
+            spine: None,
+        }
+    }
+
     /// The address the driver gives node `node`: every field drawn from its ID, so that a wrong
     /// node's shows.
     pub fn node_addr(node: u16) -> NodeAddr {
