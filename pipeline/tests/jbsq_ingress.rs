@@ -7,23 +7,27 @@
 //! node, held at the model's depth, or dropped on a full region; a reply's or a returned place's
 //! release (the model's task, rewritten towards the worker), its returned place, a place put
 //! back or dropped on a full ring; the message to the spine (idleAdd, idleRemove, a load report
-//! or none) with its header and the average it carries. No stage is
+//! or none) with its header and the average it carries; a continuation's node; and the address
+//! every task, released task and continuation goes to (decision 34). No stage is
 //! fed from the model's tables: each reads what the stages before it handed on, and the tables
 //! only the passes before wrote.
 
 mod jbsq_common;
 
+use horus_model::sched::Target;
 use horus_model::sched::jbsq::*;
 use horus_model::sched::state::{Params, SpineRef};
 use horus_pipeline::jbsq::ingress::{HOLD_CLOCKS, JbsqIngress, STAGES};
 use horus_pipeline::jbsq::phv::JbsqPhv;
 use jbsq_common::driver::{Driver, Step, model_msg, stage_msg};
 
-/// `JbsqSizes::SMALL`: 4 pools, 64 nodes, 1,024 ring entries, 64 buffer slots.
+/// `JbsqSizes::SMALL`: 4 pools, 64 nodes, 1,024 ring entries, 64 buffer slots, 64 connection
+/// entries.
 const P: usize = 2;
 const N: usize = 6;
 const R: usize = 10;
 const B: usize = 6;
+const C: usize = 6;
 const SIZES: JbsqSizes = JbsqSizes::SMALL;
 const SEED: u64 = 9;
 const SPINE: SpineRef = SpineRef { id: 900, node: 7 };
@@ -57,6 +61,46 @@ fn check_pass(i: usize, s: &Step, o: &JbsqPhv) -> &'static str {
     let p = &s.pass;
     if p.is_task || p.is_reply || p.is_return {
         assert_eq!(stage_msg(o), model_msg(s), "the message: {}", ctx());
+    }
+    // Where the pass's task goes: a task placed or a continuation, or a released task.
+    let to = match r.forward.map(|e| e.target) {
+        Some(Target::Node { addr, .. }) => Some(addr),
+        _ => r.release.map(|rel| rel.addr),
+    };
+    assert_eq!(o.addr_ok, to.is_some(), "a task forwarded: {}", ctx());
+    if let Some(a) = to {
+        assert_eq!(
+            (
+                u64::from(o.mac),
+                u64::from(o.ip) as u32,
+                o.udp.index() as u16,
+                o.egress.index() as u8,
+                o.out_dst.index() as u16
+            ),
+            (
+                horus_regs::mac_bits(a.endpoint.mac),
+                u32::from(a.endpoint.ip),
+                a.endpoint.udp_port,
+                a.port,
+                a.dst_id
+            ),
+            "the address: {}",
+            ctx()
+        );
+    }
+    if p.is_cont {
+        assert_eq!(
+            o.drop,
+            r.drop == Some(JbsqDrop::UnknownPool),
+            "an unknown pool: {}",
+            ctx()
+        );
+        return if to.is_some() {
+            assert!(o.cont_hit, "{}", ctx());
+            "continuation"
+        } else {
+            "continuation miss"
+        };
     }
     if p.is_task {
         let dropped_early = matches!(r.drop, Some(JbsqDrop::UnknownPool | JbsqDrop::EmptyPool));
@@ -170,7 +214,7 @@ fn check(d: Driver) -> std::collections::BTreeMap<&'static str, usize> {
         }
     }
     let out = jbsq_common::run_held(
-        JbsqIngress::<P, N, R, B>::new(SIZES, SEED),
+        JbsqIngress::<P, N, R, B, C>::new(SIZES, SEED, d.conn_timeout_us),
         fed,
         STAGES + HOLD_CLOCKS + 2,
     );
@@ -181,6 +225,23 @@ fn check(d: Driver) -> std::collections::BTreeMap<&'static str, usize> {
     }
     let sent = |f: fn(&JbsqPhv) -> bool| out.iter().filter(|o| f(o)).count() as u64;
     let c = d.leaf.counters();
+    assert_eq!(
+        (
+            sent(|o| o.conn_insert),
+            sent(|o| o.conn_collision),
+            sent(|o| o.conn_expired),
+            sent(|o| o.is_cont && o.addr_ok),
+            sent(|o| o.is_cont && !o.drop && !o.addr_ok),
+        ),
+        (
+            c.conn_inserts,
+            c.conn_collisions,
+            c.conn_expired,
+            c.continuations,
+            c.continuation_miss
+        ),
+        "conn's counts over the run"
+    );
     assert_eq!(
         (
             sent(|o| o.idle_add),
@@ -265,6 +326,8 @@ fn removals_stale_tokens_and_a_full_region_each_take_the_models_way() {
 #[test]
 fn random_traffic_on_three_pools_takes_the_models_decisions_pass_for_pass() {
     let mut d = Driver::new(SIZES, SEED);
+    d.continuations = true;
+    d.set_conn_timeout_us(40);
     d.configure(1, pool_cfg(8, 2, 0, 0, Advertise::Idle));
     let mut cfg = pool_cfg(16, 3, 256, 16, Advertise::Places);
     cfg.fallback = Fallback::Drop;
@@ -291,6 +354,8 @@ fn random_traffic_on_three_pools_takes_the_models_decisions_pass_for_pass() {
         "place",
         "idle messages",
         "load reports",
+        "continuation",
+        "continuation miss",
     ] {
         assert!(
             kinds.get(kind).copied().unwrap_or(0) > 0,
@@ -300,12 +365,19 @@ fn random_traffic_on_three_pools_takes_the_models_decisions_pass_for_pass() {
 }
 
 /// The chain at the preset's sizes (64 pools, 4,096 nodes, 65,536 ring entries, 4,096 buffer
-/// slots) is lint clean and within the depth target: what the stages measure alone holds where
+/// slots, 1,024 connection entries) is lint clean and within the depth target: what the stages measure alone holds where
 /// they meet. Its area is the JBSQ leaf's table stages' (`docs/jbsq-pipeline.md`).
 #[test]
 fn ingress_is_lint_clean_and_within_the_depth_target_at_the_preset_sizes() {
     let s = JbsqSizes::DEFAULT;
-    let r = jbsq_common::lint_and_synth("jbsq_ingress", JbsqIngress::<6, 12, 16, 12>::new(s, SEED));
+    let r = jbsq_common::lint_and_synth(
+        "jbsq_ingress",
+        JbsqIngress::<6, 12, 16, 12, 10>::new(
+            s,
+            SEED,
+            horus_model::config::DEFAULT_CONN_TIMEOUT_US,
+        ),
+    );
     println!("ingress: {r:#}");
     for b in horus_regs::boards::BOARDS {
         println!(

@@ -1,10 +1,11 @@
 //! The JBSQ leaf's address table in hardware (`horus_pipeline::jbsq::node_addr`, the paper
 //! leaf's `nodeAddr` behind the JBSQ descriptor; decision 34) against the model's: the model runs
 //! node additions (each with its own address) and removals, tasks (placed by a token, stale tokens
-//! retried, sent over a bound, held, dropped), replies (with or without a release) and returned
-//! places; every pass runs, one per clock, through the stage, with what the stages before hand on
+//! retried, sent over a bound, held, dropped), continuations (which follow their task's entry,
+//! read off the model's), replies (with or without a release) and returned places; every pass runs, one per clock, through the stage, with what the stages before hand on
 //! read off the model. A pass that sends a task must leave with the model's address for it (the
-//! task's node's, or the replying worker's for a released task); no other pass may forward.
+//! task's node's, a continuation's entry's node's, or the replying worker's for a released task);
+//! no other pass may forward.
 
 mod jbsq_common;
 
@@ -12,8 +13,8 @@ use horus_model::sched::jbsq::*;
 use horus_model::sched::{NodeAddr, Target};
 use horus_pipeline::jbsq::node_addr::NodeAddrStage;
 use horus_pipeline::jbsq::phv::JbsqPhv;
-use jbsq_common::driver::{Driver, Step, pool_cfg};
-use jbsq_common::{b16, lint_and_synth};
+use jbsq_common::driver::{Driver, Step, placed, pool_cfg};
+use jbsq_common::lint_and_synth;
 
 /// `2^N` nodes: `JbsqSizes::SMALL`.
 const N: usize = 6;
@@ -23,42 +24,18 @@ const _: () = assert!(SIZES.nodes as usize == 1 << N);
 /// The pass entering `nodeAddr` (what the stages before hand on, read off the model: the token a
 /// pop took and whether it was stale, the fallback's node, a release), and the address the model
 /// sent its task to, if it sent one.
-fn stage_pass(s: &Step) -> Option<(JbsqPhv, Option<NodeAddr>)> {
+fn stage_pass(d: &Driver, s: &Step) -> Option<(JbsqPhv, Option<NodeAddr>)> {
     let mut p = s.pass;
-    let pool = p.pool.index();
-    let t = &s.before;
     let r = &s.result;
     let sent = match r.forward.map(|e| e.target) {
         Some(Target::Node { addr, .. }) => Some(addr),
         _ => r.release.map(|rel| rel.addr),
     };
     if p.is_task {
-        let pc = t.pool_cfg.get(pool).copied().flatten()?;
-        match r.placement {
-            Some(Placement::Token { node, .. }) => {
-                p.pop = true;
-                p.tok_node = b16(node);
-            }
-            Some(Placement::Fallback { node }) => {
-                p.fallback = true;
-                p.fb_node = b16(node);
-            }
-            Some(Placement::Dropped) => p.dropped = true,
-            Some(Placement::Held { .. }) => p.held = true,
-            None => {
-                // A stale token: the task retries.
-                let q = t.queue_ctl[pool];
-                let j = (0..LEVELS).find(|&j| q.ring_count[j] > 0)?;
-                let c = pc.cfg;
-                let tok = t.rings[c.ring_base as usize
-                    + j * usize::from(c.ring_slots)
-                    + usize::from(q.ring_head[j])];
-                p.pop = true;
-                p.stale = true;
-                p.tok_node = b16(tok.node);
-            }
-        }
-        return Some((p, sent));
+        return Some((placed(s)?, sent));
+    }
+    if p.is_cont {
+        return Some((d.followed(s), sent));
     }
     if p.is_reply || p.is_return {
         p.drop = r.drop.is_some() || (p.is_return && r == &JbsqResult::default());
@@ -71,7 +48,8 @@ fn stage_pass(s: &Step) -> Option<(JbsqPhv, Option<NodeAddr>)> {
 /// Runs every pass through the stage, back to back, and checks each; then one task per node
 /// added reads the table back. Returns the passes that sent a task.
 fn check(d: Driver) -> usize {
-    let (passes, expect): (Vec<_>, Vec<_>) = d.steps.iter().filter_map(stage_pass).unzip();
+    let (passes, expect): (Vec<_>, Vec<_>) =
+        d.steps.iter().filter_map(|s| stage_pass(&d, s)).unzip();
     let out = jbsq_common::run(NodeAddrStage::<N>::default(), passes.clone(), 2);
     let mut sent = 0;
     for (i, (o, e)) in out.iter().zip(&expect).enumerate() {
@@ -126,6 +104,8 @@ fn tasks_and_releases_go_to_their_workers_address_back_to_back() {
 #[test]
 fn random_traffic_with_removals_sends_every_task_to_the_models_address() {
     let mut d = Driver::new(SIZES, 11);
+    d.continuations = true;
+    d.set_conn_timeout_us(40);
     d.configure(1, pool_cfg(8, 2, 0, 6, Fallback::Random));
     d.configure(2, pool_cfg(16, 3, 8, 3, Fallback::Drop));
     for node in [20, 21, 22] {
@@ -134,9 +114,13 @@ fn random_traffic_with_removals_sends_every_task_to_the_models_address() {
     d.add(2, 30, None, 0);
     d.add(2, 31, Some(1), 0);
     d.random_traffic(0xadd5, 2500, &[(1, &[20, 21, 22]), (2, &[30, 31])], 50, 9);
+    let c = *d.leaf.counters();
     let sent = check(d);
-    println!("random: {sent} tasks sent");
-    assert!(sent > 800, "{sent} sent");
+    println!(
+        "random: {sent} tasks sent, {} of them continuations",
+        c.continuations
+    );
+    assert!(sent > 800 && c.continuations > 100, "{sent} sent; {c:?}");
 }
 
 /// The stage at the preset's size (4,096 nodes) is lint clean and within the depth target.

@@ -4,7 +4,8 @@
 //! read before each), tasks, replies and their second passes; every pass runs, one per clock,
 //! through the stage, seeded as the model. Each pass must leave with the pool's configuration and
 //! member count as the model's table holds them, dropped exactly when the model dropped it for
-//! an unknown pool or a pool with no member, an added node's member slot, and the sample `r1`
+//! an unknown pool or a pool with no member, an added node's member slot, `conn`'s index
+//! (`conn_slot`, every pass), and the sample `r1`
 //! the model drew: the model's generator state after the pass, scaled by `n`, on exactly the
 //! passes that advanced the model's generator, and 0 on every other.
 
@@ -116,6 +117,9 @@ fn check(d: &Driver, seed: u64) -> usize {
             assert_eq!((cfg_fields(o), o.n.index() as u16), (fields, n), "{ctx}");
         }
         assert_eq!(o.r1.index() as u16, e.r1, "{ctx}");
+        // `conn`'s index, for every pass.
+        let hash = horus_model::sched::conn_hash(o.pool.index() as u16, o.seq.index() as u16);
+        assert_eq!(o.conn_slot.index() as u32, hash & 0xFFFF, "{ctx}");
         if let Some(slot) = e.slot {
             assert_eq!(o.slot.index() as u16, slot, "{ctx}");
         }

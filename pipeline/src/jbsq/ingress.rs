@@ -1,17 +1,20 @@
 //! The JBSQ leaf's table stages chained in the plan's order (`docs/jbsq-pipeline.md`):
 //! `poolCfg`, `nodeCfg`, `queueCtl`, `link`, `ring`, `members`, `memberSlot`, `outstanding`,
-//! `poolAvg`, `taskBuf`, one pass a clock, each stage handing the next its registered
-//! descriptor. What leaves is the pass's decision: the node a task goes to (a token's,
-//! `tok_node`, or the fallback's, `fb_node`), a held or released task, a second pass to run (a
-//! retry, a returned place, at its ring), the message to the spine (an idle message or a load
-//! report, with the average). A control pass that adds or removes a node holds `poolAvg` for
+//! `poolAvg`, `taskBuf`, `conn`, `nodeAddr`, one pass a clock, each stage handing the next its
+//! registered descriptor. What leaves is the pass's decision: the node a task goes to (a
+//! token's, `tok_node`, or the fallback's, `fb_node`) and its address, a held or released task
+//! (with the replying worker's address), a continuation's node and address, a second pass to
+//! run (a retry, a returned place, at its ring), the message to the spine (an idle message or a
+//! load report, with the average). A control pass that adds or removes a node holds `poolAvg` for
 //! [`HOLD_CLOCKS`] more clocks: the core admits no pass behind it until then, as the paper
-//! leaf's does. The address rewrite, the frame store and the egress follow the chain.
+//! leaf's does. The frame store and the egress follow the chain.
 
 use super::JbsqPort;
+use super::conn::ConnStage;
 use super::link::LinkStage;
 use super::member_slot::MemberSlotStage;
 use super::members::MembersStage;
+use super::node_addr::NodeAddrStage;
 use super::node_cfg::NodeCfgStage;
 use super::outstanding::OutstandingStage;
 pub use super::pool_avg::HOLD_CLOCKS;
@@ -26,11 +29,18 @@ use rust_hdl::prelude::*;
 
 /// The stages a pass goes through, and so the clocks from its entry (as `early`) to its leaving:
 /// one more.
-pub const STAGES: usize = 10;
+pub const STAGES: usize = 12;
 
-/// The chain for `2^P` pools, `2^N` nodes, `2^R` ring entries and `2^B` buffer slots.
+/// The chain for `2^P` pools, `2^N` nodes, `2^R` ring entries, `2^B` buffer slots and `2^C`
+/// connection entries.
 #[derive(LogicBlock)]
-pub struct JbsqIngress<const P: usize, const N: usize, const R: usize, const B: usize> {
+pub struct JbsqIngress<
+    const P: usize,
+    const N: usize,
+    const R: usize,
+    const B: usize,
+    const C: usize,
+> {
     pub clock: Signal<In, Clock>,
     pub port: JbsqPort,
     pub pool_cfg: PoolCfgStage<P>,
@@ -43,17 +53,23 @@ pub struct JbsqIngress<const P: usize, const N: usize, const R: usize, const B: 
     pub outstanding: OutstandingStage<N>,
     pub pool_avg: PoolAvgStage<P>,
     pub task_buf: TaskBufStage<B>,
+    pub conn: ConnStage<C>,
+    pub node_addr: NodeAddrStage<N>,
 }
 
-impl<const P: usize, const N: usize, const R: usize, const B: usize> JbsqIngress<P, N, R, B> {
+impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: usize>
+    JbsqIngress<P, N, R, B, C>
+{
     /// The chain at `sizes` (which must be the const parameters' sizes), its generator seeded
-    /// with `seed` (the model's `JbsqLeaf::new`).
-    pub fn new(sizes: JbsqSizes, seed: u64) -> Self {
+    /// with `seed` (the model's `JbsqLeaf::new`), its connection entries expiring after
+    /// `conn_timeout_us` (the model's `JbsqLeaf::set_conn_timeout_us`).
+    pub fn new(sizes: JbsqSizes, seed: u64, conn_timeout_us: u32) -> Self {
         assert!(
             usize::from(sizes.pools) == 1 << P
                 && usize::from(sizes.nodes) == 1 << N
                 && sizes.ring_entries as usize == 1 << R
-                && sizes.buffer_slots as usize == 1 << B,
+                && sizes.buffer_slots as usize == 1 << B
+                && sizes.conn_table as usize == 1 << C,
             "the chain's sizes are its parameters'"
         );
         Self {
@@ -69,12 +85,14 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize> JbsqIngress
             outstanding: Default::default(),
             pool_avg: Default::default(),
             task_buf: Default::default(),
+            conn: ConnStage::new(conn_timeout_us),
+            node_addr: Default::default(),
         }
     }
 }
 
-impl<const P: usize, const N: usize, const R: usize, const B: usize> Logic
-    for JbsqIngress<P, N, R, B>
+impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: usize> Logic
+    for JbsqIngress<P, N, R, B, C>
 {
     #[hdl_gen]
     fn update(&mut self) {
@@ -90,7 +108,9 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize> Logic
             member_slot,
             outstanding,
             pool_avg,
-            task_buf
+            task_buf,
+            conn,
+            node_addr
         );
         JbsqIn::link(&mut self.port.up, &mut self.pool_cfg.port.up);
         JbsqOut::join(&mut self.pool_cfg.port.down, &mut self.node_cfg.port.up);
@@ -105,6 +125,8 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize> Logic
         );
         JbsqOut::join(&mut self.outstanding.port.down, &mut self.pool_avg.port.up);
         JbsqOut::join(&mut self.pool_avg.port.down, &mut self.task_buf.port.up);
-        JbsqOut::link(&mut self.port.down, &mut self.task_buf.port.down);
+        JbsqOut::join(&mut self.task_buf.port.down, &mut self.conn.port.up);
+        JbsqOut::join(&mut self.conn.port.down, &mut self.node_addr.port.up);
+        JbsqOut::link(&mut self.port.down, &mut self.node_addr.port.down);
     }
 }

@@ -6,18 +6,19 @@
 //! [`members::MembersStage`] and [`member_slot::MemberSlotStage`], the workers' counts
 //! [`outstanding::OutstandingStage`], the rack average and the messages to the spine
 //! [`pool_avg::PoolAvgStage`] (the paper leaf's stage behind the JBSQ descriptor) and the held
-//! tasks [`task_buf::TaskBufStage`]: a standalone stage set with its own descriptor
-//! ([`phv::JbsqPhv`]), each stage tested pass for pass against the model, and chained
-//! ([`ingress::JbsqIngress`]) pass for pass against the model; and its egress with the frame
-//! store ([`egress::JbsqEgress`]), frame for frame against the model's frames; and the paper
-//! leaf's address table behind the JBSQ descriptor ([`node_addr::NodeAddrStage`], decision 34).
-//! `conn`, the leaf's core and its place in the switch are planned.
+//! tasks [`task_buf::TaskBufStage`], and the paper leaf's connection and address tables behind
+//! the JBSQ descriptor ([`conn::ConnStage`], [`node_addr::NodeAddrStage`], decision 34): a
+//! standalone stage set with its own descriptor ([`phv::JbsqPhv`]), each stage tested pass for
+//! pass against the model, and chained ([`ingress::JbsqIngress`]) pass for pass against the
+//! model; and its egress with the frame store ([`egress::JbsqEgress`]), frame for frame against
+//! the model's frames. The leaf's core and its place in the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
 //! entry (forwarded when the pass before wrote it, [`crate::table::RmwTable`]), computes and
 //! writes it back.
 
+pub mod conn;
 pub mod egress;
 pub mod entries;
 pub mod ingress;
@@ -97,7 +98,7 @@ macro_rules! impl_jbsq_stage {
 
 crate::impl_jbsq_stage!([const P: usize] queue_ctl::QueueCtlStage<P>);
 crate::impl_jbsq_stage!([const P: usize] link::LinkStage<P>);
-crate::impl_jbsq_stage!([const P: usize, const N: usize, const R: usize, const B: usize] ingress::JbsqIngress<P, N, R, B>);
+crate::impl_jbsq_stage!([const P: usize, const N: usize, const R: usize, const B: usize, const C: usize] ingress::JbsqIngress<P, N, R, B, C>);
 crate::impl_jbsq_stage!([const P: usize] pool_avg::PoolAvgStage<P>);
 crate::impl_jbsq_stage!([const P: usize] pool_cfg::PoolCfgStage<P>);
 crate::impl_jbsq_stage!([const N: usize] node_cfg::NodeCfgStage<N>);
@@ -107,3 +108,4 @@ crate::impl_jbsq_stage!([const N: usize] member_slot::MemberSlotStage<N>);
 crate::impl_jbsq_stage!([const N: usize] outstanding::OutstandingStage<N>);
 crate::impl_jbsq_stage!([const B: usize] task_buf::TaskBufStage<B>);
 crate::impl_jbsq_stage!([const N: usize] node_addr::NodeAddrStage<N>);
+crate::impl_jbsq_stage!([const C: usize] conn::ConnStage<C>);

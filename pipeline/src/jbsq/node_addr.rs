@@ -7,8 +7,12 @@
 //!
 //! - the node whose address a pass reads (`chosen`): a token's node that was not stale, the
 //!   fallback's sampled node, or for a release the replying worker (`src`);
+//! - a continuation that found its entry in `conn` (`cont_hit`) reads its entry's node
+//!   (`cont_node`), as the paper leaf's continuation does;
 //! - a pass forwards a task (`assigned` with `is_task`) when it placed one (a token, not
-//!   stale; or over a bound) or released one; the entry must be of the pass's pool;
+//!   stale; or over a bound) or released one, and a continuation when it found its entry; the
+//!   entry must be of the pass's pool (a continuation's node may have been removed since, or
+//!   given to another pool: `continuation_miss`);
 //! - an addition writes the node's entry from the address its pass carries; a removal clears it.
 //!
 //! What the stage found comes back in the JBSQ descriptor's `addr_ok`, `mac`, `ip`, `udp`,
@@ -78,6 +82,10 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
         if self.port.up.early.val().pop {
             self.early_m.next.chosen = self.port.up.early.val().tok_node;
         }
+        // A continuation that found its entry reads its node's address (`conn`'s decision,
+        // late in the cycle: the shared stage picks it beside the other index).
+        self.early_m.next.cont_hit = self.port.up.early.val().cont_hit;
+        self.early_m.next.cont_node = self.port.up.early.val().cont_node;
         self.early_m.next.src = self.port.up.early.val().src;
         self.early_m.next.is_ctl_add = self.port.up.early.val().is_ctl_add;
         self.early_m.next.is_ctl_remove = self.port.up.early.val().is_ctl_remove;
@@ -95,6 +103,10 @@ impl<const N: usize> Logic for NodeAddrStage<N> {
             & ((self.port.up.pass.val().pop & !self.port.up.pass.val().stale)
                 | self.port.up.pass.val().fallback))
             | self.port.up.pass.val().release;
+        self.pass_m.next.is_cont =
+            self.port.up.pass.val().is_cont & self.port.up.pass.val().cont_hit;
+        self.pass_m.next.cont_hit = self.port.up.pass.val().cont_hit;
+        self.pass_m.next.cont_node = self.port.up.pass.val().cont_node;
         self.pass_m.next.is_ctl_add = self.port.up.pass.val().is_ctl_add;
         self.pass_m.next.is_ctl_remove = self.port.up.pass.val().is_ctl_remove;
         self.pass_m.next.mac = self.port.up.pass.val().mac;

@@ -21,6 +21,8 @@ pub struct JbsqPhv {
     /// A reply's second pass: its place goes back to a ring, or to a task held meanwhile
     /// (`src` the worker).
     pub is_return: Bit,
+    /// A TASK_CONTINUATION: to the node its task's first packet went to (`conn`, decision 34).
+    pub is_cont: Bit,
     /// Control: configure a pool; its `queueCtl` entry starts afresh.
     pub is_ctl_pool: Bit,
     /// Control: add the node `src` (generation `generation`, `tasks` outstanding).
@@ -176,6 +178,20 @@ pub struct JbsqPhv {
     pub rel_seq: Bits<16>,
     pub rel_len: Bits<16>,
     pub rel_time: Bits<32>,
+    /// poolCfg, every pass: the low 16 bits of the task's `conn` hash
+    /// (`horus_model::sched::conn_hash(pool, seq)`), the index `conn` reads a clock ahead.
+    pub conn_slot: Bits<16>,
+    /// conn: a continuation found its task's live entry (`cont_hit`), whose node is `cont_node`
+    /// (`nodeAddr` reads that node's address); no entry, another task's or an expired one is a
+    /// miss (`continuation_miss`, unless the pass was dropped before).
+    pub cont_hit: Bit,
+    pub cont_node: Bits<16>,
+    /// conn: a multi-packet task's first pass wrote its entry (`conn_inserts`), found another
+    /// task's live entry and wrote nothing (`conn_collisions`), or the pass found an expired
+    /// entry and replaced or freed it (`conn_expired`).
+    pub conn_insert: Bit,
+    pub conn_collision: Bit,
+    pub conn_expired: Bit,
     /// nodeAddr (decision 34): where the pass's task goes (a task placed, a released task): the
     /// node's MAC, IPv4 address, UDP port, egress port and the `dst_id` its header carries, and
     /// `addr_ok` when the pass forwards a task there; an addition's pass carries the added

@@ -9,6 +9,9 @@
 //!   17) and takes sample 1 from the new state's low 32 bits scaled to `[0, n)` by multiply-high,
 //!   `(r32 · n) >> 32` (`r1`, the fallback's member); a retry draws nothing (`r1` 0, as the
 //!   model's). A task of a pool with no member is dropped after the draw (`EmptyPool`).
+//! - Every pass carries its `conn` slot (`conn_slot`: the low 16 bits of
+//!   `horus_model::sched::conn_hash(pool, seq)`), which `conn` reads a clock ahead of its pass,
+//!   as the paper leaf's stage 0 works it out for its `conn`.
 //! - Control: a configuration writes the pass's configuration with no member; an added node
 //!   takes member slot `n` (`slot`) and `n` goes one up; a removal takes `n` one down; the host's
 //!   read before a removal (`is_ctl_read`) asks `members` for the last member, at slot `n - 1`.
@@ -21,6 +24,7 @@ use super::entries::PoolCfgEntry;
 use super::phv::JbsqPhv;
 use crate::table::RmwTable;
 use horus_model::rng::DEFAULT_SEED;
+use horus_model::sched::{CONN_HASH_POOL, CONN_HASH_SEQ};
 use rust_hdl::prelude::*;
 
 /// `poolCfg` for `2^P` pools.
@@ -48,6 +52,13 @@ pub struct PoolCfgStage<const P: usize> {
     p_hi: Signal<Local, Bits<32>>,
     p_lo: Signal<Local, Bits<32>>,
     sum_unused: Signal<Local, Bits<32>>,
+    /// `conn`'s hash: the 16 x 16 products of the multipliers, whose high halves are not read
+    /// (the name matches Verilator's `--unused-regexp`).
+    hash_seq: Signal<Local, Bits<32>>,
+    hash_pool: Signal<Local, Bits<32>>,
+    hash_unused: Signal<Local, Bits<32>>,
+    k_seq: Constant<Bits<16>>,
+    k_pool: Constant<Bits<16>>,
     n_up: Signal<Local, Bits<16>>,
     n_down: Signal<Local, Bits<16>>,
     one: Constant<Bits<16>>,
@@ -77,6 +88,11 @@ impl<const P: usize> PoolCfgStage<P> {
             p_hi: Default::default(),
             p_lo: Default::default(),
             sum_unused: Default::default(),
+            hash_seq: Default::default(),
+            hash_pool: Default::default(),
+            hash_unused: Default::default(),
+            k_seq: Constant::new(u64::from(CONN_HASH_SEQ).into()),
+            k_pool: Constant::new(u64::from(CONN_HASH_POOL).into()),
             n_up: Default::default(),
             n_down: Default::default(),
             one: Constant::new(1.into()),
@@ -107,6 +123,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             & (self.port.up.pass.val().is_task
                 | self.port.up.pass.val().is_reply
                 | self.port.up.pass.val().is_return
+                | self.port.up.pass.val().is_cont
                 | self.port.up.pass.val().is_ctl_place
                 | self.port.up.pass.val().is_ctl_add
                 | self.port.up.pass.val().is_ctl_remove
@@ -137,6 +154,12 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
                 self.out.d.next.drop = true;
             }
         }
+        // `conn`'s slot, for every pass. The model's products are 32 bits wrapping; their low 16
+        // bits are those of the 16 x 16 products.
+        self.hash_seq.next = self.port.up.pass.val().seq * self.k_seq.val();
+        self.hash_pool.next = self.port.up.pass.val().pool * self.k_pool.val();
+        self.hash_unused.next = self.hash_seq.val() ^ self.hash_pool.val();
+        self.out.d.next.conn_slot = self.hash_unused.val().get_bits::<16>(0);
         // The generator: one step per task first pass of a configured pool; sample 1 scaled by
         // the pool's members.
         self.draws.next = self.reads.val()

@@ -173,6 +173,8 @@ pub mod driver {
         pub touched: Vec<JbsqStage>,
         /// The generator's state before and after the pass.
         pub rng: (u64, u64),
+        /// The model's counters before and after the pass.
+        pub counters: (JbsqCounters, JbsqCounters),
     }
 
     /// Puts pool configuration `cfg` into the descriptor's `poolCfg` fields.
@@ -232,6 +234,14 @@ pub mod driver {
         pub steps: Vec<Step>,
         /// Second passes handed out and not yet fed back.
         pub pending: Vec<JbsqResubmit>,
+        /// `random_traffic` sends continuations too (see there).
+        pub continuations: bool,
+        /// Multi-packet tasks sent and not finished: pool, seq, continuations still to send.
+        open: Vec<(u16, u16, u8)>,
+        /// The arrival time of the packets `random_traffic` sends: one microsecond an operation.
+        now: u32,
+        /// The leaf's connection timeout (`set_conn_timeout_us`).
+        pub conn_timeout_us: u32,
     }
 
     impl Driver {
@@ -240,7 +250,42 @@ pub mod driver {
                 leaf: JbsqLeaf::new(sizes, seed),
                 steps: Vec::new(),
                 pending: Vec::new(),
+                continuations: false,
+                open: Vec::new(),
+                now: 0,
+                conn_timeout_us: horus_model::config::DEFAULT_CONN_TIMEOUT_US,
             }
+        }
+
+        /// Sets the leaf's connection timeout (the hardware's is its `ConnStage::new`'s).
+        pub fn set_conn_timeout_us(&mut self, us: u32) {
+            self.leaf.set_conn_timeout_us(us);
+            self.conn_timeout_us = us;
+        }
+
+        /// A continuation's pass as it leaves `conn`: the node its entry gave it (`cont_hit`,
+        /// `cont_node`), by the model's rule on the model's entry before the pass; dropped before
+        /// when its pool is not configured.
+        pub fn followed(&self, s: &Step) -> JbsqPhv {
+            let mut p = s.pass;
+            assert!(p.is_cont);
+            let pool = p.pool.index() as u16;
+            let seq = p.seq.index() as u16;
+            p.conn_slot = b16(horus_model::sched::conn_hash(pool, seq) & 0xFFFF);
+            if s.result.drop == Some(JbsqDrop::UnknownPool) {
+                p.drop = true;
+                return p;
+            }
+            let i = (horus_model::sched::conn_hash(pool, seq) & (s.before.conn.len() as u32 - 1))
+                as usize;
+            let mut h = header(PacketType::TaskContinuation, pool, CLIENT, seq);
+            h.more_packets = p.more;
+            let mut e = s.before.conn[i];
+            if let Ok(node) = e.follow(&h, p.time.index() as u32, self.conn_timeout_us) {
+                p.cont_hit = true;
+                p.cont_node = b16(node);
+            }
+            p
         }
 
         pub fn tables(&self) -> &JbsqTables {
@@ -255,6 +300,7 @@ pub mod driver {
         ) -> JbsqResult {
             let before = self.leaf.tables().clone();
             let rng = self.leaf.rng_state();
+            let counters = *self.leaf.counters();
             let result = f(&mut self.leaf);
             if let Some(rs) = result.resubmit {
                 self.pending.push(rs);
@@ -270,6 +316,7 @@ pub mod driver {
                     Vec::new()
                 },
                 rng: (rng, self.leaf.rng_state()),
+                counters: (counters, *self.leaf.counters()),
             });
             result
         }
@@ -383,12 +430,14 @@ pub mod driver {
             );
         }
 
-        /// A packet's first pass: a NEW_TASK is a task, a TASK_DONE a reply.
+        /// A packet's first pass: a NEW_TASK is a task, a TASK_CONTINUATION a continuation, a
+        /// TASK_DONE a reply.
         pub fn packet(&mut self, h: HorusHeader, len: u16, time: u32) -> JbsqResult {
             let mut p = JbsqPhv::default();
             with_header(&mut p, &h, len, time);
             match h.pkt_type {
                 PacketType::NewTask => p.is_task = true,
+                PacketType::TaskContinuation => p.is_cont = true,
                 _ => p.is_reply = true,
             }
             self.run(p, |l| l.packet(h, len, time), true)
@@ -397,6 +446,13 @@ pub mod driver {
         pub fn task(&mut self, pool: u16, seq: u16) -> JbsqResult {
             let h = header(PacketType::NewTask, pool, CLIENT, seq);
             self.packet(h, 64, u32::from(seq))
+        }
+
+        /// A continuation of the task `seq` at time `time`, the last of its task unless `more`.
+        pub fn continuation(&mut self, pool: u16, seq: u16, more: bool, time: u32) -> JbsqResult {
+            let mut h = header(PacketType::TaskContinuation, pool, CLIENT, seq);
+            h.more_packets = more;
+            self.packet(h, 64, time)
         }
 
         pub fn reply(&mut self, pool: u16, node: u16) -> JbsqResult {
@@ -443,6 +499,11 @@ pub mod driver {
         /// the pool's nodes and, one in 16, from other nodes; every `churn` operations a node
         /// of the first pool is removed and added again (with its own bound, and a task
         /// outstanding, every other time). The pools must be configured, their nodes added.
+        ///
+        /// With `continuations`, one operation in four is a continuation instead, while a
+        /// multi-packet task has some to send (each sends one to three, the last with no more
+        /// to follow; a continuation may come late, after its entry expired), and one in 32 a
+        /// continuation of a task never sent. Packets arrive a microsecond an operation apart.
         pub fn random_traffic(
             &mut self,
             seed: u64,
@@ -455,8 +516,24 @@ pub mod driver {
             let mut seq = 0u16;
             for i in 0..ops {
                 let x = rng.next_u64();
+                self.now += 1;
                 let (pool, nodes) = pools[(x % pools.len() as u64) as usize];
                 let node = nodes[((x >> 16) % nodes.len() as u64) as usize];
+                if self.continuations && (x >> 48) % 32 == 1 {
+                    self.continuation(pool, (x >> 24) as u16, false, self.now);
+                    continue;
+                }
+                if self.continuations && (x >> 48) % 4 == 0 && !self.open.is_empty() {
+                    let at = ((x >> 52) % self.open.len() as u64) as usize;
+                    let (pool, seq, left) = self.open[at];
+                    self.continuation(pool, seq, left > 1, self.now);
+                    if left > 1 {
+                        self.open[at].2 -= 1;
+                    } else {
+                        self.open.swap_remove(at);
+                    }
+                    continue;
+                }
                 if i % churn == churn / 2 {
                     let (pool0, nodes0) = pools[0];
                     let node = nodes0[(i / churn) % nodes0.len()];
@@ -475,7 +552,15 @@ pub mod driver {
                         seq = seq.wrapping_add(1);
                         let mut h = header(PacketType::NewTask, pool, CLIENT, seq);
                         h.more_packets = (x >> 32) % 8 == 0;
-                        self.packet(h, 64, u32::from(seq));
+                        let time = if self.continuations {
+                            self.now
+                        } else {
+                            u32::from(seq)
+                        };
+                        self.packet(h, 64, time);
+                        if h.more_packets && self.continuations {
+                            self.open.push((pool, seq, 1 + ((x >> 36) % 3) as u8));
+                        }
                     }
                     0..=14 => {
                         self.reply(pool, node);
@@ -490,6 +575,42 @@ pub mod driver {
             }
             self.drain();
         }
+    }
+
+    /// A task's pass as it leaves `taskBuf`, with what the stages before decided read off the
+    /// model: the token a pop took and whether it was stale (then the model's ring head), the
+    /// fallback's node, held, dropped on a full region. `None` for a task of a pool not
+    /// configured (`poolCfg` drops it).
+    pub fn placed(s: &Step) -> Option<JbsqPhv> {
+        let mut p = s.pass;
+        let pool = p.pool.index();
+        let t = &s.before;
+        let pc = t.pool_cfg.get(pool).copied().flatten()?;
+        match s.result.placement {
+            Some(Placement::Token { node, .. }) => {
+                p.pop = true;
+                p.tok_node = b16(node);
+            }
+            Some(Placement::Fallback { node }) => {
+                p.fallback = true;
+                p.fb_node = b16(node);
+            }
+            Some(Placement::Dropped) => p.dropped = true,
+            Some(Placement::Held { .. }) => p.held = true,
+            None => {
+                // A stale token: the task retries.
+                let q = t.queue_ctl[pool];
+                let j = (0..LEVELS).find(|&j| q.ring_count[j] > 0)?;
+                let c = pc.cfg;
+                let tok = t.rings[c.ring_base as usize
+                    + j * usize::from(c.ring_slots)
+                    + usize::from(q.ring_head[j])];
+                p.pop = true;
+                p.stale = true;
+                p.tok_node = b16(tok.node);
+            }
+        }
+        Some(p)
     }
 
     /// A message as (signal, its header's type, pool, source, destination, qlen, seq).
