@@ -17,6 +17,7 @@ use super::members::MembersStage;
 use super::node_addr::NodeAddrStage;
 use super::node_cfg::NodeCfgStage;
 use super::outstanding::OutstandingStage;
+use super::phv::JbsqPhv;
 pub use super::pool_avg::HOLD_CLOCKS;
 use super::pool_avg::PoolAvgStage;
 use super::pool_cfg::PoolCfgStage;
@@ -43,6 +44,9 @@ pub struct JbsqIngress<
 > {
     pub clock: Signal<In, Clock>,
     pub port: JbsqPort,
+    /// The pass in the last stage (`nodeAddr`), which leaves next clock: the core decides on it
+    /// whether the pass comes back, a register ahead.
+    pub in_last: Signal<Out, JbsqPhv>,
     pub pool_cfg: PoolCfgStage<P>,
     pub node_cfg: NodeCfgStage<N>,
     pub queue_ctl: QueueCtlStage<P>,
@@ -75,6 +79,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
         Self {
             clock: Default::default(),
             port: Default::default(),
+            in_last: Default::default(),
             pool_cfg: PoolCfgStage::new(seed),
             node_cfg: Default::default(),
             queue_ctl: QueueCtlStage::new(sizes),
@@ -128,5 +133,6 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
         JbsqOut::join(&mut self.task_buf.port.down, &mut self.conn.port.up);
         JbsqOut::join(&mut self.conn.port.down, &mut self.node_addr.port.up);
         JbsqOut::link(&mut self.port.down, &mut self.node_addr.port.down);
+        self.in_last.next = self.conn.port.down.pass.val();
     }
 }

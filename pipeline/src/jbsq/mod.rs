@@ -10,8 +10,10 @@
 //! the JBSQ descriptor ([`conn::ConnStage`], [`node_addr::NodeAddrStage`], decision 34): a
 //! standalone stage set with its own descriptor ([`phv::JbsqPhv`]), each stage tested pass for
 //! pass against the model, and chained ([`ingress::JbsqIngress`]) pass for pass against the
-//! model; and its egress with the frame store ([`egress::JbsqEgress`]), frame for frame against
-//! the model's frames. The leaf's core and its place in the switch are planned.
+//! model; the leaf's core ([`core::JbsqCore`]: decode, the pass mux with its second and control
+//! passes, the chain), pass for pass against the model; and its egress with the frame store
+//! ([`egress::JbsqEgress`]), frame for frame against the model's frames. The map from a pass to
+//! its egress job and the leaf's place in the switch are planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -19,6 +21,7 @@
 //! writes it back.
 
 pub mod conn;
+pub mod core;
 pub mod egress;
 pub mod entries;
 pub mod ingress;

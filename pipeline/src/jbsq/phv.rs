@@ -5,6 +5,7 @@
 //! in the paper leaf's descriptor ([`crate::phv`]), for the same reason: no operation constants
 //! in the stages.
 
+use crate::phv::{BUF_BITS, HANDLE_BITS};
 use rust_hdl::prelude::*;
 
 /// The pass descriptor of the JBSQ leaf.
@@ -23,6 +24,20 @@ pub struct JbsqPhv {
     pub is_return: Bit,
     /// A TASK_CONTINUATION: to the node its task's first packet went to (`conn`, decision 34).
     pub is_cont: Bit,
+    /// Decode (the leaf's core): a frame that is not Horus's, passed through unchanged; a
+    /// control frame (KEEP_ALIVE, WORKER_ID, WORKER_ID_ACK, REMOVE_ACK) to the control port; a
+    /// Horus type the leaf does not schedule (`not_scheduled`); a frame the parser rejected
+    /// (`is_malformed`, `is_bad_sum`). None of them reaches a table (`drop` set but for the first
+    /// two, which no stage acts on).
+    pub is_pass_through: Bit,
+    pub is_to_control: Bit,
+    pub is_other: Bit,
+    pub is_malformed: Bit,
+    pub is_bad_sum: Bit,
+    /// The pass's frame: its frame-buffer slot and first beat (a second pass keeps its first
+    /// pass's; a control pass has none).
+    pub handle: Bits<HANDLE_BITS>,
+    pub start: Bits<BUF_BITS>,
     /// Control: configure a pool; its `queueCtl` entry starts afresh.
     pub is_ctl_pool: Bit,
     /// Control: add the node `src` (generation `generation`, `tasks` outstanding).

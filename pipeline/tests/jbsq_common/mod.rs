@@ -111,9 +111,9 @@ pub mod driver {
     use super::b16;
     use horus_model::fixed::RackAverage;
     use horus_model::rng::Xorshift64;
-    use horus_model::sched::NodeAddr;
     use horus_model::sched::Signal;
     use horus_model::sched::jbsq::*;
+    use horus_model::sched::{NodeAddr, Target};
     use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
     use horus_pipeline::jbsq::phv::JbsqPhv;
 
@@ -611,6 +611,159 @@ pub mod driver {
             }
         }
         Some(p)
+    }
+
+    /// What the model's pass says the chain's last stage must show (the chain's, the core's test),
+    /// and a name for the kind of pass.
+    pub fn check_pass(i: usize, s: &Step, o: &JbsqPhv) -> &'static str {
+        let ctx = || {
+            format!(
+                "pass {i}: {:?}\nmodel: {:?}\nchain: {o:?}",
+                s.pass, s.result
+            )
+        };
+        let r = &s.result;
+        let p = &s.pass;
+        if p.is_task || p.is_reply || p.is_return {
+            assert_eq!(stage_msg(o), model_msg(s), "the message: {}", ctx());
+        }
+        // Where the pass's task goes: a task placed or a continuation, or a released task.
+        let to = match r.forward.map(|e| e.target) {
+            Some(Target::Node { addr, .. }) => Some(addr),
+            _ => r.release.map(|rel| rel.addr),
+        };
+        assert_eq!(o.addr_ok, to.is_some(), "a task forwarded: {}", ctx());
+        if let Some(a) = to {
+            assert_eq!(
+                (
+                    u64::from(o.mac),
+                    u64::from(o.ip) as u32,
+                    o.udp.index() as u16,
+                    o.egress.index() as u8,
+                    o.out_dst.index() as u16
+                ),
+                (
+                    horus_regs::mac_bits(a.endpoint.mac),
+                    u32::from(a.endpoint.ip),
+                    a.endpoint.udp_port,
+                    a.port,
+                    a.dst_id
+                ),
+                "the address: {}",
+                ctx()
+            );
+        }
+        if p.is_cont {
+            assert_eq!(
+                o.drop,
+                r.drop == Some(JbsqDrop::UnknownPool),
+                "an unknown pool: {}",
+                ctx()
+            );
+            return if to.is_some() {
+                assert!(o.cont_hit, "{}", ctx());
+                "continuation"
+            } else {
+                "continuation miss"
+            };
+        }
+        if p.is_task {
+            let dropped_early = matches!(r.drop, Some(JbsqDrop::UnknownPool | JbsqDrop::EmptyPool));
+            assert_eq!(o.drop, dropped_early, "dropped before queueCtl: {}", ctx());
+            let retry = matches!(r.resubmit, Some(JbsqResubmit::Retry { .. }));
+            assert_eq!(o.pop && o.stale, retry, "a stale token: {}", ctx());
+            match r.placement {
+                Some(Placement::Token { node, level }) => {
+                    assert!(o.pop && !o.stale, "a token: {}", ctx());
+                    assert_eq!(
+                        (o.tok_node.index() as u16, o.level.index() as u8),
+                        (node, level),
+                        "the token: {}",
+                        ctx()
+                    );
+                    "token"
+                }
+                Some(Placement::Fallback { node }) => {
+                    assert!(o.fallback && !o.pop && !o.held, "over a bound: {}", ctx());
+                    assert_eq!(o.fb_node.index() as u16, node, "the sample: {}", ctx());
+                    "fallback"
+                }
+                Some(Placement::Held { depth }) => {
+                    assert!(o.held && !o.pop && !o.fallback, "held: {}", ctx());
+                    assert_eq!(o.depth.index() as u32, depth, "the depth: {}", ctx());
+                    "held"
+                }
+                Some(Placement::Dropped) if !dropped_early => {
+                    assert!(o.dropped && !o.held && !o.fallback, "dropped: {}", ctx());
+                    "dropped"
+                }
+                _ if retry => "retry",
+                _ => {
+                    assert!(!o.pop && !o.held && !o.fallback && !o.dropped, "{}", ctx());
+                    "drop"
+                }
+            }
+        } else if p.is_reply || p.is_return {
+            let returns = match r.resubmit {
+                Some(JbsqResubmit::ReturnPlace { level, .. }) => Some(level),
+                _ => None,
+            };
+            if p.is_reply {
+                assert_eq!(o.drop, r.drop.is_some(), "not in the pool: {}", ctx());
+                assert_eq!(o.returns, returns.is_some(), "the place returns: {}", ctx());
+                if let Some(level) = returns {
+                    assert_eq!(o.level.index() as u8, level, "the place's ring: {}", ctx());
+                }
+            } else {
+                let queue_ctl = s.touched.contains(&JbsqStage::QueueCtl);
+                assert_eq!(o.drop, !queue_ctl, "a removed node's place: {}", ctx());
+                let pushed = s.touched.contains(&JbsqStage::Ring);
+                assert_eq!(o.push, pushed, "the place put back: {}", ctx());
+                assert_eq!(
+                    o.overflow,
+                    queue_ctl && !pushed && r.release.is_none(),
+                    "the ring full: {}",
+                    ctx()
+                );
+            }
+            assert_eq!(o.release, r.release.is_some(), "a release: {}", ctx());
+            if let Some(t) = r.release.map(|x| x.task) {
+                let h = t.header;
+                assert_eq!(
+                    (
+                        o.rel_pkt_type.index() as u8,
+                        o.rel_more,
+                        o.rel_pool.index() as u16,
+                        o.rel_src.index() as u16,
+                        o.rel_dst.index() as u16,
+                        o.rel_qlen.index() as u16,
+                        o.rel_seq.index() as u16,
+                        o.rel_len.index() as u16,
+                        o.rel_time.index() as u32,
+                    ),
+                    (
+                        h.pkt_type.code(),
+                        h.more_packets,
+                        h.pool_id,
+                        h.src_id,
+                        h.dst_id,
+                        h.qlen,
+                        h.seq_num,
+                        t.len,
+                        t.time_us,
+                    ),
+                    "the released task: {}",
+                    ctx()
+                );
+                "release"
+            } else if p.is_reply {
+                "reply"
+            } else {
+                "place"
+            }
+        } else {
+            "control"
+        }
     }
 
     /// A message as (signal, its header's type, pool, source, destination, qlen, seq).

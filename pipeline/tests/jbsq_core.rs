@@ -1,0 +1,502 @@
+//! The JBSQ leaf's core (decode, the pass mux with its second passes, the twelve stages;
+//! `horus_pipeline::jbsq::core::JbsqCore`) against the model, pass for pass, in rust-hdl's
+//! simulator.
+//!
+//! Every pass the core lets into `poolCfg` (its trace port) runs through the model in the same
+//! order: a packet's first pass, a second pass (a retry, a returned place) the model handed out,
+//! a control pass the host ran. Every pass leaving `nodeAddr` must have the model's outcome (the
+//! chain's checks: a task's token, fallback, hold or drop, a release, a returned place, the
+//! message to the spine, a continuation, the address a task goes to), come back exactly when the
+//! model hands out a second pass, and keep its frame's slot. Traffic is random: tasks (some of
+//! several packets, with their continuations), replies from the pools' workers and from others,
+//! control frames for the controller, types the leaf does not schedule, pools beyond the table,
+//! frames that are not Horus's or that the parser rejected, node removals and additions mid-stream,
+//! idle input cycles.
+
+mod jbsq_common;
+
+use horus_model::sched::Target;
+use horus_model::sched::jbsq::*;
+use horus_model::sched::state::{Params, SpineRef};
+use horus_model::wire::{HorusHeader, PacketType};
+use horus_pipeline::jbsq::core::{CORE_LATENCY, JbsqCore};
+use horus_pipeline::jbsq::phv::JbsqPhv;
+use horus_pipeline::parser::{
+    CLASS_DROP_CHECKSUM, CLASS_DROP_MALFORMED, CLASS_HORUS, CLASS_PASS_THROUGH,
+};
+use horus_pipeline::pass::parsed;
+use jbsq_common::driver::{CLIENT, Driver, check_pass, header, model_msg, stage_msg};
+use rust_hdl::prelude::*;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+/// `JbsqSizes::SMALL`: 4 pools, 64 nodes, 1,024 ring entries, 64 buffer slots, 64 connection
+/// entries.
+const P: usize = 2;
+const N: usize = 6;
+const R: usize = 10;
+const B: usize = 6;
+const C: usize = 6;
+const SIZES: JbsqSizes = JbsqSizes::SMALL;
+const SEED: u64 = 0x5eed_1234;
+const TIMEOUT_US: u32 = 150;
+const SPINE: SpineRef = SpineRef { id: 900, node: 7 };
+
+type Core = JbsqCore<P, N, R, B, C>;
+
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// One input to the core.
+#[derive(Clone, Debug)]
+enum Input {
+    /// A frame: its parser class and, for a Horus frame, its header and length.
+    Frame {
+        class: u64,
+        header: HorusHeader,
+    },
+    /// The host's operation on the first pool's node: it is removed if active, then added (its
+    /// own bound `k` or the pool's; `tasks` outstanding).
+    Churn {
+        pool: u16,
+        node: u16,
+        k: Option<u8>,
+        tasks: u16,
+    },
+    Configure(u16, JbsqPool),
+    Add(u16, u16),
+}
+
+/// The pools and their workers: idle workers advertised, `k` 2; free places, `k` 3 and the drop
+/// fallback; the queue, `k` 1.
+const POOLS: [(u16, &[u16]); 3] = [(1, &[20, 21, 22]), (2, &[30, 31]), (3, &[40, 41, 42])];
+
+fn pool(base: u16, k: u8, ring_base: u32, queue_base: u32, advertise: Advertise) -> JbsqPool {
+    JbsqPool {
+        base,
+        capacity: 8,
+        k,
+        ring_base,
+        ring_slots: 16,
+        queue_base,
+        queue_slots: 6,
+        fallback: Fallback::Random,
+        advertise,
+        hold_us: 0,
+        params: Params::jbsq_default(),
+        spine: Some(SPINE),
+    }
+}
+
+fn setup() -> VecDeque<Input> {
+    let mut drop_full = pool(16, 3, 256, 16, Advertise::Places);
+    drop_full.fallback = Fallback::Drop;
+    drop_full.queue_slots = 4;
+    let mut v = VecDeque::from([
+        Input::Configure(1, pool(8, 2, 0, 0, Advertise::Idle)),
+        Input::Configure(2, drop_full),
+        Input::Configure(3, pool(24, 1, 512, 32, Advertise::Queue { room: 2 })),
+    ]);
+    for (p, nodes) in POOLS {
+        for &node in nodes {
+            v.push_back(Input::Add(p, node));
+        }
+    }
+    v
+}
+
+/// Random traffic; `open` holds the multi-packet tasks that have continuations to send. One input
+/// in a hundred is a burst of twelve tasks to one pool, which fills its region.
+fn traffic(g: &mut Gen, seq: &mut u16, open: &mut Vec<(u16, u16, u8)>) -> Vec<Input> {
+    if g.chance(1) {
+        let (pool, _) = POOLS[g.below(3) as usize];
+        return (0..12)
+            .map(|_| {
+                *seq = seq.wrapping_add(1);
+                Input::Frame {
+                    class: CLASS_HORUS,
+                    header: header(PacketType::NewTask, pool, CLIENT, *seq),
+                }
+            })
+            .collect();
+    }
+    vec![one(g, seq, open)]
+}
+
+fn one(g: &mut Gen, seq: &mut u16, open: &mut Vec<(u16, u16, u8)>) -> Input {
+    use PacketType::*;
+    let (pool, nodes) = POOLS[g.below(3) as usize];
+    let node = nodes[g.below(nodes.len() as u64) as usize];
+    let frame = |header| Input::Frame {
+        class: CLASS_HORUS,
+        header,
+    };
+    match g.below(100) {
+        0..2 => Input::Frame {
+            class: [
+                CLASS_PASS_THROUGH,
+                CLASS_DROP_MALFORMED,
+                CLASS_DROP_CHECKSUM,
+            ][g.below(3) as usize],
+            header: header(NewTask, pool, CLIENT, 0),
+        },
+        2..4 => {
+            let t = [KeepAlive, WorkerId, WorkerIdAck, RemoveAck][g.below(4) as usize];
+            frame(header(t, pool, node, 0))
+        }
+        4..6 => {
+            let t = [IdleSignal, QueueSignal, NewTaskRandom, ProbeIdleQueue][g.below(4) as usize];
+            frame(header(t, pool, node, 0))
+        }
+        // A pool never configured, or beyond the table.
+        6..8 => frame(header(NewTask, [0, 4, 77][g.below(3) as usize], CLIENT, 1)),
+        8..9 => Input::Churn {
+            pool: POOLS[0].0,
+            node: POOLS[0].1[g.below(3) as usize],
+            k: g.chance(50).then_some(3),
+            tasks: g.below(2) as u16,
+        },
+        9..22 if !open.is_empty() => {
+            let at = g.below(open.len() as u64) as usize;
+            let (p, s, left) = open[at];
+            let mut h = header(TaskContinuation, p, CLIENT, s);
+            h.more_packets = left > 1;
+            if left > 1 {
+                open[at].2 -= 1;
+            } else {
+                open.swap_remove(at);
+            }
+            frame(h)
+        }
+        22..24 => frame(header(TaskContinuation, pool, CLIENT, g.next() as u16)),
+        24..60 => {
+            *seq = seq.wrapping_add(1);
+            let mut h = header(NewTask, pool, CLIENT, *seq);
+            h.more_packets = g.chance(15);
+            if h.more_packets {
+                open.push((pool, *seq, 1 + g.below(3) as u8));
+            }
+            frame(h)
+        }
+        60..95 => frame(header(
+            [TaskDone, TaskDoneIdle][g.below(2) as usize],
+            pool,
+            node,
+            0,
+        )),
+        _ => {
+            // A reply from a node of another pool, or of none.
+            let other = if g.chance(50) { 30 } else { 63 };
+            frame(header(TaskDone, pool, other, 0))
+        }
+    }
+}
+
+/// What a pass leaving the core must show, beyond the chain's checks.
+#[derive(Debug)]
+enum Expect {
+    /// A pass the driver recorded: its step.
+    Step(usize),
+    /// A frame no table sees: its class and, for a Horus frame, its type's way.
+    Frame { class: u64, to_control: bool },
+}
+
+#[derive(Default, Debug)]
+struct Report {
+    cycles: usize,
+    passes: usize,
+    seconds: usize,
+    controls: usize,
+    kinds: BTreeMap<&'static str, usize>,
+}
+
+/// Runs `inputs` random inputs (after the set-up) through the core and the model; panics at the
+/// first difference.
+fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
+    let mut uut = Core::new(SIZES, SEED, TIMEOUT_US);
+    uut.connect_all();
+    let report = Arc::new(Mutex::new(None));
+    let sink = report.clone();
+    let mut sim = Simulation::new();
+    sim.add_clock(5, |x: &mut Box<Core>| x.clock.next = !x.clock.val());
+    sim.add_testbench(move |mut sim: Sim<Core>| {
+        let mut x = sim.init()?;
+        let mut g = Gen(seed | 1);
+        let mut d = Driver::new(SIZES, SEED);
+        d.set_conn_timeout_us(TIMEOUT_US);
+        let mut queue = setup();
+        let mut generated = 0usize;
+        let (mut seq, mut open) = (0u16, Vec::new());
+        let mut time = 0u32;
+        let mut handle = 0u64;
+        // The host's control passes of the operation under way, the steps they were recorded as.
+        let mut ctl: VecDeque<usize> = VecDeque::new();
+        let mut expected: VecDeque<(Expect, u64)> = VecDeque::new();
+        let mut r = Report::default();
+        let mut out = Vec::new();
+        let mut quiet = 0usize;
+        let mut idle = 0usize;
+        wait_clock_true!(sim, clock, x);
+        loop {
+            r.cycles += 1;
+            time = time.wrapping_add(g.below(3) as u32);
+            if queue.is_empty() && generated < inputs {
+                queue.extend(traffic(&mut g, &mut seq, &mut open));
+                generated += 1;
+            }
+            // The host runs an operation when nothing is in the stages and no pass entered
+            // last cycle (the model then has no second pass pending).
+            let host = matches!(
+                queue.front(),
+                Some(Input::Churn { .. } | Input::Configure(..) | Input::Add(..))
+            );
+            if host && ctl.is_empty() && quiet >= 2 && x.in_flight.val().index() == 0 {
+                assert!(
+                    d.pending.is_empty(),
+                    "a second pass pending with the stages empty"
+                );
+                let first = d.steps.len();
+                match queue.pop_front().unwrap() {
+                    Input::Configure(p, cfg) => d.configure(p, cfg),
+                    Input::Add(p, node) => d.add(p, node, None, 0),
+                    Input::Churn {
+                        pool,
+                        node,
+                        k,
+                        tasks,
+                    } => {
+                        if d.tables().node_cfg[usize::from(node)].active {
+                            d.remove(pool, node);
+                        }
+                        d.add(pool, node, k, tasks);
+                    }
+                    Input::Frame { .. } => unreachable!(),
+                }
+                ctl.extend(first..d.steps.len());
+            }
+            x.pkt_valid.next = false;
+            x.ctl_valid.next = false;
+            if let Some(&i) = ctl.front() {
+                x.ctl.next = d.steps[i].pass;
+                x.ctl_valid.next = true;
+            } else if let Some(Input::Frame { class, header }) = queue.front()
+                && g.chance(busy_percent)
+            {
+                let mut p = parsed(header);
+                p.class = (*class).into();
+                x.pkt.next = p;
+                x.pkt_valid.next = true;
+            }
+            x.pkt_time.next = u64::from(time).into();
+            x.pkt_len.next = 64.into();
+            x.pkt_handle.next = (handle % 64).into();
+            x.pkt_start.next = ((handle % 64) * 4).into();
+            wait_clock_false!(sim, clock, x);
+            let leaving = x.out_valid.val().then(|| (x.out.val(), x.out_again.val()));
+            let entering = x.trace_valid.val().then(|| x.trace.val());
+            if let Some((o, again)) = leaving {
+                let (e, h) = expected
+                    .pop_front()
+                    .expect("a pass left that never entered");
+                assert_eq!(o.handle.index() as u64, h % 64, "its frame's slot: {o:?}");
+                match e {
+                    Expect::Step(i) => {
+                        let s = &d.steps[i];
+                        let kind = check_pass(i, s, &o);
+                        *r.kinds.entry(kind).or_default() += 1;
+                        assert_eq!(
+                            again,
+                            s.result.resubmit.is_some(),
+                            "comes back: pass {i} {:?}\n{:?}",
+                            s.pass,
+                            s.result
+                        );
+                        out.push(o);
+                    }
+                    Expect::Frame { class, to_control } => {
+                        assert!(!again && !o.addr_ok && stage_msg(&o).is_none(), "{o:?}");
+                        let flags = (
+                            o.is_pass_through,
+                            o.is_to_control,
+                            o.is_other,
+                            o.is_malformed,
+                            o.is_bad_sum,
+                        );
+                        let want = match class {
+                            CLASS_PASS_THROUGH => (true, false, false, false, false),
+                            CLASS_DROP_MALFORMED => (false, false, false, true, false),
+                            CLASS_DROP_CHECKSUM => (false, false, false, false, true),
+                            _ => (false, to_control, !to_control, false, false),
+                        };
+                        assert_eq!(flags, want, "the frame's way: {o:?}");
+                        let kind = if to_control { "to control" } else { "no table" };
+                        *r.kinds.entry(kind).or_default() += 1;
+                    }
+                }
+            }
+            quiet += 1;
+            if let Some(p) = entering {
+                quiet = 0;
+                r.passes += 1;
+                if x.ctl_ready.val() {
+                    let i = ctl
+                        .pop_front()
+                        .expect("a control pass the host did not run");
+                    r.controls += 1;
+                    expected.push_back((Expect::Step(i), 0));
+                } else if p.is_retry || p.is_return {
+                    r.seconds += 1;
+                    let h = p.handle.index() as u64;
+                    d.again();
+                    expected.push_back((Expect::Step(d.steps.len() - 1), h));
+                } else {
+                    assert!(
+                        x.pkt_valid.val() && x.pkt_ready.val(),
+                        "a pass from nowhere"
+                    );
+                    let Some(Input::Frame { class, header: h }) = queue.pop_front() else {
+                        unreachable!()
+                    };
+                    assert_eq!(p.time.index() as u32, time);
+                    use PacketType::*;
+                    let scheduled = matches!(
+                        h.pkt_type,
+                        NewTask | TaskContinuation | TaskDone | TaskDoneIdle
+                    );
+                    if class == CLASS_HORUS && scheduled {
+                        d.packet(h, 64, time);
+                        expected.push_back((Expect::Step(d.steps.len() - 1), handle));
+                    } else {
+                        let to_control = class == CLASS_HORUS && {
+                            // The model's way for it: the control port, or not scheduled.
+                            let res = d.leaf.packet(h, 64, time);
+                            let t = res.forward.map(|e| e.target);
+                            assert!(
+                                t == Some(Target::Control)
+                                    || res.drop == Some(JbsqDrop::NotScheduled)
+                            );
+                            t == Some(Target::Control)
+                        };
+                        expected.push_back((Expect::Frame { class, to_control }, handle));
+                    }
+                    handle += 1;
+                }
+            }
+            wait_clock_true!(sim, clock, x);
+            if queue.is_empty() && generated >= inputs && expected.is_empty() && ctl.is_empty() {
+                idle += 1;
+                if idle > 2 * CORE_LATENCY {
+                    break;
+                }
+            }
+        }
+        assert_eq!(x.in_flight.val().index(), 0, "passes still in flight");
+        assert!(d.pending.is_empty(), "a second pass never ran");
+        // Over the run: the messages and conn's counts are the model's.
+        let sent = |f: fn(&JbsqPhv) -> bool| out.iter().filter(|o| f(o)).count() as u64;
+        let c = d.leaf.counters();
+        assert_eq!(
+            (
+                sent(|o| o.idle_add),
+                sent(|o| o.idle_remove),
+                sent(|o| o.load_update),
+                sent(|o| o.conn_insert),
+                sent(|o| o.is_cont && o.addr_ok),
+                sent(|o| o.is_cont && !o.drop && !o.addr_ok),
+            ),
+            (
+                c.sent_idle_add,
+                c.sent_idle_remove,
+                c.sent_load_update,
+                c.conn_inserts,
+                c.continuations,
+                c.continuation_miss
+            ),
+            "counts over the run"
+        );
+        let msgs = out.iter().filter(|o| stage_msg(o).is_some()).count();
+        let model_msgs = d.steps.iter().filter(|s| model_msg(s).is_some()).count();
+        assert_eq!(msgs, model_msgs, "messages to the spine");
+        r.kinds.insert("messages", msgs);
+        r.kinds.insert(
+            "idle messages",
+            (c.sent_idle_add + c.sent_idle_remove) as usize,
+        );
+        *sink.lock().unwrap() = Some(r);
+        sim.done(x)?;
+        Ok(())
+    });
+    sim.run(Box::new(uut), 10 * 200 * (inputs as u64 + 500))
+        .unwrap();
+    report.lock().unwrap().take().expect("the bench finished")
+}
+
+fn check(seed: u64, inputs: usize, busy: u64) {
+    let r = run(seed, inputs, busy);
+    println!(
+        "{} passes in {} cycles ({} second passes, {} control): {:?}",
+        r.passes, r.cycles, r.seconds, r.controls, r.kinds
+    );
+    for kind in [
+        "token",
+        "held",
+        "release",
+        "fallback",
+        "dropped",
+        "place",
+        "continuation",
+        "continuation miss",
+        "to control",
+        "no table",
+        "idle messages",
+    ] {
+        assert!(
+            r.kinds.get(kind).copied().unwrap_or(0) > 0,
+            "no {kind}: {:?}",
+            r.kinds
+        );
+    }
+    assert!(r.seconds > inputs / 50 && r.controls > 20, "{r:?}");
+}
+
+#[test]
+fn jbsq_core_matches_the_model_back_to_back() {
+    check(1, 3000, 100);
+}
+
+#[test]
+fn jbsq_core_matches_the_model_with_idle_cycles() {
+    check(2, 2000, 60);
+}
+
+#[test]
+fn jbsq_core_verilog_is_lint_clean_and_within_the_depth_target_at_the_preset_sizes() {
+    let r = jbsq_common::lint_and_synth(
+        "jbsq_core",
+        JbsqCore::<6, 12, 16, 12, 10>::new(
+            JbsqSizes::DEFAULT,
+            SEED,
+            horus_model::config::DEFAULT_CONN_TIMEOUT_US,
+        ),
+    );
+    println!("JBSQ core: {r:#}");
+    assert!(
+        r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
+        "{r:#}\n{:#?}",
+        r.over_target
+    );
+}
