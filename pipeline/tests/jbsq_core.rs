@@ -12,20 +12,29 @@
 //! control frames for the controller, types the leaf does not schedule, pools beyond the table,
 //! frames that are not Horus's or that the parser rejected, node removals and additions mid-stream,
 //! idle input cycles.
+//!
+//! Then every pass that left runs through the map to its egress job (`JbsqJobMap`), which must
+//! give the job the model's pass asks for (`jbsq_common::jobs::job_of`, the map the egress's test
+//! holds the egress to: its jobs send the model's frames byte for byte).
 
 mod jbsq_common;
 
 use horus_model::sched::Target;
 use horus_model::sched::jbsq::*;
 use horus_model::sched::state::{Params, SpineRef};
+use horus_model::wire::{Endpoint, MacAddr};
 use horus_model::wire::{HorusHeader, PacketType};
+use horus_pipeline::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use horus_pipeline::jbsq::core::{CORE_LATENCY, JbsqCore};
+use horus_pipeline::jbsq::egress::JbsqJob;
+use horus_pipeline::jbsq::job_map::JbsqJobMap;
 use horus_pipeline::jbsq::phv::JbsqPhv;
 use horus_pipeline::parser::{
     CLASS_DROP_CHECKSUM, CLASS_DROP_MALFORMED, CLASS_HORUS, CLASS_PASS_THROUGH,
 };
 use horus_pipeline::pass::parsed;
 use jbsq_common::driver::{CLIENT, Driver, check_pass, header, model_msg, stage_msg};
+use jbsq_common::jobs::{self, JobPorts, job_of};
 use rust_hdl::prelude::*;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -211,8 +220,83 @@ fn one(g: &mut Gen, seq: &mut u16, open: &mut Vec<(u16, u16, u8)>) -> Input {
 enum Expect {
     /// A pass the driver recorded: its step.
     Step(usize),
-    /// A frame no table sees: its class and, for a Horus frame, its type's way.
-    Frame { class: u64, to_control: bool },
+    /// A frame no table sees: its class and, for a Horus frame, the model's result (to the
+    /// control port, or not scheduled).
+    Frame {
+        class: u64,
+        to_control: bool,
+        result: Option<JbsqResult>,
+    },
+}
+
+/// The switch's ports and spines, as the map's configuration and as the model's view of it:
+/// the pools' spine second in the table, behind another.
+fn ports() -> (JobPorts, SwitchCfg, SpineTable) {
+    let spine = |id: u16, n: u8| {
+        let ep = Endpoint {
+            mac: MacAddr([2, 0x5b, 0, 0, n, id as u8]),
+            ip: std::net::Ipv4Addr::new(10, 9, n, 1),
+            udp_port: 7000 + u16::from(n),
+        };
+        let entry = SpineEntry {
+            valid: true,
+            id: u64::from(id).into(),
+            mac: jobs::mac_num(ep.mac).into(),
+            ip: u64::from(u32::from(ep.ip)).into(),
+            udp: u64::from(ep.udp_port).into(),
+            egress: u64::from(n + 20).into(),
+        };
+        ((id, ep, n + 20), entry)
+    };
+    let (a, sa) = spine(SPINE.id + 1, 1);
+    let (b, sb) = spine(SPINE.id, 2);
+    let ports = JobPorts {
+        pass_through: 9,
+        control: 10,
+        spines: vec![a, b],
+    };
+    let cfg = SwitchCfg {
+        pass_through_port: 9u64.into(),
+        control_port: 10u64.into(),
+        ..SwitchCfg::default()
+    };
+    let spines = SpineTable {
+        s0: sa,
+        s1: sb,
+        ..SpineTable::default()
+    };
+    (ports, cfg, spines)
+}
+
+/// The jobs `JbsqJobMap` makes of `passes` (each with whether it comes back), and whether it
+/// pushes each.
+fn map_jobs(passes: &[(JbsqPhv, bool)]) -> Vec<(JbsqJob, bool)> {
+    let (_, cfg, spines) = ports();
+    let mut uut = JbsqJobMap::default();
+    uut.connect_all();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let input = passes.to_vec();
+    let mut sim = Simulation::new();
+    sim.add_testbench(move |mut sim: Sim<JbsqJobMap>| {
+        let mut x = sim.init()?;
+        for &(p, again) in &input {
+            x.pass_valid.next = true;
+            x.pass.next = p;
+            x.again.next = again;
+            x.cfg.next = cfg;
+            x.spines.next = spines;
+            x = sim.wait(1, x)?;
+            sink.lock().unwrap().push((x.job.val(), x.push.val()));
+        }
+        sim.done(x)?;
+        Ok(())
+    });
+    sim.run(Box::new(uut), 10 * (passes.len() as u64 + 10))
+        .unwrap();
+    let out = seen.lock().unwrap().clone();
+    assert_eq!(out.len(), passes.len());
+    out
 }
 
 #[derive(Default, Debug)]
@@ -222,6 +306,9 @@ struct Report {
     seconds: usize,
     controls: usize,
     kinds: BTreeMap<&'static str, usize>,
+    /// Every pass that left, whether it came back, and its job as the model asks for it (`None`
+    /// for a control pass: no frame, nothing forwarded, held or released).
+    left: Vec<(JbsqPhv, bool, Option<JbsqJob>)>,
 }
 
 /// Runs `inputs` random inputs (after the set-up) through the core and the model; panics at the
@@ -236,6 +323,7 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
     sim.add_testbench(move |mut sim: Sim<Core>| {
         let mut x = sim.init()?;
         let mut g = Gen(seed | 1);
+        let (job_ports, _, _) = ports();
         let mut d = Driver::new(SIZES, SEED);
         d.set_conn_timeout_us(TIMEOUT_US);
         let mut queue = setup();
@@ -316,6 +404,14 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
                 match e {
                     Expect::Step(i) => {
                         let s = &d.steps[i];
+                        let control = s.pass.is_ctl_pool
+                            || s.pass.is_ctl_add
+                            || s.pass.is_ctl_remove
+                            || s.pass.is_ctl_read
+                            || s.pass.is_ctl_place;
+                        let job = (!control)
+                            .then(|| job_of(&job_ports, 64, Some(&s.result), false, again));
+                        r.left.push((o, again, job));
                         let kind = check_pass(i, s, &o);
                         *r.kinds.entry(kind).or_default() += 1;
                         assert_eq!(
@@ -327,7 +423,14 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
                         );
                         out.push(o);
                     }
-                    Expect::Frame { class, to_control } => {
+                    Expect::Frame {
+                        class,
+                        to_control,
+                        result,
+                    } => {
+                        let through = class == CLASS_PASS_THROUGH;
+                        let job = job_of(&job_ports, 64, result.as_ref(), through, again);
+                        r.left.push((o, again, Some(job)));
                         assert!(!again && !o.addr_ok && stage_msg(&o).is_none(), "{o:?}");
                         let flags = (
                             o.is_pass_through,
@@ -381,17 +484,22 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
                         d.packet(h, 64, time);
                         expected.push_back((Expect::Step(d.steps.len() - 1), handle));
                     } else {
-                        let to_control = class == CLASS_HORUS && {
-                            // The model's way for it: the control port, or not scheduled.
-                            let res = d.leaf.packet(h, 64, time);
+                        // The model's way for a Horus frame: the control port, or not scheduled.
+                        let result = (class == CLASS_HORUS).then(|| d.leaf.packet(h, 64, time));
+                        let to_control = result.is_some_and(|res| {
                             let t = res.forward.map(|e| e.target);
                             assert!(
                                 t == Some(Target::Control)
                                     || res.drop == Some(JbsqDrop::NotScheduled)
                             );
                             t == Some(Target::Control)
+                        });
+                        let e = Expect::Frame {
+                            class,
+                            to_control,
+                            result,
                         };
-                        expected.push_back((Expect::Frame { class, to_control }, handle));
+                        expected.push_back((e, handle));
                     }
                     handle += 1;
                 }
@@ -445,8 +553,57 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
     report.lock().unwrap().take().expect("the bench finished")
 }
 
+/// A job with what the egress does not read of it cleared: a message's fields without a
+/// message, a release's without a release, the store's slot without a hold or a release.
+fn canon(mut j: JbsqJob) -> JbsqJob {
+    if !j.sig {
+        let d = JbsqJob::default();
+        (j.sig_type, j.sig_pool, j.sig_src, j.sig_dst, j.sig_load) =
+            (d.sig_type, d.sig_pool, d.sig_src, d.sig_dst, d.sig_load);
+        (j.sig_mac, j.sig_ip, j.sig_udp, j.sig_port) = (d.sig_mac, d.sig_ip, d.sig_udp, d.sig_port);
+    }
+    if !j.release {
+        j.rel = Default::default();
+        j.rel_tail = 0.into();
+    }
+    if !j.hold && !j.release {
+        j.store_base = 0.into();
+    }
+    j
+}
+
 fn check(seed: u64, inputs: usize, busy: u64) {
     let r = run(seed, inputs, busy);
+    // Each pass's job.
+    let ins: Vec<(JbsqPhv, bool)> = r.left.iter().map(|l| (l.0, l.1)).collect();
+    let mut pushed = 0;
+    for (i, ((got, push), (o, again, want))) in map_jobs(&ins).into_iter().zip(&r.left).enumerate()
+    {
+        let ctx = || format!("pass {i} left as {o:?} (again: {again})");
+        match want {
+            Some(w) => {
+                // The frame's slot is the pass's (the test above holds it to its frame's).
+                let w = JbsqJob {
+                    handle: o.handle,
+                    start: o.start,
+                    ..*w
+                };
+                assert_eq!(canon(got), canon(w), "the job: {}", ctx())
+            }
+            None => assert!(
+                !got.has_frame && !got.free && !got.fwd && !got.hold && !got.release,
+                "a control pass's job: {got:?}; {}",
+                ctx()
+            ),
+        }
+        pushed += usize::from(push);
+        // A job with work is pushed; one without only when the pass sends a message to a spine
+        // the table lacks (the egress retires it at once).
+        let work = got.fwd || got.hold || got.release || got.sig || got.free;
+        assert!(!work || push, "{}", ctx());
+        assert!(!push || work || o.spine_ok, "{}", ctx());
+    }
+    println!("{pushed} jobs of {} passes", r.left.len());
     println!(
         "{} passes in {} cycles ({} second passes, {} control): {:?}",
         r.passes, r.cycles, r.seconds, r.controls, r.kinds
@@ -481,6 +638,17 @@ fn jbsq_core_matches_the_model_back_to_back() {
 #[test]
 fn jbsq_core_matches_the_model_with_idle_cycles() {
     check(2, 2000, 60);
+}
+
+#[test]
+fn job_map_is_lint_clean_and_within_the_depth_target() {
+    let r = jbsq_common::lint_and_synth("jbsq_job_map", JbsqJobMap::default());
+    println!("job map: {r:#}");
+    assert!(
+        r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
+        "{r:#}\n{:#?}",
+        r.over_target
+    );
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! The JBSQ leaf's egress and frame store (`horus_pipeline::jbsq::egress`) against the model's
 //! frames (`horus_model::sched::jbsq::frame::JbsqFrameSwitch`), byte for byte: random traffic
 //! on the example configuration (`configs/example-leaf-jbsq.toml`) runs through the model; each
-//! pass becomes a job (what the leaf's core will hand the egress: the frame's slot in the frame
-//! buffer, its forward, a hold's or a release's slot of the store, the message); the egress runs
+//! pass becomes a job (`jbsq_common::jobs::job_of`: the frame's slot in the frame buffer, its
+//! forward, a hold's or a release's slot of the store, the message; `tests/jbsq_core.rs` holds
+//! the hardware's map from a pass to its job, `JbsqJobMap`, to the same function); the egress runs
 //! the jobs in rust-hdl's simulator with the frame buffer beside it and the output ready at
 //! random, and must send exactly the model's frames, in the model's order, each out of the
 //! model's port, and hand back every frame-buffer slot once its pass is done with it.
@@ -13,19 +14,18 @@ use std::sync::{Arc, Mutex};
 
 use horus_model::config::Config;
 use horus_model::rng::Xorshift64;
-use horus_model::sched::Target;
 use horus_model::sched::frame::{InFrame, OutFrame};
-use horus_model::sched::jbsq::frame::{
-    JbsqFramePass, JbsqFrameResubmit, JbsqFrameResult, JbsqFrameSwitch,
-};
-use horus_model::sched::jbsq::{Advertise, Fallback, JbsqPool, Placement};
+use horus_model::sched::jbsq::frame::{JbsqFramePass, JbsqFrameResubmit, JbsqFrameSwitch};
+use horus_model::sched::jbsq::{Advertise, Fallback, JbsqPool};
 use horus_model::sched::state::{Params, SpineRef};
 use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, PacketType};
-use horus_pipeline::jbsq::egress::{JbsqEgress, JbsqJob, JbsqSend, STORE_SLOT_BEATS};
+use horus_pipeline::jbsq::egress::{JbsqEgress, JbsqJob};
 use horus_pipeline::phv::HANDLE_BITS;
 use rust_hdl::prelude::*;
 
 mod jbsq_common;
+
+use jbsq_common::jobs::{self, JobPorts};
 
 const CONFIG: &str = include_str!("../../configs/example-leaf-jbsq.toml");
 /// Frame-store beats: the preset's 4,096 slots (the example's pools share them out).
@@ -33,18 +33,6 @@ const SB: usize = 14;
 /// Beats of a frame-buffer slot.
 const SLOT_BEATS: usize = 32;
 const HANDLES: usize = 1 << HANDLE_BITS;
-
-fn mac_num(mac: MacAddr) -> u64 {
-    mac.0.iter().fold(0, |acc, &b| acc << 8 | u64::from(b))
-}
-
-fn ep_fields(e: &Endpoint) -> (Bits<48>, Bits<32>, Bits<16>) {
-    (
-        mac_num(e.mac).into(),
-        u64::from(u32::from(e.ip)).into(),
-        u64::from(e.udp_port).into(),
-    )
-}
 
 fn beat_bits(bytes: &[u8]) -> Bits<512> {
     let mut b = Bits::<512>::default();
@@ -66,34 +54,6 @@ fn beat_bytes(b: Bits<512>) -> [u8; 64] {
 }
 
 /// The bytes in the last beat of a frame of `len` bytes (0: 64).
-fn tail(len: usize) -> Bits<6> {
-    ((len % 64) as u64).into()
-}
-
-/// A frame of `len` bytes sent out of `port`, rewritten or not.
-fn send(len: usize, port: u8, rewrite: Option<(&Endpoint, &HorusHeader)>) -> JbsqSend {
-    let beats = len.div_ceil(64) as u64;
-    let mut s = JbsqSend {
-        beats: beats.into(),
-        len: (len as u64).into(),
-        single: beats == 1,
-        port: u64::from(port).into(),
-        ..JbsqSend::default()
-    };
-    if let Some((ep, h)) = rewrite {
-        (s.mac, s.ip, s.udp) = ep_fields(ep);
-        s.rewrite = true;
-        s.pkt_type = u64::from(h.pkt_type.code()).into();
-        s.more = h.more_packets;
-        s.pool = u64::from(h.pool_id).into();
-        s.src = u64::from(h.src_id).into();
-        s.dst = u64::from(h.dst_id).into();
-        s.qlen = u64::from(h.qlen).into();
-        s.seq = u64::from(h.seq_num).into();
-    }
-    s
-}
-
 /// One pass as the egress gets it: its frame (a second pass's is its first pass's, `first`),
 /// the job without the frame's slot, and the frames the model sent.
 struct Pass {
@@ -107,69 +67,6 @@ struct Pass {
 
 /// The job the leaf's core hands the egress for a model pass (the mapping that core is planned
 /// to make in hardware).
-fn job(cfg: &Config, frame: &[u8], r: &JbsqFrameResult) -> JbsqJob {
-    let s = &cfg.switch;
-    // The frame's beats, whatever the pass does with it (a hold copies them).
-    let mut j = JbsqJob {
-        has_frame: true,
-        free: r.resubmit.is_none(),
-        own: send(frame.len(), s.pass_through_port, None),
-        own_tail: tail(frame.len()),
-        ..JbsqJob::default()
-    };
-    let Some(p) = r.pass else {
-        // Not the leaf's: passed through unchanged (frames the parser drops never reach the core).
-        j.fwd = !r.outputs.is_empty();
-        j.own = send(frame.len(), s.pass_through_port, None);
-        return j;
-    };
-    if let Some(e) = p.forward {
-        j.fwd = true;
-        j.own = match e.target {
-            Target::Node { addr, .. } => {
-                send(frame.len(), addr.port, Some((&addr.endpoint, &e.header)))
-            }
-            Target::PassThrough => send(frame.len(), s.pass_through_port, None),
-            Target::Control => send(frame.len(), s.control_port, None),
-            Target::Spine(_) => unreachable!("a pass's own frame never goes to a spine"),
-        };
-    }
-    if let Some(slot) = p.slot {
-        j.store_base = u64::from(slot * STORE_SLOT_BEATS as u32).into();
-    }
-    j.hold = matches!(p.placement, Some(Placement::Held { .. }));
-    if let Some(rel) = p.release {
-        j.release = true;
-        j.rel_tail = tail(usize::from(rel.task.len));
-        j.rel = send(
-            usize::from(rel.task.len),
-            rel.addr.port,
-            Some((&rel.addr.endpoint, &rel.task.header)),
-        );
-    }
-    if let Some((_, h)) = p.signal {
-        signal(cfg, &mut j, &h);
-    }
-    j
-}
-
-/// The job's message to the spine whose ID the message's header carries.
-fn signal(cfg: &Config, j: &mut JbsqJob, h: &HorusHeader) {
-    let spine = cfg.spines.iter().find(|sp| sp.id == h.dst_id).unwrap();
-    j.sig = true;
-    j.sig_type = u64::from(h.pkt_type.code()).into();
-    j.sig_pool = u64::from(h.pool_id).into();
-    j.sig_src = u64::from(h.src_id).into();
-    j.sig_dst = u64::from(h.dst_id).into();
-    j.sig_load = (u64::from(h.qlen) << 16 | u64::from(h.seq_num)).into();
-    (j.sig_mac, j.sig_ip, j.sig_udp) = ep_fields(&Endpoint {
-        mac: spine.mac,
-        ip: spine.ip,
-        udp_port: spine.udp_port,
-    });
-    j.sig_port = u64::from(spine.port).into();
-}
-
 /// A pool no traffic goes to, for control passes.
 fn pool3() -> JbsqPool {
     JbsqPool {
@@ -234,7 +131,13 @@ impl Run {
             self.pending.push((back, first.unwrap_or(i)));
         }
         self.passes.push(Pass {
-            job: job(&self.cfg, &frame, &r),
+            job: jobs::job_of(
+                &JobPorts::of(&self.cfg),
+                frame.len(),
+                r.pass.as_ref(),
+                !r.outputs.is_empty(),
+                r.resubmit.is_some(),
+            ),
             frame,
             first,
             expected: r.outputs,
@@ -269,7 +172,7 @@ impl Run {
         assert_eq!(out.len(), 1, "the first worker links the rack");
         let h = HorusHeader::parse(&out[0].frame[horus_model::wire::HORUS_OFFSET..]).unwrap();
         let mut j = JbsqJob::default();
-        signal(&self.cfg, &mut j, &h);
+        jobs::signal(&JobPorts::of(&self.cfg), &mut j, &h);
         self.passes.push(Pass {
             frame: Vec::new(),
             first: None,
@@ -371,7 +274,7 @@ fn simulate(cfg: &Config, passes: Vec<Pass>, seed: u64, ready_pct: u64) -> Seen 
     let mut uut = JbsqEgress::<SB>::default();
     uut.connect_all();
     let s = &cfg.switch;
-    let (mac, ip, udp) = ep_fields(&Endpoint {
+    let (mac, ip, udp) = jobs::ep_fields(&Endpoint {
         mac: s.mac,
         ip: s.ip,
         udp_port: s.udp_port,

@@ -261,9 +261,9 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
         }
 
         // ---- The second-pass path: what the model's `JbsqResubmit` carries, from the pass
-        // leaving the last stage; everything else starts afresh. A retry is its task's first
-        // pass again but that it draws no sample; a returned place names its worker (`src`), the
-        // worker's generation and the place's ring (`level`).
+        // leaving the last stage, and its frame (slot and length); everything else starts
+        // afresh. A retry is its task's first pass again but that it draws no sample; a returned
+        // place names its worker (`src`), the worker's generation and the place's ring (`level`).
         self.back.next = self.stages.port.down.pass.val();
         self.asks.pass.next = self.stages.in_last.val();
         self.again.d.next = self.asks.again.val();
@@ -275,6 +275,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
         self.second.next.time = self.back.val().time;
         self.second.next.handle = self.back.val().handle;
         self.second.next.start = self.back.val().start;
+        self.second.next.len = self.back.val().len;
         if self.back.val().is_task {
             self.second.next.is_task = true;
             self.second.next.is_retry = true;
@@ -283,7 +284,6 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
             self.second.next.dst = self.back.val().dst;
             self.second.next.qlen = self.back.val().qlen;
             self.second.next.seq = self.back.val().seq;
-            self.second.next.len = self.back.val().len;
         } else {
             self.second.next.is_return = true;
             self.second.next.generation = self.back.val().generation;

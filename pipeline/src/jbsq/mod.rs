@@ -11,9 +11,9 @@
 //! standalone stage set with its own descriptor ([`phv::JbsqPhv`]), each stage tested pass for
 //! pass against the model, and chained ([`ingress::JbsqIngress`]) pass for pass against the
 //! model; the leaf's core ([`core::JbsqCore`]: decode, the pass mux with its second and control
-//! passes, the chain), pass for pass against the model; and its egress with the frame store
-//! ([`egress::JbsqEgress`]), frame for frame against the model's frames. The map from a pass to
-//! its egress job and the leaf's place in the switch are planned.
+//! passes, the chain), pass for pass against the model; the map from a pass to its egress job
+//! ([`job_map::JbsqJobMap`]); and its egress with the frame store ([`egress::JbsqEgress`]), frame
+//! for frame against the model's frames. The leaf's place in the switch is planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -25,6 +25,7 @@ pub mod core;
 pub mod egress;
 pub mod entries;
 pub mod ingress;
+pub mod job_map;
 pub mod link;
 pub mod member_slot;
 pub mod members;

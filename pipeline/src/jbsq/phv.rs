@@ -182,8 +182,9 @@ pub struct JbsqPhv {
     pub sig_pkt_type: Bits<7>,
     pub sig_qlen: Bits<16>,
     pub sig_seq: Bits<16>,
-    /// taskBuf: the released task, on its way to the worker `src` (`dst_id` the worker, `qlen`
-    /// 0: the model's `to_worker`).
+    /// taskBuf: the released task, on its way to the worker `src` (`rel_dst` the worker's node
+    /// ID, `qlen` 0; the frame's `dst_id` is the worker's address's, `out_dst` of `nodeAddr`: the
+    /// model's `to_worker`).
     pub rel_pkt_type: Bits<7>,
     pub rel_more: Bit,
     pub rel_pool: Bits<16>,

@@ -157,7 +157,8 @@ pub mod driver {
                 udp_port: 5000 + node,
             },
             port: (node % 251) as u8,
-            dst_id: node,
+            // Not the node's ID: the wire's `dst_id` is the address's.
+            dst_id: node ^ 0x0f00,
         }
     }
 
@@ -727,8 +728,10 @@ pub mod driver {
                 );
             }
             assert_eq!(o.release, r.release.is_some(), "a release: {}", ctx());
-            if let Some(t) = r.release.map(|x| x.task) {
-                let h = t.header;
+            if let Some(rel) = r.release {
+                // `rel_dst` is the worker's node ID; the frame's `dst_id` is its address's
+                // (`out_dst`, checked above).
+                let (t, h) = (rel.task, rel.task.header);
                 assert_eq!(
                     (
                         o.rel_pkt_type.index() as u8,
@@ -746,7 +749,7 @@ pub mod driver {
                         h.more_packets,
                         h.pool_id,
                         h.src_id,
-                        h.dst_id,
+                        rel.node,
                         h.qlen,
                         h.seq_num,
                         t.len,
@@ -807,5 +810,154 @@ pub mod driver {
                 u64::from(o.sig_seq) as u16,
             )),
         }
+    }
+}
+
+/// The map from a model's pass to the egress job it asks for (`JbsqJob`): the specification the
+/// egress's test holds the egress to (its jobs send the model's frames) and the core's test holds
+/// the hardware's map (`JbsqJobMap`) to.
+#[allow(dead_code)]
+pub mod jobs {
+    use horus_model::config::Config;
+    use horus_model::sched::Target;
+    use horus_model::sched::jbsq::{JbsqResult, Placement};
+    use horus_model::wire::{Endpoint, HorusHeader, MacAddr};
+    use horus_pipeline::jbsq::egress::{JbsqJob, JbsqSend, STORE_SLOT_BEATS};
+    use rust_hdl::prelude::*;
+
+    pub fn mac_num(mac: MacAddr) -> u64 {
+        mac.0.iter().fold(0, |acc, &b| acc << 8 | u64::from(b))
+    }
+
+    pub fn ep_fields(e: &Endpoint) -> (Bits<48>, Bits<32>, Bits<16>) {
+        (
+            mac_num(e.mac).into(),
+            u64::from(u32::from(e.ip)).into(),
+            u64::from(e.udp_port).into(),
+        )
+    }
+
+    pub fn tail(len: usize) -> Bits<6> {
+        ((len % 64) as u64).into()
+    }
+
+    /// A frame of `len` bytes sent out of `port`, rewritten or not.
+    pub fn send(len: usize, port: u8, rewrite: Option<(&Endpoint, &HorusHeader)>) -> JbsqSend {
+        let beats = len.div_ceil(64) as u64;
+        let mut s = JbsqSend {
+            beats: beats.into(),
+            len: (len as u64).into(),
+            single: beats == 1,
+            port: u64::from(port).into(),
+            ..JbsqSend::default()
+        };
+        if let Some((ep, h)) = rewrite {
+            (s.mac, s.ip, s.udp) = ep_fields(ep);
+            s.rewrite = true;
+            s.pkt_type = u64::from(h.pkt_type.code()).into();
+            s.more = h.more_packets;
+            s.pool = u64::from(h.pool_id).into();
+            s.src = u64::from(h.src_id).into();
+            s.dst = u64::from(h.dst_id).into();
+            s.qlen = u64::from(h.qlen).into();
+            s.seq = u64::from(h.seq_num).into();
+        }
+        s
+    }
+
+    /// What the map reads of the switch's configuration: its ports and its spines (ID, address,
+    /// egress port).
+    #[derive(Clone, Debug, Default)]
+    pub struct JobPorts {
+        pub pass_through: u8,
+        pub control: u8,
+        pub spines: Vec<(u16, Endpoint, u8)>,
+    }
+
+    impl JobPorts {
+        pub fn of(cfg: &Config) -> JobPorts {
+            JobPorts {
+                pass_through: cfg.switch.pass_through_port,
+                control: cfg.switch.control_port,
+                spines: cfg
+                    .spines
+                    .iter()
+                    .map(|sp| {
+                        let ep = Endpoint {
+                            mac: sp.mac,
+                            ip: sp.ip,
+                            udp_port: sp.udp_port,
+                        };
+                        (sp.id, ep, sp.port)
+                    })
+                    .collect(),
+            }
+        }
+    }
+
+    /// The job of a pass whose frame is `len` bytes: the model's result of the pass (`None`: a
+    /// frame not the leaf's, passed through when `passes_through`), and whether it comes back.
+    pub fn job_of(
+        ports: &JobPorts,
+        len: usize,
+        pass: Option<&JbsqResult>,
+        passes_through: bool,
+        again: bool,
+    ) -> JbsqJob {
+        // The frame's beats, whatever the pass does with it (a hold copies them).
+        let mut j = JbsqJob {
+            has_frame: true,
+            free: !again,
+            own: send(len, ports.pass_through, None),
+            own_tail: tail(len),
+            ..JbsqJob::default()
+        };
+        let Some(p) = pass else {
+            // Not the leaf's: passed through unchanged, or dropped.
+            j.fwd = passes_through;
+            return j;
+        };
+        if let Some(e) = p.forward {
+            j.fwd = true;
+            j.own = match e.target {
+                Target::Node { addr, .. } => {
+                    send(len, addr.port, Some((&addr.endpoint, &e.header)))
+                }
+                Target::PassThrough => send(len, ports.pass_through, None),
+                Target::Control => send(len, ports.control, None),
+                Target::Spine(_) => unreachable!("a pass's own frame never goes to a spine"),
+            };
+        }
+        if let Some(slot) = p.slot {
+            j.store_base = u64::from(slot * STORE_SLOT_BEATS as u32).into();
+        }
+        j.hold = matches!(p.placement, Some(Placement::Held { .. }));
+        if let Some(rel) = p.release {
+            j.release = true;
+            j.rel_tail = tail(usize::from(rel.task.len));
+            j.rel = send(
+                usize::from(rel.task.len),
+                rel.addr.port,
+                Some((&rel.addr.endpoint, &rel.task.header)),
+            );
+        }
+        if let Some((_, h)) = p.signal {
+            signal(ports, &mut j, &h);
+        }
+        j
+    }
+
+    /// The job's message to the spine whose ID the message's header carries (which the
+    /// switch's spine table has).
+    pub fn signal(ports: &JobPorts, j: &mut JbsqJob, h: &HorusHeader) {
+        let (_, ep, port) = ports.spines.iter().find(|sp| sp.0 == h.dst_id).unwrap();
+        j.sig = true;
+        j.sig_type = u64::from(h.pkt_type.code()).into();
+        j.sig_pool = u64::from(h.pool_id).into();
+        j.sig_src = u64::from(h.src_id).into();
+        j.sig_dst = u64::from(h.dst_id).into();
+        j.sig_load = (u64::from(h.qlen) << 16 | u64::from(h.seq_num)).into();
+        (j.sig_mac, j.sig_ip, j.sig_udp) = ep_fields(ep);
+        j.sig_port = u64::from(*port).into();
     }
 }
