@@ -25,7 +25,7 @@ use rust_hdl::prelude::*;
 
 mod jbsq_common;
 
-use jbsq_common::jobs::{self, JobPorts};
+use jbsq_common::jobs::{self, JobPorts, beat_bits, beat_bytes};
 
 const CONFIG: &str = include_str!("../../configs/example-leaf-jbsq.toml");
 /// Frame-store beats: the preset's 4,096 slots (the example's pools share them out).
@@ -34,26 +34,6 @@ const SB: usize = 14;
 const SLOT_BEATS: usize = 32;
 const HANDLES: usize = 1 << HANDLE_BITS;
 
-fn beat_bits(bytes: &[u8]) -> Bits<512> {
-    let mut b = Bits::<512>::default();
-    let mut beat = [0u8; 64];
-    beat[..bytes.len()].copy_from_slice(bytes);
-    for (i, chunk) in beat.chunks_exact(8).enumerate() {
-        b.set_bits::<64>(64 * i, u64::from_le_bytes(chunk.try_into().unwrap()).into());
-    }
-    b
-}
-
-fn beat_bytes(b: Bits<512>) -> [u8; 64] {
-    let mut beat = [0u8; 64];
-    for (i, chunk) in beat.chunks_exact_mut(8).enumerate() {
-        let word: u64 = b.get_bits::<64>(64 * i).into();
-        chunk.copy_from_slice(&word.to_le_bytes());
-    }
-    beat
-}
-
-/// The bytes in the last beat of a frame of `len` bytes (0: 64).
 /// One pass as the egress gets it: its frame (a second pass's is its first pass's, `first`),
 /// the job without the frame's slot, and the frames the model sent.
 struct Pass {

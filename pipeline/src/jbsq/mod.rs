@@ -12,8 +12,10 @@
 //! pass against the model, and chained ([`ingress::JbsqIngress`]) pass for pass against the
 //! model; the leaf's core ([`core::JbsqCore`]: decode, the pass mux with its second and control
 //! passes, the chain), pass for pass against the model; the map from a pass to its egress job
-//! ([`job_map::JbsqJobMap`]); and its egress with the frame store ([`egress::JbsqEgress`]), frame
-//! for frame against the model's frames. The leaf's place in the switch is planned.
+//! ([`job_map::JbsqJobMap`]); its egress with the frame store ([`egress::JbsqEgress`]), frame
+//! for frame against the model's frames; and the datapath joining them behind the paper leaf's
+//! ingress ([`switch::JbsqSwitch`]), frame for frame against the model's frame switch. Its place
+//! in the top level behind the register map is planned.
 //!
 //! The stages follow the paper leaf's convention ([`crate::stages`]): a stage reads its table
 //! with the index of the pass about to enter it (`early`), and in the pass's own cycle sees the
@@ -37,6 +39,7 @@ pub mod pool_avg;
 pub mod pool_cfg;
 pub mod queue_ctl;
 pub mod ring;
+pub mod switch;
 pub mod task_buf;
 
 use phv::JbsqPhv;

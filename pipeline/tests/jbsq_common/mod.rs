@@ -345,11 +345,15 @@ pub mod driver {
         /// with the tables after it (they change no table but `queueCtl` and `ring`), the
         /// first with the first message the model's operation returned.
         pub fn add(&mut self, pool: u16, node: u16, k: Option<u8>, tasks: u16) {
+            self.add_at(pool, node, k, tasks, node_addr(node));
+        }
+
+        /// [`Driver::add`] with the node's address `a`.
+        pub fn add_at(&mut self, pool: u16, node: u16, k: Option<u8>, tasks: u16, a: NodeAddr) {
             let t = self.leaf.tables();
             let generation = t.node_cfg[usize::from(node)].generation;
             let pc = t.pool_cfg[usize::from(pool)].unwrap();
             let kk = k.unwrap_or(pc.cfg.k);
-            let a = node_addr(node);
             let p = JbsqPhv {
                 is_ctl_add: true,
                 pool: b16(pool),
@@ -837,6 +841,27 @@ pub mod jobs {
         )
     }
 
+    /// A beat of AXI-Stream data holding `bytes` (at most 64), the first byte in bits 7:0.
+    pub fn beat_bits(bytes: &[u8]) -> Bits<512> {
+        let mut b = Bits::<512>::default();
+        let mut beat = [0u8; 64];
+        beat[..bytes.len()].copy_from_slice(bytes);
+        for (i, chunk) in beat.chunks_exact(8).enumerate() {
+            b.set_bits::<64>(64 * i, u64::from_le_bytes(chunk.try_into().unwrap()).into());
+        }
+        b
+    }
+
+    pub fn beat_bytes(b: Bits<512>) -> [u8; 64] {
+        let mut beat = [0u8; 64];
+        for (i, chunk) in beat.chunks_exact_mut(8).enumerate() {
+            let word: u64 = b.get_bits::<64>(64 * i).into();
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        beat
+    }
+
+    /// The bytes in the last beat of a frame of `len` bytes (0: 64).
     pub fn tail(len: usize) -> Bits<6> {
         ((len % 64) as u64).into()
     }
