@@ -9,7 +9,6 @@
 //! model's port, and hand back every frame-buffer slot once its pass is done with it.
 
 use std::collections::{HashMap, VecDeque};
-use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
 use horus_model::config::Config;
@@ -18,13 +17,14 @@ use horus_model::sched::frame::{InFrame, OutFrame};
 use horus_model::sched::jbsq::frame::{JbsqFramePass, JbsqFrameResubmit, JbsqFrameSwitch};
 use horus_model::sched::jbsq::{Advertise, Fallback, JbsqPool};
 use horus_model::sched::state::{Params, SpineRef};
-use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, PacketType};
+use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame, HorusHeader, PacketType};
 use horus_pipeline::jbsq::egress::{JbsqEgress, JbsqJob};
 use horus_pipeline::phv::HANDLE_BITS;
 use rust_hdl::prelude::*;
 
 mod jbsq_common;
 
+use jbsq_common::driver::{client, header};
 use jbsq_common::jobs::{self, JobPorts, beat_bits, beat_bytes};
 
 const CONFIG: &str = include_str!("../../configs/example-leaf-jbsq.toml");
@@ -62,26 +62,6 @@ fn pool3() -> JbsqPool {
         hold_us: 0,
         params: Params::jbsq_default(),
         spine: Some(SpineRef { id: 1, node: 7 }),
-    }
-}
-
-fn client() -> Endpoint {
-    Endpoint {
-        mac: MacAddr([2, 0, 0, 9, 0, 1]),
-        ip: Ipv4Addr::new(10, 0, 9, 1),
-        udp_port: HORUS_UDP_PORT,
-    }
-}
-
-fn header(pkt_type: PacketType, pool: u16, src: u16, seq: u16) -> HorusHeader {
-    HorusHeader {
-        pkt_type,
-        more_packets: false,
-        pool_id: pool,
-        src_id: src,
-        dst_id: 0,
-        qlen: 0,
-        seq_num: seq,
     }
 }
 

@@ -226,14 +226,7 @@ fn ingress_is_lint_clean_and_within_the_depth_target_at_the_preset_sizes() {
         ),
     );
     println!("ingress: {r:#}");
-    for b in horus_regs::boards::BOARDS {
-        println!(
-            "{}: {:.2} % of the LUTs, {:.2} % of the URAM288",
-            b.name,
-            100.0 * r.luts as f64 / b.part.luts as f64,
-            100.0 * r.urams as f64 / b.part.uram as f64
-        );
-    }
+    jbsq_common::print_board_shares(&r);
     assert!(
         r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
         "{r:#}\n{:#?}",

@@ -9,11 +9,11 @@
 
 mod jbsq_common;
 
+use horus_model::sched::NodeAddr;
 use horus_model::sched::jbsq::*;
-use horus_model::sched::{NodeAddr, Target};
 use horus_pipeline::jbsq::node_addr::NodeAddrStage;
 use horus_pipeline::jbsq::phv::JbsqPhv;
-use jbsq_common::driver::{Driver, Step, placed, pool_cfg};
+use jbsq_common::driver::{Driver, Step, addr_fields, addr_of, placed, pool_cfg, sent_to};
 use jbsq_common::lint_and_synth;
 
 /// `2^N` nodes: `JbsqSizes::SMALL`.
@@ -27,10 +27,7 @@ const _: () = assert!(SIZES.nodes as usize == 1 << N);
 fn stage_pass(d: &Driver, s: &Step) -> Option<(JbsqPhv, Option<NodeAddr>)> {
     let mut p = s.pass;
     let r = &s.result;
-    let sent = match r.forward.map(|e| e.target) {
-        Some(Target::Node { addr, .. }) => Some(addr),
-        _ => r.release.map(|rel| rel.addr),
-    };
+    let sent = sent_to(r);
     if p.is_task {
         return Some((placed(s)?, sent));
     }
@@ -57,23 +54,7 @@ fn check(d: Driver) -> usize {
         assert_eq!(o.addr_ok, e.is_some(), "forwards: {ctx}");
         let Some(a) = e else { continue };
         sent += 1;
-        assert_eq!(
-            (
-                u64::from(o.mac),
-                u64::from(o.ip) as u32,
-                o.udp.index() as u16,
-                o.egress.index() as u8,
-                o.out_dst.index() as u16
-            ),
-            (
-                horus_regs::mac_bits(a.endpoint.mac),
-                u32::from(a.endpoint.ip),
-                a.endpoint.udp_port,
-                a.port,
-                a.dst_id
-            ),
-            "{ctx}"
-        );
+        assert_eq!(addr_of(o), addr_fields(a), "{ctx}");
     }
     sent
 }

@@ -16,7 +16,6 @@
 mod jbsq_common;
 
 use std::collections::VecDeque;
-use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
 use horus_model::config::Config;
@@ -25,12 +24,12 @@ use horus_model::sched::NodeAddr;
 use horus_model::sched::frame::{InFrame, OutFrame};
 use horus_model::sched::jbsq::JbsqSizes;
 use horus_model::sched::jbsq::frame::{JbsqFramePass, JbsqFrameResubmit, JbsqFrameSwitch};
-use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, PacketType};
+use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame, PacketType};
 use horus_pipeline::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use horus_pipeline::jbsq::phv::JbsqPhv;
 use horus_pipeline::jbsq::switch::JbsqSwitch;
 use horus_regs::mac_bits;
-use jbsq_common::driver::Driver;
+use jbsq_common::driver::{Driver, client, header};
 use jbsq_common::jobs::{beat_bits, beat_bytes};
 use rust_hdl::prelude::*;
 
@@ -94,26 +93,6 @@ fn setup(cfg: &Config) -> (JbsqFrameSwitch, Vec<OutFrame>, Vec<JbsqPhv>) {
         "the set-ups agree"
     );
     (sw, out, d.steps.iter().map(|s| s.pass).collect())
-}
-
-fn client() -> Endpoint {
-    Endpoint {
-        mac: MacAddr([2, 0, 0, 9, 0, 1]),
-        ip: Ipv4Addr::new(10, 0, 9, 1),
-        udp_port: HORUS_UDP_PORT,
-    }
-}
-
-fn header(pkt_type: PacketType, pool: u16, src: u16, seq: u16) -> HorusHeader {
-    HorusHeader {
-        pkt_type,
-        more_packets: false,
-        pool_id: pool,
-        src_id: src,
-        dst_id: 0,
-        qlen: 0,
-        seq_num: seq,
-    }
 }
 
 /// Random frames: tasks of 0 to 180 bytes of payload to both pools (some of several packets,
@@ -377,14 +356,7 @@ fn the_jbsq_datapath_is_lint_clean_and_within_the_depth_target_at_the_preset_siz
         ),
     );
     println!("JBSQ datapath: {r:#}");
-    for b in horus_regs::boards::BOARDS {
-        println!(
-            "{}: {:.2} % of the LUTs, {:.2} % of the URAM288",
-            b.name,
-            100.0 * r.luts as f64 / b.part.luts as f64,
-            100.0 * r.urams as f64 / b.part.uram as f64
-        );
-    }
+    jbsq_common::print_board_shares(&r);
     assert!(
         r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
         "{r:#}\n{:#?}",

@@ -97,6 +97,19 @@ pub fn lint_and_synth<T: Block>(name: &str, mut uut: T) -> horus_hdl_tools::chec
     horus_hdl_tools::check::yosys_synth(name, &v).unwrap()
 }
 
+/// Prints a synthesis report's share of each board's LUTs and URAM288 blocks.
+#[allow(dead_code)]
+pub fn print_board_shares(r: &horus_hdl_tools::check::SynthReport) {
+    for b in horus_regs::boards::BOARDS {
+        println!(
+            "{}: {:.2} % of the LUTs, {:.2} % of the URAM288",
+            b.name,
+            100.0 * r.luts as f64 / b.part.luts as f64,
+            100.0 * r.urams as f64 / b.part.uram as f64
+        );
+    }
+}
+
 /// A 16-bit descriptor field.
 pub fn b16(v: impl Into<u64>) -> Bits<16> {
     v.into().into()
@@ -633,30 +646,10 @@ pub mod driver {
             assert_eq!(stage_msg(o), model_msg(s), "the message: {}", ctx());
         }
         // Where the pass's task goes: a task placed or a continuation, or a released task.
-        let to = match r.forward.map(|e| e.target) {
-            Some(Target::Node { addr, .. }) => Some(addr),
-            _ => r.release.map(|rel| rel.addr),
-        };
+        let to = sent_to(r);
         assert_eq!(o.addr_ok, to.is_some(), "a task forwarded: {}", ctx());
         if let Some(a) = to {
-            assert_eq!(
-                (
-                    u64::from(o.mac),
-                    u64::from(o.ip) as u32,
-                    o.udp.index() as u16,
-                    o.egress.index() as u8,
-                    o.out_dst.index() as u16
-                ),
-                (
-                    horus_regs::mac_bits(a.endpoint.mac),
-                    u32::from(a.endpoint.ip),
-                    a.endpoint.udp_port,
-                    a.port,
-                    a.dst_id
-                ),
-                "the address: {}",
-                ctx()
-            );
+            assert_eq!(addr_of(o), addr_fields(&a), "the address: {}", ctx());
         }
         if p.is_cont {
             assert_eq!(
@@ -770,6 +763,48 @@ pub mod driver {
             }
         } else {
             "control"
+        }
+    }
+
+    /// Where the model's pass sent a task: a task placed or a continuation to its node, or a
+    /// released task to the replying worker.
+    pub fn sent_to(r: &JbsqResult) -> Option<NodeAddr> {
+        match r.forward.map(|e| e.target) {
+            Some(Target::Node { addr, .. }) => Some(addr),
+            _ => r.release.map(|rel| rel.addr),
+        }
+    }
+
+    /// An address as (MAC, IPv4, UDP port, egress port, `dst_id`).
+    pub type AddrFields = (u64, u32, u16, u8, u16);
+
+    pub fn addr_fields(a: &NodeAddr) -> AddrFields {
+        (
+            horus_regs::mac_bits(a.endpoint.mac),
+            u32::from(a.endpoint.ip),
+            a.endpoint.udp_port,
+            a.port,
+            a.dst_id,
+        )
+    }
+
+    /// The address `nodeAddr` handed on.
+    pub fn addr_of(o: &JbsqPhv) -> AddrFields {
+        (
+            u64::from(o.mac),
+            u64::from(o.ip) as u32,
+            o.udp.index() as u16,
+            o.egress.index() as u8,
+            o.out_dst.index() as u16,
+        )
+    }
+
+    /// A client's address (the source of the tasks the frame-level tests send).
+    pub fn client() -> Endpoint {
+        Endpoint {
+            mac: MacAddr([2, 0, 0, 9, 0, 1]),
+            ip: std::net::Ipv4Addr::new(10, 0, 9, 1),
+            udp_port: horus_model::wire::HORUS_UDP_PORT,
         }
     }
 
