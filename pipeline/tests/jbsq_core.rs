@@ -26,6 +26,7 @@ use horus_model::wire::{Endpoint, MacAddr};
 use horus_model::wire::{HorusHeader, PacketType};
 use horus_pipeline::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use horus_pipeline::jbsq::core::{CORE_LATENCY, JbsqCore};
+use horus_pipeline::jbsq::counters::JbsqCounts;
 use horus_pipeline::jbsq::egress::JbsqJob;
 use horus_pipeline::jbsq::job_map::JbsqJobMap;
 use horus_pipeline::jbsq::phv::JbsqPhv;
@@ -88,6 +89,9 @@ enum Input {
     },
     Configure(u16, JbsqPool),
     Add(u16, u16),
+    /// Every worker of a pool removed, the pool configured afresh (the tasks it held are
+    /// discarded), its workers added again.
+    Reset(u16),
 }
 
 /// The pools and their workers: idle workers advertised, `k` 2; free places, `k` 3 and the drop
@@ -111,15 +115,25 @@ fn pool(base: u16, k: u8, ring_base: u32, queue_base: u32, advertise: Advertise)
     }
 }
 
+/// The pools' configurations.
+fn pool_cfg(p: u16) -> JbsqPool {
+    match p {
+        1 => pool(8, 2, 0, 0, Advertise::Idle),
+        2 => {
+            let mut drop_full = pool(16, 3, 256, 16, Advertise::Places);
+            drop_full.fallback = Fallback::Drop;
+            drop_full.queue_slots = 4;
+            drop_full
+        }
+        _ => pool(24, 1, 512, 32, Advertise::Queue { room: 2 }),
+    }
+}
+
 fn setup() -> VecDeque<Input> {
-    let mut drop_full = pool(16, 3, 256, 16, Advertise::Places);
-    drop_full.fallback = Fallback::Drop;
-    drop_full.queue_slots = 4;
-    let mut v = VecDeque::from([
-        Input::Configure(1, pool(8, 2, 0, 0, Advertise::Idle)),
-        Input::Configure(2, drop_full),
-        Input::Configure(3, pool(24, 1, 512, 32, Advertise::Queue { room: 2 })),
-    ]);
+    let mut v: VecDeque<Input> = POOLS
+        .iter()
+        .map(|&(p, _)| Input::Configure(p, pool_cfg(p)))
+        .collect();
     for (p, nodes) in POOLS {
         for &node in nodes {
             v.push_back(Input::Add(p, node));
@@ -173,6 +187,7 @@ fn one(g: &mut Gen, seq: &mut u16, open: &mut Vec<(u16, u16, u8)>) -> Input {
         }
         // A pool never configured, or beyond the table.
         6..8 => frame(header(NewTask, [0, 4, 77][g.below(3) as usize], CLIENT, 1)),
+        8..9 if g.chance(30) => Input::Reset(POOLS[g.below(3) as usize].0),
         8..9 => Input::Churn {
             pool: POOLS[0].0,
             node: POOLS[0].1[g.below(3) as usize],
@@ -213,6 +228,39 @@ fn one(g: &mut Gen, seq: &mut u16, open: &mut Vec<(u16, u16, u8)>) -> Input {
             frame(header(TaskDone, pool, other, 0))
         }
     }
+}
+
+/// The hardware's counters with the model's names, in its register order.
+fn counts_named(c: &JbsqCounts) -> [(&'static str, u32); 26] {
+    let v = |b: Bits<32>| b.index() as u32;
+    [
+        ("tasks", v(c.tasks)),
+        ("placed", v(c.placed)),
+        ("held", v(c.held)),
+        ("released", v(c.released)),
+        ("buffer_full", v(c.buffer_full)),
+        ("fallback", v(c.fallback)),
+        ("dropped", v(c.dropped)),
+        ("max_depth", v(c.max_depth)),
+        ("stale_tokens", v(c.stale_tokens)),
+        ("token_overflow", v(c.token_overflow)),
+        ("replies_not_in_pool", v(c.replies_not_in_pool)),
+        ("replies_spurious", v(c.replies_spurious)),
+        ("resubmits", v(c.resubmits)),
+        ("sent_idle_add", v(c.sent_idle_add)),
+        ("sent_idle_remove", v(c.sent_idle_remove)),
+        ("sent_load_update", v(c.sent_load_update)),
+        ("idle_repairs", v(c.idle_repairs)),
+        ("discarded", v(c.discarded)),
+        ("unknown_pool", v(c.unknown_pool)),
+        ("not_scheduled", v(c.not_scheduled)),
+        ("to_control", v(c.to_control)),
+        ("continuations", v(c.continuations)),
+        ("continuation_miss", v(c.continuation_miss)),
+        ("conn_inserts", v(c.conn_inserts)),
+        ("conn_collisions", v(c.conn_collisions)),
+        ("conn_expired", v(c.conn_expired)),
+    ]
 }
 
 /// What a pass leaving the core must show, beyond the chain's checks.
@@ -309,6 +357,8 @@ struct Report {
     /// Every pass that left, whether it came back, and its job as the model asks for it (`None`
     /// for a control pass: no frame, nothing forwarded, held or released).
     left: Vec<(JbsqPhv, bool, Option<JbsqJob>)>,
+    /// The counters at the end (the hardware's, equal to the model's).
+    counters: Vec<(&'static str, u32)>,
 }
 
 /// Runs `inputs` random inputs (after the set-up) through the core and the model; panics at the
@@ -350,7 +400,9 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
             // last cycle (the model then has no second pass pending).
             let host = matches!(
                 queue.front(),
-                Some(Input::Churn { .. } | Input::Configure(..) | Input::Add(..))
+                Some(
+                    Input::Churn { .. } | Input::Configure(..) | Input::Add(..) | Input::Reset(..)
+                )
             );
             if host && ctl.is_empty() && quiet >= 2 && x.in_flight.val().index() == 0 {
                 assert!(
@@ -371,6 +423,18 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
                             d.remove(pool, node);
                         }
                         d.add(pool, node, k, tasks);
+                    }
+                    Input::Reset(p) => {
+                        let nodes = POOLS.iter().find(|x| x.0 == p).unwrap().1;
+                        for &node in nodes {
+                            if d.tables().node_cfg[usize::from(node)].active {
+                                d.remove(p, node);
+                            }
+                        }
+                        d.configure(p, pool_cfg(p));
+                        for &node in nodes {
+                            d.add(p, node, None, 0);
+                        }
                     }
                     Input::Frame { .. } => unreachable!(),
                 }
@@ -514,6 +578,14 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
         }
         assert_eq!(x.in_flight.val().index(), 0, "passes still in flight");
         assert!(d.pending.is_empty(), "a second pass never ran");
+        // The counters, each the model's (32 bits, wrapping). The driver's control passes ran
+        // through the model's control plane, which counts no pass, and so does the core.
+        let hw = counts_named(&x.counts.val());
+        r.counters = hw.to_vec();
+        for ((name, want), (hw_name, got)) in d.leaf.counters().named().into_iter().zip(hw) {
+            assert_eq!(name, hw_name);
+            assert_eq!(got, want as u32, "counter {name}");
+        }
         // Over the run: the messages and conn's counts are the model's.
         let sent = |f: fn(&JbsqPhv) -> bool| out.iter().filter(|o| f(o)).count() as u64;
         let c = d.leaf.counters();
@@ -603,7 +675,11 @@ fn check(seed: u64, inputs: usize, busy: u64) {
         assert!(!work || push, "{}", ctx());
         assert!(!push || work || o.spine_ok, "{}", ctx());
     }
-    println!("{pushed} jobs of {} passes", r.left.len());
+    println!(
+        "{pushed} jobs of {} passes; counters {:?}",
+        r.left.len(),
+        r.counters
+    );
     println!(
         "{} passes in {} cycles ({} second passes, {} control): {:?}",
         r.passes, r.cycles, r.seconds, r.controls, r.kinds
@@ -628,6 +704,8 @@ fn check(seed: u64, inputs: usize, busy: u64) {
         );
     }
     assert!(r.seconds > inputs / 50 && r.controls > 20, "{r:?}");
+    let discarded = r.counters.iter().find(|c| c.0 == "discarded").unwrap().1;
+    assert!(discarded > 0, "no held task discarded: {:?}", r.counters);
 }
 
 #[test]

@@ -24,8 +24,10 @@
 //! ```
 //!
 //! `trace_valid` / `trace` show every pass as it enters `poolCfg`, in order: a co-simulation runs
-//! the model in exactly that order.
+//! the model in exactly that order. `counts` are the leaf's counters ([`JbsqCounterBlock`]) of
+//! every pass that left.
 
+use super::counters::{JbsqCounterBlock, JbsqCounts};
 use super::ingress::{JbsqIngress, STAGES};
 use super::phv::JbsqPhv;
 pub use super::pool_avg::HOLD_CLOCKS;
@@ -92,8 +94,11 @@ pub struct JbsqCore<const P: usize, const N: usize, const R: usize, const B: usi
     pub trace: Signal<Out, JbsqPhv>,
     /// Passes inside the stages.
     pub in_flight: Signal<Out, Bits<8>>,
+    /// The leaf's counters (the model's `JbsqCounters`), of every pass that left.
+    pub counts: Signal<Out, JbsqCounts>,
 
     stages: JbsqIngress<P, N, R, B, C>,
+    counters: JbsqCounterBlock,
     /// The pass that entered last cycle: `poolCfg`'s `pass` (the mux's output is its `early`).
     entered: DFF<JbsqPhv>,
     /// The last stage's `early` (no stage follows; the name matches Verilator's
@@ -168,7 +173,9 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
             trace_valid: Default::default(),
             trace: Default::default(),
             in_flight: Default::default(),
+            counts: Default::default(),
             stages: JbsqIngress::new(sizes, seed, conn_timeout_us),
+            counters: Default::default(),
             entered: Default::default(),
             last_next_unused: Default::default(),
             count: Default::default(),
@@ -210,7 +217,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, entered, count, occupied, ctl_busy, again);
-        clock!(self, clock, stages);
+        clock!(self, clock, stages, counters);
 
         // ---- Decode: a new packet's operation from its type, as `JbsqLeaf::packet` does before
         // its first table.
@@ -352,5 +359,9 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
         self.trace_valid.next = self.enter.val().live;
         self.trace.next = self.enter.val();
         self.in_flight.next = self.count.q.val();
+        self.counters.pass_valid.next = self.back.val().live;
+        self.counters.pass.next = self.back.val();
+        self.counters.again.next = self.resub.val();
+        self.counts.next = self.counters.counts.val();
     }
 }

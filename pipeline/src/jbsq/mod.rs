@@ -24,6 +24,7 @@
 
 pub mod conn;
 pub mod core;
+pub mod counters;
 pub mod egress;
 pub mod entries;
 pub mod ingress;

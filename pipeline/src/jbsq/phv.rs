@@ -68,6 +68,9 @@ pub struct JbsqPhv {
     pub base: Bits<16>,
     pub cap: Bits<16>,
     pub n: Bits<16>,
+    /// poolCfg: the pass's pool is configured (a pass of another pool is dropped: the
+    /// `unknown_pool` counter; a task of a configured pool with no member too: `dropped`).
+    pub pool_ok: Bit,
     /// poolCfg: what the pool advertises (decisions 27 and 32): idle workers (neither bit), free
     /// places (`adv_places`), or its queue (`adv_queue`, linked below `room` held tasks; `room`
     /// 0 is free places).
@@ -156,6 +159,9 @@ pub struct JbsqPhv {
     pub release: Bit,
     /// The task could be held but its pool's region is full (`buffer_full`).
     pub buf_full: Bit,
+    /// queueCtl: the pool's held tasks before the pass; what a configure pass's fresh start
+    /// discards (decision 30; the `discarded` counter, which reads it of configure passes only).
+    pub discarded: Bits<16>,
     /// The offset in the pool's region of the slot the pass holds or releases.
     pub at: Bits<16>,
     /// The pool's held queue after the pass: its depth and greatest depth.

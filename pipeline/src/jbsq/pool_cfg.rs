@@ -150,6 +150,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.out.d.next.spine_ok = self.e.val().spine_ok;
             self.out.d.next.spine_id = self.e.val().spine_id;
             self.out.d.next.spine_node = self.e.val().spine_node;
+            self.out.d.next.pool_ok = self.e.val().valid;
             if !self.e.val().valid {
                 self.out.d.next.drop = true;
             }

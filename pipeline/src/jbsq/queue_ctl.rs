@@ -599,6 +599,9 @@ impl<const P: usize> Logic for QueueCtlStage<P> {
         }
         self.out.d.next.depth = self.w.val().depth;
         self.out.d.next.max_depth = self.w.val().max_depth;
+        // The pool's depth before the pass: what a configure pass discards (the counters read
+        // it of a configure pass only; a mux here would lengthen the stage's deepest path).
+        self.out.d.next.discarded = self.e.val().depth;
         self.out.d.next.idle = self.w.val().c0;
         self.port.down.pass.next = self.out.q.val();
         self.port.down.early.next = self.out.d.val();

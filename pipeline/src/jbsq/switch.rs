@@ -12,6 +12,7 @@
 //! back longer.
 
 use super::core::{CORE_LATENCY, JbsqCore};
+use super::counters::JbsqCounts;
 use super::egress::{JOB_BITS, JbsqEgress};
 use super::job_map::JbsqJobMap;
 use super::phv::JbsqPhv;
@@ -66,6 +67,8 @@ pub struct JbsqSwitch<
     pub done_valid: Signal<Out, Bit>,
     pub done: Signal<Out, JbsqPhv>,
     pub in_flight: Signal<Out, Bits<8>>,
+    /// The leaf's counters (`JbsqCounterBlock`).
+    pub counts: Signal<Out, JbsqCounts>,
     /// Sticky: the egress lost a job or a beat (never expected; see `JbsqEgress::overflow`).
     pub overflow: Signal<Out, Bit>,
 
@@ -114,6 +117,7 @@ impl<
             done_valid: Default::default(),
             done: Default::default(),
             in_flight: Default::default(),
+            counts: Default::default(),
             overflow: Default::default(),
             ingress: Default::default(),
             core: JbsqCore::new(sizes, seed, conn_timeout_us),
@@ -187,6 +191,7 @@ impl<
         self.done_valid.next = self.core.out_valid.val();
         self.done.next = self.core.out.val();
         self.in_flight.next = self.core.in_flight.val();
+        self.counts.next = self.core.counts.val();
         self.overflow.next = self.egress.overflow.val();
     }
 }
