@@ -586,28 +586,9 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
             assert_eq!(name, hw_name);
             assert_eq!(got, want as u32, "counter {name}");
         }
-        // Over the run: the messages and conn's counts are the model's.
-        let sent = |f: fn(&JbsqPhv) -> bool| out.iter().filter(|o| f(o)).count() as u64;
+        // Over the run: as many messages as the model's passes sent (the counters above count
+        // them by kind).
         let c = d.leaf.counters();
-        assert_eq!(
-            (
-                sent(|o| o.idle_add),
-                sent(|o| o.idle_remove),
-                sent(|o| o.load_update),
-                sent(|o| o.conn_insert),
-                sent(|o| o.is_cont && o.addr_ok),
-                sent(|o| o.is_cont && !o.drop && !o.addr_ok),
-            ),
-            (
-                c.sent_idle_add,
-                c.sent_idle_remove,
-                c.sent_load_update,
-                c.conn_inserts,
-                c.continuations,
-                c.continuation_miss
-            ),
-            "counts over the run"
-        );
         let msgs = out.iter().filter(|o| stage_msg(o).is_some()).count();
         let model_msgs = d.steps.iter().filter(|s| model_msg(s).is_some()).count();
         assert_eq!(msgs, model_msgs, "messages to the spine");
