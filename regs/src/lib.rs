@@ -11,6 +11,7 @@
 
 pub mod boards;
 pub mod identity;
+pub mod jbsq_map;
 pub mod presets;
 pub mod readback;
 pub mod regmap;

@@ -1,0 +1,768 @@
+//! The register map of the leaf that holds tasks (`docs/jbsq-pipeline.md`): the one definition.
+//! The JBSQ AXI4-Lite port (`horus_pipeline::jbsq::axil`) implements it, and a test writes every
+//! field through the port and checks where it lands.
+//!
+//! The map keeps the paper switch's frame ([`crate::regmap`]): the identity and status words
+//! (0 to 3), the switch's own registers and its spine table (4 to 23), the doorbell (`CTL_GO`)
+//! and the tail (68 to 71: the map's version, the build hash, the connection timeout, the
+//! board's drops) at the same words with the same meaning, so a host reads `ID` and
+//! `MAP_VERSION` the same way of either. `ID` tells them apart: "HORU" for the paper's map,
+//! "HORJ" for this one. What differs is the staged control pass (words 24 to 40: the JBSQ
+//! leaf's five operations and their values), the counters (42 to 67: the model's
+//! `JbsqCounters`, in its order) and the read-back (72 and 73: a node's member slot and its
+//! pool's last member, which a removal carries).
+//!
+//! The host stages each operation as the passes the leaf runs: a pool's configuration one pass;
+//! a node's addition a pass for the node and one for each of its free places; a removal a read
+//! and the removal. [`configure_pool`], [`add_node`] and [`remove_node`] give those passes from
+//! the host's mirror of the leaf (the model, which validates the operation and keeps what the
+//! host must know: generations, member slots, member counts).
+
+use std::sync::LazyLock;
+
+use crate::mac_bits;
+use crate::regmap::{Access::*, Field, RegFile, fields as paper};
+use horus_model::fixed::RackAverage;
+use horus_model::sched::NodeAddr;
+use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, JbsqPool, level_of};
+
+/// Value of `ID` in this map: "HORJ".
+pub const ID_VALUE: u32 = 0x484f_524a;
+/// Version of this map, read from `MAP_VERSION` (raised whenever a field moves or changes
+/// meaning).
+pub const MAP_VERSION: u32 = 1;
+/// The word of the first counter (`JBSQ_TASKS`); the others follow in `JbsqCounters::named`'s
+/// order.
+pub const COUNTER_BASE: usize = 42;
+/// The counters: the model's `JbsqCounters`.
+pub const COUNTERS: usize = 26;
+/// The first word past the read-write ones that this map reads from constants and the board
+/// adapter (the paper map's tail, at the same words).
+pub const TAIL_BASE: usize = crate::regmap::TAIL_BASE;
+const _: () = assert!(COUNTER_BASE + COUNTERS == TAIL_BASE);
+
+const fn f(
+    name: &'static str,
+    word: usize,
+    lsb: usize,
+    width: usize,
+    access: crate::regmap::Access,
+    doc: &'static str,
+) -> Field {
+    Field {
+        name,
+        word,
+        lsb,
+        width,
+        access,
+        doc,
+    }
+}
+
+/// The fields this map has and the paper's has not (the shared ones are [`crate::regmap`]'s).
+pub mod fields {
+    use super::f;
+    use crate::regmap::Access::*;
+    use crate::regmap::Field;
+
+    pub const ID: Field = f(
+        "ID",
+        0,
+        0,
+        32,
+        Ro,
+        "0x484F524A (\"HORJ\"): the JBSQ leaf's map",
+    );
+    pub const CTL_CONFIGURE_POOL: Field = f(
+        "CTL_CONFIGURE_POOL",
+        24,
+        0,
+        1,
+        Rw,
+        "operation: configure a pool (its held tasks are discarded)",
+    );
+    pub const CTL_ADD_NODE: Field = f(
+        "CTL_ADD_NODE",
+        24,
+        1,
+        1,
+        Rw,
+        "operation: add a node (its places follow, one CTL_ADD_PLACE each)",
+    );
+    pub const CTL_REMOVE_NODE: Field =
+        f("CTL_REMOVE_NODE", 24, 2, 1, Rw, "operation: remove a node");
+    pub const CTL_READ_NODE: Field = f(
+        "CTL_READ_NODE",
+        24,
+        3,
+        1,
+        Rw,
+        "operation: read a node's member slot and its pool's last member into RB_SLOT, RB_LAST",
+    );
+    pub const CTL_ADD_PLACE: Field = f(
+        "CTL_ADD_PLACE",
+        24,
+        4,
+        1,
+        Rw,
+        "operation: put a free place of a node into the ring of level CTL_LEVEL",
+    );
+    pub const CTL_LEVEL: Field = f("CTL_LEVEL", 24, 8, 3, Rw, "the place's ring (place)");
+    pub const CTL_DROP_FULL: Field = f(
+        "CTL_DROP_FULL",
+        24,
+        12,
+        1,
+        Rw,
+        "a task finding the pool's region full is dropped, not sent over a bound (configure)",
+    );
+    pub const CTL_ADV_PLACES: Field = f(
+        "CTL_ADV_PLACES",
+        24,
+        13,
+        1,
+        Rw,
+        "the pool advertises free places (configure)",
+    );
+    pub const CTL_ADV_QUEUE: Field = f(
+        "CTL_ADV_QUEUE",
+        24,
+        14,
+        1,
+        Rw,
+        "the pool advertises its queue, linked below CTL_ROOM held tasks (configure)",
+    );
+    pub const CTL_SPINE_OK: Field = f(
+        "CTL_SPINE_OK",
+        24,
+        15,
+        1,
+        Rw,
+        "the pool reports to a spine (configure)",
+    );
+    pub const CTL_GENERATION: Field = f(
+        "CTL_GENERATION",
+        24,
+        16,
+        8,
+        Rw,
+        "the node's generation (place)",
+    );
+    pub const CTL_K: Field = f(
+        "CTL_K",
+        24,
+        24,
+        8,
+        Rw,
+        "the pool's bound (configure); the node's own bound, 0 for the pool's (add)",
+    );
+    pub const CTL_POOL: Field = f("CTL_POOL", 25, 0, 16, Rw, "the pool");
+    pub const CTL_NODE: Field = f(
+        "CTL_NODE",
+        25,
+        16,
+        16,
+        Rw,
+        "the node (add, place, read, remove)",
+    );
+    pub const CTL_BASE: Field = f(
+        "CTL_BASE",
+        26,
+        0,
+        16,
+        Rw,
+        "the pool's first node slot (configure)",
+    );
+    pub const CTL_CAPACITY: Field = f(
+        "CTL_CAPACITY",
+        26,
+        16,
+        16,
+        Rw,
+        "the pool's node slots (configure)",
+    );
+    pub const CTL_TASKS: Field = f(
+        "CTL_TASKS",
+        27,
+        0,
+        16,
+        Rw,
+        "the node's tasks outstanding at the start (add)",
+    );
+    pub const CTL_HOLD_US: Field = f(
+        "CTL_HOLD_US",
+        27,
+        16,
+        16,
+        Rw,
+        "the link's hold after an idle message, microseconds (configure)",
+    );
+    pub const CTL_RING_BASE: Field = f(
+        "CTL_RING_BASE",
+        28,
+        0,
+        16,
+        Rw,
+        "the pool's first token-ring entry (configure)",
+    );
+    pub const CTL_RING_SLOTS: Field = f(
+        "CTL_RING_SLOTS",
+        28,
+        16,
+        16,
+        Rw,
+        "the pool's ring entries a level (configure)",
+    );
+    pub const CTL_QUEUE_BASE: Field = f(
+        "CTL_QUEUE_BASE",
+        29,
+        0,
+        16,
+        Rw,
+        "the pool's first task-buffer slot (configure)",
+    );
+    pub const CTL_QUEUE_SLOTS: Field = f(
+        "CTL_QUEUE_SLOTS",
+        29,
+        16,
+        16,
+        Rw,
+        "the pool's task-buffer slots (configure)",
+    );
+    pub const CTL_ROOM: Field = f(
+        "CTL_ROOM",
+        30,
+        0,
+        16,
+        Rw,
+        "held tasks below which a queue-advertising pool links (configure)",
+    );
+    pub const CTL_REPAIR_GAP: Field = f(
+        "CTL_REPAIR_GAP",
+        30,
+        16,
+        16,
+        Rw,
+        "idle_repair_gap_us (configure)",
+    );
+    pub const CTL_LINK_AT: Field = f("CTL_LINK_AT", 31, 0, 16, Rw, "idle_link_at (configure)");
+    pub const CTL_UNLINK_AT: Field = f(
+        "CTL_UNLINK_AT",
+        31,
+        16,
+        16,
+        Rw,
+        "idle_unlink_at (configure)",
+    );
+    pub const CTL_REPORT_DELTA: Field = f(
+        "CTL_REPORT_DELTA",
+        32,
+        0,
+        32,
+        Rw,
+        "report_delta, 16.16 (configure)",
+    );
+    pub const CTL_SPINE_ID: Field = f(
+        "CTL_SPINE_ID",
+        33,
+        0,
+        16,
+        Rw,
+        "the pool's spine (configure)",
+    );
+    pub const CTL_SPINE_NODE: Field = f(
+        "CTL_SPINE_NODE",
+        33,
+        16,
+        16,
+        Rw,
+        "this rack's node ID at that spine (configure)",
+    );
+    pub const CTL_UNIT: Field = f(
+        "CTL_UNIT",
+        34,
+        0,
+        33,
+        Rw,
+        "rack-average unit for the new member count, round(2^32 / n) (add, remove)",
+    );
+    pub const CTL_NODE_MAC: Field = f("CTL_NODE_MAC", 36, 0, 48, Rw, "the new node's MAC (add)");
+    pub const CTL_NODE_EGRESS: Field = f(
+        "CTL_NODE_EGRESS",
+        37,
+        16,
+        8,
+        Rw,
+        "the new node's egress port (add)",
+    );
+    pub const CTL_NODE_IP: Field = f(
+        "CTL_NODE_IP",
+        38,
+        0,
+        32,
+        Rw,
+        "the new node's IPv4 address (add)",
+    );
+    pub const CTL_NODE_UDP_PORT: Field = f(
+        "CTL_NODE_UDP_PORT",
+        39,
+        0,
+        16,
+        Rw,
+        "the new node's UDP port (add)",
+    );
+    pub const CTL_NODE_DST_ID: Field = f(
+        "CTL_NODE_DST_ID",
+        39,
+        16,
+        16,
+        Rw,
+        "dst_id of tasks sent to the new node (add)",
+    );
+    pub const CTL_SLOT: Field = f(
+        "CTL_SLOT",
+        40,
+        0,
+        16,
+        Rw,
+        "the removed node's member slot (remove; RB_SLOT of its read)",
+    );
+    pub const CTL_LAST: Field = f(
+        "CTL_LAST",
+        40,
+        16,
+        16,
+        Rw,
+        "the pool's last member, moved into the freed slot (remove; RB_LAST of its read)",
+    );
+    pub const RB_VALID: Field = f(
+        "RB_VALID",
+        72,
+        0,
+        1,
+        Ro,
+        "a node read has completed since the last one was started",
+    );
+    pub const RB_BUSY: Field = f("RB_BUSY", 72, 1, 1, Ro, "a node read is in the pipeline");
+    pub const RB_SLOT: Field = f("RB_SLOT", 73, 0, 16, Ro, "the node read: its member slot");
+    pub const RB_LAST: Field = f(
+        "RB_LAST",
+        73,
+        16,
+        16,
+        Ro,
+        "the node read: its pool's last member",
+    );
+}
+
+/// The counters' names, in their words' order: `JBSQ_` and the model's name
+/// (`JbsqCounters::named`; a test holds the two lists equal).
+pub const COUNTER_NAMES: [&str; COUNTERS] = [
+    "JBSQ_TASKS",
+    "JBSQ_PLACED",
+    "JBSQ_HELD",
+    "JBSQ_RELEASED",
+    "JBSQ_BUFFER_FULL",
+    "JBSQ_FALLBACK",
+    "JBSQ_DROPPED",
+    "JBSQ_MAX_DEPTH",
+    "JBSQ_STALE_TOKENS",
+    "JBSQ_TOKEN_OVERFLOW",
+    "JBSQ_REPLIES_NOT_IN_POOL",
+    "JBSQ_REPLIES_SPURIOUS",
+    "JBSQ_RESUBMITS",
+    "JBSQ_SENT_IDLE_ADD",
+    "JBSQ_SENT_IDLE_REMOVE",
+    "JBSQ_SENT_LOAD_UPDATE",
+    "JBSQ_IDLE_REPAIRS",
+    "JBSQ_DISCARDED",
+    "JBSQ_UNKNOWN_POOL",
+    "JBSQ_NOT_SCHEDULED",
+    "JBSQ_TO_CONTROL",
+    "JBSQ_CONTINUATIONS",
+    "JBSQ_CONTINUATION_MISS",
+    "JBSQ_CONN_INSERTS",
+    "JBSQ_CONN_COLLISIONS",
+    "JBSQ_CONN_EXPIRED",
+];
+
+/// Every field of this map, in address order.
+pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
+    use fields::*;
+    // The paper map's identity, status, doorbell, switch and spine words, `ID` aside.
+    let head = crate::regmap::FIELDS
+        .iter()
+        .filter(|x| x.word < CTL_CONFIGURE_POOL.word && x.name != "ID");
+    let tail = crate::regmap::FIELDS.iter().filter(|x| x.word >= TAIL_BASE);
+    let ctl = [
+        CTL_CONFIGURE_POOL,
+        CTL_ADD_NODE,
+        CTL_REMOVE_NODE,
+        CTL_READ_NODE,
+        CTL_ADD_PLACE,
+        CTL_LEVEL,
+        CTL_DROP_FULL,
+        CTL_ADV_PLACES,
+        CTL_ADV_QUEUE,
+        CTL_SPINE_OK,
+        CTL_GENERATION,
+        CTL_K,
+        CTL_POOL,
+        CTL_NODE,
+        CTL_BASE,
+        CTL_CAPACITY,
+        CTL_TASKS,
+        CTL_HOLD_US,
+        CTL_RING_BASE,
+        CTL_RING_SLOTS,
+        CTL_QUEUE_BASE,
+        CTL_QUEUE_SLOTS,
+        CTL_ROOM,
+        CTL_REPAIR_GAP,
+        CTL_LINK_AT,
+        CTL_UNLINK_AT,
+        CTL_REPORT_DELTA,
+        CTL_SPINE_ID,
+        CTL_SPINE_NODE,
+        CTL_UNIT,
+        CTL_NODE_MAC,
+        CTL_NODE_EGRESS,
+        CTL_NODE_IP,
+        CTL_NODE_UDP_PORT,
+        CTL_NODE_DST_ID,
+        CTL_SLOT,
+        CTL_LAST,
+    ];
+    let counters = COUNTER_NAMES.iter().enumerate().map(|(i, &name)| {
+        f(
+            name,
+            COUNTER_BASE + i,
+            0,
+            32,
+            Ro,
+            "a JbsqCounters count, wrapping",
+        )
+    });
+    std::iter::once(ID)
+        .chain(head.copied())
+        .chain(ctl)
+        .chain(counters)
+        .chain(tail.copied())
+        .chain([RB_VALID, RB_BUSY, RB_SLOT, RB_LAST])
+        .collect()
+});
+
+/// The field called `name`.
+pub fn field(name: &str) -> &'static Field {
+    FIELDS
+        .iter()
+        .find(|x| x.name == name)
+        .unwrap_or_else(|| panic!("no JBSQ register field {name}"))
+}
+
+/// The counter of the model's counter `name` (`JbsqCounters::named`).
+pub fn counter(name: &str) -> &'static Field {
+    field(&format!("JBSQ_{}", name.to_uppercase()))
+}
+
+/// The words of the staged control pass (`CTL_*` but `CTL_GO`).
+pub fn control_words() -> std::ops::RangeInclusive<usize> {
+    fields::CTL_CONFIGURE_POOL.word..=fields::CTL_LAST.last_word()
+}
+
+/// Every read-write word: the switch's (the paper map's) and the staged pass's.
+pub fn rw_words() -> std::ops::RangeInclusive<usize> {
+    paper::SWITCH_ID.word..=fields::CTL_LAST.last_word()
+}
+
+/// `value` in a field of `f.width` bits, or why it does not fit.
+fn fits(f: &Field, value: u64) -> Result<u64, String> {
+    if f.width < 64 && value >> f.width != 0 {
+        return Err(format!(
+            "{} = {value} does not fit the register's {} bits",
+            f.name, f.width
+        ));
+    }
+    Ok(value)
+}
+
+/// A staged pass, from fields and values each checked to fit.
+fn staged(values: &[(&Field, u64)]) -> Result<RegFile, String> {
+    let mut r = RegFile::default();
+    for &(f, v) in values {
+        r.set(f, fits(f, v)?);
+    }
+    Ok(r)
+}
+
+/// Configures pool `pool` of the host's mirror `leaf` and gives the pass that does the same on
+/// the card. Refused (nothing staged, the mirror unchanged) when the model refuses it or a value
+/// does not fit its register.
+pub fn configure_pool(leaf: &mut JbsqLeaf, pool: u16, cfg: JbsqPool) -> Result<RegFile, String> {
+    use fields::*;
+    let (places, queue, room) = match cfg.advertise {
+        Advertise::Idle => (0, 0, 0),
+        Advertise::Places => (1, 0, 0),
+        Advertise::Queue { room } => (0, 1, room),
+    };
+    let (spine_id, spine_node) = cfg.spine.map_or((0, 0), |s| (s.id, s.node));
+    let r = staged(&[
+        (&CTL_CONFIGURE_POOL, 1),
+        (&CTL_POOL, pool.into()),
+        (&CTL_BASE, cfg.base.into()),
+        (&CTL_CAPACITY, cfg.capacity.into()),
+        (&CTL_K, cfg.k.into()),
+        (&CTL_RING_BASE, cfg.ring_base.into()),
+        (&CTL_RING_SLOTS, cfg.ring_slots.into()),
+        (&CTL_QUEUE_BASE, cfg.queue_base.into()),
+        (&CTL_QUEUE_SLOTS, cfg.queue_slots.into()),
+        (&CTL_DROP_FULL, u64::from(cfg.fallback == Fallback::Drop)),
+        (&CTL_ADV_PLACES, places),
+        (&CTL_ADV_QUEUE, queue),
+        (&CTL_ROOM, room.into()),
+        (&CTL_HOLD_US, cfg.hold_us.into()),
+        (&CTL_LINK_AT, cfg.params.link_at.into()),
+        (&CTL_UNLINK_AT, cfg.params.unlink_at.into()),
+        (&CTL_REPORT_DELTA, cfg.params.report_delta.0.into()),
+        (&CTL_REPAIR_GAP, cfg.params.repair_gap_us.into()),
+        (&CTL_SPINE_OK, u64::from(cfg.spine.is_some())),
+        (&CTL_SPINE_ID, spine_id.into()),
+        (&CTL_SPINE_NODE, spine_node.into()),
+    ])?;
+    leaf.configure_pool(pool, cfg)
+        .map_err(|e| format!("pool {pool}: {e:?}"))?;
+    Ok(r)
+}
+
+/// Adds `node` to `pool` of the mirror (its own bound `k`, or the pool's; `tasks` outstanding;
+/// tasks to it go to `addr`) and gives the passes that do the same on the card: the node's, then
+/// one for each free place, in the order the model puts them into its rings.
+pub fn add_node(
+    leaf: &mut JbsqLeaf,
+    pool: u16,
+    node: u16,
+    k: Option<u8>,
+    tasks: u16,
+    addr: NodeAddr,
+) -> Result<Vec<RegFile>, String> {
+    use fields::*;
+    let t = leaf.tables();
+    let pc = t
+        .pool_cfg
+        .get(usize::from(pool))
+        .copied()
+        .flatten()
+        .ok_or_else(|| format!("pool {pool} is not configured"))?;
+    let generation = t
+        .node_cfg
+        .get(usize::from(node))
+        .map(|n| n.generation)
+        .ok_or_else(|| format!("node {node} is beyond the node table"))?;
+    let e = &addr.endpoint;
+    let mut passes = vec![staged(&[
+        (&CTL_ADD_NODE, 1),
+        (&CTL_POOL, pool.into()),
+        (&CTL_NODE, node.into()),
+        (&CTL_K, k.unwrap_or(0).into()),
+        (&CTL_TASKS, tasks.into()),
+        (&CTL_UNIT, RackAverage::unit_for(u32::from(pc.n) + 1)),
+        (&CTL_NODE_MAC, mac_bits(e.mac)),
+        (&CTL_NODE_EGRESS, addr.port.into()),
+        (&CTL_NODE_IP, u32::from(e.ip).into()),
+        (&CTL_NODE_UDP_PORT, e.udp_port.into()),
+        (&CTL_NODE_DST_ID, addr.dst_id.into()),
+    ])?];
+    let kk = k.unwrap_or(pc.cfg.k);
+    for place in tasks..u16::from(kk) {
+        passes.push(staged(&[
+            (&CTL_ADD_PLACE, 1),
+            (&CTL_POOL, pool.into()),
+            (&CTL_NODE, node.into()),
+            (&CTL_GENERATION, generation.into()),
+            (&CTL_LEVEL, level_of(place, kk) as u64),
+        ])?);
+    }
+    leaf.add_node_at(pool, node, k, tasks, addr)
+        .map_err(|e| format!("node {node} of pool {pool}: {e:?}"))?;
+    Ok(passes)
+}
+
+/// The pass that reads `node`'s member slot and its pool's last member into `RB_SLOT` and
+/// `RB_LAST`.
+pub fn read_node(pool: u16, node: u16) -> RegFile {
+    let mut r = RegFile::default();
+    r.set(&fields::CTL_READ_NODE, 1)
+        .set(&fields::CTL_POOL, pool.into())
+        .set(&fields::CTL_NODE, node.into());
+    r
+}
+
+/// Removes `node` from `pool` of the mirror and gives the passes that do the same on the card:
+/// the read of its member slot and the pool's last member (which the host may check against
+/// the mirror's), and the removal carrying them.
+pub fn remove_node(leaf: &mut JbsqLeaf, pool: u16, node: u16) -> Result<[RegFile; 2], String> {
+    use fields::*;
+    let t = leaf.tables();
+    let pc = t.pool_cfg.get(usize::from(pool)).copied().flatten();
+    let active = t
+        .node_cfg
+        .get(usize::from(node))
+        .is_some_and(|n| n.active && n.pool == pool);
+    let (Some(pc), true) = (pc, active) else {
+        return Err(format!("node {node} is not a member of pool {pool}"));
+    };
+    let slot = t.member_slot[usize::from(node)];
+    let last = t.members[usize::from(pc.cfg.base + pc.n - 1)];
+    let r = staged(&[
+        (&CTL_REMOVE_NODE, 1),
+        (&CTL_POOL, pool.into()),
+        (&CTL_NODE, node.into()),
+        (&CTL_SLOT, slot.into()),
+        (&CTL_LAST, last.into()),
+        (&CTL_UNIT, RackAverage::unit_for(u32::from(pc.n) - 1)),
+    ])?;
+    leaf.remove_node(pool, node)
+        .map_err(|e| format!("node {node} of pool {pool}: {e:?}"))?;
+    Ok([read_node(pool, node), r])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus_model::sched::jbsq::{JbsqCounters, JbsqSizes};
+
+    #[test]
+    fn fields_do_not_overlap_keep_the_paper_frame_and_fit() {
+        let mut used = vec![false; 32 * crate::regmap::WORDS];
+        for x in FIELDS.iter() {
+            assert!(x.width > 0 && (x.width <= 32 || x.lsb == 0), "{}", x.name);
+            if x.access == Rw {
+                assert!(x.word < crate::regmap::FILE_WORDS, "{}", x.name);
+            }
+            for (b, u) in used.iter_mut().enumerate().skip(x.bit()).take(x.width) {
+                assert!(!*u, "{} overlaps another field at bit {b}", x.name);
+                *u = true;
+            }
+        }
+        // Words 1 to 23 and the tail are the paper map's.
+        for p in crate::regmap::FIELDS {
+            if p.name != "ID"
+                && (p.word < control_words().start().to_owned() || p.word >= TAIL_BASE)
+            {
+                assert_eq!(field(p.name), p, "{}", p.name);
+            }
+        }
+        // The five operations take the paper map's five flag bits (the port checks one is set).
+        assert_eq!(
+            fields::CTL_CONFIGURE_POOL.bit(),
+            crate::regmap::fields::CTL_CONFIGURE_POOL.bit()
+        );
+        assert_eq!(
+            fields::CTL_ADD_PLACE.bit(),
+            crate::regmap::fields::CTL_READ_ENTRY.bit()
+        );
+        assert_eq!(rw_words(), 4..=40);
+        assert_eq!(control_words(), 24..=40);
+    }
+
+    #[test]
+    fn the_counters_are_the_models_in_its_order() {
+        let names = JbsqCounters::default().named();
+        for (i, (name, _)) in names.iter().enumerate() {
+            assert_eq!(counter(name).word, COUNTER_BASE + i, "{name}");
+        }
+        assert_eq!(names.len(), COUNTERS);
+    }
+
+    #[test]
+    fn operations_are_staged_from_the_mirror_and_refused_values_change_nothing() {
+        let mut leaf = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+        let mut cfg = JbsqPool {
+            base: 0,
+            capacity: 8,
+            k: 2,
+            ring_base: 0,
+            ring_slots: 16,
+            queue_base: 0,
+            queue_slots: 16,
+            fallback: Fallback::Drop,
+            advertise: Advertise::Queue { room: 3 },
+            hold_us: 5,
+            params: horus_model::sched::state::Params::jbsq_default(),
+            spine: None,
+        };
+        let r = configure_pool(&mut leaf, 1, cfg).unwrap();
+        assert_eq!(r.get(&fields::CTL_ROOM), 3);
+        assert_eq!(r.get(&fields::CTL_ADV_QUEUE), 1);
+        assert_eq!(r.get(&fields::CTL_DROP_FULL), 1);
+        assert_eq!(r.get(&fields::CTL_K), 2);
+        let addr = NodeAddr {
+            endpoint: horus_model::wire::Endpoint {
+                mac: horus_model::wire::MacAddr([2, 0, 0, 0, 0, 7]),
+                ip: std::net::Ipv4Addr::new(10, 0, 0, 7),
+                udp_port: 5007,
+            },
+            port: 3,
+            dst_id: 0x107,
+        };
+        let add = add_node(&mut leaf, 1, 7, None, 0, addr).unwrap();
+        assert_eq!(add.len(), 3, "the node and its two places");
+        assert_eq!(add[0].get(&fields::CTL_NODE_DST_ID), 0x107);
+        assert_eq!(add[0].get(&fields::CTL_UNIT), RackAverage::unit_for(1));
+        assert_eq!(
+            add[1..]
+                .iter()
+                .map(|r| r.get(&fields::CTL_LEVEL))
+                .collect::<Vec<_>>(),
+            [0, 4]
+        );
+        add_node(&mut leaf, 1, 9, Some(1), 0, addr).unwrap();
+        let [read, rm] = remove_node(&mut leaf, 1, 7).unwrap();
+        assert_eq!(read.get(&fields::CTL_READ_NODE), 1);
+        assert_eq!(
+            (rm.get(&fields::CTL_SLOT), rm.get(&fields::CTL_LAST)),
+            (0, 9)
+        );
+        assert_eq!(rm.get(&fields::CTL_UNIT), RackAverage::unit_for(1));
+        // The node comes back a generation on: its places carry it.
+        let again = add_node(&mut leaf, 1, 7, None, 1, addr).unwrap();
+        assert_eq!(again.len(), 2);
+        assert_eq!(again[1].get(&fields::CTL_GENERATION), 1);
+        assert_eq!(again[1].get(&fields::CTL_LEVEL), 4);
+        // Refusals: the model's, and a value too wide for its register.
+        let before = format!("{:?}", leaf.tables());
+        assert!(
+            remove_node(&mut leaf, 1, 8)
+                .unwrap_err()
+                .contains("not a member")
+        );
+        assert!(
+            add_node(&mut leaf, 1, 7, None, 0, addr)
+                .unwrap_err()
+                .contains("BadNode")
+        );
+        assert!(
+            add_node(&mut leaf, 2, 3, None, 0, addr)
+                .unwrap_err()
+                .contains("not configured")
+        );
+        cfg.queue_base = 1 << 16;
+        assert!(
+            configure_pool(&mut leaf, 2, cfg)
+                .unwrap_err()
+                .contains("CTL_QUEUE_BASE")
+        );
+        cfg.queue_base = 0;
+        cfg.k = 0;
+        assert!(
+            configure_pool(&mut leaf, 2, cfg)
+                .unwrap_err()
+                .contains("BadConfig")
+        );
+        assert_eq!(
+            format!("{:?}", leaf.tables()),
+            before,
+            "refusals change nothing"
+        );
+    }
+}
