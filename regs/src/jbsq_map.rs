@@ -646,9 +646,7 @@ mod tests {
         }
         // Words 1 to 23 and the tail are the paper map's.
         for p in crate::regmap::FIELDS {
-            if p.name != "ID"
-                && (p.word < control_words().start().to_owned() || p.word >= TAIL_BASE)
-            {
+            if p.name != "ID" && (p.word < *control_words().start() || p.word >= TAIL_BASE) {
                 assert_eq!(field(p.name), p, "{}", p.name);
             }
         }
