@@ -8,9 +8,9 @@
 //! board's drops) at the same words with the same meaning, so a host reads `ID` and
 //! `MAP_VERSION` the same way of either. `ID` tells them apart: "HORU" for the paper's map,
 //! "HORJ" for this one. What differs is the staged control pass (words 24 to 40: the JBSQ
-//! leaf's five operations and their values), the counters (42 to 67: the model's
-//! `JbsqCounters`, in its order) and the read-back (72 and 73: a node's member slot and its
-//! pool's last member, which a removal carries).
+//! leaf's five operations and their values), the sizes beyond the paper's (41), the counters (42
+//! to 67: the model's `JbsqCounters`, in its order) and the read-back (72 and 73: a node's
+//! member slot and its pool's last member, which a removal carries).
 //!
 //! The host stages each operation as the passes the leaf runs: a pool's configuration one pass;
 //! a node's addition a pass for the node and one for each of its free places; a removal a read
@@ -335,6 +335,23 @@ pub mod fields {
         Rw,
         "the pool's last member, moved into the freed slot (remove; RB_LAST of its read)",
     );
+    pub const RING_BITS: Field = f("RING_BITS", 41, 0, 8, Ro, "log2 of the token-ring entries");
+    pub const BUFFER_BITS: Field = f(
+        "BUFFER_BITS",
+        41,
+        8,
+        8,
+        Ro,
+        "log2 of the task buffer's slots",
+    );
+    pub const SLOT_BYTES: Field = f(
+        "SLOT_BYTES",
+        41,
+        16,
+        16,
+        Ro,
+        "the largest task a buffer slot holds, bytes (its whole frame)",
+    );
     pub const RB_VALID: Field = f(
         "RB_VALID",
         72,
@@ -432,6 +449,9 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
         CTL_NODE_DST_ID,
         CTL_SLOT,
         CTL_LAST,
+        RING_BITS,
+        BUFFER_BITS,
+        SLOT_BYTES,
     ];
     let counters = COUNTER_NAMES.iter().enumerate().map(|(i, &name)| {
         f(
