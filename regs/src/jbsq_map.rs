@@ -22,9 +22,10 @@ use std::sync::LazyLock;
 
 use crate::mac_bits;
 use crate::regmap::{Access::*, Field, RegFile, fields as paper};
+use horus_model::config::{Config, Role};
 use horus_model::fixed::RackAverage;
 use horus_model::sched::NodeAddr;
-use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, JbsqPool, level_of};
+use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, JbsqPool, LeafKind, level_of};
 
 /// Value of `ID` in this map: "HORJ".
 pub const ID_VALUE: u32 = 0x484f_524a;
@@ -495,6 +496,15 @@ pub fn rw_words() -> std::ops::RangeInclusive<usize> {
     paper::SWITCH_ID.word..=fields::CTL_LAST.last_word()
 }
 
+/// The switch's own registers and its spine table (words 4 to 23, the paper map's), from `cfg`,
+/// a leaf that holds tasks (`[switch] leaf = "jbsq"`).
+pub fn switch_config(cfg: &Config) -> Result<RegFile, String> {
+    if cfg.switch.role != Role::Leaf || cfg.switch.leaf != LeafKind::Jbsq {
+        return Err("the JBSQ register map is a leaf's with leaf = \"jbsq\"".into());
+    }
+    RegFile::switch_words(cfg)
+}
+
 /// `value` in a field of `f.width` bits, or why it does not fit.
 fn fits(f: &Field, value: u64) -> Result<u64, String> {
     if f.width < 64 && value >> f.width != 0 {
@@ -681,6 +691,24 @@ mod tests {
         );
         assert_eq!(rw_words(), 4..=40);
         assert_eq!(control_words(), 24..=40);
+    }
+
+    #[test]
+    fn the_switch_words_are_a_jbsq_leafs_only() {
+        let read = |name: &str| {
+            let path = format!("{}/../configs/{name}", env!("CARGO_MANIFEST_DIR"));
+            Config::from_file(std::path::Path::new(&path)).unwrap()
+        };
+        let cfg = read("example-leaf-jbsq.toml");
+        let r = switch_config(&cfg).unwrap();
+        assert_eq!(r.switch_registers().id, cfg.switch.id);
+        assert_eq!(r.switch_registers().spines.len(), cfg.spines.len());
+        assert!(
+            switch_config(&read("example-leaf.toml"))
+                .unwrap_err()
+                .contains("jbsq")
+        );
+        assert!(crate::regmap::RegFile::switch_config(&cfg).is_err());
     }
 
     #[test]

@@ -785,6 +785,12 @@ impl RegFile {
     /// The switch's own registers and its spine table, from `cfg` (at most 4 spines).
     pub fn switch_config(cfg: &Config) -> Result<RegFile, String> {
         cfg.paper_leaf_only().map_err(|e| e.to_string())?;
+        RegFile::switch_words(cfg)
+    }
+
+    /// Words 4 to 23, the switch's own registers and its spine table, from `cfg`: the same in
+    /// the paper leaf's map and the JBSQ leaf's (`jbsq_map::switch_config`).
+    pub(crate) fn switch_words(cfg: &Config) -> Result<RegFile, String> {
         let s = &cfg.switch;
         if cfg.spines.len() > SPINES {
             return Err(format!(

@@ -22,6 +22,7 @@
 //! entry (forwarded when the pass before wrote it, [`crate::table::RmwTable`]), computes and
 //! writes it back.
 
+pub mod axil;
 pub mod conn;
 pub mod core;
 pub mod counters;
@@ -42,6 +43,7 @@ pub mod queue_ctl;
 pub mod ring;
 pub mod switch;
 pub mod task_buf;
+pub mod top;
 
 use phv::JbsqPhv;
 use rust_hdl::prelude::*;
