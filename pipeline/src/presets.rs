@@ -5,10 +5,13 @@
 use crate::board::boards::{Board, Shell};
 use crate::board::netfpga::NetFpgaDatapath;
 use crate::board::opennic::OpenNicBox;
+use crate::jbsq::top::JbsqTop;
 use crate::top::HorusTop;
 use rust_hdl::prelude::Block;
 
-pub use horus_regs::presets::{PRESETS, Preset, names, preset};
+pub use horus_regs::presets::{
+    JBSQ_PRESETS, JbsqPreset, PRESETS, Preset, jbsq_preset, names, preset,
+};
 
 /// `$build!(P, N, C)` for the preset's sizes: each preset is one instantiation.
 macro_rules! for_sizes {
@@ -99,6 +102,41 @@ fn box_here<W: WithTop>(
         }};
     }
     for_sizes!(p, build)
+}
+
+/// Builds the JBSQ leaf of a preset ([`JbsqPreset`]), as [`Build`] the paper switch.
+pub trait JbsqBuild {
+    /// Builds the leaf with this preset's sizes, connected, and hands it to `w` (on a thread with
+    /// a large stack, as [`Build::with_top`]).
+    fn with_top<W: WithTop>(&self, seed: u64, conn_timeout_us: u32, w: W) -> W::Output;
+}
+
+impl JbsqBuild for JbsqPreset {
+    fn with_top<W: WithTop>(&self, seed: u64, conn_timeout_us: u32, w: W) -> W::Output {
+        let me = *self;
+        on_big_stack(move || {
+            macro_rules! build {
+                ($($b:literal),*) => {{
+                    let mut s = JbsqTop::<$($b),*>::new(me.sizes(), seed, conn_timeout_us);
+                    s.connect_all();
+                    w.with(&s)
+                }};
+            }
+            let bits = (
+                me.pool_bits,
+                me.node_bits,
+                me.ring_bits,
+                me.buffer_bits,
+                me.conn_bits,
+                me.store_bits,
+            );
+            match bits {
+                (6, 12, 16, 12, 10, 14) => build!(6, 12, 16, 12, 10, 14),
+                (2, 6, 10, 6, 6, 8) => build!(2, 6, 10, 6, 6, 8),
+                other => unreachable!("no JBSQ instantiation for sizes {other:?}"),
+            }
+        })
+    }
 }
 
 /// `f` on a thread of its own with a 256 MiB stack: building a switch and walking it is deeply

@@ -89,3 +89,89 @@ impl Preset {
         }
     }
 }
+
+/// A named set of table sizes of the leaf that holds tasks (`horus_pipeline::jbsq::top::JbsqTop<P,
+/// N, R, B, C, SB>`): `log2` of its pools, nodes, token-ring entries, task-buffer slots,
+/// connection entries and frame-store beats (four 64-byte beats a slot: a held task of up to 256
+/// bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JbsqPreset {
+    pub name: &'static str,
+    pub pool_bits: usize,
+    pub node_bits: usize,
+    pub ring_bits: usize,
+    pub buffer_bits: usize,
+    pub conn_bits: usize,
+    pub store_bits: usize,
+}
+
+/// The JBSQ leaf's presets, named as the paper switch's: `default` is the model's
+/// `JbsqSizes::DEFAULT` (64 pools, 4,096 nodes, 65,536 ring entries, 4,096 held tasks), `small`
+/// its `JbsqSizes::SMALL` (4 pools, 64 nodes, 1,024 ring entries, 64 held tasks).
+pub const JBSQ_PRESETS: [JbsqPreset; 2] = [
+    JbsqPreset {
+        name: "default",
+        pool_bits: 6,
+        node_bits: 12,
+        ring_bits: 16,
+        buffer_bits: 12,
+        conn_bits: 10,
+        store_bits: 14,
+    },
+    JbsqPreset {
+        name: "small",
+        pool_bits: 2,
+        node_bits: 6,
+        ring_bits: 10,
+        buffer_bits: 6,
+        conn_bits: 6,
+        store_bits: 8,
+    },
+];
+
+/// The JBSQ leaf's preset called `name`.
+pub fn jbsq_preset(name: &str) -> Option<JbsqPreset> {
+    JBSQ_PRESETS.iter().copied().find(|p| p.name == name)
+}
+
+impl JbsqPreset {
+    /// The model's sizes for this preset.
+    pub fn sizes(&self) -> horus_model::sched::jbsq::JbsqSizes {
+        horus_model::sched::jbsq::JbsqSizes {
+            pools: 1 << self.pool_bits,
+            nodes: 1 << self.node_bits,
+            buffer_slots: 1 << self.buffer_bits,
+            ring_entries: 1 << self.ring_bits,
+            slot_bytes: 64 << (self.store_bits - self.buffer_bits),
+            conn_table: 1 << self.conn_bits,
+        }
+    }
+
+    /// The top module's name: `horus_leaf_jbsq`, with the preset's name unless it is the default.
+    pub fn module_name(&self) -> String {
+        if self.name == "default" {
+            "horus_leaf_jbsq".into()
+        } else {
+            format!("horus_leaf_jbsq_{}", self.name)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus_model::sched::jbsq::JbsqSizes;
+
+    #[test]
+    fn the_jbsq_presets_are_the_models_sizes() {
+        assert_eq!(jbsq_preset("default").unwrap().sizes(), JbsqSizes::DEFAULT);
+        assert_eq!(jbsq_preset("small").unwrap().sizes(), JbsqSizes::SMALL);
+        let mut names: Vec<_> = JBSQ_PRESETS.iter().map(|p| p.name).collect();
+        names.dedup();
+        assert_eq!(
+            names,
+            super::names(),
+            "the same preset names as the paper switch's"
+        );
+    }
+}

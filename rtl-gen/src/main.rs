@@ -163,6 +163,15 @@ fn main() -> Result<()> {
                 .expect("the switch output wrote every role's Verilog");
             check::check(&p.module_name(), &v.content, args.paths)?;
         }
+        if params.roles.contains(&Role::Leaf) {
+            let p = presets::jbsq_preset(&params.preset).expect("every preset has a JBSQ leaf");
+            let file = format!("{}.v", p.module_name());
+            let v = files
+                .iter()
+                .find(|f| f.name == file)
+                .expect("the switch output wrote the JBSQ leaf's Verilog");
+            check::check(&p.module_name(), &v.content, args.paths)?;
+        }
     }
     Ok(())
 }
