@@ -16,10 +16,12 @@
 //! Then the frame buffer's slot is handed back, unless the pass comes back as its second pass.
 //! The model sends the same frames in the same order. Jobs run in pass order, so a slot's copy
 //! is done before the job of the pass that releases it, and that release's read before the
-//! copy of the next task held in the slot (a later pass): the store needs no forwarding. Its
-//! write lags its read by a clock (the frame buffer's read latency), which the next job cannot
-//! reach: a job's release reads a beat at least two clocks after the job before has issued its
-//! last.
+//! copy of the next task held in the slot (a later pass). A copy's beat is written a clock
+//! after it is issued (the frame buffer's read latency), and the store's read in the clock of a
+//! write to the same beat gives the old data: a release of a one-beat task held by the job just
+//! before (a reply's returned place meeting the task held meanwhile) would read its beat in
+//! that very clock. So a release issues no beat in the clock a copy's beat is written: one idle
+//! clock in that case, no forwarding path (`cosim/tests/jbsq.rs` found it: 20,000 frames).
 //!
 //! ```text
 //!  cycle  0: job head -> buffer or store address    (issue)
@@ -390,7 +392,11 @@ impl<const SB: usize> Logic for JbsqEgress<SB> {
             {
                 self.done.next = true;
             } else if self.in_fwd.val() | self.in_copy.val() | self.in_rel.val() {
-                self.go.next = self.room.val() | self.in_copy.val();
+                // A release waits a clock while the store takes a copy's beat: the beat it reads
+                // may be that one (a one-beat task held by the job before and released by this
+                // one), and the store's read in the clock of the write gives the old data.
+                self.go.next = (self.room.val() | self.in_copy.val())
+                    & !(self.in_rel.val() & self.tag1.q.val().copy);
             } else if self.room.val() {
                 // The signal: one beat.
                 self.tag.next.valid = true;
