@@ -16,7 +16,8 @@
 //! which `RB_SLOT` and `RB_LAST` must show) and adds it again. Every pass the core lets in (the
 //! trace port) runs through the model in the same order, and the leaf must send exactly the
 //! model's frames, byte for byte, in order, each out of the model's port. At the end the host
-//! reads the identity words, a node and the 26 counters, which must be the model's, and is
+//! reads the identity words, a node and the 26 counters, which must be the model's (the
+//! generator's state too), and is
 //! refused where the map says (a read beyond it, a write to a counter, `CTL_GO` with no
 //! operation).
 
@@ -102,6 +103,8 @@ pub struct PinsOut {
     pub trace: Option<TracePass>,
     pub in_flight: u32,
     pub overflow: bool,
+    /// The generator's state.
+    pub rng_state: u64,
 }
 
 /// A host's step on the AXI4-Lite port.
@@ -664,6 +667,13 @@ impl Scenario {
                     self.expected.len()
                 );
             }
+            if o.rng_state != self.model.leaf().rng_state() {
+                bail!(
+                    "the generator's state {:#x}, the model's {:#x}",
+                    o.rng_state,
+                    self.model.leaf().rng_state()
+                );
+            }
             self.report.counters = *self.model.leaf().counters();
             return Ok(true);
         }
@@ -791,12 +801,13 @@ pub fn run_verilated(model: &Model, mut scenario: Scenario) -> Result<Report> {
         p("s_axil_rdata"),
         p("s_axil_rresp"),
     );
-    let (now_us, trace_valid, trace, in_flight, overflow) = (
+    let (now_us, trace_valid, trace, in_flight, overflow, rng_state) = (
         p("now_us"),
         p("trace_valid"),
         p("trace_pass"),
         p("in_flight"),
         p("overflow"),
+        p("rng_state"),
     );
     let phv = JbsqPhv::default();
     let bit = |w: &[u32], off: usize| field(w, off, 1) == 1;
@@ -856,6 +867,7 @@ pub fn run_verilated(model: &Model, mut scenario: Scenario) -> Result<Report> {
         o.rresp = dut.get(&rresp)[0];
         o.in_flight = dut.get(&in_flight)[0];
         o.overflow = dut.get_bit(&overflow);
+        o.rng_state = dut.get_u64(&rng_state);
         o.trace = dut.get_bit(&trace_valid).then(|| {
             let w = dut.get(&trace);
             TracePass {

@@ -99,6 +99,7 @@ fn run_rust_hdl(k: Knobs) -> Result<Report, String> {
                     .then(|| TracePass::of(&x.trace_pass.val())),
                 in_flight: x.in_flight.val().index() as u32,
                 overflow: x.overflow.val(),
+                rng_state: x.rng_state.val().into(),
             };
             match sc.outputs(&i, &o) {
                 Ok(true) => break Ok(sc.report().clone()),

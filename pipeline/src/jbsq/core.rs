@@ -94,6 +94,8 @@ pub struct JbsqCore<const P: usize, const N: usize, const R: usize, const B: usi
     pub trace: Signal<Out, JbsqPhv>,
     /// Passes inside the stages.
     pub in_flight: Signal<Out, Bits<8>>,
+    /// The generator's state (the model's `rng_state`).
+    pub rng_state: Signal<Out, Bits<64>>,
     /// The leaf's counters (the model's `JbsqCounters`), of every pass that left.
     pub counts: Signal<Out, JbsqCounts>,
 
@@ -174,6 +176,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
             trace: Default::default(),
             in_flight: Default::default(),
             counts: Default::default(),
+            rng_state: Default::default(),
             stages: JbsqIngress::new(sizes, seed, conn_timeout_us),
             counters: Default::default(),
             entered: Default::default(),
@@ -350,6 +353,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
         // ---- The stages: `poolCfg` reads its table with the entering pass's index (`early`).
         self.entered.d.next = self.enter.val();
         self.stages.port.up.early.next = self.enter.val();
+        self.rng_state.next = self.stages.rng_state.val();
         self.stages.port.up.pass.next = self.entered.q.val();
         self.last_next_unused.next = self.stages.port.down.early.val();
 

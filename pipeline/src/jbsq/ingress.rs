@@ -47,6 +47,8 @@ pub struct JbsqIngress<
     /// The pass in the last stage (`nodeAddr`), which leaves next clock: the core decides on it
     /// whether the pass comes back, a register ahead.
     pub in_last: Signal<Out, JbsqPhv>,
+    /// The generator's state (`poolCfg`'s).
+    pub rng_state: Signal<Out, Bits<64>>,
     pub pool_cfg: PoolCfgStage<P>,
     pub node_cfg: NodeCfgStage<N>,
     pub queue_ctl: QueueCtlStage<P>,
@@ -80,6 +82,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
             clock: Default::default(),
             port: Default::default(),
             in_last: Default::default(),
+            rng_state: Default::default(),
             pool_cfg: PoolCfgStage::new(seed),
             node_cfg: Default::default(),
             queue_ctl: QueueCtlStage::new(sizes),
@@ -134,5 +137,6 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
         JbsqOut::join(&mut self.conn.port.down, &mut self.node_addr.port.up);
         JbsqOut::link(&mut self.port.down, &mut self.node_addr.port.down);
         self.in_last.next = self.conn.port.down.pass.val();
+        self.rng_state.next = self.pool_cfg.rng_state.val();
     }
 }

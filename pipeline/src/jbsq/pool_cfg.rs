@@ -32,6 +32,8 @@ use rust_hdl::prelude::*;
 pub struct PoolCfgStage<const P: usize> {
     pub clock: Signal<In, Clock>,
     pub port: JbsqPort,
+    /// The generator's state (for test benches: the model's `rng_state`).
+    pub rng_state: Signal<Out, Bits<64>>,
     /// `early` but for its pool (the name matches Verilator's `--unused-regexp`).
     early_unused: Signal<Local, JbsqPhv>,
     pub(super) cfg_table: RmwTable<PoolCfgEntry, P>,
@@ -76,6 +78,7 @@ impl<const P: usize> PoolCfgStage<P> {
             early_unused: Default::default(),
             cfg_table: Default::default(),
             out: Default::default(),
+            rng_state: Default::default(),
             rng: DFFWithInit::new(seed.into()),
             e: Default::default(),
             w: Default::default(),
@@ -106,6 +109,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, out, rng);
+        self.rng_state.next = self.rng.q.val();
         clock!(self, clock, cfg_table);
         self.early_unused.next = self.port.up.early.val();
         // The entering pass's pool.

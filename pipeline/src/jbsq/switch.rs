@@ -67,6 +67,8 @@ pub struct JbsqSwitch<
     pub done_valid: Signal<Out, Bit>,
     pub done: Signal<Out, JbsqPhv>,
     pub in_flight: Signal<Out, Bits<8>>,
+    /// The generator's state (the model's `rng_state`).
+    pub rng_state: Signal<Out, Bits<64>>,
     /// The leaf's counters (`JbsqCounterBlock`).
     pub counts: Signal<Out, JbsqCounts>,
     /// Sticky: the egress lost a job or a beat (never expected; see `JbsqEgress::overflow`).
@@ -117,6 +119,7 @@ impl<
             done_valid: Default::default(),
             done: Default::default(),
             in_flight: Default::default(),
+            rng_state: Default::default(),
             counts: Default::default(),
             overflow: Default::default(),
             ingress: Default::default(),
@@ -191,6 +194,7 @@ impl<
         self.done_valid.next = self.core.out_valid.val();
         self.done.next = self.core.out.val();
         self.in_flight.next = self.core.in_flight.val();
+        self.rng_state.next = self.core.rng_state.val();
         self.counts.next = self.core.counts.val();
         self.overflow.next = self.egress.overflow.val();
     }

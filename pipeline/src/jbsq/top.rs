@@ -61,6 +61,7 @@ pub struct JbsqTop<
     pub trace_valid: Signal<Out, Bit>,
     /// The pass entering (not `trace`: Verilated models have a method of that name).
     pub trace_pass: Signal<Out, JbsqPhv>,
+    pub rng_state: Signal<Out, Bits<64>>,
     pub in_flight: Signal<Out, Bits<8>>,
     pub overflow: Signal<Out, Bit>,
 
@@ -140,6 +141,7 @@ impl<
             now_us: Default::default(),
             trace_valid: Default::default(),
             trace_pass: Default::default(),
+            rng_state: Default::default(),
             in_flight: Default::default(),
             overflow: Default::default(),
             regs: JbsqAxiLiteRegs::new(map, conn_timeout_us),
@@ -211,6 +213,7 @@ impl<
         // Observation.
         self.trace_valid.next = self.switch.trace_valid.val();
         self.trace_pass.next = self.switch.trace.val();
+        self.rng_state.next = self.switch.rng_state.val();
         self.in_flight.next = self.switch.in_flight.val();
         self.overflow.next = self.switch.overflow.val();
     }
