@@ -29,8 +29,10 @@ use clap::{Args, Parser, Subcommand};
 use horus_host_driver::Regs;
 use horus_host_driver::device::{Device, DeviceSpec};
 use horus_host_driver::driver::{Switch, describe};
+use horus_host_driver::jbsq::{self, JbsqDriver};
 use horus_model::config::{Config, Role};
 use horus_model::fixed::Load;
+use horus_model::sched::jbsq::{JbsqLeaf, LeafKind};
 use horus_model::sched::{ControlOp, NodeAddr, Scheduler, Stage};
 use horus_model::wire::{Endpoint, MacAddr};
 use horus_regs::boards::{self, Board};
@@ -291,6 +293,15 @@ fn load(config: &Path, board: Option<&Board>) -> Result<Config> {
         None => Config::from_file(config),
     }
     .with_context(|| format!("{}", config.display()))?;
+    if cfg.switch.leaf == LeafKind::Jbsq {
+        // The leaf that holds tasks: its own map, its own presets.
+        horus_regs::jbsq_map::switch_config(&cfg)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("{}: not for the hardware", config.display()))?;
+        JbsqLeaf::from_config(&cfg, 0)
+            .with_context(|| format!("{}: not for the hardware", config.display()))?;
+        return Ok(cfg);
+    }
     RegFile::switch_config(&cfg)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("{}: not for the hardware", config.display()))?;
@@ -334,14 +345,41 @@ fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Devi
     let spec = spec.context(
         "this command needs a switch: --device pci:BDF | cosim:CONFIG | model:CONFIG | dry-run[:CONFIG] (or HORUS_DEVICE)",
     )?;
-    let dev = Device::open(spec, apply)?;
+    let mut dev = Device::open(spec, apply)?;
     let what = Regs::describe(&dev);
+    if jbsq::is_jbsq(&mut dev)? {
+        bail!(
+            "{what}: the leaf that holds tasks (ID \"HORJ\"): horusctl runs info, apply and stats \
+             on it; this command is planned for it"
+        );
+    }
     Switch::open(dev).with_context(|| what)
+}
+
+/// Opens the device on `spec` as the leaf that holds tasks, or `None` when it is a paper switch
+/// (then opened again by [`open`]).
+fn open_jbsq(
+    spec: Option<&DeviceSpec>,
+    apply: Option<&Config>,
+) -> Result<Option<JbsqDriver<Device>>> {
+    let Some(spec) = spec else {
+        return Ok(None);
+    };
+    let mut dev = Device::open(spec, apply)?;
+    if !jbsq::is_jbsq(&mut dev)? {
+        return Ok(None);
+    }
+    let what = Regs::describe(&dev);
+    Ok(Some(JbsqDriver::open(dev).with_context(|| what)?))
 }
 
 /// A dry run's script, then the command's own lines.
 fn finish(sw: &Switch<Device>, text: String, print: Print) -> Result<()> {
-    if let Some(script) = sw.regs.script() {
+    finish_script(sw.regs.script(), text, print)
+}
+
+fn finish_script(script: Option<&str>, text: String, print: Print) -> Result<()> {
+    if let Some(script) = script {
         print(script)?;
         let commented: String = text.lines().map(|l| format!("# {l}\n")).collect();
         return print(&commented);
@@ -379,11 +417,31 @@ fn run(cli: Cli, print: Print) -> Result<()> {
         }
         Cmd::Apply { config, board } => {
             let cfg = load(config.as_path(), board)?;
+            if cfg.switch.leaf == LeafKind::Jbsq {
+                let Some(mut d) = open_jbsq(dev, Some(&cfg))? else {
+                    bail!(
+                        "{}: a configuration of the leaf that holds tasks; the device is not one",
+                        config.display()
+                    );
+                };
+                let n = d.apply(&cfg)?;
+                let workers: usize = cfg.pools.iter().map(|p| p.nodes.len()).sum();
+                writeln!(
+                    out,
+                    "switch register words written, {n} control pass(es): {} pool(s), {workers} \
+                     worker(s) with their free places",
+                    cfg.pools.len()
+                )?;
+                return finish_script(d.regs.script(), out, print);
+            }
             let mut sw = open(dev, Some(&cfg))?;
             apply(&mut sw, &cfg, &mut out)?;
             finish(&sw, out, print)
         }
-        Cmd::Info { verilog } => info(dev, verilog, print),
+        Cmd::Info { verilog } => match open_jbsq(dev, None)? {
+            Some(d) => info_jbsq(d, verilog, print),
+            None => info(dev, verilog, print),
+        },
         Cmd::AddWorker { node } => {
             let mut sw = open(dev, None)?;
             need_role(&sw, Role::Leaf, "add-worker")?;
@@ -435,10 +493,13 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             (link_at, unlink_at, report_delta, repair_gap_us, capacity),
             print,
         ),
-        Cmd::Stats { json, watch, count } => {
-            let mut sw = open(dev, None)?;
-            stats(&mut sw, json, watch, count, print)
-        }
+        Cmd::Stats { json, watch, count } => match open_jbsq(dev, None)? {
+            Some(mut d) => stats(&mut d, json, watch, count, print),
+            None => {
+                let mut sw = open(dev, None)?;
+                stats(&mut sw, json, watch, count, print)
+            }
+        },
         Cmd::Dump { table: t } => dump(dev, t, print),
         Cmd::Serve {
             listen,
@@ -859,8 +920,39 @@ fn dump_pools(sw: &mut Switch<Device>, out: &mut String) -> Result<()> {
     Ok(())
 }
 
+/// What `stats` reads of a switch, whichever it is.
+trait Counted {
+    fn counters(&mut self) -> horus_host_driver::driver::Result<Vec<(&'static str, u32)>>;
+    fn status(&mut self) -> horus_host_driver::driver::Result<u32>;
+    fn script(&self) -> Option<&str>;
+}
+
+impl Counted for Switch<Device> {
+    fn counters(&mut self) -> horus_host_driver::driver::Result<Vec<(&'static str, u32)>> {
+        Switch::counters(self)
+    }
+    fn status(&mut self) -> horus_host_driver::driver::Result<u32> {
+        Switch::status(self)
+    }
+    fn script(&self) -> Option<&str> {
+        self.regs.script()
+    }
+}
+
+impl Counted for JbsqDriver<Device> {
+    fn counters(&mut self) -> horus_host_driver::driver::Result<Vec<(&'static str, u32)>> {
+        JbsqDriver::counters(self)
+    }
+    fn status(&mut self) -> horus_host_driver::driver::Result<u32> {
+        JbsqDriver::status(self)
+    }
+    fn script(&self) -> Option<&str> {
+        self.regs.script()
+    }
+}
+
 fn stats(
-    sw: &mut Switch<Device>,
+    sw: &mut impl Counted,
     json: bool,
     watch: Option<f64>,
     count: Option<u64>,
@@ -928,12 +1020,80 @@ fn stats(
                 st >> 8 & 0xff
             )?;
         }
-        match sw.regs.script() {
-            Some(_) if k + 1 == samples => finish(sw, text, print)?,
+        match sw.script() {
+            Some(_) if k + 1 == samples => finish_script(sw.script(), text, print)?,
             Some(_) => {}
             None => print(&text)?,
         }
         last = Some((now, c));
     }
     Ok(())
+}
+
+/// `info` for the leaf that holds tasks.
+fn info_jbsq(mut d: JbsqDriver<Device>, verilog: Option<PathBuf>, print: Print) -> Result<()> {
+    let mut out = String::new();
+    let i = d.ident;
+    let s = i.sizes;
+    writeln!(out, "device: {}", Regs::describe(&d.regs))?;
+    writeln!(
+        out,
+        "switch: the leaf that holds tasks (JBSQ), {}",
+        horus_regs::presets::JBSQ_PRESETS
+            .iter()
+            .find(|p| p.sizes() == s)
+            .map_or("no preset of this horusctl".into(), |p| format!(
+                "preset {} ({})",
+                p.name,
+                p.module_name()
+            ))
+    )?;
+    writeln!(
+        out,
+        "tables: {} pools, {} nodes, {} connections (timeout {} us), {} ring entries, {} held \
+         tasks of up to {} bytes",
+        s.pools,
+        s.nodes,
+        s.conn_table,
+        i.conn_timeout_us,
+        s.ring_entries,
+        s.buffer_slots,
+        s.slot_bytes
+    )?;
+    writeln!(
+        out,
+        "build: hash {:#010x}, JBSQ register map version {}",
+        i.build_hash, i.map_version
+    )?;
+    let st = d.status()?;
+    writeln!(
+        out,
+        "status: control pass {}, {} pass(es) in flight{}",
+        if st & 1 == 1 { "waiting" } else { "idle" },
+        st >> 8 & 0xff,
+        if st & 2 == 2 {
+            ", OVERFLOW (the egress lost a frame)"
+        } else {
+            ""
+        }
+    )?;
+    let id = d
+        .regs
+        .read(regmap::fields::SWITCH_ID.byte_address() as u32)?;
+    writeln!(out, "switch id: {}", id & 0xffff)?;
+    if let Some(v) = verilog {
+        let text =
+            std::fs::read_to_string(&v).with_context(|| format!("reading {}", v.display()))?;
+        let h =
+            horus_regs::identity::build_hash(&text).with_context(|| format!("{}", v.display()))?;
+        if h != i.build_hash {
+            bail!(
+                "the leaf runs build {:#010x}; {} is build {h:#010x}",
+                i.build_hash,
+                v.display()
+            );
+        }
+        writeln!(out, "runs {} (build {h:#010x})", v.display())?;
+    }
+    finish_script(d.regs.script(), out, print)
 }

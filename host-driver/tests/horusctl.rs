@@ -405,3 +405,46 @@ fn info_says_whether_the_switch_runs_a_given_verilog() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("changed after rtl-gen wrote it"), "{err}");
 }
+
+#[cfg(feature = "cosim")]
+#[test]
+fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are_planned() {
+    let cfg = config("example-leaf-jbsq.toml");
+    let device = format!("cosim:{cfg}");
+    let run = |args: &[&str]| {
+        let mut all = vec!["--device", device.as_str()];
+        all.extend_from_slice(args);
+        let out = horusctl(&all);
+        (
+            out.status.success(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (ok, info, err) = run(&["info"]);
+    assert!(ok, "{err}");
+    assert!(
+        info.contains("the leaf that holds tasks (JBSQ), preset default (horus_leaf_jbsq)")
+            && info.contains("4096 held tasks of up to 256 bytes"),
+        "{info}"
+    );
+    let (ok, applied, err) = run(&["apply", &cfg]);
+    assert!(ok, "{err}");
+    assert!(
+        applied.contains("17 control pass(es): 2 pool(s), 5 worker(s)"),
+        "{applied}"
+    );
+    let (ok, stats, err) = run(&["stats", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(stats.trim()).unwrap();
+    assert_eq!(v["jbsq_tasks"], 0, "{stats}");
+    assert_eq!(v["jbsq_conn_expired"], 0, "{stats}");
+    let (ok, _, err) = run(&["dump"]);
+    assert!(
+        !ok && err.contains("HORJ") && err.contains("planned"),
+        "{err}"
+    );
+    // A paper leaf's configuration on it: refused, naming the leaf kinds.
+    let (ok, _, err) = run(&["apply", &config("example-leaf.toml")]);
+    assert!(!ok && err.contains("HORJ"), "{err}");
+}

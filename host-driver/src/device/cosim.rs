@@ -10,6 +10,7 @@ use horus_cosim::bench::{Beat, Ports, beats};
 use horus_cosim::verilated::{Dut, Model};
 use horus_model::config::Config;
 use horus_model::sched::frame::OutFrame;
+use horus_model::sched::jbsq::{JbsqSizes, LeafKind};
 use horus_pipeline::egress::TUSER_LEN_SHIFT;
 use horus_regs::presets::Preset;
 
@@ -40,6 +41,26 @@ impl CosimDevice {
     /// timeout, generator seeded with `seed`: the Verilog is generated and Verilated (cached
     /// under `target/cosim/`), nothing is configured.
     pub fn fresh(cfg: &Config, seed: u64, what: &str) -> Result<CosimDevice, AccessError> {
+        if cfg.switch.leaf == LeafKind::Jbsq {
+            let sizes = JbsqSizes {
+                pools: cfg.sizes.pools,
+                nodes: cfg.sizes.nodes,
+                conn_table: cfg.sizes.conn_table,
+                ..JbsqSizes::DEFAULT
+            };
+            let preset = horus_regs::presets::JBSQ_PRESETS
+                .iter()
+                .find(|p| p.sizes() == sizes)
+                .ok_or_else(|| {
+                    AccessError::Device(format!(
+                        "{what}: no JBSQ leaf's preset has the sizes {:?}",
+                        cfg.sizes
+                    ))
+                })?;
+            let verilog =
+                rtl_gen::outputs::switch::jbsq_verilog(preset, seed, cfg.switch.conn_timeout_us);
+            return Self::of_verilog(&verilog, &preset.module_name(), what);
+        }
         let preset = horus_regs::presets::PRESETS
             .iter()
             .find(|p| p.role == cfg.switch.role && p.sizes() == cfg.sizes)
@@ -60,9 +81,15 @@ impl CosimDevice {
         conn_timeout_us: u32,
         what: &str,
     ) -> Result<CosimDevice, AccessError> {
-        let fail = |e: anyhow::Error| AccessError::Device(format!("{what}: {e:#}"));
         let verilog = rtl_gen::outputs::switch::verilog(preset, seed, conn_timeout_us);
-        let model = Model::build(&verilog, &preset.module_name()).map_err(fail)?;
+        Self::of_verilog(&verilog, &preset.module_name(), what)
+    }
+
+    /// A freshly loaded switch of module `top` of `verilog` (a paper switch or a JBSQ leaf: both
+    /// have the same ports).
+    fn of_verilog(verilog: &str, top: &str, what: &str) -> Result<CosimDevice, AccessError> {
+        let fail = |e: anyhow::Error| AccessError::Device(format!("{what}: {e:#}"));
+        let model = Model::build(verilog, top).map_err(fail)?;
         // The device lives as long as the process that drives it: the model too.
         let model: &'static Model = Box::leak(Box::new(model));
         let mut dut = model.instance().map_err(fail)?;
@@ -97,6 +124,11 @@ impl CosimDevice {
     /// Takes the frames the switch sent, oldest first.
     pub fn take_outputs(&mut self) -> Vec<OutFrame> {
         std::mem::take(&mut self.outputs)
+    }
+
+    /// The switch's microsecond clock (`now_us`) as it stands.
+    pub fn now_us(&self) -> u32 {
+        self.time_us
     }
 
     /// Clock cycles run.

@@ -534,9 +534,9 @@ impl Config {
         if self.switch.leaf == LeafKind::Jbsq {
             return Err(invalid(
                 "switch.leaf",
-                "the leaf that holds tasks (leaf = \"jbsq\") runs in the model and the \
-                 simulator only: no switch, card or software switch runs it yet \
-                 (docs/jbsq-pipeline.md)",
+                "the leaf that holds tasks (leaf = \"jbsq\") runs in the model, the simulator \
+                 and its own Verilog (rtl-gen's horus_leaf_jbsq.v; horusctl's cosim: device); \
+                 this switch runs the paper's leaf only (docs/jbsq-pipeline.md)",
             ));
         }
         Ok(())

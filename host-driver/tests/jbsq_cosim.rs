@@ -1,0 +1,169 @@
+//! The driver of the leaf that holds tasks (`horus_host_driver::jbsq::JbsqDriver`) on its real
+//! RTL: the Verilated `horus_leaf_jbsq`, set up from the example configuration through its
+//! register map, frames streamed through it one at a time, workers removed and added again; every
+//! frame out and every counter the driver reads must be the model's (`JbsqFrameSwitch`), and a
+//! card changed behind the driver's back is caught before anything is removed.
+
+use horus_cosim::jbsq::frames;
+use horus_host_driver::device::CosimDevice;
+use horus_host_driver::driver::DriverError;
+use horus_host_driver::jbsq::JbsqDriver;
+use horus_model::config::Config;
+use horus_model::sched::NodeAddr;
+use horus_model::sched::frame::{InFrame, OutFrame};
+use horus_model::sched::jbsq::JbsqSizes;
+use horus_model::sched::jbsq::frame::{JbsqFramePass, JbsqFrameSwitch};
+use horus_regs::jbsq_map::{self, fields};
+use horus_regs::regmap::fields as paper;
+
+const SEED: u64 = 7;
+
+fn config() -> Config {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/example-leaf-jbsq.toml"
+    );
+    Config::from_file(std::path::Path::new(path)).unwrap()
+}
+
+/// Sends `frames` one at a time (each drained, its second passes with it) through the leaf and
+/// the model; the outputs of both must agree.
+fn stream(d: &mut JbsqDriver<CosimDevice>, model: &mut JbsqFrameSwitch, frames: Vec<Vec<u8>>) {
+    let mut want: Vec<OutFrame> = Vec::new();
+    for f in frames {
+        let time_us = d.regs.now_us();
+        d.regs.send(f.clone());
+        d.regs.drain(20_000).unwrap();
+        let mut r = model.process(JbsqFramePass::Frame(InFrame { frame: f, time_us }));
+        want.extend(r.outputs);
+        while let Some(back) = r.resubmit.take() {
+            r = model.process(JbsqFramePass::Resubmit(back));
+            want.extend(std::mem::take(&mut r.outputs));
+        }
+    }
+    let got = d.regs.take_outputs();
+    assert_eq!(got.len(), want.len(), "frames out");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "frame {i}");
+    }
+}
+
+fn counters_are_the_models(d: &mut JbsqDriver<CosimDevice>, model: &JbsqFrameSwitch) {
+    let got = d.counters().unwrap();
+    let want = model.leaf().counters().named();
+    for ((name, v), (model_name, m)) in got.iter().zip(want.iter()) {
+        assert_eq!(*name, format!("JBSQ_{}", model_name.to_uppercase()));
+        assert_eq!(u64::from(*v), m & 0xffff_ffff, "{name}");
+    }
+    assert_eq!(got.last().unwrap(), &("BOARD_DROPS", 0));
+}
+
+#[test]
+fn the_driver_sets_the_jbsq_leaf_up_streams_and_changes_workers_as_the_model_does() {
+    let cfg = config();
+    let dev = CosimDevice::fresh(&cfg, SEED, "cosim").unwrap();
+    let mut d = JbsqDriver::open(dev).unwrap();
+    assert_eq!(d.ident.sizes, JbsqSizes::DEFAULT);
+    let p = horus_regs::presets::jbsq_preset("default").unwrap();
+    let v = rtl_gen::outputs::switch::jbsq_verilog(&p, SEED, cfg.switch.conn_timeout_us);
+    assert_eq!(
+        d.ident.build_hash,
+        horus_regs::identity::build_hash(&v).unwrap()
+    );
+    // A paper leaf's configuration does not fit it.
+    let paper_leaf = Config::from_file(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/example-leaf.toml"
+    )))
+    .unwrap();
+    assert!(matches!(
+        d.apply(&paper_leaf),
+        Err(DriverError::Mismatch(_))
+    ));
+
+    // Two pools, five workers and their free places: 17 passes.
+    assert_eq!(d.apply(&cfg).unwrap(), 17);
+    let (mut model, setup) = JbsqFrameSwitch::from_config(&cfg, SEED).unwrap();
+    assert_eq!(
+        format!("{:?}", d.mirror().tables()),
+        format!("{:?}", model.leaf().tables()),
+        "the driver's mirror is the model set up from the file"
+    );
+    d.regs.drain(20_000).unwrap();
+    assert_eq!(d.regs.take_outputs(), setup, "the set-up's messages");
+    stream(&mut d, &mut model, frames(&cfg, 5, 300));
+    counters_are_the_models(&mut d, &model);
+    // Set up twice: the model refuses a pool that has workers; nothing reaches the card.
+    let writes_before = d.regs.cycles();
+    let e = d.apply(&cfg).unwrap_err().to_string();
+    assert!(e.contains("pool 1"), "{e}");
+    assert_eq!(d.regs.cycles(), writes_before, "nothing was written");
+
+    // A worker removed (its slot and the last member read and checked first) and added again
+    // with its own bound, while its pool holds tasks.
+    let w1 = &cfg.pools[0].nodes[1];
+    d.remove_node(1, w1.id).unwrap();
+    model.remove_node(1, w1.id).unwrap();
+    d.add_node(1, w1.id, Some(3), NodeAddr::of(w1)).unwrap();
+    let added = model
+        .add_node(1, w1.id, Some(3), 0, NodeAddr::of(w1))
+        .unwrap();
+    d.regs.drain(20_000).unwrap();
+    assert_eq!(d.regs.take_outputs(), added);
+    stream(&mut d, &mut model, frames(&cfg, 6, 300));
+    counters_are_the_models(&mut d, &model);
+    assert_eq!(
+        format!("{:?}", d.mirror().tables().pool_cfg),
+        format!("{:?}", model.leaf().tables().pool_cfg)
+    );
+}
+
+#[test]
+fn a_card_changed_behind_the_drivers_back_is_caught_before_a_removal() {
+    let cfg = config();
+    let dev = CosimDevice::fresh(&cfg, SEED, "cosim").unwrap();
+    let mut d = JbsqDriver::open(dev).unwrap();
+    d.apply(&cfg).unwrap();
+    // Another host removes node 3 of pool 2: the card's last member of the pool moves.
+    let mut other = d.mirror().clone();
+    let [read, rm] = jbsq_map::remove_node(&mut other, 2, 3).unwrap();
+    use horus_host_driver::Regs;
+    for r in [read, rm] {
+        for w in jbsq_map::control_words() {
+            d.regs.write(4 * w as u32, r.words[w]).unwrap();
+        }
+        d.regs
+            .write(paper::CTL_GO.byte_address() as u32, 1)
+            .unwrap();
+        assert!(
+            d.regs
+                .wait(paper::CTL_GO.byte_address() as u32, 1, 0, 1000)
+                .unwrap()
+        );
+    }
+    // The driver, not knowing, removes node 4: its read shows the card's state differs.
+    let e = d.remove_node(2, 4).unwrap_err();
+    assert!(matches!(e, DriverError::Inconsistent(_)), "{e}");
+    // Node 4 was not removed: its member slot reads back as the other host left it.
+    let r = jbsq_map::read_node(2, 4);
+    for w in jbsq_map::control_words() {
+        d.regs.write(4 * w as u32, r.words[w]).unwrap();
+    }
+    d.regs
+        .write(paper::CTL_GO.byte_address() as u32, 1)
+        .unwrap();
+    assert!(
+        d.regs
+            .wait(fields::RB_VALID.byte_address() as u32, 1, 1, 1000)
+            .unwrap()
+    );
+    let rb = d.regs.read(fields::RB_SLOT.byte_address() as u32).unwrap();
+    assert_eq!(
+        (rb & 0xffff, rb >> 16),
+        (0, 4),
+        "node 4 moved into slot 0 and is the pool's last member"
+    );
+    // The mirror was left as it was: the driver still believes node 3 a member.
+    let t = d.mirror().tables();
+    assert!(t.node_cfg[3].active);
+}
