@@ -34,6 +34,9 @@ impl ModelDevice {
     /// A freshly loaded switch of `cfg`'s role, sizes and connection timeout: no pool, no switch
     /// registers set (as a card after its bitstream loads). `seed` starts its generator.
     pub fn fresh(cfg: &Config, seed: u64, what: &str) -> Result<ModelDevice, AccessError> {
+        // The paper switch's model: a JBSQ leaf's configuration is refused, naming the key.
+        cfg.paper_leaf_only()
+            .map_err(|e| AccessError::Device(format!("{what}: {e}")))?;
         let mut bare = cfg.clone();
         bare.pools.clear();
         bare.spines.clear();
