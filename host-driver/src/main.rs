@@ -656,6 +656,19 @@ fn info(dev: Option<&DeviceSpec>, verilog: Option<PathBuf>, print: Print) -> Res
         i.map_version
     )?;
     let st = sw.status()?;
+    info_tail(&mut sw.regs, st, i.build_hash, verilog, &mut out)?;
+    finish(&sw, out, print)
+}
+
+/// `info`'s last lines, whichever switch: its status, its switch ID, and whether it runs the
+/// Verilog file given.
+fn info_tail(
+    regs: &mut Device,
+    st: u32,
+    build_hash: u32,
+    verilog: Option<PathBuf>,
+    out: &mut String,
+) -> Result<()> {
     writeln!(
         out,
         "status: control pass {}, {} pass(es) in flight{}",
@@ -667,25 +680,22 @@ fn info(dev: Option<&DeviceSpec>, verilog: Option<PathBuf>, print: Print) -> Res
             ""
         }
     )?;
-    let id = sw
-        .regs
-        .read(regmap::fields::SWITCH_ID.byte_address() as u32)?;
+    let id = regs.read(regmap::fields::SWITCH_ID.byte_address() as u32)?;
     writeln!(out, "switch id: {}", id & 0xffff)?;
     if let Some(v) = verilog {
         let text =
             std::fs::read_to_string(&v).with_context(|| format!("reading {}", v.display()))?;
         let h =
             horus_regs::identity::build_hash(&text).with_context(|| format!("{}", v.display()))?;
-        if h != i.build_hash {
+        if h != build_hash {
             bail!(
-                "the switch runs build {:#010x}; {} is build {h:#010x}",
-                i.build_hash,
+                "the switch runs build {build_hash:#010x}; {} is build {h:#010x}",
                 v.display()
             );
         }
         writeln!(out, "runs {} (build {h:#010x})", v.display())?;
     }
-    finish(&sw, out, print)
+    Ok(())
 }
 
 /// `set-pool`: a configured pool's parameters changed, the others kept.
@@ -1066,34 +1076,6 @@ fn info_jbsq(mut d: JbsqDriver<Device>, verilog: Option<PathBuf>, print: Print) 
         i.build_hash, i.map_version
     )?;
     let st = d.status()?;
-    writeln!(
-        out,
-        "status: control pass {}, {} pass(es) in flight{}",
-        if st & 1 == 1 { "waiting" } else { "idle" },
-        st >> 8 & 0xff,
-        if st & 2 == 2 {
-            ", OVERFLOW (the egress lost a frame)"
-        } else {
-            ""
-        }
-    )?;
-    let id = d
-        .regs
-        .read(regmap::fields::SWITCH_ID.byte_address() as u32)?;
-    writeln!(out, "switch id: {}", id & 0xffff)?;
-    if let Some(v) = verilog {
-        let text =
-            std::fs::read_to_string(&v).with_context(|| format!("reading {}", v.display()))?;
-        let h =
-            horus_regs::identity::build_hash(&text).with_context(|| format!("{}", v.display()))?;
-        if h != i.build_hash {
-            bail!(
-                "the leaf runs build {:#010x}; {} is build {h:#010x}",
-                i.build_hash,
-                v.display()
-            );
-        }
-        writeln!(out, "runs {} (build {h:#010x})", v.display())?;
-    }
+    info_tail(&mut d.regs, st, i.build_hash, verilog, &mut out)?;
     finish_script(d.regs.script(), out, print)
 }

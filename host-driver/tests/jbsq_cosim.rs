@@ -5,6 +5,7 @@
 //! card changed behind the driver's back is caught before anything is removed.
 
 use horus_cosim::jbsq::frames;
+use horus_host_driver::Regs;
 use horus_host_driver::device::CosimDevice;
 use horus_host_driver::driver::DriverError;
 use horus_host_driver::jbsq::JbsqDriver;
@@ -14,7 +15,7 @@ use horus_model::sched::frame::{InFrame, OutFrame};
 use horus_model::sched::jbsq::JbsqSizes;
 use horus_model::sched::jbsq::frame::{JbsqFramePass, JbsqFrameSwitch};
 use horus_regs::jbsq_map::{self, fields};
-use horus_regs::regmap::fields as paper;
+use horus_regs::regmap::{RegFile, fields as paper};
 
 const SEED: u64 = 7;
 
@@ -118,6 +119,18 @@ fn the_driver_sets_the_jbsq_leaf_up_streams_and_changes_workers_as_the_model_doe
     );
 }
 
+/// Another host's staged pass: its words, `CTL_GO`, the pass taken.
+fn stage(regs: &mut CosimDevice, r: &RegFile) {
+    for w in jbsq_map::control_words() {
+        regs.write(4 * w as u32, r.words[w]).unwrap();
+    }
+    regs.write(paper::CTL_GO.byte_address() as u32, 1).unwrap();
+    assert!(
+        regs.wait(paper::CTL_GO.byte_address() as u32, 1, 0, 1000)
+            .unwrap()
+    );
+}
+
 #[test]
 fn a_card_changed_behind_the_drivers_back_is_caught_before_a_removal() {
     let cfg = config();
@@ -127,31 +140,13 @@ fn a_card_changed_behind_the_drivers_back_is_caught_before_a_removal() {
     // Another host removes node 3 of pool 2: the card's last member of the pool moves.
     let mut other = d.mirror().clone();
     let [read, rm] = jbsq_map::remove_node(&mut other, 2, 3).unwrap();
-    use horus_host_driver::Regs;
-    for r in [read, rm] {
-        for w in jbsq_map::control_words() {
-            d.regs.write(4 * w as u32, r.words[w]).unwrap();
-        }
-        d.regs
-            .write(paper::CTL_GO.byte_address() as u32, 1)
-            .unwrap();
-        assert!(
-            d.regs
-                .wait(paper::CTL_GO.byte_address() as u32, 1, 0, 1000)
-                .unwrap()
-        );
-    }
+    stage(&mut d.regs, &read);
+    stage(&mut d.regs, &rm);
     // The driver, not knowing, removes node 4: its read shows the card's state differs.
     let e = d.remove_node(2, 4).unwrap_err();
     assert!(matches!(e, DriverError::Inconsistent(_)), "{e}");
     // Node 4 was not removed: its member slot reads back as the other host left it.
-    let r = jbsq_map::read_node(2, 4);
-    for w in jbsq_map::control_words() {
-        d.regs.write(4 * w as u32, r.words[w]).unwrap();
-    }
-    d.regs
-        .write(paper::CTL_GO.byte_address() as u32, 1)
-        .unwrap();
+    stage(&mut d.regs, &jbsq_map::read_node(2, 4));
     assert!(
         d.regs
             .wait(fields::RB_VALID.byte_address() as u32, 1, 1, 1000)
