@@ -220,12 +220,23 @@ impl<R: Regs> JbsqDriver<R> {
 
     /// Sets a freshly loaded leaf up from `cfg`: its own registers and spines, then each pool
     /// and its workers, as `JbsqLeaf::from_config` lays them out. Returns the passes run.
-    /// Refused, changing nothing on the card, when `cfg` does not fit the bitstream or the model
-    /// refuses an operation (a pool the driver has set up already, say).
+    /// Refused, changing nothing on the card, when `cfg` does not fit the bitstream, the card is
+    /// not freshly loaded (its switch registers written: the leaf's tables cannot be read back,
+    /// so a pool configured again over its workers would corrupt them) or the model refuses an
+    /// operation.
     pub fn apply(&mut self, cfg: &Config) -> Result<usize> {
         let m = self.ident.mismatches(cfg);
         if !m.is_empty() {
             return Err(DriverError::Mismatch(m));
+        }
+        for w in paper::SWITCH_ID.word..=paper::SPINE3_IP.last_word() {
+            if self.regs.read(4 * w as u32)? != 0 {
+                return Err(DriverError::Refused(format!(
+                    "the JBSQ leaf is set up already (its switch registers are written, word \
+                     {w}): its tables cannot be read back, so it is set up only freshly loaded \
+                     (load its bitstream again)"
+                )));
+            }
         }
         let (laid_out, _) =
             JbsqLeaf::from_config(cfg, 0).map_err(|e| DriverError::Refused(e.to_string()))?;
