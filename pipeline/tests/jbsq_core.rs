@@ -710,20 +710,16 @@ fn job_map_is_lint_clean_and_within_the_depth_target() {
     );
 }
 
+/// Its depth and area are checked inside the leaf's top level's synthesis (`jbsq_top.rs`),
+/// which holds it whole.
 #[test]
-fn jbsq_core_verilog_is_lint_clean_and_within_the_depth_target_at_the_preset_sizes() {
-    let r = jbsq_common::lint_and_synth(
+fn jbsq_core_verilog_is_lint_clean_at_the_preset_sizes() {
+    jbsq_common::lint(
         "jbsq_core",
         JbsqCore::<6, 12, 16, 12, 10>::new(
             JbsqSizes::DEFAULT,
             SEED,
             horus_model::config::DEFAULT_CONN_TIMEOUT_US,
         ),
-    );
-    println!("JBSQ core: {r:#}");
-    assert!(
-        r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
-        "{r:#}\n{:#?}",
-        r.over_target
     );
 }

@@ -212,24 +212,17 @@ fn random_traffic_on_three_pools_takes_the_models_decisions_pass_for_pass() {
 }
 
 /// The chain at the preset's sizes (64 pools, 4,096 nodes, 65,536 ring entries, 4,096 buffer
-/// slots, 1,024 connection entries) is lint clean and within the depth target: what the stages measure alone holds where
-/// they meet. Its area is the JBSQ leaf's table stages' (`docs/jbsq-pipeline.md`).
+/// slots, 1,024 connection entries) is lint clean. Whether what the stages measure alone holds
+/// where they meet (the depth target) is checked inside the leaf's top level's synthesis
+/// (`jbsq_top.rs`), which holds the chain whole.
 #[test]
-fn ingress_is_lint_clean_and_within_the_depth_target_at_the_preset_sizes() {
-    let s = JbsqSizes::DEFAULT;
-    let r = jbsq_common::lint_and_synth(
+fn ingress_is_lint_clean_at_the_preset_sizes() {
+    jbsq_common::lint(
         "jbsq_ingress",
         JbsqIngress::<6, 12, 16, 12, 10>::new(
-            s,
+            JbsqSizes::DEFAULT,
             SEED,
             horus_model::config::DEFAULT_CONN_TIMEOUT_US,
         ),
-    );
-    println!("ingress: {r:#}");
-    jbsq_common::print_board_shares(&r);
-    assert!(
-        r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
-        "{r:#}\n{:#?}",
-        r.over_target
     );
 }

@@ -90,11 +90,22 @@ pub fn run_held<S: JbsqPipelineStage + Send + 'static>(
 }
 
 /// Lint, synthesis for UltraScale+ and the logic depth of a block's Verilog.
+#[allow(dead_code)]
 pub fn lint_and_synth<T: Block>(name: &str, mut uut: T) -> horus_hdl_tools::check::SynthReport {
     uut.connect_all();
     let v = horus_hdl_tools::verilog::emit(&uut);
     horus_hdl_tools::check::verilator_lint(name, &v).unwrap();
     horus_hdl_tools::check::yosys_synth(name, &v).unwrap()
+}
+
+/// Lint of a block's Verilog (Verilator `-Wall`): for a block whose depth and area are checked
+/// inside a larger one's synthesis (the chain's and the core's, inside the top level's,
+/// `jbsq_top.rs`).
+#[allow(dead_code)]
+pub fn lint<T: Block>(name: &str, mut uut: T) {
+    uut.connect_all();
+    let v = horus_hdl_tools::verilog::emit(&uut);
+    horus_hdl_tools::check::verilator_lint(name, &v).unwrap();
 }
 
 /// Prints a synthesis report's share of each board's LUTs and URAM288 blocks.
