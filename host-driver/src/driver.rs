@@ -96,26 +96,28 @@ impl Identity {
                 cfg.switch.role, self.role
             ));
         }
-        let s = self.sizes();
-        if cfg.sizes != s {
-            m.push(format!(
-                "[sizes] is {} pools, {} nodes, {} connections; the bitstream has {}, {}, {}",
-                cfg.sizes.pools,
-                cfg.sizes.nodes,
-                cfg.sizes.conn_table,
-                s.pools,
-                s.nodes,
-                s.conn_table
-            ));
-        }
-        if cfg.switch.conn_timeout_us != self.conn_timeout_us {
-            m.push(format!(
-                "switch.conn_timeout_us is {}, the bitstream's is {} (fixed when its Verilog was generated)",
-                cfg.switch.conn_timeout_us, self.conn_timeout_us
-            ));
-        }
+        m.extend(table_mismatches(cfg, self.sizes(), self.conn_timeout_us));
         m
     }
+}
+
+/// What in `cfg`'s `[sizes]` and connection timeout differs from a bitstream's `sizes` and
+/// `conn_timeout_us`, one phrase each (the paper switch's and the JBSQ leaf's alike).
+pub(crate) fn table_mismatches(cfg: &Config, s: Sizes, conn_timeout_us: u32) -> Vec<String> {
+    let mut m = Vec::new();
+    if cfg.sizes != s {
+        m.push(format!(
+            "[sizes] is {} pools, {} nodes, {} connections; the bitstream has {}, {}, {}",
+            cfg.sizes.pools, cfg.sizes.nodes, cfg.sizes.conn_table, s.pools, s.nodes, s.conn_table
+        ));
+    }
+    if cfg.switch.conn_timeout_us != conn_timeout_us {
+        m.push(format!(
+            "switch.conn_timeout_us is {}, the bitstream's is {} (fixed when its Verilog was generated)",
+            cfg.switch.conn_timeout_us, conn_timeout_us
+        ));
+    }
+    m
 }
 
 /// One control operation `apply` or a command ran, for its report.

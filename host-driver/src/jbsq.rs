@@ -9,14 +9,14 @@
 //! configured pool is refused by the model, naming it), and later operations go through the same
 //! driver (`horusctl serve`'s controller keeps one for its card's life).
 
-use horus_model::config::{Config, Role};
+use horus_model::config::{Config, Role, Sizes};
 use horus_model::sched::NodeAddr;
 use horus_model::sched::jbsq::{JbsqLeaf, JbsqSizes};
 use horus_regs::jbsq_map::{self, fields};
 use horus_regs::regmap::{Field, RegFile, fields as paper};
 
 use crate::access::Regs;
-use crate::driver::{DriverError, POLLS, Result};
+use crate::driver::{DriverError, POLLS, Result, table_mismatches};
 
 fn addr(f: &Field) -> u32 {
     f.byte_address() as u32
@@ -41,25 +41,12 @@ impl JbsqIdentity {
             m.push("the bitstream is a leaf that holds tasks: the configuration needs `[switch] role = \"leaf\"` and `leaf = \"jbsq\"`".into());
         }
         let s = self.sizes;
-        if (cfg.sizes.pools, cfg.sizes.nodes, cfg.sizes.conn_table)
-            != (s.pools, s.nodes, s.conn_table)
-        {
-            m.push(format!(
-                "[sizes] is {} pools, {} nodes, {} connections; the bitstream has {}, {}, {}",
-                cfg.sizes.pools,
-                cfg.sizes.nodes,
-                cfg.sizes.conn_table,
-                s.pools,
-                s.nodes,
-                s.conn_table
-            ));
-        }
-        if cfg.switch.conn_timeout_us != self.conn_timeout_us {
-            m.push(format!(
-                "switch.conn_timeout_us is {}, the bitstream's is {} (fixed when its Verilog was generated)",
-                cfg.switch.conn_timeout_us, self.conn_timeout_us
-            ));
-        }
+        let sizes = Sizes {
+            pools: s.pools,
+            nodes: s.nodes,
+            conn_table: s.conn_table,
+        };
+        m.extend(table_mismatches(cfg, sizes, self.conn_timeout_us));
         m
     }
 }
