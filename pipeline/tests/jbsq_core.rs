@@ -710,8 +710,8 @@ fn job_map_is_lint_clean_and_within_the_depth_target() {
     );
 }
 
-/// Its depth and area are checked inside the leaf's top level's synthesis (`jbsq_top.rs`),
-/// which holds it whole.
+/// Its depth and area are checked inside the leaf's top level's synthesis, which holds it whole
+/// (`rtl-gen/tests/top_targets.rs`).
 #[test]
 fn jbsq_core_verilog_is_lint_clean_at_the_preset_sizes() {
     jbsq_common::lint(

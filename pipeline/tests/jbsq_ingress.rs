@@ -214,7 +214,7 @@ fn random_traffic_on_three_pools_takes_the_models_decisions_pass_for_pass() {
 /// The chain at the preset's sizes (64 pools, 4,096 nodes, 65,536 ring entries, 4,096 buffer
 /// slots, 1,024 connection entries) is lint clean. Whether what the stages measure alone holds
 /// where they meet (the depth target) is checked inside the leaf's top level's synthesis
-/// (`jbsq_top.rs`), which holds the chain whole.
+/// (`rtl-gen/tests/top_targets.rs`), which holds the chain whole.
 #[test]
 fn ingress_is_lint_clean_at_the_preset_sizes() {
     jbsq_common::lint(

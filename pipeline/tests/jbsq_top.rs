@@ -2,7 +2,7 @@
 //! operation a host stages through the register map (`horus_regs::jbsq_map`, from its mirror of
 //! the leaf) comes out of the port as the descriptor the test driver builds from the model (the
 //! descriptor the chain's and the core's tests hold the stages to), field for field; the top level
-//! is lint clean and within the depth target at the preset's sizes. The whole leaf, set up through
+//! is lint clean at the preset's sizes (its depth and area: `rtl-gen/tests/top_targets.rs`). The whole leaf, set up through
 //! its registers, against the model's frame switch frame for frame, in rust-hdl and in Verilator:
 //! `cosim/tests/jbsq.rs`.
 
@@ -194,21 +194,15 @@ fn every_staged_field_lands_in_the_pass_the_model_driver_builds() {
     assert!(f.is_empty(), "{}", f.join("\n"));
 }
 
+/// Its depth and area, on the Verilog `rtl-gen` emits: `rtl-gen/tests/top_targets.rs`.
 #[test]
-fn the_jbsq_leaf_is_lint_clean_and_within_the_depth_target_at_the_preset_sizes() {
-    let r = jbsq_common::lint_and_synth(
+fn the_jbsq_leaf_is_lint_clean_at_the_preset_sizes() {
+    jbsq_common::lint(
         "jbsq_top",
         Top::new(
             JbsqSizes::DEFAULT,
             SEED,
             horus_model::config::DEFAULT_CONN_TIMEOUT_US,
         ),
-    );
-    println!("JBSQ leaf: {r:#}");
-    jbsq_common::print_board_shares(&r);
-    assert!(
-        r.lut_depth <= horus_hdl_tools::check::TARGET_LUT_LEVELS,
-        "{r:#}\n{:#?}",
-        r.over_target
     );
 }

@@ -99,26 +99,13 @@ pub fn lint_and_synth<T: Block>(name: &str, mut uut: T) -> horus_hdl_tools::chec
 }
 
 /// Lint of a block's Verilog (Verilator `-Wall`): for a block whose depth and area are checked
-/// inside a larger one's synthesis (the chain's and the core's, inside the top level's,
-/// `jbsq_top.rs`).
+/// inside a larger one's synthesis (the chain's, the core's and the top level's, inside the
+/// emitted leaf's: `rtl-gen/tests/top_targets.rs`).
 #[allow(dead_code)]
 pub fn lint<T: Block>(name: &str, mut uut: T) {
     uut.connect_all();
     let v = horus_hdl_tools::verilog::emit(&uut);
     horus_hdl_tools::check::verilator_lint(name, &v).unwrap();
-}
-
-/// Prints a synthesis report's share of each board's LUTs and URAM288 blocks.
-#[allow(dead_code)]
-pub fn print_board_shares(r: &horus_hdl_tools::check::SynthReport) {
-    for b in horus_regs::boards::BOARDS {
-        println!(
-            "{}: {:.2} % of the LUTs, {:.2} % of the URAM288",
-            b.name,
-            100.0 * r.luts as f64 / b.part.luts as f64,
-            100.0 * r.urams as f64 / b.part.uram as f64
-        );
-    }
 }
 
 /// A 16-bit descriptor field.
