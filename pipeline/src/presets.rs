@@ -3,8 +3,8 @@
 //! (`HorusTop<P, N, C>`), so each preset is one instantiation, built by [`Build`].
 
 use crate::board::boards::{Board, Shell};
-use crate::board::netfpga::NetFpgaDatapath;
-use crate::board::opennic::OpenNicBox;
+use crate::board::netfpga::{NetFpgaDatapath, NetFpgaJbsqDatapath};
+use crate::board::opennic::{OpenNicBox, OpenNicJbsqBox};
 use crate::jbsq::top::JbsqTop;
 use crate::top::HorusTop;
 use rust_hdl::prelude::Block;
@@ -109,6 +109,34 @@ pub trait JbsqBuild {
     /// Builds the leaf with this preset's sizes, connected, and hands it to `w` (on a thread with
     /// a large stack, as [`Build::with_top`]).
     fn with_top<W: WithTop>(&self, seed: u64, conn_timeout_us: u32, w: W) -> W::Output;
+
+    /// The same for the leaf inside `board`'s plug-in (`board::opennic::OpenNicJbsqBox`,
+    /// `board::netfpga::NetFpgaJbsqDatapath`).
+    fn with_box<W: WithTop>(
+        &self,
+        board: &'static Board,
+        seed: u64,
+        conn_timeout_us: u32,
+        w: W,
+    ) -> W::Output;
+}
+
+/// `$build!(P, N, R, B, C, SB)` for the JBSQ preset's sizes: each preset is one instantiation.
+macro_rules! for_jbsq_sizes {
+    ($preset:expr, $build:ident) => {
+        match (
+            $preset.pool_bits,
+            $preset.node_bits,
+            $preset.ring_bits,
+            $preset.buffer_bits,
+            $preset.conn_bits,
+            $preset.store_bits,
+        ) {
+            (6, 12, 16, 12, 10, 14) => $build!(6, 12, 16, 12, 10, 14),
+            (2, 6, 10, 6, 6, 8) => $build!(2, 6, 10, 6, 6, 8),
+            other => unreachable!("no JBSQ instantiation for sizes {other:?}"),
+        }
+    };
 }
 
 impl JbsqBuild for JbsqPreset {
@@ -122,19 +150,46 @@ impl JbsqBuild for JbsqPreset {
                     w.with(&s)
                 }};
             }
-            let bits = (
-                me.pool_bits,
-                me.node_bits,
-                me.ring_bits,
-                me.buffer_bits,
-                me.conn_bits,
-                me.store_bits,
-            );
-            match bits {
-                (6, 12, 16, 12, 10, 14) => build!(6, 12, 16, 12, 10, 14),
-                (2, 6, 10, 6, 6, 8) => build!(2, 6, 10, 6, 6, 8),
-                other => unreachable!("no JBSQ instantiation for sizes {other:?}"),
+            for_jbsq_sizes!(me, build)
+        })
+    }
+
+    fn with_box<W: WithTop>(
+        &self,
+        board: &'static Board,
+        seed: u64,
+        conn_timeout_us: u32,
+        w: W,
+    ) -> W::Output {
+        let me = *self;
+        on_big_stack(move || {
+            macro_rules! build {
+                ($($b:literal),*) => {{
+                    match board.shell {
+                        Shell::OpenNic => {
+                            let mut s = OpenNicJbsqBox::<$($b),*>::new(
+                                board,
+                                me.sizes(),
+                                seed,
+                                conn_timeout_us,
+                            );
+                            s.connect_all();
+                            w.with(&s)
+                        }
+                        Shell::NetFpgaPlus => {
+                            let mut s = NetFpgaJbsqDatapath::<$($b),*>::new(
+                                board,
+                                me.sizes(),
+                                seed,
+                                conn_timeout_us,
+                            );
+                            s.connect_all();
+                            w.with(&s)
+                        }
+                    }
+                }};
             }
+            for_jbsq_sizes!(me, build)
         })
     }
 }

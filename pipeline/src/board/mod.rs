@@ -6,11 +6,13 @@
 //! - [`axil_cdc::AxilCdc`]: the shell's AXI4-Lite window (32-bit addresses, whole-word writes,
 //!   its own clock) onto the switch's register port, one transaction at a time.
 //! - [`board_switch::BoardSwitch`]: the switch as every plug-in holds it, between register
-//!   slices, with its registers and the microsecond clock.
+//!   slices, with its registers and the microsecond clock; [`board_switch::JbsqBoardSwitch`] the
+//!   same for the leaf that holds tasks.
 //! - [`boards`]: the boards (shell, part, clock, ports), one description each.
 //! - [`opennic::OpenNicBox`]: all of the above around the switch, as the OpenNIC shell's
-//!   250 MHz box plug-in.
-//! - [`netfpga::NetFpgaDatapath`]: the same as NetFPGA-PLUS's `nf_datapath`.
+//!   250 MHz box plug-in ([`opennic::OpenNicJbsqBox`] around the JBSQ leaf).
+//! - [`netfpga::NetFpgaDatapath`]: the same as NetFPGA-PLUS's `nf_datapath`
+//!   ([`netfpga::NetFpgaJbsqDatapath`]).
 //! - [`slice::RegSlice`]: a register slice, between each adapter and the switch.
 //! - [`us_clock::UsClock`]: `now_us`, a free-running microsecond counter from the core clock.
 //! - [`arbiter::FrameArbiter3`]: three input streams onto one, round robin, never splitting a

@@ -26,6 +26,7 @@ use crate::axil::{AXIL_ADDR_BITS, FileWrite};
 use crate::axil_bus::AxilSub;
 use crate::cfg::{SpineEntry, SpineTable, SwitchCfg};
 use crate::regmap::{BUILD_HASH_PLACEHOLDER, FILE_WORDS, fields as paper};
+use horus_model::sched::jbsq::JbsqSizes;
 use horus_regs::jbsq_map::{self, fields};
 use rust_hdl::prelude::*;
 
@@ -53,6 +54,43 @@ pub struct JbsqMapSizes {
     pub ring_bits: usize,
     pub buffer_bits: usize,
     pub slot_bytes: usize,
+}
+
+impl JbsqMapSizes {
+    /// The sizes of the leaf `JbsqSwitch<P, N, R, B, C, SB>` built for `sizes`, which must be
+    /// the const parameters' (`2^P` pools, `2^N` nodes, `2^R` ring entries, `2^B` buffer slots,
+    /// `2^C` connection entries, a frame store of `2^SB` beats).
+    pub fn of<
+        const P: usize,
+        const N: usize,
+        const R: usize,
+        const B: usize,
+        const C: usize,
+        const SB: usize,
+    >(
+        sizes: JbsqSizes,
+    ) -> Self {
+        assert_eq!(
+            (
+                usize::from(sizes.pools),
+                usize::from(sizes.nodes),
+                sizes.ring_entries as usize,
+                sizes.buffer_slots as usize,
+                sizes.conn_table as usize,
+                usize::from(sizes.slot_bytes),
+            ),
+            (1 << P, 1 << N, 1 << R, 1 << B, 1 << C, 64 << (SB - B)),
+            "the sizes of the const parameters"
+        );
+        JbsqMapSizes {
+            pool_bits: P,
+            node_bits: N,
+            conn_bits: C,
+            ring_bits: R,
+            buffer_bits: B,
+            slot_bytes: usize::from(sizes.slot_bytes),
+        }
+    }
 }
 
 #[derive(LogicBlock)]

@@ -86,26 +86,7 @@ impl<
     /// The leaf at `sizes` (the const parameters' sizes), its generator seeded with `seed`, its
     /// connection entries expiring after `conn_timeout_us`.
     pub fn new(sizes: JbsqSizes, seed: u64, conn_timeout_us: u32) -> Self {
-        assert_eq!(
-            (
-                usize::from(sizes.pools),
-                usize::from(sizes.nodes),
-                sizes.ring_entries as usize,
-                sizes.buffer_slots as usize,
-                sizes.conn_table as usize,
-                usize::from(sizes.slot_bytes),
-            ),
-            (1 << P, 1 << N, 1 << R, 1 << B, 1 << C, 64 << (SB - B)),
-            "the sizes of the const parameters"
-        );
-        let map = JbsqMapSizes {
-            pool_bits: P,
-            node_bits: N,
-            conn_bits: C,
-            ring_bits: R,
-            buffer_bits: B,
-            slot_bytes: usize::from(sizes.slot_bytes),
-        };
+        let map = JbsqMapSizes::of::<P, N, R, B, C, SB>(sizes);
         Self {
             clk: Default::default(),
             rst: Default::default(),
