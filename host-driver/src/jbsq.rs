@@ -206,7 +206,8 @@ impl<R: Regs> JbsqDriver<R> {
     }
 
     /// Sets a freshly loaded leaf up from `cfg`: its own registers and spines, then each pool
-    /// and its workers, as `JbsqLeaf::from_config` lays them out. Returns the passes run.
+    /// and its workers, as `JbsqLeaf::from_config_at` lays them out in the bitstream's rings and
+    /// task buffer. Returns the passes run.
     /// Refused, changing nothing on the card, when `cfg` does not fit the bitstream, the card is
     /// not freshly loaded (its switch registers written: the leaf's tables cannot be read back,
     /// so a pool configured again over its workers would corrupt them) or the model refuses an
@@ -225,8 +226,8 @@ impl<R: Regs> JbsqDriver<R> {
                 )));
             }
         }
-        let (laid_out, _) =
-            JbsqLeaf::from_config(cfg, 0).map_err(|e| DriverError::Refused(e.to_string()))?;
+        let (laid_out, _) = JbsqLeaf::from_config_at(cfg, self.ident.sizes, 0)
+            .map_err(|e| DriverError::Refused(e.to_string()))?;
         // Every pass planned on a copy of the mirror first: a refusal changes nothing.
         let mut next = self.mirror.clone();
         let mut passes = Vec::new();

@@ -32,7 +32,7 @@ use horus_host_driver::driver::{Switch, describe};
 use horus_host_driver::jbsq::{self, JbsqDriver};
 use horus_model::config::{Config, Role};
 use horus_model::fixed::Load;
-use horus_model::sched::jbsq::{JbsqLeaf, LeafKind};
+use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, LeafKind};
 use horus_model::sched::{ControlOp, NodeAddr, Scheduler, Stage};
 use horus_model::wire::{Endpoint, MacAddr};
 use horus_regs::boards::{self, Board};
@@ -298,7 +298,22 @@ fn load(config: &Path, board: Option<&Board>) -> Result<Config> {
         horus_regs::jbsq_map::switch_config(&cfg)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("{}: not for the hardware", config.display()))?;
-        JbsqLeaf::from_config(&cfg, 0)
+        let preset = horus_regs::presets::jbsq_preset_for(&cfg.sizes).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: not for the hardware: no JBSQ leaf's preset has the sizes {:?}; the presets: {}",
+                config.display(),
+                cfg.sizes,
+                horus_regs::presets::JBSQ_PRESETS
+                    .iter()
+                    .map(|p| {
+                        let s = p.sizes();
+                        format!("{} ({} pools, {} nodes, {} connections)", p.name, s.pools, s.nodes, s.conn_table)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        JbsqLeaf::from_config_at(&cfg, preset.sizes(), 0)
             .with_context(|| format!("{}: not for the hardware", config.display()))?;
         return Ok(cfg);
     }
@@ -582,6 +597,10 @@ fn read_script(t: &str, index: u16, print: Print) -> Result<()> {
 fn check(config: &Path, board: Option<&'static Board>, print: Print) -> Result<()> {
     let mut out = String::new();
     let cfg = load(config, board)?;
+    if cfg.switch.leaf == LeafKind::Jbsq {
+        check_jbsq(config, &cfg, board, print)?;
+        return Ok(());
+    }
     let preset = hardware_preset(&cfg)?;
     let ops = horus_model::sched::config_ops(&cfg);
     // Run them through the model: what the model refuses, the hardware would too.
@@ -662,6 +681,97 @@ fn info(dev: Option<&DeviceSpec>, verilog: Option<PathBuf>, print: Print) -> Res
 
 /// `info`'s last lines, whichever switch: its status, its switch ID, and whether it runs the
 /// Verilog file given.
+/// `check` of a configuration of the leaf that holds tasks: each pool as the leaf lays it out
+/// (`JbsqLeaf::from_config_at`, in the rings and task buffer of the JBSQ preset with its table
+/// sizes), the passes `apply` runs, and the hardware that takes it.
+fn check_jbsq(
+    config: &Path,
+    cfg: &Config,
+    board: Option<&'static Board>,
+    print: Print,
+) -> Result<()> {
+    let mut out = String::new();
+    let preset = horus_regs::presets::jbsq_preset_for(&cfg.sizes)
+        .expect("load found the configuration's JBSQ preset");
+    let (leaf, signals) = JbsqLeaf::from_config_at(cfg, preset.sizes(), 1)?;
+    writeln!(
+        out,
+        "{}: JBSQ leaf {}, {} pool(s)",
+        config.display(),
+        cfg.switch.id,
+        cfg.pools.len()
+    )?;
+    let mut mirror = JbsqLeaf::new(preset.sizes(), 1);
+    let mut passes = 0;
+    for pool in &cfg.pools {
+        let pc = leaf.tables().pool_cfg[usize::from(pool.id)]
+            .expect("from_config_at configures every pool")
+            .cfg;
+        let own: Vec<String> = pool
+            .nodes
+            .iter()
+            .filter_map(|n| n.k.map(|k| format!("node {} k {k}", n.id)))
+            .collect();
+        let advertise = match pc.advertise {
+            Advertise::Idle => "idle".to_string(),
+            Advertise::Places => "places".to_string(),
+            Advertise::Queue { room } => format!("queue (room {room})"),
+        };
+        let fallback = match pc.fallback {
+            Fallback::Random => "random",
+            Fallback::Drop => "drop",
+        };
+        writeln!(
+            out,
+            "  pool {}: {} worker(s) in node slots {}..{}, k {}{}, advertise {advertise}, \
+             fallback {fallback}, task buffer slots {}..{}",
+            pool.id,
+            pool.nodes.len(),
+            pc.base,
+            u32::from(pc.base) + u32::from(pc.capacity),
+            pc.k,
+            if own.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", own.join(", "))
+            },
+            pc.queue_base,
+            pc.queue_base + pc.queue_slots,
+        )?;
+        // The passes `apply` runs, planned as it plans them (each checked to fit its fields).
+        horus_regs::jbsq_map::configure_pool(&mut mirror, pool.id, pc)
+            .map_err(anyhow::Error::msg)?;
+        passes += 1;
+        for n in &pool.nodes {
+            passes +=
+                horus_regs::jbsq_map::add_node(&mut mirror, pool.id, n.id, n.k, 0, NodeAddr::of(n))
+                    .map_err(anyhow::Error::msg)?
+                    .len();
+        }
+    }
+    writeln!(
+        out,
+        "{passes} control passes; {} startup message(s) to spines",
+        signals.len()
+    )?;
+    writeln!(
+        out,
+        "hardware: {} (rtl-gen --leaf jbsq --preset {})",
+        preset.module_name(),
+        preset.name
+    )?;
+    if let Some(b) = board {
+        writeln!(
+            out,
+            "board: {} ({}), ports {}",
+            b.name,
+            b.title,
+            b.port_list()
+        )?;
+    }
+    print(&out)
+}
+
 fn info_tail(
     regs: &mut Device,
     st: u32,

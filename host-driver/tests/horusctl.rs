@@ -464,3 +464,51 @@ fn the_paper_switchs_model_refuses_a_jbsq_leafs_config_naming_the_key() {
         );
     }
 }
+
+#[test]
+fn check_lays_a_jbsq_leafs_pools_out_and_names_the_passes_and_the_hardware() {
+    let out = horusctl(&["check", &config("example-leaf-jbsq.toml")]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "JBSQ leaf 4, 2 pool(s)",
+        "  pool 1: 3 worker(s) in node slots 0..3, k 2 (node 2 k 4), advertise places, fallback \
+         random, task buffer slots 0..1024",
+        "  pool 2: 2 worker(s) in node slots 3..5, k 1, advertise queue (room 4), fallback \
+         random, task buffer slots 1024..4096",
+        // As many as `apply` runs on the card (horusctl's JBSQ co-simulation test).
+        "17 control passes; 2 startup message(s) to spines",
+        "hardware: horus_leaf_jbsq (rtl-gen --leaf jbsq --preset default)",
+    ] {
+        assert!(text.contains(line), "{line:?} in {text}");
+    }
+    let out = horusctl(&["check", "--board", "au250", &config("au250-leaf-jbsq.toml")]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success() && text.contains("fallback drop"),
+        "{text}"
+    );
+    // Table sizes no JBSQ preset has.
+    let dir = std::env::temp_dir().join(format!("horusctl-jbsq-sizes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let odd = dir.join("odd.toml");
+    let text = std::fs::read_to_string(config("example-leaf-jbsq.toml")).unwrap();
+    std::fs::write(
+        &odd,
+        text.replacen("[switch]", "[sizes]\npools = 16\n\n[switch]", 1),
+    )
+    .unwrap();
+    let out = horusctl(&["check", odd.to_str().unwrap()]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        !out.status.success()
+            && err.contains("no JBSQ leaf's preset has the sizes")
+            && err.contains("small (4 pools, 64 nodes, 64 connections)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,7 +3,7 @@
 
 use horus_model::config::{Config, ConfigError};
 use horus_model::sched::counters::Signal;
-use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, LeafKind, Placement};
+use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, JbsqSizes, LeafKind, Placement};
 use horus_model::wire::{HorusHeader, PacketType};
 
 fn example() -> String {
@@ -184,4 +184,39 @@ fn what_runs_only_the_papers_leaf_refuses_a_jbsq_leafs_config() {
         Scheduler::from_config(&c, 1),
         Err(ControlError::NotPaperLeaf(m)) if m == e
     ));
+}
+
+#[test]
+fn a_leaf_of_other_sizes_shares_its_own_buffer_and_rings_and_checks_the_table_sizes() {
+    let small = JbsqSizes::SMALL;
+    let at_small = |text: &str| {
+        let c = Config::from_toml_str(&text.replacen(
+            "[switch]",
+            "[sizes]\npools = 4\nnodes = 64\nconn_table = 64\n\n[switch]",
+            1,
+        ))
+        .unwrap();
+        JbsqLeaf::from_config_at(&c, small, 1).map(|(leaf, _)| (leaf, c))
+    };
+    // Pool 1's 1,024 slots do not fit 64.
+    let e = at_small(&example()).unwrap_err().to_string();
+    assert!(e.starts_with("pools[0]: the pool's regions"), "{e}");
+    // Without them, the two pools share the 64 slots.
+    let (leaf, c) = at_small(&example().replacen("buffer_slots = 1024\n", "", 1)).unwrap();
+    assert_eq!(c.buffer_regions_of(small.buffer_slots), [(0, 32), (32, 32)]);
+    assert_eq!(leaf.sizes(), small);
+    let q = |p: usize| {
+        let pc = leaf.tables().pool_cfg[p].unwrap().cfg;
+        (pc.queue_base, pc.queue_slots)
+    };
+    assert_eq!((q(1), q(2)), ((0, 32), (32, 32)));
+    // The configuration's table sizes must be the leaf's.
+    let c = Config::from_toml_str(&example()).unwrap();
+    let e = JbsqLeaf::from_config_at(&c, small, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("sizes: 64 pools, 4096 nodes, 1024 connections; the leaf has 4, 64, 64"),
+        "{e}"
+    );
 }

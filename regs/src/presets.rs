@@ -134,6 +134,15 @@ pub fn jbsq_preset(name: &str) -> Option<JbsqPreset> {
     JBSQ_PRESETS.iter().copied().find(|p| p.name == name)
 }
 
+/// The JBSQ leaf's preset whose pools, nodes and connection entries are `sizes` (a
+/// configuration's `[sizes]`; its rings and task buffer come with the preset).
+pub fn jbsq_preset_for(sizes: &Sizes) -> Option<JbsqPreset> {
+    JBSQ_PRESETS.iter().copied().find(|p| {
+        let j = p.sizes();
+        (j.pools, j.nodes, j.conn_table) == (sizes.pools, sizes.nodes, sizes.conn_table)
+    })
+}
+
 impl JbsqPreset {
     /// The model's sizes for this preset.
     pub fn sizes(&self) -> horus_model::sched::jbsq::JbsqSizes {

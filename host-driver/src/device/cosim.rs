@@ -10,7 +10,7 @@ use horus_cosim::bench::{Beat, Ports, beats};
 use horus_cosim::verilated::{Dut, Model};
 use horus_model::config::Config;
 use horus_model::sched::frame::OutFrame;
-use horus_model::sched::jbsq::{JbsqSizes, LeafKind};
+use horus_model::sched::jbsq::LeafKind;
 use horus_pipeline::egress::TUSER_LEN_SHIFT;
 use horus_regs::presets::Preset;
 
@@ -42,23 +42,14 @@ impl CosimDevice {
     /// under `target/cosim/`), nothing is configured.
     pub fn fresh(cfg: &Config, seed: u64, what: &str) -> Result<CosimDevice, AccessError> {
         if cfg.switch.leaf == LeafKind::Jbsq {
-            let sizes = JbsqSizes {
-                pools: cfg.sizes.pools,
-                nodes: cfg.sizes.nodes,
-                conn_table: cfg.sizes.conn_table,
-                ..JbsqSizes::DEFAULT
-            };
-            let preset = horus_regs::presets::JBSQ_PRESETS
-                .iter()
-                .find(|p| p.sizes() == sizes)
-                .ok_or_else(|| {
-                    AccessError::Device(format!(
-                        "{what}: no JBSQ leaf's preset has the sizes {:?}",
-                        cfg.sizes
-                    ))
-                })?;
+            let preset = horus_regs::presets::jbsq_preset_for(&cfg.sizes).ok_or_else(|| {
+                AccessError::Device(format!(
+                    "{what}: no JBSQ leaf's preset has the sizes {:?}",
+                    cfg.sizes
+                ))
+            })?;
             let verilog =
-                rtl_gen::outputs::switch::jbsq_verilog(preset, seed, cfg.switch.conn_timeout_us);
+                rtl_gen::outputs::switch::jbsq_verilog(&preset, seed, cfg.switch.conn_timeout_us);
             return Self::of_verilog(&verilog, &preset.module_name(), what);
         }
         let preset = horus_regs::presets::PRESETS

@@ -706,9 +706,14 @@ impl Config {
     }
 
     /// Each pool's region of a JBSQ leaf's task buffer, `(base, slots)`, in pool order: its
-    /// `buffer_slots`, or an equal share of what those leave.
+    /// `buffer_slots`, or an equal share of what those leave, in a buffer of the default size
+    /// ([`JbsqSizes::DEFAULT`]).
     pub fn buffer_regions(&self) -> Vec<(u32, u32)> {
-        let total = JbsqSizes::DEFAULT.buffer_slots;
+        self.buffer_regions_of(JbsqSizes::DEFAULT.buffer_slots)
+    }
+
+    /// The same in a buffer of `total` slots.
+    pub fn buffer_regions_of(&self, total: u32) -> Vec<(u32, u32)> {
         let set: u32 = self.pools.iter().filter_map(|p| p.buffer_slots).sum();
         let unset = self
             .pools

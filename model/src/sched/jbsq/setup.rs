@@ -12,9 +12,27 @@ impl JbsqLeaf {
     /// worker links the rack at its spine). Node regions follow the pools' capacities; a pool's
     /// token rings hold `capacity · ceil(k / 8)` places a level, `k` the largest of the pool's
     /// and its workers' bounds. A configuration that is not a JBSQ leaf's, or whose rings do not
-    /// fit the leaf's 65,536 entries, is refused, naming the key.
+    /// fit the leaf's 65,536 entries, is refused, naming the key. The leaf has `cfg`'s table
+    /// sizes and the default ring, buffer and slot sizes ([`JbsqSizes::DEFAULT`]).
     pub fn from_config(
         cfg: &Config,
+        seed: u64,
+    ) -> Result<(JbsqLeaf, Vec<(Signal, HorusHeader)>), ConfigError> {
+        let sizes = JbsqSizes {
+            pools: cfg.sizes.pools,
+            nodes: cfg.sizes.nodes,
+            conn_table: cfg.sizes.conn_table,
+            ..JbsqSizes::DEFAULT
+        };
+        JbsqLeaf::from_config_at(cfg, sizes, seed)
+    }
+
+    /// The same for a leaf of `sizes` (a bitstream's: its rings and task buffer, which the
+    /// configuration's pools share): `cfg`'s `[sizes]` must be its pools, nodes and connection
+    /// entries.
+    pub fn from_config_at(
+        cfg: &Config,
+        sizes: JbsqSizes,
         seed: u64,
     ) -> Result<(JbsqLeaf, Vec<(Signal, HorusHeader)>), ConfigError> {
         let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
@@ -24,18 +42,25 @@ impl JbsqLeaf {
                 "not the leaf that holds tasks: set leaf = \"jbsq\" on a leaf".into(),
             ));
         }
-        let sizes = JbsqSizes {
-            pools: cfg.sizes.pools,
-            nodes: cfg.sizes.nodes,
-            conn_table: cfg.sizes.conn_table,
-            ..JbsqSizes::DEFAULT
-        };
+        let s = &cfg.sizes;
+        if (s.pools, s.nodes, s.conn_table) != (sizes.pools, sizes.nodes, sizes.conn_table) {
+            return Err(invalid(
+                "sizes".into(),
+                format!(
+                    "{} pools, {} nodes, {} connections; the leaf has {}, {}, {}",
+                    s.pools, s.nodes, s.conn_table, sizes.pools, sizes.nodes, sizes.conn_table
+                ),
+            ));
+        }
         let mut leaf = JbsqLeaf::new(sizes, seed);
         leaf.set_conn_timeout_us(cfg.switch.conn_timeout_us);
         let mut signals = Vec::new();
         let (mut base, mut ring_base) = (0u32, 0u32);
-        for (i, (pool, (queue_base, queue_slots))) in
-            cfg.pools.iter().zip(cfg.buffer_regions()).enumerate()
+        for (i, (pool, (queue_base, queue_slots))) in cfg
+            .pools
+            .iter()
+            .zip(cfg.buffer_regions_of(sizes.buffer_slots))
+            .enumerate()
         {
             let key = format!("pools[{i}]");
             let k_max = pool
