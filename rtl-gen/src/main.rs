@@ -37,6 +37,10 @@ struct Args {
     /// Write the target for this board (`build/BOARD/`) instead of the switches' sources.
     #[arg(long, value_parser = boards::board_named)]
     board: Option<&'static Board>,
+    /// With `--board` and a leaf: the paper's leaf (`horus`) or the leaf that holds tasks
+    /// (`jbsq`: docs/jbsq-pipeline.md), at the JBSQ preset of the `--preset` name.
+    #[arg(long, value_enum, requires = "board", default_value_t = Leaf::Horus)]
+    leaf: Leaf,
     /// With `--board`: a switch configuration to check against the board (its ports), the role
     /// and the preset. With `--target p4`: a switch configuration to turn into the switch's
     /// `bfrt_python` set-up script (`OUT/p4/setup_ROLE_ID.py`) and PTF tests generated from the
@@ -74,6 +78,12 @@ struct Args {
 enum Target {
     Fpga,
     P4,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Leaf {
+    Horus,
+    Jbsq,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -297,7 +307,15 @@ fn board_target(args: &Args, b: &'static Board) -> Result<()> {
         Which::Spine => Role::Spine,
         Which::Both => bail!("a card runs one switch: --role leaf or --role spine"),
     };
-    let p = BoardParams::new(b, role, &args.preset, args.seed, args.conn_timeout_us)?;
+    let p = match (args.leaf, role) {
+        (Leaf::Horus, _) => {
+            BoardParams::new(b, role, &args.preset, args.seed, args.conn_timeout_us)?
+        }
+        (Leaf::Jbsq, Role::Leaf) => {
+            BoardParams::jbsq(b, &args.preset, args.seed, args.conn_timeout_us)?
+        }
+        (Leaf::Jbsq, Role::Spine) => bail!("--leaf jbsq is a leaf: only a leaf holds tasks"),
+    };
     if let Some(config) = &args.config {
         let cfg = rtl_gen::boards::check_config(&p, config)?;
         println!(

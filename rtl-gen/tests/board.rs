@@ -103,8 +103,14 @@ fn xdc_paths(xdc: &str) -> Vec<String> {
 
 #[test]
 fn the_constraints_name_flip_flops_of_the_plugin() {
-    let p = params("au250", Role::Leaf, "small");
-    let verilog = rtl_gen::boards::verilog(&p);
+    let jbsq = BoardParams::jbsq(boards::board("au250").unwrap(), "small", 1, 60).unwrap();
+    for p in [params("au250", Role::Leaf, "small"), jbsq] {
+        constraints_name_flip_flops_of(&p);
+    }
+}
+
+fn constraints_name_flip_flops_of(p: &BoardParams) {
+    let verilog = rtl_gen::boards::verilog(p);
     let paths = xdc_paths(opennic::XDC);
     assert_eq!(paths.len(), 11, "{paths:?}");
     for path in paths {
@@ -189,4 +195,75 @@ fn the_netfpga_target_is_an_nf_datapath_with_the_reference_ports_and_lints_clean
     let (text, top) = in_shell(&p).unwrap();
     assert_eq!(top, "nf_datapath");
     verilator_lint_top("nf-datapath", &text, top).unwrap();
+}
+
+#[test]
+fn the_jbsq_leaf_gets_both_shells_targets_and_lints_clean_in_them() {
+    let p = BoardParams::jbsq(boards::board("au250").unwrap(), "small", 1, 60).unwrap();
+    assert_eq!(p.module_name(), "horus_box_leaf_jbsq_small");
+    let f = files(&p).unwrap();
+    assert!(
+        f.iter()
+            .any(|f| f.name == "au250/plugin/horus_box_leaf_jbsq_small.v")
+    );
+    let inst = file(&f, "au250/plugin/box_250mhz/user_plugin_250mhz_inst.vh");
+    assert!(inst.contains(&format!(
+        "horus_box_leaf_jbsq_small {} (",
+        opennic::INSTANCE
+    )));
+    assert!(inst.contains("--board au250 --role leaf --leaf jbsq --preset small"));
+    let readme = file(&f, "au250/README.md");
+    assert!(
+        readme.starts_with("# Horus JBSQ leaf switch for"),
+        "{readme}"
+    );
+    // The plug-in holds the JBSQ leaf: its counters, and its register map answering "HORJ".
+    let v = rtl_gen::boards::verilog(&p);
+    assert!(v.contains("module horus_box_leaf_jbsq_small$core$switch$core$counters("));
+    assert!(v.contains("id_value = 32'h484f524a;"));
+    let (text, top) = in_shell(&p).unwrap();
+    verilator_lint_top("box-au250-jbsq", &text, top).unwrap();
+
+    let nf = BoardParams::jbsq(boards::board("netfpga-plus").unwrap(), "small", 1, 60).unwrap();
+    let f = files(&nf).unwrap();
+    let v = file(&f, "netfpga-plus/hw/hdl/nf_datapath.v");
+    assert!(v.contains("horus_nf_leaf_jbsq_small horus_inst ("));
+    let readme = file(&f, "netfpga-plus/README.md");
+    assert!(
+        readme.contains("cp -r reference_switch horus_leaf_jbsq"),
+        "{readme}"
+    );
+    let (text, top) = in_shell(&nf).unwrap();
+    verilator_lint_top("nf-datapath-jbsq", &text, top).unwrap();
+}
+
+#[test]
+fn a_jbsq_configuration_is_checked_against_the_leaf_kind_and_its_preset() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    let au250 = boards::board("au250").unwrap();
+    let jbsq = |preset| BoardParams::jbsq(au250, preset, 1, 60).unwrap();
+    let cfg = check_config(&jbsq("default"), &dir.join("au250-leaf-jbsq.toml")).unwrap();
+    assert_eq!((cfg.switch.id, cfg.switch.control_port), (3, 2));
+    // The leaf kinds must agree, both ways.
+    let paper = params("au250", Role::Leaf, "default");
+    let e = check_config(&paper, &dir.join("au250-leaf-jbsq.toml")).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("switch.leaf is \"jbsq\", the target's \"horus\" (--leaf)"),
+        "{e:#}"
+    );
+    let e = check_config(&jbsq("default"), &dir.join("au250-leaf.toml")).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("switch.leaf is \"horus\", the target's \"jbsq\" (--leaf)"),
+        "{e:#}"
+    );
+    // The small preset's tables are smaller than the configuration's.
+    let e = check_config(&jbsq("small"), &dir.join("au250-leaf-jbsq.toml")).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("not the JBSQ preset small's (4 pools, 64 nodes"),
+        "{e:#}"
+    );
+    // Ports the board lacks (the example's workers sit behind port 8).
+    let e = check_config(&jbsq("default"), &dir.join("example-leaf-jbsq.toml")).unwrap_err();
+    assert!(format!("{e:#}").contains("au250 has no port 8"), "{e:#}");
+    assert!(BoardParams::jbsq(au250, "nosuch", 1, 60).is_err());
 }
