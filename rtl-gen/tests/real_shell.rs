@@ -33,16 +33,18 @@ fn the_opennic_plugin_lints_clean_inside_the_real_box_250mhz() {
         return;
     };
     let src = shell.join("src");
-    for (board, role) in [
-        ("au250", Role::Leaf),
-        ("au250", Role::Spine),
-        ("au50", Role::Leaf),
+    let at = |board| boards::board(board).unwrap();
+    for p in [
+        BoardParams::new(at("au250"), Role::Leaf, "small", 1, 60).unwrap(),
+        BoardParams::new(at("au250"), Role::Spine, "small", 1, 60).unwrap(),
+        BoardParams::new(at("au50"), Role::Leaf, "small", 1, 60).unwrap(),
+        BoardParams::jbsq(at("au250"), "small", 1, 60).unwrap(),
     ] {
-        let b = boards::board(board).unwrap();
-        let p = BoardParams::new(b, role, "small", 1, 60).unwrap();
+        let (b, board) = (p.board, p.board.name);
         let dir = std::env::temp_dir().join(format!(
-            "horus-real-shell-{}-{board}-{role}",
-            std::process::id()
+            "horus-real-shell-{}-{}",
+            std::process::id(),
+            p.module_name()
         ));
         for f in files(&p).unwrap() {
             let path = dir.join(&f.name);
@@ -78,7 +80,8 @@ fn the_opennic_plugin_lints_clean_inside_the_real_box_250mhz() {
             .collect();
         assert!(
             ours.is_empty(),
-            "{board} {role}: Verilator reports on the plug-in inside the real box:\n{}\n\n{text}",
+            "{board} {}: Verilator reports on the plug-in inside the real box:\n{}\n\n{text}",
+            p.module_name(),
             ours.join("\n")
         );
         // An error in the shell's files (not a warning) would mean the two do not fit.
@@ -86,11 +89,13 @@ fn the_opennic_plugin_lints_clean_inside_the_real_box_250mhz() {
             !text
                 .lines()
                 .any(|l| l.starts_with("%Error") && !l.starts_with("%Error: Exiting due to")),
-            "{board} {role}:\n{text}"
+            "{board} {}:\n{text}",
+            p.module_name()
         );
         let _ = std::fs::remove_dir_all(&dir);
         println!(
-            "{board} {role}: lint clean inside {}",
+            "{board} {}: lint clean inside {}",
+            p.module_name(),
             src.join("box_250mhz/box_250mhz.sv").display()
         );
     }
