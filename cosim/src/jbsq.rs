@@ -329,6 +329,8 @@ pub struct Knobs {
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub frames_out: usize,
+    /// Frames out of each port.
+    pub by_port: std::collections::BTreeMap<u8, usize>,
     pub cycles: usize,
     pub passes: usize,
     pub seconds: usize,
@@ -466,15 +468,16 @@ impl Scenario {
             self.host.remove(pool, node)?;
             self.host.add(pool, node, k, tasks, addr)?;
         }
-        // The host's request.
+        // The host's request, one transaction at a time.
+        let busy = self.reading || self.write_due.is_some();
         match self.host.steps.front() {
-            Some(&Step::Write { word, data, .. }) if !self.reading => {
+            Some(&Step::Write { word, data, .. }) if !busy => {
                 i.awaddr = 4 * word as u16;
                 i.wdata = data;
                 i.awvalid = true;
                 i.wvalid = true;
             }
-            Some(s) if !self.reading => {
+            Some(s) if !busy => {
                 i.araddr = 4 * s.read_word().unwrap() as u16;
                 i.arvalid = true;
             }
@@ -501,15 +504,17 @@ impl Scenario {
     /// Reads this cycle's outputs (`i` the inputs driven): `Ok(true)` when the run is over.
     pub fn outputs(&mut self, i: &PinsIn, o: &PinsOut) -> Result<bool> {
         let cycle = self.report.cycles;
-        // A write's response follows in the cycle after it was taken.
-        if let Some((word, resp)) = self.write_due.take()
-            && (!o.bvalid || o.bresp != resp)
-        {
-            bail!(
-                "cycle {cycle}: write of word {word}: response {} (valid {}), want {resp}",
-                o.bresp,
-                o.bvalid
-            );
+        // A write's response, whenever it comes (the host makes no other request meanwhile).
+        if o.bvalid {
+            let Some((word, resp)) = self.write_due.take() else {
+                bail!("cycle {cycle}: a write response with no write made");
+            };
+            if o.bresp != resp {
+                bail!(
+                    "cycle {cycle}: write of word {word}: response {}, want {resp}",
+                    o.bresp
+                );
+            }
         }
         if i.awvalid && o.awready {
             let Some(Step::Write { word, resp, .. }) = self.host.steps.pop_front() else {
@@ -644,6 +649,7 @@ impl Scenario {
                     );
                 }
                 self.report.frames_out += 1;
+                *self.report.by_port.entry(got.port).or_default() += 1;
             }
         }
         if o.overflow {
@@ -881,4 +887,278 @@ pub fn run_verilated(model: &Model, mut scenario: Scenario) -> Result<Report> {
             return Ok(scenario.report().clone());
         }
     }
+}
+
+/// The test bench's module around a board's plug-in ([`box_verilog`]).
+pub const BOX_TOP: &str = "horus_jbsq_box_tb";
+
+/// The JBSQ leaf's board plug-in for `p` (`rtl_gen::boards::verilog`, a `--leaf jbsq` target)
+/// inside a test-bench module ([`BOX_TOP`]) with the top level's ports, so that a scenario runs
+/// on it as on the top ([`run_verilated`]); and the plug-in's `BUILD_HASH`.
+///
+/// - The scenario's input stream is the shell's first (CMAC 0's); the other two stay idle (the
+///   arbiter's merging of three is the paper plug-ins' test's, `box_bench`).
+/// - The three output streams (a frame goes whole to one at a time: the demultiplexer holds no
+///   frame) are merged back into one, their index the port in `m_axis_tuser[7:0]` and the
+///   shell's length field in `[27:16]`; a frame whose shell destination or source field is not
+///   its stream's has bit 7 of the port set, so the scoreboard sees a wrong port. All three are
+///   ready when the scenario's output is.
+/// - The register window runs on the core clock (the bridge between two clocks is the same
+///   block in every plug-in, exercised at half rate by `box_bench`), whole words on OpenNIC's
+///   (no byte strobes); no reset is given.
+/// - `now_us` is the plug-in's own microsecond clock: the bench's input is left unused, and the
+///   model takes each pass's time from the trace.
+/// - The trace, generator state, passes in flight and overflow are read from inside the plug-in.
+pub fn box_verilog(p: &rtl_gen::boards::BoardParams) -> Result<(String, u32)> {
+    use horus_pipeline::board::boards::Shell;
+    use horus_pipeline::board::{netfpga, opennic};
+    if p.leaf != horus_model::sched::jbsq::LeafKind::Jbsq {
+        bail!("{}: not the JBSQ leaf's plug-in", p.module_name());
+    }
+    let plugin = rtl_gen::boards::verilog(p);
+    let hash = horus_regs::identity::build_hash(&plugin)?;
+    let module = p.module_name();
+    let trace_bits = <JbsqPhv as rust_hdl::prelude::Synth>::BITS;
+    let (conns, outs): (Vec<String>, [(String, String); 3]) = match p.board.shell {
+        Shell::OpenNic => {
+            let mut c: Vec<String> = [
+                ".axil_aclk(clk)",
+                ".axis_aclk(clk)",
+                ".mod_rstn(1'b1)",
+                ".mod_rst_done()",
+                ".s_rx0_tdata(s_axis_tdata)",
+                ".s_rx0_tkeep(s_axis_tkeep)",
+                ".s_rx0_tvalid(s_axis_tvalid)",
+                ".s_rx0_tready(s_axis_tready)",
+                ".s_rx0_tlast(s_axis_tlast)",
+            ]
+            .map(String::from)
+            .to_vec();
+            for s in ["s_rx1", "s_h2c"] {
+                c.extend([
+                    format!(".{s}_tdata(512'd0)"),
+                    format!(".{s}_tkeep(64'd0)"),
+                    format!(".{s}_tvalid(1'b0)"),
+                    format!(".{s}_tready()"),
+                    format!(".{s}_tlast(1'b0)"),
+                ]);
+            }
+            for a in ["awaddr", "araddr"] {
+                c.push(format!(".s_axil_{a}({{16'd0, s_axil_{a}}})"));
+            }
+            for a in [
+                "awvalid", "awready", "wdata", "wvalid", "wready", "bresp", "bvalid",
+            ] {
+                c.push(format!(".s_axil_{a}(s_axil_{a})"));
+            }
+            for a in [
+                "bready", "arvalid", "arready", "rdata", "rresp", "rvalid", "rready",
+            ] {
+                c.push(format!(".s_axil_{a}(s_axil_{a})"));
+            }
+            let mut outs: [(String, String); 3] = Default::default();
+            for (i, s) in ["m_tx0", "m_tx1", "m_c2h"].iter().enumerate() {
+                c.extend(
+                    [
+                        "tdata",
+                        "tkeep",
+                        "tvalid",
+                        "tlast",
+                        "tuser_size",
+                        "tuser_src",
+                        "tuser_dst",
+                    ]
+                    .map(|f| format!(".{s}_{f}(o{i}_{f})")),
+                );
+                c.push(format!(".{s}_tready(m_axis_tready)"));
+                outs[i] = (
+                    format!("o{i}_tuser_size[11:0]"),
+                    format!(
+                        "o{i}_tuser_dst != 16'd{} || o{i}_tuser_src != 16'd0 || o{i}_tuser_size[15:12] != 4'd0",
+                        opennic::TUSER_DST[i]
+                    ),
+                );
+            }
+            (c, outs)
+        }
+        Shell::NetFpgaPlus => {
+            let mut c: Vec<String> = [
+                ".axis_aclk(clk)",
+                ".axis_resetn(1'b1)",
+                ".axi_aclk(clk)",
+                ".axi_resetn(1'b1)",
+            ]
+            .map(String::from)
+            .to_vec();
+            for a in ["awaddr", "araddr"] {
+                c.push(format!(".s0_axi_{a}({{16'd0, s_axil_{a}}})"));
+            }
+            for a in [
+                "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready", "bresp", "bvalid",
+                "bready", "arvalid", "arready", "rdata", "rresp", "rvalid", "rready",
+            ] {
+                c.push(format!(".s0_axi_{a}(s_axil_{a})"));
+            }
+            for w in ["s1_axi", "s2_axi"] {
+                for (a, v) in [
+                    ("awaddr", "32'd0"),
+                    ("awvalid", "1'b0"),
+                    ("wdata", "32'd0"),
+                    ("wstrb", "4'd0"),
+                    ("wvalid", "1'b0"),
+                    ("bready", "1'b0"),
+                    ("araddr", "32'd0"),
+                    ("arvalid", "1'b0"),
+                    ("rready", "1'b0"),
+                ] {
+                    c.push(format!(".{w}_{a}({v})"));
+                }
+                for a in [
+                    "arready", "rdata", "rresp", "rvalid", "wready", "bresp", "bvalid", "awready",
+                ] {
+                    c.push(format!(".{w}_{a}()"));
+                }
+            }
+            c.extend(
+                ["tdata", "tkeep", "tvalid", "tready", "tlast"]
+                    .map(|f| format!(".s_axis_0_{f}(s_axis_{f})")),
+            );
+            c.push(".s_axis_0_tuser(128'd0)".into());
+            for s in ["s_axis_1", "s_axis_2"] {
+                c.extend([
+                    format!(".{s}_tdata(512'd0)"),
+                    format!(".{s}_tkeep(64'd0)"),
+                    format!(".{s}_tuser(128'd0)"),
+                    format!(".{s}_tvalid(1'b0)"),
+                    format!(".{s}_tready()"),
+                    format!(".{s}_tlast(1'b0)"),
+                ]);
+            }
+            let mut outs: [(String, String); 3] = Default::default();
+            for (i, out) in outs.iter_mut().enumerate() {
+                c.extend(
+                    ["tdata", "tkeep", "tvalid", "tlast", "tuser"]
+                        .map(|f| format!(".m_axis_{i}_{f}(o{i}_{f})")),
+                );
+                c.push(format!(".m_axis_{i}_tready(m_axis_tready)"));
+                *out = (
+                    format!("o{i}_tuser[11:0]"),
+                    format!(
+                        "o{i}_tuser[31:16] != 16'd{} || o{i}_tuser[127:32] != 96'd0 || o{i}_tuser[15:12] != 4'd0",
+                        netfpga::TUSER_DST[i] << 8
+                    ),
+                );
+            }
+            (c, outs)
+        }
+    };
+    let wires: Vec<String> = (0..3)
+        .flat_map(|i| {
+            let user = match p.board.shell {
+                Shell::OpenNic => vec![format!(
+                    "    wire [15:0] o{i}_tuser_size, o{i}_tuser_src, o{i}_tuser_dst;"
+                )],
+                Shell::NetFpgaPlus => vec![format!("    wire [127:0] o{i}_tuser;")],
+            };
+            [
+                format!("    wire [511:0] o{i}_tdata;"),
+                format!("    wire [63:0] o{i}_tkeep;"),
+                format!("    wire o{i}_tvalid, o{i}_tlast;"),
+            ]
+            .into_iter()
+            .chain(user)
+        })
+        .collect();
+    let pick = |f: &str, zero: &str| {
+        format!("o0_tvalid ? o0_{f} : o1_tvalid ? o1_{f} : o2_tvalid ? o2_{f} : {zero}")
+    };
+    let len = |i: usize| outs[i].0.clone();
+    // The top level's ports (`JbsqTop`'s), one declaration a line.
+    let ports: Vec<(&str, usize, &str)> = vec![
+        ("input", 1, "clk"),
+        ("input", 1, "rst"),
+        ("input", 512, "s_axis_tdata"),
+        ("input", 64, "s_axis_tkeep"),
+        ("input", 1, "s_axis_tvalid"),
+        ("output", 1, "s_axis_tready"),
+        ("input", 1, "s_axis_tlast"),
+        ("input", 16, "s_axis_tuser"),
+        ("output", 512, "m_axis_tdata"),
+        ("output", 64, "m_axis_tkeep"),
+        ("output", 1, "m_axis_tvalid"),
+        ("input", 1, "m_axis_tready"),
+        ("output", 1, "m_axis_tlast"),
+        ("output", 32, "m_axis_tuser"),
+        ("input", 16, "s_axil_awaddr"),
+        ("input", 1, "s_axil_awvalid"),
+        ("output", 1, "s_axil_awready"),
+        ("input", 32, "s_axil_wdata"),
+        ("input", 4, "s_axil_wstrb"),
+        ("input", 1, "s_axil_wvalid"),
+        ("output", 1, "s_axil_wready"),
+        ("output", 2, "s_axil_bresp"),
+        ("output", 1, "s_axil_bvalid"),
+        ("input", 1, "s_axil_bready"),
+        ("input", 16, "s_axil_araddr"),
+        ("input", 1, "s_axil_arvalid"),
+        ("output", 1, "s_axil_arready"),
+        ("output", 32, "s_axil_rdata"),
+        ("output", 2, "s_axil_rresp"),
+        ("output", 1, "s_axil_rvalid"),
+        ("input", 1, "s_axil_rready"),
+        ("input", 32, "now_us"),
+        ("output", 1, "trace_valid"),
+        ("output", trace_bits, "trace_pass"),
+        ("output", 64, "rng_state"),
+        ("output", 8, "in_flight"),
+        ("output", 1, "overflow"),
+    ];
+    let bad = |i: usize| outs[i].1.clone();
+    let len_pick = format!(
+        "o0_tvalid ? {} : o1_tvalid ? {} : {}",
+        len(0),
+        len(1),
+        len(2)
+    );
+    Ok((
+        format!(
+            "{plugin}\n\
+module {BOX_TOP}({names});\n\
+{decls}\n\
+{wires}\n\
+    {module} dut(\n        {conns}\n    );\n\
+    wire [1:0] port = o0_tvalid ? 2'd0 : o1_tvalid ? 2'd1 : 2'd2;\n\
+    wire [11:0] len = {len_pick};\n\
+    wire bad = o0_tvalid ? ({bad0}) : o1_tvalid ? ({bad1}) : ({bad2});\n\
+    assign m_axis_tvalid = o0_tvalid | o1_tvalid | o2_tvalid;\n\
+    assign m_axis_tdata = {data};\n\
+    assign m_axis_tkeep = {keep};\n\
+    assign m_axis_tlast = {last};\n\
+    assign m_axis_tuser = {{4'd0, len, 8'd0, bad, 5'd0, port}};\n\
+    assign trace_valid = dut.core.trace_valid_unused;\n\
+    assign trace_pass = dut.core.trace_unused;\n\
+    assign rng_state = dut.core.rng_unused;\n\
+    assign in_flight = dut.core.switch$in_flight;\n\
+    assign overflow = dut.core.switch$overflow;\n\
+endmodule\n",
+            names = ports.iter().map(|p| p.2).collect::<Vec<_>>().join(", "),
+            decls = ports
+                .iter()
+                .map(|(dir, w, n)| match w {
+                    1 => format!("    {dir} wire {n};"),
+                    w => format!("    {dir} wire [{}:0] {n};", w - 1),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            wires = wires.join("\n"),
+            conns = conns.join(",\n        "),
+            bad0 = bad(0),
+            bad1 = bad(1),
+            bad2 = bad(2),
+            data = pick("tdata", "512'd0"),
+            keep = pick("tkeep", "64'd0"),
+            last = pick("tlast", "1'b0"),
+        ),
+        hash,
+    ))
 }

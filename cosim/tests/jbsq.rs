@@ -1,14 +1,19 @@
 //! The leaf that holds tasks against the model's frame switch, frame for frame, set up and read
 //! through its registers as a host does (`horus_cosim::jbsq`): the Verilog `rtl-gen` emits, in
-//! Verilator, and the circuit itself, in rust-hdl's simulator, each on the same scenario.
+//! Verilator, and the circuit itself, in rust-hdl's simulator, each on the same scenario; and the
+//! leaf inside each shell's board plug-in (`rtl-gen --board B --leaf jbsq`), in Verilator.
 
 use std::sync::{Arc, Mutex};
 
-use horus_cosim::jbsq::{Knobs, PinsOut, Report, Scenario, TracePass, run_verilated};
+use horus_cosim::jbsq::{
+    BOX_TOP, Knobs, PinsOut, Report, Scenario, TracePass, box_verilog, run_verilated,
+};
 use horus_cosim::verilated::Model;
 use horus_model::config::Config;
+use horus_pipeline::board::boards;
 use horus_pipeline::jbsq::top::JbsqTop;
 use horus_pipeline::presets::{JbsqPreset, jbsq_preset};
+use rtl_gen::boards::BoardParams;
 use rust_hdl::prelude::*;
 
 const CONFIG: &str = include_str!("../../configs/example-leaf-jbsq.toml");
@@ -204,4 +209,63 @@ fn a_leaf_whose_generator_differs_from_the_models_is_caught() {
     let model = Model::build(&v, &preset().module_name()).unwrap();
     let e = run_verilated(&model, scenario(k)).unwrap_err();
     println!("caught: {e:#}");
+}
+
+/// The leaf in the OpenNIC box and as the NetFPGA-PLUS datapath, configured for the card
+/// (`configs/au250-leaf-jbsq.toml`: workers behind cmac0, spines behind cmac1, the controller
+/// behind host0, so every output stream carries frames): every frame out of the stream of its
+/// port with the shell's length and destination fields, the counters and `BOARD_DROPS` read
+/// through the shell's register window.
+#[test]
+fn the_leaf_in_each_shells_plugin_sends_the_models_frames_on_their_streams() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/au250-leaf-jbsq.toml"
+    );
+    for board in ["au250", "netfpga-plus"] {
+        let b = boards::board(board).unwrap();
+        let cfg = Config::from_file_for(std::path::Path::new(path), &b.port_names()).unwrap();
+        let p = BoardParams::jbsq(b, "default", LEAF_SEED, cfg.switch.conn_timeout_us).unwrap();
+        let (v, build_hash) = box_verilog(&p).unwrap();
+        let t = std::time::Instant::now();
+        let model = Model::build(&v, BOX_TOP).unwrap();
+        println!(
+            "{board}: Verilated plug-in ready in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+        // The card's pools have more places than the example's: more frames to hold as many.
+        for k in [knobs(41, 2_000, 70, 300), knobs(42, 1_000, 15, 0)] {
+            let k = Knobs { build_hash, ..k };
+            let sc = Scenario::new(&cfg, &preset(), LEAF_SEED, k.clone()).unwrap();
+            let r = run_verilated(&model, sc).unwrap_or_else(|e| panic!("{board}: {e:#}"));
+            print(board, &k, &r);
+            println!("{board}: frames out by stream: {:?}", r.by_port);
+            exercised(&k, &r);
+            assert_eq!(r.by_port.keys().copied().collect::<Vec<u8>>(), [0, 1, 2]);
+        }
+    }
+}
+
+/// The bench's reading of the shell's fields can fail: a plug-in that marks CMAC 1's frames for
+/// CMAC 0 (its `tuser_dst`) is caught on the first frame out of that stream.
+#[test]
+fn a_plugin_whose_shell_destination_is_wrong_is_caught() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/au250-leaf-jbsq.toml"
+    );
+    let b = boards::board("au250").unwrap();
+    let cfg = Config::from_file_for(std::path::Path::new(path), &b.port_names()).unwrap();
+    let p = BoardParams::jbsq(b, "default", LEAF_SEED, cfg.switch.conn_timeout_us).unwrap();
+    let (v, build_hash) = box_verilog(&p).unwrap();
+    let (from, to) = ("localparam  dst1 = 16'h80;", "localparam  dst1 = 16'h40;");
+    assert_eq!(v.matches(from).count(), 1, "{from}");
+    let model = Model::build(&v.replacen(from, to, 1), BOX_TOP).unwrap();
+    let k = Knobs {
+        build_hash,
+        ..knobs(41, 600, 70, 0)
+    };
+    let sc = Scenario::new(&cfg, &preset(), LEAF_SEED, k).unwrap();
+    let e = format!("{:#}", run_verilated(&model, sc).unwrap_err());
+    assert!(e.contains("port 129 vs 1 (model)"), "{e}");
 }
