@@ -1,9 +1,12 @@
 //! The OpenNIC plug-in of each role at the default preset, synthesized inside the stub of the
-//! shell's box as `rtl-gen --board au250 --check` does it, and the NetFPGA-PLUS leaf datapath
-//! (`nf_datapath` as top): the design's targets hold for them as for the bare switch
-//! (`top_targets.rs`), at most 6 LUT levels from register to register, under 20,000 LUTs and
-//! 32 RAMB36; the share of each board's part is printed (`--nocapture`). Slow: Yosys takes about
-//! 3 minutes per run on a 2.1 GHz Xeon.
+//! shell's box as `rtl-gen --board au250 --check` does it, the NetFPGA-PLUS leaf datapath
+//! (`nf_datapath` as top), and the JBSQ leaf's OpenNIC plug-in (`--leaf jbsq`): the design's
+//! targets hold for them as for the bare switches (`top_targets.rs`), at most 6 LUT levels from
+//! register to register, under 20,000 LUTs and 32 RAMB36 (the JBSQ leaf's frame store and task
+//! buffer: under 64 URAM288, 5 % of a U250's); the share of each board's part is printed
+//! (`--nocapture`). The JBSQ leaf's plug-in holds its whole top level (datapath and register
+//! port), so its bare top level is not synthesized again. Slow: Yosys takes about 3 to 4 minutes
+//! per run on a 2.1 GHz Xeon.
 
 use horus_hdl_tools::check::{TARGET_LUT_LEVELS, yosys_synth_top};
 use horus_model::config::Role;
@@ -21,8 +24,13 @@ fn targets_hold(board: &str, role: Role) {
         rtl_gen::DEFAULT_CONN_TIMEOUT_US,
     )
     .unwrap();
+    plugin_targets_hold(&p);
+}
+
+fn plugin_targets_hold(p: &BoardParams) {
+    let board = p.board;
     let name = p.module_name();
-    let (text, top) = in_shell(&p).unwrap();
+    let (text, top) = in_shell(p).unwrap();
     let r = yosys_synth_top(&name, &text, top).expect("the plug-in synthesizes in the box");
     println!("{name} in {top}: {r:#}");
     for b in BOARDS.iter().filter(|b| b.shell == board.shell) {
@@ -36,6 +44,7 @@ fn targets_hold(board: &str, role: Role) {
     );
     assert!(r.luts < 20_000, "{name}: {r}");
     assert!(r.ramb36 < 32.0, "{name}: {r}");
+    assert!(r.urams < 64, "{name}: {r}");
 }
 
 #[test]
@@ -51,4 +60,16 @@ fn the_spine_plugin_meets_the_depth_and_area_targets() {
 #[test]
 fn the_netfpga_leaf_datapath_meets_the_depth_and_area_targets() {
     targets_hold("netfpga-plus", Role::Leaf);
+}
+
+#[test]
+fn the_jbsq_leaf_plugin_meets_the_depth_and_area_targets() {
+    let p = BoardParams::jbsq(
+        boards::board("au250").unwrap(),
+        "default",
+        DEFAULT_SEED,
+        rtl_gen::DEFAULT_CONN_TIMEOUT_US,
+    )
+    .unwrap();
+    plugin_targets_hold(&p);
 }

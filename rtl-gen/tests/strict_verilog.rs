@@ -41,7 +41,7 @@ fn every_emitted_verilog_file_reads_as_verilog_2005() {
     all.extend(verilog_files(
         rtl_gen::outputs::switch::Switches.files(&small).unwrap(),
     ));
-    // One board of each shell, both roles.
+    // One board of each shell, both roles and the JBSQ leaf.
     for shell in [Shell::OpenNic, Shell::NetFpgaPlus] {
         let b = BOARDS.iter().find(|b| b.shell == shell).unwrap();
         for role in [Role::Leaf, Role::Spine] {
@@ -49,8 +49,10 @@ fn every_emitted_verilog_file_reads_as_verilog_2005() {
                 files(&board_params(b.name, role, "small")).unwrap(),
             ));
         }
+        let jbsq = BoardParams::jbsq(b, "small", 1, 60).unwrap();
+        all.extend(verilog_files(files(&jbsq).unwrap()));
     }
-    assert!(all.len() >= 8, "{} files", all.len());
+    assert!(all.len() >= 10, "{} files", all.len());
     for (name, top, text) in &all {
         assert!(
             text.starts_with(horus_hdl_tools::verilog::TIMESCALE)
