@@ -629,13 +629,7 @@ fn check(config: &Path, board: Option<&'static Board>, print: Print) -> Result<(
         preset.name
     )?;
     if let Some(b) = board {
-        writeln!(
-            out,
-            "board: {} ({}), ports {}",
-            b.name,
-            b.title,
-            b.port_list()
-        )?;
+        writeln!(out, "{}", board_line(b))?;
     }
     print(&out)
 }
@@ -761,15 +755,14 @@ fn check_jbsq(
         preset.name
     )?;
     if let Some(b) = board {
-        writeln!(
-            out,
-            "board: {} ({}), ports {}",
-            b.name,
-            b.title,
-            b.port_list()
-        )?;
+        writeln!(out, "{}", board_line(b))?;
     }
     print(&out)
+}
+
+/// `check`'s line for the board a configuration was checked against.
+fn board_line(b: &Board) -> String {
+    format!("board: {} ({}), ports {}", b.name, b.title, b.port_list())
 }
 
 fn info_tail(

@@ -25,6 +25,25 @@ macro_rules! for_sizes {
     };
 }
 
+/// The plug-in of `$board`'s shell (`$opennic` or `$netfpga`, each made by `new($board, $args...)`),
+/// connected, handed to `$w`.
+macro_rules! in_shell {
+    ($board:expr, $w:expr, $opennic:ty, $netfpga:ty, ($($arg:expr),*)) => {
+        match $board.shell {
+            Shell::OpenNic => {
+                let mut s = <$opennic>::new($board, $($arg),*);
+                s.connect_all();
+                $w.with(&s)
+            }
+            Shell::NetFpgaPlus => {
+                let mut s = <$netfpga>::new($board, $($arg),*);
+                s.connect_all();
+                $w.with(&s)
+            }
+        }
+    };
+}
+
 /// Builds a preset's switch: each preset's switch is a type of its own, handed to generic code
 /// ([`WithTop`]).
 pub trait Build {
@@ -85,21 +104,15 @@ fn box_here<W: WithTop>(
     w: W,
 ) -> W::Output {
     macro_rules! build {
-        ($p:literal, $n:literal, $c:literal) => {{
-            match board.shell {
-                Shell::OpenNic => {
-                    let mut s = OpenNicBox::<$p, $n, $c>::new(board, p.role, seed, conn_timeout_us);
-                    s.connect_all();
-                    w.with(&s)
-                }
-                Shell::NetFpgaPlus => {
-                    let mut s =
-                        NetFpgaDatapath::<$p, $n, $c>::new(board, p.role, seed, conn_timeout_us);
-                    s.connect_all();
-                    w.with(&s)
-                }
-            }
-        }};
+        ($p:literal, $n:literal, $c:literal) => {
+            in_shell!(
+                board,
+                w,
+                OpenNicBox<$p, $n, $c>,
+                NetFpgaDatapath<$p, $n, $c>,
+                (p.role, seed, conn_timeout_us)
+            )
+        };
     }
     for_sizes!(p, build)
 }
@@ -164,30 +177,15 @@ impl JbsqBuild for JbsqPreset {
         let me = *self;
         on_big_stack(move || {
             macro_rules! build {
-                ($($b:literal),*) => {{
-                    match board.shell {
-                        Shell::OpenNic => {
-                            let mut s = OpenNicJbsqBox::<$($b),*>::new(
-                                board,
-                                me.sizes(),
-                                seed,
-                                conn_timeout_us,
-                            );
-                            s.connect_all();
-                            w.with(&s)
-                        }
-                        Shell::NetFpgaPlus => {
-                            let mut s = NetFpgaJbsqDatapath::<$($b),*>::new(
-                                board,
-                                me.sizes(),
-                                seed,
-                                conn_timeout_us,
-                            );
-                            s.connect_all();
-                            w.with(&s)
-                        }
-                    }
-                }};
+                ($($b:literal),*) => {
+                    in_shell!(
+                        board,
+                        w,
+                        OpenNicJbsqBox<$($b),*>,
+                        NetFpgaJbsqDatapath<$($b),*>,
+                        (me.sizes(), seed, conn_timeout_us)
+                    )
+                };
             }
             for_jbsq_sizes!(me, build)
         })
