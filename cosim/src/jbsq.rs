@@ -697,28 +697,24 @@ impl Scenario {
     /// The host's reads at the end: the identity and size words, the status, a node, the
     /// counters, and refusals.
     fn final_steps(&self) -> Vec<Step> {
-        let sizes = self.model.leaf().sizes();
-        let bits = |n: u64| u64::from(n.trailing_zeros());
-        let mut s = vec![
-            expect(fields::ID.word, jbsq_map::ID_VALUE.into()),
-            expect(
-                paper::ROLE.word,
-                bits(sizes.pools.into()) << 8
-                    | bits(sizes.nodes.into()) << 16
-                    | bits(sizes.conn_table.into()) << 24,
-            ),
-            expect(
-                fields::RING_BITS.word,
-                bits(sizes.ring_entries.into())
-                    | bits(sizes.buffer_slots.into()) << 8
-                    | u64::from(sizes.slot_bytes) << 16,
-            ),
-            expect(paper::MAP_VERSION.word, jbsq_map::MAP_VERSION.into()),
-            expect(paper::BUILD_HASH.word, self.knobs.build_hash.into()),
-            expect(
-                paper::CONN_TIMEOUT_US.word,
-                self.cfg.switch.conn_timeout_us.into(),
-            ),
+        // The identification words a freshly loaded leaf answers (`jbsq_map::fresh`, what a
+        // host's dry run stands for), which the leaf must answer.
+        let ident = jbsq_map::fresh(
+            self.model.leaf().sizes(),
+            self.cfg.switch.conn_timeout_us,
+            self.knobs.build_hash,
+        );
+        let mut s: Vec<Step> = [
+            fields::ID.word,
+            paper::ROLE.word,
+            fields::RING_BITS.word,
+            paper::MAP_VERSION.word,
+            paper::BUILD_HASH.word,
+            paper::CONN_TIMEOUT_US.word,
+        ]
+        .map(|w| expect(w, ident.words[w].into()))
+        .to_vec();
+        s.extend([
             expect(paper::BOARD_DROPS.word, 0),
             // Nothing staged, no overflow, nothing in the stages.
             expect(paper::CTL_BUSY.word, 0),
@@ -731,7 +727,7 @@ impl Scenario {
                 data: 1,
                 resp: SLVERR,
             },
-        ];
+        ]);
         // A node of the first pool, read.
         let t = self.model.leaf().tables();
         let pool = self.cfg.pools[0].id;

@@ -83,6 +83,17 @@ pub fn check(addr: u32, write: bool) -> Result<(), AccessError> {
     Ok(())
 }
 
+/// The names of the JBSQ leaf's fields at `addr` (`horus_regs::jbsq_map`), for scripts.
+pub fn jbsq_names_at(addr: u32) -> String {
+    let word = addr as usize / 4;
+    horus_regs::jbsq_map::FIELDS
+        .iter()
+        .filter(|f| (f.word..=f.last_word()).contains(&word))
+        .map(|f| f.name)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The names of the fields at `addr`, for scripts and messages.
 pub fn names_at(addr: u32) -> String {
     fields_of(addr as usize / 4)

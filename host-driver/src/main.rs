@@ -365,7 +365,7 @@ fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Devi
     if jbsq::is_jbsq(&mut dev)? {
         bail!(
             "{what}: the leaf that holds tasks (ID \"HORJ\"): horusctl runs info, apply and stats \
-             on it; this command is planned for it"
+             on it (and check and writes on its configurations); this command is planned for it"
         );
     }
     Switch::open(dev).with_context(|| what)
@@ -386,6 +386,19 @@ fn open_jbsq(
     }
     let what = Regs::describe(&dev);
     Ok(Some(JbsqDriver::open(dev).with_context(|| what)?))
+}
+
+/// `apply` on a JBSQ leaf, and its report.
+fn apply_jbsq(d: &mut JbsqDriver<Device>, cfg: &Config, out: &mut String) -> Result<()> {
+    let n = d.apply(cfg)?;
+    let workers: usize = cfg.pools.iter().map(|p| p.nodes.len()).sum();
+    writeln!(
+        out,
+        "switch register words written, {n} control pass(es): {} pool(s), {workers} worker(s) \
+         with their free places",
+        cfg.pools.len()
+    )?;
+    Ok(())
 }
 
 /// A dry run's script, then the command's own lines.
@@ -424,6 +437,14 @@ fn run(cli: Cli, print: Print) -> Result<()> {
         Cmd::Check { config, board } => check(&config, board, print),
         Cmd::Writes { config, board } => {
             let cfg = load(config.as_path(), board)?;
+            if cfg.switch.leaf == LeafKind::Jbsq {
+                let mut d = open_jbsq(Some(&DeviceSpec::DryRun(None)), Some(&cfg))?
+                    .context("a dry run of a JBSQ leaf's configuration is a JBSQ leaf")?;
+                d.regs
+                    .note(&format!("{}: a freshly loaded JBSQ leaf", config.display()));
+                apply_jbsq(&mut d, &cfg, &mut out)?;
+                return finish_script(d.regs.script(), out, print);
+            }
             let mut sw = open(Some(&DeviceSpec::DryRun(None)), Some(&cfg))?;
             sw.regs
                 .note(&format!("{}: a freshly loaded switch", config.display()));
@@ -439,14 +460,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                         config.display()
                     );
                 };
-                let n = d.apply(&cfg)?;
-                let workers: usize = cfg.pools.iter().map(|p| p.nodes.len()).sum();
-                writeln!(
-                    out,
-                    "switch register words written, {n} control pass(es): {} pool(s), {workers} \
-                     worker(s) with their free places",
-                    cfg.pools.len()
-                )?;
+                apply_jbsq(&mut d, &cfg, &mut out)?;
                 return finish_script(d.regs.script(), out, print);
             }
             let mut sw = open(dev, Some(&cfg))?;

@@ -452,10 +452,7 @@ fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are
 #[test]
 fn the_paper_switchs_model_refuses_a_jbsq_leafs_config_naming_the_key() {
     let cfg = config("example-leaf-jbsq.toml");
-    for args in [
-        vec!["--device", &format!("model:{cfg}"), "info"],
-        vec!["writes", cfg.as_str()],
-    ] {
+    for args in [vec!["--device", &format!("model:{cfg}"), "info"]] {
         let out = horusctl(&args.iter().map(|s| s.as_ref()).collect::<Vec<&str>>());
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(
@@ -511,4 +508,52 @@ fn check_lays_a_jbsq_leafs_pools_out_and_names_the_passes_and_the_hardware() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn writes_scripts_a_fresh_jbsq_leafs_set_up_and_a_dry_run_speaks_its_map() {
+    let out = horusctl(&[
+        "writes",
+        "--board",
+        "au250",
+        &config("au250-leaf-jbsq.toml"),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let script = String::from_utf8(out.stdout).unwrap();
+    // The leaf's identification first, then its switch registers, then one staged pass after
+    // another, each started and waited for; the fields named from the JBSQ map.
+    assert!(
+        script.starts_with("read  0x000             # ID -> 0x484f524a"),
+        "{script}"
+    );
+    assert!(
+        script.contains("write 0x010 0x04d20003  # SWITCH_ID SWITCH_UDP_PORT"),
+        "{script}"
+    );
+    assert!(
+        script.contains("CTL_CONFIGURE_POOL CTL_ADD_NODE"),
+        "{script}"
+    );
+    let go = script
+        .lines()
+        .filter(|l| l.starts_with("write 0x00c 0x00000001"))
+        .count();
+    // As many passes as `check` plans for the configuration.
+    assert_eq!(go, 46, "{script}");
+    assert!(
+        script.ends_with(
+            "# switch register words written, 46 control pass(es): 3 pool(s), 14 worker(s) with \
+             their free places\n"
+        ),
+        "{script}"
+    );
+    // The dry-run device answers as a fresh JBSQ leaf of the configuration's preset.
+    let device = format!("dry-run:{}", config("example-leaf-jbsq.toml"));
+    let out = horusctl(&["--device", &device, "info"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success() && text.contains("the leaf that holds tasks (JBSQ), preset default"),
+        "{text}"
+    );
 }

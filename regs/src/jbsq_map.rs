@@ -25,7 +25,9 @@ use crate::regmap::{Access::*, Field, RegFile, fields as paper};
 use horus_model::config::{Config, Role};
 use horus_model::fixed::RackAverage;
 use horus_model::sched::NodeAddr;
-use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, JbsqPool, LeafKind, level_of};
+use horus_model::sched::jbsq::{
+    Advertise, Fallback, JbsqLeaf, JbsqPool, JbsqSizes, LeafKind, level_of,
+};
 
 /// Value of `ID` in this map: "HORJ".
 pub const ID_VALUE: u32 = 0x484f_524a;
@@ -494,6 +496,26 @@ pub fn control_words() -> std::ops::RangeInclusive<usize> {
 /// Every read-write word: the switch's (the paper map's) and the staged pass's.
 pub fn rw_words() -> std::ops::RangeInclusive<usize> {
     paper::SWITCH_ID.word..=fields::CTL_LAST.last_word()
+}
+
+/// What a freshly loaded leaf of `sizes` answers: its identification (`ID`, `ROLE` 0 with the
+/// table sizes' bits, `RING_BITS`, `BUFFER_BITS`, `SLOT_BYTES`, `MAP_VERSION`, `BUILD_HASH`,
+/// `CONN_TIMEOUT_US`); every other word 0 (nothing configured, staged or counted).
+pub fn fresh(sizes: JbsqSizes, conn_timeout_us: u32, build_hash: u32) -> RegFile {
+    let bits = |n: u32| u64::from(n.trailing_zeros());
+    let mut r = RegFile::default();
+    r.set(&fields::ID, ID_VALUE.into())
+        .set(&paper::ROLE, 0)
+        .set(&paper::POOL_BITS, bits(sizes.pools.into()))
+        .set(&paper::NODE_BITS, bits(sizes.nodes.into()))
+        .set(&paper::CONN_BITS, bits(sizes.conn_table))
+        .set(&fields::RING_BITS, bits(sizes.ring_entries))
+        .set(&fields::BUFFER_BITS, bits(sizes.buffer_slots))
+        .set(&fields::SLOT_BYTES, sizes.slot_bytes.into())
+        .set(&paper::MAP_VERSION, MAP_VERSION.into())
+        .set(&paper::BUILD_HASH, build_hash.into())
+        .set(&paper::CONN_TIMEOUT_US, conn_timeout_us.into());
+    r
 }
 
 /// The switch's own registers and its spine table (words 4 to 23, the paper map's), from `cfg`,

@@ -6,7 +6,7 @@
 //! | `file:PATH[,base=ADDR]` | the same access to a file standing for a BAR |
 //! | `cosim:CONFIG` | the generated Verilog of CONFIG's preset, Verilated, freshly loaded (built with the `cosim` feature) |
 //! | `model:CONFIG` | the reference model of CONFIG's switch, freshly loaded |
-//! | `dry-run[:CONFIG]` | the accesses written as a script, answered by the model of a fresh switch (CONFIG defaults to the one the command applies) |
+//! | `dry-run[:CONFIG]` | the accesses written as a script, answered by the model of a fresh switch (CONFIG defaults to the one the command applies; a JBSQ leaf's: by its fresh register file, `jbsq_fresh`) |
 //!
 //! A simulated device lives as long as the process: `horusctl` commands on `cosim:` and
 //! `model:` start from a fresh switch; a program that embeds the library (the tests, a software
@@ -14,6 +14,7 @@
 
 #[cfg(feature = "cosim")]
 pub mod cosim;
+pub mod jbsq_fresh;
 pub mod model;
 pub mod pci;
 pub mod record;
@@ -21,10 +22,12 @@ pub mod record;
 use std::path::{Path, PathBuf};
 
 use horus_model::config::Config;
+use horus_model::sched::jbsq::LeafKind;
 
 use crate::access::{AccessError, Regs};
 #[cfg(feature = "cosim")]
 pub use cosim::CosimDevice;
+pub use jbsq_fresh::FreshJbsq;
 pub use model::ModelDevice;
 pub use pci::PciBar;
 pub use record::Recorder;
@@ -129,6 +132,8 @@ pub enum Device {
     Cosim(Box<CosimDevice>),
     Model(Box<ModelDevice>),
     DryRun(Box<Recorder<ModelDevice>>),
+    /// A dry run of a JBSQ leaf's configuration.
+    DryRunJbsq(Box<Recorder<FreshJbsq>>),
 }
 
 fn config(path: &Path) -> Result<Config, AccessError> {
@@ -165,6 +170,21 @@ impl Device {
                         ));
                     }
                 };
+                if cfg.switch.leaf == LeafKind::Jbsq {
+                    let what = format!("a fresh JBSQ leaf {}", cfg.switch.id);
+                    let preset =
+                        horus_regs::presets::jbsq_preset_for(&cfg.sizes).ok_or_else(|| {
+                            AccessError::Device(format!(
+                                "{what}: no JBSQ leaf's preset has the sizes {:?}",
+                                cfg.sizes
+                            ))
+                        })?;
+                    let d = FreshJbsq::new(preset.sizes(), cfg.switch.conn_timeout_us, &what);
+                    return Ok(Device::DryRunJbsq(Box::new(Recorder::with_names(
+                        d,
+                        crate::access::jbsq_names_at,
+                    ))));
+                }
                 let what = format!("a fresh {} switch {}", cfg.switch.role, cfg.switch.id);
                 let m = ModelDevice::fresh(&cfg, SIM_SEED, &what)?;
                 Device::DryRun(Box::new(Recorder::new(m)))
@@ -176,6 +196,7 @@ impl Device {
     pub fn script(&self) -> Option<&str> {
         match self {
             Device::DryRun(r) => Some(r.script()),
+            Device::DryRunJbsq(r) => Some(r.script()),
             _ => None,
         }
     }
@@ -187,6 +208,7 @@ impl Device {
             Device::Cosim(d) => d.as_mut(),
             Device::Model(d) => d.as_mut(),
             Device::DryRun(d) => d.as_mut(),
+            Device::DryRunJbsq(d) => d.as_mut(),
         }
     }
 }
@@ -217,6 +239,7 @@ impl Regs for Device {
             Device::Cosim(d) => d.describe(),
             Device::Model(d) => d.describe(),
             Device::DryRun(d) => d.describe(),
+            Device::DryRunJbsq(d) => d.describe(),
         }
     }
 }

@@ -10,13 +10,22 @@ use crate::access::{AccessError, Regs, names_at};
 pub struct Recorder<R: Regs> {
     inner: R,
     script: String,
+    /// The names of the fields at an address (the paper map's, or the JBSQ leaf's).
+    names: fn(u32) -> String,
 }
 
 impl<R: Regs> Recorder<R> {
+    /// A recorder naming the paper map's fields.
     pub fn new(inner: R) -> Self {
+        Recorder::with_names(inner, names_at)
+    }
+
+    /// A recorder naming fields with `names` (`access::jbsq_names_at` for a JBSQ leaf).
+    pub fn with_names(inner: R, names: fn(u32) -> String) -> Self {
         Recorder {
             inner,
             script: String::new(),
+            names,
         }
     }
 
@@ -36,7 +45,7 @@ impl<R: Regs> Regs for Recorder<R> {
         let _ = writeln!(
             self.script,
             "read  0x{addr:03x}             # {} -> 0x{v:08x}",
-            names_at(addr)
+            (self.names)(addr)
         );
         Ok(v)
     }
@@ -45,7 +54,7 @@ impl<R: Regs> Regs for Recorder<R> {
         let _ = writeln!(
             self.script,
             "write 0x{addr:03x} 0x{value:08x}  # {}",
-            names_at(addr)
+            (self.names)(addr)
         );
         self.inner.write(addr, value)
     }
@@ -54,7 +63,7 @@ impl<R: Regs> Regs for Recorder<R> {
         let _ = writeln!(
             self.script,
             "wait  0x{addr:03x} 0x{mask:08x} 0x{want:08x}  # until {} & mask == value",
-            names_at(addr)
+            (self.names)(addr)
         );
         self.inner.wait(addr, mask, want, polls)
     }
