@@ -1,5 +1,5 @@
 //! The JBSQ leaf (`horus_model::sched::jbsq`): `docs/algorithm.md`, "The leaf that holds tasks",
-//! decisions 23 to 34.
+//! decisions 23 to 35.
 
 use horus_model::fixed::{Load, RackAverage};
 use horus_model::rng::{Xorshift64, scale};
@@ -924,4 +924,47 @@ fn control_frames_go_to_the_control_port_and_other_types_are_dropped_and_counted
     assert_eq!(l.rng_state(), rng);
     assert_eq!(l.tables().outstanding, before.outstanding);
     assert_eq!(l.tables().queue_ctl, before.queue_ctl);
+}
+
+/// Decision 35: a retry runs no link rule. Three idle workers of `k` 1, two removed: a task pops
+/// the first removed worker's place (its first pass: two places still counted, no message),
+/// its retry the second's (the counts fall to none, but a retry sends nothing) and its second
+/// retry finds no place and is held; the link still says linked until the pool's next task runs
+/// the rule and unlinks.
+#[test]
+fn a_retry_sends_no_message_and_the_pools_next_pass_sends_what_it_changed() {
+    let mut l = JbsqLeaf::new(JbsqSizes::SMALL, 1);
+    l.configure_pool(1, pool_cfg(1, 8, 8, Fallback::Random))
+        .unwrap();
+    for w in 20..23 {
+        l.add_node(1, w, None, 0).unwrap();
+    }
+    assert!(l.tables().link[1].linked);
+    l.remove_node(1, 21).unwrap();
+    l.remove_node(1, 22).unwrap();
+    let idle = |r: &JbsqResult| r.signal.map(|s| s.0).filter(|&s| s != Signal::LoadUpdate);
+    assert_eq!(sent_to(&task(&mut l, 0)), Some(20));
+    let first = l.packet(header(PacketType::NewTask, CLIENT, 1), 64, 100);
+    assert_eq!(idle(&first), None);
+    let retry = l.resubmit(first.resubmit.expect("21's place is stale"));
+    assert!(
+        matches!(retry.resubmit, Some(JbsqResubmit::Retry { .. })),
+        "22's place is stale too: {retry:?}"
+    );
+    assert_eq!(retry.signal, None, "a retry runs no link rule");
+    let again = l.resubmit(retry.resubmit.unwrap());
+    assert_eq!(again.placement, Some(Placement::Held { depth: 1 }));
+    // It does not come back: the load report of the task it holds leaves with it, no idle
+    // message.
+    assert!(again.resubmit.is_none());
+    assert_eq!(idle(&again), None);
+    assert!(
+        l.tables().link[1].linked,
+        "what the retries changed is not sent yet"
+    );
+    assert_eq!(l.counters().stale_tokens, 2);
+    // The pool's next task's pass runs the rule: no place is left, the rack unlinks.
+    let next = l.packet(header(PacketType::NewTask, CLIENT, 2), 64, 100);
+    assert_eq!(idle(&next), Some(Signal::IdleRemove));
+    assert!(!l.tables().link[1].linked);
 }

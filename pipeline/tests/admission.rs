@@ -97,6 +97,7 @@ fn core_files(role: Role, verilog: Option<&str>) -> [(&'static str, String); 2] 
     };
     let held = "probe_pool_avg_out_q";
     let decls = [
+        "wire holding = probe_pool_avg_holding;".to_string(),
         format!(
             "wire [7:0] live_sum = {};",
             sum(&|r| format!("{r}[{live}]"))
@@ -148,6 +149,13 @@ fn core_files(role: Role, verilog: Option<&str>) -> [(&'static str, String); 2] 
                 phv_count("ctl", &CONTROL)
             ),
         )
+        .replace(
+            "@HOLD_INVARIANT@",
+            "assert (probe_pool_avg_held_q == (probe_pool_avg_hold_q != 3'd0));",
+        )
+        // No second pass comes back again.
+        .replace("@COMES_BACK@", "1'b0")
+        .replace("@COMES_BACK_EMPTY@", "")
         .replace("@CORE_LATENCY@", &CORE_LATENCY.to_string());
     [("top.v", v), ("harness.sv", h)]
 }
@@ -175,7 +183,22 @@ fn switch_files(role: Role, mutate: impl Fn(String) -> String) -> [(&'static str
     let model = include_str!("formal/core_model.sv")
         .replace("@CORE_LATENCY@", &CORE_LATENCY.to_string())
         .replace("@PHV_MSB@", &(Phv::BITS - 1).to_string())
-        .replace("@RB_MSB@", &(RB_BITS - 1).to_string());
+        .replace(
+            "@FREE_DECLS@",
+            &format!(
+                "(* anyseq *) reg [{}:0] any_rb;\n    (* anyseq *) reg any_rb_valid;",
+                RB_BITS - 1
+            ),
+        )
+        .replace(
+            "@FREE_ASSIGNS@",
+            "readback = any_rb;\n        readback_valid = any_rb_valid;",
+        )
+        // No second pass comes back.
+        .replace(
+            "@AGAIN_RULE@",
+            "if (again) assume (leave && !leave_second);",
+        );
     let v = format!("{}{}{model}{}", &v[..start], &body[..ports_end], &v[end..]);
     let v = check::with_probes(
         &v,

@@ -383,6 +383,29 @@ fn an_idle_pool_links_when_a_worker_frees_and_unlinks_when_the_last_is_taken() {
     assert_eq!(r.check(), (2, 1, 0));
 }
 
+/// Decision 35: a retry runs no rule. Three idle workers of `k` 1, two of them removed: the task
+/// that pops the first removed worker's place comes back, its retry pops the second's (no idle
+/// worker is left: a first pass would unlink, a retry does not) and comes back again to be held;
+/// the pool's next task unlinks. A stage that ran the rule on the retry fails the check.
+#[test]
+fn a_retry_runs_no_rule_and_the_pools_next_task_sends_what_it_changed() {
+    let mut r = Run::new(1_000);
+    r.configure(1, pool_cfg(8, 1, 64, Advertise::Idle));
+    for node in [20, 21, 22] {
+        r.add(1, node, None);
+    }
+    r.remove(1, 21);
+    r.remove(1, 22);
+    r.tick(3);
+    r.task(1, 0); // to 20
+    r.tick(3);
+    r.task(1, 1); // 21's place: stale, a retry
+    r.drain(); // the retry pops 22's, a retry again, then held
+    r.tick(3);
+    r.task(1, 2); // no idle worker: idleRemove
+    assert_eq!(r.check(), (1, 1, 0));
+}
+
 #[test]
 fn back_to_back_passes_on_one_pool_each_see_the_link_and_count_the_last_left() {
     let mut r = Run::new(50);

@@ -160,11 +160,12 @@ pub fn harness(template: &str, verilog: &str) -> String {
 }
 
 /// `verilog` with internal signals of its module `top` (such as a register's `regs$q`) made
-/// outputs named `probe_` and the name with `$` as `_`, for a harness's invariants: Yosys reads
-/// no hierarchical reference, and an induction needs to tie the harness's state to the design's.
-/// A signal of a block one level down is named `instance.signal` (`pool_avg.holding`, output
-/// `probe_pool_avg_holding`): the block's module gets it as an output and `top` passes it up.
-/// Only port lists grow; the logic is unchanged.
+/// outputs named `probe_` and the name with `$` and `.` as `_`, for a harness's invariants: Yosys
+/// reads no hierarchical reference, and an induction needs to tie the harness's state to the
+/// design's. A signal of a block further down is named by its instances, `instance.signal`
+/// (`pool_avg.holding`, output `probe_pool_avg_holding`) or `a.b.signal`: the innermost block's
+/// module gets it as an output and each module above passes it up. Only port lists grow; the
+/// logic is unchanged.
 pub fn with_probes(verilog: &str, signals: &[&str]) -> String {
     if signals.is_empty() {
         return verilog.to_string();
@@ -177,27 +178,35 @@ pub fn with_probes(verilog: &str, signals: &[&str]) -> String {
             outputs.iter().all(|(_, n)| *n != name),
             "two probes would be called {name}"
         );
-        match s.split_once('.') {
-            None => outputs.push((s.to_string(), name)),
-            Some((inst, signal)) => {
-                assert!(!signal.contains('.'), "a probe one level down at most: {s}");
-                let module = format!("top${inst}");
-                let port = format!("probe_{}", signal.replace('$', "_"));
-                let width = declared_width(&v, &module, signal);
-                v = add_outputs(&v, &module, &[(signal.to_string(), port.clone())]);
-                // The instance in `top` connects the new port to a wire of its own.
-                let wire = format!("{inst}${port}");
-                let head = format!("    {module} {inst}(\n");
-                let at = v
+        let parts: Vec<&str> = s.split('.').collect();
+        let (signal, insts) = parts.split_last().expect("a signal");
+        // The signal as the module at each level names it, from the innermost block up.
+        let mut carried = signal.to_string();
+        for depth in (0..insts.len()).rev() {
+            let module = format!("top${}", insts[..=depth].join("$"));
+            let parent = match depth {
+                0 => "top".to_string(),
+                _ => format!("top${}", insts[..depth].join("$")),
+            };
+            let inst = insts[depth];
+            let port = format!("probe_{}", carried.replace('$', "_"));
+            let width = declared_width(&v, &module, &carried);
+            v = add_outputs(&v, &module, &[(carried.clone(), port.clone())]);
+            // The instance in its parent connects the new port to a wire of its own.
+            let wire = format!("{inst}${port}");
+            let head = format!("    {module} {inst}(\n");
+            let (start, end) = module_span(&v, &parent);
+            let at = start
+                + v[start..end]
                     .find(&head)
-                    .unwrap_or_else(|| panic!("no instance {inst} in module top"));
-                v.replace_range(
-                    at..at + head.len(),
-                    &format!("    wire {width} {wire};\n{head}        .{port}({wire}),\n"),
-                );
-                outputs.push((wire, name));
-            }
+                    .unwrap_or_else(|| panic!("no instance {inst} in module {parent}"));
+            v.replace_range(
+                at..at + head.len(),
+                &format!("    wire {width} {wire};\n{head}        .{port}({wire}),\n"),
+            );
+            carried = wire;
         }
+        outputs.push((carried, name));
     }
     add_outputs(&v, "top", &outputs)
 }

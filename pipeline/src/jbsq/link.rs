@@ -2,9 +2,9 @@
 //! `queueCtl`'s pass left (`docs/algorithm.md`, decisions 27 and 32; the model's
 //! `JbsqLeaf::link_rule`; `docs/jbsq-pipeline.md` for why it is a stage of its own).
 //!
-//! - The rule runs on a task's pass (a first pass or a retry), a place put back in its ring (a
-//!   reply's second pass, a control pass for an added node's place; not one its full ring
-//!   dropped, and a returned place of a level above 0 not for a pool that advertises idle
+//! - The rule runs on a task's first pass (not a retry: decision 35), a place put back in its
+//!   ring (a reply's second pass, a control pass for an added node's place; not one its full
+//!   ring dropped, and a returned place of a level above 0 not for a pool that advertises idle
 //!   workers), and, for a pool that advertises its queue, a reply or a returned place that
 //!   releases a held task; only for a pool with a spine.
 //! - What the pool advertises after the pass: the idle workers (`queueCtl`'s level-0 count,
@@ -249,7 +249,7 @@ impl<const P: usize> Logic for LinkStage<P> {
         self.put.next = self.port.up.pass.val().push;
         // A returned place: what it changed is what the pool advertises (a place back in its
         // ring, of level 0 for idle workers; for its queue, a place or a held task gone).
-        self.runs.next = self.port.up.pass.val().is_task
+        self.runs.next = (self.port.up.pass.val().is_task & !self.port.up.pass.val().is_retry)
             | (self.port.up.pass.val().is_reply
                 & self.port.up.pass.val().release
                 & self.adv_queue.val())

@@ -23,12 +23,12 @@ use rust_hdl::prelude::*;
 
 /// A frame or a control pass enters the core only while `queued jobs + passes in the core <
 /// JOB_ROOM` (the paper switch's rule, `crate::switch::JOB_ROOM`, with the JBSQ core's latency):
-/// each pass pushes at most one job when it leaves the core. Unlike the paper core's, a second
-/// pass may ask for a third: a retry that pops another removed node's token comes back again (the
-/// model's `JbsqResubmit::Retry` chains), and pushes a job on the way only when its link rule
-/// sends a message; the paper switch's proof that the FIFO never overflows rests on "no third
-/// pass" and does not carry over, and no bound on those messages is proven
-/// (`docs/jbsq-pipeline.md`, "The egress").
+/// each pass pushes at most one job when it leaves the core. A second pass may come back again
+/// (a retry that pops another removed node's token), but such a pass makes no job: a retry sends
+/// no message (decision 35), its stale token forwards nothing and it holds nothing, keeping its
+/// frame's slot. So, as in the paper switch, a first pass in the core may still queue two jobs
+/// and a second pass one, and the egress never holds more than `JOB_ROOM - 1 + CORE_LATENCY`
+/// jobs, one slot of its FIFO spare (proven: `tests/jbsq_admission.rs`).
 pub const JOB_ROOM: u64 = (1 << JOB_BITS) - CORE_LATENCY as u64 - 1;
 
 /// The datapath for `2^P` pools, `2^N` nodes, `2^R` ring entries, `2^B` buffer slots, `2^C`

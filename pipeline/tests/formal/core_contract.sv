@@ -1,16 +1,18 @@
-// Formal harness of the scheduler core (`horus_pipeline::core::HorusCore`): the contract the
-// switch's admission rule rests on (`admission.sv` uses it as a model, `core_model.sv`).
+// Formal harness of a scheduler core (`horus_pipeline::core::HorusCore`, the paper leaf's and
+// spine's; `horus_pipeline::jbsq::core::JbsqCore`, the JBSQ leaf's): the contract the datapath's
+// admission rule rests on (`admission.sv` uses it as a model, `core_model.sv`).
 //
 // The test writes the port list and the instance (`check::harness`), with the pass registers
 // of the pipeline as outputs (`probe_*`, `check::with_probes`: the register behind the pass mux
 // and each stage's output, and the rescale hold of `pool_avg`) for the induction's invariant;
 // the test declares sums over those registers: `live_sum` (live passes), `second_sum` (live
 // second passes), `ctl_sum` (live control passes), and flags `clash`, `multi`, `bubble_flags`,
-// `held_ok` (below), and writes in a pass's second-pass flags and what a control pass never
-// carries.
+// `held_ok` (below), `holding` (the rescale hold of `pool_avg`), and writes in a pass's
+// second-pass flags, what a control pass never carries, which second passes may come back again
+// (none in the paper core; a retry in the JBSQ core) and the hold's own invariant.
 //
 // Assumed (inputs only): a control pass carries exactly one operation flag (the AXI4-Lite
-// port's proof shows the port offers no other: `axil.sv`) and none of a packet's, no
+// port's proof shows the paper port offers no other: `axil.sv`) and none of a packet's, no
 // second-pass flag and no resubmit request (the port builds it on an all-zero pass, `axil.rs`);
 // packets are free.
 //
@@ -22,8 +24,8 @@
 //   - one pass enters at a time: a second pass (`out_again`), a packet taken
 //     (`pkt_valid && pkt_ready`) or a control pass taken (`ctl_valid && ctl_ready`), never two,
 //     and nothing else enters;
-//   - a pass that comes back is a first pass leaving (`out_again` only with `out_valid`, never
-//     for a second pass): no second pass asks for a third;
+//   - a pass that comes back is a pass leaving (`out_again` only with `out_valid`), a first pass
+//     or a second pass the core lets come back again (the JBSQ core's retry);
 //   - a pass leaves only when one of its kind is in the core.
 module harness (
     @PORTS@
@@ -55,27 +57,28 @@ module harness (
         assert (trace_valid == (out_again || (pkt_valid && pkt_ready) || (ctl_valid && ctl_ready)));
         assert (!(pkt_valid && pkt_ready && ctl_valid && ctl_ready));
         if (out_again) assert (!pkt_ready && !ctl_ready);
-        if (out_again) assert (out_valid && !out_second && trace_second);
+        if (out_again) assert (out_valid && (!out_second || @COMES_BACK@) && trace_second);
         if (trace_valid && trace_second) assert (out_again);
         if (out_valid) assert (out_second ? n_second != 8'd0 : n_first != 8'd0);
+        @COMES_BACK_EMPTY@
         // @INVARIANTS: what makes it inductive. The count is the live passes in the registers,
         // and the pass a rescale holds in `pool_avg` (its output shows a bubble meanwhile); the
         // second passes are those with a second-pass flag, which never carry a first pass's
         // kind (`clash`); a pass has at most one kind (`multi`); a bubble carries no control
         // flag (`bubble_flags`); the registered resubmit decision is for the pass leaving now.
-        assert (in_flight == live_sum + {7'd0, probe_pool_avg_holding});
+        assert (in_flight == live_sum + {7'd0, holding});
         assert (n_second == second_sum);
         assert (!clash && !multi && !bubble_flags);
-        if (probe_again_q) assert (out_valid && !out_second);
+        if (probe_again_q) assert (out_valid && (!out_second || @COMES_BACK@));
         // A control pass runs alone: it enters an empty core, `ctl_busy` holds until it leaves,
         // and a rescale holds it (`held_ok`: one live control pass adding or removing a worker)
         // for a count of clocks `held` mirrors.
         assert (probe_occupied_q == (in_flight != 8'd0));
-        assert (ctl_sum + {7'd0, probe_pool_avg_holding} <= 8'd1);
-        assert (probe_ctl_busy_q == (ctl_sum + {7'd0, probe_pool_avg_holding} == 8'd1));
+        assert (ctl_sum + {7'd0, holding} <= 8'd1);
+        assert (probe_ctl_busy_q == (ctl_sum + {7'd0, holding} == 8'd1));
         if (probe_ctl_busy_q) assert (live_sum == ctl_sum);
-        if (probe_pool_avg_holding) assert (held_ok);
-        assert (probe_pool_avg_held_q == (probe_pool_avg_hold_q != 3'd0));
+        if (holding) assert (held_ok);
+        @HOLD_INVARIANT@
         // @END
     end
 endmodule

@@ -1,13 +1,14 @@
-    // The scheduler core as its contract (proven on the core by `core_contract.sv`): the body of
-    // the switch's `core` module in the admission proof, below its port declarations. Any pass
-    // may leave, and any first pass come back as its second pass, at any clock, within the
-    // contract; what leaves and what the stages did are free.
+    // The scheduler core as its contract (proven on the core by `core_contract.sv`, the JBSQ
+    // core's by `jbsq_core_contract.sv`): the body of the datapath's `core` module in the
+    // admission proof, below its port declarations. Any pass may leave, and any first pass come
+    // back as its second pass, at any clock, within the contract (the test writes which second
+    // passes may come back too, and the core's outputs beyond the contract's, free); what leaves
+    // and what the stages did are free.
     localparam L = @CORE_LATENCY@;
     (* anyseq *) reg leave, again, leave_second, take_pkt, take_ctl;
     (* anyseq *) reg [@PHV_MSB@:0] any_out, any_trace;
     (* anyseq *) reg [63:0] any_rng;
-    (* anyseq *) reg [@RB_MSB@:0] any_rb;
-    (* anyseq *) reg any_rb_valid;
+    @FREE_DECLS@
     reg [7:0] n_first = 8'd0;
     reg [7:0] n_second = 8'd0;
     wire enter_first = (pkt_valid && take_pkt) || (ctl_valid && take_ctl);
@@ -21,14 +22,13 @@
         trace = any_trace;
         rng_state = any_rng;
         in_flight = n_first + n_second;
-        readback = any_rb;
-        readback_valid = any_rb_valid;
+        @FREE_ASSIGNS@
         // One pass enters at a time; a second pass takes the entry slot.
         assume (!(pkt_valid && take_pkt && ctl_valid && take_ctl));
         if (again) assume (!take_pkt && !take_ctl);
         // A pass that comes back is a first pass leaving; a pass leaves only if one of its kind
         // is in.
-        if (again) assume (leave && !leave_second);
+        @AGAIN_RULE@
         if (leave) assume (leave_second ? n_second != 8'd0 : n_first != 8'd0);
         // At most L passes in the core.
         assume ({1'b0, n_first} + {1'b0, n_second} + {8'd0, enter_first} + {8'd0, again}

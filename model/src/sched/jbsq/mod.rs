@@ -1,5 +1,5 @@
 //! The leaf that holds tasks: JBSQ(k) in the switch, pass by pass (`docs/algorithm.md`, "The
-//! leaf that holds tasks (JBSQ)", decisions 23 to 34).
+//! leaf that holds tasks (JBSQ)", decisions 23 to 35).
 //!
 //! A worker has at most `k` places (tasks sent to it and not yet answered). Each free place is a
 //! *token* in one of the pool's token rings: a worker with `o` outstanding tasks and bound `k`
@@ -326,7 +326,13 @@ impl JbsqLeaf {
             }
         };
         let (counts, depth) = (q.ring_count, q.depth);
-        let signal = self.link_rule(h.pool_id, &cfg, (&counts, depth), flag, Some(task.time_us));
+        // A retry does not run the link rule (decision 35): what its pops changed leaves with the
+        // pool's next pass that runs it, so that a pass that comes back sends nothing.
+        let signal = if first {
+            self.link_rule(h.pool_id, &cfg, (&counts, depth), flag, Some(task.time_us))
+        } else {
+            None
+        };
 
         let node = match way {
             Way::Pop { level, at } => {
