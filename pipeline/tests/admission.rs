@@ -16,7 +16,9 @@ use horus_pipeline::switch::{HorusSwitch, JOB_ROOM};
 use rust_hdl::prelude::*;
 
 mod common;
-use common::{phv_any, phv_count, phv_offset};
+mod contract;
+use common::{phv_any, phv_offset};
+use contract::{Admission, Contract, DEPTH, Flags, prove};
 
 const P: usize = 3;
 const N: usize = 6;
@@ -66,6 +68,11 @@ const CORE_PROBES: [&str; 7] = [
     "pool_avg.hold$q",
 ];
 
+/// The bits of the descriptor that `flags` set.
+fn bits(flags: &[fn(&mut Phv)]) -> Vec<usize> {
+    flags.iter().map(|&f| phv_offset(f)).collect()
+}
+
 /// The core, with its pass registers as outputs, and the contract's harness.
 fn core_files(role: Role, verilog: Option<&str>) -> [(&'static str, String); 2] {
     let mut probes: Vec<String> = CORE_PROBES.iter().map(|s| s.to_string()).collect();
@@ -77,86 +84,48 @@ fn core_files(role: Role, verilog: Option<&str>) -> [(&'static str, String); 2] 
         None => core_verilog(role),
     };
     let v = check::with_probes(&v, &probes);
-    // The pass registers: behind the pass mux, then each stage's output.
-    let regs: Vec<String> = std::iter::once("probe_entered_q".to_string())
-        .chain(STAGES.iter().map(|s| format!("probe_{s}_port_down_pass")))
-        .collect();
-    let live = phv_offset(|p| p.live = true);
-    let kinds: Vec<fn(&mut Phv)> = CONTROL.iter().chain(PACKET.iter()).copied().collect();
-    let sum = |term: &dyn Fn(&str) -> String| {
-        regs.iter()
-            .map(|r| format!("{{7'd0, {}}}", term(r)))
-            .collect::<Vec<_>>()
-            .join(" + ")
-    };
-    let any = |term: &dyn Fn(&str) -> String| {
-        regs.iter()
-            .map(|r| term(r))
-            .collect::<Vec<_>>()
-            .join(" || ")
-    };
-    let held = "probe_pool_avg_out_q";
-    let decls = [
-        "wire holding = probe_pool_avg_holding;".to_string(),
-        format!(
-            "wire [7:0] live_sum = {};",
-            sum(&|r| format!("{r}[{live}]"))
-        ),
-        format!(
-            "wire [7:0] second_sum = {};",
-            sum(&|r| format!("({r}[{live}] && {})", phv_any(r, &SECOND)))
-        ),
-        format!(
-            "wire [7:0] ctl_sum = {};",
-            sum(&|r| format!("({r}[{live}] && {})", phv_any(r, &CONTROL)))
-        ),
-        format!(
-            "wire clash = {};",
-            any(&|r| format!(
-                "({} && ({} || {}))",
-                phv_any(r, &SECOND),
-                phv_any(r, &PACKET),
-                phv_any(r, &CONTROL)
-            ))
-        ),
-        format!(
-            "wire multi = {};",
-            any(&|r| format!("({} > 4'd1)", phv_count(r, &kinds)))
-        ),
-        format!(
-            "wire bubble_flags = {};",
-            any(&|r| format!("(!{r}[{live}] && {})", phv_any(r, &CONTROL)))
-        ),
-        format!(
-            "wire held_ok = {held}[{live}] && {held}[{}] | {held}[{}] && {} == 4'd1 && !{};",
+    let flags = Flags {
+        live: phv_offset(|p| p.live = true),
+        second: bits(&SECOND),
+        packet: bits(&PACKET),
+        control: bits(&CONTROL),
+        rescale: [
             phv_offset(|p| p.is_ctl_add = true),
             phv_offset(|p| p.is_ctl_remove = true),
-            phv_count(held, &kinds),
-            phv_any(held, &SECOND)
+        ],
+    };
+    // A second pass never carries a first pass's kind.
+    let clash = |r: &str| {
+        format!(
+            "({} && ({} || {}))",
+            phv_any(r, &SECOND),
+            phv_any(r, &PACKET),
+            phv_any(r, &CONTROL)
+        )
+    };
+    let c = Contract {
+        flags: &flags,
+        // The pass registers: behind the pass mux, then each stage's output.
+        regs: std::iter::once("probe_entered_q".to_string())
+            .chain(STAGES.iter().map(|s| format!("probe_{s}_port_down_pass")))
+            .collect(),
+        held: "probe_pool_avg_out_q",
+        holding: "probe_pool_avg_holding",
+        clash: &clash,
+        ctl_bad: format!(
+            "{} | {} | ctl[{}] | {} != 4'd1",
+            phv_any("ctl", &SECOND),
+            phv_any("ctl", &PACKET),
+            phv_offset(|p| p.resubmit = true),
+            contract::count("ctl", &flags.control)
         ),
-    ];
-    let h = check::harness(include_str!("formal/core_contract.sv"), &v)
-        .replace("@REGS@", &decls.map(|d| format!("    {d}\n")).concat())
-        .replace("@SECOND_out@", &phv_any("out", &SECOND))
-        .replace("@SECOND_trace@", &phv_any("trace", &SECOND))
-        .replace(
-            "@CTL_BAD@",
-            &format!(
-                "{} | {} | ctl[{}] | {} != 4'd1",
-                phv_any("ctl", &SECOND),
-                phv_any("ctl", &PACKET),
-                phv_offset(|p| p.resubmit = true),
-                phv_count("ctl", &CONTROL)
-            ),
-        )
-        .replace(
-            "@HOLD_INVARIANT@",
-            "assert (probe_pool_avg_held_q == (probe_pool_avg_hold_q != 3'd0));",
-        )
+        hold_invariant: "assert (probe_pool_avg_held_q == (probe_pool_avg_hold_q != 3'd0));".into(),
         // No second pass comes back again.
-        .replace("@COMES_BACK@", "1'b0")
-        .replace("@COMES_BACK_EMPTY@", "")
-        .replace("@CORE_LATENCY@", &CORE_LATENCY.to_string());
+        comes_back: "1'b0".into(),
+        comes_back_empty: String::new(),
+        core_latency: CORE_LATENCY,
+    };
+    let h = contract::contract_harness(&v, &c);
     [("top.v", v), ("harness.sv", h)]
 }
 
@@ -171,59 +140,23 @@ fn core_verilog(role: Role) -> String {
 fn switch_files(role: Role, mutate: impl Fn(String) -> String) -> [(&'static str, String); 2] {
     let mut uut = HorusSwitch::<P, N, C>::new(role, 0x5eed, 60);
     uut.connect_all();
-    let v = mutate(emit(&uut));
-    let start = v.find("module top$core(").expect("the core's module");
-    let end = start + v[start..].find("endmodule // top$core\n").expect("its end");
-    let body = &v[start..end];
-    // The module's header and port declarations stay; the rest is the model.
-    let ports_end = body
-        .find("\n    // ")
-        .and_then(|a| body[a + 1..].find("\n    // ").map(|b| a + 1 + b + 1))
-        .expect("the port declarations");
-    let model = include_str!("formal/core_model.sv")
-        .replace("@CORE_LATENCY@", &CORE_LATENCY.to_string())
-        .replace("@PHV_MSB@", &(Phv::BITS - 1).to_string())
-        .replace(
-            "@FREE_DECLS@",
-            &format!(
-                "(* anyseq *) reg [{}:0] any_rb;\n    (* anyseq *) reg any_rb_valid;",
-                RB_BITS - 1
-            ),
-        )
-        .replace(
-            "@FREE_ASSIGNS@",
-            "readback = any_rb;\n        readback_valid = any_rb_valid;",
-        )
-        // No second pass comes back.
-        .replace(
-            "@AGAIN_RULE@",
-            "if (again) assume (leave && !leave_second);",
-        );
-    let v = format!("{}{}{model}{}", &v[..start], &body[..ports_end], &v[end..]);
-    let v = check::with_probes(
-        &v,
-        &[
-            "egress$jobs",
-            "room_r$q",
-            "core.n_first",
-            "core.n_second",
-            "egress.job_fifo$full",
-            "egress.job_fifo$head_valid",
-        ],
+    let free_decls = format!(
+        "(* anyseq *) reg [{}:0] any_rb;\n    (* anyseq *) reg any_rb_valid;",
+        RB_BITS - 1
     );
-    let h = check::harness(include_str!("formal/admission.sv"), &v)
-        .replace("@JOB_SLOTS@", &JOB_SLOTS.to_string())
-        .replace("@JOB_ROOM@", &JOB_ROOM.to_string())
-        .replace("@CORE_LATENCY@", &CORE_LATENCY.to_string());
-    [("top.v", v), ("harness.sv", h)]
-}
-
-/// The inductions close at this depth.
-const DEPTH: u32 = 2;
-
-fn prove(name: &str, files: &[(&'static str, String); 2]) -> Proof {
-    let [a, b] = files;
-    check::prove_inductive(name, &[(a.0, &a.1), (b.0, &b.1)], "harness", DEPTH).unwrap()
+    contract::admission_files(
+        &mutate(emit(&uut)),
+        &Admission {
+            phv_bits: Phv::BITS,
+            free_decls: &free_decls,
+            free_assigns: "readback = any_rb;\n        readback_valid = any_rb_valid;",
+            // No second pass comes back.
+            again_rule: "if (again) assume (leave && !leave_second);",
+            core_latency: CORE_LATENCY,
+            job_slots: JOB_SLOTS,
+            job_room: JOB_ROOM,
+        },
+    )
 }
 
 /// The core keeps its contract, for every input sequence, at every depth.

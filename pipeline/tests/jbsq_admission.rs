@@ -26,6 +26,9 @@ use horus_pipeline::jbsq::phv::JbsqPhv;
 use horus_pipeline::jbsq::switch::{JOB_ROOM, JbsqSwitch};
 use rust_hdl::prelude::*;
 
+mod contract;
+use contract::{Admission, Contract, DEPTH, Flags, prove};
+
 /// `JbsqSizes::SMALL`: 4 pools, 64 nodes, 1,024 ring entries, 64 buffer slots, 64 connection
 /// entries, a frame store of 256 beats.
 const P: usize = 2;
@@ -81,19 +84,14 @@ fn bit(signal: &str, set: Flag) -> String {
     format!("{signal}[{}]", offset(set))
 }
 
-/// The bits of `signal` that `flags` set, ORed.
-fn any(signal: &str, flags: &[Flag]) -> String {
-    let bits: Vec<String> = flags.iter().map(|&f| bit(signal, f)).collect();
-    format!("({})", bits.join(" | "))
+/// The bits of the descriptor that `flags` set.
+fn bits(flags: &[Flag]) -> Vec<usize> {
+    flags.iter().map(|&f| offset(f)).collect()
 }
 
-/// How many of `flags` are set in `signal`, as a 4-bit sum.
-fn count(signal: &str, flags: &[Flag]) -> String {
-    let bits: Vec<String> = flags
-        .iter()
-        .map(|&f| format!("{{3'd0, {}}}", bit(signal, f)))
-        .collect();
-    format!("({})", bits.join(" + "))
+/// The bits of `signal` that `flags` set, ORed.
+fn any(signal: &str, flags: &[Flag]) -> String {
+    contract::any(signal, &bits(flags))
 }
 
 /// The pass `o` makes no egress job when it comes back (`JbsqJobMap`'s `push` without the
@@ -194,181 +192,113 @@ fn core_files(verilog: Option<&str>) -> [(&'static str, String); 2] {
         )
         .collect();
     let live = offset(|p| p.live = true);
-    let kinds: Vec<Flag> = CONTROL.iter().chain(PACKET.iter()).copied().collect();
-    let sum = |term: &dyn Fn(&str) -> String| {
-        regs.iter()
-            .map(|r| format!("{{7'd0, {}}}", term(r)))
-            .collect::<Vec<_>>()
-            .join(" + ")
-    };
-    let either = |term: &dyn Fn(&str) -> String| {
-        regs.iter()
-            .map(|r| term(r))
-            .collect::<Vec<_>>()
-            .join(" || ")
+    let flags = Flags {
+        live,
+        second: bits(&SECOND),
+        packet: bits(&PACKET),
+        control: bits(&CONTROL),
+        rescale: [
+            offset(|p| p.is_ctl_add = true),
+            offset(|p| p.is_ctl_remove = true),
+        ],
     };
     let (retry, ret): (Flag, Flag) = (|p| p.is_retry = true, |p| p.is_return = true);
-    let held = "probe_stages_pool_avg_out_q";
-    let decls = [
-        "wire holding = probe_stages_pool_avg_holding;".to_string(),
+    // A second pass is a retry (a task's kind with it) or a returned place (no kind), never
+    // both, never a control pass.
+    let clash = |r: &str| {
         format!(
-            "wire [7:0] live_sum = {};",
-            sum(&|r| format!("{r}[{live}]"))
-        ),
-        format!(
-            "wire [7:0] second_sum = {};",
-            sum(&|r| format!("({r}[{live}] && {})", any(r, &SECOND)))
-        ),
-        format!(
-            "wire [7:0] ctl_sum = {};",
-            sum(&|r| format!("({r}[{live}] && {})", any(r, &CONTROL)))
-        ),
-        // A second pass is a retry (a task's kind with it) or a returned place (no kind), never
-        // both, never a control pass.
-        format!(
-            "wire clash = {};",
-            either(&|r| format!(
-                "({} && {}) || ({} && {}) || ({} && !{}) || ({} && {}) || ({} && {})",
-                bit(r, retry),
-                bit(r, ret),
-                any(r, &SECOND),
-                any(r, &CONTROL),
-                bit(r, retry),
-                bit(r, |p| p.is_task = true),
-                bit(r, retry),
-                bit(r, |p| p.is_reply = true),
-                bit(r, ret),
-                any(r, &PACKET)
-            ))
-        ),
-        format!(
-            "wire multi = {};",
-            either(&|r| format!("({} > 4'd1)", count(r, &kinds)))
-        ),
-        format!(
-            "wire bubble_flags = {};",
-            either(&|r| format!("(!{r}[{live}] && {})", any(r, &CONTROL)))
-        ),
-        format!(
-            "wire held_ok = {held}[{live}] && {} | {} && {} == 4'd1 && !{};",
-            bit(held, |p| p.is_ctl_add = true),
-            bit(held, |p| p.is_ctl_remove = true),
-            count(held, &kinds),
-            any(held, &SECOND)
-        ),
-    ];
-    let h = check::harness(include_str!("formal/core_contract.sv"), &v)
-        .replace("@REGS@", &decls.map(|d| format!("    {d}\n")).concat())
-        .replace("@SECOND_out@", &any("out", &SECOND))
-        .replace("@SECOND_trace@", &any("trace", &SECOND))
-        .replace(
-            "@CTL_BAD@",
-            &format!(
-                "{} | {} | {} != 4'd1",
-                any("ctl", &SECOND),
-                any("ctl", &PACKET),
-                count("ctl", &CONTROL)
-            ),
+            "({} && {}) || ({} && {}) || ({} && !{}) || ({} && {}) || ({} && {})",
+            bit(r, retry),
+            bit(r, ret),
+            any(r, &SECOND),
+            any(r, &CONTROL),
+            bit(r, retry),
+            bit(r, |p| p.is_task = true),
+            bit(r, retry),
+            bit(r, |p| p.is_reply = true),
+            bit(r, ret),
+            any(r, &PACKET)
         )
+    };
+    // A retry that comes back then sends no idle message (decision 35), is not held, releases
+    // nothing and is neither a continuation nor a frame passed on; with what makes it
+    // inductive: the registered decision is the leaving pass's, and every register's retry
+    // carries no idle message (nor any other kind), and one that popped a place is neither held
+    // nor sent over a bound. (That it sends no load report and reads no address is tested, not
+    // proven: see the module's comment.)
+    let retries = regs
+        .iter()
+        .map(|r| {
+            let b = |f: Flag| bit(r, f);
+            let retry = format!("{r}[{live}] && {}", b(retry));
+            format!(
+                "if ({retry}) assert (!{} && !{} && !{} && !{} && !{} && !{} && !{});\n        \
+                 if ({retry} && {}) assert (!{} && !{});",
+                b(|p| p.idle_add = true),
+                b(|p| p.idle_remove = true),
+                b(|p| p.is_cont = true),
+                b(|p| p.is_pass_through = true),
+                b(|p| p.is_to_control = true),
+                b(|p| p.is_reply = true),
+                b(|p| p.release = true),
+                b(|p| p.pop = true),
+                b(|p| p.held = true),
+                b(|p| p.fallback = true),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n        ");
+    let c = Contract {
+        flags: &flags,
+        regs,
+        held: "probe_stages_pool_avg_out_q",
+        holding: "probe_stages_pool_avg_holding",
+        clash: &clash,
+        ctl_bad: format!(
+            "{} | {} | {} != 4'd1",
+            any("ctl", &SECOND),
+            any("ctl", &PACKET),
+            contract::count("ctl", &flags.control)
+        ),
         // The JBSQ `poolAvg` holds its pass by its count alone: no flag to tie to it.
-        .replace("@HOLD_INVARIANT@", "")
+        hold_invariant: String::new(),
         // A retry that pops another removed worker's place comes back again.
-        .replace("@COMES_BACK@", &bit("out", retry))
-        // ... and then sends no idle message (decision 35), is not held, releases nothing and is
-        // neither a continuation nor a frame passed on; with what makes it inductive: the
-        // registered decision is the leaving pass's, and every register's retry carries no
-        // idle message (nor any other kind), and one that popped a place is neither held nor
-        // sent over a bound. (That it sends no load report and reads no address is tested, not
-        // proven: see the module's comment.)
-        .replace(
-            "@COMES_BACK_EMPTY@",
-            &format!(
-                "if (out_again && out_second) assert ({});\n        assert (probe_again_q == {});\n        {}",
-                quiet("out"),
-                asks("probe_stages_port_down_pass"),
-                regs.iter()
-                    .map(|r| {
-                        let b = |f: Flag| bit(r, f);
-                        let retry = format!("{r}[{live}] && {}", b(retry));
-                        format!(
-                            "if ({retry}) assert (!{} && !{} && !{} && !{} && !{} && !{} && \
-                             !{});\n        if ({retry} && {}) assert (!{} && !{});",
-                            b(|p| p.idle_add = true),
-                            b(|p| p.idle_remove = true),
-                            b(|p| p.is_cont = true),
-                            b(|p| p.is_pass_through = true),
-                            b(|p| p.is_to_control = true),
-                            b(|p| p.is_reply = true),
-                            b(|p| p.release = true),
-                            b(|p| p.pop = true),
-                            b(|p| p.held = true),
-                            b(|p| p.fallback = true),
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n        ")
-            ),
-        )
-        .replace("@CORE_LATENCY@", &CORE_LATENCY.to_string());
+        comes_back: bit("out", retry),
+        comes_back_empty: format!(
+            "if (out_again && out_second) assert ({});\n        assert (probe_again_q == {});\n        {retries}",
+            quiet("out"),
+            asks("probe_stages_port_down_pass"),
+        ),
+        core_latency: CORE_LATENCY,
+    };
+    let h = contract::contract_harness(&v, &c);
     [("top.v", v), ("harness.sv", h)]
 }
 
-/// The datapath with its core's module body replaced by the contract's model, and the admission
-/// harness; `mutate` edits the datapath's Verilog first.
+/// The datapath with its core as the contract's model, and the admission harness; `mutate` edits
+/// the datapath's Verilog first.
 fn switch_files(mutate: impl Fn(String) -> String) -> [(&'static str, String); 2] {
     let mut uut = JbsqSwitch::<P, N, R, B, C, SB>::new(SIZES, 0x5eed, 60);
     uut.connect_all();
-    let v = mutate(emit(&uut));
-    let start = v.find("module top$core(").expect("the core's module");
-    let end = start + v[start..].find("endmodule // top$core\n").expect("its end");
-    let body = &v[start..end];
-    // The module's header and port declarations stay; the rest is the model.
-    let ports_end = body
-        .find("\n    // ")
-        .and_then(|a| body[a + 1..].find("\n    // ").map(|b| a + 1 + b + 1))
-        .expect("the port declarations");
-    let model = include_str!("formal/core_model.sv")
-        .replace("@CORE_LATENCY@", &CORE_LATENCY.to_string())
-        .replace("@PHV_MSB@", &(JbsqPhv::BITS - 1).to_string())
-        .replace(
-            "@FREE_DECLS@",
-            &format!("(* anyseq *) reg [{}:0] any_counts;", JbsqCounts::BITS - 1),
-        )
-        .replace("@FREE_ASSIGNS@", "counts = any_counts;")
-        // A second pass comes back again only as a retry that makes no job (decision 35).
-        .replace(
-            "@AGAIN_RULE@",
-            &format!(
-                "if (again) assume (leave && (!leave_second || ({} && {})));",
-                bit("any_out", |p| p.is_retry = true),
-                makes_no_job("any_out")
-            ),
-        );
-    let v = format!("{}{}{model}{}", &v[..start], &body[..ports_end], &v[end..]);
-    let v = check::with_probes(
-        &v,
-        &[
-            "egress$jobs",
-            "room_r$q",
-            "core.n_first",
-            "core.n_second",
-            "egress.job_fifo$full",
-            "egress.job_fifo$head_valid",
-        ],
+    let free_decls = format!("(* anyseq *) reg [{}:0] any_counts;", JbsqCounts::BITS - 1);
+    // A second pass comes back again only as a retry that makes no job (decision 35).
+    let again_rule = format!(
+        "if (again) assume (leave && (!leave_second || ({} && {})));",
+        bit("any_out", |p| p.is_retry = true),
+        makes_no_job("any_out")
     );
-    let h = check::harness(include_str!("formal/admission.sv"), &v)
-        .replace("@JOB_SLOTS@", &(1u64 << JOB_BITS).to_string())
-        .replace("@JOB_ROOM@", &JOB_ROOM.to_string())
-        .replace("@CORE_LATENCY@", &CORE_LATENCY.to_string());
-    [("top.v", v), ("harness.sv", h)]
-}
-
-/// The inductions close at this depth.
-const DEPTH: u32 = 2;
-
-fn prove(name: &str, files: &[(&'static str, String); 2]) -> Proof {
-    let [a, b] = files;
-    check::prove_inductive(name, &[(a.0, &a.1), (b.0, &b.1)], "harness", DEPTH).unwrap()
+    contract::admission_files(
+        &mutate(emit(&uut)),
+        &Admission {
+            phv_bits: JbsqPhv::BITS,
+            free_decls: &free_decls,
+            free_assigns: "counts = any_counts;",
+            again_rule: &again_rule,
+            core_latency: CORE_LATENCY,
+            job_slots: 1 << JOB_BITS,
+            job_room: JOB_ROOM,
+        },
+    )
 }
 
 /// The JBSQ core keeps the contract, for every input sequence, at every depth.
@@ -440,12 +370,8 @@ fn the_jbsq_core_contract_fails_when_a_retry_runs_the_link_rule() {
         panic!("the mutant is not caught");
     };
     // The assertion that fails says a retry carries no idle message.
-    let line: usize = report
-        .split("harness.sv:")
-        .nth(1)
-        .and_then(|r| r.split('.').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no failing line in {report}"));
+    let line =
+        contract::failed_line(&report).unwrap_or_else(|| panic!("no failing line in {report}"));
     let text = files[1].1.lines().nth(line - 1).expect("the line");
     let idle_add = format!("[{}]", offset(|p| p.idle_add = true));
     assert!(
