@@ -26,19 +26,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use horus_model::config::Role;
-use horus_model::sched::state::NodeState;
 use horus_model::sched::{ControlOp, NodeAddr, Scheduler};
 use horus_model::wire::payload::{PublicKeepAlive, public_worker_id};
 use horus_model::wire::{self, Endpoint, HorusHeader, MacAddr, PacketType};
 use serde::{Deserialize, Serialize};
 
-use crate::access::Regs;
 use crate::auth::{self, Guard, Keys};
-use crate::driver::{DriverError, Switch};
+use crate::driver::DriverError;
+use crate::leaf::{Leaf, LeafState};
 use crate::ratelimit::RateLimit;
 use crate::security::Allow;
-use horus_regs::regmap;
 
 /// `src_id` of a WORKER_ID that asks for any free ID.
 pub const ANY_ID: u16 = 0xffff;
@@ -210,18 +207,19 @@ impl Reply {
     }
 }
 
-/// The controller of one leaf.
-pub struct Controller {
+/// The controller of one leaf, whose state it holds as `S` (the paper leaf's `Scheduler` read
+/// back, the JBSQ leaf's mirror).
+pub struct Controller<S = Scheduler> {
     /// Egress port of the workers it registers.
     pub worker_port: u8,
     members: BTreeMap<(u16, u16), Member>,
     detector: Detector,
     state_path: Option<PathBuf>,
-    /// The switch's state as the model holds it, read back when another host changed the
+    /// The switch's state as the model holds it, read again when another host changed the
     /// switch (see [`Controller::sync`]).
-    m: Scheduler,
-    /// The switch's `CONTROL_PASSES` when `m` was last known to be its state; `None`: read
-    /// the state again before the next operation.
+    m: S,
+    /// The leaf's change count ([`Leaf::changes`]) when `m` was last known to be its state;
+    /// `None`: read the state again before the next operation.
     passes_seen: Option<u32>,
     switch_id: u16,
     pub counts: Counts,
@@ -243,6 +241,28 @@ pub struct Controller {
     save_error: Option<String>,
 }
 
+/// Writes `text` to `p`: to a temporary file beside it (a name that is never the file's own),
+/// synced, renamed over it, and the directory synced, so that a crash leaves the old file or the
+/// new one.
+pub fn write_atomically(p: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let name = p.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = p.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, p)?;
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        std::fs::File::open(dir.unwrap_or(Path::new(".")))?.sync_all()
+    };
+    let r = write();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
 /// How long a removed worker is kept to be added back under its ID: a minute.
 pub const FORGET_AFTER: Micros = 60_000_000;
 
@@ -253,60 +273,48 @@ fn err(e: impl std::fmt::Display) -> DriverError {
     DriverError::Refused(e.to_string())
 }
 
-fn control_passes<R: Regs>(sw: &mut Switch<R>) -> Result<u32, DriverError> {
-    Ok(sw
-        .regs
-        .read(regmap::fields::CONTROL_PASSES.byte_address() as u32)?)
-}
-
-impl Controller {
+impl<S: LeafState> Controller<S> {
     /// A controller of the leaf behind `sw`, removing a worker silent for `timeout`; with
     /// `state_path`, the membership it keeps (read back and reconciled with the switch if the
     /// file exists). `now` starts every known worker's clock.
-    pub fn start<R: Regs>(
-        sw: &mut Switch<R>,
+    pub fn start<L: Leaf<State = S>>(
+        sw: &mut L,
         worker_port: u8,
         timeout: Micros,
         state_path: Option<&Path>,
         now: Micros,
-    ) -> Result<Controller, DriverError> {
-        if sw.ident.role != Role::Leaf {
-            return Err(err(
-                "the controller manages the workers of a leaf; this switch is a spine",
-            ));
-        }
-        let sizes = sw.ident.sizes();
+    ) -> Result<Controller<S>, DriverError> {
+        sw.check_leaf()?;
         let members: Vec<Member> = match state_path {
             Some(p) if p.exists() => {
                 let text =
                     std::fs::read_to_string(p).map_err(|e| err(format!("{}: {e}", p.display())))?;
-                let members = serde_json::from_str::<StateFile>(&text)
+                serde_json::from_str::<StateFile>(&text)
                     .map_err(|e| err(format!("{}: not a controller state file: {e}", p.display())))?
-                    .members;
-                for m in &members {
-                    if m.pool >= sizes.pools
-                        || m.id >= sizes.nodes
-                        || m.mac.parse::<MacAddr>().is_err()
-                    {
-                        return Err(err(format!(
-                            "{}: member {} of pool {} (MAC {:?}) does not fit this switch's {} pools and {} nodes",
-                            p.display(),
-                            m.id,
-                            m.pool,
-                            m.mac,
-                            sizes.pools,
-                            sizes.nodes
-                        )));
-                    }
-                }
-                members
+                    .members
             }
             _ => Vec::new(),
         };
-        let passes = control_passes(sw)?;
+        let passes = sw.changes()?;
         let ids: Vec<u16> = members.iter().map(|m| m.id).collect();
         let m = sw.state(&ids)?;
-        let switch_id = m.id();
+        if let Some(p) = state_path {
+            let (pools, nodes) = (m.pools(), m.nodes());
+            for m in &members {
+                if m.pool >= pools || m.id >= nodes || m.mac.parse::<MacAddr>().is_err() {
+                    return Err(err(format!(
+                        "{}: member {} of pool {} (MAC {:?}) does not fit this switch's {} pools and {} nodes",
+                        p.display(),
+                        m.id,
+                        m.pool,
+                        m.mac,
+                        pools,
+                        nodes
+                    )));
+                }
+            }
+        }
+        let switch_id = m.switch_id();
         let mut c = Controller {
             worker_port,
             members: BTreeMap::new(),
@@ -354,8 +362,8 @@ impl Controller {
 
     /// Reads the switch's state again when a control pass the controller did not run went in
     /// (another `horusctl`, an `apply`, a reloaded card), and marks which members it holds.
-    fn sync<R: Regs>(&mut self, sw: &mut Switch<R>) -> Result<(), DriverError> {
-        let now = control_passes(sw)?;
+    fn sync<L: Leaf<State = S>>(&mut self, sw: &mut L) -> Result<(), DriverError> {
+        let now = sw.changes()?;
         if self.passes_seen == Some(now) {
             return Ok(());
         }
@@ -383,7 +391,7 @@ impl Controller {
 
     /// Runs `op` on the switch (after [`Controller::sync`]); `false` when the switch's state
     /// refuses it.
-    fn run<R: Regs>(&mut self, sw: &mut Switch<R>, op: ControlOp) -> Result<bool, DriverError> {
+    fn run<L: Leaf<State = S>>(&mut self, sw: &mut L, op: ControlOp) -> Result<bool, DriverError> {
         self.sync(sw)?;
         match sw.control(&mut self.m, op) {
             Ok(()) => {
@@ -400,45 +408,22 @@ impl Controller {
 
     /// Whether the switch has `mem` as an active node of its pool at its address.
     fn in_switch(&self, mem: &Member) -> bool {
-        let Some(row) = self.m.tables().nodes.get(usize::from(mem.id)) else {
-            return false;
-        };
-        row.node.state == NodeState::Active
-            && row.node.pool == mem.pool
-            && row
-                .addr
-                .is_some_and(|a| a.addr.endpoint == mem.endpoint() && a.addr.dst_id == mem.dst_id)
+        self.m.held(mem.id).is_some_and(|(pool, a)| {
+            pool == mem.pool && a.endpoint == mem.endpoint() && a.dst_id == mem.dst_id
+        })
     }
 
     pub fn members(&self) -> impl Iterator<Item = &Member> {
         self.members.values()
     }
 
-    /// Writes the state file (when there is one).
-    /// Writes the membership to the state file: to a temporary file beside it (a name that is
-    /// never the file's own), synced, renamed over it, and the directory synced, so that a crash
-    /// leaves the old file or the new one.
+    /// Writes the membership to the state file (see [`write_atomically`]).
     fn write_state(&self, p: &Path) -> std::io::Result<()> {
-        use std::io::Write;
         let s = StateFile {
             members: self.members.values().cloned().collect(),
         };
         let text = serde_json::to_string_pretty(&s).map_err(std::io::Error::other)? + "\n";
-        let name = p.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = p.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, p)?;
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-            std::fs::File::open(dir.unwrap_or(Path::new(".")))?.sync_all()
-        };
-        let r = write();
-        if r.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        r
+        write_atomically(p, &text)
     }
 
     /// Writes the state file (see [`Controller::write_state`]); an error is the caller's (at
@@ -498,29 +483,24 @@ impl Controller {
     /// one; free means free in the switch and not kept for a removed member.
     fn free_id(&self, asked: u16) -> Option<u16> {
         let kept: std::collections::BTreeSet<u16> = self.members.values().map(|m| m.id).collect();
-        let nodes = &self.m.tables().nodes;
-        let free =
-            |n: u16| nodes[usize::from(n)].node.state == NodeState::Free && !kept.contains(&n);
-        if asked < self.m.sizes().nodes && free(asked) {
+        let free = |n: u16| self.m.is_free(n) && !kept.contains(&n);
+        if asked < self.m.nodes() && free(asked) {
             return Some(asked);
         }
-        (0..self.m.sizes().nodes).find(|&n| free(n))
+        (0..self.m.nodes()).find(|&n| free(n))
     }
 
     /// The member for node `id` of `pool` as the switch holds it, if it does.
     fn adopt(&self, (pool, id): (u16, u16)) -> Option<Member> {
-        let row = self.m.tables().nodes.get(usize::from(id))?;
-        let a = row
-            .addr
-            .filter(|_| row.node.state == NodeState::Active && row.node.pool == pool)?;
+        let (_, a) = self.m.held(id).filter(|&(p, _)| p == pool)?;
         Some(Member {
             pool,
             id,
-            mac: a.addr.endpoint.mac.to_string(),
-            ip: a.addr.endpoint.ip,
-            udp_port: a.addr.endpoint.udp_port,
-            port: a.addr.port,
-            dst_id: a.addr.dst_id,
+            mac: a.endpoint.mac.to_string(),
+            ip: a.endpoint.ip,
+            udp_port: a.endpoint.udp_port,
+            port: a.port,
+            dst_id: a.dst_id,
             active: true,
             public: false,
             removed_at: None,
@@ -529,25 +509,17 @@ impl Controller {
 
     /// The node of `pool` the switch holds at address `at`, if one.
     fn held_at(&self, pool: u16, at: Endpoint) -> Option<u16> {
-        let t = self.m.tables();
-        let c = t.pools.get(usize::from(pool))?.cfg;
-        if !c.valid {
-            return None;
-        }
-        (c.base..c.base + c.n)
-            .map(|s| t.members1[usize::from(s)].node)
-            .find(|&n| {
-                t.nodes[usize::from(n)]
-                    .addr
-                    .is_some_and(|a| a.addr.endpoint == at)
-            })
+        self.m
+            .members(pool)
+            .into_iter()
+            .find(|&n| self.m.held(n).is_some_and(|(_, a)| a.endpoint == at))
     }
 
     /// The workers at IPv4 address `ip`, by node ID: the members there (those removed for
     /// silence too) and the nodes the switch holds there.
-    fn nodes_at<R: Regs>(
+    fn nodes_at<L: Leaf<State = S>>(
         &mut self,
-        sw: &mut Switch<R>,
+        sw: &mut L,
         ip: std::net::Ipv4Addr,
     ) -> Result<Vec<(u16, u16)>, DriverError> {
         self.sync(sw)?;
@@ -557,10 +529,11 @@ impl Controller {
             .filter(|m| m.ip == ip)
             .map(|m| (m.pool, m.id))
             .collect();
-        for (id, r) in self.m.tables().nodes.iter().enumerate() {
-            if r.node.state == NodeState::Active && r.addr.is_some_and(|a| a.addr.endpoint.ip == ip)
+        for id in 0..self.m.nodes() {
+            if let Some((pool, a)) = self.m.held(id)
+                && a.endpoint.ip == ip
             {
-                keys.push((r.node.pool, id as u16));
+                keys.push((pool, id));
             }
         }
         keys.sort_unstable_by_key(|k| (k.1, k.0));
@@ -570,9 +543,9 @@ impl Controller {
 
     /// A keep-alive of worker `key` heard at `now`: watched again, added back if it was removed
     /// for silence, adopted if the switch holds it from a configuration.
-    fn keep_alive<R: Regs>(
+    fn keep_alive<L: Leaf<State = S>>(
         &mut self,
-        sw: &mut Switch<R>,
+        sw: &mut L,
         key: (u16, u16),
         from: std::net::Ipv4Addr,
         now: Micros,
@@ -626,9 +599,9 @@ impl Controller {
     /// Handles one frame from the switch's control port, heard at `now`; the messages to send
     /// (with their trailers when a key is set). An error is the device's (the switch's own
     /// refusals are counted as ignored).
-    pub fn on_frame<R: Regs>(
+    pub fn on_frame<L: Leaf<State = S>>(
         &mut self,
-        sw: &mut Switch<R>,
+        sw: &mut L,
         frame: &[u8],
         now: Micros,
     ) -> Result<Vec<Reply>, DriverError> {
@@ -680,9 +653,9 @@ impl Controller {
     }
 
     /// A control frame that passed the checks of [`Controller::on_frame`].
-    fn handle<R: Regs>(
+    fn handle<L: Leaf<State = S>>(
         &mut self,
-        sw: &mut Switch<R>,
+        sw: &mut L,
         f: &wire::HorusFrame,
         now: Micros,
     ) -> Result<Vec<Reply>, DriverError> {
@@ -725,13 +698,7 @@ impl Controller {
                     // In the switch already (a configuration's worker): adopted as it is.
                     Some(Err(m)) => (m, true),
                     None => {
-                        let c = self
-                            .m
-                            .tables()
-                            .pools
-                            .get(usize::from(h.pool_id))
-                            .map(|r| r.cfg);
-                        let room = c.is_some_and(|c| c.valid && c.n < c.capacity);
+                        let room = self.m.has_room(h.pool_id);
                         let Some(id) = self.free_id(h.src_id).filter(|_| room) else {
                             self.counts.ignored += 1;
                             return Ok(out);
@@ -832,9 +799,9 @@ impl Controller {
 
     /// Removes the workers silent for longer than the timeout at `now`; the messages to send.
     /// On an error the workers not yet removed stay watched.
-    pub fn tick<R: Regs>(
+    pub fn tick<L: Leaf<State = S>>(
         &mut self,
-        sw: &mut Switch<R>,
+        sw: &mut L,
         now: Micros,
     ) -> Result<Vec<Reply>, DriverError> {
         self.clock = now;
@@ -872,9 +839,9 @@ impl Controller {
         Ok(out)
     }
 
-    fn remove<R: Regs>(
+    fn remove<L: Leaf<State = S>>(
         &mut self,
-        sw: &mut Switch<R>,
+        sw: &mut L,
         key: (u16, u16),
         out: &mut Vec<Reply>,
     ) -> Result<(), DriverError> {

@@ -14,6 +14,7 @@ pub mod controller;
 pub mod device;
 pub mod driver;
 pub mod jbsq;
+pub mod leaf;
 pub mod metrics;
 pub mod packet;
 pub mod ratelimit;

@@ -50,6 +50,12 @@ struct Cli {
     /// model:CONFIG or dry-run[:CONFIG].
     #[arg(long, global = true, env = "HORUS_DEVICE")]
     device: Option<DeviceSpec>,
+    /// On the leaf that holds tasks: the file where the host keeps what it set up and which
+    /// workers are members (the card cannot give its tables back). apply writes it, add-worker,
+    /// remove-worker and serve read and rewrite it; every host process that changes the leaf
+    /// names the same file.
+    #[arg(long, global = true, env = "HORUS_JBSQ_STATE", value_name = "FILE")]
+    jbsq_state: Option<PathBuf>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -109,6 +115,10 @@ enum Cmd {
     AddWorker {
         #[command(flatten)]
         node: NodeArgs,
+        /// On the leaf that holds tasks: the worker's own bound (tasks it may have
+        /// outstanding; the pool's `k` otherwise).
+        #[arg(long)]
+        k: Option<u8>,
     },
     /// Remove a worker from a pool of a leaf: in one control pass it leaves the idle list and
     /// the sampling range; the tasks it still had are reported.
@@ -355,20 +365,38 @@ impl std::error::Error for Quiet {}
 
 pub(crate) type Print<'a> = &'a mut dyn FnMut(&str) -> Result<()>;
 
-/// Opens the switch on `spec` (`apply`: the configuration a dry run stands for).
-fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Device>> {
+/// A switch behind a device: the paper's, or the leaf that holds tasks.
+enum Opened {
+    Paper(Switch<Device>),
+    Jbsq(Box<JbsqDriver<Device>>),
+}
+
+/// Opens the switch on `spec` (`apply`: the configuration a dry run stands for), either leaf.
+fn open_any(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Opened> {
     let spec = spec.context(
         "this command needs a switch: --device pci:BDF | cosim:CONFIG | model:CONFIG | dry-run[:CONFIG] (or HORUS_DEVICE)",
     )?;
     let mut dev = Device::open(spec, apply)?;
     let what = Regs::describe(&dev);
-    if jbsq::is_jbsq(&mut dev)? {
-        bail!(
-            "{what}: the leaf that holds tasks (ID \"HORJ\"): horusctl runs info, apply and stats \
-             on it (and check and writes on its configurations); this command is planned for it"
-        );
+    Ok(if jbsq::is_jbsq(&mut dev)? {
+        Opened::Jbsq(Box::new(JbsqDriver::open(dev).with_context(|| what)?))
+    } else {
+        Opened::Paper(Switch::open(dev).with_context(|| what)?)
+    })
+}
+
+/// Opens the paper switch on `spec`; the leaf that holds tasks is refused, naming what runs on
+/// it.
+fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Device>> {
+    match open_any(spec, apply)? {
+        Opened::Paper(sw) => Ok(sw),
+        Opened::Jbsq(d) => bail!(
+            "{}: the leaf that holds tasks (ID \"HORJ\"): horusctl runs info, apply, stats, \
+             add-worker, remove-worker and serve on it (and check and writes on its \
+             configurations); this command is planned for it",
+            Regs::describe(&d.regs)
+        ),
     }
-    Switch::open(dev).with_context(|| what)
 }
 
 /// Opens the device on `spec` as the leaf that holds tasks, or `None` when it is a paper switch
@@ -386,6 +414,29 @@ fn open_jbsq(
     }
     let what = Regs::describe(&dev);
     Ok(Some(JbsqDriver::open(dev).with_context(|| what)?))
+}
+
+/// The switch on `spec` for `command`, which changes it: a JBSQ leaf with its state file
+/// `state`, which it needs.
+fn open_kept(
+    spec: Option<&DeviceSpec>,
+    apply: Option<&Config>,
+    state: Option<&Path>,
+    command: &str,
+) -> Result<Opened> {
+    Ok(match open_any(spec, apply)? {
+        Opened::Jbsq(d) => {
+            let state = state.with_context(|| {
+                format!(
+                    "{command} on the leaf that holds tasks needs --jbsq-state FILE (or \
+                     HORUS_JBSQ_STATE): the card cannot give its tables back, so the host keeps \
+                     them there"
+                )
+            })?;
+            Opened::Jbsq(Box::new(d.with_state_file(state)?))
+        }
+        p => p,
+    })
 }
 
 /// `apply` on a JBSQ leaf, and its report.
@@ -417,6 +468,7 @@ fn finish_script(script: Option<&str>, text: String, print: Print) -> Result<()>
 
 fn run(cli: Cli, print: Print) -> Result<()> {
     let dev = cli.device.as_ref();
+    let jbsq_state = cli.jbsq_state.as_deref();
     let mut out = String::new();
     match cli.cmd {
         Cmd::Read { table: t, index } => read_script(&t, index, print),
@@ -454,7 +506,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
         Cmd::Apply { config, board } => {
             let cfg = load(config.as_path(), board)?;
             if cfg.switch.leaf == LeafKind::Jbsq {
-                let Some(mut d) = open_jbsq(dev, Some(&cfg))? else {
+                let Opened::Jbsq(mut d) = open_kept(dev, Some(&cfg), jbsq_state, "apply")? else {
                     bail!(
                         "{}: a configuration of the leaf that holds tasks; the device is not one",
                         config.display()
@@ -471,8 +523,22 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             Some(d) => info_jbsq(d, verilog, print),
             None => info(dev, verilog, print),
         },
-        Cmd::AddWorker { node } => {
-            let mut sw = open(dev, None)?;
+        Cmd::AddWorker { node, k } => {
+            let mut sw = match open_kept(dev, None, jbsq_state, "add-worker")? {
+                Opened::Paper(sw) => sw,
+                Opened::Jbsq(mut d) => {
+                    let op = add_op(&node, node.node, 1);
+                    let ControlOp::AddNode { addr, .. } = op else {
+                        unreachable!("add_op makes an AddNode")
+                    };
+                    d.add_node(node.pool, node.node, k, addr)?;
+                    writeln!(out, "{}", describe(&op))?;
+                    return finish_script(d.regs.script(), out, print);
+                }
+            };
+            if k.is_some() {
+                bail!("--k is a bound of the leaf that holds tasks; this switch is the paper's");
+            }
             need_role(&sw, Role::Leaf, "add-worker")?;
             let op = add_op(&node, node.node, 1);
             one_op(&mut sw, op, &mut out)?;
@@ -490,7 +556,18 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             finish(&sw, out, print)
         }
         Cmd::RemoveWorker { pool, node } => {
-            let mut sw = open(dev, None)?;
+            let mut sw = match open_kept(dev, None, jbsq_state, "remove-worker")? {
+                Opened::Paper(sw) => sw,
+                Opened::Jbsq(mut d) => {
+                    d.remove_node(pool, node)?;
+                    writeln!(
+                        out,
+                        "{}\nthe pool's held tasks stay held for its other workers",
+                        describe(&ControlOp::RemoveNode { pool, node })
+                    )?;
+                    return finish_script(d.regs.script(), out, print);
+                }
+            };
             need_role(&sw, Role::Leaf, "remove-worker")?;
             // What it still had: its load entry, corrected by its drift.
             let tasks = outstanding(&mut sw, node)?;
@@ -542,11 +619,6 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             key_file,
         } => {
             let cfg = config.as_deref().map(|c| load(c, None)).transpose()?;
-            let mut sw = open(dev, cfg.as_ref())?;
-            if let Some(cfg) = &cfg {
-                apply(&mut sw, cfg, &mut out)?;
-                print(&out)?;
-            }
             let port = match interface {
                 Some(name) => serve::Port::Interface(name),
                 None => serve::Port::Udp(listen),
@@ -559,6 +631,28 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 allow,
                 key_file,
             };
+            let mut sw = match open_kept(dev, cfg.as_ref(), jbsq_state, "serve")? {
+                Opened::Paper(sw) => sw,
+                Opened::Jbsq(mut d) => {
+                    if let Some(cfg) = &cfg {
+                        if d.is_set_up_as(cfg)? {
+                            writeln!(
+                                out,
+                                "the leaf is set up from this configuration (its state file): nothing \
+                             written"
+                            )?;
+                        } else {
+                            apply_jbsq(&mut d, cfg, &mut out)?;
+                        }
+                        print(&out)?;
+                    }
+                    return serve::run(&mut *d, port, cfg.as_ref(), &opts, print);
+                }
+            };
+            if let Some(cfg) = &cfg {
+                apply(&mut sw, cfg, &mut out)?;
+                print(&out)?;
+            }
             serve::run(&mut sw, port, cfg.as_ref(), &opts, print)
         }
         Cmd::Peek { register: r } => peek(dev, &r, print),

@@ -19,11 +19,11 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::access::Regs;
-use crate::driver::{DriverError, Switch};
+use crate::driver::DriverError;
+use crate::leaf::Leaf;
 
 /// The switch's counters and status in the Prometheus text format (`horus_switch_*`).
-pub fn switch_metrics<R: Regs>(sw: &mut Switch<R>) -> Result<String, DriverError> {
+pub fn switch_metrics<L: Leaf>(sw: &mut L) -> Result<String, DriverError> {
     let mut s = String::new();
     for (name, v) in sw.counters()? {
         let n = name.to_lowercase();

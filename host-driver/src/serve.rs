@@ -21,7 +21,7 @@ use horus_host_driver::access::Regs;
 use horus_host_driver::auth::Keys;
 use horus_host_driver::controller::{Controller, Reply};
 use horus_host_driver::device::Device;
-use horus_host_driver::driver::Switch;
+use horus_host_driver::leaf::Leaf;
 use horus_host_driver::packet::PacketSocket;
 use horus_host_driver::security::Allow;
 use horus_model::config::Config;
@@ -45,7 +45,7 @@ enum Open {
 }
 
 impl Open {
-    fn new(port: &Port, sw: &mut Switch<Device>) -> Result<Open> {
+    fn new(port: &Port, sw: &mut impl Leaf<Regs = Device>) -> Result<Open> {
         Ok(match port {
             Port::Udp(a) => {
                 Open::Udp(UdpSocket::bind(a).with_context(|| format!("binding UDP {a}"))?)
@@ -118,10 +118,11 @@ fn answer(me: Endpoint, r: &Reply) -> Vec<u8> {
 }
 
 /// The switch's own MAC and IPv4 address, from its registers.
-fn switch_endpoint(sw: &mut Switch<Device>) -> Result<Endpoint> {
+/// Both leaves' maps keep the paper map's switch registers.
+fn switch_endpoint(sw: &mut impl Leaf<Regs = Device>) -> Result<Endpoint> {
     let mut r = RegFile::default();
     for w in regmap::switch_words() {
-        r.words[w] = sw.regs.read(4 * w as u32)?;
+        r.words[w] = sw.regs().read(4 * w as u32)?;
     }
     Ok(r.switch_registers().me)
 }
@@ -138,8 +139,8 @@ pub struct Opts {
     pub key_file: Option<PathBuf>,
 }
 
-pub fn run(
-    sw: &mut Switch<Device>,
+pub fn run<L: Leaf<Regs = Device>>(
+    sw: &mut L,
     port: Port,
     cfg: Option<&Config>,
     opts: &Opts,

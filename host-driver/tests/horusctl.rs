@@ -409,6 +409,7 @@ fn info_says_whether_the_switch_runs_a_given_verilog() {
 #[cfg(feature = "cosim")]
 #[test]
 fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are_planned() {
+    // (add-worker, remove-worker and serve: `serve_runs_the_controller_on_a_jbsq_leaf`.)
     let cfg = config("example-leaf-jbsq.toml");
     let device = format!("cosim:{cfg}");
     let run = |args: &[&str]| {
@@ -428,12 +429,30 @@ fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are
             && info.contains("4096 held tasks of up to 256 bytes"),
         "{info}"
     );
-    let (ok, applied, err) = run(&["apply", &cfg]);
+    // Without a state file: refused, naming the flag.
+    let (ok, _, err) = run(&["apply", &cfg]);
+    assert!(!ok && err.contains("--jbsq-state"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("leaf.json");
+    let state = state.to_str().unwrap();
+    let (ok, applied, err) = run(&["--jbsq-state", state, "apply", &cfg]);
     assert!(ok, "{err}");
     assert!(
         applied.contains("17 control pass(es): 2 pool(s), 5 worker(s)"),
         "{applied}"
     );
+    // The cosim device is a freshly loaded card in each process: the file of the last one is
+    // refused against it.
+    let (ok, _, err) = run(&[
+        "--jbsq-state",
+        state,
+        "remove-worker",
+        "--pool",
+        "1",
+        "--node",
+        "0",
+    ]);
+    assert!(!ok && err.contains("freshly loaded"), "{err}");
     let (ok, stats, err) = run(&["stats", "--json"]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(stats.trim()).unwrap();
@@ -554,4 +573,141 @@ fn writes_scripts_a_fresh_jbsq_leafs_set_up_and_a_dry_run_speaks_its_map() {
         out.status.success() && text.contains("the leaf that holds tasks (JBSQ), preset default"),
         "{text}"
     );
+}
+
+/// `horusctl serve` on the Verilated JBSQ leaf: set up from its configuration into its state
+/// file, a worker registers over UDP and gets its ID, the leaf's counters are served as metrics,
+/// the silent worker is removed and told so; the state file holds the leaf as it is (the
+/// configuration's workers, the registered one gone, its generation moved).
+#[cfg(feature = "cosim")]
+#[test]
+fn serve_runs_the_controller_on_a_jbsq_leaf() {
+    use horus_model::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
+    use std::net::{Ipv4Addr, UdpSocket};
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(config("example-leaf-jbsq.toml")).unwrap();
+    let cfg = dir.path().join("leaf.toml");
+    std::fs::write(
+        &cfg,
+        text.replacen("spine_node = 4\n", "spine_node = 4\ncapacity = 8\n", 1),
+    )
+    .unwrap();
+    let state = dir.path().join("leaf.json");
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let listen = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    // Without a state file: refused before anything listens.
+    let out = horusctl(&[
+        "--device",
+        &format!("cosim:{cfg}"),
+        "serve",
+        "--config",
+        cfg,
+        "--worker-port",
+        "8",
+    ]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        !out.status.success() && err.contains("--jbsq-state"),
+        "{err}"
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_horusctl"))
+        .args(["--device", &format!("cosim:{cfg}")])
+        .args(["--jbsq-state", state.to_str().unwrap(), "serve"])
+        .args([
+            "--config",
+            cfg,
+            "--worker-port",
+            "8",
+            "--timeout-ms",
+            "2500",
+        ])
+        .args([
+            "--listen",
+            &listen.to_string(),
+            "--metrics",
+            &metrics.to_string(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://{metrics}/metrics");
+    let scrape = || -> Option<String> { ureq::get(&url).call().ok()?.into_string().ok() };
+    let wait_for = |what: &str| {
+        for _ in 0..400 {
+            if let Some(m) = scrape()
+                && m.contains(what)
+            {
+                return m;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("/metrics never showed {what:?}: {:?}", scrape());
+    };
+    let m = wait_for("horus_controller_packets_total 0");
+    assert!(m.contains("horus_switch_jbsq_tasks 0"), "{m}");
+    let w = UdpSocket::bind("127.0.0.1:0").unwrap();
+    w.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let me = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0x30, 1]),
+        ip: Ipv4Addr::LOCALHOST,
+        udp_port: w.local_addr().unwrap().port(),
+    };
+    let leaf = Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0, 4]),
+        ip: Ipv4Addr::new(10, 0, 0, 4),
+        udp_port: horus_model::wire::HORUS_UDP_PORT,
+    };
+    let header = HorusHeader {
+        pkt_type: PacketType::WorkerId,
+        more_packets: false,
+        pool_id: 1,
+        src_id: 7,
+        dst_id: 0,
+        qlen: 0,
+        seq_num: 0,
+    };
+    let f = horus_model::wire::HorusFrame::new(me, leaf, header, Vec::new()).to_bytes();
+    w.send_to(&f, listen).unwrap();
+    let mut buf = [0u8; 64];
+    let (n, _) = w.recv_from(&mut buf).unwrap();
+    let ack = HorusHeader::parse(&buf[..n]).unwrap();
+    assert_eq!(
+        (ack.pkt_type, ack.dst_id, ack.src_id),
+        (PacketType::WorkerIdAck, 7, 4)
+    );
+    let m = wait_for("horus_controller_registrations_total 1");
+    assert!(
+        m.contains("horus_worker_up{pool=\"1\",worker=\"7\",ip=\"127.0.0.1\"} 1"),
+        "{m}"
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let nodes: Vec<u64> = file["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["node"].as_u64().unwrap())
+        .collect();
+    assert_eq!(nodes, [0, 1, 2, 7, 3, 4], "{file}");
+    // Silent: removed after the timeout, and told so.
+    let (n, _) = w.recv_from(&mut buf).unwrap();
+    assert_eq!(
+        HorusHeader::parse(&buf[..n]).unwrap().pkt_type,
+        PacketType::RemoveAck
+    );
+    wait_for("horus_controller_removals_total 1");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(file["members"].as_array().unwrap().len(), 5, "{file}");
+    assert_eq!(file["generations"], serde_json::json!([[7, 1]]), "{file}");
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -4,8 +4,11 @@
 //! frame out and every counter the driver reads must be the model's (`JbsqFrameSwitch`), and a
 //! card changed behind the driver's back is caught before anything is removed.
 
+use std::net::Ipv4Addr;
+
 use horus_cosim::jbsq::frames;
 use horus_host_driver::Regs;
+use horus_host_driver::controller::Controller;
 use horus_host_driver::device::CosimDevice;
 use horus_host_driver::driver::DriverError;
 use horus_host_driver::jbsq::JbsqDriver;
@@ -14,8 +17,12 @@ use horus_model::sched::NodeAddr;
 use horus_model::sched::frame::{InFrame, OutFrame};
 use horus_model::sched::jbsq::JbsqSizes;
 use horus_model::sched::jbsq::frame::{JbsqFramePass, JbsqFrameSwitch};
+use horus_model::wire::{Endpoint, MacAddr, PacketType};
 use horus_regs::jbsq_map::{self, fields};
 use horus_regs::regmap::{RegFile, fields as paper};
+
+mod common;
+use common::frame;
 
 const SEED: u64 = 7;
 
@@ -163,4 +170,205 @@ fn a_card_changed_behind_the_drivers_back_is_caught_before_a_removal() {
     // The mirror was left as it was: the driver still believes node 3 a member.
     let t = d.mirror().tables();
     assert!(t.node_cfg[3].active);
+}
+
+/// The device shared by two drivers, as two host processes share a card.
+#[derive(Clone)]
+struct Shared(std::rc::Rc<std::cell::RefCell<CosimDevice>>);
+
+impl Regs for Shared {
+    fn read(&mut self, addr: u32) -> Result<u32, horus_host_driver::AccessError> {
+        self.0.borrow_mut().read(addr)
+    }
+    fn write(&mut self, addr: u32, value: u32) -> Result<(), horus_host_driver::AccessError> {
+        self.0.borrow_mut().write(addr, value)
+    }
+    fn describe(&self) -> String {
+        "a shared cosim device".into()
+    }
+}
+
+/// The example configuration with room in pool 1 for registered workers.
+fn roomy() -> Config {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../configs/example-leaf-jbsq.toml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.replacen("spine_node = 4\n", "spine_node = 4\ncapacity = 8\n", 1);
+    assert!(text.contains("capacity = 8"));
+    Config::from_toml_str(&text).unwrap()
+}
+
+fn worker(k: u8) -> Endpoint {
+    Endpoint {
+        mac: MacAddr([2, 0, 0, 0, 0x40, k]),
+        ip: Ipv4Addr::new(10, 0, 4, 100 + k),
+        udp_port: 6000,
+    }
+}
+
+fn sent(d: &Shared, model: &mut JbsqFrameSwitch, frames: Vec<Vec<u8>>) {
+    let mut dev = d.0.borrow_mut();
+    let mut want: Vec<OutFrame> = Vec::new();
+    for f in frames {
+        let time_us = dev.now_us();
+        dev.send(f.clone());
+        dev.drain(20_000).unwrap();
+        let mut r = model.process(JbsqFramePass::Frame(InFrame { frame: f, time_us }));
+        want.extend(r.outputs);
+        while let Some(back) = r.resubmit.take() {
+            r = model.process(JbsqFramePass::Resubmit(back));
+            want.extend(std::mem::take(&mut r.outputs));
+        }
+    }
+    let got = dev.take_outputs();
+    assert_eq!(got.len(), want.len(), "frames out");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "frame {i}");
+    }
+}
+
+/// `horusctl serve`'s controller on the Verilated JBSQ leaf: a worker registers, falls silent,
+/// is removed and added back at its keep-alive, while a second driver (another `horusctl`)
+/// sharing the card and the state file removes a worker of the same pool; each driver reads the
+/// other's change from the file before it plans, the card's frames stay the model's (which ran
+/// the same operations), and a driver opening the file reads every member back from the card.
+#[test]
+fn the_controller_runs_a_jbsq_leaf_and_drivers_share_it_through_the_state_file() {
+    let cfg = roomy();
+    let dev = Shared(std::rc::Rc::new(std::cell::RefCell::new(
+        CosimDevice::fresh(&cfg, SEED, "cosim").unwrap(),
+    )));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("leaf.json");
+    let mut a = JbsqDriver::open(dev.clone())
+        .unwrap()
+        .with_state_file(&file)
+        .unwrap();
+    assert_eq!(a.apply(&cfg).unwrap(), 17);
+    assert!(file.exists());
+    let (mut model, setup) = JbsqFrameSwitch::from_config(&cfg, SEED).unwrap();
+    {
+        let mut dev = dev.0.borrow_mut();
+        dev.drain(20_000).unwrap();
+        assert_eq!(dev.take_outputs(), setup);
+    }
+    // A driver without the file cannot mirror a leaf set up: refused.
+    let e = JbsqDriver::open(dev.clone())
+        .unwrap()
+        .with_state_file(&dir.path().join("other.json"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("no such state file") && e.contains("set up already"),
+        "{e}"
+    );
+
+    // A worker registers in pool 1 asking for node 10.
+    let mut c = Controller::start(&mut a, 8, 1000, None, 0).unwrap();
+    let r = c
+        .on_frame(&mut a, &frame(worker(1), PacketType::WorkerId, 1, 10), 10)
+        .unwrap();
+    assert_eq!(r.len(), 1);
+    assert_eq!(
+        (r[0].header.pkt_type, r[0].header.dst_id, r[0].header.src_id),
+        (PacketType::WorkerIdAck, 10, cfg.switch.id)
+    );
+    let addr10 = NodeAddr {
+        endpoint: worker(1),
+        port: 8,
+        dst_id: 10,
+    };
+    let added = model.add_node(1, 10, None, 0, addr10).unwrap();
+    {
+        let mut dev = dev.0.borrow_mut();
+        dev.drain(20_000).unwrap();
+        assert_eq!(dev.take_outputs(), added);
+    }
+    sent(&dev, &mut model, frames(&cfg, 11, 200));
+
+    // Another driver opens the file: every member's slot read from the card first.
+    let mut b = JbsqDriver::open(dev.clone())
+        .unwrap()
+        .with_state_file(&file)
+        .unwrap();
+    assert!(b.mirror().tables().members == a.mirror().tables().members);
+    // It removes node 0 of pool 1: node 10, the pool's last member, moves into slot 0.
+    b.remove_node(1, 0).unwrap();
+    model.remove_node(1, 0).unwrap();
+    // Node 10 falls silent: the controller removes it, its slot as the other driver left it.
+    let r = c.tick(&mut a, 1011).unwrap();
+    assert_eq!(r.len(), 1);
+    assert_eq!(
+        (r[0].header.pkt_type, r[0].header.dst_id),
+        (PacketType::RemoveAck, 10)
+    );
+    model.remove_node(1, 10).unwrap();
+    assert_eq!(c.counts.removals, 1);
+    // It speaks again: added back under its ID.
+    c.on_frame(
+        &mut a,
+        &frame(worker(1), PacketType::KeepAlive, 1, 10),
+        1500,
+    )
+    .unwrap();
+    assert_eq!(c.counts.readds, 1);
+    let added = model.add_node(1, 10, None, 0, addr10).unwrap();
+    {
+        let mut dev = dev.0.borrow_mut();
+        dev.drain(20_000).unwrap();
+        assert_eq!(dev.take_outputs(), added);
+    }
+    sent(&dev, &mut model, frames(&cfg, 12, 300));
+    // The other driver reads the controller's changes before its next operation.
+    b.add_node(1, 0, Some(3), NodeAddr::of(&cfg.pools[0].nodes[0]))
+        .unwrap();
+    let added = model
+        .add_node(1, 0, Some(3), 0, NodeAddr::of(&cfg.pools[0].nodes[0]))
+        .unwrap();
+    {
+        let mut dev = dev.0.borrow_mut();
+        dev.drain(20_000).unwrap();
+        assert_eq!(dev.take_outputs(), added);
+    }
+    sent(&dev, &mut model, frames(&cfg, 13, 300));
+    let m = model.leaf().tables();
+    let t = b.mirror().tables();
+    assert!(
+        t.pool_cfg == m.pool_cfg,
+        "the mirror's pools are the model's"
+    );
+    assert!(
+        t.node_cfg == m.node_cfg,
+        "the mirror's nodes are the model's"
+    );
+    assert!(
+        t.members == m.members,
+        "the mirror's members are the model's"
+    );
+
+    // A file whose members are not the card's is refused at open, naming the card's answer.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let members = v["members"].as_array_mut().unwrap();
+    members.swap(0, 1);
+    let forged = dir.path().join("forged.json");
+    std::fs::write(&forged, v.to_string()).unwrap();
+    let e = JbsqDriver::open(dev.clone())
+        .unwrap()
+        .with_state_file(&forged)
+        .err()
+        .unwrap();
+    assert!(matches!(e, DriverError::Inconsistent(_)), "{e}");
+    // The file against a freshly loaded card: refused.
+    let fresh = CosimDevice::fresh(&cfg, SEED, "cosim").unwrap();
+    let e = JbsqDriver::open(fresh)
+        .unwrap()
+        .with_state_file(&file)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("freshly loaded"), "{e}");
 }
