@@ -41,8 +41,8 @@
 //!
 //! A leaf that holds tasks (`[switch] leaf = "jbsq"`, `docs/jbsq.md`) takes the [`JbsqParams`]
 //! keys in `[defaults]` and each pool, a pool's `buffer_slots` and a worker's own `k`
-//! (`configs/example-leaf-jbsq.toml`); any other switch refuses them. Only the model runs that
-//! leaf yet: what runs the paper's leaf refuses its configuration ([`Config::paper_leaf_only`]).
+//! (`configs/example-leaf-jbsq.toml`); any other switch refuses them. What runs the paper's leaf
+//! only refuses that leaf's configuration ([`Config::paper_leaf_only`]).
 //!
 //! [`Config::from_toml_str`] and [`Config::from_file`] parse that text into a raw, as-written form,
 //! resolve it (role-dependent [`Sizes`], [`PoolParams`] overlaid on `[defaults]`, pool capacity
