@@ -468,15 +468,39 @@ fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are
     assert!(!ok && err.contains("HORJ"), "{err}");
 }
 
+/// `model:` on a JBSQ leaf's configuration is the JBSQ leaf's model behind its map; the paper
+/// switch's model refuses that configuration, naming the key.
 #[test]
-fn the_paper_switchs_model_refuses_a_jbsq_leafs_config_naming_the_key() {
+fn the_model_device_of_a_jbsq_config_is_the_jbsq_leafs_model() {
     let cfg = config("example-leaf-jbsq.toml");
-    let out = horusctl(&["--device", &format!("model:{cfg}"), "info"]);
-    let err = String::from_utf8(out.stderr).unwrap();
+    let device = format!("model:{cfg}");
+    let out = horusctl(&["--device", &device, "info"]);
+    let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        !out.status.success() && err.contains("switch.leaf") && err.contains("cosim:"),
-        "{err}"
+        out.status.success() && text.contains("the leaf that holds tasks (JBSQ), preset default"),
+        "{text}"
     );
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("leaf.json");
+    let out = horusctl(&[
+        "--device",
+        &device,
+        "--jbsq-state",
+        state.to_str().unwrap(),
+        "apply",
+        &cfg,
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success() && text.contains("17 control pass(es)"),
+        "{text}"
+    );
+    let c = horus_model::config::Config::from_file(std::path::Path::new(&cfg)).unwrap();
+    let e = horus_host_driver::device::ModelDevice::fresh(&c, 1, "model")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("switch.leaf"), "{e}");
 }
 
 #[test]

@@ -372,3 +372,81 @@ fn the_controller_runs_a_jbsq_leaf_and_drivers_share_it_through_the_state_file()
         .to_string();
     assert!(e.contains("freshly loaded"), "{e}");
 }
+
+/// The `model:` device of a JBSQ leaf (`JbsqModelDevice`: the model behind the register map,
+/// decoding the staged passes) answers as the Verilated leaf: the same driver's set-up, frames,
+/// a removal and an addition with the worker's own bound give the same frames out, the same
+/// counters and the same node reads.
+#[test]
+fn the_model_device_answers_as_the_verilated_leaf() {
+    use horus_host_driver::device::JbsqModelDevice;
+    let cfg = config();
+    let mut rtl = JbsqDriver::open(CosimDevice::fresh(&cfg, SEED, "cosim").unwrap()).unwrap();
+    let mut model = JbsqDriver::open(JbsqModelDevice::fresh(&cfg, SEED, "model").unwrap()).unwrap();
+    assert_eq!(rtl.ident.sizes, model.ident.sizes);
+    assert_eq!(rtl.apply(&cfg).unwrap(), model.apply(&cfg).unwrap());
+    let same = |rtl: &mut JbsqDriver<CosimDevice>, model: &mut JbsqDriver<JbsqModelDevice>| {
+        rtl.regs.drain(20_000).unwrap();
+        let (r, m) = (rtl.regs.take_outputs(), model.regs.take_outputs());
+        assert_eq!(r.len(), m.len(), "frames out");
+        for (i, (a, b)) in r.iter().zip(&m).enumerate() {
+            assert_eq!(a, b, "frame {i}");
+        }
+        assert_eq!(rtl.counters().unwrap(), model.counters().unwrap());
+    };
+    let send = |rtl: &mut JbsqDriver<CosimDevice>,
+                model: &mut JbsqDriver<JbsqModelDevice>,
+                frames: Vec<Vec<u8>>| {
+        for f in frames {
+            let t = rtl.regs.now_us();
+            rtl.regs.send(f.clone());
+            rtl.regs.drain(20_000).unwrap();
+            model.regs.frame(f, t);
+        }
+    };
+    same(&mut rtl, &mut model);
+    send(&mut rtl, &mut model, frames(&cfg, 21, 400));
+    same(&mut rtl, &mut model);
+    let w1 = &cfg.pools[0].nodes[1];
+    rtl.remove_node(1, w1.id).unwrap();
+    model.remove_node(1, w1.id).unwrap();
+    send(&mut rtl, &mut model, frames(&cfg, 22, 200));
+    rtl.add_node(1, w1.id, Some(3), NodeAddr::of(w1)).unwrap();
+    model.add_node(1, w1.id, Some(3), NodeAddr::of(w1)).unwrap();
+    same(&mut rtl, &mut model);
+    send(&mut rtl, &mut model, frames(&cfg, 23, 400));
+    same(&mut rtl, &mut model);
+    // A node read through the map: the same slot and last member.
+    for d in [&mut rtl.regs as &mut dyn Regs, &mut model.regs] {
+        stage_on(d, &jbsq_map::read_node(1, w1.id));
+    }
+    let rb = |d: &mut dyn Regs| d.read(fields::RB_SLOT.byte_address() as u32).unwrap();
+    assert_eq!(rb(&mut rtl.regs), rb(&mut model.regs));
+    // A removal carrying a slot that is not the leaf's: the model device refuses it.
+    let mut rm = jbsq_map::remove_node(&mut model.mirror().clone(), 1, w1.id).unwrap()[1].clone();
+    rm.set(&fields::CTL_SLOT, 7);
+    for w in jbsq_map::control_words() {
+        model.regs.write(4 * w as u32, rm.words[w]).unwrap();
+    }
+    let e = model
+        .regs
+        .write(paper::CTL_GO.byte_address() as u32, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("slot 7"), "{e}");
+}
+
+fn stage_on(regs: &mut dyn Regs, r: &RegFile) {
+    for w in jbsq_map::control_words() {
+        regs.write(4 * w as u32, r.words[w]).unwrap();
+    }
+    regs.write(paper::CTL_GO.byte_address() as u32, 1).unwrap();
+    assert!(
+        regs.wait(paper::CTL_GO.byte_address() as u32, 1, 0, 1000)
+            .unwrap()
+    );
+    assert!(
+        regs.wait(fields::RB_VALID.byte_address() as u32, 1, 1, 1000)
+            .unwrap()
+    );
+}

@@ -23,11 +23,13 @@ use std::sync::LazyLock;
 use crate::mac_bits;
 use crate::regmap::{Access::*, Field, RegFile, fields as paper};
 use horus_model::config::{Config, Role};
-use horus_model::fixed::RackAverage;
+use horus_model::fixed::{Load, RackAverage};
 use horus_model::sched::NodeAddr;
 use horus_model::sched::jbsq::{
     Advertise, Fallback, JbsqLeaf, JbsqPool, JbsqSizes, LeafKind, level_of,
 };
+use horus_model::sched::state::{Params, SpineRef};
+use horus_model::wire::{Endpoint, MacAddr};
 
 /// Value of `ID` in this map: "HORJ".
 pub const ID_VALUE: u32 = 0x484f_524a;
@@ -678,9 +680,247 @@ pub fn remove_node(leaf: &mut JbsqLeaf, pool: u16, node: u16) -> Result<[RegFile
     Ok([read_node(pool, node), r])
 }
 
+/// A staged pass as the leaf's register port takes it: the operation the control words name,
+/// with the values it carries. The inverse of [`configure_pool`], [`add_node`]'s passes,
+/// [`read_node`] and [`remove_node`]'s removal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StagedPass {
+    Configure {
+        pool: u16,
+        cfg: JbsqPool,
+    },
+    AddNode {
+        pool: u16,
+        node: u16,
+        /// 0: the pool's.
+        k: u8,
+        tasks: u16,
+        unit: u64,
+        addr: NodeAddr,
+    },
+    AddPlace {
+        pool: u16,
+        node: u16,
+        generation: u8,
+        level: u8,
+    },
+    ReadNode {
+        pool: u16,
+        node: u16,
+    },
+    RemoveNode {
+        pool: u16,
+        node: u16,
+        slot: u16,
+        last: u16,
+        unit: u64,
+    },
+}
+
+/// The pass staged in `r`'s control words; refused unless exactly one operation bit is set (as
+/// the register port refuses `CTL_GO` then).
+pub fn staged_pass(r: &RegFile) -> Result<StagedPass, String> {
+    use fields::*;
+    let ops = [
+        &CTL_CONFIGURE_POOL,
+        &CTL_ADD_NODE,
+        &CTL_REMOVE_NODE,
+        &CTL_READ_NODE,
+        &CTL_ADD_PLACE,
+    ];
+    let set: Vec<&str> = ops
+        .iter()
+        .filter(|f| r.get(f) != 0)
+        .map(|f| f.name)
+        .collect();
+    if set.len() != 1 {
+        return Err(format!(
+            "a staged pass names exactly one operation; these are set: {set:?}"
+        ));
+    }
+    let g = |f: &Field| r.get(f);
+    let pool = g(&CTL_POOL) as u16;
+    let node = g(&CTL_NODE) as u16;
+    Ok(match set[0] {
+        "CTL_CONFIGURE_POOL" => {
+            let advertise = match (g(&CTL_ADV_PLACES), g(&CTL_ADV_QUEUE)) {
+                (0, 0) => Advertise::Idle,
+                (1, 0) => Advertise::Places,
+                (0, 1) => Advertise::Queue {
+                    room: g(&CTL_ROOM) as u16,
+                },
+                _ => return Err("CTL_ADV_PLACES and CTL_ADV_QUEUE both set".into()),
+            };
+            StagedPass::Configure {
+                pool,
+                cfg: JbsqPool {
+                    base: g(&CTL_BASE) as u16,
+                    capacity: g(&CTL_CAPACITY) as u16,
+                    k: g(&CTL_K) as u8,
+                    ring_base: g(&CTL_RING_BASE) as u32,
+                    ring_slots: g(&CTL_RING_SLOTS) as u16,
+                    queue_base: g(&CTL_QUEUE_BASE) as u32,
+                    queue_slots: g(&CTL_QUEUE_SLOTS) as u32,
+                    fallback: if g(&CTL_DROP_FULL) != 0 {
+                        Fallback::Drop
+                    } else {
+                        Fallback::Random
+                    },
+                    advertise,
+                    hold_us: g(&CTL_HOLD_US) as u16,
+                    params: Params {
+                        link_at: g(&CTL_LINK_AT) as u16,
+                        unlink_at: g(&CTL_UNLINK_AT) as u16,
+                        report_delta: Load(g(&CTL_REPORT_DELTA) as u32),
+                        repair_gap_us: g(&CTL_REPAIR_GAP) as u16,
+                    },
+                    spine: (g(&CTL_SPINE_OK) != 0).then(|| SpineRef {
+                        id: g(&CTL_SPINE_ID) as u16,
+                        node: g(&CTL_SPINE_NODE) as u16,
+                    }),
+                },
+            }
+        }
+        "CTL_ADD_NODE" => {
+            let mac = g(&CTL_NODE_MAC);
+            StagedPass::AddNode {
+                pool,
+                node,
+                k: g(&CTL_K) as u8,
+                tasks: g(&CTL_TASKS) as u16,
+                unit: g(&CTL_UNIT),
+                addr: NodeAddr {
+                    endpoint: Endpoint {
+                        mac: MacAddr(std::array::from_fn(|i| (mac >> (40 - 8 * i)) as u8)),
+                        ip: std::net::Ipv4Addr::from(g(&CTL_NODE_IP) as u32),
+                        udp_port: g(&CTL_NODE_UDP_PORT) as u16,
+                    },
+                    port: g(&CTL_NODE_EGRESS) as u8,
+                    dst_id: g(&CTL_NODE_DST_ID) as u16,
+                },
+            }
+        }
+        "CTL_ADD_PLACE" => StagedPass::AddPlace {
+            pool,
+            node,
+            generation: g(&CTL_GENERATION) as u8,
+            level: g(&CTL_LEVEL) as u8,
+        },
+        "CTL_READ_NODE" => StagedPass::ReadNode { pool, node },
+        _ => StagedPass::RemoveNode {
+            pool,
+            node,
+            slot: g(&CTL_SLOT) as u16,
+            last: g(&CTL_LAST) as u16,
+            unit: g(&CTL_UNIT),
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every pass the host stages reads back as the operation and values it was made from
+    /// (the example configuration's pools, each field off its default in one of them, and
+    /// every worker's addition, places, read and removal).
+    #[test]
+    fn staged_passes_decode_to_what_made_them() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../configs/example-leaf-jbsq.toml"
+        ))
+        .unwrap();
+        let cfg = Config::from_toml_str(&text).unwrap();
+        let sizes = crate::presets::jbsq_preset_for(&cfg.sizes).unwrap().sizes();
+        let (laid, _) = JbsqLeaf::from_config_at(&cfg, sizes, 0).unwrap();
+        let mut m = JbsqLeaf::new(sizes, 0);
+        let odd = JbsqPool {
+            base: 100,
+            capacity: 7,
+            k: 5,
+            ring_base: 1234,
+            ring_slots: 9,
+            queue_base: 77,
+            queue_slots: 300,
+            fallback: Fallback::Drop,
+            advertise: Advertise::Queue { room: 6 },
+            hold_us: 250,
+            params: Params {
+                link_at: 3,
+                unlink_at: 1,
+                report_delta: Load(0x1_8000),
+                repair_gap_us: 40,
+            },
+            spine: Some(SpineRef { id: 9, node: 11 }),
+        };
+        let p = configure_pool(&mut m, 7, odd).unwrap();
+        assert_eq!(
+            staged_pass(&p).unwrap(),
+            StagedPass::Configure { pool: 7, cfg: odd }
+        );
+        for pool in &cfg.pools {
+            let pc = laid.tables().pool_cfg[usize::from(pool.id)].unwrap().cfg;
+            let p = configure_pool(&mut m, pool.id, pc).unwrap();
+            assert_eq!(
+                staged_pass(&p).unwrap(),
+                StagedPass::Configure {
+                    pool: pool.id,
+                    cfg: pc
+                }
+            );
+            for n in &pool.nodes {
+                let a = NodeAddr::of(n);
+                let passes = add_node(&mut m, pool.id, n.id, n.k, 0, a).unwrap();
+                let StagedPass::AddNode {
+                    pool: p,
+                    node,
+                    k,
+                    tasks,
+                    addr,
+                    ..
+                } = staged_pass(&passes[0]).unwrap()
+                else {
+                    panic!("an addition");
+                };
+                assert_eq!(
+                    (p, node, k, tasks, addr),
+                    (pool.id, n.id, n.k.unwrap_or(0), 0, a)
+                );
+                let kk = n.k.unwrap_or(pc.k);
+                assert_eq!(passes.len(), 1 + usize::from(kk));
+                for (i, r) in passes[1..].iter().enumerate() {
+                    assert_eq!(
+                        staged_pass(r).unwrap(),
+                        StagedPass::AddPlace {
+                            pool: pool.id,
+                            node: n.id,
+                            generation: 0,
+                            level: level_of(i as u16, kk) as u8
+                        }
+                    );
+                }
+            }
+        }
+        let n = &cfg.pools[0].nodes[0];
+        let [read, rm] = remove_node(&mut m, cfg.pools[0].id, n.id).unwrap();
+        let pool = cfg.pools[0].id;
+        assert_eq!(
+            staged_pass(&read).unwrap(),
+            StagedPass::ReadNode { pool, node: n.id }
+        );
+        let last = *cfg.pools[0].nodes.last().map(|l| &l.id).unwrap();
+        assert!(matches!(
+            staged_pass(&rm).unwrap(),
+            StagedPass::RemoveNode { pool: p, node, slot: 0, last: l, .. }
+                if p == pool && node == n.id && l == last
+        ));
+        // No operation, or two: refused.
+        assert!(staged_pass(&RegFile::default()).is_err());
+        let mut two = read.clone();
+        two.set(&fields::CTL_ADD_PLACE, 1);
+        assert!(staged_pass(&two).unwrap_err().contains("CTL_READ_NODE"));
+    }
     use horus_model::sched::jbsq::{JbsqCounters, JbsqSizes};
 
     #[test]

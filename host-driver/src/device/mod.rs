@@ -5,7 +5,7 @@
 //! | `pci:BDF[,bar=N][,base=ADDR]` | a card: BAR `N` (default 2) of PCI device `BDF`, the switch at `ADDR` (default 0x100000, the OpenNIC shell's `box_250mhz`) |
 //! | `file:PATH[,base=ADDR]` | the same access to a file standing for a BAR |
 //! | `cosim:CONFIG` | the generated Verilog of CONFIG's preset, Verilated, freshly loaded (built with the `cosim` feature) |
-//! | `model:CONFIG` | the reference model of CONFIG's switch, freshly loaded |
+//! | `model:CONFIG` | the reference model of CONFIG's switch, freshly loaded (a JBSQ leaf's: `jbsq_model`) |
 //! | `dry-run[:CONFIG]` | the accesses written as a script, answered by the model of a fresh switch (CONFIG defaults to the one the command applies; a JBSQ leaf's: by its fresh register file, `jbsq_fresh`) |
 //!
 //! A simulated device lives as long as the process: `horusctl` commands on `cosim:` and
@@ -15,6 +15,7 @@
 #[cfg(feature = "cosim")]
 pub mod cosim;
 pub mod jbsq_fresh;
+pub mod jbsq_model;
 pub mod model;
 pub mod pci;
 pub mod record;
@@ -28,6 +29,7 @@ use crate::access::{AccessError, Regs};
 #[cfg(feature = "cosim")]
 pub use cosim::CosimDevice;
 pub use jbsq_fresh::FreshJbsq;
+pub use jbsq_model::JbsqModelDevice;
 pub use model::ModelDevice;
 pub use pci::PciBar;
 pub use record::Recorder;
@@ -131,6 +133,8 @@ pub enum Device {
     #[cfg(feature = "cosim")]
     Cosim(Box<CosimDevice>),
     Model(Box<ModelDevice>),
+    /// The model of a JBSQ leaf's configuration.
+    JbsqModel(Box<JbsqModelDevice>),
     DryRun(Box<Recorder<ModelDevice>>),
     /// A dry run of a JBSQ leaf's configuration.
     DryRunJbsq(Box<Recorder<FreshJbsq>>),
@@ -155,11 +159,15 @@ impl Device {
             )?)),
             #[cfg(not(feature = "cosim"))]
             DeviceSpec::Cosim(_) => return Err(AccessError::Device(NO_COSIM.into())),
-            DeviceSpec::Model(p) => Device::Model(Box::new(ModelDevice::fresh(
-                &config(p)?,
-                SIM_SEED,
-                &format!("model:{}", p.display()),
-            )?)),
+            DeviceSpec::Model(p) => {
+                let cfg = config(p)?;
+                let what = format!("model:{}", p.display());
+                if cfg.switch.leaf == LeafKind::Jbsq {
+                    Device::JbsqModel(Box::new(JbsqModelDevice::fresh(&cfg, SIM_SEED, &what)?))
+                } else {
+                    Device::Model(Box::new(ModelDevice::fresh(&cfg, SIM_SEED, &what)?))
+                }
+            }
             DeviceSpec::DryRun(p) => {
                 let cfg = match (p, apply) {
                     (Some(p), _) => config(p)?,
@@ -207,6 +215,7 @@ impl Device {
             #[cfg(feature = "cosim")]
             Device::Cosim(d) => d.as_mut(),
             Device::Model(d) => d.as_mut(),
+            Device::JbsqModel(d) => d.as_mut(),
             Device::DryRun(d) => d.as_mut(),
             Device::DryRunJbsq(d) => d.as_mut(),
         }
@@ -238,6 +247,7 @@ impl Regs for Device {
             #[cfg(feature = "cosim")]
             Device::Cosim(d) => d.describe(),
             Device::Model(d) => d.describe(),
+            Device::JbsqModel(d) => d.describe(),
             Device::DryRun(d) => d.describe(),
             Device::DryRunJbsq(d) => d.describe(),
         }

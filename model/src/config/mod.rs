@@ -535,7 +535,7 @@ impl Config {
             return Err(invalid(
                 "switch.leaf",
                 "the leaf that holds tasks (leaf = \"jbsq\") runs in the model, the simulator \
-                 and its own Verilog (rtl-gen's horus_leaf_jbsq.v; horusctl's cosim: device); \
+                 and its own Verilog (rtl-gen's horus_leaf_jbsq.v; horusctl's cosim: and model: devices); \
                  this switch runs the paper's leaf only (docs/jbsq-pipeline.md)",
             ));
         }
