@@ -104,7 +104,22 @@ impl Topology {
     /// as its nodes 0, 1, ... at their addresses (the public testbed's way: a static topology;
     /// the slots serve under those IDs, `horus-worker --id 0`).
     pub fn leaf_toml(&self, k: u16) -> String {
+        self.leaf_toml_of(k, None)
+    }
+
+    /// [`Topology::leaf_toml`], the leaf holding tasks with `jbsq` places a worker when given
+    /// (`[switch] leaf = "jbsq"` at the sizes of the JBSQ leaf's `small` preset).
+    pub fn leaf_toml_of(&self, k: u16, jbsq: Option<u8>) -> String {
         let mut s = self.leaf_toml_open(k);
+        if let Some(places) = jbsq {
+            s = s
+                .replacen("role = \"leaf\"\n", "role = \"leaf\"\nleaf = \"jbsq\"\n", 1)
+                .replacen(
+                    SIZES,
+                    &format!("{JBSQ_SIZES}\n[defaults]\nk = {places}\n"),
+                    1,
+                );
+        }
         let first = u32::from(self.first_worker(k));
         for i in 0..self.workers {
             let ip = Ipv4Addr::from(first + u32::from(i));
@@ -134,6 +149,9 @@ impl Topology {
 /// The `small` hardware preset's sizes: both engines run the same file (the RTL engine builds
 /// that preset).
 const SIZES: &str = "[sizes]\npools = 8\nnodes = 64\nconn_table = 16\n";
+
+/// The JBSQ leaf's `small` preset's sizes, for a leaf that holds tasks.
+const JBSQ_SIZES: &str = "[sizes]\npools = 4\nnodes = 64\nconn_table = 64\n";
 
 /// `s` with every service time multiplied by `k`.
 pub fn scaled(s: &ServiceTime, k: f64) -> ServiceTime {
@@ -340,6 +358,8 @@ pub struct DemoOpts {
     pub spin_us: u64,
     /// Each switch writes every frame to `spine.pcap`, `leaf1.pcap`, ... in `out`.
     pub capture: bool,
+    /// The leaves hold tasks (JBSQ), with this many places a worker; `None`: the paper's leaf.
+    pub jbsq: Option<u8>,
 }
 
 /// One (policy, load) run of the demo, all clients merged.
@@ -399,12 +419,14 @@ pub fn run(o: &DemoOpts, mut say: impl FnMut(&str)) -> Result<Vec<DemoRow>> {
     kids.start(&switch, &sw_args(&spine_cfg), Some("serving"), boot)?;
     for k in 1..=t.racks {
         let cfg = o.out.join(format!("leaf{k}.toml"));
-        std::fs::write(&cfg, t.leaf_toml(k))?;
+        std::fs::write(&cfg, t.leaf_toml_of(k, o.jbsq))?;
         kids.start(&switch, &sw_args(&cfg), Some("serving"), boot)?;
     }
     say(&format!(
-        "a spine and {} ({engine} engine) on {}.{}.{}.0/24",
+        "a spine and {}{} ({engine} engine) on {}.{}.{}.0/24",
         plural(t.racks.into(), "leaf", "leaves"),
+        o.jbsq
+            .map_or(String::new(), |k| format!(" holding tasks (k = {k})")),
         t.net[0],
         t.net[1],
         t.net[2]

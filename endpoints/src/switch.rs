@@ -27,9 +27,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use horus_host_driver::controller::{Controller, Micros};
+use horus_host_driver::device::JbsqModelDevice;
 #[cfg(feature = "cosim")]
 use horus_host_driver::device::cosim::CosimDevice;
 use horus_host_driver::device::model::ModelDevice;
+use horus_host_driver::jbsq::JbsqDriver;
+use horus_host_driver::leaf::Leaf;
 use horus_host_driver::security::Allow;
 use horus_host_driver::{Device, Switch};
 use horus_model::config::{Config, Role};
@@ -121,14 +124,55 @@ pub struct SwitchStats {
     pub capture_errors: u64,
 }
 
-/// A switch: its engine, its controller, its counts.
-pub struct SoftSwitch {
-    pub sw: Switch<Device>,
+/// What the software switch drives its engine through: the paper switch's driver or the JBSQ
+/// leaf's. Both program the engine from the configuration as they program a card.
+pub trait Driver: Leaf<Regs = Device> + Sized {
+    /// The model engine of `cfg`'s switch.
+    fn model(cfg: &Config, seed: u64, what: &str) -> Result<Device>;
+    fn open(dev: Device) -> Result<Self>;
+    /// Sets the freshly loaded engine up from `cfg`.
+    fn apply(&mut self, cfg: &Config) -> Result<()>;
+}
+
+impl Driver for Switch<Device> {
+    fn model(cfg: &Config, seed: u64, what: &str) -> Result<Device> {
+        Ok(Device::Model(Box::new(ModelDevice::fresh(
+            cfg, seed, what,
+        )?)))
+    }
+    fn open(dev: Device) -> Result<Self> {
+        Ok(Switch::open(dev)?)
+    }
+    fn apply(&mut self, cfg: &Config) -> Result<()> {
+        Switch::apply(self, cfg)?;
+        Ok(())
+    }
+}
+
+impl Driver for JbsqDriver<Device> {
+    fn model(cfg: &Config, seed: u64, what: &str) -> Result<Device> {
+        Ok(Device::JbsqModel(Box::new(JbsqModelDevice::fresh(
+            cfg, seed, what,
+        )?)))
+    }
+    fn open(dev: Device) -> Result<Self> {
+        Ok(JbsqDriver::open(dev)?)
+    }
+    fn apply(&mut self, cfg: &Config) -> Result<()> {
+        JbsqDriver::apply(self, cfg)?;
+        Ok(())
+    }
+}
+
+/// A switch: its engine, its controller, its counts. `D` is the paper switch's driver or, for a
+/// leaf that holds tasks (`[switch] leaf = "jbsq"`), the JBSQ leaf's ([`Driver`]).
+pub struct SoftSwitch<D: Driver = Switch<Device>> {
+    pub sw: D,
     /// The switch's own address (`[switch] ip` and `udp_port`).
     me: SocketAddr,
     /// Its MAC, the source of the controller's messages in a capture.
     mac: horus_model::wire::MacAddr,
-    ctl: Option<Controller>,
+    ctl: Option<Controller<D::State>>,
     control_port: u8,
     pub engine: Engine,
     pub stats: SwitchStats,
@@ -143,7 +187,8 @@ const DRAIN_CYCLES: u64 = 20_000;
 impl SoftSwitch {
     /// A switch of `cfg`'s role and sizes on `engine` (generator seeded with `seed`), programmed
     /// with `cfg` by the driver; a leaf gets a controller with `ctl` (`None`: none; its control
-    /// frames are counted and dropped). `now` is the controller's clock.
+    /// frames are counted and dropped). `now` is the controller's clock. A leaf that holds tasks
+    /// is [`SoftSwitch::open_with`]'s, with the JBSQ driver.
     pub fn open(
         cfg: &Config,
         engine: Engine,
@@ -151,15 +196,28 @@ impl SoftSwitch {
         ctl: Option<ControllerOpts>,
         now: Micros,
     ) -> Result<SoftSwitch> {
+        SoftSwitch::open_with(cfg, engine, seed, ctl, now)
+    }
+}
+
+impl<D: Driver> SoftSwitch<D> {
+    /// [`SoftSwitch::open`] through driver `D`.
+    pub fn open_with(
+        cfg: &Config,
+        engine: Engine,
+        seed: u64,
+        ctl: Option<ControllerOpts>,
+        now: Micros,
+    ) -> Result<SoftSwitch<D>> {
         let what = format!("{} switch {} ({engine:?})", cfg.switch.role, cfg.switch.id);
         let dev = match engine {
-            Engine::Model => Device::Model(Box::new(ModelDevice::fresh(cfg, seed, &what)?)),
+            Engine::Model => D::model(cfg, seed, &what)?,
             #[cfg(feature = "cosim")]
             Engine::Rtl => Device::Cosim(Box::new(CosimDevice::fresh(cfg, seed, &what)?)),
             #[cfg(not(feature = "cosim"))]
             Engine::Rtl => bail!("{}", horus_host_driver::device::NO_COSIM),
         };
-        let mut sw = Switch::open(dev)?;
+        let mut sw = D::open(dev)?;
         sw.apply(cfg)
             .with_context(|| format!("applying the configuration to the {what}"))?;
         let ctl = match ctl {
@@ -228,8 +286,9 @@ impl SoftSwitch {
     /// What the engine emitted since the last call. The RTL first runs until its pipeline is
     /// empty: a control pass the driver started may still be on its way out.
     fn take_outputs(&mut self) -> Result<Vec<OutFrame>> {
-        Ok(match &mut self.sw.regs {
+        Ok(match self.sw.regs() {
             Device::Model(d) => d.take_outputs(),
+            Device::JbsqModel(d) => d.take_outputs(),
             #[cfg(feature = "cosim")]
             Device::Cosim(d) => {
                 d.drain(DRAIN_CYCLES)?;
@@ -243,10 +302,11 @@ impl SoftSwitch {
     /// for the model; the RTL keeps its own): what to deliver, in the order it left.
     pub fn frame(&mut self, frame: Vec<u8>, now: Micros) -> Result<Vec<Delivery>> {
         self.stats.frames_in += 1;
-        match &mut self.sw.regs {
+        match self.sw.regs() {
             Device::Model(d) => {
                 d.frame(frame, now as u32);
             }
+            Device::JbsqModel(d) => d.frame(frame, now as u32),
             #[cfg(feature = "cosim")]
             Device::Cosim(d) => d.send(frame),
             _ => unreachable!("a software switch runs on the model or the RTL"),
@@ -270,7 +330,7 @@ impl SoftSwitch {
         self.ctl.as_ref().and_then(|c| c.next_deadline())
     }
 
-    pub fn controller(&self) -> Option<&Controller> {
+    pub fn controller(&self) -> Option<&Controller<D::State>> {
         self.ctl.as_ref()
     }
 
@@ -463,7 +523,7 @@ impl Capture {
     }
 
     /// What switch `s` delivers.
-    fn deliveries(&mut self, s: &mut SoftSwitch, out: &[Delivery]) {
+    fn deliveries<D: Driver>(&mut self, s: &mut SoftSwitch<D>, out: &[Delivery]) {
         for d in out {
             match d {
                 Delivery::Frame { frame, .. } => self.write(frame, &mut s.stats),
@@ -571,12 +631,12 @@ fn wait_readable(sock: &UdpSocket, d: Duration) {
 }
 
 /// Serves on `listen` until the duration ends (forever without one): the counts at the end.
-pub fn run(
-    s: &mut SoftSwitch,
+pub fn run<D: Driver>(
+    s: &mut SoftSwitch<D>,
     listen: SocketAddr,
     opts: &RunOpts,
     start: Instant,
-    mut report: impl FnMut(&mut SoftSwitch) -> Result<()>,
+    mut report: impl FnMut(&mut SoftSwitch<D>) -> Result<()>,
 ) -> Result<u64> {
     let sock = UdpSocket::bind(listen).with_context(|| format!("binding UDP {listen}"))?;
     s.stats.receive_buffer = link::grow_receive_buffer(&sock, 16 << 20);
@@ -585,12 +645,13 @@ pub fn run(
     let mut lost = 0u64;
     let mut reported = Instant::now();
     let mut capture = opts.capture.as_deref().map(Capture::create).transpose()?;
-    let send = |s: &mut SoftSwitch, c: &mut Option<Capture>, out: Vec<Delivery>, lost: &mut u64| {
-        if let Some(c) = c.as_mut() {
-            c.deliveries(s, &out);
-        }
-        send_all(&sock, out, lost);
-    };
+    let send =
+        |s: &mut SoftSwitch<D>, c: &mut Option<Capture>, out: Vec<Delivery>, lost: &mut u64| {
+            if let Some(c) = c.as_mut() {
+                c.deliveries(s, &out);
+            }
+            send_all(&sock, out, lost);
+        };
     let out = s.pending(now())?;
     send(s, &mut capture, out, &mut lost);
     sock.set_nonblocking(true)?;

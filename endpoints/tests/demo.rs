@@ -160,3 +160,55 @@ fn public_reading_of_the_capture(pcap: &std::path::Path, finished_ns: u64) {
         );
     }
 }
+
+/// `horus-demo --leaf jbsq`: the leaves hold tasks (their configurations say so), every task is
+/// answered, and no process is left behind.
+#[test]
+fn the_demo_runs_leaves_that_hold_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_horus-demo"))
+        .args([
+            "--leaf",
+            "jbsq",
+            "--k",
+            "1",
+            "--racks",
+            "2",
+            "--workers",
+            "2",
+            "--clients",
+            "1",
+            "--loads",
+            "0.9",
+            "--duration-s",
+            "1",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("2 leaves holding tasks (k = 1)"), "{text}");
+    let leaf = std::fs::read_to_string(dir.path().join("leaf1.toml")).unwrap();
+    assert!(
+        leaf.contains("leaf = \"jbsq\"") && leaf.contains("k = 1"),
+        "{leaf}"
+    );
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("demo.json")).unwrap())
+            .unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "the Horus policy only");
+    assert!(rows[0]["sent"].as_u64().unwrap() > 20, "{rows:?}");
+    assert_eq!(rows[0]["answered"], rows[0]["sent"]);
+    assert_eq!(rows[0]["lost"], 0);
+    assert_eq!(
+        processes_with(&dir.path().display().to_string()),
+        Vec::<String>::new()
+    );
+}

@@ -46,6 +46,19 @@ struct Args {
     /// leaf1.pcap, ...).
     #[arg(long)]
     capture: bool,
+    /// The leaves: `horus` (the paper's) or `jbsq`, holding tasks (then only the Horus policy
+    /// runs: a leaf that holds tasks does not place NEW_TASK_RANDOM).
+    #[arg(long, value_enum, default_value = "horus")]
+    leaf: LeafArg,
+    /// With `--leaf jbsq`: places (tasks outstanding) a worker.
+    #[arg(long, default_value_t = 2)]
+    k: u8,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LeafArg {
+    Horus,
+    Jbsq,
 }
 
 fn main() {
@@ -61,12 +74,16 @@ fn run() -> Result<()> {
         a.loads.iter().all(|l| l.is_finite() && *l > 0.0),
         "--loads must be positive"
     );
+    anyhow::ensure!(a.k >= 1, "--k must be at least 1");
     let o = DemoOpts {
         topo: Topology::new(demo::fresh_net(), a.racks, a.workers)?,
         clients: a.clients,
         engine: a.engine,
         loads: a.loads,
-        policies: vec![Policy::Horus, Policy::Random],
+        policies: match a.leaf {
+            LeafArg::Horus => vec![Policy::Horus, Policy::Random],
+            LeafArg::Jbsq => vec![Policy::Horus],
+        },
         workload: a.workload,
         scale: a.scale,
         duration: Duration::try_from_secs_f64(a.duration_s)?,
@@ -74,6 +91,7 @@ fn run() -> Result<()> {
         seed: a.seed,
         spin_us: a.spin_us,
         capture: a.capture,
+        jbsq: (a.leaf == LeafArg::Jbsq).then_some(a.k),
     };
     demo::run(&o, |s| println!("{s}"))?;
     println!(

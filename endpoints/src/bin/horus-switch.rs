@@ -7,9 +7,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use horus_endpoints::switch::{self, ControllerOpts, Engine, RunOpts, SoftSwitch};
+use horus_endpoints::switch::{self, ControllerOpts, Driver, Engine, RunOpts, SoftSwitch};
+use horus_host_driver::jbsq::JbsqDriver;
 use horus_host_driver::security::Allow;
+use horus_host_driver::{Device, Switch};
 use horus_model::config::{Config, Role};
+use horus_model::sched::jbsq::LeafKind;
 
 /// Prints a line on standard output; a reader that went away (`| head -2`) does not stop the
 /// switch.
@@ -104,9 +107,23 @@ fn run() -> Result<()> {
         state: a.state.clone(),
         keys: keys.clone(),
     });
+    if cfg.switch.leaf == LeafKind::Jbsq {
+        serve::<JbsqDriver<Device>>(&a, &cfg, ctl, start)
+    } else {
+        serve::<Switch<Device>>(&a, &cfg, ctl, start)
+    }
+}
+
+/// The switch on `D`: the paper switch's driver, or the JBSQ leaf's.
+fn serve<D: Driver>(
+    a: &Args,
+    cfg: &Config,
+    ctl: Option<ControllerOpts>,
+    start: Instant,
+) -> Result<()> {
     let has_ctl = ctl.is_some();
-    let mut s = SoftSwitch::open(&cfg, a.engine, a.seed, ctl, 0)?;
-    s.set_allow(Allow::resolve(Some(&cfg), &a.allow, None));
+    let mut s = SoftSwitch::<D>::open_with(cfg, a.engine, a.seed, ctl, 0)?;
+    s.set_allow(Allow::resolve(Some(cfg), &a.allow, None));
     let listen = SocketAddr::from((cfg.switch.ip, cfg.switch.udp_port));
     let opts = RunOpts {
         duration: secs(a.duration_s, "--duration-s")?,
@@ -141,7 +158,7 @@ fn run() -> Result<()> {
     if let Some(m) = a.metrics {
         say!("metrics on http://{m}/metrics");
     }
-    let report = |s: &mut SoftSwitch| -> Result<()> {
+    let report = |s: &mut SoftSwitch<D>| -> Result<()> {
         say!("{}", serde_json::to_string(&s.stats)?);
         let c: Vec<String> = s
             .counters()?
