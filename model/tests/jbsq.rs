@@ -1,5 +1,5 @@
 //! The JBSQ leaf (`horus_model::sched::jbsq`): `docs/algorithm.md`, "The leaf that holds tasks",
-//! decisions 23 to 35.
+//! decisions 23 to 36.
 
 use horus_model::fixed::{Load, RackAverage};
 use horus_model::rng::{Xorshift64, scale};
@@ -543,6 +543,10 @@ fn the_stage_matrix_in_the_docs_is_what_each_kind_of_pass_touches() {
     ));
     assert!(l.resubmit(rs).release.is_some());
     check(&l, "place returned, a task held meanwhile");
+    l.set_bound_pass(1, 20, 2).unwrap();
+    check(&l, "set a worker's bound (its places follow, as an addition's)");
+    l.set_pool_k(1, 3).unwrap();
+    check(&l, "set the pool's bound");
     l.remove_node(1, 21).unwrap();
     check(&l, "remove node");
 
@@ -967,4 +971,94 @@ fn a_retry_sends_no_message_and_the_pools_next_pass_sends_what_it_changed() {
     let next = l.packet(header(PacketType::NewTask, CLIENT, 2), 64, 100);
     assert_eq!(idle(&next), Some(Signal::IdleRemove));
     assert!(!l.tables().link[1].linked);
+}
+
+/// Decision 36: a worker's bound changes live. Raised, it has its new places at once (its old
+/// ones go stale) and may run what it had and `k` more until those answer; lowered, the same,
+/// and it comes down to its new bound as its running tasks answer. Tokens and running tasks add
+/// up to the new bound once it has answered everything.
+#[test]
+fn a_workers_bound_changes_live_and_it_comes_down_to_its_new_places() {
+    let mut l = leaf(2, 1, 8, Fallback::Random);
+    let places = |l: &JbsqLeaf, node: u16| -> u16 {
+        let t = l.tables();
+        let g = t.node_cfg[usize::from(node)].generation;
+        let q = t.queue_ctl[1];
+        let cfg = t.pool_cfg[1].unwrap().cfg;
+        (0..LEVELS)
+            .flat_map(|j| {
+                (0..q.ring_count[j]).map(move |i| {
+                    let at = (q.ring_head[j] + i) % cfg.ring_slots;
+                    cfg.ring_base as usize + j * usize::from(cfg.ring_slots) + usize::from(at)
+                })
+            })
+            .filter(|&i| t.rings[i].node == node && t.rings[i].generation == g)
+            .count() as u16
+    };
+    // 20 and 21 each run a task (bound 1).
+    assert_eq!(sent_to(&task(&mut l, 0)), Some(20));
+    assert_eq!(sent_to(&task(&mut l, 1)), Some(21));
+    // 20's bound raised to 3: three fresh places while it runs one.
+    let g = l.tables().node_cfg[20].generation;
+    assert!(l.set_bound(1, 20, 3).unwrap().is_some(), "a free place links the rack");
+    assert_eq!(l.tables().node_cfg[20].k, 3);
+    assert_eq!(l.tables().node_cfg[20].generation, g.wrapping_add(1));
+    assert_eq!(l.tables().outstanding[20].tasks, 1, "its running task is kept");
+    assert_eq!(places(&l, 20), 3);
+    let to: Vec<_> = (2..5).map(|s| sent_to(&task(&mut l, s))).collect();
+    assert_eq!(to, [Some(20); 3]);
+    assert_eq!(l.tables().outstanding[20].tasks, 4, "what it had and 3 more");
+    assert!(matches!(task(&mut l, 5).placement, Some(Placement::Held { .. })));
+    // Its answers: the held task first, then places only below the new bound.
+    let (r, _) = reply(&mut l, 20);
+    assert!(r.release.is_some());
+    for _ in 0..4 {
+        reply(&mut l, 20);
+    }
+    assert_eq!(l.tables().outstanding[20].tasks, 0);
+    assert_eq!(places(&l, 20), 3, "three places: its new bound");
+
+    // Lowered from 3 to 1 while it runs 2 (its third place still a token): that token goes
+    // stale, it runs those 2 and 1 more, then keeps 1 place.
+    for s in 6..8 {
+        assert_eq!(sent_to(&task(&mut l, s)), Some(20));
+    }
+    l.set_bound(1, 20, 1).unwrap();
+    assert_eq!(places(&l, 20), 1);
+    assert_eq!(sent_to(&task(&mut l, 8)), Some(20));
+    assert_eq!(l.tables().outstanding[20].tasks, 3);
+    // The next task finds 20's old token: stale, a retry; 21 still runs its task: held.
+    let r = l.packet(header(PacketType::NewTask, CLIENT, 9), 64, 100);
+    assert_eq!(l.counters().stale_tokens, 1);
+    let again = l.resubmit(r.resubmit.expect("a stale token"));
+    assert!(matches!(again.placement, Some(Placement::Held { .. })));
+    reply(&mut l, 21); // releases the held task to 21
+    for _ in 0..3 {
+        reply(&mut l, 20);
+    }
+    assert_eq!(l.tables().outstanding[20].tasks, 0);
+    assert_eq!(places(&l, 20), 1, "one place: its new bound");
+
+    // Refused, nothing changed: a bound of 0, a node not in the pool.
+    let before = l.tables().node_cfg[20];
+    assert_eq!(l.set_bound(1, 20, 0), Err(JbsqControlError::BadConfig));
+    assert_eq!(l.set_bound(1, 30, 2), Err(JbsqControlError::BadNode));
+    assert_eq!(l.set_bound(2, 20, 2), Err(JbsqControlError::UnknownPool));
+    assert_eq!(l.tables().node_cfg[20], before);
+}
+
+/// Decision 36: the pool's bound is what a worker added later without its own takes; its
+/// members keep theirs.
+#[test]
+fn the_pools_bound_changes_for_the_workers_added_later() {
+    let mut l = leaf(1, 1, 8, Fallback::Random);
+    l.set_pool_k(1, 4).unwrap();
+    assert_eq!(l.tables().pool_cfg[1].unwrap().cfg.k, 4);
+    assert_eq!(l.last_pass_stages(), [JbsqStage::PoolCfg]);
+    assert_eq!(l.tables().node_cfg[20].k, 1, "a member keeps its bound");
+    l.add_node(1, 21, None, 0).unwrap();
+    assert_eq!(l.tables().node_cfg[21].k, 4);
+    assert_eq!(l.set_pool_k(1, 0), Err(JbsqControlError::BadConfig));
+    assert_eq!(l.set_pool_k(2, 1), Err(JbsqControlError::UnknownPool));
+    assert_eq!(l.tables().pool_cfg[1].unwrap().cfg.k, 4);
 }

@@ -171,6 +171,85 @@ impl JbsqLeaf {
         signal.map(|s| self.signal_header(pool, cfg, s, false))
     }
 
+    /// Sets the bound of member `node` of `pool` to `k` (decision 36): one pass (its generation
+    /// one up, so its tokens still in the rings go stale; its count of running tasks kept), then
+    /// one pass for each of its `k` places (levels `level_of(0..k, k)`), as an addition's. Until
+    /// the tasks it was running answer it may have those and `k` more; a reply returns a place
+    /// only below the new bound, so it comes down to `k`. The first signal decided, if any.
+    pub fn set_bound(
+        &mut self,
+        pool: u16,
+        node: u16,
+        k: u8,
+    ) -> Result<Option<(Signal, HorusHeader)>, JbsqControlError> {
+        let generation = self.set_bound_pass(pool, node, k)?;
+        let cfg = self.t.pool_cfg[usize::from(pool)]
+            .expect("set_bound_pass checked the pool")
+            .cfg;
+        let mut first = None;
+        for place in 0..u16::from(k) {
+            let signal = self.add_place(pool, &cfg, node, generation, level_of(place, k));
+            first = first.or(signal);
+        }
+        Ok(first)
+    }
+
+    /// [`JbsqLeaf::set_bound`]'s first pass alone (`nodeCfg` and `outstanding`), giving the
+    /// node's new generation: what the pipeline's staged operation does before the places' passes.
+    pub fn set_bound_pass(&mut self, pool: u16, node: u16, k: u8) -> Result<u8, JbsqControlError> {
+        self.t
+            .pool_cfg
+            .get(usize::from(pool))
+            .ok_or(JbsqControlError::PoolOutOfRange)?
+            .ok_or(JbsqControlError::UnknownPool)?;
+        let n_ = usize::from(node);
+        let nc = *self
+            .t
+            .node_cfg
+            .get(n_)
+            .ok_or(JbsqControlError::NodeOutOfRange)?;
+        if !nc.active || nc.pool != pool {
+            return Err(JbsqControlError::BadNode);
+        }
+        if k == 0 {
+            return Err(JbsqControlError::BadConfig);
+        }
+        let generation = nc.generation.wrapping_add(1);
+        self.guard.begin();
+        self.touch(JbsqStage::NodeCfg);
+        self.t.node_cfg[n_] = NodeCfgEntry {
+            generation,
+            k,
+            ..nc
+        };
+        self.touch(JbsqStage::Outstanding);
+        self.t.outstanding[n_].generation = generation;
+        Ok(generation)
+    }
+
+    /// Sets `pool`'s bound `k`, which the workers added later without their own take (decision
+    /// 36): one pass on `poolCfg`; its members keep theirs ([`JbsqLeaf::set_bound`] changes
+    /// those).
+    pub fn set_pool_k(&mut self, pool: u16, k: u8) -> Result<(), JbsqControlError> {
+        let p = usize::from(pool);
+        let pc = self
+            .t
+            .pool_cfg
+            .get(p)
+            .ok_or(JbsqControlError::PoolOutOfRange)?
+            .ok_or(JbsqControlError::UnknownPool)?;
+        if k == 0 {
+            return Err(JbsqControlError::BadConfig);
+        }
+        self.guard.begin();
+        self.touch(JbsqStage::PoolCfg);
+        self.t.pool_cfg[p] = Some(PoolCfgEntry {
+            cfg: JbsqPool { k, ..pc.cfg },
+            ..pc
+        });
+        Ok(())
+    }
+
     /// Removes `node` from its pool: its tasks are lost with it (the average is rescaled without
     /// them), its tokens still in the rings become stale (a generation bump; a task that pops one
     /// takes a second pass), the pool's last member moves into its member slot, its address is

@@ -131,6 +131,22 @@ impl JbsqFrameSwitch {
         Ok(s.and_then(|s| self.signal(&[], s)).into_iter().collect())
     }
 
+    /// [`JbsqLeaf::set_bound`], and the message its place passes sent, if any.
+    pub fn set_bound(
+        &mut self,
+        pool: u16,
+        node: u16,
+        k: u8,
+    ) -> Result<Vec<OutFrame>, JbsqControlError> {
+        let s = self.leaf.set_bound(pool, node, k)?;
+        Ok(s.and_then(|s| self.signal(&[], s)).into_iter().collect())
+    }
+
+    /// [`JbsqLeaf::set_pool_k`]: the pass sends nothing.
+    pub fn set_pool_k(&mut self, pool: u16, k: u8) -> Result<(), JbsqControlError> {
+        self.leaf.set_pool_k(pool, k)
+    }
+
     /// [`JbsqLeaf::remove_node`]: the pass sends nothing.
     pub fn remove_node(&mut self, pool: u16, node: u16) -> Result<(), JbsqControlError> {
         self.leaf.remove_node(pool, node)
