@@ -65,7 +65,8 @@ pub struct PinsIn {
 pub struct TracePass {
     /// A second pass (a task's retry, a reply's returned place).
     pub second: bool,
-    /// A control pass of an operation the model runs (configure, add, remove).
+    /// A control pass of an operation the model runs (configure, add, remove, a node's or the
+    /// pool's new bound).
     pub operation: bool,
     /// Another control pass (a place, a node read).
     pub control: bool,
@@ -77,7 +78,11 @@ impl TracePass {
     pub fn of(p: &JbsqPhv) -> TracePass {
         TracePass {
             second: p.is_retry || p.is_return,
-            operation: p.is_ctl_pool || p.is_ctl_add || p.is_ctl_remove,
+            operation: p.is_ctl_pool
+                || p.is_ctl_add
+                || p.is_ctl_remove
+                || p.is_ctl_bound
+                || p.is_ctl_pool_k,
             control: p.is_ctl_place || p.is_ctl_read,
             time: p.time.index() as u32,
         }
@@ -172,6 +177,15 @@ enum ModelOp {
         pool: u16,
         node: u16,
     },
+    Bound {
+        pool: u16,
+        node: u16,
+        k: u8,
+    },
+    PoolK {
+        pool: u16,
+        k: u8,
+    },
 }
 
 /// The host: its mirror of the leaf, the steps it has still to take, and the model's operation
@@ -203,6 +217,23 @@ impl Host {
             tasks,
             addr,
         });
+        Ok(())
+    }
+
+    /// Sets `node`'s bound to `k` (decision 36): its pass, then its places'.
+    fn set_bound(&mut self, pool: u16, node: u16, k: u8) -> Result<()> {
+        for r in jbsq_map::set_bound(&mut self.mirror, pool, node, k).map_err(anyhow::Error::msg)? {
+            self.steps.extend(stage(&r));
+        }
+        self.ops.push_back(ModelOp::Bound { pool, node, k });
+        Ok(())
+    }
+
+    /// Sets `pool`'s bound to `k`.
+    fn set_pool_k(&mut self, pool: u16, k: u8) -> Result<()> {
+        let r = jbsq_map::set_pool_k(&mut self.mirror, pool, k).map_err(anyhow::Error::msg)?;
+        self.steps.extend(stage(&r));
+        self.ops.push_back(ModelOp::PoolK { pool, k });
         Ok(())
     }
 
@@ -318,6 +349,9 @@ pub struct Knobs {
     pub ready_pct: u64,
     /// A worker is removed and added again every this many frames (0: never).
     pub churn: usize,
+    /// The churn also changes bounds (decision 36): every third time a worker's new bound in
+    /// place of its removal and addition, every fourth its pool's.
+    pub bounds: bool,
     /// The most clocks a run may take.
     pub max_cycles: usize,
     /// What `BUILD_HASH` answers: the stamp of the emitted Verilog (`rtl_gen::identity`), or the
@@ -465,8 +499,15 @@ impl Scenario {
             let (k, tasks) = if c % 2 == 0 { (w.k, 0) } else { (Some(2), 1) };
             self.report.churns += 1;
             let (pool, node, addr) = (p.id, w.id, NodeAddr::of(w));
-            self.host.remove(pool, node)?;
-            self.host.add(pool, node, k, tasks, addr)?;
+            if self.knobs.bounds && c % 4 == 3 {
+                self.host.set_pool_k(pool, 1 + (c % 3) as u8)?;
+            }
+            if self.knobs.bounds && c % 3 == 2 {
+                self.host.set_bound(pool, node, 1 + (c % 4) as u8)?;
+            } else {
+                self.host.remove(pool, node)?;
+                self.host.add(pool, node, k, tasks, addr)?;
+            }
         }
         // The host's request, one transaction at a time.
         let busy = self.reading || self.write_due.is_some();
@@ -593,6 +634,19 @@ impl Scenario {
                     ModelOp::Remove { pool, node } => self
                         .model
                         .remove_node(pool, node)
+                        .map_err(|e| anyhow::anyhow!("{e:?}"))?,
+                    ModelOp::Bound { pool, node, k } => {
+                        let out = self
+                            .model
+                            .set_bound(pool, node, k)
+                            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                        let why = format!("node {node}'s new bound {k}");
+                        self.origins.extend(out.iter().map(|_| why.clone()));
+                        self.expected.extend(out);
+                    }
+                    ModelOp::PoolK { pool, k } => self
+                        .model
+                        .set_pool_k(pool, k)
                         .map_err(|e| anyhow::anyhow!("{e:?}"))?,
                 }
                 None
@@ -821,6 +875,8 @@ pub fn run_verilated(model: &Model, mut scenario: Scenario) -> Result<Report> {
         phv.get_my_offset_is_ctl_remove(),
         phv.get_my_offset_is_ctl_place(),
         phv.get_my_offset_is_ctl_read(),
+        phv.get_my_offset_is_ctl_bound(),
+        phv.get_my_offset_is_ctl_pool_k(),
     ];
     let time = (phv.get_my_offset_time(), phv.get_my_width_time());
     dut.set(&wstrb, &[0xf]);
@@ -874,7 +930,11 @@ pub fn run_verilated(model: &Model, mut scenario: Scenario) -> Result<Report> {
             let w = dut.get(&trace);
             TracePass {
                 second: bit(w, offs[0]) || bit(w, offs[1]),
-                operation: bit(w, offs[2]) || bit(w, offs[3]) || bit(w, offs[4]),
+                operation: bit(w, offs[2])
+                    || bit(w, offs[3])
+                    || bit(w, offs[4])
+                    || bit(w, offs[7])
+                    || bit(w, offs[8]),
                 control: bit(w, offs[5]) || bit(w, offs[6]),
                 time: field(w, time.0, time.1) as u32,
             }

@@ -32,6 +32,7 @@ fn knobs(seed: u64, frames: usize, ready_pct: u64, churn: usize) -> Knobs {
         frames,
         ready_pct,
         churn,
+        bounds: false,
         max_cycles: 400_000,
         build_hash: horus_regs::regmap::BUILD_HASH_PLACEHOLDER,
     }
@@ -125,10 +126,15 @@ fn run_rust_hdl(k: Knobs) -> Result<Report, String> {
 fn print(what: &str, k: &Knobs, r: &Report) {
     let c = &r.counters;
     println!(
-        "{what}, seed {}: {} frames in, {} passes ({} second, {} control), {} frames out, {} \
-         clocks, {} workers removed and added again; {} tasks, {} placed, {} held, {} released, \
+        "{what}, seed {}{}: {} frames in, {} passes ({} second, {} control), {} frames out, {} \
+         clocks, {} workers removed and added again{}; {} tasks, {} placed, {} held, {} released, \
          {} over a bound, {} continuations, {} to control, {} load reports, {} idle messages",
         k.seed,
+        if k.bounds {
+            " (bounds changed live)"
+        } else {
+            ""
+        },
         k.frames,
         r.passes,
         r.seconds,
@@ -136,6 +142,11 @@ fn print(what: &str, k: &Knobs, r: &Report) {
         r.frames_out,
         r.cycles,
         r.churns,
+        if k.bounds {
+            " or given a new bound"
+        } else {
+            ""
+        },
         c.tasks,
         c.placed,
         c.held,
@@ -165,7 +176,14 @@ fn exercised(k: &Knobs, r: &Report) {
 
 #[test]
 fn the_circuit_set_up_through_its_registers_sends_the_models_frames_and_counts() {
-    for k in [knobs(31, 600, 70, 150), knobs(32, 250, 15, 0)] {
+    for k in [
+        knobs(31, 600, 70, 150),
+        knobs(32, 250, 15, 0),
+        Knobs {
+            bounds: true,
+            ..knobs(36, 400, 60, 60)
+        },
+    ] {
         let r = run_rust_hdl(k.clone()).unwrap_or_else(|e| panic!("{e}"));
         print("rust-hdl", &k, &r);
         exercised(&k, &r);
@@ -190,6 +208,11 @@ fn the_verilog_set_up_through_its_registers_sends_the_models_frames_and_counts()
         Knobs {
             max_cycles: 2_000_000,
             ..knobs(34, 20_000, 30, 500)
+        },
+        // Workers' and pools' bounds changed live among the removals (decision 36).
+        Knobs {
+            bounds: true,
+            ..knobs(35, 3_000, 40, 100)
         },
     ] {
         let k = Knobs { build_hash, ..k };

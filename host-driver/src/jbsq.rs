@@ -481,6 +481,23 @@ impl<R: Regs> JbsqDriver<R> {
         })
     }
 
+    /// Sets the bound of member `node` of `pool` to `k` (decision 36): its pass (its generation
+    /// one up: its places start afresh), then its `k` places'.
+    pub fn set_bound(&mut self, pool: u16, node: u16, k: u8) -> Result<()> {
+        self.operate(&format!("setting node {node}'s bound to {k}"), |next| {
+            let p = jbsq_map::set_bound(next, pool, node, k).map_err(DriverError::Refused)?;
+            Ok((p, None))
+        })
+    }
+
+    /// Sets `pool`'s bound to `k`: what a worker added later without its own takes.
+    pub fn set_pool_k(&mut self, pool: u16, k: u8) -> Result<()> {
+        self.operate(&format!("setting pool {pool}'s bound to {k}"), |next| {
+            let p = jbsq_map::set_pool_k(next, pool, k).map_err(DriverError::Refused)?;
+            Ok((vec![p], None))
+        })
+    }
+
     /// Removes worker `node` from `pool`: the card's member slot and last member are read first
     /// and must be the mirror's (else nothing is removed).
     pub fn remove_node(&mut self, pool: u16, node: u16) -> Result<()> {

@@ -161,6 +161,14 @@ enum Cmd {
         /// The pool's slots: its region grows or shrinks in place (not below its nodes).
         #[arg(long)]
         capacity: Option<u16>,
+        /// On the leaf that holds tasks: the pool's bound `k` (places a worker), for its members
+        /// and the workers added later; with --node, that member's alone. Live: a worker's places
+        /// start afresh, and it comes down to the new bound as its running tasks answer.
+        #[arg(long)]
+        k: Option<u8>,
+        /// With --k: the member whose bound changes.
+        #[arg(long, requires = "k")]
+        node: Option<u16>,
     },
     /// Every counter; with --watch, every SECONDS with rates per second.
     Stats {
@@ -392,8 +400,8 @@ fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Devi
         Opened::Paper(sw) => Ok(sw),
         Opened::Jbsq(d) => bail!(
             "{}: the leaf that holds tasks (ID \"HORJ\"): horusctl runs info, apply, stats, \
-             add-worker, remove-worker and serve on it (and check and writes on its \
-             configurations); this command is planned for it",
+             add-worker, remove-worker, set-pool --k and serve on it (and check and writes on \
+             its configurations); this command is planned for it",
             Regs::describe(&d.regs)
         ),
     }
@@ -593,12 +601,40 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             report_delta,
             repair_gap_us,
             capacity,
-        } => set_pool(
-            dev,
-            pool,
-            (link_at, unlink_at, report_delta, repair_gap_us, capacity),
-            print,
-        ),
+            k,
+            node,
+        } => {
+            let others = [
+                link_at.is_some(),
+                unlink_at.is_some(),
+                report_delta.is_some(),
+                repair_gap_us.is_some(),
+                capacity.is_some(),
+            ];
+            let mut sw = match open_kept(dev, None, jbsq_state, "set-pool")? {
+                Opened::Paper(sw) => sw,
+                Opened::Jbsq(mut d) => {
+                    if others.iter().any(|&o| o) {
+                        bail!(
+                            "on the leaf that holds tasks set-pool changes `k` (--k); its other \
+                             parameters live are planned (set them in the configuration)"
+                        );
+                    }
+                    let k = k.context("set-pool on the leaf that holds tasks needs --k")?;
+                    set_bounds(&mut d, pool, k, node, &mut out)?;
+                    return finish_script(d.regs.script(), out, print);
+                }
+            };
+            if k.is_some() {
+                bail!("--k is a bound of the leaf that holds tasks; this switch is the paper's");
+            }
+            set_pool(
+                &mut sw,
+                pool,
+                (link_at, unlink_at, report_delta, repair_gap_us, capacity),
+                print,
+            )
+        }
         Cmd::Stats { json, watch, count } => match open_jbsq(dev, None)? {
             Some(mut d) => stats(&mut d, json, watch, count, print),
             None => {
@@ -909,15 +945,53 @@ fn info_tail(
     Ok(())
 }
 
+/// `set-pool --k` on a JBSQ leaf: one member's bound (`node`), or the pool's and every member's.
+fn set_bounds(
+    d: &mut JbsqDriver<Device>,
+    pool: u16,
+    k: u8,
+    node: Option<u16>,
+    out: &mut String,
+) -> Result<()> {
+    d.refresh()?;
+    if let Some(node) = node {
+        d.set_bound(pool, node, k)?;
+        writeln!(
+            out,
+            "node {node} of pool {pool}: bound {k}, its places afresh"
+        )?;
+        return Ok(());
+    }
+    let members = jbsq_members(d, pool)
+        .with_context(|| format!("pool {pool} is not configured on this leaf"))?;
+    d.set_pool_k(pool, k)?;
+    for &n in &members {
+        d.set_bound(pool, n, k)?;
+    }
+    writeln!(
+        out,
+        "pool {pool}: bound {k}, for its {} member(s) (their places afresh) and the workers added later",
+        members.len()
+    )?;
+    Ok(())
+}
+
+/// The members of `pool` in the driver's mirror, in slot order; `None` when it is not configured.
+fn jbsq_members(d: &JbsqDriver<Device>, pool: u16) -> Option<Vec<u16>> {
+    let t = d.mirror().tables();
+    let pc = t.pool_cfg.get(usize::from(pool)).copied().flatten()?;
+    let base = usize::from(pc.cfg.base);
+    Some(t.members[base..base + usize::from(pc.n)].to_vec())
+}
+
 /// `set-pool`: a configured pool's parameters changed, the others kept.
 fn set_pool(
-    dev: Option<&DeviceSpec>,
+    sw: &mut Switch<Device>,
     pool: u16,
     (link_at, unlink_at, report_delta, repair_gap_us, capacity): PoolChange,
     print: Print,
 ) -> Result<()> {
     let mut out = String::new();
-    let mut sw = open(dev, None)?;
     let m = sw.state(&[])?;
     let cfg = m
         .tables()
@@ -943,8 +1017,8 @@ fn set_pool(
         params,
         capacity,
     };
-    one_op(&mut sw, op, &mut out)?;
-    finish(&sw, out, print)
+    one_op(sw, op, &mut out)?;
+    finish(sw, out, print)
 }
 
 /// `dump`: a table's entries, or every configured pool.

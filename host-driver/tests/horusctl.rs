@@ -453,6 +453,9 @@ fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are
         "0",
     ]);
     assert!(!ok && err.contains("freshly loaded"), "{err}");
+    // set-pool on it needs its state file too.
+    let (ok, _, err) = run(&["set-pool", "--pool", "1", "--k", "2"]);
+    assert!(!ok && err.contains("--jbsq-state"), "{err}");
     let (ok, stats, err) = run(&["stats", "--json"]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(stats.trim()).unwrap();
@@ -495,6 +498,18 @@ fn the_model_device_of_a_jbsq_config_is_the_jbsq_leafs_model() {
         out.status.success() && text.contains("17 control pass(es)"),
         "{text}"
     );
+    // set-pool on a fresh leaf: `k` only; a pool that is not configured is refused.
+    let fresh = dir.path().join("fresh.json");
+    let set = |args: &[&str]| {
+        let mut all = vec!["--device", &device, "--jbsq-state", fresh.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = horusctl(&all);
+        (out.status.success(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (ok, err) = set(&["set-pool", "--pool", "1", "--link-at", "2"]);
+    assert!(!ok && err.contains("planned"), "{err}");
+    let (ok, err) = set(&["set-pool", "--pool", "1", "--k", "2"]);
+    assert!(!ok && err.contains("pool 1 is not configured"), "{err}");
     let c = horus_model::config::Config::from_file(std::path::Path::new(&cfg)).unwrap();
     let e = horus_host_driver::device::ModelDevice::fresh(&c, 1, "model")
         .err()

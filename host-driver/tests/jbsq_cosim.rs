@@ -416,6 +416,34 @@ fn the_model_device_answers_as_the_verilated_leaf() {
     same(&mut rtl, &mut model);
     send(&mut rtl, &mut model, frames(&cfg, 23, 400));
     same(&mut rtl, &mut model);
+    // Bounds changed live (decision 36): a worker's, raised and lowered, and its pool's.
+    let w0 = cfg.pools[0].nodes[0].id;
+    for (node, k) in [(w0, 4), (w1.id, 1)] {
+        rtl.set_bound(1, node, k).unwrap();
+        model.set_bound(1, node, k).unwrap();
+        send(&mut rtl, &mut model, frames(&cfg, 24 + u64::from(k), 200));
+        same(&mut rtl, &mut model);
+    }
+    rtl.set_pool_k(1, 3).unwrap();
+    model.set_pool_k(1, 3).unwrap();
+    rtl.remove_node(1, w0).unwrap();
+    model.remove_node(1, w0).unwrap();
+    let a0 = NodeAddr::of(&cfg.pools[0].nodes[0]);
+    rtl.add_node(1, w0, None, a0).unwrap();
+    model.add_node(1, w0, None, a0).unwrap();
+    send(&mut rtl, &mut model, frames(&cfg, 30, 300));
+    same(&mut rtl, &mut model);
+    let m = model.regs.switch().leaf().tables();
+    assert_eq!(
+        (
+            m.node_cfg[usize::from(w0)].k,
+            m.node_cfg[usize::from(w1.id)].k
+        ),
+        (3, 1),
+        "the pool's new bound for the worker added again, the other's own"
+    );
+    assert!(m.node_cfg == model.mirror().tables().node_cfg);
+    assert!(m.pool_cfg == model.mirror().tables().pool_cfg);
     // A node read through the map: the same slot and last member.
     for d in [&mut rtl.regs as &mut dyn Regs, &mut model.regs] {
         stage_on(d, &jbsq_map::read_node(1, w1.id));

@@ -544,7 +544,10 @@ fn the_stage_matrix_in_the_docs_is_what_each_kind_of_pass_touches() {
     assert!(l.resubmit(rs).release.is_some());
     check(&l, "place returned, a task held meanwhile");
     l.set_bound_pass(1, 20, 2).unwrap();
-    check(&l, "set a worker's bound (its places follow, as an addition's)");
+    check(
+        &l,
+        "set a worker's bound (its places follow, as an addition's)",
+    );
     l.set_pool_k(1, 3).unwrap();
     check(&l, "set the pool's bound");
     l.remove_node(1, 21).unwrap();
@@ -1000,15 +1003,29 @@ fn a_workers_bound_changes_live_and_it_comes_down_to_its_new_places() {
     assert_eq!(sent_to(&task(&mut l, 1)), Some(21));
     // 20's bound raised to 3: three fresh places while it runs one.
     let g = l.tables().node_cfg[20].generation;
-    assert!(l.set_bound(1, 20, 3).unwrap().is_some(), "a free place links the rack");
+    assert!(
+        l.set_bound(1, 20, 3).unwrap().is_some(),
+        "a free place links the rack"
+    );
     assert_eq!(l.tables().node_cfg[20].k, 3);
     assert_eq!(l.tables().node_cfg[20].generation, g.wrapping_add(1));
-    assert_eq!(l.tables().outstanding[20].tasks, 1, "its running task is kept");
+    assert_eq!(
+        l.tables().outstanding[20].tasks,
+        1,
+        "its running task is kept"
+    );
     assert_eq!(places(&l, 20), 3);
     let to: Vec<_> = (2..5).map(|s| sent_to(&task(&mut l, s))).collect();
     assert_eq!(to, [Some(20); 3]);
-    assert_eq!(l.tables().outstanding[20].tasks, 4, "what it had and 3 more");
-    assert!(matches!(task(&mut l, 5).placement, Some(Placement::Held { .. })));
+    assert_eq!(
+        l.tables().outstanding[20].tasks,
+        4,
+        "what it had and 3 more"
+    );
+    assert!(matches!(
+        task(&mut l, 5).placement,
+        Some(Placement::Held { .. })
+    ));
     // Its answers: the held task first, then places only below the new bound.
     let (r, _) = reply(&mut l, 20);
     assert!(r.release.is_some());

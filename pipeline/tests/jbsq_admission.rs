@@ -46,12 +46,14 @@ const SECOND: [Flag; 2] = [|p| p.is_retry = true, |p| p.is_return = true];
 /// A packet's kinds that may ask for a second pass (a retry also carries `is_task`).
 const PACKET: [Flag; 2] = [|p| p.is_task = true, |p| p.is_reply = true];
 /// A control pass's operations (the register port stages exactly one).
-const CONTROL: [Flag; 5] = [
+const CONTROL: [Flag; 7] = [
     |p| p.is_ctl_pool = true,
     |p| p.is_ctl_add = true,
     |p| p.is_ctl_remove = true,
     |p| p.is_ctl_place = true,
     |p| p.is_ctl_read = true,
+    |p| p.is_ctl_bound = true,
+    |p| p.is_ctl_pool_k = true,
 ];
 /// The stages, in the order of the stage plan.
 const STAGES: [&str; 12] = [

@@ -65,7 +65,13 @@ fn stage_pass(s: &Step) -> (JbsqPhv, Expect) {
     let mut p = s.pass;
     let pool = p.pool.index();
     let pc = s.before.pool_cfg.get(pool).copied().flatten();
-    let control = p.is_ctl_pool | p.is_ctl_add | p.is_ctl_remove | p.is_ctl_place | p.is_ctl_read;
+    let control = p.is_ctl_pool
+        | p.is_ctl_add
+        | p.is_ctl_remove
+        | p.is_ctl_place
+        | p.is_ctl_read
+        | p.is_ctl_bound
+        | p.is_ctl_pool_k;
     if !control {
         p.drop = pc.is_none() || (p.is_task && pc.is_some_and(|pc| pc.n == 0));
     }
@@ -80,7 +86,9 @@ fn stage_pass(s: &Step) -> (JbsqPhv, Expect) {
         k: None,
         generation: None,
     };
-    let e = if p.drop || !(p.is_reply | p.is_return | p.is_ctl_add | p.is_ctl_remove) {
+    let e = if p.drop
+        || !(p.is_reply | p.is_return | p.is_ctl_add | p.is_ctl_remove | p.is_ctl_bound)
+    {
         unchanged
     } else if p.is_reply {
         let nc = before.unwrap();
@@ -107,7 +115,7 @@ fn stage_pass(s: &Step) -> (JbsqPhv, Expect) {
         let nc = after.unwrap();
         Expect {
             drop: false,
-            k: p.is_ctl_add.then_some(u16::from(nc.k)),
+            k: (p.is_ctl_add | p.is_ctl_bound).then_some(u16::from(nc.k)),
             generation: Some(nc.generation),
         }
     };
@@ -242,7 +250,14 @@ fn random_traffic_with_removals_matches_the_models_node_table() {
     }
     d.add(2, 30, None, 0);
     d.add(2, 31, Some(1), 0);
+    d.bounds = true;
     d.random_traffic(0x5eed, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 300, 9);
+    let bounds = d.steps.iter().filter(|s| s.pass.is_ctl_bound).count();
+    let pool_ks = d.steps.iter().filter(|s| s.pass.is_ctl_pool_k).count();
+    assert!(
+        bounds > 0 && pool_ks > 0,
+        "{bounds} new bounds, {pool_ks} pool bounds"
+    );
     sweep(&mut d, 1);
     sweep(&mut d, 2);
     let dropped = d

@@ -97,6 +97,11 @@ fn stage_pass(s: &Step) -> Option<(JbsqPhv, Expect)> {
     if p.is_ctl_remove {
         return Some((p, Expect::Lost(t.outstanding[node].tasks)));
     }
+    if p.is_ctl_bound {
+        // `nodeCfg` hands the node's new generation on (decision 36).
+        p.generation = u64::from(s.after.node_cfg[node].generation).into();
+        return Some((p, Expect::Nothing));
+    }
     None
 }
 
@@ -195,7 +200,14 @@ fn random_traffic_on_two_pools_matches_the_models_counts() {
     d.add(2, 30, None, 0);
     d.add(2, 31, Some(1), 0);
     // A worker of pool 1 leaves and comes back every 50 operations.
+    d.bounds = true;
     d.random_traffic(0xbead, 2500, &[(1, &[20, 21, 22]), (2, &[30, 31])], 50, 9);
+    let bounds = d.steps.iter().filter(|s| s.pass.is_ctl_bound).count();
+    let pool_ks = d.steps.iter().filter(|s| s.pass.is_ctl_pool_k).count();
+    assert!(
+        bounds > 0 && pool_ks > 0,
+        "{bounds} new bounds, {pool_ks} pool bounds"
+    );
     let stale = stale(&d);
     let (checked, spurious) = check(d, &[(1, 20), (1, 21), (1, 22), (2, 30), (2, 31)]);
     println!("random: {checked} checked, {stale} stale, {spurious} spurious replies");

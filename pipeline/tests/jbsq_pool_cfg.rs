@@ -82,7 +82,10 @@ fn expect(s: &Step) -> Expect {
     if let (Some(Placement::Fallback { node }), Some(pc)) = (s.result.placement, before) {
         assert_eq!(s.before.members[usize::from(pc.cfg.base + r1)], node);
     }
-    let cfg = if p.is_ctl_pool || p.is_ctl_add || p.is_ctl_remove {
+    let cfg = if p.is_ctl_bound || p.is_ctl_pool_k {
+        // Neither hands the pool's configuration on; the new bound shows in the passes after.
+        None
+    } else if p.is_ctl_pool || p.is_ctl_add || p.is_ctl_remove {
         after.map(|pc| (fields(pc), pc.n))
     } else {
         before.map(|pc| (fields(pc), pc.n))
@@ -232,7 +235,14 @@ fn random_traffic_draws_the_models_samples_pass_for_pass() {
     }
     d.add(2, 30, None, 0);
     d.add(2, 31, Some(1), 0);
+    d.bounds = true;
     d.random_traffic(0xd1ce, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 250, 9);
+    let bounds = d.steps.iter().filter(|s| s.pass.is_ctl_bound).count();
+    let pool_ks = d.steps.iter().filter(|s| s.pass.is_ctl_pool_k).count();
+    assert!(
+        bounds > 0 && pool_ks > 0,
+        "{bounds} new bounds, {pool_ks} pool bounds"
+    );
     let fallbacks = d
         .steps
         .iter()

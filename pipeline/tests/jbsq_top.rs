@@ -165,6 +165,11 @@ fn every_staged_field_lands_in_the_pass_the_model_driver_builds() {
     // Node 40 again, a generation on.
     d.add_at(2, 40, Some(2), 0, addr(40));
     staged.extend(jbsq_map::add_node(&mut mirror, 2, 40, Some(2), 0, addr(40)).unwrap());
+    // Node 41's new bound and its places, the pool's new bound (decision 36).
+    d.set_bound(2, 41, 4);
+    staged.extend(jbsq_map::set_bound(&mut mirror, 2, 41, 4).unwrap());
+    d.set_pool_k(2, 0xab);
+    staged.push(jbsq_map::set_pool_k(&mut mirror, 2, 0xab).unwrap());
     assert_eq!(d.steps.len(), staged.len(), "the passes of each operation");
     let passes: Vec<(RegFile, JbsqPhv)> = staged
         .into_iter()
@@ -187,8 +192,10 @@ fn every_staged_field_lands_in_the_pass_the_model_driver_builds() {
             kinds(|p| p.is_ctl_place),
             kinds(|p| p.is_ctl_read),
             kinds(|p| p.is_ctl_remove),
+            kinds(|p| p.is_ctl_bound),
+            kinds(|p| p.is_ctl_pool_k),
         ],
-        [2, 5, 3 + 3 + 1 + 1 + 2, 1, 1]
+        [2, 5, 3 + 3 + 1 + 1 + 2 + 4, 1, 1, 1, 1]
     );
     let f = port_passes(passes);
     assert!(f.is_empty(), "{}", f.join("\n"));

@@ -35,7 +35,7 @@ use horus_model::wire::{Endpoint, MacAddr};
 pub const ID_VALUE: u32 = 0x484f_524a;
 /// Version of this map, read from `MAP_VERSION` (raised whenever a field moves or changes
 /// meaning).
-pub const MAP_VERSION: u32 = 1;
+pub const MAP_VERSION: u32 = 2;
 /// The word of the first counter (`JBSQ_TASKS`); the others follow in `JbsqCounters::named`'s
 /// order.
 pub const COUNTER_BASE: usize = 42;
@@ -112,6 +112,22 @@ pub mod fields {
         Rw,
         "operation: put a free place of a node into the ring of level CTL_LEVEL",
     );
+    pub const CTL_SET_BOUND: Field = f(
+        "CTL_SET_BOUND",
+        24,
+        5,
+        1,
+        Rw,
+        "operation: set a node's bound to CTL_K, its generation one up (its places follow)",
+    );
+    pub const CTL_SET_POOL_K: Field = f(
+        "CTL_SET_POOL_K",
+        24,
+        6,
+        1,
+        Rw,
+        "operation: set the pool's bound to CTL_K (for nodes added later)",
+    );
     pub const CTL_LEVEL: Field = f("CTL_LEVEL", 24, 8, 3, Rw, "the place's ring (place)");
     pub const CTL_DROP_FULL: Field = f(
         "CTL_DROP_FULL",
@@ -159,7 +175,7 @@ pub mod fields {
         24,
         8,
         Rw,
-        "the pool's bound (configure); the node's own bound, 0 for the pool's (add)",
+        "the pool's bound (configure, pool bound); the node's own, 0 for the pool's (add); its new one (bound)",
     );
     pub const CTL_POOL: Field = f("CTL_POOL", 25, 0, 16, Rw, "the pool");
     pub const CTL_NODE: Field = f(
@@ -422,6 +438,8 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
         CTL_REMOVE_NODE,
         CTL_READ_NODE,
         CTL_ADD_PLACE,
+        CTL_SET_BOUND,
+        CTL_SET_POOL_K,
         CTL_LEVEL,
         CTL_DROP_FULL,
         CTL_ADV_PLACES,
@@ -641,6 +659,47 @@ pub fn add_node(
     Ok(passes)
 }
 
+/// Sets the bound of member `node` of `pool` in the mirror to `k` (decision 36) and gives the
+/// passes that do the same on the card: the node's (its generation one up), then one for each of
+/// its `k` places, in the order the model puts them into its rings.
+pub fn set_bound(leaf: &mut JbsqLeaf, pool: u16, node: u16, k: u8) -> Result<Vec<RegFile>, String> {
+    use fields::*;
+    let mut next = leaf.clone();
+    next.set_bound(pool, node, k)
+        .map_err(|e| format!("node {node} of pool {pool}: {e:?}"))?;
+    let generation = next.tables().node_cfg[usize::from(node)].generation;
+    let mut passes = vec![staged(&[
+        (&CTL_SET_BOUND, 1),
+        (&CTL_POOL, pool.into()),
+        (&CTL_NODE, node.into()),
+        (&CTL_K, k.into()),
+    ])?];
+    for place in 0..u16::from(k) {
+        passes.push(staged(&[
+            (&CTL_ADD_PLACE, 1),
+            (&CTL_POOL, pool.into()),
+            (&CTL_NODE, node.into()),
+            (&CTL_GENERATION, generation.into()),
+            (&CTL_LEVEL, level_of(place, k) as u64),
+        ])?);
+    }
+    *leaf = next;
+    Ok(passes)
+}
+
+/// Sets `pool`'s bound in the mirror to `k` and gives the pass that does the same on the card.
+pub fn set_pool_k(leaf: &mut JbsqLeaf, pool: u16, k: u8) -> Result<RegFile, String> {
+    use fields::*;
+    let r = staged(&[
+        (&CTL_SET_POOL_K, 1),
+        (&CTL_POOL, pool.into()),
+        (&CTL_K, k.into()),
+    ])?;
+    leaf.set_pool_k(pool, k)
+        .map_err(|e| format!("pool {pool}: {e:?}"))?;
+    Ok(r)
+}
+
 /// The pass that reads `node`'s member slot and its pool's last member into `RB_SLOT` and
 /// `RB_LAST`.
 pub fn read_node(pool: u16, node: u16) -> RegFile {
@@ -681,8 +740,8 @@ pub fn remove_node(leaf: &mut JbsqLeaf, pool: u16, node: u16) -> Result<[RegFile
 }
 
 /// A staged pass as the leaf's register port takes it: the operation the control words name,
-/// with the values it carries. The inverse of [`configure_pool`], [`add_node`]'s passes,
-/// [`read_node`] and [`remove_node`]'s removal.
+/// with the values it carries. The inverse of [`configure_pool`], [`add_node`]'s and
+/// [`set_bound`]'s passes, [`set_pool_k`], [`read_node`] and [`remove_node`]'s removal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StagedPass {
     Configure {
@@ -708,6 +767,15 @@ pub enum StagedPass {
         pool: u16,
         node: u16,
     },
+    SetBound {
+        pool: u16,
+        node: u16,
+        k: u8,
+    },
+    SetPoolK {
+        pool: u16,
+        k: u8,
+    },
     RemoveNode {
         pool: u16,
         node: u16,
@@ -727,6 +795,8 @@ pub fn staged_pass(r: &RegFile) -> Result<StagedPass, String> {
         &CTL_REMOVE_NODE,
         &CTL_READ_NODE,
         &CTL_ADD_PLACE,
+        &CTL_SET_BOUND,
+        &CTL_SET_POOL_K,
     ];
     let set: Vec<&str> = ops
         .iter()
@@ -807,6 +877,15 @@ pub fn staged_pass(r: &RegFile) -> Result<StagedPass, String> {
             level: g(&CTL_LEVEL) as u8,
         },
         "CTL_READ_NODE" => StagedPass::ReadNode { pool, node },
+        "CTL_SET_BOUND" => StagedPass::SetBound {
+            pool,
+            node,
+            k: g(&CTL_K) as u8,
+        },
+        "CTL_SET_POOL_K" => StagedPass::SetPoolK {
+            pool,
+            k: g(&CTL_K) as u8,
+        },
         _ => StagedPass::RemoveNode {
             pool,
             node,
@@ -903,6 +982,33 @@ mod tests {
             }
         }
         let n = &cfg.pools[0].nodes[0];
+        let pool = cfg.pools[0].id;
+        let passes = set_bound(&mut m, pool, n.id, 3).unwrap();
+        assert_eq!(
+            staged_pass(&passes[0]).unwrap(),
+            StagedPass::SetBound {
+                pool,
+                node: n.id,
+                k: 3
+            }
+        );
+        assert_eq!(passes.len(), 4);
+        assert_eq!(
+            staged_pass(&passes[3]).unwrap(),
+            StagedPass::AddPlace {
+                pool,
+                node: n.id,
+                generation: 1,
+                level: level_of(2, 3) as u8
+            }
+        );
+        assert_eq!(m.tables().node_cfg[usize::from(n.id)].k, 3);
+        let p = set_pool_k(&mut m, pool, 9).unwrap();
+        assert_eq!(
+            staged_pass(&p).unwrap(),
+            StagedPass::SetPoolK { pool, k: 9 }
+        );
+        assert!(set_bound(&mut m, pool, 63, 1).is_err() && set_pool_k(&mut m, pool, 0).is_err());
         let [read, rm] = remove_node(&mut m, cfg.pools[0].id, n.id).unwrap();
         let pool = cfg.pools[0].id;
         assert_eq!(
@@ -942,7 +1048,8 @@ mod tests {
                 assert_eq!(field(p.name), p, "{}", p.name);
             }
         }
-        // The five operations take the paper map's five flag bits (the port checks one is set).
+        // The first five operations take the paper map's five flag bits, the two bounds the next
+        // two (the port checks one of the seven is set).
         assert_eq!(
             fields::CTL_CONFIGURE_POOL.bit(),
             crate::regmap::fields::CTL_CONFIGURE_POOL.bit()
@@ -950,6 +1057,11 @@ mod tests {
         assert_eq!(
             fields::CTL_ADD_PLACE.bit(),
             crate::regmap::fields::CTL_READ_ENTRY.bit()
+        );
+        assert_eq!(fields::CTL_SET_BOUND.bit(), fields::CTL_ADD_PLACE.bit() + 1);
+        assert_eq!(
+            fields::CTL_SET_POOL_K.bit(),
+            fields::CTL_ADD_PLACE.bit() + 2
         );
         assert_eq!(rw_words(), 4..=40);
         assert_eq!(control_words(), 24..=40);

@@ -5,7 +5,7 @@
 //! pass (`jbsq_map::staged_pass`) and runs it on the model. The model adds a worker with its free
 //! places in one operation (`add_node_at`), so a worker's addition runs when its last place pass
 //! arrives (at once for a worker added with no free place), each place checked to be the one the
-//! model puts next; a removal and a place carry the host's view (slot, last member, generation),
+//! model puts next, and a worker's new bound likewise (decision 36); a removal and a place carry the host's view (slot, last member, generation),
 //! which must be the model's (a card would take them on trust: here a host whose mirror is not
 //! the leaf's is refused, naming the difference). A node read answers at once. The identity is
 //! the configuration's JBSQ preset with no build hash (0): no Verilog.
@@ -20,16 +20,18 @@ use horus_regs::regmap::{RegFile, WORDS, fields as paper, switch_words};
 
 use crate::access::{AccessError, Regs};
 
-/// A worker's addition waiting for its places.
+/// A worker's addition, or its new bound, waiting for its places.
 #[derive(Clone, Copy, Debug)]
 struct Adding {
     pool: u16,
     node: u16,
     k: Option<u8>,
     tasks: u16,
-    addr: NodeAddr,
-    /// Its bound (its own, or the pool's), and the places seen.
+    /// The address of an addition; `None`: a new bound.
+    addr: Option<NodeAddr>,
+    /// Its bound (its own, or the pool's), the generation its places carry, the places seen.
     bound: u8,
+    generation: u8,
     places: u16,
 }
 
@@ -130,13 +132,18 @@ impl JbsqModelDevice {
                     .flatten()
                     .ok_or_else(|| bad(format!("pool {pool} is not configured")))?;
                 let k = (k != 0).then_some(k);
+                let generation = t
+                    .node_cfg
+                    .get(usize::from(node))
+                    .map_or(0, |n| n.generation);
                 let a = Adding {
                     pool,
                     node,
                     k,
                     tasks,
-                    addr,
+                    addr: Some(addr),
                     bound: k.unwrap_or(pc.cfg.k),
+                    generation,
                     places: 0,
                 };
                 self.adding = Some(a);
@@ -154,11 +161,11 @@ impl JbsqModelDevice {
                     )));
                 };
                 let want = level_of(a.tasks + a.places, a.bound) as u8;
-                let g = t.node_cfg.get(usize::from(node)).map(|n| n.generation);
-                if (pool, node, Some(generation), level) != (a.pool, a.node, g, want) {
+                let g = a.generation;
+                if (pool, node, generation, level) != (a.pool, a.node, g, want) {
                     return Err(bad(format!(
                         "place (pool {pool}, node {node}, generation {generation}, ring \
-                         {level}); the model puts (pool {}, node {}, generation {g:?}, ring \
+                         {level}); the model puts (pool {}, node {}, generation {g}, ring \
                          {want}) next",
                         a.pool, a.node
                     )));
@@ -167,6 +174,32 @@ impl JbsqModelDevice {
                 self.adding = Some(a);
                 self.add_when_placed()?;
             }
+            StagedPass::SetBound { pool, node, k } => {
+                let nc = t
+                    .node_cfg
+                    .get(usize::from(node))
+                    .copied()
+                    .filter(|n| n.active && n.pool == pool && k != 0)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "bound {k} for node {node}, which is not a member of pool {pool}"
+                        ))
+                    })?;
+                self.adding = Some(Adding {
+                    pool,
+                    node,
+                    k: Some(k),
+                    tasks: 0,
+                    addr: None,
+                    bound: k,
+                    generation: nc.generation.wrapping_add(1),
+                    places: 0,
+                });
+            }
+            StagedPass::SetPoolK { pool, k } => self
+                .sw
+                .set_pool_k(pool, k)
+                .map_err(|e| bad(format!("pool {pool}: {e:?}")))?,
             StagedPass::ReadNode { pool, node } => {
                 let (slot, last) = self.read_node(pool, node);
                 self.words.set(&fields::RB_SLOT, slot.into());
@@ -202,15 +235,16 @@ impl JbsqModelDevice {
             return Ok(());
         }
         self.adding = None;
-        let out = self
-            .sw
-            .add_node(a.pool, a.node, a.k, a.tasks, a.addr)
-            .map_err(|e| {
-                AccessError::Device(format!(
-                    "{}: CTL_GO refused: node {} of pool {}: {e:?}",
-                    self.what, a.node, a.pool
-                ))
-            })?;
+        let out = match a.addr {
+            Some(addr) => self.sw.add_node(a.pool, a.node, a.k, a.tasks, addr),
+            None => self.sw.set_bound(a.pool, a.node, a.bound),
+        };
+        let out = out.map_err(|e| {
+            AccessError::Device(format!(
+                "{}: CTL_GO refused: node {} of pool {}: {e:?}",
+                self.what, a.node, a.pool
+            ))
+        })?;
         self.outputs.extend(out);
         Ok(())
     }

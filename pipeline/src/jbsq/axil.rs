@@ -40,6 +40,8 @@ const _: () = assert!(jbsq_map::COUNTERS <= 32);
 const _: () = assert!(fields::CTL_CONFIGURE_POOL.bit() == 768);
 const _: () = assert!(fields::CTL_READ_NODE.bit() == 771);
 const _: () = assert!(fields::CTL_ADD_PLACE.bit() == 772);
+const _: () = assert!(fields::CTL_SET_BOUND.bit() == 773);
+const _: () = assert!(fields::CTL_SET_POOL_K.bit() == 774);
 const _: () = assert!(paper::BOARD_DROPS.word == jbsq_map::TAIL_BASE + 3);
 const _: () = assert!(fields::RB_SLOT.word == fields::RB_VALID.word + 1);
 
@@ -150,7 +152,7 @@ pub struct JbsqAxiLiteRegs {
     wword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
     rword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
     rshift: Signal<Local, Bits<RSHIFT_BITS>>,
-    ops: Signal<Local, Bits<5>>,
+    ops: Signal<Local, Bits<7>>,
     one_op: Signal<Local, Bit>,
     rw_word: Signal<Local, Bit>,
     op_held: Signal<Local, Bit>,
@@ -180,7 +182,7 @@ pub struct JbsqAxiLiteRegs {
     two: Constant<Bits<AXIL_ADDR_BITS>>,
     five10: Constant<Bits<10>>,
     zero10: Constant<Bits<10>>,
-    one5: Constant<Bits<5>>,
+    one7: Constant<Bits<7>>,
     zero32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
     two32: Constant<Bits<32>>,
@@ -297,7 +299,7 @@ impl JbsqAxiLiteRegs {
             two: w(2),
             five10: Constant::new(5.into()),
             zero10: Constant::new(0.into()),
-            one5: Constant::new(1.into()),
+            one7: Constant::new(1.into()),
             zero32: c32(0),
             one32: c32(1),
             two32: c32(2),
@@ -363,9 +365,9 @@ impl Logic for JbsqAxiLiteRegs {
         );
 
         // ---- Writes.
-        self.ops.next = self.regs.q.val().get_bits::<5>(768);
+        self.ops.next = self.regs.q.val().get_bits::<7>(768);
         self.one_op.next =
-            self.ops.val().any() & !(self.ops.val() & (self.ops.val() - self.one5.val())).any();
+            self.ops.val().any() & !(self.ops.val() & (self.ops.val() - self.one7.val())).any();
         self.take_w.next =
             self.s_axil.awvalid.val() & self.s_axil.wvalid.val() & !self.bvalid.q.val();
         self.s_axil.awready.next = self.take_w.val();
@@ -586,18 +588,21 @@ impl Logic for JbsqAxiLiteRegs {
         self.c.next.is_ctl_remove = self.regs.q.val().get_bit(770);
         self.c.next.is_ctl_read = self.regs.q.val().get_bit(771);
         self.c.next.is_ctl_place = self.regs.q.val().get_bit(772);
+        self.c.next.is_ctl_bound = self.regs.q.val().get_bit(773);
+        self.c.next.is_ctl_pool_k = self.regs.q.val().get_bit(774);
         self.c.next.level = self.regs.q.val().get_bits::<3>(776);
         self.c.next.drop_full = self.regs.q.val().get_bit(780);
         self.c.next.adv_places = self.regs.q.val().get_bit(781);
         self.c.next.adv_queue = self.regs.q.val().get_bit(782);
         self.c.next.spine_ok = self.regs.q.val().get_bit(783);
         self.c.next.generation = self.regs.q.val().get_bits::<8>(784);
-        // CTL_K: the pool's bound of a configure pass, the node's own of an addition.
+        // CTL_K: the pool's bound of a configure pass or of the pool's new bound, the node's own
+        // of an addition or of its new bound.
         self.k_wide.narrow.next = self.regs.q.val().get_bits::<8>(792);
-        if self.regs.q.val().get_bit(768) {
+        if self.regs.q.val().get_bit(768) | self.regs.q.val().get_bit(774) {
             self.c.next.pool_k = self.k_wide.wide.val();
         }
-        if self.regs.q.val().get_bit(769) {
+        if self.regs.q.val().get_bit(769) | self.regs.q.val().get_bit(773) {
             self.c.next.k = self.k_wide.wide.val();
         }
         self.c.next.pool = self.regs.q.val().get_bits::<16>(800);

@@ -326,7 +326,9 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
                 | self.back.val().is_ctl_add
                 | self.back.val().is_ctl_remove
                 | self.back.val().is_ctl_read
-                | self.back.val().is_ctl_place)
+                | self.back.val().is_ctl_place
+                | self.back.val().is_ctl_bound
+                | self.back.val().is_ctl_pool_k)
         {
             self.ctl_busy.d.next = false;
         }

@@ -12,6 +12,9 @@
 //!   go on (`outstanding` starts the node's count with that generation).
 //! - Control, a removed node: inactive, its generation one up (its tokens still in the rings
 //!   are stale from now); the new generation goes on.
+//! - Control, a node's new bound (decision 36): its bound the pass's `k`, its generation one up
+//!   (its tokens still in the rings are stale); the new generation goes on, for `outstanding`
+//!   and the place passes that follow.
 //!
 //! Tasks and an added node's place passes do not touch the table. One touch a pass; back-to-back
 //! passes on one node are forwarded ([`RmwTable`]). The index is the pass's `src`, a register.
@@ -112,6 +115,13 @@ impl<const N: usize> Logic for NodeCfgStage<N> {
             self.w.next.k = self.add_k.val();
             self.out.d.next.k = self.add_k.val();
             self.out.d.next.generation = self.e.val().generation;
+            self.node_table.wr_en.next = self.port.up.pass.val().live;
+        }
+        if self.port.up.pass.val().is_ctl_bound {
+            self.w.next.k = self.port.up.pass.val().k;
+            self.w.next.generation = self.gen_up.val();
+            self.out.d.next.k = self.port.up.pass.val().k;
+            self.out.d.next.generation = self.gen_up.val();
             self.node_table.wr_en.next = self.port.up.pass.val().live;
         }
         if self.port.up.pass.val().is_ctl_remove {

@@ -11,7 +11,8 @@
 //!   worker was counted at 0 (`spurious`, decision 33: a duplicate reply returns no place).
 //! - A returned place that finds a task held meanwhile: the worker gets it, one more task.
 //! - Control: an added node starts active with its generation and tasks; a removed node's
-//!   tasks are lost with it (`lost`, for the average's rescale) and its generation moves on.
+//!   tasks are lost with it (`lost`, for the average's rescale) and its generation moves on; a
+//!   node's new bound (decision 36) keeps its count and takes the generation `nodeCfg` moved on.
 //!
 //! The ring a returned place goes to is the level of the count left under the node's bound,
 //! `floor(left · 8 / k)` (`level`): the number of `j` in 1..7 with `8 · left >= j · k`, that is
@@ -226,6 +227,11 @@ impl<const N: usize> Logic for OutstandingStage<N> {
             self.w.next.active = true;
             self.w.next.generation = self.port.up.pass.val().generation;
             self.w.next.tasks = self.port.up.pass.val().tasks;
+            self.out_table.wr_en.next = true;
+        }
+        if self.port.up.pass.val().is_ctl_bound {
+            // A new bound (decision 36): the count kept, the node's new generation.
+            self.w.next.generation = self.port.up.pass.val().generation;
             self.out_table.wr_en.next = true;
         }
         if self.port.up.pass.val().is_ctl_remove {

@@ -110,6 +110,13 @@ pub struct JbsqPhv {
     /// Control: put a free place of the node `src` (generation `generation`) into the ring of
     /// level `level`.
     pub is_ctl_place: Bit,
+    /// Control: set the bound of the node `src` to `k` (decision 36): its generation one up
+    /// (`nodeCfg`, which hands it on; `outstanding` takes it), its count kept. Its places follow,
+    /// one `is_ctl_place` each.
+    pub is_ctl_bound: Bit,
+    /// Control: set the pool's bound to `pool_k` (`poolCfg`), a later added node's unless it
+    /// has its own.
+    pub is_ctl_pool_k: Bit,
     /// The ring a place returns to (a reply's second pass, a control pass), or the ring a task's
     /// token came from (`queueCtl`).
     pub level: Bits<3>,

@@ -14,7 +14,8 @@
 //!   as the paper leaf's stage 0 works it out for its `conn`.
 //! - Control: a configuration writes the pass's configuration with no member; an added node
 //!   takes member slot `n` (`slot`) and `n` goes one up; a removal takes `n` one down; the host's
-//!   read before a removal (`is_ctl_read`) asks `members` for the last member, at slot `n - 1`.
+//!   read before a removal (`is_ctl_read`) asks `members` for the last member, at slot `n - 1`;
+//!   the pool's new bound (`is_ctl_pool_k`) writes `k` alone (decision 36).
 //!
 //! The table is 64 words of LUT RAM at the preset; back-to-back passes on one pool are forwarded
 //! ([`RmwTable`]). The index is the pass's pool, a register.
@@ -231,6 +232,10 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         }
         if self.port.up.pass.val().is_ctl_read {
             self.out.d.next.slot = self.n_down.val();
+        }
+        if self.port.up.pass.val().is_ctl_pool_k {
+            self.w.next.k = self.port.up.pass.val().pool_k;
+            self.cfg_table.wr_en.next = self.port.up.pass.val().live;
         }
         self.cfg_table.wr_data.next = self.w.val();
         self.port.down.pass.next = self.out.q.val();

@@ -248,6 +248,9 @@ pub mod driver {
         pub pending: Vec<JbsqResubmit>,
         /// `random_traffic` sends continuations too (see there).
         pub continuations: bool,
+        /// `random_traffic`'s churn also changes bounds (decision 36): every third event a
+        /// worker's new bound, every fifth the pool's.
+        pub bounds: bool,
         /// Multi-packet tasks sent and not finished: pool, seq, continuations still to send.
         open: Vec<(u16, u16, u8)>,
         /// The arrival time of the packets `random_traffic` sends: one microsecond an operation.
@@ -263,6 +266,7 @@ pub mod driver {
                 steps: Vec::new(),
                 pending: Vec::new(),
                 continuations: false,
+                bounds: false,
                 open: Vec::new(),
                 now: 0,
                 conn_timeout_us: horus_model::config::DEFAULT_CONN_TIMEOUT_US,
@@ -446,6 +450,67 @@ pub mod driver {
             );
         }
 
+        /// Sets `node`'s bound to `k` (decision 36): the node's pass (its generation one up), then
+        /// one control pass for each of its `k` places, recorded as [`Driver::add_at`]'s.
+        pub fn set_bound(&mut self, pool: u16, node: u16, k: u8) {
+            let generation = self.leaf.tables().node_cfg[usize::from(node)]
+                .generation
+                .wrapping_add(1);
+            let p = JbsqPhv {
+                is_ctl_bound: true,
+                pool: b16(pool),
+                src: b16(node),
+                k: b16(k),
+                ..Default::default()
+            };
+            let mut first = None;
+            self.run(
+                p,
+                |l| {
+                    first = l.set_bound(pool, node, k).unwrap();
+                    JbsqResult::default()
+                },
+                false,
+            );
+            for place in 0..u16::from(k) {
+                let p = JbsqPhv {
+                    is_ctl_place: true,
+                    pool: b16(pool),
+                    src: b16(node),
+                    generation: u64::from(generation).into(),
+                    level: (level_of(place, k) as u64).into(),
+                    ..Default::default()
+                };
+                let signal = std::mem::take(&mut first);
+                self.run(
+                    p,
+                    |_| JbsqResult {
+                        signal,
+                        ..JbsqResult::default()
+                    },
+                    false,
+                );
+            }
+        }
+
+        /// Sets `pool`'s bound to `k` (decision 36): one control pass.
+        pub fn set_pool_k(&mut self, pool: u16, k: u8) {
+            let p = JbsqPhv {
+                is_ctl_pool_k: true,
+                pool: b16(pool),
+                pool_k: b16(k),
+                ..Default::default()
+            };
+            self.run(
+                p,
+                |l| {
+                    l.set_pool_k(pool, k).unwrap();
+                    JbsqResult::default()
+                },
+                false,
+            );
+        }
+
         /// A packet's first pass: a NEW_TASK is a task, a TASK_CONTINUATION a continuation, a
         /// TASK_DONE a reply.
         pub fn packet(&mut self, h: HorusHeader, len: u16, time: u32) -> JbsqResult {
@@ -553,6 +618,18 @@ pub mod driver {
                 if i % churn == churn / 2 {
                     let (pool0, nodes0) = pools[0];
                     let node = nodes0[(i / churn) % nodes0.len()];
+                    let event = i / churn;
+                    if self.bounds && event % 5 == 4 {
+                        self.set_pool_k(pool0, 1 + (event % 4) as u8);
+                        continue;
+                    }
+                    if self.bounds
+                        && event % 3 == 2
+                        && self.leaf.tables().node_cfg[usize::from(node)].active
+                    {
+                        self.set_bound(pool0, node, 1 + (event % 5) as u8);
+                        continue;
+                    }
                     if self.leaf.tables().node_cfg[usize::from(node)].active {
                         self.remove(pool0, node);
                         let odd = (i / churn) % 2 == 1;
