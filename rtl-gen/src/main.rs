@@ -1,8 +1,9 @@
 //! `cargo run -p rtl-gen`: writes every output of the `rtl_gen` library into `build/` (or `--out`),
 //! and says where; `--check` runs Verilator's lint and a Yosys synthesis for UltraScale+ on the
 //! switches' Verilog and prints the resource figures. `--board B` writes the board target instead
-//! (`build/B/`: the shell's plug-in and a README), for one switch (`--role`, default leaf), and
-//! checks a configuration against the board with `--config`. `--target p4` writes the companion
+//! (`build/B/`: the shell's plug-in and a README), for one switch (`--role`, default leaf; a
+//! leaf's default the one that holds tasks, `--leaf`), and checks a configuration against the
+//! board with `--config`. `--target p4` writes the companion
 //! P4 programs for Tofino 1 instead (`build/p4/`), each checked by the structural checker.
 
 use std::fs;
@@ -13,6 +14,7 @@ use clap::Parser;
 use clap::ValueEnum;
 use horus_model::config::Role;
 use horus_model::rng::DEFAULT_SEED;
+use horus_model::sched::jbsq::LeafKind;
 use horus_pipeline::board::boards::{self, Board};
 use horus_pipeline::presets;
 use rtl_gen::boards::BoardParams;
@@ -37,10 +39,11 @@ struct Args {
     /// Write the target for this board (`build/BOARD/`) instead of the switches' sources.
     #[arg(long, value_parser = boards::board_named)]
     board: Option<&'static Board>,
-    /// With `--board` and a leaf: the paper's leaf (`horus`) or the leaf that holds tasks
-    /// (`jbsq`: docs/jbsq-pipeline.md), at the JBSQ preset of the `--preset` name.
-    #[arg(long, value_enum, requires = "board", default_value_t = Leaf::Horus)]
-    leaf: Leaf,
+    /// With `--board` and a leaf: the leaf that holds tasks (`jbsq`: docs/jbsq-pipeline.md, at
+    /// the JBSQ preset of the `--preset` name) or the paper's (`horus`). Default: the
+    /// configuration's `[switch] leaf` with `--config`, else `jbsq`, the FPGA targets' leaf.
+    #[arg(long, value_enum, requires = "board")]
+    leaf: Option<Leaf>,
     /// With `--board`: a switch configuration to check against the board (its ports), the role
     /// and the preset. With `--target p4`: a switch configuration to turn into the switch's
     /// `bfrt_python` set-up script (`OUT/p4/setup_ROLE_ID.py`) and PTF tests generated from the
@@ -300,6 +303,26 @@ fn p4_compile(
     Ok(())
 }
 
+/// The leaf a board target builds: `--leaf`; else the configuration's `[switch] leaf`; else the
+/// leaf that holds tasks, which an FPGA can build and a Tofino cannot (a spine: the paper's).
+fn board_leaf(args: &Args, b: &'static Board, role: Role) -> Result<Leaf> {
+    if let Some(leaf) = args.leaf {
+        return Ok(leaf);
+    }
+    if role == Role::Spine {
+        return Ok(Leaf::Horus);
+    }
+    if let Some(config) = &args.config {
+        let cfg = horus_model::config::Config::from_file_for(config, &b.port_names())
+            .with_context(|| config.display().to_string())?;
+        return Ok(match cfg.switch.leaf {
+            LeafKind::Horus => Leaf::Horus,
+            LeafKind::Jbsq => Leaf::Jbsq,
+        });
+    }
+    Ok(Leaf::Jbsq)
+}
+
 /// `--board`: the board's target for one switch.
 fn board_target(args: &Args, b: &'static Board) -> Result<()> {
     let role = match args.role.unwrap_or(Which::Leaf) {
@@ -307,7 +330,7 @@ fn board_target(args: &Args, b: &'static Board) -> Result<()> {
         Which::Spine => Role::Spine,
         Which::Both => bail!("a card runs one switch: --role leaf or --role spine"),
     };
-    let p = match (args.leaf, role) {
+    let p = match (board_leaf(args, b, role)?, role) {
         (Leaf::Horus, _) => {
             BoardParams::new(b, role, &args.preset, args.seed, args.conn_timeout_us)?
         }

@@ -267,3 +267,38 @@ fn a_jbsq_configuration_is_checked_against_the_leaf_kind_and_its_preset() {
     assert!(format!("{e:#}").contains("au250 has no port 8"), "{e:#}");
     assert!(BoardParams::jbsq(au250, "nosuch", 1, 60).is_err());
 }
+
+/// `rtl-gen --board B` builds the leaf that holds tasks unless told otherwise: `--leaf horus`,
+/// a configuration whose `[switch] leaf` is the paper's, or a spine get the paper's switch.
+#[test]
+fn a_board_targets_leaf_is_the_one_that_holds_tasks_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rtl-gen"))
+            .args(["--board", "au250", "--out"])
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{args:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let module = |text: &str, m: &str| text.contains(&format!("plugin/{m}.v"));
+    assert!(module(&run(&[]), "horus_box_leaf_jbsq"));
+    assert!(module(&run(&["--leaf", "horus"]), "horus_box_leaf"));
+    let paper = format!("{configs}au250-leaf.toml");
+    let text = run(&["--config", &paper]);
+    assert!(
+        module(&text, "horus_box_leaf") && !module(&text, "horus_box_leaf_jbsq"),
+        "{text}"
+    );
+    let jbsq = format!("{configs}au250-leaf-jbsq.toml");
+    assert!(module(&run(&["--config", &jbsq]), "horus_box_leaf_jbsq"));
+    assert!(module(&run(&["--role", "spine"]), "horus_box_spine"));
+}

@@ -43,9 +43,9 @@ use crate::sched::{Emit, Target};
 use crate::wire::{Endpoint, HorusHeader, MacAddr, PacketType};
 
 /// Which leaf a switch runs: the paper's (idle list, power of two over worker loads) or the one
-/// that holds tasks. The paper's is the default for every target until the JBSQ leaf's pipeline
-/// exists (planned: then the FPGA's default; a Tofino cannot hold a task). In a configuration:
-/// `[switch] leaf = "horus"` or `"jbsq"`.
+/// that holds tasks. A configuration's default is the paper's (the Tofino programs' leaf: a
+/// Tofino cannot hold a task); `rtl-gen --board` builds the one that holds tasks unless told
+/// otherwise. In a configuration: `[switch] leaf = "horus"` or `"jbsq"`.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
