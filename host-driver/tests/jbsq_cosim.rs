@@ -129,7 +129,7 @@ fn the_driver_sets_the_jbsq_leaf_up_streams_and_changes_workers_as_the_model_doe
 }
 
 /// Another host's staged pass: its words, `CTL_GO`, the pass taken.
-fn stage(regs: &mut CosimDevice, r: &RegFile) {
+fn stage(regs: &mut dyn Regs, r: &RegFile) {
     for w in jbsq_map::control_words() {
         regs.write(4 * w as u32, r.words[w]).unwrap();
     }
@@ -464,15 +464,9 @@ fn the_model_device_answers_as_the_verilated_leaf() {
     assert!(e.contains("slot 7"), "{e}");
 }
 
+/// [`stage`], a node read, until its result is valid.
 fn stage_on(regs: &mut dyn Regs, r: &RegFile) {
-    for w in jbsq_map::control_words() {
-        regs.write(4 * w as u32, r.words[w]).unwrap();
-    }
-    regs.write(paper::CTL_GO.byte_address() as u32, 1).unwrap();
-    assert!(
-        regs.wait(paper::CTL_GO.byte_address() as u32, 1, 0, 1000)
-            .unwrap()
-    );
+    stage(regs, r);
     assert!(
         regs.wait(fields::RB_VALID.byte_address() as u32, 1, 1, 1000)
             .unwrap()

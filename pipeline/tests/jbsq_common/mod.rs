@@ -393,17 +393,31 @@ pub mod driver {
                 },
                 false,
             );
-            for place in tasks..u16::from(kk) {
+            self.places(pool, node, generation, tasks..u16::from(kk), kk, first);
+        }
+
+        /// The place passes of an operation the model ran whole (an addition, a new bound): one
+        /// for each place of `places` under bound `k`, at generation `generation`. The model's
+        /// first message of the group (`first`) goes with the first place pass (none of the place
+        /// passes moves the average, so each would carry the same).
+        fn places(
+            &mut self,
+            pool: u16,
+            node: u16,
+            generation: u8,
+            places: std::ops::Range<u16>,
+            k: u8,
+            mut first: Option<(Signal, HorusHeader)>,
+        ) {
+            for place in places {
                 let p = JbsqPhv {
                     is_ctl_place: true,
                     pool: b16(pool),
                     src: b16(node),
                     generation: u64::from(generation).into(),
-                    level: (level_of(place, kk) as u64).into(),
+                    level: (level_of(place, k) as u64).into(),
                     ..Default::default()
                 };
-                // The model's first message of the group goes with the first place pass (none
-                // of the place passes moves the average, so each would carry the same).
                 let signal = std::mem::take(&mut first);
                 self.run(
                     p,
@@ -472,25 +486,7 @@ pub mod driver {
                 },
                 false,
             );
-            for place in 0..u16::from(k) {
-                let p = JbsqPhv {
-                    is_ctl_place: true,
-                    pool: b16(pool),
-                    src: b16(node),
-                    generation: u64::from(generation).into(),
-                    level: (level_of(place, k) as u64).into(),
-                    ..Default::default()
-                };
-                let signal = std::mem::take(&mut first);
-                self.run(
-                    p,
-                    |_| JbsqResult {
-                        signal,
-                        ..JbsqResult::default()
-                    },
-                    false,
-                );
-            }
+            self.places(pool, node, generation, 0..u16::from(k), k, first);
         }
 
         /// Sets `pool`'s bound to `k` (decision 36): one control pass.

@@ -197,20 +197,8 @@ impl JbsqLeaf {
     /// [`JbsqLeaf::set_bound`]'s first pass alone (`nodeCfg` and `outstanding`), giving the
     /// node's new generation: what the pipeline's staged operation does before the places' passes.
     pub fn set_bound_pass(&mut self, pool: u16, node: u16, k: u8) -> Result<u8, JbsqControlError> {
-        self.t
-            .pool_cfg
-            .get(usize::from(pool))
-            .ok_or(JbsqControlError::PoolOutOfRange)?
-            .ok_or(JbsqControlError::UnknownPool)?;
+        let (_, nc) = self.member(pool, node)?;
         let n_ = usize::from(node);
-        let nc = *self
-            .t
-            .node_cfg
-            .get(n_)
-            .ok_or(JbsqControlError::NodeOutOfRange)?;
-        if !nc.active || nc.pool != pool {
-            return Err(JbsqControlError::BadNode);
-        }
         if k == 0 {
             return Err(JbsqControlError::BadConfig);
         }
@@ -225,6 +213,30 @@ impl JbsqLeaf {
         self.touch(JbsqStage::Outstanding);
         self.t.outstanding[n_].generation = generation;
         Ok(generation)
+    }
+
+    /// Pool `pool`'s entry and node `node`'s, which must be an active member of it (what a
+    /// removal and a new bound ask of the host's operation).
+    fn member(
+        &self,
+        pool: u16,
+        node: u16,
+    ) -> Result<(PoolCfgEntry, NodeCfgEntry), JbsqControlError> {
+        let pc = self
+            .t
+            .pool_cfg
+            .get(usize::from(pool))
+            .ok_or(JbsqControlError::PoolOutOfRange)?
+            .ok_or(JbsqControlError::UnknownPool)?;
+        let nc = *self
+            .t
+            .node_cfg
+            .get(usize::from(node))
+            .ok_or(JbsqControlError::NodeOutOfRange)?;
+        if !nc.active || nc.pool != pool {
+            return Err(JbsqControlError::BadNode);
+        }
+        Ok((pc, nc))
     }
 
     /// Sets `pool`'s bound `k`, which the workers added later without their own take (decision
@@ -256,21 +268,8 @@ impl JbsqLeaf {
     /// cleared. Tasks the pool holds stay held, for the other workers' replies.
     pub fn remove_node(&mut self, pool: u16, node: u16) -> Result<(), JbsqControlError> {
         let p = usize::from(pool);
-        let pc = self
-            .t
-            .pool_cfg
-            .get(p)
-            .ok_or(JbsqControlError::PoolOutOfRange)?
-            .ok_or(JbsqControlError::UnknownPool)?;
         let n_ = usize::from(node);
-        let nc = *self
-            .t
-            .node_cfg
-            .get(n_)
-            .ok_or(JbsqControlError::NodeOutOfRange)?;
-        if !nc.active || nc.pool != pool {
-            return Err(JbsqControlError::BadNode);
-        }
+        let (pc, nc) = self.member(pool, node)?;
         let cfg = pc.cfg;
         // The host's reads: the node's member slot and the pool's last member.
         let slot = self.t.member_slot[n_];
