@@ -472,6 +472,74 @@ impl<R: Regs> JbsqDriver<R> {
         )))
     }
 
+    /// `horusctl dump`: the pools and members of the mirror (its state file's; opening the file
+    /// read every member's slot back from the card), one line each.
+    pub fn dump(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let t = self.mirror.tables();
+        let mut any = false;
+        for (pool, pc) in t.pool_cfg.iter().enumerate() {
+            let Some(pc) = pc else { continue };
+            any = true;
+            let c = pc.cfg;
+            writeln!(
+            out,
+            "pool {pool}: node slots [{}, {}), {} member(s), k {}, advertise {}, fallback {}, task \
+             buffer slots [{}, {}), rings of {} at {}, hold {} us, link at {} unlink at {}, report \
+             delta {}, repair gap {} us{}",
+            c.base,
+            c.base + c.capacity,
+            pc.n,
+            c.k,
+            match c.advertise {
+                Advertise::Idle => "idle".to_string(),
+                Advertise::Places => "places".to_string(),
+                Advertise::Queue { room } => format!("queue (room {room})"),
+            },
+            match c.fallback {
+                Fallback::Random => "random",
+                Fallback::Drop => "drop",
+            },
+            c.queue_base,
+            c.queue_base + c.queue_slots,
+            c.ring_slots,
+            c.ring_base,
+            c.hold_us,
+            c.params.link_at,
+            c.params.unlink_at,
+            c.params.report_delta.to_f64(),
+            c.params.repair_gap_us,
+            c.spine.map_or(String::new(), |s| format!(
+                ", spine {} as node {}",
+                s.id, s.node
+            ))
+        ).expect("a String takes every write");
+            let base = usize::from(c.base);
+            for (slot, &node) in t.members[base..base + usize::from(pc.n)].iter().enumerate() {
+                let n = t.node_cfg[usize::from(node)];
+                match t.node_addr[usize::from(node)] {
+                Some(a) => writeln!(
+                    out,
+                    "  node {node}: slot {slot}, k {}, generation {}, {} {} udp {} port {} dst_id {}",
+                    n.k,
+                    n.generation,
+                    a.addr.endpoint.mac,
+                    a.addr.endpoint.ip,
+                    a.addr.endpoint.udp_port,
+                    a.addr.port,
+                    a.addr.dst_id,
+                ).expect("a String takes every write"),
+                None => writeln!(out, "  node {node}: slot {slot}, no address").expect("a String takes every write"),
+            }
+            }
+        }
+        if !any {
+            out += "no pool configured\n";
+        }
+        out
+    }
+
     /// Adds worker `node` to `pool` (its own bound `k`, or the pool's; its tasks go to `addr`).
     pub fn add_node(&mut self, pool: u16, node: u16, k: Option<u8>, addr: NodeAddr) -> Result<()> {
         self.operate(&format!("adding node {node} to pool {pool}"), |next| {

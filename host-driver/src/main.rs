@@ -400,8 +400,8 @@ fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Devi
         Opened::Paper(sw) => Ok(sw),
         Opened::Jbsq(d) => bail!(
             "{}: the leaf that holds tasks (ID \"HORJ\"): horusctl runs info, apply, stats, \
-             add-worker, remove-worker, set-pool --k and serve on it (and check and writes on \
-             its configurations); this command is planned for it",
+             add-worker, remove-worker, set-pool --k, dump and serve on it (and check and \
+             writes on its configurations); this command is planned for it",
             Regs::describe(&d.regs)
         ),
     }
@@ -642,7 +642,20 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                 stats(&mut sw, json, watch, count, print)
             }
         },
-        Cmd::Dump { table: t } => dump(dev, t, print),
+        Cmd::Dump { table: t } => match open_kept(dev, None, jbsq_state, "dump")? {
+            Opened::Jbsq(d) => {
+                if let Some(t) = t {
+                    bail!(
+                        "{t}: the leaf that holds tasks reads back a node's member slot only; \
+                         `dump` without a table prints the pools and members its state file \
+                         holds, each member's slot read from the card"
+                    );
+                }
+                out += &d.dump();
+                finish_script(d.regs.script(), out, print)
+            }
+            Opened::Paper(sw) => dump(sw, t, print),
+        },
         Cmd::Serve {
             listen,
             interface,
@@ -1022,9 +1035,8 @@ fn set_pool(
 }
 
 /// `dump`: a table's entries, or every configured pool.
-fn dump(dev: Option<&DeviceSpec>, t: Option<String>, print: Print) -> Result<()> {
+fn dump(mut sw: Switch<Device>, t: Option<String>, print: Print) -> Result<()> {
     let mut out = String::new();
-    let mut sw = open(dev, None)?;
     match t {
         Some(t) => {
             let stage = table(&t)?;

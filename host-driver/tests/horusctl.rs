@@ -462,6 +462,8 @@ fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are
     assert_eq!(v["jbsq_tasks"], 0, "{stats}");
     assert_eq!(v["jbsq_conn_expired"], 0, "{stats}");
     let (ok, _, err) = run(&["dump"]);
+    assert!(!ok && err.contains("--jbsq-state"), "{err}");
+    let (ok, _, err) = run(&["peek", "0"]);
     assert!(
         !ok && err.contains("HORJ") && err.contains("planned"),
         "{err}"

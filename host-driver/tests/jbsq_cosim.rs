@@ -248,6 +248,16 @@ fn the_controller_runs_a_jbsq_leaf_and_drivers_share_it_through_the_state_file()
         .unwrap();
     assert_eq!(a.apply(&cfg).unwrap(), 17);
     assert!(file.exists());
+    // `horusctl dump`'s lines: each pool as laid out, each member with its slot and address.
+    let dump = a.dump();
+    assert!(
+        dump.contains("pool 1: node slots [0, 8), 3 member(s), k 2, advertise places, fallback random")
+            && dump.contains(
+                "  node 2: slot 2, k 4, generation 0, 02:00:00:04:00:12 10.0.4.12 udp 5000 port 10 dst_id 2"
+            )
+            && dump.contains("pool 2: node slots [8, 10), 2 member(s), k 1, advertise queue (room 4)"),
+        "{dump}"
+    );
     let (mut model, setup) = JbsqFrameSwitch::from_config(&cfg, SEED).unwrap();
     {
         let mut dev = dev.0.borrow_mut();
