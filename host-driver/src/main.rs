@@ -17,6 +17,8 @@
 //! - `peek ADDR|FIELD`, `poke ADDR|FIELD VALUE`: raw registers (the map's only).
 //! - `read TABLE INDEX` / `decode TABLE WORD...`: one entry's accesses / its words named.
 
+mod jbsq_cmd;
+use jbsq_cmd::{apply_jbsq, check_jbsq, info_jbsq, set_bounds};
 mod serve;
 
 use std::fmt::Write as _;
@@ -32,7 +34,7 @@ use horus_host_driver::driver::{Switch, describe};
 use horus_host_driver::jbsq::{self, JbsqDriver};
 use horus_model::config::{Config, Role};
 use horus_model::fixed::Load;
-use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, LeafKind};
+use horus_model::sched::jbsq::{JbsqLeaf, LeafKind};
 use horus_model::sched::{ControlOp, NodeAddr, Scheduler, Stage};
 use horus_model::wire::{Endpoint, MacAddr};
 use horus_regs::boards::{self, Board};
@@ -447,19 +449,6 @@ fn open_kept(
     })
 }
 
-/// `apply` on a JBSQ leaf, and its report.
-fn apply_jbsq(d: &mut JbsqDriver<Device>, cfg: &Config, out: &mut String) -> Result<()> {
-    let n = d.apply(cfg)?;
-    let workers: usize = cfg.pools.iter().map(|p| p.nodes.len()).sum();
-    writeln!(
-        out,
-        "switch register words written, {n} control pass(es): {} pool(s), {workers} worker(s) \
-         with their free places",
-        cfg.pools.len()
-    )?;
-    Ok(())
-}
-
 /// A dry run's script, then the command's own lines.
 fn finish(sw: &Switch<Device>, text: String, print: Print) -> Result<()> {
     finish_script(sw.regs.script(), text, print)
@@ -830,93 +819,6 @@ fn info(dev: Option<&DeviceSpec>, verilog: Option<PathBuf>, print: Print) -> Res
     finish(&sw, out, print)
 }
 
-/// `info`'s last lines, whichever switch: its status, its switch ID, and whether it runs the
-/// Verilog file given.
-/// `check` of a configuration of the leaf that holds tasks: each pool as the leaf lays it out
-/// (`JbsqLeaf::from_config_at`, in the rings and task buffer of the JBSQ preset with its table
-/// sizes), the passes `apply` runs, and the hardware that takes it.
-fn check_jbsq(
-    config: &Path,
-    cfg: &Config,
-    board: Option<&'static Board>,
-    print: Print,
-) -> Result<()> {
-    let mut out = String::new();
-    let preset = horus_regs::presets::jbsq_preset_for(&cfg.sizes)
-        .expect("load found the configuration's JBSQ preset");
-    let (leaf, signals) = JbsqLeaf::from_config_at(cfg, preset.sizes(), 1)?;
-    writeln!(
-        out,
-        "{}: JBSQ leaf {}, {} pool(s)",
-        config.display(),
-        cfg.switch.id,
-        cfg.pools.len()
-    )?;
-    let mut mirror = JbsqLeaf::new(preset.sizes(), 1);
-    let mut passes = 0;
-    for pool in &cfg.pools {
-        let pc = leaf.tables().pool_cfg[usize::from(pool.id)]
-            .expect("from_config_at configures every pool")
-            .cfg;
-        let own: Vec<String> = pool
-            .nodes
-            .iter()
-            .filter_map(|n| n.k.map(|k| format!("node {} k {k}", n.id)))
-            .collect();
-        let advertise = match pc.advertise {
-            Advertise::Idle => "idle".to_string(),
-            Advertise::Places => "places".to_string(),
-            Advertise::Queue { room } => format!("queue (room {room})"),
-        };
-        let fallback = match pc.fallback {
-            Fallback::Random => "random",
-            Fallback::Drop => "drop",
-        };
-        writeln!(
-            out,
-            "  pool {}: {} worker(s) in node slots {}..{}, k {}{}, advertise {advertise}, \
-             fallback {fallback}, task buffer slots {}..{}",
-            pool.id,
-            pool.nodes.len(),
-            pc.base,
-            u32::from(pc.base) + u32::from(pc.capacity),
-            pc.k,
-            if own.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", own.join(", "))
-            },
-            pc.queue_base,
-            pc.queue_base + pc.queue_slots,
-        )?;
-        // The passes `apply` runs, planned as it plans them (each checked to fit its fields).
-        horus_regs::jbsq_map::configure_pool(&mut mirror, pool.id, pc)
-            .map_err(anyhow::Error::msg)?;
-        passes += 1;
-        for n in &pool.nodes {
-            passes +=
-                horus_regs::jbsq_map::add_node(&mut mirror, pool.id, n.id, n.k, 0, NodeAddr::of(n))
-                    .map_err(anyhow::Error::msg)?
-                    .len();
-        }
-    }
-    writeln!(
-        out,
-        "{passes} control passes; {} startup message(s) to spines",
-        signals.len()
-    )?;
-    writeln!(
-        out,
-        "hardware: {} (rtl-gen --leaf jbsq --preset {})",
-        preset.module_name(),
-        preset.name
-    )?;
-    if let Some(b) = board {
-        writeln!(out, "{}", board_line(b))?;
-    }
-    print(&out)
-}
-
 /// `check`'s line for the board a configuration was checked against.
 fn board_line(b: &Board) -> String {
     format!("board: {} ({}), ports {}", b.name, b.title, b.port_list())
@@ -956,45 +858,6 @@ fn info_tail(
         writeln!(out, "runs {} (build {h:#010x})", v.display())?;
     }
     Ok(())
-}
-
-/// `set-pool --k` on a JBSQ leaf: one member's bound (`node`), or the pool's and every member's.
-fn set_bounds(
-    d: &mut JbsqDriver<Device>,
-    pool: u16,
-    k: u8,
-    node: Option<u16>,
-    out: &mut String,
-) -> Result<()> {
-    d.refresh()?;
-    if let Some(node) = node {
-        d.set_bound(pool, node, k)?;
-        writeln!(
-            out,
-            "node {node} of pool {pool}: bound {k}, its places afresh"
-        )?;
-        return Ok(());
-    }
-    let members = jbsq_members(d, pool)
-        .with_context(|| format!("pool {pool} is not configured on this leaf"))?;
-    d.set_pool_k(pool, k)?;
-    for &n in &members {
-        d.set_bound(pool, n, k)?;
-    }
-    writeln!(
-        out,
-        "pool {pool}: bound {k}, for its {} member(s) (their places afresh) and the workers added later",
-        members.len()
-    )?;
-    Ok(())
-}
-
-/// The members of `pool` in the driver's mirror, in slot order; `None` when it is not configured.
-fn jbsq_members(d: &JbsqDriver<Device>, pool: u16) -> Option<Vec<u16>> {
-    let t = d.mirror().tables();
-    let pc = t.pool_cfg.get(usize::from(pool)).copied().flatten()?;
-    let base = usize::from(pc.cfg.base);
-    Some(t.members[base..base + usize::from(pc.n)].to_vec())
 }
 
 /// `set-pool`: a configured pool's parameters changed, the others kept.
@@ -1246,18 +1109,6 @@ impl Counted for Switch<Device> {
     }
 }
 
-impl Counted for JbsqDriver<Device> {
-    fn counters(&mut self) -> horus_host_driver::driver::Result<Vec<(&'static str, u32)>> {
-        JbsqDriver::counters(self)
-    }
-    fn status(&mut self) -> horus_host_driver::driver::Result<u32> {
-        JbsqDriver::status(self)
-    }
-    fn script(&self) -> Option<&str> {
-        self.regs.script()
-    }
-}
-
 fn stats(
     sw: &mut impl Counted,
     json: bool,
@@ -1335,44 +1186,4 @@ fn stats(
         last = Some((now, c));
     }
     Ok(())
-}
-
-/// `info` for the leaf that holds tasks.
-fn info_jbsq(mut d: JbsqDriver<Device>, verilog: Option<PathBuf>, print: Print) -> Result<()> {
-    let mut out = String::new();
-    let i = d.ident;
-    let s = i.sizes;
-    writeln!(out, "device: {}", Regs::describe(&d.regs))?;
-    writeln!(
-        out,
-        "switch: the leaf that holds tasks (JBSQ), {}",
-        horus_regs::presets::JBSQ_PRESETS
-            .iter()
-            .find(|p| p.sizes() == s)
-            .map_or("no preset of this horusctl".into(), |p| format!(
-                "preset {} ({})",
-                p.name,
-                p.module_name()
-            ))
-    )?;
-    writeln!(
-        out,
-        "tables: {} pools, {} nodes, {} connections (timeout {} us), {} ring entries, {} held \
-         tasks of up to {} bytes",
-        s.pools,
-        s.nodes,
-        s.conn_table,
-        i.conn_timeout_us,
-        s.ring_entries,
-        s.buffer_slots,
-        s.slot_bytes
-    )?;
-    writeln!(
-        out,
-        "build: hash {:#010x}, JBSQ register map version {}",
-        i.build_hash, i.map_version
-    )?;
-    let st = d.status()?;
-    info_tail(&mut d.regs, st, i.build_hash, verilog, &mut out)?;
-    finish_script(d.regs.script(), out, print)
 }
