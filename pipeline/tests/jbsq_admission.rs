@@ -7,12 +7,11 @@
 //! (`tests/formal/admission.sv`): the egress never has a job to drop. Each part fails on a
 //! mutant.
 //!
-//! What the contract model assumes beyond the proven contract: a retry that comes back again
-//! makes no job (it is not forwarded, holds and releases nothing, passes nothing through and
-//! sends no message: decision 35). That is the model's rule (`model/tests/jbsq.rs`,
-//! `a_retry_sends_no_message_and_the_pools_next_pass_sends_what_it_changed`), which the
-//! co-simulation holds the leaf to frame for frame; it is tested, not proven here. The contract
-//! assumes, as the paper core's does, a control pass with exactly one operation flag and none of
+//! The contract model lets a retry come back again only as one that makes no job (it is not
+//! forwarded, holds and releases nothing, passes nothing through and sends no message: decision
+//! 35, the model's `a_retry_sends_no_message_and_the_pools_next_pass_sends_what_it_changed`):
+//! the core's part proves that of the JBSQ core, its load report and its address read included,
+//! and a pool stage that counts such a retry as a task fails it. The contract assumes, as the paper core's does, a control pass with exactly one operation flag and none of
 //! a packet's or a second pass's: the JBSQ port's staging is tested field by field against the
 //! model's driver (`tests/jbsq_top.rs`), not proven.
 
@@ -120,12 +119,14 @@ fn makes_no_job(o: &str) -> String {
     )
 }
 
-/// The part of [`makes_no_job`] the core's contract proves of a retry that comes back: no idle
-/// message, not held, nothing released, not a frame passed on.
+/// What the core's contract proves of a retry that comes back ([`makes_no_job`], a retry being
+/// no reply): no message, not held, nothing released, no address read, not a frame passed on.
 fn quiet(o: &str) -> String {
     let b = |f: Flag| bit(o, f);
     format!(
-        "!{} && !{} && !{} && !{} && !{} && !{} && !{}",
+        "!{} && !{} && !{} && !{} && !{} && !{} && !{} && !{} && !{}",
+        b(|p| p.load_update = true),
+        b(|p| p.addr_ok = true),
         b(|p| p.idle_add = true),
         b(|p| p.idle_remove = true),
         b(|p| p.held = true),
@@ -178,6 +179,9 @@ fn core_files(verilog: Option<&str>) -> [(&'static str, String); 2] {
         "ctl_busy$q",
         "stages.pool_avg.holding",
         "stages.pool_avg.out$q",
+        "stages.pool_avg.hold$q",
+        "stages.pool_avg.core.hold$q",
+        "stages.pool_avg.core.held$q",
     ]
     .map(String::from)
     .to_vec();
@@ -222,20 +226,32 @@ fn core_files(verilog: Option<&str>) -> [(&'static str, String); 2] {
             any(r, &PACKET)
         )
     };
-    // A retry that comes back then sends no idle message (decision 35), is not held, releases
-    // nothing and is neither a continuation nor a frame passed on; with what makes it
-    // inductive: the registered decision is the leaving pass's, and every register's retry
-    // carries no idle message (nor any other kind), and one that popped a place is neither held
-    // nor sent over a bound. (That it sends no load report and reads no address is tested, not
-    // proven: see the module's comment.)
+    // A retry that comes back then sends no message (decision 35), is not held, releases
+    // nothing, reads no address and is neither a continuation nor a frame passed on; with what
+    // makes it inductive: the registered decision is the leaving pass's, and every register's
+    // retry carries no idle message (nor any other kind), and one that popped a place is neither
+    // held nor sent over a bound. Its load report and its address: a pass enters with neither (the pass mux builds a second
+    // pass from zero), `poolAvg` sets the one and `nodeAddr` the other, for a task that took a
+    // place; so a retry carries neither before the stage that sets it, nor after it when it
+    // popped a removed worker's place. `poolAvg`'s decision is its shared stage's, made on the
+    // pass it registers beside the JBSQ one: their two hold counts agree.
+    let stage_of = |name: &str| STAGES.iter().position(|s| *s == name).expect("a stage") + 1;
+    let (avg_at, addr_at) = (stage_of("pool_avg"), stage_of("node_addr"));
     let retries = regs
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
             let b = |f: Flag| bit(r, f);
             let retry = format!("{r}[{live}] && {}", b(retry));
+            let popped_stale = format!("{retry} && {} && {}", b(|p| p.pop = true), b(|p| p.stale = true));
+            let [load, addr] = [(avg_at, b(|p| p.load_update = true)), (addr_at, b(|p| p.addr_ok = true))]
+                .map(|(at, f)| {
+                    let when = if i < at { &retry } else { &popped_stale };
+                    format!("if ({when}) assert (!{f});")
+                });
             format!(
                 "if ({retry}) assert (!{} && !{} && !{} && !{} && !{} && !{} && !{});\n        \
-                 if ({retry} && {}) assert (!{} && !{});",
+                 if ({retry} && {}) assert (!{} && !{});\n        {load}\n        {addr}",
                 b(|p| p.idle_add = true),
                 b(|p| p.idle_remove = true),
                 b(|p| p.is_cont = true),
@@ -248,6 +264,10 @@ fn core_files(verilog: Option<&str>) -> [(&'static str, String); 2] {
                 b(|p| p.fallback = true),
             )
         })
+        .chain([
+            "assert (probe_stages_pool_avg_hold_q == probe_stages_pool_avg_core_hold_q);".into(),
+            "assert (probe_stages_pool_avg_core_held_q == (probe_stages_pool_avg_core_hold_q != 3'd0));".into(),
+        ])
         .collect::<Vec<_>>()
         .join("\n        ");
     let c = Contract {
@@ -381,4 +401,36 @@ fn the_jbsq_core_contract_fails_when_a_retry_runs_the_link_rule() {
         "another assertion fails: {text}\n{report}"
     );
     eprintln!("a retry running the link rule: fails at harness.sv:{line}");
+}
+
+/// A retry that popped a removed worker's place is no task of the pool's: a pool stage that
+/// counts it as one (`is_task` without `!stale`) sends a load report for it, and the contract
+/// fails in the induction on that report.
+#[test]
+fn the_jbsq_core_contract_fails_when_the_pool_stage_counts_a_stale_retry() {
+    let v = core_verilog();
+    let [task, dropped, stale] = [
+        offset(|p| p.is_task = true),
+        offset(|p| p.dropped = true),
+        offset(|p| p.stale = true),
+    ];
+    let from = format!(
+        "= port$up$pass[{task} +: 1] & ~port$up$pass[{dropped} +: 1] & ~port$up$pass[{stale} +: 1];"
+    );
+    assert_eq!(v.matches(&from).count(), 1, "the mutation site");
+    let to = format!("= port$up$pass[{task} +: 1] & ~port$up$pass[{dropped} +: 1];");
+    let files = core_files(Some(&v.replace(&from, &to)));
+    let Proof::NotInductive { report, .. } = prove("jbsq_core_contract_stale_mutant", &files)
+    else {
+        panic!("the mutant is not caught");
+    };
+    let line =
+        contract::failed_line(&report).unwrap_or_else(|| panic!("no failing line in {report}"));
+    let text = files[1].1.lines().nth(line - 1).expect("the line");
+    let load = format!("[{}]", offset(|p| p.load_update = true));
+    assert!(
+        text.contains(&load) && text.contains(&format!("[{stale}]")),
+        "another assertion fails: {text}\n{report}"
+    );
+    eprintln!("a stale retry counted as a task: fails at harness.sv:{line}");
 }
