@@ -392,8 +392,7 @@ fn the_jbsq_core_contract_fails_when_a_retry_runs_the_link_rule() {
         panic!("the mutant is not caught");
     };
     // The assertion that fails says a retry carries no idle message.
-    let line =
-        contract::failed_line(&report).unwrap_or_else(|| panic!("no failing line in {report}"));
+    let line = check::failed_line(&report).unwrap_or_else(|| panic!("no failing line in {report}"));
     let text = files[1].1.lines().nth(line - 1).expect("the line");
     let idle_add = format!("[{}]", offset(|p| p.idle_add = true));
     assert!(
@@ -424,8 +423,7 @@ fn the_jbsq_core_contract_fails_when_the_pool_stage_counts_a_stale_retry() {
     else {
         panic!("the mutant is not caught");
     };
-    let line =
-        contract::failed_line(&report).unwrap_or_else(|| panic!("no failing line in {report}"));
+    let line = check::failed_line(&report).unwrap_or_else(|| panic!("no failing line in {report}"));
     let text = files[1].1.lines().nth(line - 1).expect("the line");
     let load = format!("[{}]", offset(|p| p.load_update = true));
     assert!(

@@ -319,3 +319,14 @@ fn smtbmc(dir: &Path, top: &str, depth: u32, induction: bool) -> Result<Proof, S
     }
     Err(format!("yosys-smtbmc gave no verdict:\n{text}"))
 }
+
+/// The line of the harness (`harness.sv`) the first failed assertion of a solver's `report`
+/// ([`Proof::Fails`], [`Proof::NotInductive`]) ends on (Yosys places an
+/// assertion from the end of the statement before it to its own end: `harness.sv:A.B-L.C`).
+pub fn failed_line(report: &str) -> Option<usize> {
+    let at = report
+        .split("Assert failed in harness: harness.sv:")
+        .nth(1)?;
+    let span = at.split_whitespace().next()?;
+    span.split('-').nth(1)?.split('.').next()?.parse().ok()
+}

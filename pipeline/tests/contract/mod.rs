@@ -174,13 +174,3 @@ pub fn prove(name: &str, files: &[(&'static str, String); 2]) -> Proof {
     let [a, b] = files;
     check::prove_inductive(name, &[(a.0, &a.1), (b.0, &b.1)], "harness", DEPTH).unwrap()
 }
-
-/// The line of the harness the first failed assertion of `report` ends on (Yosys places an
-/// assertion from the end of the statement before it to its own end: `harness.sv:A.B-L.C`).
-pub fn failed_line(report: &str) -> Option<usize> {
-    let at = report
-        .split("Assert failed in harness: harness.sv:")
-        .nth(1)?;
-    let span = at.split_whitespace().next()?;
-    span.split('-').nth(1)?.split('.').next()?.parse().ok()
-}
