@@ -53,53 +53,87 @@ pub trait Regs {
     fn describe(&self) -> String;
 }
 
-/// The fields of word `word`.
-pub fn fields_of(word: usize) -> impl Iterator<Item = &'static Field> {
-    regmap::FIELDS
-        .iter()
-        .filter(move |f| (f.word..=f.last_word()).contains(&word))
+/// A register map: the paper switch's ([`regmap`]) or the JBSQ leaf's
+/// ([`horus_regs::jbsq_map`]), in the same window of [`regmap::WORDS`] words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Map {
+    Paper,
+    Jbsq,
 }
 
-/// Checks that `addr` names a register of the map that may be read (`write == false`) or
-/// written; the driver refuses any other access before it reaches a device.
+impl Map {
+    /// The map's fields.
+    pub fn fields(self) -> &'static [Field] {
+        match self {
+            Map::Paper => regmap::FIELDS,
+            Map::Jbsq => &horus_regs::jbsq_map::FIELDS,
+        }
+    }
+
+    /// The fields of word `word`.
+    pub fn fields_of(self, word: usize) -> impl Iterator<Item = &'static Field> {
+        self.fields()
+            .iter()
+            .filter(move |f| (f.word..=f.last_word()).contains(&word))
+    }
+
+    /// The field named `name` (any case).
+    pub fn field(self, name: &str) -> Option<&'static Field> {
+        self.fields()
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Checks that `addr` names a register of the map that may be read (`write == false`) or
+    /// written; the driver refuses any other access before it reaches a device.
+    pub fn check(self, addr: u32, write: bool) -> Result<(), AccessError> {
+        if addr % 4 != 0 {
+            return Err(AccessError::Unaligned { addr });
+        }
+        let word = addr as usize / 4;
+        if word >= regmap::WORDS {
+            return Err(AccessError::OutOfMap { addr });
+        }
+        let mut fields = self.fields_of(word).peekable();
+        let Some(first) = fields.peek().copied() else {
+            return Err(AccessError::Unmapped { addr });
+        };
+        if write && !fields.any(|f| f.access != Access::Ro) {
+            return Err(AccessError::ReadOnly {
+                addr,
+                name: first.name,
+            });
+        }
+        Ok(())
+    }
+
+    /// The names of the fields at `addr`, for scripts and messages.
+    pub fn names_at(self, addr: u32) -> String {
+        self.fields_of(addr as usize / 4)
+            .map(|f| f.name)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The fields of word `word` of the paper switch's map.
+pub fn fields_of(word: usize) -> impl Iterator<Item = &'static Field> {
+    Map::Paper.fields_of(word)
+}
+
+/// [`Map::check`] in the paper switch's map.
 pub fn check(addr: u32, write: bool) -> Result<(), AccessError> {
-    if addr % 4 != 0 {
-        return Err(AccessError::Unaligned { addr });
-    }
-    let word = addr as usize / 4;
-    if word >= regmap::WORDS {
-        return Err(AccessError::OutOfMap { addr });
-    }
-    let mut fields = fields_of(word).peekable();
-    let Some(first) = fields.peek().copied() else {
-        return Err(AccessError::Unmapped { addr });
-    };
-    if write && !fields.any(|f| f.access != Access::Ro) {
-        return Err(AccessError::ReadOnly {
-            addr,
-            name: first.name,
-        });
-    }
-    Ok(())
+    Map::Paper.check(addr, write)
 }
 
 /// The names of the JBSQ leaf's fields at `addr` (`horus_regs::jbsq_map`), for scripts.
 pub fn jbsq_names_at(addr: u32) -> String {
-    let word = addr as usize / 4;
-    horus_regs::jbsq_map::FIELDS
-        .iter()
-        .filter(|f| (f.word..=f.last_word()).contains(&word))
-        .map(|f| f.name)
-        .collect::<Vec<_>>()
-        .join(" ")
+    Map::Jbsq.names_at(addr)
 }
 
-/// The names of the fields at `addr`, for scripts and messages.
+/// The names of the paper switch's fields at `addr`, for scripts and messages.
 pub fn names_at(addr: u32) -> String {
-    fields_of(addr as usize / 4)
-        .map(|f| f.name)
-        .collect::<Vec<_>>()
-        .join(" ")
+    Map::Paper.names_at(addr)
 }
 
 #[cfg(test)]
@@ -132,5 +166,35 @@ mod tests {
             Err(AccessError::Unmapped { .. })
         ));
         assert_eq!(names_at(sw), "SWITCH_ID SWITCH_UDP_PORT");
+    }
+
+    /// Each map decides by its own fields: the JBSQ leaf's read-back words lie beyond the paper
+    /// map's last, its counters are read-only, its staged operation is writable.
+    #[test]
+    fn the_jbsq_map_decides_by_its_own_fields() {
+        use horus_regs::jbsq_map::fields as jbsq;
+        let slot = jbsq::RB_SLOT.byte_address() as u32;
+        assert!(Map::Jbsq.check(slot, false).is_ok());
+        assert!(matches!(
+            Map::Paper.check(slot, false),
+            Err(AccessError::Unmapped { .. })
+        ));
+        assert!(matches!(
+            Map::Jbsq.check(slot, true),
+            Err(AccessError::ReadOnly {
+                name: "RB_SLOT",
+                ..
+            })
+        ));
+        let bound = jbsq::CTL_SET_BOUND.byte_address() as u32;
+        assert!(Map::Jbsq.check(bound, true).is_ok());
+        let tasks = horus_regs::jbsq_map::counter("TASKS").byte_address() as u32;
+        assert!(matches!(
+            Map::Jbsq.check(tasks, true),
+            Err(AccessError::ReadOnly { .. })
+        ));
+        assert_eq!(Map::Jbsq.names_at(slot), "RB_SLOT RB_LAST");
+        assert_eq!(Map::Jbsq.field("ctl_set_bound"), Some(&jbsq::CTL_SET_BOUND));
+        assert_eq!(Map::Paper.field("ctl_set_bound"), None);
     }
 }

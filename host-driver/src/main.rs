@@ -14,7 +14,8 @@
 //! - `add-worker`, `remove-worker` (leaf), `add-leaf`, `fail-leaf` (spine), `set-pool`.
 //! - `stats [--json] [--watch SECONDS]`: every counter, with rates per second when watching.
 //! - `dump [TABLE]`: the pools and their members, or one table's entries, decoded.
-//! - `peek ADDR|FIELD`, `poke ADDR|FIELD VALUE`: raw registers (the map's only).
+//! - `peek ADDR|FIELD`, `poke ADDR|FIELD VALUE`: raw registers (the map's only: the paper
+//!   switch's or the JBSQ leaf's, as the switch's `ID` says).
 //! - `read TABLE INDEX` / `decode TABLE WORD...`: one entry's accesses / its words named.
 
 mod jbsq_cmd;
@@ -29,6 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use horus_host_driver::Regs;
+use horus_host_driver::access::Map;
 use horus_host_driver::device::{Device, DeviceSpec};
 use horus_host_driver::driver::{Switch, describe};
 use horus_host_driver::jbsq::{self, JbsqDriver};
@@ -271,17 +273,17 @@ fn word(s: &str) -> Result<u32> {
 }
 
 /// A register by byte address or field name: its address and, for a field, the field.
-fn register(s: &str) -> Result<(u32, Option<&'static regmap::Field>)> {
-    if let Some(f) = regmap::FIELDS
-        .iter()
-        .find(|f| f.name.eq_ignore_ascii_case(s))
-    {
+/// A register of `map`: a field's name (any case) or a byte address.
+fn register(map: Map, s: &str) -> Result<(u32, Option<&'static regmap::Field>)> {
+    if let Some(f) = map.field(s) {
         return Ok((f.byte_address() as u32, Some(f)));
     }
+    let header = match map {
+        Map::Paper => "build/horus_regs.h",
+        Map::Jbsq => "build/horus_jbsq_regs.h",
+    };
     word(s).map(|a| (a, None)).map_err(|_| {
-        anyhow::anyhow!(
-            "{s:?} is neither a byte address nor a register field (see build/horus_regs.h)"
-        )
+        anyhow::anyhow!("{s:?} is neither a byte address nor a register field (see {header})")
     })
 }
 
@@ -381,6 +383,24 @@ enum Opened {
     Jbsq(Box<JbsqDriver<Device>>),
 }
 
+impl Opened {
+    /// The switch's register map.
+    fn map(&self) -> Map {
+        match self {
+            Opened::Paper(_) => Map::Paper,
+            Opened::Jbsq(_) => Map::Jbsq,
+        }
+    }
+
+    /// The switch's register window.
+    fn regs(&mut self) -> &mut Device {
+        match self {
+            Opened::Paper(sw) => &mut sw.regs,
+            Opened::Jbsq(d) => &mut d.regs,
+        }
+    }
+}
+
 /// Opens the switch on `spec` (`apply`: the configuration a dry run stands for), either leaf.
 fn open_any(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Opened> {
     let spec = spec.context(
@@ -402,8 +422,8 @@ fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Devi
         Opened::Paper(sw) => Ok(sw),
         Opened::Jbsq(d) => bail!(
             "{}: the leaf that holds tasks (ID \"HORJ\"): horusctl runs info, apply, stats, \
-             add-worker, remove-worker, set-pool --k, dump and serve on it (and check and \
-             writes on its configurations); this command is planned for it",
+             add-worker, remove-worker, set-pool --k, dump, serve, peek and poke on it (and \
+             check and writes on its configurations); this command is planned for it",
             Regs::describe(&d.regs)
         ),
     }
@@ -922,33 +942,36 @@ fn dump(mut sw: Switch<Device>, t: Option<String>, print: Print) -> Result<()> {
     finish(&sw, out, print)
 }
 
-/// `peek`: a register or a field.
+/// `peek`: a register or a field, in the map of the switch opened (the paper switch's or the
+/// JBSQ leaf's).
 fn peek(dev: Option<&DeviceSpec>, r: &str, print: Print) -> Result<()> {
     let mut out = String::new();
-    let (a, f) = register(r)?;
-    let mut sw = open(dev, None)?;
-    sw.regs.lock()?;
-    let v = sw.peek(a);
-    sw.regs.unlock();
+    let mut sw = open_any(dev, None)?;
+    let map = sw.map();
+    let (a, f) = register(map, r)?;
+    let regs = sw.regs();
+    regs.lock()?;
+    let v = map.check(a, false).and_then(|()| regs.read(a));
+    regs.unlock();
     let v = v?;
     match f {
         Some(f) if f.width < 32 => {
             let x = (u64::from(v) >> f.lsb) & ((1 << f.width) - 1);
             writeln!(out, "{} = {x:#x} ({x}; word 0x{a:03x} = 0x{v:08x})", f.name)?
         }
-        _ => writeln!(
-            out,
-            "0x{a:03x} = 0x{v:08x} ({v})  # {}",
-            horus_host_driver::access::names_at(a)
-        )?,
+        _ => writeln!(out, "0x{a:03x} = 0x{v:08x} ({v})  # {}", map.names_at(a))?,
     }
-    finish(&sw, out, print)
+    finish_script(regs.script(), out, print)
 }
 
-/// `poke`: a register or a field written (a field: read, modified, written).
+/// `poke`: a register or a field written (a field: read, modified, written), in the map of the
+/// switch opened. On the JBSQ leaf a poke bypasses the state file: the host's mirror does not
+/// see it (a member's slot changed so is caught at the next open's read of every slot).
 fn poke(dev: Option<&DeviceSpec>, r: &str, value: &str, print: Print) -> Result<()> {
     let mut out = String::new();
-    let (a, f) = register(r)?;
+    let mut sw = open_any(dev, None)?;
+    let map = sw.map();
+    let (a, f) = register(map, r)?;
     let value = u64::from(word(value)?);
     if let Some(f) = f
         && f.width < 32
@@ -956,29 +979,26 @@ fn poke(dev: Option<&DeviceSpec>, r: &str, value: &str, print: Print) -> Result<
     {
         bail!("{value:#x} does not fit {} ({} bits)", f.name, f.width);
     }
-    let mut sw = open(dev, None)?;
+    let regs = sw.regs();
     // A field is read, modified and written under the lock, so that no other process's write
     // to the same word falls in between.
-    sw.regs.lock()?;
+    regs.lock()?;
     let v = (|| -> Result<u32> {
+        map.check(a, true)?;
         let v = match f {
             Some(f) if f.width < 32 => {
                 let mask = ((1u32 << f.width) - 1) << f.lsb;
-                (sw.peek(a)? & !mask) | ((value as u32) << f.lsb)
+                (regs.read(a)? & !mask) | ((value as u32) << f.lsb)
             }
             _ => value as u32,
         };
-        sw.poke(a, v)?;
+        regs.write(a, v)?;
         Ok(v)
     })();
-    sw.regs.unlock();
+    regs.unlock();
     let v = v?;
-    writeln!(
-        out,
-        "0x{a:03x} <- 0x{v:08x}  # {}",
-        horus_host_driver::access::names_at(a)
-    )?;
-    finish(&sw, out, print)
+    writeln!(out, "0x{a:03x} <- 0x{v:08x}  # {}", map.names_at(a))?;
+    finish_script(regs.script(), out, print)
 }
 
 fn need_role(sw: &Switch<Device>, role: Role, cmd: &str) -> Result<()> {

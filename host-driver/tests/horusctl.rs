@@ -752,3 +752,42 @@ fn serve_runs_the_controller_on_a_jbsq_leaf() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// `peek` and `poke` on the JBSQ leaf speak its own map (`horus_regs::jbsq_map`): its fields by
+/// name, its read-back words (beyond the paper map's), its read-only counters refused for a
+/// write, a field's width checked; the paper map's own names are not its.
+#[test]
+fn peek_and_poke_on_the_jbsq_leaf_use_its_map() {
+    let device = format!("model:{}", config("example-leaf-jbsq.toml"));
+    let run = |args: &[&str]| {
+        let mut all = vec!["--device", device.as_str()];
+        all.extend_from_slice(args);
+        let out = horusctl(&all);
+        (
+            out.status.success(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (ok, out, err) = run(&["peek", "ID"]);
+    assert!(ok && out.contains("= 0x484f524a"), "{out}{err}");
+    let slot = horus_regs::jbsq_map::fields::RB_SLOT.byte_address();
+    let (ok, out, err) = run(&["peek", &format!("{slot:#x}")]);
+    assert!(ok && out.contains("RB_SLOT"), "{out}{err}");
+    let (ok, out, err) = run(&["peek", "jbsq_tasks"]);
+    assert!(
+        ok && out.contains("= 0x00000000 (0)  # JBSQ_TASKS"),
+        "{out}{err}"
+    );
+    let (ok, out, err) = run(&["poke", "CTL_K", "3"]);
+    assert!(ok && out.contains("CTL_K"), "{out}{err}");
+    let (ok, _, err) = run(&["poke", "JBSQ_TASKS", "1"]);
+    assert!(!ok && err.contains("read-only"), "{err}");
+    let (ok, _, err) = run(&["poke", "CTL_LEVEL", "8"]);
+    assert!(
+        !ok && err.contains("does not fit CTL_LEVEL (3 bits)"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["peek", "CTL_FACTOR"]);
+    assert!(!ok && err.contains("horus_jbsq_regs.h"), "{err}");
+}
