@@ -24,20 +24,7 @@ const P: usize = 3;
 const N: usize = 6;
 const C: usize = 4;
 
-/// A second pass's flags (the pass mux sets one, from the first pass's kind).
-const SECOND: [fn(&mut Phv); 4] = [
-    |p| p.is_sched2 = true,
-    |p| p.is_add_commit = true,
-    |p| p.is_remove_finish = true,
-    |p| p.is_ctl_remove2 = true,
-];
-/// A packet's kinds that may ask for a second pass.
-const PACKET: [fn(&mut Phv); 4] = [
-    |p| p.is_task = true,
-    |p| p.is_reply_idle = true,
-    |p| p.is_idle_add = true,
-    |p| p.is_idle_remove = true,
-];
+use common::{PACKET, SECOND};
 /// A control pass's operations.
 const CONTROL: [fn(&mut Phv); 5] = common::CONTROL_OPS;
 /// The stages, in the order of the stage plan.

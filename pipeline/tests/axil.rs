@@ -529,6 +529,15 @@ fn axil_harness(verilog: &str) -> String {
             &regmap::fields::CTL_CONFIGURE_POOL.word.to_string(),
         )
         .replace("@CTL_OPS@", &ctl_ops())
+        .replace(
+            "@CTL_OTHER@",
+            &format!(
+                "({} | {} | ctl[{}])",
+                common::phv_any("ctl", &common::SECOND),
+                common::phv_any("ctl", &common::PACKET),
+                common::phv_offset(|p| p.resubmit = true)
+            ),
+        )
 }
 
 /// How many operation flags the staged pass `ctl` carries, as a 4-bit sum.

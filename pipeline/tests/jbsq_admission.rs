@@ -11,9 +11,9 @@
 //! forwarded, holds and releases nothing, passes nothing through and sends no message: decision
 //! 35, the model's `a_retry_sends_no_message_and_the_pools_next_pass_sends_what_it_changed`):
 //! the core's part proves that of the JBSQ core, its load report and its address read included,
-//! and a pool stage that counts such a retry as a task fails it. The contract assumes, as the paper core's does, a control pass with exactly one operation flag and none of
-//! a packet's or a second pass's: the JBSQ port's staging is tested field by field against the
-//! model's driver (`tests/jbsq_top.rs`), not proven.
+//! and a pool stage that counts such a retry as a task fails it. The contract assumes, as the
+//! paper core's does, a control pass with exactly one operation flag and none of a packet's or
+//! a second pass's: the JBSQ port's staging, proven in `tests/jbsq_axil_formal.rs`.
 
 use horus_hdl_tools::check::{self, Proof};
 use horus_hdl_tools::verilog::emit;
@@ -26,6 +26,7 @@ use horus_pipeline::jbsq::switch::{JOB_ROOM, JbsqSwitch};
 use rust_hdl::prelude::*;
 
 mod contract;
+mod jbsq_common;
 use contract::{Admission, Contract, DEPTH, Flags, prove};
 
 /// `JbsqSizes::SMALL`: 4 pools, 64 nodes, 1,024 ring entries, 64 buffer slots, 64 connection
@@ -38,22 +39,8 @@ const C: usize = 6;
 const SB: usize = 8;
 const SIZES: JbsqSizes = JbsqSizes::SMALL;
 
-type Flag = fn(&mut JbsqPhv);
+use jbsq_common::flags::{CONTROL, Flag, PACKET, SECOND, bits, offset};
 
-/// A second pass's flags (the pass mux sets one: a retry, a returned place).
-const SECOND: [Flag; 2] = [|p| p.is_retry = true, |p| p.is_return = true];
-/// A packet's kinds that may ask for a second pass (a retry also carries `is_task`).
-const PACKET: [Flag; 2] = [|p| p.is_task = true, |p| p.is_reply = true];
-/// A control pass's operations (the register port stages exactly one).
-const CONTROL: [Flag; 7] = [
-    |p| p.is_ctl_pool = true,
-    |p| p.is_ctl_add = true,
-    |p| p.is_ctl_remove = true,
-    |p| p.is_ctl_place = true,
-    |p| p.is_ctl_read = true,
-    |p| p.is_ctl_bound = true,
-    |p| p.is_ctl_pool_k = true,
-];
 /// The stages, in the order of the stage plan.
 const STAGES: [&str; 12] = [
     "pool_cfg",
@@ -70,24 +57,9 @@ const STAGES: [&str; 12] = [
     "node_addr",
 ];
 
-/// The bit of the descriptor that `set` sets.
-fn offset(set: impl Fn(&mut JbsqPhv)) -> usize {
-    let mut p = JbsqPhv::default();
-    set(&mut p);
-    let bits: Bits<{ JbsqPhv::BITS }> = p.into();
-    (0..JbsqPhv::BITS)
-        .find(|&i| bits.get_bit(i))
-        .expect("a bit set")
-}
-
 /// `signal`'s bit of the field `set` sets.
 fn bit(signal: &str, set: Flag) -> String {
     format!("{signal}[{}]", offset(set))
-}
-
-/// The bits of the descriptor that `flags` set.
-fn bits(flags: &[Flag]) -> Vec<usize> {
-    flags.iter().map(|&f| offset(f)).collect()
 }
 
 /// The bits of `signal` that `flags` set, ORed.

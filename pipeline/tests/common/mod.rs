@@ -219,6 +219,21 @@ pub fn phv_count(signal: &str, flags: &[fn(&mut Phv)]) -> String {
     format!("({})", bits.join(" + "))
 }
 
+/// A second pass's flags (the pass mux sets one, from the first pass's kind).
+pub const SECOND: [fn(&mut Phv); 4] = [
+    |p| p.is_sched2 = true,
+    |p| p.is_add_commit = true,
+    |p| p.is_remove_finish = true,
+    |p| p.is_ctl_remove2 = true,
+];
+/// A packet's kinds that may ask for a second pass.
+pub const PACKET: [fn(&mut Phv); 4] = [
+    |p| p.is_task = true,
+    |p| p.is_reply_idle = true,
+    |p| p.is_idle_add = true,
+    |p| p.is_idle_remove = true,
+];
+
 /// A control pass's operation flags (the AXI4-Lite port stages exactly one).
 pub const CONTROL_OPS: [fn(&mut Phv); 5] = [
     |p| p.is_ctl_pool = true,

@@ -19,7 +19,9 @@
 //     write to a word that is neither read-write nor the doorbell SLVERR; a read beyond the map
 //     answers SLVERR with data 0; but a write to the operation flags' word while a staged pass
 //     waits (`ctl_valid`) answers SLVERR and changes nothing;
-//   - the staged pass the pipeline is offered (`ctl_valid`) has exactly one operation flag;
+//   - the staged pass the pipeline is offered (`ctl_valid`) has exactly one operation flag
+//     (`@CTL_OPS@`, their count) and none of a packet's or a second pass's (`@CTL_OTHER@`):
+//     what the scheduler core's contract assumes of a control pass (`contract::Contract`);
 //   - the register file changes only by an accepted write: the configuration, the spine table
 //     and the staged control pass the port drives change only in the cycle after a write was
 //     taken; and for a read-write word the solver picks, the register file holds, and a read of
@@ -142,7 +144,7 @@ module harness (
         if (s_axil$rvalid && r_word >= FIRST_RW && r_word <= LAST_RW) assert (s_axil$rresp == 2'b00);
         if (s_axil$bvalid && w_word >= FIRST_RW && w_word <= LAST_RW)
             assert (s_axil$bresp == (w_refused_q ? 2'b10 : 2'b00));
-        if (ctl_valid) assert (@CTL_OPS@ == 4'd1);
+        if (ctl_valid) assert (@CTL_OPS@ == 4'd1 && !@CTL_OTHER@);
         if (s_axil$bvalid && !(w_word >= FIRST_RW && w_word <= LAST_RW) && w_word != GO)
             assert (s_axil$bresp == 2'b10);
         // The register file holds, in every byte of the followed word written since the start,

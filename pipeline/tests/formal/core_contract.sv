@@ -11,10 +11,10 @@
 // second-pass flags, what a control pass never carries, which second passes may come back again
 // (none in the paper core; a retry in the JBSQ core) and the hold's own invariant.
 //
-// Assumed (inputs only): a control pass carries exactly one operation flag (the AXI4-Lite
-// port's proof shows the paper port offers no other: `axil.sv`) and none of a packet's, no
-// second-pass flag and no resubmit request (the port builds it on an all-zero pass, `axil.rs`);
-// packets are free.
+// Assumed (inputs only): a control pass carries exactly one operation flag and none of a
+// packet's, no second-pass flag and no resubmit request (the AXI4-Lite ports' proof shows that
+// neither port offers another: `axil.sv`, through `tests/axil.rs` and
+// `tests/jbsq_axil_formal.rs`); packets are free.
 //
 // Asserted, for every input sequence, at every depth (k-induction):
 //   - `in_flight` counts the passes in the core, first passes and second passes (counted here

@@ -1,6 +1,7 @@
 //! Drives a JBSQ stage or chain of stages ([`JbsqPipelineStage`]) one pass per clock in
 //! rust-hdl's simulator, as `common` does the paper leaf's: a pass is presented as `early` one
-//! cycle before it is `pass`, as the previous stage does.
+//! cycle before it is `pass`, as the previous stage does. Each test binary uses part of it.
+#![allow(dead_code)]
 
 use horus_pipeline::jbsq::JbsqPipelineStage;
 use horus_pipeline::jbsq::phv::JbsqPhv;
@@ -118,6 +119,44 @@ pub fn b16(v: impl Into<u64>) -> Bits<16> {
 /// model's tables before and after it: each stage's test reads its inputs (what the stages before
 /// it hand on) and its expected outputs off these. Each JBSQ test uses part of it.
 #[allow(dead_code)]
+/// The JBSQ descriptor's kinds of pass, as the proofs name them.
+pub mod flags {
+    use horus_pipeline::jbsq::phv::JbsqPhv;
+
+    pub type Flag = fn(&mut JbsqPhv);
+
+    /// A second pass's flags (the pass mux sets one: a retry, a returned place).
+    pub const SECOND: [Flag; 2] = [|p| p.is_retry = true, |p| p.is_return = true];
+    /// A packet's kinds that may ask for a second pass (a retry also carries `is_task`).
+    pub const PACKET: [Flag; 2] = [|p| p.is_task = true, |p| p.is_reply = true];
+    /// A control pass's operations (the register port stages exactly one).
+    pub const CONTROL: [Flag; 7] = [
+        |p| p.is_ctl_pool = true,
+        |p| p.is_ctl_add = true,
+        |p| p.is_ctl_remove = true,
+        |p| p.is_ctl_place = true,
+        |p| p.is_ctl_read = true,
+        |p| p.is_ctl_bound = true,
+        |p| p.is_ctl_pool_k = true,
+    ];
+
+    /// The bit of the descriptor that `set` sets.
+    pub fn offset(set: impl Fn(&mut JbsqPhv)) -> usize {
+        use rust_hdl::prelude::*;
+        let mut p = JbsqPhv::default();
+        set(&mut p);
+        let bits: Bits<{ JbsqPhv::BITS }> = p.into();
+        (0..JbsqPhv::BITS)
+            .find(|&i| bits.get_bit(i))
+            .expect("a bit set")
+    }
+
+    /// The bits of the descriptor that `flags` set.
+    pub fn bits(flags: &[Flag]) -> Vec<usize> {
+        flags.iter().map(|&f| offset(f)).collect()
+    }
+}
+
 pub mod driver {
     use super::b16;
     use horus_model::fixed::RackAverage;
