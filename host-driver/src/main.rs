@@ -415,15 +415,27 @@ fn open_any(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Opened>
     })
 }
 
-/// Opens the paper switch on `spec`; the leaf that holds tasks is refused, naming what runs on
-/// it.
+/// Opens the paper switch on `spec`; the leaf that holds tasks is refused, naming what it is.
 fn open(spec: Option<&DeviceSpec>, apply: Option<&Config>) -> Result<Switch<Device>> {
     match open_any(spec, apply)? {
         Opened::Paper(sw) => Ok(sw),
         Opened::Jbsq(d) => bail!(
-            "{}: the leaf that holds tasks (ID \"HORJ\"): horusctl runs info, apply, stats, \
-             add-worker, remove-worker, set-pool --k, dump, serve, peek and poke on it (and \
-             check and writes on its configurations); this command is planned for it",
+            "{}: the leaf that holds tasks (ID \"HORJ\"), not the paper switch this command or \
+             configuration is for (the leaf kind is the configuration's [switch] leaf)",
+            Regs::describe(&d.regs)
+        ),
+    }
+}
+
+/// Opens the spine on `spec` for `command` (a spine's command), or says what the switch is.
+fn open_spine(spec: Option<&DeviceSpec>, command: &str) -> Result<Switch<Device>> {
+    match open_any(spec, None)? {
+        Opened::Paper(sw) => {
+            need_role(&sw, Role::Spine, command)?;
+            Ok(sw)
+        }
+        Opened::Jbsq(d) => bail!(
+            "{command} is for a spine; {} is the leaf that holds tasks",
             Regs::describe(&d.regs)
         ),
     }
@@ -566,8 +578,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             leaf,
             workers,
         } => {
-            let mut sw = open(dev, None)?;
-            need_role(&sw, Role::Spine, "add-leaf")?;
+            let mut sw = open_spine(dev, "add-leaf")?;
             let op = add_op(&node, leaf, workers);
             one_op(&mut sw, op, &mut out)?;
             finish(&sw, out, print)
@@ -596,8 +607,7 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             finish(&sw, out, print)
         }
         Cmd::FailLeaf { leaf } => {
-            let mut sw = open(dev, None)?;
-            need_role(&sw, Role::Spine, "fail-leaf")?;
+            let mut sw = open_spine(dev, "fail-leaf")?;
             for op in sw.fail_leaf(leaf)? {
                 writeln!(out, "{}", describe(&op))?;
             }

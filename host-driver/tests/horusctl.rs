@@ -790,4 +790,10 @@ fn peek_and_poke_on_the_jbsq_leaf_use_its_map() {
     );
     let (ok, _, err) = run(&["peek", "CTL_FACTOR"]);
     assert!(!ok && err.contains("horus_jbsq_regs.h"), "{err}");
+    // A spine's command says what the switch is.
+    let (ok, _, err) = run(&["fail-leaf", "--leaf", "3"]);
+    assert!(
+        !ok && err.contains("fail-leaf is for a spine") && err.contains("holds tasks"),
+        "{err}"
+    );
 }
