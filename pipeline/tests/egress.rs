@@ -77,7 +77,7 @@ fn files(verilog: &str, without: &[&str]) -> [(&'static str, String); 2] {
         let b = a + h[a..].find("// @END").expect("its end");
         h.replace_range(a..b, "");
     }
-    let h = check::harness(&h, verilog)
+    let h = check::harness(&common::with_axis_out(&h), verilog)
         .replace("@LEN@", &phv_offset(|p| p.len = 0xffff.into()).to_string())
         .replace("@CONTROL@", &phv_any("pass", &CONTROL))
         .replace("@FORWARDING@", &phv_any("pass", &FORWARDING))

@@ -9,6 +9,8 @@ use horus_hdl_tools::verilog::emit;
 use horus_pipeline::jbsq::egress::{JOB_BITS, JbsqBeatTag, JbsqEgress, JbsqJob, STORE_SLOT_BEATS};
 use rust_hdl::prelude::*;
 
+mod common;
+
 /// The frame store's address bits in the proofs: two slots of `STORE_SLOT_BEATS` beats (its
 /// size changes no claim: the store is only read and written at the addresses jobs carry).
 const SB: usize = 3;
@@ -82,7 +84,7 @@ fn files(verilog: &str, without: &[&str]) -> [(&'static str, String); 2] {
         ("SB", SB.to_string()),
         ("STORE_SLOT_BEATS", STORE_SLOT_BEATS.to_string()),
     ];
-    let mut h = check::harness(&h, verilog);
+    let mut h = check::harness(&common::with_axis_out(&h), verilog);
     for (name, value) in fields {
         h = h.replace(&format!("@{name}@"), &value);
     }

@@ -242,3 +242,17 @@ pub const CONTROL_OPS: [fn(&mut Phv); 5] = [
     |p| p.is_ctl_remove = true,
     |p| p.is_ctl_read = true,
 ];
+
+/// `harness` with the egress harnesses' shared view of `m_axis` (`formal/axis_out.sv`) in
+/// place: its declarations at `@AXIS_OUT@`, its framing claims at `@AXIS_FRAMING@` (a part the
+/// test left out has no mark left to fill).
+pub fn with_axis_out(harness: &str) -> String {
+    let fragment = include_str!("../formal/axis_out.sv");
+    let (_, rest) = fragment
+        .split_once("// @DECLARATIONS\n")
+        .expect("the declarations");
+    let (declarations, claims) = rest.split_once("// @CLAIMS\n").expect("the claims");
+    harness
+        .replace("    @AXIS_OUT@\n", declarations)
+        .replace("        @AXIS_FRAMING@\n", claims)
+}
