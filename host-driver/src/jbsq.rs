@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use horus_model::config::{Config, Role, Sizes};
 use horus_model::sched::NodeAddr;
-use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, JbsqPool, JbsqSizes};
+use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, JbsqPool, JbsqSizes, PoolSettings};
 use horus_model::sched::state::{Params, SpineRef};
 use horus_model::wire::{Endpoint, MacAddr};
 use horus_regs::jbsq_map::{self, fields};
@@ -558,10 +558,11 @@ impl<R: Regs> JbsqDriver<R> {
         })
     }
 
-    /// Sets `pool`'s bound to `k`: what a worker added later without its own takes.
-    pub fn set_pool_k(&mut self, pool: u16, k: u8) -> Result<()> {
-        self.operate(&format!("setting pool {pool}'s bound to {k}"), |next| {
-            let p = jbsq_map::set_pool_k(next, pool, k).map_err(DriverError::Refused)?;
+    /// Sets `pool`'s settings: its bound for workers added later without their own, its hold
+    /// and its signal parameters (decision 36).
+    pub fn set_pool_params(&mut self, pool: u16, s: PoolSettings) -> Result<()> {
+        self.operate(&format!("setting pool {pool}'s settings"), |next| {
+            let p = jbsq_map::set_pool_params(next, pool, s).map_err(DriverError::Refused)?;
             Ok((vec![p], None))
         })
     }

@@ -4,13 +4,14 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use horus_host_driver::Regs;
 use horus_host_driver::device::Device;
 use horus_host_driver::jbsq::JbsqDriver;
 use horus_model::config::Config;
+use horus_model::fixed::Load;
 use horus_model::sched::NodeAddr;
-use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf};
+use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, PoolSettings};
 use horus_regs::boards::Board;
 
 use crate::{Counted, Print, board_line, finish_script, info_tail};
@@ -115,16 +116,37 @@ pub(crate) fn check_jbsq(
     print(&out)
 }
 
-/// `set-pool --k` on a JBSQ leaf: one member's bound (`node`), or the pool's and every member's.
-pub(crate) fn set_bounds(
+/// `set-pool` on a JBSQ leaf: what changes.
+pub(crate) struct JbsqPoolChange {
+    pub k: Option<u8>,
+    pub node: Option<u16>,
+    pub hold_us: Option<u16>,
+    pub link_at: Option<u16>,
+    pub unlink_at: Option<u16>,
+    pub report_delta: Option<f64>,
+    pub repair_gap_us: Option<u16>,
+}
+
+/// `set-pool` on a JBSQ leaf (decision 36): with `--node`, that member's bound; else the pool's
+/// settings (its bound for later workers, hold, signal parameters; the others kept) in one pass,
+/// then, with `--k`, every member's bound.
+pub(crate) fn set_jbsq_pool(
     d: &mut JbsqDriver<Device>,
     pool: u16,
-    k: u8,
-    node: Option<u16>,
+    c: JbsqPoolChange,
     out: &mut String,
 ) -> Result<()> {
     d.refresh()?;
-    if let Some(node) = node {
+    if let Some(node) = c.node {
+        let k = c.k.context("--node sets a member's bound: it needs --k")?;
+        if c.hold_us.is_some()
+            || c.link_at.is_some()
+            || c.unlink_at.is_some()
+            || c.report_delta.is_some()
+            || c.repair_gap_us.is_some()
+        {
+            bail!("--node sets a member's bound (--k) alone; the other settings are the pool's");
+        }
         d.set_bound(pool, node, k)?;
         writeln!(
             out,
@@ -134,15 +156,44 @@ pub(crate) fn set_bounds(
     }
     let members = jbsq_members(d, pool)
         .with_context(|| format!("pool {pool} is not configured on this leaf"))?;
-    d.set_pool_k(pool, k)?;
-    for &n in &members {
-        d.set_bound(pool, n, k)?;
+    let cfg = d.mirror().tables().pool_cfg[usize::from(pool)]
+        .expect("jbsq_members found the pool")
+        .cfg;
+    let mut s = PoolSettings::of(&cfg);
+    s.k = c.k.unwrap_or(s.k);
+    s.hold_us = c.hold_us.unwrap_or(s.hold_us);
+    s.params.link_at = c.link_at.unwrap_or(s.params.link_at);
+    s.params.unlink_at = c.unlink_at.unwrap_or(s.params.unlink_at);
+    s.params.repair_gap_us = c.repair_gap_us.unwrap_or(s.params.repair_gap_us);
+    if let Some(r) = c.report_delta {
+        s.params.report_delta = Load::from_f64(r)
+            .filter(|l| l.0 > 0 && r < 65536.0)
+            .with_context(|| {
+                format!("--report-delta {r}: not a positive load of 16.16 bits (1/65536 to 65535)")
+            })?;
     }
+    d.set_pool_params(pool, s)?;
     writeln!(
         out,
-        "pool {pool}: bound {k}, for its {} member(s) (their places afresh) and the workers added later",
-        members.len()
+        "pool {pool}: bound {} for workers added later, hold {} us, link at {} unlink at {}, \
+         report delta {}, repair gap {} us",
+        s.k,
+        s.hold_us,
+        s.params.link_at,
+        s.params.unlink_at,
+        s.params.report_delta.to_f64(),
+        s.params.repair_gap_us
     )?;
+    if let Some(k) = c.k {
+        for &n in &members {
+            d.set_bound(pool, n, k)?;
+        }
+        writeln!(
+            out,
+            "its {} member(s): bound {k}, their places afresh",
+            members.len()
+        )?;
+    }
     Ok(())
 }
 
@@ -207,5 +258,87 @@ impl Counted for JbsqDriver<Device> {
     }
     fn script(&self) -> Option<&str> {
         self.regs.script()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus_host_driver::device::JbsqModelDevice;
+
+    /// `set-pool` on the leaf that holds tasks: the options given change, the others keep the
+    /// pool's settings; `--node` takes `--k` alone; a bad report delta is refused with nothing
+    /// changed. On the model device behind the JBSQ map, with its state file.
+    #[test]
+    fn set_pool_changes_the_settings_given_and_keeps_the_others() {
+        let path = format!(
+            "{}/../configs/example-leaf-jbsq.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let cfg = Config::from_file(Path::new(&path)).unwrap();
+        let dev = Device::JbsqModel(Box::new(JbsqModelDevice::fresh(&cfg, 1, "model").unwrap()));
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = JbsqDriver::open(dev)
+            .unwrap()
+            .with_state_file(&dir.path().join("leaf.json"))
+            .unwrap();
+        apply_jbsq(&mut d, &cfg, &mut String::new()).unwrap();
+        let pool = cfg.pools[0].id;
+        let settings = |d: &JbsqDriver<Device>| {
+            PoolSettings::of(&d.mirror().tables().pool_cfg[usize::from(pool)].unwrap().cfg)
+        };
+        let before = settings(&d);
+        let none = || JbsqPoolChange {
+            k: None,
+            node: None,
+            hold_us: None,
+            link_at: None,
+            unlink_at: None,
+            report_delta: None,
+            repair_gap_us: None,
+        };
+        let mut out = String::new();
+        let change = JbsqPoolChange {
+            hold_us: Some(before.hold_us + 7),
+            link_at: Some(before.params.link_at + 1),
+            report_delta: Some(0.5),
+            ..none()
+        };
+        set_jbsq_pool(&mut d, pool, change, &mut out).unwrap();
+        let after = settings(&d);
+        assert_eq!(after.hold_us, before.hold_us + 7, "{out}");
+        assert_eq!(after.params.link_at, before.params.link_at + 1);
+        assert_eq!(after.params.report_delta, Load::from_f64(0.5).unwrap());
+        assert_eq!(
+            (after.k, after.params.unlink_at, after.params.repair_gap_us),
+            (
+                before.k,
+                before.params.unlink_at,
+                before.params.repair_gap_us
+            )
+        );
+        assert!(
+            out.contains(&format!("hold {} us", before.hold_us + 7)),
+            "{out}"
+        );
+        let bad = JbsqPoolChange {
+            report_delta: Some(0.0),
+            ..none()
+        };
+        let e = set_jbsq_pool(&mut d, pool, bad, &mut String::new()).unwrap_err();
+        assert!(e.to_string().contains("--report-delta 0"), "{e}");
+        assert_eq!(settings(&d), after);
+        let node_and_hold = JbsqPoolChange {
+            k: Some(2),
+            node: Some(0),
+            hold_us: Some(1),
+            ..none()
+        };
+        let e = set_jbsq_pool(&mut d, pool, node_and_hold, &mut String::new()).unwrap_err();
+        assert!(
+            e.to_string().contains("--node sets a member's bound"),
+            "{e}"
+        );
+        assert_eq!(settings(&d), after);
     }
 }

@@ -19,7 +19,7 @@
 //! - `read TABLE INDEX` / `decode TABLE WORD...`: one entry's accesses / its words named.
 
 mod jbsq_cmd;
-use jbsq_cmd::{apply_jbsq, check_jbsq, info_jbsq, set_bounds};
+use jbsq_cmd::{JbsqPoolChange, apply_jbsq, check_jbsq, info_jbsq, set_jbsq_pool};
 mod serve;
 
 use std::fmt::Write as _;
@@ -173,6 +173,9 @@ enum Cmd {
         /// With --k: the member whose bound changes.
         #[arg(long, requires = "k")]
         node: Option<u16>,
+        /// On the leaf that holds tasks: the link's hold after an idle message, microseconds.
+        #[arg(long)]
+        hold_us: Option<u16>,
     },
     /// Every counter; with --watch, every SECONDS with rates per second.
     Stats {
@@ -622,30 +625,34 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             capacity,
             k,
             node,
+            hold_us,
         } => {
-            let others = [
-                link_at.is_some(),
-                unlink_at.is_some(),
-                report_delta.is_some(),
-                repair_gap_us.is_some(),
-                capacity.is_some(),
-            ];
             let mut sw = match open_kept(dev, None, jbsq_state, "set-pool")? {
                 Opened::Paper(sw) => sw,
                 Opened::Jbsq(mut d) => {
-                    if others.iter().any(|&o| o) {
+                    if capacity.is_some() {
                         bail!(
-                            "on the leaf that holds tasks set-pool changes `k` (--k); its other \
-                             parameters live are planned (set them in the configuration)"
+                            "on the leaf that holds tasks a pool's regions (--capacity) change \
+                             with its configuration on a freshly loaded card; live is planned"
                         );
                     }
-                    let k = k.context("set-pool on the leaf that holds tasks needs --k")?;
-                    set_bounds(&mut d, pool, k, node, &mut out)?;
+                    let change = JbsqPoolChange {
+                        k,
+                        node,
+                        hold_us,
+                        link_at,
+                        unlink_at,
+                        report_delta,
+                        repair_gap_us,
+                    };
+                    set_jbsq_pool(&mut d, pool, change, &mut out)?;
                     return finish_script(d.regs.script(), out, print);
                 }
             };
-            if k.is_some() {
-                bail!("--k is a bound of the leaf that holds tasks; this switch is the paper's");
+            if k.is_some() || hold_us.is_some() {
+                bail!(
+                    "--k and --hold-us are the leaf that holds tasks'; this switch is the paper's"
+                );
             }
             set_pool(
                 &mut sw,

@@ -408,7 +408,7 @@ fn info_says_whether_the_switch_runs_a_given_verilog() {
 
 #[cfg(feature = "cosim")]
 #[test]
-fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are_planned() {
+fn info_apply_stats_and_peek_speak_the_jbsq_leafs_map() {
     // (add-worker, remove-worker and serve: `serve_runs_the_controller_on_a_jbsq_leaf`.)
     let cfg = config("example-leaf-jbsq.toml");
     let device = format!("cosim:{cfg}");
@@ -463,10 +463,10 @@ fn info_apply_and_stats_speak_the_jbsq_leafs_map_and_other_commands_say_they_are
     assert_eq!(v["jbsq_conn_expired"], 0, "{stats}");
     let (ok, _, err) = run(&["dump"]);
     assert!(!ok && err.contains("--jbsq-state"), "{err}");
-    let (ok, _, err) = run(&["peek", "0"]);
+    let (ok, id, err) = run(&["peek", "0"]);
     assert!(
-        !ok && err.contains("HORJ") && err.contains("planned"),
-        "{err}"
+        ok && id.contains("0x000 = 0x484f524a") && id.contains("ID"),
+        "{id}{err}"
     );
     // A paper leaf's configuration on it: refused, naming the leaf kinds.
     let (ok, _, err) = run(&["apply", &config("example-leaf.toml")]);
@@ -500,7 +500,8 @@ fn the_model_device_of_a_jbsq_config_is_the_jbsq_leafs_model() {
         out.status.success() && text.contains("17 control pass(es)"),
         "{text}"
     );
-    // set-pool on a fresh leaf: `k` only; a pool that is not configured is refused.
+    // set-pool on a fresh leaf: a pool's regions live are planned; a pool that is not
+    // configured is refused.
     let fresh = dir.path().join("fresh.json");
     let set = |args: &[&str]| {
         let mut all = vec!["--device", &device, "--jbsq-state", fresh.to_str().unwrap()];
@@ -508,8 +509,10 @@ fn the_model_device_of_a_jbsq_config_is_the_jbsq_leafs_model() {
         let out = horusctl(&all);
         (out.status.success(), String::from_utf8(out.stderr).unwrap())
     };
-    let (ok, err) = set(&["set-pool", "--pool", "1", "--link-at", "2"]);
+    let (ok, err) = set(&["set-pool", "--pool", "1", "--capacity", "4"]);
     assert!(!ok && err.contains("planned"), "{err}");
+    let (ok, err) = set(&["set-pool", "--pool", "1", "--link-at", "2"]);
+    assert!(!ok && err.contains("pool 1 is not configured"), "{err}");
     let (ok, err) = set(&["set-pool", "--pool", "1", "--k", "2"]);
     assert!(!ok && err.contains("pool 1 is not configured"), "{err}");
     let c = horus_model::config::Config::from_file(std::path::Path::new(&cfg)).unwrap();

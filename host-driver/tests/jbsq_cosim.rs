@@ -434,8 +434,14 @@ fn the_model_device_answers_as_the_verilated_leaf() {
         send(&mut rtl, &mut model, frames(&cfg, 24 + u64::from(k), 200));
         same(&mut rtl, &mut model);
     }
-    rtl.set_pool_k(1, 3).unwrap();
-    model.set_pool_k(1, 3).unwrap();
+    let now = model.mirror().tables().pool_cfg[1].unwrap().cfg;
+    let s = horus_model::sched::jbsq::PoolSettings {
+        k: 3,
+        hold_us: 15,
+        ..horus_model::sched::jbsq::PoolSettings::of(&now)
+    };
+    rtl.set_pool_params(1, s).unwrap();
+    model.set_pool_params(1, s).unwrap();
     rtl.remove_node(1, w0).unwrap();
     model.remove_node(1, w0).unwrap();
     let a0 = NodeAddr::of(&cfg.pools[0].nodes[0]);

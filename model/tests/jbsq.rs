@@ -548,8 +548,12 @@ fn the_stage_matrix_in_the_docs_is_what_each_kind_of_pass_touches() {
         &l,
         "set a worker's bound (its places follow, as an addition's)",
     );
-    l.set_pool_k(1, 3).unwrap();
-    check(&l, "set the pool's bound");
+    let s = PoolSettings::of(&l.tables().pool_cfg[1].unwrap().cfg);
+    l.set_pool_params(1, PoolSettings { k: 3, ..s }).unwrap();
+    check(
+        &l,
+        "set the pool's settings (bound, hold, signal parameters)",
+    );
     l.remove_node(1, 21).unwrap();
     check(&l, "remove node");
 
@@ -1064,18 +1068,47 @@ fn a_workers_bound_changes_live_and_it_comes_down_to_its_new_places() {
     assert_eq!(l.tables().node_cfg[20], before);
 }
 
-/// Decision 36: the pool's bound is what a worker added later without its own takes; its
-/// members keep theirs.
+/// Decision 36: the pool's bound is what a worker added later without its own takes (its
+/// members keep theirs); its hold and signal parameters change with it, its regions stay.
 #[test]
-fn the_pools_bound_changes_for_the_workers_added_later() {
+fn the_pools_settings_change_live_for_the_workers_added_later() {
     let mut l = leaf(1, 1, 8, Fallback::Random);
-    l.set_pool_k(1, 4).unwrap();
-    assert_eq!(l.tables().pool_cfg[1].unwrap().cfg.k, 4);
+    let cfg = l.tables().pool_cfg[1].unwrap().cfg;
+    let s = PoolSettings {
+        k: 4,
+        hold_us: 30,
+        params: Params {
+            link_at: 2,
+            unlink_at: 1,
+            report_delta: Load(0x2_0000),
+            repair_gap_us: 7,
+        },
+    };
+    l.set_pool_params(1, s).unwrap();
+    let now = l.tables().pool_cfg[1].unwrap();
+    assert_eq!(PoolSettings::of(&now.cfg), s);
+    assert_eq!(
+        (now.cfg.base, now.cfg.queue_base, now.cfg.advertise, now.n),
+        (cfg.base, cfg.queue_base, cfg.advertise, 1),
+        "its regions, what it advertises and its members stay"
+    );
     assert_eq!(l.last_pass_stages(), [JbsqStage::PoolCfg]);
     assert_eq!(l.tables().node_cfg[20].k, 1, "a member keeps its bound");
     l.add_node(1, 21, None, 0).unwrap();
     assert_eq!(l.tables().node_cfg[21].k, 4);
-    assert_eq!(l.set_pool_k(1, 0), Err(JbsqControlError::BadConfig));
-    assert_eq!(l.set_pool_k(2, 1), Err(JbsqControlError::UnknownPool));
-    assert_eq!(l.tables().pool_cfg[1].unwrap().cfg.k, 4);
+    // Refused, nothing changed: a bound of 0, invalid parameters, a pool not configured.
+    assert_eq!(
+        l.set_pool_params(1, PoolSettings { k: 0, ..s }),
+        Err(JbsqControlError::BadConfig)
+    );
+    let bad = Params {
+        unlink_at: 2,
+        ..s.params
+    };
+    assert_eq!(
+        l.set_pool_params(1, PoolSettings { params: bad, ..s }),
+        Err(JbsqControlError::BadConfig)
+    );
+    assert_eq!(l.set_pool_params(2, s), Err(JbsqControlError::UnknownPool));
+    assert_eq!(PoolSettings::of(&l.tables().pool_cfg[1].unwrap().cfg), s);
 }

@@ -474,7 +474,7 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
                             || s.pass.is_ctl_read
                             || s.pass.is_ctl_place
                             || s.pass.is_ctl_bound
-                            || s.pass.is_ctl_pool_k;
+                            || s.pass.is_ctl_pool_params;
                         let job = (!control)
                             .then(|| job_of(&job_ports, 64, Some(&s.result), false, again));
                         r.left.push((o, again, job));

@@ -71,7 +71,7 @@ fn stage_pass(s: &Step) -> (JbsqPhv, Expect) {
         | p.is_ctl_place
         | p.is_ctl_read
         | p.is_ctl_bound
-        | p.is_ctl_pool_k;
+        | p.is_ctl_pool_params;
     if !control {
         p.drop = pc.is_none() || (p.is_task && pc.is_some_and(|pc| pc.n == 0));
     }
@@ -253,10 +253,10 @@ fn random_traffic_with_removals_matches_the_models_node_table() {
     d.bounds = true;
     d.random_traffic(0x5eed, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 300, 9);
     let bounds = d.steps.iter().filter(|s| s.pass.is_ctl_bound).count();
-    let pool_ks = d.steps.iter().filter(|s| s.pass.is_ctl_pool_k).count();
+    let pool_sets = d.steps.iter().filter(|s| s.pass.is_ctl_pool_params).count();
     assert!(
-        bounds > 0 && pool_ks > 0,
-        "{bounds} new bounds, {pool_ks} pool bounds"
+        bounds > 0 && pool_sets > 0,
+        "{bounds} new bounds, {pool_sets} pool bounds"
     );
     sweep(&mut d, 1);
     sweep(&mut d, 2);

@@ -203,10 +203,10 @@ fn random_traffic_on_two_pools_matches_the_models_counts() {
     d.bounds = true;
     d.random_traffic(0xbead, 2500, &[(1, &[20, 21, 22]), (2, &[30, 31])], 50, 9);
     let bounds = d.steps.iter().filter(|s| s.pass.is_ctl_bound).count();
-    let pool_ks = d.steps.iter().filter(|s| s.pass.is_ctl_pool_k).count();
+    let pool_sets = d.steps.iter().filter(|s| s.pass.is_ctl_pool_params).count();
     assert!(
-        bounds > 0 && pool_ks > 0,
-        "{bounds} new bounds, {pool_ks} pool bounds"
+        bounds > 0 && pool_sets > 0,
+        "{bounds} new bounds, {pool_sets} pool bounds"
     );
     let stale = stale(&d);
     let (checked, spurious) = check(d, &[(1, 20), (1, 21), (1, 22), (2, 30), (2, 31)]);

@@ -82,7 +82,7 @@ fn expect(s: &Step) -> Expect {
     if let (Some(Placement::Fallback { node }), Some(pc)) = (s.result.placement, before) {
         assert_eq!(s.before.members[usize::from(pc.cfg.base + r1)], node);
     }
-    let cfg = if p.is_ctl_bound || p.is_ctl_pool_k {
+    let cfg = if p.is_ctl_bound || p.is_ctl_pool_params {
         // Neither hands the pool's configuration on; the new bound shows in the passes after.
         None
     } else if p.is_ctl_pool || p.is_ctl_add || p.is_ctl_remove {
@@ -238,10 +238,10 @@ fn random_traffic_draws_the_models_samples_pass_for_pass() {
     d.bounds = true;
     d.random_traffic(0xd1ce, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 250, 9);
     let bounds = d.steps.iter().filter(|s| s.pass.is_ctl_bound).count();
-    let pool_ks = d.steps.iter().filter(|s| s.pass.is_ctl_pool_k).count();
+    let pool_sets = d.steps.iter().filter(|s| s.pass.is_ctl_pool_params).count();
     assert!(
-        bounds > 0 && pool_ks > 0,
-        "{bounds} new bounds, {pool_ks} pool bounds"
+        bounds > 0 && pool_sets > 0,
+        "{bounds} new bounds, {pool_sets} pool bounds"
     );
     let fallbacks = d
         .steps

@@ -95,7 +95,7 @@ fn port_passes(passes: Vec<(RegFile, JbsqPhv)>) -> Vec<String> {
 fn every_staged_field_lands_in_the_pass_the_model_driver_builds() {
     use horus_model::fixed::Load;
     use horus_model::sched::SpineRef;
-    use horus_model::sched::jbsq::{Advertise, Fallback, JbsqPool};
+    use horus_model::sched::jbsq::{Advertise, Fallback, JbsqPool, PoolSettings};
     use horus_model::sched::state::Params;
     use horus_model::wire::MacAddr;
     let sizes = JbsqSizes::SMALL;
@@ -168,8 +168,18 @@ fn every_staged_field_lands_in_the_pass_the_model_driver_builds() {
     // Node 41's new bound and its places, the pool's new bound (decision 36).
     d.set_bound(2, 41, 4);
     staged.extend(jbsq_map::set_bound(&mut mirror, 2, 41, 4).unwrap());
-    d.set_pool_k(2, 0xab);
-    staged.push(jbsq_map::set_pool_k(&mut mirror, 2, 0xab).unwrap());
+    let settings = PoolSettings {
+        k: 0xab,
+        hold_us: 0x1234,
+        params: Params {
+            link_at: 0x0f0e,
+            unlink_at: 0x0d0c,
+            report_delta: Load(0x0b0a_0908),
+            repair_gap_us: 0x0706,
+        },
+    };
+    d.set_pool_params(2, settings);
+    staged.push(jbsq_map::set_pool_params(&mut mirror, 2, settings).unwrap());
     assert_eq!(d.steps.len(), staged.len(), "the passes of each operation");
     let passes: Vec<(RegFile, JbsqPhv)> = staged
         .into_iter()
@@ -193,7 +203,7 @@ fn every_staged_field_lands_in_the_pass_the_model_driver_builds() {
             kinds(|p| p.is_ctl_read),
             kinds(|p| p.is_ctl_remove),
             kinds(|p| p.is_ctl_bound),
-            kinds(|p| p.is_ctl_pool_k),
+            kinds(|p| p.is_ctl_pool_params),
         ],
         [2, 5, 3 + 3 + 1 + 1 + 2 + 4, 1, 1, 1, 1]
     );

@@ -26,7 +26,7 @@ use horus_model::config::{Config, Role};
 use horus_model::fixed::{Load, RackAverage};
 use horus_model::sched::NodeAddr;
 use horus_model::sched::jbsq::{
-    Advertise, Fallback, JbsqLeaf, JbsqPool, JbsqSizes, LeafKind, level_of,
+    Advertise, Fallback, JbsqLeaf, JbsqPool, JbsqSizes, LeafKind, PoolSettings, level_of,
 };
 use horus_model::sched::state::{Params, SpineRef};
 use horus_model::wire::{Endpoint, MacAddr};
@@ -35,7 +35,7 @@ use horus_model::wire::{Endpoint, MacAddr};
 pub const ID_VALUE: u32 = 0x484f_524a;
 /// Version of this map, read from `MAP_VERSION` (raised whenever a field moves or changes
 /// meaning).
-pub const MAP_VERSION: u32 = 2;
+pub const MAP_VERSION: u32 = 3;
 /// The word of the first counter (`JBSQ_TASKS`); the others follow in `JbsqCounters::named`'s
 /// order.
 pub const COUNTER_BASE: usize = 42;
@@ -120,13 +120,13 @@ pub mod fields {
         Rw,
         "operation: set a node's bound to CTL_K, its generation one up (its places follow)",
     );
-    pub const CTL_SET_POOL_K: Field = f(
-        "CTL_SET_POOL_K",
+    pub const CTL_SET_POOL: Field = f(
+        "CTL_SET_POOL",
         24,
         6,
         1,
         Rw,
-        "operation: set the pool's bound to CTL_K (for nodes added later)",
+        "operation: set the pool's bound CTL_K (for nodes added later), hold and signal parameters",
     );
     pub const CTL_LEVEL: Field = f("CTL_LEVEL", 24, 8, 3, Rw, "the place's ring (place)");
     pub const CTL_DROP_FULL: Field = f(
@@ -216,7 +216,7 @@ pub mod fields {
         16,
         16,
         Rw,
-        "the link's hold after an idle message, microseconds (configure)",
+        "the link's hold after an idle message, microseconds (configure, pool settings)",
     );
     pub const CTL_RING_BASE: Field = f(
         "CTL_RING_BASE",
@@ -264,16 +264,23 @@ pub mod fields {
         16,
         16,
         Rw,
-        "idle_repair_gap_us (configure)",
+        "idle_repair_gap_us (configure, pool settings)",
     );
-    pub const CTL_LINK_AT: Field = f("CTL_LINK_AT", 31, 0, 16, Rw, "idle_link_at (configure)");
+    pub const CTL_LINK_AT: Field = f(
+        "CTL_LINK_AT",
+        31,
+        0,
+        16,
+        Rw,
+        "idle_link_at (configure, pool settings)",
+    );
     pub const CTL_UNLINK_AT: Field = f(
         "CTL_UNLINK_AT",
         31,
         16,
         16,
         Rw,
-        "idle_unlink_at (configure)",
+        "idle_unlink_at (configure, pool settings)",
     );
     pub const CTL_REPORT_DELTA: Field = f(
         "CTL_REPORT_DELTA",
@@ -281,7 +288,7 @@ pub mod fields {
         0,
         32,
         Rw,
-        "report_delta, 16.16 (configure)",
+        "report_delta, 16.16 (configure, pool settings)",
     );
     pub const CTL_SPINE_ID: Field = f(
         "CTL_SPINE_ID",
@@ -439,7 +446,7 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
         CTL_READ_NODE,
         CTL_ADD_PLACE,
         CTL_SET_BOUND,
-        CTL_SET_POOL_K,
+        CTL_SET_POOL,
         CTL_LEVEL,
         CTL_DROP_FULL,
         CTL_ADV_PLACES,
@@ -687,15 +694,21 @@ pub fn set_bound(leaf: &mut JbsqLeaf, pool: u16, node: u16, k: u8) -> Result<Vec
     Ok(passes)
 }
 
-/// Sets `pool`'s bound in the mirror to `k` and gives the pass that does the same on the card.
-pub fn set_pool_k(leaf: &mut JbsqLeaf, pool: u16, k: u8) -> Result<RegFile, String> {
+/// Sets `pool`'s settings in the mirror (its bound for workers added later, its hold, its signal
+/// parameters: decision 36) and gives the pass that does the same on the card.
+pub fn set_pool_params(leaf: &mut JbsqLeaf, pool: u16, s: PoolSettings) -> Result<RegFile, String> {
     use fields::*;
     let r = staged(&[
-        (&CTL_SET_POOL_K, 1),
+        (&CTL_SET_POOL, 1),
         (&CTL_POOL, pool.into()),
-        (&CTL_K, k.into()),
+        (&CTL_K, s.k.into()),
+        (&CTL_HOLD_US, s.hold_us.into()),
+        (&CTL_LINK_AT, s.params.link_at.into()),
+        (&CTL_UNLINK_AT, s.params.unlink_at.into()),
+        (&CTL_REPORT_DELTA, s.params.report_delta.0.into()),
+        (&CTL_REPAIR_GAP, s.params.repair_gap_us.into()),
     ])?;
-    leaf.set_pool_k(pool, k)
+    leaf.set_pool_params(pool, s)
         .map_err(|e| format!("pool {pool}: {e:?}"))?;
     Ok(r)
 }
@@ -741,7 +754,7 @@ pub fn remove_node(leaf: &mut JbsqLeaf, pool: u16, node: u16) -> Result<[RegFile
 
 /// A staged pass as the leaf's register port takes it: the operation the control words name,
 /// with the values it carries. The inverse of [`configure_pool`], [`add_node`]'s and
-/// [`set_bound`]'s passes, [`set_pool_k`], [`read_node`] and [`remove_node`]'s removal.
+/// [`set_bound`]'s passes, [`set_pool_params`], [`read_node`] and [`remove_node`]'s removal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StagedPass {
     Configure {
@@ -772,9 +785,9 @@ pub enum StagedPass {
         node: u16,
         k: u8,
     },
-    SetPoolK {
+    SetPoolParams {
         pool: u16,
-        k: u8,
+        settings: PoolSettings,
     },
     RemoveNode {
         pool: u16,
@@ -796,7 +809,7 @@ pub fn staged_pass(r: &RegFile) -> Result<StagedPass, String> {
         &CTL_READ_NODE,
         &CTL_ADD_PLACE,
         &CTL_SET_BOUND,
-        &CTL_SET_POOL_K,
+        &CTL_SET_POOL,
     ];
     let set: Vec<&str> = ops
         .iter()
@@ -882,9 +895,18 @@ pub fn staged_pass(r: &RegFile) -> Result<StagedPass, String> {
             node,
             k: g(&CTL_K) as u8,
         },
-        "CTL_SET_POOL_K" => StagedPass::SetPoolK {
+        "CTL_SET_POOL" => StagedPass::SetPoolParams {
             pool,
-            k: g(&CTL_K) as u8,
+            settings: PoolSettings {
+                k: g(&CTL_K) as u8,
+                hold_us: g(&CTL_HOLD_US) as u16,
+                params: Params {
+                    link_at: g(&CTL_LINK_AT) as u16,
+                    unlink_at: g(&CTL_UNLINK_AT) as u16,
+                    report_delta: Load(g(&CTL_REPORT_DELTA) as u32),
+                    repair_gap_us: g(&CTL_REPAIR_GAP) as u16,
+                },
+            },
         },
         _ => StagedPass::RemoveNode {
             pool,
@@ -1003,12 +1025,23 @@ mod tests {
             }
         );
         assert_eq!(m.tables().node_cfg[usize::from(n.id)].k, 3);
-        let p = set_pool_k(&mut m, pool, 9).unwrap();
+        let settings = PoolSettings {
+            k: 9,
+            hold_us: 321,
+            params: Params {
+                link_at: 4,
+                unlink_at: 2,
+                report_delta: Load(0x3_4000),
+                repair_gap_us: 17,
+            },
+        };
+        let p = set_pool_params(&mut m, pool, settings).unwrap();
         assert_eq!(
             staged_pass(&p).unwrap(),
-            StagedPass::SetPoolK { pool, k: 9 }
+            StagedPass::SetPoolParams { pool, settings }
         );
-        assert!(set_bound(&mut m, pool, 63, 1).is_err() && set_pool_k(&mut m, pool, 0).is_err());
+        assert!(set_bound(&mut m, pool, 63, 1).is_err());
+        assert!(set_pool_params(&mut m, pool, PoolSettings { k: 0, ..settings }).is_err());
         let [read, rm] = remove_node(&mut m, cfg.pools[0].id, n.id).unwrap();
         let pool = cfg.pools[0].id;
         assert_eq!(
@@ -1059,10 +1092,7 @@ mod tests {
             crate::regmap::fields::CTL_READ_ENTRY.bit()
         );
         assert_eq!(fields::CTL_SET_BOUND.bit(), fields::CTL_ADD_PLACE.bit() + 1);
-        assert_eq!(
-            fields::CTL_SET_POOL_K.bit(),
-            fields::CTL_ADD_PLACE.bit() + 2
-        );
+        assert_eq!(fields::CTL_SET_POOL.bit(), fields::CTL_ADD_PLACE.bit() + 2);
         assert_eq!(rw_words(), 4..=40);
         assert_eq!(control_words(), 24..=40);
     }

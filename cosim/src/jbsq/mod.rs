@@ -29,7 +29,7 @@ use horus_model::rng::Xorshift64;
 use horus_model::sched::NodeAddr;
 use horus_model::sched::frame::{InFrame, OutFrame};
 use horus_model::sched::jbsq::frame::{JbsqFramePass, JbsqFrameResubmit, JbsqFrameSwitch};
-use horus_model::sched::jbsq::{JbsqCounters, JbsqLeaf};
+use horus_model::sched::jbsq::{JbsqCounters, JbsqLeaf, PoolSettings};
 use horus_model::wire::{Endpoint, HORUS_UDP_PORT, HorusFrame, HorusHeader, MacAddr, PacketType};
 use horus_pipeline::jbsq::phv::JbsqPhv;
 use horus_pipeline::presets::JbsqPreset;
@@ -85,7 +85,7 @@ impl TracePass {
                 || p.is_ctl_add
                 || p.is_ctl_remove
                 || p.is_ctl_bound
-                || p.is_ctl_pool_k,
+                || p.is_ctl_pool_params,
             control: p.is_ctl_place || p.is_ctl_read,
             time: p.time.index() as u32,
         }
@@ -185,9 +185,9 @@ enum ModelOp {
         node: u16,
         k: u8,
     },
-    PoolK {
+    PoolParams {
         pool: u16,
-        k: u8,
+        s: PoolSettings,
     },
 }
 
@@ -232,11 +232,11 @@ impl Host {
         Ok(())
     }
 
-    /// Sets `pool`'s bound to `k`.
-    fn set_pool_k(&mut self, pool: u16, k: u8) -> Result<()> {
-        let r = jbsq_map::set_pool_k(&mut self.mirror, pool, k).map_err(anyhow::Error::msg)?;
+    /// Sets `pool`'s settings.
+    fn set_pool_params(&mut self, pool: u16, s: PoolSettings) -> Result<()> {
+        let r = jbsq_map::set_pool_params(&mut self.mirror, pool, s).map_err(anyhow::Error::msg)?;
         self.steps.extend(stage(&r));
-        self.ops.push_back(ModelOp::PoolK { pool, k });
+        self.ops.push_back(ModelOp::PoolParams { pool, s });
         Ok(())
     }
 
@@ -503,7 +503,17 @@ impl Scenario {
             self.report.churns += 1;
             let (pool, node, addr) = (p.id, w.id, NodeAddr::of(w));
             if self.knobs.bounds && c % 4 == 3 {
-                self.host.set_pool_k(pool, 1 + (c % 3) as u8)?;
+                // Each setting moves: the bound, the hold, the link and report thresholds.
+                let now = self.host.mirror.tables().pool_cfg[usize::from(pool)]
+                    .context("a configured pool")?
+                    .cfg;
+                let mut s = PoolSettings::of(&now);
+                s.k = 1 + (c % 3) as u8;
+                s.hold_us = (c % 2) as u16 * 20;
+                s.params.link_at = 1 + (c % 2) as u16;
+                s.params.unlink_at = 0;
+                s.params.repair_gap_us = 10 + c as u16 % 40;
+                self.host.set_pool_params(pool, s)?;
             }
             if self.knobs.bounds && c % 3 == 2 {
                 self.host.set_bound(pool, node, 1 + (c % 4) as u8)?;
@@ -647,9 +657,9 @@ impl Scenario {
                         self.origins.extend(out.iter().map(|_| why.clone()));
                         self.expected.extend(out);
                     }
-                    ModelOp::PoolK { pool, k } => self
+                    ModelOp::PoolParams { pool, s } => self
                         .model
-                        .set_pool_k(pool, k)
+                        .set_pool_params(pool, s)
                         .map_err(|e| anyhow::anyhow!("{e:?}"))?,
                 }
                 None

@@ -64,7 +64,7 @@ pub fn run_verilated(model: &Model, mut scenario: Scenario) -> Result<Report> {
         phv.get_my_offset_is_ctl_place(),
         phv.get_my_offset_is_ctl_read(),
         phv.get_my_offset_is_ctl_bound(),
-        phv.get_my_offset_is_ctl_pool_k(),
+        phv.get_my_offset_is_ctl_pool_params(),
     ];
     let time = (phv.get_my_offset_time(), phv.get_my_width_time());
     dut.set(&wstrb, &[0xf]);

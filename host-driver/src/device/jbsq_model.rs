@@ -196,9 +196,9 @@ impl JbsqModelDevice {
                     places: 0,
                 });
             }
-            StagedPass::SetPoolK { pool, k } => self
+            StagedPass::SetPoolParams { pool, settings } => self
                 .sw
-                .set_pool_k(pool, k)
+                .set_pool_params(pool, settings)
                 .map_err(|e| bad(format!("pool {pool}: {e:?}")))?,
             StagedPass::ReadNode { pool, node } => {
                 let (slot, last) = self.read_node(pool, node);

@@ -41,7 +41,7 @@ const _: () = assert!(fields::CTL_CONFIGURE_POOL.bit() == 768);
 const _: () = assert!(fields::CTL_READ_NODE.bit() == 771);
 const _: () = assert!(fields::CTL_ADD_PLACE.bit() == 772);
 const _: () = assert!(fields::CTL_SET_BOUND.bit() == 773);
-const _: () = assert!(fields::CTL_SET_POOL_K.bit() == 774);
+const _: () = assert!(fields::CTL_SET_POOL.bit() == 774);
 const _: () = assert!(paper::BOARD_DROPS.word == jbsq_map::TAIL_BASE + 3);
 const _: () = assert!(fields::RB_SLOT.word == fields::RB_VALID.word + 1);
 
@@ -589,7 +589,7 @@ impl Logic for JbsqAxiLiteRegs {
         self.c.next.is_ctl_read = self.regs.q.val().get_bit(771);
         self.c.next.is_ctl_place = self.regs.q.val().get_bit(772);
         self.c.next.is_ctl_bound = self.regs.q.val().get_bit(773);
-        self.c.next.is_ctl_pool_k = self.regs.q.val().get_bit(774);
+        self.c.next.is_ctl_pool_params = self.regs.q.val().get_bit(774);
         self.c.next.level = self.regs.q.val().get_bits::<3>(776);
         self.c.next.drop_full = self.regs.q.val().get_bit(780);
         self.c.next.adv_places = self.regs.q.val().get_bit(781);

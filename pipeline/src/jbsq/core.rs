@@ -328,7 +328,7 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
                 | self.back.val().is_ctl_read
                 | self.back.val().is_ctl_place
                 | self.back.val().is_ctl_bound
-                | self.back.val().is_ctl_pool_k)
+                | self.back.val().is_ctl_pool_params)
         {
             self.ctl_busy.d.next = false;
         }

@@ -48,6 +48,18 @@ pub struct QueueCtlEntry {
     pub h7: Bits<16>,
     pub t7: Bits<16>,
     pub c7: Bits<16>,
+    /// Ring `j` is full: a push brought its count to `ring_slots` and no pop has taken one since
+    /// (a configured pool's rings start empty; rings of 0 slots are full by the pass's
+    /// `ring_slots`). Kept beside the count as `n_j` is, so that a push's check reads a bit and
+    /// not a compare on the entry.
+    pub f0: Bit,
+    pub f1: Bit,
+    pub f2: Bit,
+    pub f3: Bit,
+    pub f4: Bit,
+    pub f5: Bit,
+    pub f6: Bit,
+    pub f7: Bit,
 }
 
 /// `link` entry (`LinkEntry`): the pool's side of the spine's idle list (the link flag, when the

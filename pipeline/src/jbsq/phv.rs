@@ -114,9 +114,9 @@ pub struct JbsqPhv {
     /// (`nodeCfg`, which hands it on; `outstanding` takes it), its count kept. Its places follow,
     /// one `is_ctl_place` each.
     pub is_ctl_bound: Bit,
-    /// Control: set the pool's bound to `pool_k` (`poolCfg`), a later added node's unless it
-    /// has its own.
-    pub is_ctl_pool_k: Bit,
+    /// Control: set the pool's settings (`poolCfg`): its bound `pool_k` (a later added node's
+    /// unless it has its own), `hold_us` and the signal parameters.
+    pub is_ctl_pool_params: Bit,
     /// The ring a place returns to (a reply's second pass, a control pass), or the ring a task's
     /// token came from (`queueCtl`).
     pub level: Bits<3>,

@@ -15,7 +15,8 @@
 //! - Control: a configuration writes the pass's configuration with no member; an added node
 //!   takes member slot `n` (`slot`) and `n` goes one up; a removal takes `n` one down; the host's
 //!   read before a removal (`is_ctl_read`) asks `members` for the last member, at slot `n - 1`;
-//!   the pool's new bound (`is_ctl_pool_k`) writes `k` alone (decision 36).
+//!   the pool's new settings (`is_ctl_pool_params`, decision 36) write its `k`, `hold_us` and
+//!   signal parameters, the rest of the entry kept.
 //!
 //! The table is 64 words of LUT RAM at the preset; back-to-back passes on one pool are forwarded
 //! ([`RmwTable`]). The index is the pass's pool, a register.
@@ -233,8 +234,13 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
         if self.port.up.pass.val().is_ctl_read {
             self.out.d.next.slot = self.n_down.val();
         }
-        if self.port.up.pass.val().is_ctl_pool_k {
+        if self.port.up.pass.val().is_ctl_pool_params {
             self.w.next.k = self.port.up.pass.val().pool_k;
+            self.w.next.hold_us = self.port.up.pass.val().hold_us;
+            self.w.next.link_at = self.port.up.pass.val().link_at;
+            self.w.next.unlink_at = self.port.up.pass.val().unlink_at;
+            self.w.next.report_delta = self.port.up.pass.val().report_delta;
+            self.w.next.repair_gap = self.port.up.pass.val().repair_gap;
             self.cfg_table.wr_en.next = self.port.up.pass.val().live;
         }
         self.cfg_table.wr_data.next = self.w.val();

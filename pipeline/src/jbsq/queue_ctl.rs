@@ -23,10 +23,10 @@
 //! - Configuring a pool starts its rings and queue afresh.
 //!
 //! The held queue's new depth and greatest depth go on with the pass (`Placement::Held`, the
-//! `max_depth` counter). Depth: the entry keeps `n` and `t` beside the counts so that neither a
-//! task's pick nor a push's entry waits for a sum or a compare on the entry (6 LUT levels at 64
-//! pools). The link rule, on the counts and depth this stage leaves, is the next stage's
-//! (`link`; `docs/jbsq-pipeline.md`).
+//! `max_depth` counter). Depth: the entry keeps `n`, `t` and `f` (full) beside the counts so
+//! that neither a task's pick, nor a push's entry, nor a push's check for room waits for a sum
+//! or a compare on the entry (6 LUT levels at 64 pools). The link rule, on the counts and depth
+//! this stage leaves, is the next stage's (`link`; `docs/jbsq-pipeline.md`).
 
 use super::JbsqPort;
 use super::entries::QueueCtlEntry;
@@ -69,6 +69,10 @@ pub struct QueueCtlStage<const P: usize> {
     pushing: Signal<Local, Bit>,
     push_full: Signal<Local, Bit>,
     push_ok: Signal<Local, Bit>,
+    /// `ring_slots - 1` (a push that fills its ring finds this count) and `ring_slots == 0`
+    /// (rings that hold nothing), from the pass alone.
+    slots_m1: Signal<Local, Bits<16>>,
+    slots_zero: Signal<Local, Bit>,
     two: Constant<Bits<16>>,
     three: Constant<Bits<16>>,
     h_inc0: Signal<Local, Bits<16>>,
@@ -155,6 +159,8 @@ impl<const P: usize> QueueCtlStage<P> {
             pushing: Default::default(),
             push_full: Default::default(),
             push_ok: Default::default(),
+            slots_m1: Default::default(),
+            slots_zero: Default::default(),
             two: Constant::new(2.into()),
             three: Constant::new(3.into()),
             h_inc0: Default::default(),
@@ -400,29 +406,31 @@ impl<const P: usize> Logic for QueueCtlStage<P> {
             & self.port.up.pass.val().is_return
             & (self.e.val().depth == self.zero.val()))
             | (self.active.val() & self.port.up.pass.val().is_ctl_place);
+        self.slots_m1.next = self.port.up.pass.val().ring_slots - self.one.val();
+        self.slots_zero.next = !self.port.up.pass.val().ring_slots.any();
         self.push_full.next = false;
-        if self.lane0.val() & (self.e.val().c0 >= self.port.up.pass.val().ring_slots) {
+        if self.lane0.val() & (self.e.val().f0 | self.slots_zero.val()) {
             self.push_full.next = true;
         }
-        if self.lane1.val() & (self.e.val().c1 >= self.port.up.pass.val().ring_slots) {
+        if self.lane1.val() & (self.e.val().f1 | self.slots_zero.val()) {
             self.push_full.next = true;
         }
-        if self.lane2.val() & (self.e.val().c2 >= self.port.up.pass.val().ring_slots) {
+        if self.lane2.val() & (self.e.val().f2 | self.slots_zero.val()) {
             self.push_full.next = true;
         }
-        if self.lane3.val() & (self.e.val().c3 >= self.port.up.pass.val().ring_slots) {
+        if self.lane3.val() & (self.e.val().f3 | self.slots_zero.val()) {
             self.push_full.next = true;
         }
-        if self.lane4.val() & (self.e.val().c4 >= self.port.up.pass.val().ring_slots) {
+        if self.lane4.val() & (self.e.val().f4 | self.slots_zero.val()) {
             self.push_full.next = true;
         }
-        if self.lane5.val() & (self.e.val().c5 >= self.port.up.pass.val().ring_slots) {
+        if self.lane5.val() & (self.e.val().f5 | self.slots_zero.val()) {
             self.push_full.next = true;
         }
-        if self.lane6.val() & (self.e.val().c6 >= self.port.up.pass.val().ring_slots) {
+        if self.lane6.val() & (self.e.val().f6 | self.slots_zero.val()) {
             self.push_full.next = true;
         }
-        if self.lane7.val() & (self.e.val().c7 >= self.port.up.pass.val().ring_slots) {
+        if self.lane7.val() & (self.e.val().f7 | self.slots_zero.val()) {
             self.push_full.next = true;
         }
         self.push_ok.next = self.pushing.val() & !self.push_full.val();
@@ -430,81 +438,97 @@ impl<const P: usize> Logic for QueueCtlStage<P> {
             self.w.next.h0 = self.h_inc0.val();
             self.w.next.c0 = self.e.val().c0 - self.one.val();
             self.w.next.n0 = self.e.val().c0 != self.one.val();
+            self.w.next.f0 = false;
         }
         if self.push_ok.val() & self.lane0.val() {
             self.w.next.t0 = self.t_inc0.val();
             self.w.next.c0 = self.e.val().c0 + self.one.val();
             self.w.next.n0 = true;
+            self.w.next.f0 = self.e.val().c0 == self.slots_m1.val();
         }
         if self.active.val() & self.port.up.pass.val().is_task & self.sel1.val() {
             self.w.next.h1 = self.h_inc1.val();
             self.w.next.c1 = self.e.val().c1 - self.one.val();
             self.w.next.n1 = self.e.val().c1 != self.one.val();
+            self.w.next.f1 = false;
         }
         if self.push_ok.val() & self.lane1.val() {
             self.w.next.t1 = self.t_inc1.val();
             self.w.next.c1 = self.e.val().c1 + self.one.val();
             self.w.next.n1 = true;
+            self.w.next.f1 = self.e.val().c1 == self.slots_m1.val();
         }
         if self.active.val() & self.port.up.pass.val().is_task & self.sel2.val() {
             self.w.next.h2 = self.h_inc2.val();
             self.w.next.c2 = self.e.val().c2 - self.one.val();
             self.w.next.n2 = self.e.val().c2 != self.one.val();
+            self.w.next.f2 = false;
         }
         if self.push_ok.val() & self.lane2.val() {
             self.w.next.t2 = self.t_inc2.val();
             self.w.next.c2 = self.e.val().c2 + self.one.val();
             self.w.next.n2 = true;
+            self.w.next.f2 = self.e.val().c2 == self.slots_m1.val();
         }
         if self.active.val() & self.port.up.pass.val().is_task & self.sel3.val() {
             self.w.next.h3 = self.h_inc3.val();
             self.w.next.c3 = self.e.val().c3 - self.one.val();
             self.w.next.n3 = self.e.val().c3 != self.one.val();
+            self.w.next.f3 = false;
         }
         if self.push_ok.val() & self.lane3.val() {
             self.w.next.t3 = self.t_inc3.val();
             self.w.next.c3 = self.e.val().c3 + self.one.val();
             self.w.next.n3 = true;
+            self.w.next.f3 = self.e.val().c3 == self.slots_m1.val();
         }
         if self.active.val() & self.port.up.pass.val().is_task & self.sel4.val() {
             self.w.next.h4 = self.h_inc4.val();
             self.w.next.c4 = self.e.val().c4 - self.one.val();
             self.w.next.n4 = self.e.val().c4 != self.one.val();
+            self.w.next.f4 = false;
         }
         if self.push_ok.val() & self.lane4.val() {
             self.w.next.t4 = self.t_inc4.val();
             self.w.next.c4 = self.e.val().c4 + self.one.val();
             self.w.next.n4 = true;
+            self.w.next.f4 = self.e.val().c4 == self.slots_m1.val();
         }
         if self.active.val() & self.port.up.pass.val().is_task & self.sel5.val() {
             self.w.next.h5 = self.h_inc5.val();
             self.w.next.c5 = self.e.val().c5 - self.one.val();
             self.w.next.n5 = self.e.val().c5 != self.one.val();
+            self.w.next.f5 = false;
         }
         if self.push_ok.val() & self.lane5.val() {
             self.w.next.t5 = self.t_inc5.val();
             self.w.next.c5 = self.e.val().c5 + self.one.val();
             self.w.next.n5 = true;
+            self.w.next.f5 = self.e.val().c5 == self.slots_m1.val();
         }
         if self.active.val() & self.port.up.pass.val().is_task & self.sel6.val() {
             self.w.next.h6 = self.h_inc6.val();
             self.w.next.c6 = self.e.val().c6 - self.one.val();
             self.w.next.n6 = self.e.val().c6 != self.one.val();
+            self.w.next.f6 = false;
         }
         if self.push_ok.val() & self.lane6.val() {
             self.w.next.t6 = self.t_inc6.val();
             self.w.next.c6 = self.e.val().c6 + self.one.val();
             self.w.next.n6 = true;
+            self.w.next.f6 = self.e.val().c6 == self.slots_m1.val();
         }
         if self.active.val() & self.port.up.pass.val().is_task & self.sel7.val() {
             self.w.next.h7 = self.h_inc7.val();
             self.w.next.c7 = self.e.val().c7 - self.one.val();
             self.w.next.n7 = self.e.val().c7 != self.one.val();
+            self.w.next.f7 = false;
         }
         if self.push_ok.val() & self.lane7.val() {
             self.w.next.t7 = self.t_inc7.val();
             self.w.next.c7 = self.e.val().c7 + self.one.val();
             self.w.next.n7 = true;
+            self.w.next.f7 = self.e.val().c7 == self.slots_m1.val();
         }
         if self.port.up.pass.val().is_ctl_pool {
             self.w.next = self.fresh.val();

@@ -137,7 +137,7 @@ pub mod flags {
         |p| p.is_ctl_place = true,
         |p| p.is_ctl_read = true,
         |p| p.is_ctl_bound = true,
-        |p| p.is_ctl_pool_k = true,
+        |p| p.is_ctl_pool_params = true,
     ];
 
     /// The bit of the descriptor that `set` sets.
@@ -528,18 +528,23 @@ pub mod driver {
             self.places(pool, node, generation, 0..u16::from(k), k, first);
         }
 
-        /// Sets `pool`'s bound to `k` (decision 36): one control pass.
-        pub fn set_pool_k(&mut self, pool: u16, k: u8) {
+        /// Sets `pool`'s settings (decision 36): one control pass.
+        pub fn set_pool_params(&mut self, pool: u16, s: PoolSettings) {
             let p = JbsqPhv {
-                is_ctl_pool_k: true,
+                is_ctl_pool_params: true,
                 pool: b16(pool),
-                pool_k: b16(k),
+                pool_k: b16(s.k),
+                hold_us: b16(s.hold_us),
+                link_at: b16(s.params.link_at),
+                unlink_at: b16(s.params.unlink_at),
+                report_delta: u64::from(s.params.report_delta.0).into(),
+                repair_gap: b16(s.params.repair_gap_us),
                 ..Default::default()
             };
             self.run(
                 p,
                 |l| {
-                    l.set_pool_k(pool, k).unwrap();
+                    l.set_pool_params(pool, s).unwrap();
                     JbsqResult::default()
                 },
                 false,
@@ -655,7 +660,7 @@ pub mod driver {
                     let node = nodes0[(i / churn) % nodes0.len()];
                     let event = i / churn;
                     if self.bounds && event % 5 == 4 {
-                        self.set_pool_k(pool0, 1 + (event % 4) as u8);
+                        self.set_pool_params(pool0, settings(event));
                         continue;
                     }
                     if self.bounds
@@ -702,6 +707,20 @@ pub mod driver {
                 }
             }
             self.drain();
+        }
+    }
+
+    /// A pool's settings for the `event`th change of `random_traffic` (each field moves).
+    pub fn settings(event: usize) -> PoolSettings {
+        PoolSettings {
+            k: 1 + (event % 4) as u8,
+            hold_us: (event % 3) as u16 * 5,
+            params: horus_model::sched::state::Params {
+                link_at: 1 + (event % 2) as u16,
+                unlink_at: 0,
+                report_delta: horus_model::fixed::Load(0x8000 << (event % 3)),
+                repair_gap_us: (event % 4) as u16 * 10,
+            },
         }
     }
 

@@ -239,10 +239,11 @@ impl JbsqLeaf {
         Ok((pc, nc))
     }
 
-    /// Sets `pool`'s bound `k`, which the workers added later without their own take (decision
-    /// 36): one pass on `poolCfg`; its members keep theirs ([`JbsqLeaf::set_bound`] changes
-    /// those).
-    pub fn set_pool_k(&mut self, pool: u16, k: u8) -> Result<(), JbsqControlError> {
+    /// Sets `pool`'s settings (decision 36): its bound `k`, which the workers added later
+    /// without their own take (its members keep theirs: [`JbsqLeaf::set_bound`] changes those),
+    /// its hold and its signal parameters, which its next pass that runs the link or report rule
+    /// uses. One pass on `poolCfg`; its regions, fallback, what it advertises and its spine stay.
+    pub fn set_pool_params(&mut self, pool: u16, s: PoolSettings) -> Result<(), JbsqControlError> {
         let p = usize::from(pool);
         let pc = self
             .t
@@ -250,13 +251,18 @@ impl JbsqLeaf {
             .get(p)
             .ok_or(JbsqControlError::PoolOutOfRange)?
             .ok_or(JbsqControlError::UnknownPool)?;
-        if k == 0 {
+        if s.k == 0 || !s.params.is_valid() {
             return Err(JbsqControlError::BadConfig);
         }
         self.guard.begin();
         self.touch(JbsqStage::PoolCfg);
         self.t.pool_cfg[p] = Some(PoolCfgEntry {
-            cfg: JbsqPool { k, ..pc.cfg },
+            cfg: JbsqPool {
+                k: s.k,
+                hold_us: s.hold_us,
+                params: s.params,
+                ..pc.cfg
+            },
             ..pc
         });
         Ok(())

@@ -12,7 +12,9 @@
 //! the template). A second pass carries its first pass's frame: a retry's task, or the reply
 //! whose place returns (a message it sends mirrors the reply).
 
-use super::{JbsqControlError, JbsqLeaf, JbsqPool, JbsqResubmit, JbsqResult, Placement};
+use super::{
+    JbsqControlError, JbsqLeaf, JbsqPool, JbsqResubmit, JbsqResult, Placement, PoolSettings,
+};
 use crate::config::{Config, ConfigError};
 use crate::sched::counters::Signal;
 use crate::sched::frame::{
@@ -142,9 +144,9 @@ impl JbsqFrameSwitch {
         Ok(s.and_then(|s| self.signal(&[], s)).into_iter().collect())
     }
 
-    /// [`JbsqLeaf::set_pool_k`]: the pass sends nothing.
-    pub fn set_pool_k(&mut self, pool: u16, k: u8) -> Result<(), JbsqControlError> {
-        self.leaf.set_pool_k(pool, k)
+    /// [`JbsqLeaf::set_pool_params`]: the pass sends nothing.
+    pub fn set_pool_params(&mut self, pool: u16, s: PoolSettings) -> Result<(), JbsqControlError> {
+        self.leaf.set_pool_params(pool, s)
     }
 
     /// [`JbsqLeaf::remove_node`]: the pass sends nothing.

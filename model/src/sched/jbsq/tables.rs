@@ -152,6 +152,27 @@ pub struct JbsqPool {
     pub spine: Option<SpineRef>,
 }
 
+/// What a pool's settings pass changes live (decision 36): its bound for the workers added
+/// later, its hold and its signal parameters. Its regions, fallback, what it advertises and its
+/// spine are its configuration's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolSettings {
+    pub k: u8,
+    pub hold_us: u16,
+    pub params: Params,
+}
+
+impl PoolSettings {
+    /// The settings `cfg` has.
+    pub fn of(cfg: &JbsqPool) -> PoolSettings {
+        PoolSettings {
+            k: cfg.k,
+            hold_us: cfg.hold_us,
+            params: cfg.params,
+        }
+    }
+}
+
 /// The pipeline stages that own a table, in the order a pass visits them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum JbsqStage {
