@@ -9,12 +9,11 @@ use horus_host_driver::Regs;
 use horus_host_driver::device::Device;
 use horus_host_driver::jbsq::JbsqDriver;
 use horus_model::config::Config;
-use horus_model::fixed::Load;
 use horus_model::sched::NodeAddr;
 use horus_model::sched::jbsq::{Advertise, Fallback, JbsqLeaf, PoolSettings};
 use horus_regs::boards::Board;
 
-use crate::{Counted, Print, board_line, finish_script, info_tail};
+use crate::{Counted, Print, board_line, finish_script, info_tail, report_delta_arg};
 
 /// `apply` on a JBSQ leaf, and its report.
 pub(crate) fn apply_jbsq(d: &mut JbsqDriver<Device>, cfg: &Config, out: &mut String) -> Result<()> {
@@ -166,11 +165,7 @@ pub(crate) fn set_jbsq_pool(
     s.params.unlink_at = c.unlink_at.unwrap_or(s.params.unlink_at);
     s.params.repair_gap_us = c.repair_gap_us.unwrap_or(s.params.repair_gap_us);
     if let Some(r) = c.report_delta {
-        s.params.report_delta = Load::from_f64(r)
-            .filter(|l| l.0 > 0 && r < 65536.0)
-            .with_context(|| {
-                format!("--report-delta {r}: not a positive load of 16.16 bits (1/65536 to 65535)")
-            })?;
+        s.params.report_delta = report_delta_arg(r)?;
     }
     d.set_pool_params(pool, s)?;
     writeln!(
@@ -265,6 +260,7 @@ impl Counted for JbsqDriver<Device> {
 mod tests {
     use super::*;
     use horus_host_driver::device::JbsqModelDevice;
+    use horus_model::fixed::Load;
 
     /// `set-pool` on the leaf that holds tasks: the options given change, the others keep the
     /// pool's settings; `--node` takes `--k` alone; a bad report delta is refused with nothing

@@ -918,11 +918,7 @@ fn set_pool(
     params.unlink_at = unlink_at.unwrap_or(params.unlink_at);
     params.repair_gap_us = repair_gap_us.unwrap_or(params.repair_gap_us);
     if let Some(d) = report_delta {
-        params.report_delta = Load::from_f64(d)
-            .filter(|l| l.0 > 0 && d < 65536.0)
-            .with_context(|| {
-                format!("--report-delta {d}: not a positive load of 16.16 bits (1/65536 to 65535)")
-            })?;
+        params.report_delta = report_delta_arg(d)?;
     }
     let capacity = capacity.unwrap_or(cfg.capacity);
     let op = ControlOp::SetPoolParams {
@@ -1125,6 +1121,15 @@ fn dump_pools(sw: &mut Switch<Device>, out: &mut String) -> Result<()> {
         writeln!(out, "no pool configured")?;
     }
     Ok(())
+}
+
+/// `--report-delta D` as a load: positive and within 16.16 bits.
+fn report_delta_arg(d: f64) -> Result<Load> {
+    Load::from_f64(d)
+        .filter(|l| l.0 > 0 && d < 65536.0)
+        .with_context(|| {
+            format!("--report-delta {d}: not a positive load of 16.16 bits (1/65536 to 65535)")
+        })
 }
 
 /// What `stats` reads of a switch, whichever it is.
