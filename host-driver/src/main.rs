@@ -19,6 +19,7 @@
 //! - `read TABLE INDEX` / `decode TABLE WORD...`: one entry's accesses / its words named.
 
 mod jbsq_cmd;
+mod raw_cmd;
 use jbsq_cmd::{JbsqPoolChange, apply_jbsq, check_jbsq, info_jbsq, set_jbsq_pool};
 mod serve;
 
@@ -276,20 +277,6 @@ fn word(s: &str) -> Result<u32> {
 }
 
 /// A register by byte address or field name: its address and, for a field, the field.
-/// A register of `map`: a field's name (any case) or a byte address.
-fn register(map: Map, s: &str) -> Result<(u32, Option<&'static regmap::Field>)> {
-    if let Some(f) = map.field(s) {
-        return Ok((f.byte_address() as u32, Some(f)));
-    }
-    let header = match map {
-        Map::Paper => "build/horus_regs.h",
-        Map::Jbsq => "build/horus_jbsq_regs.h",
-    };
-    word(s).map(|a| (a, None)).map_err(|_| {
-        anyhow::anyhow!("{s:?} is neither a byte address nor a register field (see {header})")
-    })
-}
-
 /// The hardware preset with `cfg`'s table sizes, or why none fits.
 fn hardware_preset(cfg: &Config) -> Result<horus_regs::presets::Preset> {
     let p = horus_regs::presets::PRESETS
@@ -730,8 +717,8 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             }
             serve::run(&mut sw, port, cfg.as_ref(), &opts, print)
         }
-        Cmd::Peek { register: r } => peek(dev, &r, print),
-        Cmd::Poke { register: r, value } => poke(dev, &r, &value, print),
+        Cmd::Peek { register: r } => raw_cmd::peek(dev, &r, print),
+        Cmd::Poke { register: r, value } => raw_cmd::poke(dev, &r, &value, print),
     }
 }
 
@@ -953,65 +940,6 @@ fn dump(mut sw: Switch<Device>, t: Option<String>, print: Print) -> Result<()> {
         None => dump_pools(&mut sw, &mut out)?,
     }
     finish(&sw, out, print)
-}
-
-/// `peek`: a register or a field, in the map of the switch opened (the paper switch's or the
-/// JBSQ leaf's).
-fn peek(dev: Option<&DeviceSpec>, r: &str, print: Print) -> Result<()> {
-    let mut out = String::new();
-    let mut sw = open_any(dev, None)?;
-    let map = sw.map();
-    let (a, f) = register(map, r)?;
-    let regs = sw.regs();
-    regs.lock()?;
-    let v = map.check(a, false).and_then(|()| regs.read(a));
-    regs.unlock();
-    let v = v?;
-    match f {
-        Some(f) if f.width < 32 => {
-            let x = (u64::from(v) >> f.lsb) & ((1 << f.width) - 1);
-            writeln!(out, "{} = {x:#x} ({x}; word 0x{a:03x} = 0x{v:08x})", f.name)?
-        }
-        _ => writeln!(out, "0x{a:03x} = 0x{v:08x} ({v})  # {}", map.names_at(a))?,
-    }
-    finish_script(regs.script(), out, print)
-}
-
-/// `poke`: a register or a field written (a field: read, modified, written), in the map of the
-/// switch opened. On the JBSQ leaf a poke bypasses the state file: the host's mirror does not
-/// see it (a member's slot changed so is caught at the next open's read of every slot).
-fn poke(dev: Option<&DeviceSpec>, r: &str, value: &str, print: Print) -> Result<()> {
-    let mut out = String::new();
-    let mut sw = open_any(dev, None)?;
-    let map = sw.map();
-    let (a, f) = register(map, r)?;
-    let value = u64::from(word(value)?);
-    if let Some(f) = f
-        && f.width < 32
-        && value >> f.width != 0
-    {
-        bail!("{value:#x} does not fit {} ({} bits)", f.name, f.width);
-    }
-    let regs = sw.regs();
-    // A field is read, modified and written under the lock, so that no other process's write
-    // to the same word falls in between.
-    regs.lock()?;
-    let v = (|| -> Result<u32> {
-        map.check(a, true)?;
-        let v = match f {
-            Some(f) if f.width < 32 => {
-                let mask = ((1u32 << f.width) - 1) << f.lsb;
-                (regs.read(a)? & !mask) | ((value as u32) << f.lsb)
-            }
-            _ => value as u32,
-        };
-        regs.write(a, v)?;
-        Ok(v)
-    })();
-    regs.unlock();
-    let v = v?;
-    writeln!(out, "0x{a:03x} <- 0x{v:08x}  # {}", map.names_at(a))?;
-    finish_script(regs.script(), out, print)
 }
 
 fn need_role(sw: &Switch<Device>, role: Role, cmd: &str) -> Result<()> {
