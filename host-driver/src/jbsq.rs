@@ -567,6 +567,112 @@ impl<R: Regs> JbsqDriver<R> {
         })
     }
 
+    /// The tasks `pool` holds, read off the card: a node read's pass carries the pool's held
+    /// depth into `RB_DEPTH` (the node read is any: its slot is not looked at).
+    pub fn held_depth(&mut self, pool: u16) -> Result<u32> {
+        self.regs.lock()?;
+        let r = self.read_depth(pool);
+        self.regs.unlock();
+        r
+    }
+
+    /// [`JbsqDriver::held_depth`] for a caller holding the device's lock.
+    fn read_depth(&mut self, pool: u16) -> Result<u32> {
+        self.run(
+            &format!("reading pool {pool}'s held tasks"),
+            &[jbsq_map::read_node(pool, 0)],
+            None,
+        )?;
+        let word = self.regs.read(addr(&fields::RB_DEPTH))?;
+        Ok((u64::from(word) >> fields::RB_DEPTH.lsb) as u32 & 0xffff)
+    }
+
+    /// Moves `pool`'s region of the task buffer to `[queue_base, queue_base + queue_slots)`
+    /// (decision 37), holding the device's lock throughout: the pool stops holding tasks (a
+    /// settings pass), its held depth is read until its workers' replies have taken every task
+    /// it held, then the move's pass writes the region and the pool holds again. Returns the
+    /// depth reads it took. Refused, changing nothing, for a region the model refuses (outside
+    /// the buffer, overlapping another pool's); when the queue has not drained after `drain`,
+    /// the pool holds again in its old region and the error says how many tasks it holds.
+    pub fn move_buffer(
+        &mut self,
+        pool: u16,
+        queue_base: u32,
+        queue_slots: u32,
+        drain: std::time::Duration,
+    ) -> Result<u32> {
+        self.regs.lock()?;
+        let r = (|| {
+            self.refresh()?;
+            let mut next = self.mirror.clone();
+            let pc = next
+                .tables()
+                .pool_cfg
+                .get(usize::from(pool))
+                .copied()
+                .flatten()
+                .ok_or_else(|| DriverError::Refused(format!("pool {pool} is not configured")))?;
+            next.clone()
+                .move_buffer(pool, queue_base, queue_slots)
+                .map_err(|e| {
+                    DriverError::Refused(format!(
+                        "pool {pool}: the region [{queue_base}, {}) of the task buffer: {}",
+                        u64::from(queue_base) + u64::from(queue_slots),
+                        match e {
+                            horus_model::sched::jbsq::JbsqControlError::RegionOverlap => {
+                                "it overlaps another pool's".to_string()
+                            }
+                            _ => format!(
+                                "it is empty, over {} slots or past the buffer's {}",
+                                horus_model::sched::jbsq::MAX_QUEUE_SLOTS,
+                                self.ident.sizes.buffer_slots
+                            ),
+                        }
+                    ))
+                })?;
+            let open = PoolSettings::of(&pc.cfg);
+            let close = PoolSettings {
+                holds: false,
+                ..open
+            };
+            let what = format!("moving pool {pool}'s buffer region");
+            let pass =
+                jbsq_map::set_pool_params(&mut next, pool, close).map_err(DriverError::Refused)?;
+            self.run(&what, &[pass], None)?;
+            self.mirror = next.clone();
+            let start = std::time::Instant::now();
+            let mut reads = 0;
+            loop {
+                let depth = self.read_depth(pool)?;
+                reads += 1;
+                if depth == 0 {
+                    break;
+                }
+                if start.elapsed() >= drain {
+                    let pass = jbsq_map::set_pool_params(&mut next, pool, open)
+                        .map_err(DriverError::Refused)?;
+                    self.run(&what, &[pass], None)?;
+                    self.mirror = next;
+                    return Err(DriverError::Refused(format!(
+                        "pool {pool} still holds {depth} task(s) after {} ms without holding \
+                         more (its workers' replies release them); its buffer region is \
+                         unchanged and it holds again",
+                        drain.as_millis()
+                    )));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            let pass = jbsq_map::move_buffer(&mut next, pool, queue_base, queue_slots)
+                .map_err(DriverError::Refused)?;
+            self.run(&what, &[pass], None)?;
+            self.mirror = next;
+            self.save()?;
+            Ok(reads)
+        })();
+        self.regs.unlock();
+        r
+    }
+
     /// Removes worker `node` from `pool`: the card's member slot and last member are read first
     /// and must be the mirror's (else nothing is removed).
     pub fn remove_node(&mut self, pool: u16, node: u16) -> Result<()> {

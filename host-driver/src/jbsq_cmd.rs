@@ -124,11 +124,74 @@ pub(crate) struct JbsqPoolChange {
     pub unlink_at: Option<u16>,
     pub report_delta: Option<f64>,
     pub repair_gap_us: Option<u16>,
+    pub buffer: Option<BufferChange>,
+}
+
+/// `set-pool --buffer-slots`: the pool's new share of the task buffer (decision 37).
+pub(crate) struct BufferChange {
+    pub slots: u32,
+    /// The region's first slot; `None`: planned ([`plan_buffer_region`]).
+    pub base: Option<u32>,
+    /// How long the pool's held queue may take to drain.
+    pub drain: std::time::Duration,
+}
+
+/// Where `pool`'s region of `slots` buffer slots goes: where it is when it fits there (a
+/// shrink always does), else at the first slot from which `slots` are free of the other
+/// pools' regions. Refused, naming the free spans, when no such run of slots is left.
+pub(crate) fn plan_buffer_region(leaf: &JbsqLeaf, pool: u16, slots: u32) -> Result<u32> {
+    let t = leaf.tables();
+    let total = leaf.sizes().buffer_slots;
+    let own = t.pool_cfg[usize::from(pool)]
+        .with_context(|| format!("pool {pool} is not configured on this leaf"))?
+        .cfg
+        .queue_base;
+    let mut others: Vec<(u32, u32)> = t
+        .pool_cfg
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != usize::from(pool))
+        .filter_map(|(_, pc)| {
+            pc.map(|pc| (pc.cfg.queue_base, pc.cfg.queue_base + pc.cfg.queue_slots))
+        })
+        .collect();
+    others.sort_unstable();
+    let fits = |b: u32| {
+        u64::from(b) + u64::from(slots) <= u64::from(total)
+            && others.iter().all(|&(s, e)| b + slots <= s || e <= b)
+    };
+    let candidates = std::iter::once(own)
+        .chain(std::iter::once(0))
+        .chain(others.iter().map(|&(_, e)| e));
+    if let Some(b) = candidates.into_iter().find(|&b| fits(b)) {
+        return Ok(b);
+    }
+    let mut free = Vec::new();
+    let mut at = 0;
+    for &(s, e) in &others {
+        if s > at {
+            free.push(format!("[{at}, {s})"));
+        }
+        at = at.max(e);
+    }
+    if at < total {
+        free.push(format!("[{at}, {total})"));
+    }
+    bail!(
+        "no {slots} free slots in a row in the task buffer's {total} for pool {pool}: the other \
+         pools leave {} (shrink another pool's share first: set-pool --pool Q --buffer-slots M)",
+        if free.is_empty() {
+            "none".to_string()
+        } else {
+            free.join(", ")
+        }
+    )
 }
 
 /// `set-pool` on a JBSQ leaf (decision 36): with `--node`, that member's bound; else the pool's
 /// settings (its bound for later workers, hold, signal parameters; the others kept) in one pass,
-/// then, with `--k`, every member's bound.
+/// then, with `--k`, every member's bound; with `--buffer-slots`, its share of the task buffer
+/// (decision 37: it stops holding, its queue drains, its region moves) last.
 pub(crate) fn set_jbsq_pool(
     d: &mut JbsqDriver<Device>,
     pool: u16,
@@ -143,6 +206,7 @@ pub(crate) fn set_jbsq_pool(
             || c.unlink_at.is_some()
             || c.report_delta.is_some()
             || c.repair_gap_us.is_some()
+            || c.buffer.is_some()
         {
             bail!("--node sets a member's bound (--k) alone; the other settings are the pool's");
         }
@@ -158,7 +222,43 @@ pub(crate) fn set_jbsq_pool(
     let cfg = d.mirror().tables().pool_cfg[usize::from(pool)]
         .expect("jbsq_members found the pool")
         .cfg;
-    let mut s = PoolSettings::of(&cfg);
+    let settings = c.k.is_some()
+        || c.hold_us.is_some()
+        || c.link_at.is_some()
+        || c.unlink_at.is_some()
+        || c.report_delta.is_some()
+        || c.repair_gap_us.is_some();
+    if settings || c.buffer.is_none() {
+        pool_settings(d, pool, &cfg, &c, &members, out)?;
+    }
+    if let Some(b) = c.buffer {
+        let (was_base, was_slots) = (cfg.queue_base, cfg.queue_slots);
+        let base = match b.base {
+            Some(base) => base,
+            None => plan_buffer_region(d.mirror(), pool, b.slots)?,
+        };
+        let reads = d.move_buffer(pool, base, b.slots, b.drain)?;
+        writeln!(
+            out,
+            "pool {pool}: buffer region [{base}, {}) (was [{was_base}, {})), moved once its \
+             queue had drained ({reads} read(s) of its held tasks)",
+            base + b.slots,
+            was_base + was_slots
+        )?;
+    }
+    Ok(())
+}
+
+/// The pool's settings pass, then with `--k` every member's bound.
+fn pool_settings(
+    d: &mut JbsqDriver<Device>,
+    pool: u16,
+    cfg: &horus_model::sched::jbsq::JbsqPool,
+    c: &JbsqPoolChange,
+    members: &[u16],
+    out: &mut String,
+) -> Result<()> {
+    let mut s = PoolSettings::of(cfg);
     s.k = c.k.unwrap_or(s.k);
     s.hold_us = c.hold_us.unwrap_or(s.hold_us);
     s.params.link_at = c.link_at.unwrap_or(s.params.link_at);
@@ -180,7 +280,7 @@ pub(crate) fn set_jbsq_pool(
         s.params.repair_gap_us
     )?;
     if let Some(k) = c.k {
-        for &n in &members {
+        for &n in members {
             d.set_bound(pool, n, k)?;
         }
         writeln!(
@@ -262,11 +362,9 @@ mod tests {
     use horus_host_driver::device::JbsqModelDevice;
     use horus_model::fixed::Load;
 
-    /// `set-pool` on the leaf that holds tasks: the options given change, the others keep the
-    /// pool's settings; `--node` takes `--k` alone; a bad report delta is refused with nothing
-    /// changed. On the model device behind the JBSQ map, with its state file.
-    #[test]
-    fn set_pool_changes_the_settings_given_and_keeps_the_others() {
+    /// The model device behind the JBSQ map, `configs/example-leaf-jbsq.toml` applied, with its
+    /// state file (in the folder returned).
+    fn applied() -> (JbsqDriver<Device>, Config, tempfile::TempDir) {
         let path = format!(
             "{}/../configs/example-leaf-jbsq.toml",
             env!("CARGO_MANIFEST_DIR")
@@ -279,6 +377,15 @@ mod tests {
             .with_state_file(&dir.path().join("leaf.json"))
             .unwrap();
         apply_jbsq(&mut d, &cfg, &mut String::new()).unwrap();
+        (d, cfg, dir)
+    }
+
+    /// `set-pool` on the leaf that holds tasks: the options given change, the others keep the
+    /// pool's settings; `--node` takes `--k` alone; a bad report delta is refused with nothing
+    /// changed. On the model device behind the JBSQ map, with its state file.
+    #[test]
+    fn set_pool_changes_the_settings_given_and_keeps_the_others() {
+        let (mut d, cfg, _dir) = applied();
         let pool = cfg.pools[0].id;
         let settings = |d: &JbsqDriver<Device>| {
             PoolSettings::of(&d.mirror().tables().pool_cfg[usize::from(pool)].unwrap().cfg)
@@ -292,6 +399,7 @@ mod tests {
             unlink_at: None,
             report_delta: None,
             repair_gap_us: None,
+            buffer: None,
         };
         let mut out = String::new();
         let change = JbsqPoolChange {
@@ -336,5 +444,58 @@ mod tests {
             "{e}"
         );
         assert_eq!(settings(&d), after);
+    }
+
+    /// `set-pool --buffer-slots` on the leaf that holds tasks (decision 37): a shrink stays in
+    /// place, a growth that fits nowhere is refused naming the free spans, one goes to the first
+    /// free slots once another pool has shrunk, an explicit base over another pool's region is
+    /// refused; the card's table is the mirror's after each.
+    #[test]
+    fn set_pool_moves_a_pools_buffer_share_where_it_fits() {
+        let (mut d, _, _dir) = applied();
+        let region = |d: &JbsqDriver<Device>, pool: usize| {
+            let pc = d.mirror().tables().pool_cfg[pool].unwrap();
+            assert!(pc.holds);
+            (pc.cfg.queue_base, pc.cfg.queue_slots)
+        };
+        assert_eq!((region(&d, 1), region(&d, 2)), ((0, 1024), (1024, 3072)));
+        let share = |slots: u32, base: Option<u32>| JbsqPoolChange {
+            k: None,
+            node: None,
+            hold_us: None,
+            link_at: None,
+            unlink_at: None,
+            report_delta: None,
+            repair_gap_us: None,
+            buffer: Some(BufferChange {
+                slots,
+                base,
+                drain: std::time::Duration::from_millis(10),
+            }),
+        };
+        let mut out = String::new();
+        set_jbsq_pool(&mut d, 1, share(512, None), &mut out).unwrap();
+        assert!(
+            out.contains("pool 1: buffer region [0, 512) (was [0, 1024))"),
+            "{out}"
+        );
+        assert_eq!(region(&d, 1), (0, 512));
+        let e = set_jbsq_pool(&mut d, 1, share(2048, None), &mut String::new()).unwrap_err();
+        assert!(
+            e.to_string().contains("no 2048 free slots in a row")
+                && e.to_string().contains("leave [0, 1024)"),
+            "{e}"
+        );
+        set_jbsq_pool(&mut d, 2, share(1024, None), &mut String::new()).unwrap();
+        assert_eq!(region(&d, 2), (1024, 1024));
+        set_jbsq_pool(&mut d, 1, share(2048, None), &mut String::new()).unwrap();
+        assert_eq!(region(&d, 1), (2048, 2048));
+        let e = set_jbsq_pool(&mut d, 1, share(64, Some(1500)), &mut String::new()).unwrap_err();
+        assert!(e.to_string().contains("overlaps another pool's"), "{e}");
+        assert_eq!(region(&d, 1), (2048, 2048));
+        let Device::JbsqModel(m) = &d.regs else {
+            unreachable!()
+        };
+        assert!(m.switch().leaf().tables().pool_cfg == d.mirror().tables().pool_cfg);
     }
 }

@@ -20,7 +20,7 @@
 
 mod jbsq_cmd;
 mod raw_cmd;
-use jbsq_cmd::{JbsqPoolChange, apply_jbsq, check_jbsq, info_jbsq, set_jbsq_pool};
+use jbsq_cmd::{BufferChange, JbsqPoolChange, apply_jbsq, check_jbsq, info_jbsq, set_jbsq_pool};
 mod serve;
 
 use std::fmt::Write as _;
@@ -177,6 +177,18 @@ enum Cmd {
         /// On the leaf that holds tasks: the link's hold after an idle message, microseconds.
         #[arg(long)]
         hold_us: Option<u16>,
+        /// On the leaf that holds tasks: the pool's share of the task buffer, in slots. Live:
+        /// the pool stops holding tasks (those with no place take its fallback), its held
+        /// queue drains through its workers' replies, then its region moves (in place when it
+        /// fits, else to the first free slots).
+        #[arg(long)]
+        buffer_slots: Option<u32>,
+        /// With --buffer-slots: the region's first slot, rather than the planned one.
+        #[arg(long, requires = "buffer_slots")]
+        buffer_base: Option<u32>,
+        /// With --buffer-slots: how long the pool's held queue may take to drain, milliseconds.
+        #[arg(long, requires = "buffer_slots", default_value_t = 1000)]
+        drain_ms: u64,
     },
     /// Every counter; with --watch, every SECONDS with rates per second.
     Stats {
@@ -613,6 +625,9 @@ fn run(cli: Cli, print: Print) -> Result<()> {
             k,
             node,
             hold_us,
+            buffer_slots,
+            buffer_base,
+            drain_ms,
         } => {
             let mut sw = match open_kept(dev, None, jbsq_state, "set-pool")? {
                 Opened::Paper(sw) => sw,
@@ -631,14 +646,20 @@ fn run(cli: Cli, print: Print) -> Result<()> {
                         unlink_at,
                         report_delta,
                         repair_gap_us,
+                        buffer: buffer_slots.map(|slots| BufferChange {
+                            slots,
+                            base: buffer_base,
+                            drain: std::time::Duration::from_millis(drain_ms),
+                        }),
                     };
                     set_jbsq_pool(&mut d, pool, change, &mut out)?;
                     return finish_script(d.regs.script(), out, print);
                 }
             };
-            if k.is_some() || hold_us.is_some() {
+            if k.is_some() || hold_us.is_some() || buffer_slots.is_some() {
                 bail!(
-                    "--k and --hold-us are the leaf that holds tasks'; this switch is the paper's"
+                    "--k, --hold-us and --buffer-slots are the leaf that holds tasks'; this \
+                     switch is the paper's"
                 );
             }
             set_pool(

@@ -460,6 +460,89 @@ fn the_model_device_answers_as_the_verilated_leaf() {
     );
     assert!(m.node_cfg == model.mirror().tables().node_cfg);
     assert!(m.pool_cfg == model.mirror().tables().pool_cfg);
+    // Pool 1's buffer region moved live (decision 37). Closed to holding, its queue drains
+    // through the workers' replies (tasks with no place take the fallback meanwhile), the depth
+    // read off both leaves the same at every step; then the move, in place, to half its slots.
+    let open = horus_model::sched::jbsq::PoolSettings::of(&m.pool_cfg[1].unwrap().cfg);
+    let (was_base, was_slots) = (
+        m.pool_cfg[1].unwrap().cfg.queue_base,
+        m.pool_cfg[1].unwrap().cfg.queue_slots,
+    );
+    let closed = horus_model::sched::jbsq::PoolSettings {
+        holds: false,
+        ..open
+    };
+    for round in 0..40 {
+        if rtl.held_depth(1).unwrap() > 0 {
+            break;
+        }
+        send(&mut rtl, &mut model, frames(&cfg, 200 + round, 20));
+    }
+    same(&mut rtl, &mut model);
+    rtl.set_pool_params(1, closed).unwrap();
+    model.set_pool_params(1, closed).unwrap();
+    let mut depths = Vec::new();
+    for round in 0..40 {
+        let d = (rtl.held_depth(1).unwrap(), model.held_depth(1).unwrap());
+        assert_eq!(d.0, d.1, "round {round}");
+        depths.push(d.0);
+        if d.0 == 0 {
+            break;
+        }
+        send(&mut rtl, &mut model, frames(&cfg, 40 + round, 40));
+        same(&mut rtl, &mut model);
+    }
+    println!("pool 1's held tasks while it drains: {depths:?}");
+    assert!(
+        depths[0] > 0 && depths.last() == Some(&0),
+        "held, then drained: {depths:?}"
+    );
+    let wait = std::time::Duration::from_millis(100);
+    assert_eq!(
+        rtl.move_buffer(1, was_base, was_slots / 2, wait).unwrap(),
+        1
+    );
+    assert_eq!(
+        model.move_buffer(1, was_base, was_slots / 2, wait).unwrap(),
+        1
+    );
+    send(&mut rtl, &mut model, frames(&cfg, 90, 300));
+    same(&mut rtl, &mut model);
+    let m = model.regs.switch().leaf().tables();
+    assert!(m.pool_cfg == model.mirror().tables().pool_cfg);
+    let pc = m.pool_cfg[1].unwrap();
+    assert_eq!(
+        (pc.cfg.queue_base, pc.cfg.queue_slots, pc.holds),
+        (was_base, was_slots / 2, true)
+    );
+    // A move whose queue does not drain in time: refused, the region kept, the pool holding
+    // again, on both.
+    for round in 0..40 {
+        if rtl.held_depth(1).unwrap() > 0 {
+            break;
+        }
+        send(&mut rtl, &mut model, frames(&cfg, 100 + round, 20));
+    }
+    let held = rtl.held_depth(1).unwrap();
+    assert!(held > 0, "the pool holds tasks");
+    for e in [
+        rtl.move_buffer(1, was_base, was_slots, std::time::Duration::ZERO)
+            .unwrap_err(),
+        model
+            .move_buffer(1, was_base, was_slots, std::time::Duration::ZERO)
+            .unwrap_err(),
+    ] {
+        assert!(
+            e.to_string()
+                .contains(&format!("still holds {held} task(s)")),
+            "{e}"
+        );
+    }
+    let m = model.regs.switch().leaf().tables();
+    assert!(m.pool_cfg == model.mirror().tables().pool_cfg);
+    assert_eq!(m.pool_cfg[1].unwrap(), pc);
+    send(&mut rtl, &mut model, frames(&cfg, 150, 200));
+    same(&mut rtl, &mut model);
     // A node read through the map: the same slot and last member.
     for d in [&mut rtl.regs as &mut dyn Regs, &mut model.regs] {
         stage_on(d, &jbsq_map::read_node(1, w1.id));

@@ -1,5 +1,5 @@
 //! The JBSQ leaf (`horus_model::sched::jbsq`): `docs/algorithm.md`, "The leaf that holds tasks",
-//! decisions 23 to 36.
+//! decisions 23 to 37.
 
 use horus_model::fixed::{Load, RackAverage};
 use horus_model::rng::{Xorshift64, scale};
@@ -554,6 +554,8 @@ fn the_stage_matrix_in_the_docs_is_what_each_kind_of_pass_touches() {
         &l,
         "set the pool's settings (bound, hold, signal parameters)",
     );
+    l.move_buffer(1, 40, 4).unwrap();
+    check(&l, "move the pool's buffer region");
     l.remove_node(1, 21).unwrap();
     check(&l, "remove node");
 
@@ -1083,6 +1085,7 @@ fn the_pools_settings_change_live_for_the_workers_added_later() {
             report_delta: Load(0x2_0000),
             repair_gap_us: 7,
         },
+        holds: true,
     };
     l.set_pool_params(1, s).unwrap();
     let now = l.tables().pool_cfg[1].unwrap();
@@ -1111,4 +1114,130 @@ fn the_pools_settings_change_live_for_the_workers_added_later() {
     );
     assert_eq!(l.set_pool_params(2, s), Err(JbsqControlError::UnknownPool));
     assert_eq!(PoolSettings::of(&l.tables().pool_cfg[1].unwrap().cfg), s);
+}
+
+/// Decision 37: a pool that does not hold (its buffer region about to move) treats a task that
+/// finds no place as a full buffer's, and holds again when its settings say so.
+#[test]
+fn a_pool_closed_to_holding_sends_by_its_fallback_and_holds_again_when_opened() {
+    for fallback in [Fallback::Random, Fallback::Drop] {
+        let mut l = leaf(1, 1, 4, fallback);
+        task(&mut l, 0); // the worker's one place
+        assert!(matches!(
+            task(&mut l, 1).placement,
+            Some(Placement::Held { .. })
+        ));
+        let s = PoolSettings::of(&l.tables().pool_cfg[1].unwrap().cfg);
+        l.set_pool_params(1, PoolSettings { holds: false, ..s })
+            .unwrap();
+        assert_eq!(l.last_pass_stages(), [JbsqStage::PoolCfg]);
+        let r = task(&mut l, 2);
+        let c = *l.counters();
+        assert_eq!(
+            (c.held, c.buffer_full),
+            (1, 1),
+            "the region has room, the pool holds no more"
+        );
+        match fallback {
+            Fallback::Random => assert_eq!(r.placement, Some(Placement::Fallback { node: 20 })),
+            Fallback::Drop => assert_eq!(r.drop, Some(JbsqDrop::BufferFull)),
+        }
+        // What it held still goes to the worker's replies.
+        let (first, _) = reply(&mut l, 20);
+        assert!(first.release.is_some());
+        assert_eq!(l.held_depth(1), 0);
+        l.set_pool_params(1, s).unwrap();
+        assert!(matches!(
+            task(&mut l, 3).placement,
+            Some(Placement::Held { .. })
+        ));
+    }
+}
+
+/// Decision 37: a pool's buffer region moves in one pass; a drained pool loses nothing, its
+/// rings and members stay, and its next held task goes to the new region's first slot.
+#[test]
+fn a_drained_pools_buffer_region_moves_and_its_next_held_task_goes_there() {
+    let mut l = leaf(2, 1, 4, Fallback::Random);
+    for seq in 0..5 {
+        task(&mut l, seq); // two places, three held
+    }
+    assert_eq!(l.held_depth(1), 3);
+    let s = PoolSettings::of(&l.tables().pool_cfg[1].unwrap().cfg);
+    l.set_pool_params(1, PoolSettings { holds: false, ..s })
+        .unwrap();
+    for node in [20, 21, 20] {
+        let (first, _) = reply(&mut l, node);
+        assert!(first.release.is_some());
+    }
+    assert_eq!(l.held_depth(1), 0, "drained");
+    let before = l.tables().queue_ctl[1];
+    assert_eq!(l.move_buffer(1, 40, 8), Ok(0));
+    assert_eq!(
+        l.last_pass_stages(),
+        [JbsqStage::PoolCfg, JbsqStage::QueueCtl]
+    );
+    let pc = l.tables().pool_cfg[1].unwrap();
+    assert_eq!(
+        (pc.cfg.queue_base, pc.cfg.queue_slots, pc.holds, pc.n),
+        (40, 8, true, 2)
+    );
+    let q = l.tables().queue_ctl[1];
+    assert_eq!(
+        (q.ring_head, q.ring_count),
+        (before.ring_head, before.ring_count)
+    );
+    assert_eq!((q.queue_head, q.depth, q.max_depth), (0, 0, 3));
+    task(&mut l, 5);
+    task(&mut l, 6);
+    assert!(l.tables().buf[40].is_some() && l.tables().buf[41].is_some());
+    assert!(l.tables().buf[16..20].iter().all(Option::is_none));
+    let c = *l.counters();
+    assert_eq!(c.discarded, 0);
+    assert_eq!(c.held, c.released + u64::from(l.held_depth(1)));
+}
+
+/// Decision 37: a region moved under held tasks (the host did not wait for the drain) discards
+/// them, counted, and frees their slots; a refused move changes nothing.
+#[test]
+fn a_buffer_move_discards_and_counts_what_is_still_held_and_bad_regions_are_refused() {
+    let mut l = leaf(1, 1, 4, Fallback::Random);
+    for seq in 0..4 {
+        task(&mut l, seq); // one place, three held
+    }
+    let mut other = pool_cfg(1, 8, 8, Fallback::Random);
+    (other.base, other.ring_base, other.queue_base) = (16, 128, 48);
+    l.configure_pool(2, other).unwrap();
+    let before = (
+        l.tables().pool_cfg[1],
+        l.tables().queue_ctl[1],
+        *l.counters(),
+    );
+    for (base, slots, err) in [
+        (44, 8, JbsqControlError::RegionOverlap),
+        (60, 8, JbsqControlError::BadConfig),
+        (0, 0, JbsqControlError::BadConfig),
+    ] {
+        assert_eq!(l.move_buffer(1, base, slots), Err(err), "{base}, {slots}");
+        assert_eq!(
+            (
+                l.tables().pool_cfg[1],
+                l.tables().queue_ctl[1],
+                *l.counters()
+            ),
+            before
+        );
+    }
+    assert_eq!(l.move_buffer(3, 0, 4), Err(JbsqControlError::UnknownPool));
+    assert_eq!(l.move_buffer(1, 0, 16), Ok(3));
+    let c = *l.counters();
+    assert_eq!((c.discarded, l.held_depth(1)), (3, 0));
+    assert_eq!(c.held, c.released + c.discarded);
+    assert!(
+        l.tables().buf[16..20].iter().all(Option::is_none),
+        "the old slots are free"
+    );
+    // The worker's reply now finds nothing held: its place returns.
+    let (first, second) = reply(&mut l, 20);
+    assert!(first.release.is_none() && second.is_some());
 }

@@ -92,6 +92,14 @@ enum Input {
     /// Every worker of a pool removed, the pool configured afresh (the tasks it held are
     /// discarded), its workers added again.
     Reset(u16),
+    /// Decision 37: the pool stops holding tasks (`slots` 0), or its buffer region moves to
+    /// `[queue_base + shift, queue_base + shift + slots)` of its configuration's (what it still
+    /// holds is discarded).
+    Buffer {
+        pool: u16,
+        shift: u32,
+        slots: u32,
+    },
 }
 
 /// The pools and their workers: idle workers advertised, `k` 2; free places, `k` 3 and the drop
@@ -188,6 +196,12 @@ fn one(g: &mut Gen, seq: &mut u16, open: &mut Vec<(u16, u16, u8)>) -> Input {
         // A pool never configured, or beyond the table.
         6..8 => frame(header(NewTask, [0, 4, 77][g.below(3) as usize], CLIENT, 1)),
         8..9 if g.chance(30) => Input::Reset(POOLS[g.below(3) as usize].0),
+        8..9 if g.chance(40) => {
+            let pool = POOLS[g.below(3) as usize].0;
+            let shift = g.below(2) as u32;
+            let slots = g.below(u64::from(pool_cfg(pool).queue_slots - shift + 1)) as u32;
+            Input::Buffer { pool, shift, slots }
+        }
         8..9 => Input::Churn {
             pool: POOLS[0].0,
             node: POOLS[0].1[g.below(3) as usize],
@@ -401,7 +415,11 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
             let host = matches!(
                 queue.front(),
                 Some(
-                    Input::Churn { .. } | Input::Configure(..) | Input::Add(..) | Input::Reset(..)
+                    Input::Churn { .. }
+                        | Input::Configure(..)
+                        | Input::Add(..)
+                        | Input::Reset(..)
+                        | Input::Buffer { .. }
                 )
             );
             if host && ctl.is_empty() && quiet >= 2 && x.in_flight.val().index() == 0 {
@@ -435,6 +453,17 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
                         for &node in nodes {
                             d.add(p, node, None, 0);
                         }
+                    }
+                    Input::Buffer { pool, slots: 0, .. } => {
+                        let pc = d.tables().pool_cfg[usize::from(pool)].unwrap();
+                        let s = PoolSettings {
+                            holds: false,
+                            ..PoolSettings::of(&pc.cfg)
+                        };
+                        d.set_pool_params(pool, s);
+                    }
+                    Input::Buffer { pool, shift, slots } => {
+                        d.move_buffer(pool, pool_cfg(pool).queue_base + shift, slots);
                     }
                     Input::Frame { .. } => unreachable!(),
                 }
@@ -474,11 +503,16 @@ fn run(seed: u64, inputs: usize, busy_percent: u64) -> Report {
                             || s.pass.is_ctl_read
                             || s.pass.is_ctl_place
                             || s.pass.is_ctl_bound
-                            || s.pass.is_ctl_pool_params;
+                            || s.pass.is_ctl_pool_params
+                            || s.pass.is_ctl_move;
                         let job = (!control)
                             .then(|| job_of(&job_ports, 64, Some(&s.result), false, again));
                         r.left.push((o, again, job));
-                        let kind = check_pass(i, s, &o);
+                        let kind = match check_pass(i, s, &o) {
+                            "control" if s.pass.is_ctl_move => "buffer move",
+                            "control" if s.pass.is_ctl_pool_params => "closed to holding",
+                            kind => kind,
+                        };
                         *r.kinds.entry(kind).or_default() += 1;
                         assert_eq!(
                             again,
@@ -679,6 +713,8 @@ fn check(seed: u64, inputs: usize, busy: u64) {
         "to control",
         "no table",
         "idle messages",
+        "buffer move",
+        "closed to holding",
     ] {
         assert!(
             r.kinds.get(kind).copied().unwrap_or(0) > 0,

@@ -155,6 +155,7 @@ impl Run {
             if let Some(pc) = cfg_of(pool) {
                 p.queue_base = b16(pc.cfg.queue_base);
                 p.queue_slots = b16(pc.cfg.queue_slots);
+                p.hold_slots = b16(if pc.holds { pc.cfg.queue_slots } else { 0 });
                 p.ring_slots = b16(pc.cfg.ring_slots);
                 p.drop_full = pc.cfg.fallback == Fallback::Drop;
             } else {

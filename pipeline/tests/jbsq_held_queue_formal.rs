@@ -1,8 +1,9 @@
 //! The JBSQ leaf's held queue (`queueCtl`'s held-queue logic), proven for every input sequence
 //! by k-induction (`tests/formal/jbsq_held_queue.sv`): every held task goes to a free slot of
 //! its pool's region and leaves exactly once, the oldest first; a reply releases whenever the
-//! pool holds a task; the depth never exceeds the region and counts exactly the slots that hold
-//! a task (none leaked). The stage's table is its proven contract (`RmwTable`'s forwarding,
+//! pool holds a task; a pool that does not hold (its region about to move, decision 37) holds
+//! nothing, and a move of its region starts its queue afresh; the depth never exceeds the region
+//! and counts exactly the slots that hold a task (none leaked). The stage's table is its proven contract (`RmwTable`'s forwarding,
 //! `tests/table.rs`); a mutant of the stage must fail the proof.
 
 use horus_hdl_tools::check::{self, Proof};
@@ -49,12 +50,14 @@ fn files(mutate: impl Fn(String) -> String) -> [(&'static str, String); 2] {
         &v[end..]
     );
     let v = check::with_probes(&v, &["ctl_table.state"]);
-    let fields: [Field; 17] = [
+    let fields: [Field; 19] = [
         ("live", |p| p.live = true),
         ("is_task", |p| p.is_task = true),
         ("is_reply", |p| p.is_reply = true),
         ("is_return", |p| p.is_return = true),
         ("is_ctl_pool", |p| p.is_ctl_pool = true),
+        ("is_ctl_move", |p| p.is_ctl_move = true),
+        ("hold_slots", |p| p.hold_slots = 0xffff.into()),
         ("drop", |p| p.drop = true),
         ("more", |p| p.more = true),
         ("token", |p| p.token = true),
@@ -99,11 +102,21 @@ fn every_held_task_leaves_exactly_once_oldest_first_and_no_region_overflows_or_l
 
 /// Mutants of the stage, each of which must break the proof from reset (bounded check): a hold
 /// that wraps one slot late writes beyond its region; a release that ignores the depth takes a
-/// task from an empty queue; a hold that ignores the room overwrites the oldest held task.
+/// task from an empty queue; a hold that ignores the room overwrites the oldest held task; a
+/// room counted against the region's size rather than the hold limit holds while the pool does
+/// not (decision 37: its region may be about to move).
 #[test]
 fn the_held_queue_proof_fails_for_a_late_wrap_a_release_from_empty_and_a_hold_without_room() {
     const MUTANT_DEPTH: u32 = 12;
-    let mutants: [(&str, &str, &str); 3] = [
+    let limit = format!(
+        "room = e[16 +: 16] < port$up$pass{};",
+        span(|p| p.hold_slots = 0xffff.into())
+    );
+    let size = format!(
+        "room = e[16 +: 16] < port$up$pass{};",
+        span(|p| p.queue_slots = 0xffff.into())
+    );
+    let mutants: [(&str, &str, &str); 4] = [
         ("jbsq_mutant_wrap", "if (tail_sum >= ", "if (tail_sum > "),
         ("jbsq_mutant_empty", " & (e[16 +: 16] != zero);", ";"),
         (
@@ -111,6 +124,7 @@ fn the_held_queue_proof_fails_for_a_late_wrap_a_release_from_empty_and_a_hold_wi
             "hold = wants_hold & room;",
             "hold = wants_hold;",
         ),
+        ("jbsq_mutant_closed", &limit, &size),
     ];
     for (name, from, to) in mutants {
         let [a, b] = files(|v| {

@@ -56,6 +56,8 @@ struct Expect {
     drop: bool,
     /// The configuration and member count handed on (`None`: a dropped pass).
     cfg: Option<([u64; 19], u16)>,
+    /// The hold limit handed on (decision 37): the region's slots while the pool holds, else 0.
+    hold_slots: Option<u16>,
     r1: u16,
     slot: Option<u16>,
     draws: bool,
@@ -90,6 +92,17 @@ fn expect(s: &Step) -> Expect {
     } else {
         before.map(|pc| (fields(pc), pc.n))
     };
+    let hold_slots = if p.is_ctl_pool || p.is_ctl_bound || p.is_ctl_pool_params {
+        None
+    } else {
+        before.map(|pc| {
+            if pc.holds {
+                pc.cfg.queue_slots as u16
+            } else {
+                0
+            }
+        })
+    };
     let slot = if p.is_ctl_add {
         Some(n)
     } else if p.is_ctl_read {
@@ -100,6 +113,7 @@ fn expect(s: &Step) -> Expect {
     Expect {
         drop,
         cfg: if drop && before.is_none() { None } else { cfg },
+        hold_slots,
         r1,
         slot,
         draws,
@@ -120,6 +134,9 @@ fn check(d: &Driver, seed: u64) -> usize {
             assert_eq!((cfg_fields(o), o.n.index() as u16), (fields, n), "{ctx}");
         }
         assert_eq!(o.r1.index() as u16, e.r1, "{ctx}");
+        if let Some(h) = e.hold_slots {
+            assert_eq!(o.hold_slots.index() as u16, h, "{ctx}");
+        }
         // `conn`'s index, for every pass.
         let hash = horus_model::sched::conn_hash(o.pool.index() as u16, o.seq.index() as u16);
         assert_eq!(o.conn_slot.index() as u32, hash & 0xFFFF, "{ctx}");
@@ -239,9 +256,16 @@ fn random_traffic_draws_the_models_samples_pass_for_pass() {
     d.random_traffic(0xd1ce, 3000, &[(1, &[20, 21, 22]), (2, &[30, 31])], 250, 9);
     let bounds = d.steps.iter().filter(|s| s.pass.is_ctl_bound).count();
     let pool_sets = d.steps.iter().filter(|s| s.pass.is_ctl_pool_params).count();
+    let moves = d.steps.iter().filter(|s| s.pass.is_ctl_move).count();
+    let closed = d
+        .steps
+        .iter()
+        .filter(|s| s.before.pool_cfg[1].is_some_and(|pc| !pc.holds))
+        .count();
     assert!(
-        bounds > 0 && pool_sets > 0,
-        "{bounds} new bounds, {pool_sets} pool bounds"
+        bounds > 0 && pool_sets > 0 && moves > 0 && closed > 0,
+        "{bounds} new bounds, {pool_sets} pool bounds, {moves} buffer moves, {closed} passes \
+         while pool 1 did not hold"
     );
     let fallbacks = d
         .steps

@@ -177,9 +177,13 @@ fn every_staged_field_lands_in_the_pass_the_model_driver_builds() {
             report_delta: Load(0x0b0a_0908),
             repair_gap_us: 0x0706,
         },
+        holds: false,
     };
     d.set_pool_params(2, settings);
     staged.push(jbsq_map::set_pool_params(&mut mirror, 2, settings).unwrap());
+    // Pool 2's buffer region moved (decision 37): base and size other than its configuration's.
+    d.move_buffer(2, 35, 27);
+    staged.push(jbsq_map::move_buffer(&mut mirror, 2, 35, 27).unwrap());
     assert_eq!(d.steps.len(), staged.len(), "the passes of each operation");
     let passes: Vec<(RegFile, JbsqPhv)> = staged
         .into_iter()
@@ -204,8 +208,9 @@ fn every_staged_field_lands_in_the_pass_the_model_driver_builds() {
             kinds(|p| p.is_ctl_remove),
             kinds(|p| p.is_ctl_bound),
             kinds(|p| p.is_ctl_pool_params),
+            kinds(|p| p.is_ctl_move),
         ],
-        [2, 5, 3 + 3 + 1 + 1 + 2 + 4, 1, 1, 1, 1]
+        [2, 5, 3 + 3 + 1 + 1 + 2 + 4, 1, 1, 1, 1, 1]
     );
     let f = port_passes(passes);
     assert!(f.is_empty(), "{}", f.join("\n"));

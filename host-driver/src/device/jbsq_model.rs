@@ -200,10 +200,21 @@ impl JbsqModelDevice {
                 .sw
                 .set_pool_params(pool, settings)
                 .map_err(|e| bad(format!("pool {pool}: {e:?}")))?,
+            StagedPass::MoveBuffer {
+                pool,
+                queue_base,
+                queue_slots,
+            } => {
+                self.sw
+                    .move_buffer(pool, queue_base, queue_slots)
+                    .map_err(|e| bad(format!("pool {pool}: {e:?}")))?;
+            }
             StagedPass::ReadNode { pool, node } => {
                 let (slot, last) = self.read_node(pool, node);
                 self.words.set(&fields::RB_SLOT, slot.into());
                 self.words.set(&fields::RB_LAST, last.into());
+                let depth = self.sw.leaf().held_depth(pool).min(0xffff);
+                self.words.set(&fields::RB_DEPTH, depth.into());
             }
             StagedPass::RemoveNode {
                 pool,
@@ -279,9 +290,10 @@ impl Regs for JbsqModelDevice {
             _ if counters.contains(&w) => {
                 self.sw.leaf().counters().named()[w - jbsq_map::COUNTER_BASE].1 as u32
             }
-            // Nothing in flight, never an overflow, a pass runs at once; a read is valid at once.
+            // Nothing in flight, never an overflow, a pass runs at once; a read is valid at once
+            // (`RB_VALID` set, `RB_BUSY` clear, `RB_DEPTH` the last read's).
             _ if w == paper::CTL_GO.word || w == paper::CTL_BUSY.word => 0,
-            _ if w == fields::RB_VALID.word => 1,
+            _ if w == fields::RB_VALID.word => self.words.words[w] | 1,
             // No board adapter: nothing dropped for a missing port.
             _ if w == paper::BOARD_DROPS.word => 0,
             _ => self.words.words[w],

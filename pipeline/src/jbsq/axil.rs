@@ -8,13 +8,13 @@
 //! in the next), byte strobes honoured, and writes outside the read-write words and the
 //! doorbell, and reads beyond the map, answered SLVERR with nothing changed. A control pass is
 //! staged in the `CTL_*` words and started by writing 1 to `CTL_GO`, which checks that exactly
-//! one of the five operation flags is set; until the pass has entered the pipeline `CTL_BUSY`
+//! one of the eight operation flags is set; until the pass has entered the pipeline `CTL_BUSY`
 //! reads 1 and a write to the flags' word is refused, so the pass the core takes has exactly
 //! one (a pass with none would hold the core's control slot for good).
 //!
 //! A node read (`CTL_READ_NODE`) sets `RB_BUSY` when it enters and, when it leaves the stages,
-//! puts the node's member slot and its pool's last member into `RB_SLOT` and `RB_LAST` and sets
-//! `RB_VALID` (cleared when the next read enters).
+//! puts the node's member slot, its pool's last member and the tasks its pool holds into
+//! `RB_SLOT`, `RB_LAST` and `RB_DEPTH` and sets `RB_VALID` (cleared when the next read enters).
 //!
 //! The field offsets below are `jbsq_map`'s; a test writes every field through this port and
 //! checks where it lands.
@@ -36,12 +36,15 @@ const WORD_BITS: usize = FILE_WORDS.trailing_zeros() as usize;
 /// The counters as one vector (the first at its low bits).
 const COUNT_BITS: usize = 32 * jbsq_map::COUNTERS;
 const _: () = assert!(jbsq_map::COUNTERS <= 32);
-// The operation flags are the low five bits of their word, the read's bit 3.
+// The operation flags are the low eight bits of their word, the read's bit 3.
 const _: () = assert!(fields::CTL_CONFIGURE_POOL.bit() == 768);
 const _: () = assert!(fields::CTL_READ_NODE.bit() == 771);
 const _: () = assert!(fields::CTL_ADD_PLACE.bit() == 772);
 const _: () = assert!(fields::CTL_SET_BOUND.bit() == 773);
 const _: () = assert!(fields::CTL_SET_POOL.bit() == 774);
+const _: () = assert!(fields::CTL_MOVE_BUFFER.bit() == 775);
+const _: () = assert!(fields::CTL_HOLDS.bit() == 779);
+const _: () = assert!(fields::RB_DEPTH.bit() == 32 * fields::RB_VALID.word + 16);
 const _: () = assert!(paper::BOARD_DROPS.word == jbsq_map::TAIL_BASE + 3);
 const _: () = assert!(fields::RB_SLOT.word == fields::RB_VALID.word + 1);
 
@@ -124,6 +127,7 @@ pub struct JbsqAxiLiteRegs {
     rb_valid: DFF<Bit>,
     rb_slot: DFF<Bits<16>>,
     rb_last: DFF<Bits<16>>,
+    rb_depth: DFF<Bits<16>>,
     bvalid: DFF<Bit>,
     bresp: DFF<Bits<2>>,
     rvalid: DFF<Bit>,
@@ -152,7 +156,7 @@ pub struct JbsqAxiLiteRegs {
     wword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
     rword: Signal<Local, Bits<AXIL_ADDR_BITS>>,
     rshift: Signal<Local, Bits<RSHIFT_BITS>>,
-    ops: Signal<Local, Bits<7>>,
+    ops: Signal<Local, Bits<8>>,
     one_op: Signal<Local, Bit>,
     rw_word: Signal<Local, Bit>,
     op_held: Signal<Local, Bit>,
@@ -167,6 +171,7 @@ pub struct JbsqAxiLiteRegs {
     in_flight_wide: ZeroExtend<8, 32>,
     rb_slot_wide: ZeroExtend<16, 32>,
     rb_last_wide: ZeroExtend<16, 32>,
+    rb_depth_wide: ZeroExtend<16, 32>,
     k_wide: ZeroExtend<8, 16>,
     sp: Signal<Local, SpineEntry>,
     c: Signal<Local, JbsqPhv>,
@@ -182,7 +187,7 @@ pub struct JbsqAxiLiteRegs {
     two: Constant<Bits<AXIL_ADDR_BITS>>,
     five10: Constant<Bits<10>>,
     zero10: Constant<Bits<10>>,
-    one7: Constant<Bits<7>>,
+    one8: Constant<Bits<8>>,
     zero32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
     two32: Constant<Bits<32>>,
@@ -247,6 +252,7 @@ impl JbsqAxiLiteRegs {
             rb_valid: Default::default(),
             rb_slot: Default::default(),
             rb_last: Default::default(),
+            rb_depth: Default::default(),
             bvalid: Default::default(),
             bresp: Default::default(),
             rvalid: Default::default(),
@@ -287,6 +293,7 @@ impl JbsqAxiLiteRegs {
             in_flight_wide: Default::default(),
             rb_slot_wide: Default::default(),
             rb_last_wide: Default::default(),
+            rb_depth_wide: Default::default(),
             k_wide: Default::default(),
             sp: Default::default(),
             c: Default::default(),
@@ -299,7 +306,7 @@ impl JbsqAxiLiteRegs {
             two: w(2),
             five10: Constant::new(5.into()),
             zero10: Constant::new(0.into()),
-            one7: Constant::new(1.into()),
+            one8: Constant::new(1.into()),
             zero32: c32(0),
             one32: c32(1),
             two32: c32(2),
@@ -343,6 +350,7 @@ impl Logic for JbsqAxiLiteRegs {
             rb_valid,
             rb_slot,
             rb_last,
+            rb_depth,
             bvalid,
             bresp,
             rvalid,
@@ -365,9 +373,9 @@ impl Logic for JbsqAxiLiteRegs {
         );
 
         // ---- Writes.
-        self.ops.next = self.regs.q.val().get_bits::<7>(768);
+        self.ops.next = self.regs.q.val().get_bits::<8>(768);
         self.one_op.next =
-            self.ops.val().any() & !(self.ops.val() & (self.ops.val() - self.one7.val())).any();
+            self.ops.val().any() & !(self.ops.val() & (self.ops.val() - self.one8.val())).any();
         self.take_w.next =
             self.s_axil.awvalid.val() & self.s_axil.wvalid.val() & !self.bvalid.q.val();
         self.s_axil.awready.next = self.take_w.val();
@@ -466,6 +474,9 @@ impl Logic for JbsqAxiLiteRegs {
         if self.rb_busy.q.val() {
             self.rb_status.next = self.rb_status.val() | self.two32.val();
         }
+        self.rb_depth_wide.narrow.next = self.rb_depth.q.val();
+        self.rb_status.next =
+            self.rb_status.val() | (self.rb_depth_wide.wide.val() << self.sh16.val());
         self.rb_slot_wide.narrow.next = self.rb_slot.q.val();
         self.rb_last_wide.narrow.next = self.rb_last.q.val();
         if self.rtaken.q.val() {
@@ -530,6 +541,7 @@ impl Logic for JbsqAxiLiteRegs {
             self.rb_valid.d.next = true;
             self.rb_slot.d.next = self.done.val().slot;
             self.rb_last.d.next = self.done.val().last;
+            self.rb_depth.d.next = self.done.val().discarded;
         }
         if self.ctl_ready.val() {
             self.pending.d.next = false;
@@ -590,6 +602,8 @@ impl Logic for JbsqAxiLiteRegs {
         self.c.next.is_ctl_place = self.regs.q.val().get_bit(772);
         self.c.next.is_ctl_bound = self.regs.q.val().get_bit(773);
         self.c.next.is_ctl_pool_params = self.regs.q.val().get_bit(774);
+        self.c.next.is_ctl_move = self.regs.q.val().get_bit(775);
+        self.c.next.holds = self.regs.q.val().get_bit(779);
         self.c.next.level = self.regs.q.val().get_bits::<3>(776);
         self.c.next.drop_full = self.regs.q.val().get_bit(780);
         self.c.next.adv_places = self.regs.q.val().get_bit(781);

@@ -328,7 +328,8 @@ impl<const P: usize, const N: usize, const R: usize, const B: usize, const C: us
                 | self.back.val().is_ctl_read
                 | self.back.val().is_ctl_place
                 | self.back.val().is_ctl_bound
-                | self.back.val().is_ctl_pool_params)
+                | self.back.val().is_ctl_pool_params
+                | self.back.val().is_ctl_move)
         {
             self.ctl_busy.d.next = false;
         }

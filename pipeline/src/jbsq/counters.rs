@@ -15,7 +15,7 @@
 //! | `replies_not_in_pool`, `replies_spurious` | a reply of a configured pool dropped by `nodeCfg`; `outstanding`'s `spurious` |
 //! | `resubmits` | a pass that comes back (`again`) |
 //! | `sent_idle_add`, `sent_idle_remove`, `sent_load_update`, `idle_repairs` | `link`'s and `poolAvg`'s flags |
-//! | `discarded` | a configure pass: the tasks its pool held (`queueCtl`'s `discarded`) |
+//! | `discarded` | a configure pass, or a move of a configured pool's buffer region: the tasks its pool held (`queueCtl`'s `discarded`) |
 //! | `unknown_pool` | a task's first pass, a continuation or a reply of a pool not configured |
 //! | `not_scheduled`, `to_control` | decode's `is_other`, `is_to_control` |
 //! | `continuations`, `continuation_miss` | a continuation of a configured pool forwarded or not |
@@ -189,7 +189,10 @@ impl Logic for JbsqCounterBlock {
             self.c.d.next.idle_repairs = self.q.val().idle_repairs + self.one.val();
         }
         self.disc_w.narrow.next = self.pass.val().discarded;
-        if self.p_unused.val().live & self.p_unused.val().is_ctl_pool {
+        if self.p_unused.val().live
+            & (self.p_unused.val().is_ctl_pool
+                | (self.p_unused.val().is_ctl_move & self.p_unused.val().pool_ok))
+        {
             self.c.d.next.discarded = self.q.val().discarded + self.disc_w.wide.val();
         }
         if self.sched.val() & !self.p_unused.val().pool_ok {

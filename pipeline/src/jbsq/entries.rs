@@ -116,8 +116,9 @@ pub struct NodeCfgEntry {
 
 /// `poolCfg` entry (`PoolCfgEntry`): the pool is configured (`valid`), its configuration
 /// (`JbsqPool`: its regions of node slots, token rings and task buffer, `k`, its fallback, what
-/// it advertises, `hold_us`, the signal parameters, the spine) and its member count `n`. The
-/// fields are the descriptor's of the same names (`JbsqPhv`; `k` is its `pool_k`).
+/// it advertises, `hold_us`, the signal parameters, the spine), its member count `n` and whether
+/// it holds tasks (`holds`, decision 37). The fields are the descriptor's of the same names
+/// (`JbsqPhv`; `k` is its `pool_k`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, LogicStruct)]
 pub struct PoolCfgEntry {
     pub valid: Bit,
@@ -141,4 +142,5 @@ pub struct PoolCfgEntry {
     pub spine_ok: Bit,
     pub spine_id: Bits<16>,
     pub spine_node: Bits<16>,
+    pub holds: Bit,
 }

@@ -148,7 +148,8 @@ impl Logic for JbsqJobMap {
             | self.pass.val().is_ctl_read
             | self.pass.val().is_ctl_place
             | self.pass.val().is_ctl_bound
-            | self.pass.val().is_ctl_pool_params;
+            | self.pass.val().is_ctl_pool_params
+            | self.pass.val().is_ctl_move;
         self.j.next.has_frame = !self.ctl.val();
         self.j.next.free = !self.ctl.val() & !self.again.val();
 

@@ -117,6 +117,16 @@ pub struct JbsqPhv {
     /// Control: set the pool's settings (`poolCfg`): its bound `pool_k` (a later added node's
     /// unless it has its own), `hold_us` and the signal parameters.
     pub is_ctl_pool_params: Bit,
+    /// Control: move the pool's region of the task buffer to `queue_base`, `queue_slots`
+    /// (`poolCfg`, which holds again) and start its held queue afresh (`queueCtl`; what it
+    /// still holds is discarded and counted, decision 37).
+    pub is_ctl_move: Bit,
+    /// Control, the pool's settings: whether the pool holds tasks (decision 37: not while its
+    /// buffer region moves).
+    pub holds: Bit,
+    /// poolCfg: the held tasks the pool may have, `queue_slots` while it holds, else 0: a task
+    /// with no place is held below it (`queueCtl`).
+    pub hold_slots: Bits<16>,
     /// The ring a place returns to (a reply's second pass, a control pass), or the ring a task's
     /// token came from (`queueCtl`).
     pub level: Bits<3>,

@@ -15,8 +15,10 @@
 //! - Control: a configuration writes the pass's configuration with no member; an added node
 //!   takes member slot `n` (`slot`) and `n` goes one up; a removal takes `n` one down; the host's
 //!   read before a removal (`is_ctl_read`) asks `members` for the last member, at slot `n - 1`;
-//!   the pool's new settings (`is_ctl_pool_params`, decision 36) write its `k`, `hold_us` and
-//!   signal parameters, the rest of the entry kept.
+//!   the pool's new settings (`is_ctl_pool_params`, decision 36) write its `k`, `hold_us`,
+//!   signal parameters and whether it holds tasks (`holds`, decision 37), the rest of the entry
+//!   kept; a move of its buffer region (`is_ctl_move`, decision 37) writes the region and holds
+//!   again. A pass hands on `hold_slots`: the region's slots while the pool holds, else 0.
 //!
 //! The table is 64 words of LUT RAM at the preset; back-to-back passes on one pool are forwarded
 //! ([`RmwTable`]). The index is the pass's pool, a register.
@@ -133,7 +135,8 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
                 | self.port.up.pass.val().is_ctl_place
                 | self.port.up.pass.val().is_ctl_add
                 | self.port.up.pass.val().is_ctl_remove
-                | self.port.up.pass.val().is_ctl_read);
+                | self.port.up.pass.val().is_ctl_read
+                | self.port.up.pass.val().is_ctl_move);
         self.out.d.next = self.port.up.pass.val();
         if self.reads.val() {
             self.out.d.next.base = self.e.val().base;
@@ -144,6 +147,10 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.out.d.next.ring_slots = self.e.val().ring_slots;
             self.out.d.next.queue_base = self.e.val().queue_base;
             self.out.d.next.queue_slots = self.e.val().queue_slots;
+            self.out.d.next.hold_slots = self.zero.val();
+            if self.e.val().holds {
+                self.out.d.next.hold_slots = self.e.val().queue_slots;
+            }
             self.out.d.next.drop_full = self.e.val().drop_full;
             self.out.d.next.adv_places = self.e.val().adv_places;
             self.out.d.next.adv_queue = self.e.val().adv_queue;
@@ -217,6 +224,7 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.w.next.spine_ok = self.port.up.pass.val().spine_ok;
             self.w.next.spine_id = self.port.up.pass.val().spine_id;
             self.w.next.spine_node = self.port.up.pass.val().spine_node;
+            self.w.next.holds = true;
             self.out.d.next.n = self.zero.val();
             self.cfg_table.wr_en.next = self.port.up.pass.val().live;
         }
@@ -241,6 +249,13 @@ impl<const P: usize> Logic for PoolCfgStage<P> {
             self.w.next.unlink_at = self.port.up.pass.val().unlink_at;
             self.w.next.report_delta = self.port.up.pass.val().report_delta;
             self.w.next.repair_gap = self.port.up.pass.val().repair_gap;
+            self.w.next.holds = self.port.up.pass.val().holds;
+            self.cfg_table.wr_en.next = self.port.up.pass.val().live;
+        }
+        if self.port.up.pass.val().is_ctl_move {
+            self.w.next.queue_base = self.port.up.pass.val().queue_base;
+            self.w.next.queue_slots = self.port.up.pass.val().queue_slots;
+            self.w.next.holds = true;
             self.cfg_table.wr_en.next = self.port.up.pass.val().live;
         }
         self.cfg_table.wr_data.next = self.w.val();

@@ -373,7 +373,9 @@ impl<const P: usize> Logic for QueueCtlStage<P> {
             & self.port.up.pass.val().is_task
             & !self.token.val()
             & self.holdable.val();
-        self.room.next = self.e.val().depth < self.port.up.pass.val().queue_slots;
+        // Room below `hold_slots`: the region's slots, or none while the pool's region moves
+        // (decision 37).
+        self.room.next = self.e.val().depth < self.port.up.pass.val().hold_slots;
         self.hold.next = self.wants_hold.val() & self.room.val();
         self.releases.next = self.active.val()
             & (self.port.up.pass.val().is_reply | self.port.up.pass.val().is_return)
@@ -533,11 +535,18 @@ impl<const P: usize> Logic for QueueCtlStage<P> {
         if self.port.up.pass.val().is_ctl_pool {
             self.w.next = self.fresh.val();
         }
+        // A move of the pool's buffer region (decision 37): the held queue starts afresh at
+        // offset 0 of the new region, the rings kept.
+        if self.active.val() & self.port.up.pass.val().is_ctl_move {
+            self.w.next.head = self.zero.val();
+            self.w.next.depth = self.zero.val();
+        }
         self.ctl_table.wr_en.next = self.hold.val()
             | self.releases.val()
             | (self.active.val() & self.port.up.pass.val().is_task & self.token.val())
             | self.push_ok.val()
-            | self.port.up.pass.val().is_ctl_pool;
+            | self.port.up.pass.val().is_ctl_pool
+            | (self.active.val() & self.port.up.pass.val().is_ctl_move);
         self.ctl_table.wr_data.next = self.w.val();
         self.out.d.next = self.port.up.pass.val();
         self.out.d.next.held = self.hold.val();
@@ -623,8 +632,9 @@ impl<const P: usize> Logic for QueueCtlStage<P> {
         }
         self.out.d.next.depth = self.w.val().depth;
         self.out.d.next.max_depth = self.w.val().max_depth;
-        // The pool's depth before the pass: what a configure pass discards (the counters read
-        // it of a configure pass only; a mux here would lengthen the stage's deepest path).
+        // The pool's depth before the pass: what a configure or move pass discards (the
+        // counters read it of those only; a mux here would lengthen the stage's deepest path),
+        // and what a node read gives the host (`RB_DEPTH`).
         self.out.d.next.discarded = self.e.val().depth;
         self.out.d.next.idle = self.w.val().c0;
         self.port.down.pass.next = self.out.q.val();

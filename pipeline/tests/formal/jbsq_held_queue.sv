@@ -10,9 +10,12 @@
 // Assumed (what the stages before `queueCtl` and the core guarantee): the pass in the stage is
 // the pass that entered a clock before; a bubble names no operation and a pass at most one; a
 // pass for a pool that is not dropped names pool 0 or 1 and carries that pool's region size
-// (`poolCfg`), 1 to 4 slots, fixed; traffic for a pool that was never configured arrives
-// dropped (`poolCfg`'s unknown pool). Lengths, more-packets, drops and the entries' token-ring
-// lanes (whether a task finds a token) are free.
+// (`poolCfg`), 1 to 4 slots, fixed, and its hold limit (`hold_slots`: the size, or 0 while the
+// pool does not hold, decision 37); traffic for a pool that was never configured arrives
+// dropped (`poolCfg`'s unknown pool), a move of a pool's region too. Lengths, more-packets,
+// drops, the hold limit from pass to pass and the entries' token-ring lanes (whether a task
+// finds a token) are free. A move (`is_ctl_move`) starts the pool's queue afresh as a
+// configuration does, its region's size kept.
 //
 // The harness keeps, per pool, which offsets of the region hold a task (`busy`), the arrival
 // number of each (`stamp`) and how many have left (`n_out`). Asserted, for every input sequence,
@@ -22,9 +25,10 @@
 // - a release takes an offset that holds a task, the oldest (each held task leaves once, in
 //   arrival order), and empties it;
 // - a reply or a returned place releases whenever the pool holds a task, and a task that took no
-//   token and can be held is held whenever the region has room (every held task leaves, no slot
-//   is left unused);
-// - the region is full (`buf_full`) only when every slot holds a task, the depth a pass reports
+//   token and can be held is held whenever the region has room and the pool holds (every held
+//   task leaves, no slot is left unused); a pool that does not hold holds nothing;
+// - the region is full (`buf_full`) only when every slot holds a task or the pool does not
+//   hold (decision 37: such a task is counted as a full region's), the depth a pass reports
 //   is the number of slots holding a task, and the depth and greatest depth never exceed the
 //   region;
 // - @INVARIANTS: each configured pool's entry (head, depth, greatest depth) is within its
@@ -53,6 +57,8 @@ module harness (
     wire is_reply = pass@is_reply@;
     wire is_return = pass@is_return@;
     wire is_ctl = pass@is_ctl_pool@;
+    wire is_move = pass@is_ctl_move@;
+    wire [15:0] hold_slots = pass@hold_slots@;
     wire dropped = pass@drop@;
     wire [15:0] pool = pass@pool@;
     wire pp = pool[0];
@@ -71,12 +77,14 @@ module harness (
 
     always @(*) begin
         assume (pass == prev_early);
-        assume ({2'd0, is_task} + {2'd0, is_reply} + {2'd0, is_return} + {2'd0, is_ctl} <= 3'd1);
-        if (!live) assume (!is_task && !is_reply && !is_return && !is_ctl);
+        assume ({2'd0, is_task} + {2'd0, is_reply} + {2'd0, is_return} + {2'd0, is_ctl}
+                + {2'd0, is_move} <= 3'd1);
+        if (!live) assume (!is_task && !is_reply && !is_return && !is_ctl && !is_move);
         if (is_ctl) assume (!dropped);
         if (live && !dropped) begin
             assume (pool <= 16'd1);
             assume (pass@queue_slots@ == S);
+            assume (hold_slots == S || hold_slots == 16'd0);
             if (!is_ctl) assume (configured[pp]);
         end
     end
@@ -113,7 +121,7 @@ module harness (
             busy_n[at2] = 1'b0;
             n_out_n = n_out + 4'd1;
         end
-        if (is_ctl) begin
+        if (is_ctl || is_move) begin
             busy_n = 4'd0;
             n_out_n = 4'd0;
         end
@@ -163,11 +171,11 @@ module harness (
     wire [15:0] S1 = {13'd0, size1};
 
     always @(*) begin
-        if (live && held) assert (at < S && !busy[at2]);
+        if (live && held) assert (at < S && !busy[at2] && occupied < hold_slots);
         if (live && release_) assert (at < S && busy[at2] && stamps[{at2, 2'b00} +: 4] == n_out);
-        if (live && full) assert (occupied == S);
+        if (live && full) assert (occupied == S || hold_slots == 16'd0);
         if (active && (is_reply || is_return) && busy != 4'd0) assert (release_);
-        if (active && is_task && !o@token@ && holdable && occupied < S) assert (held);
+        if (active && is_task && !o@token@ && holdable && occupied < hold_slots) assert (held);
         if (active) begin
             assert (depth == {13'd0, count(busy_n)});
             assert (depth <= S && max_depth <= S && depth <= max_depth);

@@ -130,7 +130,7 @@ pub mod flags {
     /// A packet's kinds that may ask for a second pass (a retry also carries `is_task`).
     pub const PACKET: [Flag; 2] = [|p| p.is_task = true, |p| p.is_reply = true];
     /// A control pass's operations (the register port stages exactly one).
-    pub const CONTROL: [Flag; 7] = [
+    pub const CONTROL: [Flag; 8] = [
         |p| p.is_ctl_pool = true,
         |p| p.is_ctl_add = true,
         |p| p.is_ctl_remove = true,
@@ -138,6 +138,7 @@ pub mod flags {
         |p| p.is_ctl_read = true,
         |p| p.is_ctl_bound = true,
         |p| p.is_ctl_pool_params = true,
+        |p| p.is_ctl_move = true,
     ];
 
     /// The bit of the descriptor that `set` sets.
@@ -539,12 +540,32 @@ pub mod driver {
                 unlink_at: b16(s.params.unlink_at),
                 report_delta: u64::from(s.params.report_delta.0).into(),
                 repair_gap: b16(s.params.repair_gap_us),
+                holds: s.holds,
                 ..Default::default()
             };
             self.run(
                 p,
                 |l| {
                     l.set_pool_params(pool, s).unwrap();
+                    JbsqResult::default()
+                },
+                false,
+            );
+        }
+
+        /// Moves `pool`'s buffer region (decision 37): one control pass.
+        pub fn move_buffer(&mut self, pool: u16, queue_base: u32, queue_slots: u32) {
+            let p = JbsqPhv {
+                is_ctl_move: true,
+                pool: b16(pool),
+                queue_base: b16(queue_base),
+                queue_slots: b16(queue_slots),
+                ..Default::default()
+            };
+            self.run(
+                p,
+                |l| {
+                    l.move_buffer(pool, queue_base, queue_slots).unwrap();
                     JbsqResult::default()
                 },
                 false,
@@ -663,6 +684,17 @@ pub mod driver {
                         self.set_pool_params(pool0, settings(event));
                         continue;
                     }
+                    if self.bounds && event % 7 == 6 {
+                        // A move of the pool's buffer region (decision 37) to where the model
+                        // takes it, whatever it still holds (discarded and counted).
+                        let total = self.leaf.sizes().buffer_slots;
+                        let slots = 1 + (event % 4) as u32;
+                        let base = (event as u32 * 7) % (total - slots);
+                        if self.leaf.clone().move_buffer(pool0, base, slots).is_ok() {
+                            self.move_buffer(pool0, base, slots);
+                            continue;
+                        }
+                    }
                     if self.bounds
                         && event % 3 == 2
                         && self.leaf.tables().node_cfg[usize::from(node)].active
@@ -721,6 +753,9 @@ pub mod driver {
                 report_delta: horus_model::fixed::Load(0x8000 << (event % 3)),
                 repair_gap_us: (event % 4) as u16 * 10,
             },
+            // Every other change closes the pool to holding (decision 37), until the next
+            // change or a move of its region opens it.
+            holds: event % 10 != 9,
         }
     }
 

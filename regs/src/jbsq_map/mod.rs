@@ -35,7 +35,7 @@ use horus_model::wire::{Endpoint, MacAddr};
 pub const ID_VALUE: u32 = 0x484f_524a;
 /// Version of this map, read from `MAP_VERSION` (raised whenever a field moves or changes
 /// meaning).
-pub const MAP_VERSION: u32 = 3;
+pub const MAP_VERSION: u32 = 4;
 /// The word of the first counter (`JBSQ_TASKS`); the others follow in `JbsqCounters::named`'s
 /// order.
 pub const COUNTER_BASE: usize = 42;
@@ -128,7 +128,24 @@ pub mod fields {
         Rw,
         "operation: set the pool's bound CTL_K (for nodes added later), hold and signal parameters",
     );
+    pub const CTL_MOVE_BUFFER: Field = f(
+        "CTL_MOVE_BUFFER",
+        24,
+        7,
+        1,
+        Rw,
+        "operation: move the pool's buffer region to CTL_QUEUE_BASE, CTL_QUEUE_SLOTS and hold again; \
+         its held queue starts afresh (what it holds is discarded)",
+    );
     pub const CTL_LEVEL: Field = f("CTL_LEVEL", 24, 8, 3, Rw, "the place's ring (place)");
+    pub const CTL_HOLDS: Field = f(
+        "CTL_HOLDS",
+        24,
+        11,
+        1,
+        Rw,
+        "the pool holds tasks (pool settings; 0 while its buffer region moves)",
+    );
     pub const CTL_DROP_FULL: Field = f(
         "CTL_DROP_FULL",
         24,
@@ -240,7 +257,7 @@ pub mod fields {
         0,
         16,
         Rw,
-        "the pool's first task-buffer slot (configure)",
+        "the pool's first task-buffer slot (configure, move)",
     );
     pub const CTL_QUEUE_SLOTS: Field = f(
         "CTL_QUEUE_SLOTS",
@@ -248,7 +265,7 @@ pub mod fields {
         16,
         16,
         Rw,
-        "the pool's task-buffer slots (configure)",
+        "the pool's task-buffer slots (configure, move)",
     );
     pub const CTL_ROOM: Field = f(
         "CTL_ROOM",
@@ -389,6 +406,14 @@ pub mod fields {
         "a node read has completed since the last one was started",
     );
     pub const RB_BUSY: Field = f("RB_BUSY", 72, 1, 1, Ro, "a node read is in the pipeline");
+    pub const RB_DEPTH: Field = f(
+        "RB_DEPTH",
+        72,
+        16,
+        16,
+        Ro,
+        "the node read: the tasks its pool holds",
+    );
     pub const RB_SLOT: Field = f("RB_SLOT", 73, 0, 16, Ro, "the node read: its member slot");
     pub const RB_LAST: Field = f(
         "RB_LAST",
@@ -447,7 +472,9 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
         CTL_ADD_PLACE,
         CTL_SET_BOUND,
         CTL_SET_POOL,
+        CTL_MOVE_BUFFER,
         CTL_LEVEL,
+        CTL_HOLDS,
         CTL_DROP_FULL,
         CTL_ADV_PLACES,
         CTL_ADV_QUEUE,
@@ -498,7 +525,7 @@ pub static FIELDS: LazyLock<Vec<Field>> = LazyLock::new(|| {
         .chain(ctl)
         .chain(counters)
         .chain(tail.copied())
-        .chain([RB_VALID, RB_BUSY, RB_SLOT, RB_LAST])
+        .chain([RB_VALID, RB_BUSY, RB_DEPTH, RB_SLOT, RB_LAST])
         .collect()
 });
 
@@ -707,14 +734,36 @@ pub fn set_pool_params(leaf: &mut JbsqLeaf, pool: u16, s: PoolSettings) -> Resul
         (&CTL_UNLINK_AT, s.params.unlink_at.into()),
         (&CTL_REPORT_DELTA, s.params.report_delta.0.into()),
         (&CTL_REPAIR_GAP, s.params.repair_gap_us.into()),
+        (&CTL_HOLDS, s.holds.into()),
     ])?;
     leaf.set_pool_params(pool, s)
         .map_err(|e| format!("pool {pool}: {e:?}"))?;
     Ok(r)
 }
 
+/// Moves `pool`'s region of the task buffer in the mirror (decision 37) and gives the pass that
+/// does the same on the card.
+pub fn move_buffer(
+    leaf: &mut JbsqLeaf,
+    pool: u16,
+    queue_base: u32,
+    queue_slots: u32,
+) -> Result<RegFile, String> {
+    use fields::*;
+    let r = staged(&[
+        (&CTL_MOVE_BUFFER, 1),
+        (&CTL_POOL, pool.into()),
+        (&CTL_QUEUE_BASE, queue_base.into()),
+        (&CTL_QUEUE_SLOTS, queue_slots.into()),
+    ])?;
+    leaf.move_buffer(pool, queue_base, queue_slots)
+        .map_err(|e| format!("pool {pool}: {e:?}"))?;
+    Ok(r)
+}
+
 /// The pass that reads `node`'s member slot and its pool's last member into `RB_SLOT` and
-/// `RB_LAST`.
+/// `RB_LAST`, and the tasks the pool holds into `RB_DEPTH` (for that read alone, `node` may be
+/// any node).
 pub fn read_node(pool: u16, node: u16) -> RegFile {
     let mut r = RegFile::default();
     r.set(&fields::CTL_READ_NODE, 1)
@@ -754,7 +803,8 @@ pub fn remove_node(leaf: &mut JbsqLeaf, pool: u16, node: u16) -> Result<[RegFile
 
 /// A staged pass as the leaf's register port takes it: the operation the control words name,
 /// with the values it carries. The inverse of [`configure_pool`], [`add_node`]'s and
-/// [`set_bound`]'s passes, [`set_pool_params`], [`read_node`] and [`remove_node`]'s removal.
+/// [`set_bound`]'s passes, [`set_pool_params`], [`move_buffer`], [`read_node`] and
+/// [`remove_node`]'s removal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StagedPass {
     Configure {
@@ -789,6 +839,11 @@ pub enum StagedPass {
         pool: u16,
         settings: PoolSettings,
     },
+    MoveBuffer {
+        pool: u16,
+        queue_base: u32,
+        queue_slots: u32,
+    },
     RemoveNode {
         pool: u16,
         node: u16,
@@ -810,6 +865,7 @@ pub fn staged_pass(r: &RegFile) -> Result<StagedPass, String> {
         &CTL_ADD_PLACE,
         &CTL_SET_BOUND,
         &CTL_SET_POOL,
+        &CTL_MOVE_BUFFER,
     ];
     let set: Vec<&str> = ops
         .iter()
@@ -906,7 +962,13 @@ pub fn staged_pass(r: &RegFile) -> Result<StagedPass, String> {
                     report_delta: Load(g(&CTL_REPORT_DELTA) as u32),
                     repair_gap_us: g(&CTL_REPAIR_GAP) as u16,
                 },
+                holds: g(&CTL_HOLDS) != 0,
             },
+        },
+        "CTL_MOVE_BUFFER" => StagedPass::MoveBuffer {
+            pool,
+            queue_base: g(&CTL_QUEUE_BASE) as u32,
+            queue_slots: g(&CTL_QUEUE_SLOTS) as u32,
         },
         _ => StagedPass::RemoveNode {
             pool,

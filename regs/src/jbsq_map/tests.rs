@@ -115,12 +115,42 @@ fn staged_passes_decode_to_what_made_them() {
             report_delta: Load(0x3_4000),
             repair_gap_us: 17,
         },
+        holds: false,
     };
     let p = set_pool_params(&mut m, pool, settings).unwrap();
     assert_eq!(
         staged_pass(&p).unwrap(),
         StagedPass::SetPoolParams { pool, settings }
     );
+    assert!(!m.tables().pool_cfg[usize::from(pool)].unwrap().holds);
+    // Its buffer region moved (decision 37) inside its own, one slot on and three long; one
+    // overlapping another pool's is refused, the mirror unchanged.
+    let own = m.tables().pool_cfg[usize::from(pool)]
+        .unwrap()
+        .cfg
+        .queue_base;
+    let p = move_buffer(&mut m, pool, own + 1, 3).unwrap();
+    assert_eq!(
+        staged_pass(&p).unwrap(),
+        StagedPass::MoveBuffer {
+            pool,
+            queue_base: own + 1,
+            queue_slots: 3
+        }
+    );
+    let pc = m.tables().pool_cfg[usize::from(pool)].unwrap();
+    assert_eq!(
+        (pc.cfg.queue_base, pc.cfg.queue_slots, pc.holds),
+        (own + 1, 3, true)
+    );
+    let other = m.tables().pool_cfg.iter().enumerate().find_map(|(i, o)| {
+        o.filter(|_| i != usize::from(pool))
+            .map(|o| o.cfg.queue_base)
+    });
+    if let Some(b) = other {
+        assert!(move_buffer(&mut m, pool, b, 1).is_err());
+        assert_eq!(m.tables().pool_cfg[usize::from(pool)].unwrap(), pc);
+    }
     assert!(set_bound(&mut m, pool, 63, 1).is_err());
     assert!(set_pool_params(&mut m, pool, PoolSettings { k: 0, ..settings }).is_err());
     let [read, rm] = remove_node(&mut m, cfg.pools[0].id, n.id).unwrap();

@@ -37,7 +37,11 @@ impl JbsqLeaf {
         }
         self.guard.begin();
         self.touch(JbsqStage::PoolCfg);
-        self.t.pool_cfg[p] = Some(PoolCfgEntry { cfg, n: 0 });
+        self.t.pool_cfg[p] = Some(PoolCfgEntry {
+            cfg,
+            n: 0,
+            holds: true,
+        });
         self.touch(JbsqStage::QueueCtl);
         self.counters.discarded += u64::from(self.t.queue_ctl[p].depth);
         self.t.queue_ctl[p] = QueueCtl::default();
@@ -85,12 +89,7 @@ impl JbsqLeaf {
         addr: NodeAddr,
     ) -> Result<Option<(Signal, HorusHeader)>, JbsqControlError> {
         let p = usize::from(pool);
-        let pc = self
-            .t
-            .pool_cfg
-            .get(p)
-            .ok_or(JbsqControlError::PoolOutOfRange)?
-            .ok_or(JbsqControlError::UnknownPool)?;
+        let pc = self.configured(pool)?;
         let n_ = usize::from(node);
         if n_ >= self.t.node_cfg.len() {
             return Err(JbsqControlError::NodeOutOfRange);
@@ -108,7 +107,7 @@ impl JbsqLeaf {
         let cfg = pc.cfg;
         self.guard.begin();
         self.touch(JbsqStage::PoolCfg);
-        self.t.pool_cfg[p] = Some(PoolCfgEntry { cfg, n: pc.n + 1 });
+        self.t.pool_cfg[p] = Some(PoolCfgEntry { n: pc.n + 1, ..pc });
         self.touch(JbsqStage::NodeCfg);
         let generation = self.t.node_cfg[n_].generation;
         self.t.node_cfg[n_] = NodeCfgEntry {
@@ -215,6 +214,15 @@ impl JbsqLeaf {
         Ok(generation)
     }
 
+    /// `pool`'s entry: refused for a pool past the table or not configured.
+    fn configured(&self, pool: u16) -> Result<PoolCfgEntry, JbsqControlError> {
+        self.t
+            .pool_cfg
+            .get(usize::from(pool))
+            .ok_or(JbsqControlError::PoolOutOfRange)?
+            .ok_or(JbsqControlError::UnknownPool)
+    }
+
     /// Pool `pool`'s entry and node `node`'s, which must be an active member of it (what a
     /// removal and a new bound ask of the host's operation).
     fn member(
@@ -222,12 +230,7 @@ impl JbsqLeaf {
         pool: u16,
         node: u16,
     ) -> Result<(PoolCfgEntry, NodeCfgEntry), JbsqControlError> {
-        let pc = self
-            .t
-            .pool_cfg
-            .get(usize::from(pool))
-            .ok_or(JbsqControlError::PoolOutOfRange)?
-            .ok_or(JbsqControlError::UnknownPool)?;
+        let pc = self.configured(pool)?;
         let nc = *self
             .t
             .node_cfg
@@ -245,12 +248,7 @@ impl JbsqLeaf {
     /// uses. One pass on `poolCfg`; its regions, fallback, what it advertises and its spine stay.
     pub fn set_pool_params(&mut self, pool: u16, s: PoolSettings) -> Result<(), JbsqControlError> {
         let p = usize::from(pool);
-        let pc = self
-            .t
-            .pool_cfg
-            .get(p)
-            .ok_or(JbsqControlError::PoolOutOfRange)?
-            .ok_or(JbsqControlError::UnknownPool)?;
+        let pc = self.configured(pool)?;
         if s.k == 0 || !s.params.is_valid() {
             return Err(JbsqControlError::BadConfig);
         }
@@ -263,9 +261,76 @@ impl JbsqLeaf {
                 params: s.params,
                 ..pc.cfg
             },
+            holds: s.holds,
             ..pc
         });
         Ok(())
+    }
+
+    /// Moves `pool`'s region of the task buffer to `[queue_base, queue_base + queue_slots)`
+    /// (decision 37): one pass, which writes the region in `poolCfg` and opens the pool to
+    /// holding again, and starts its held queue afresh in `queueCtl`, its rings kept. The tasks
+    /// it still holds are discarded and counted (`discarded`, returned): the host closes the pool
+    /// (`PoolSettings::holds` false) and waits for its queue to drain first, so that none is.
+    /// Refused, changing nothing, for a region outside the buffer, empty, larger than
+    /// [`MAX_QUEUE_SLOTS`] or overlapping another configured pool's.
+    pub fn move_buffer(
+        &mut self,
+        pool: u16,
+        queue_base: u32,
+        queue_slots: u32,
+    ) -> Result<u32, JbsqControlError> {
+        let p = usize::from(pool);
+        let pc = self.configured(pool)?;
+        let end = u64::from(queue_base) + u64::from(queue_slots);
+        if queue_slots == 0
+            || queue_slots > MAX_QUEUE_SLOTS
+            || end > u64::from(self.sizes.buffer_slots)
+        {
+            return Err(JbsqControlError::BadConfig);
+        }
+        let overlaps = self.t.pool_cfg.iter().enumerate().any(|(i, o)| {
+            o.is_some_and(|o| {
+                i != p
+                    && u64::from(o.cfg.queue_base) < end
+                    && u64::from(queue_base)
+                        < u64::from(o.cfg.queue_base) + u64::from(o.cfg.queue_slots)
+            })
+        });
+        if overlaps {
+            return Err(JbsqControlError::RegionOverlap);
+        }
+        self.guard.begin();
+        self.touch(JbsqStage::PoolCfg);
+        self.t.pool_cfg[p] = Some(PoolCfgEntry {
+            cfg: JbsqPool {
+                queue_base,
+                queue_slots,
+                ..pc.cfg
+            },
+            holds: true,
+            ..pc
+        });
+        self.touch(JbsqStage::QueueCtl);
+        let q = &mut self.t.queue_ctl[p];
+        let (head, discarded) = (q.queue_head, q.depth);
+        self.counters.discarded += u64::from(discarded);
+        q.queue_head = 0;
+        q.depth = 0;
+        // The discarded tasks' slots of the old region hold nothing now.
+        for i in 0..discarded {
+            let at = pc.cfg.queue_base + wrap_add32(head, i, pc.cfg.queue_slots);
+            self.t.buf[at as usize] = None;
+        }
+        Ok(discarded)
+    }
+
+    /// The tasks `pool` holds (the host's read of `queueCtl`, as a node read's pass gives it).
+    pub fn held_depth(&self, pool: u16) -> u32 {
+        self.t
+            .queue_ctl
+            .get(usize::from(pool))
+            .map_or(0, |q| q.depth)
     }
 
     /// Removes `node` from its pool: its tasks are lost with it (the average is rescaled without
@@ -282,7 +347,7 @@ impl JbsqLeaf {
         let last = self.t.members[usize::from(cfg.base + pc.n - 1)];
         self.guard.begin();
         self.touch(JbsqStage::PoolCfg);
-        self.t.pool_cfg[p] = Some(PoolCfgEntry { cfg, n: pc.n - 1 });
+        self.t.pool_cfg[p] = Some(PoolCfgEntry { n: pc.n - 1, ..pc });
         self.touch(JbsqStage::NodeCfg);
         self.t.node_cfg[n_] = NodeCfgEntry {
             active: false,

@@ -149,6 +149,16 @@ impl JbsqFrameSwitch {
         self.leaf.set_pool_params(pool, s)
     }
 
+    /// [`JbsqLeaf::move_buffer`]: the pass sends nothing.
+    pub fn move_buffer(
+        &mut self,
+        pool: u16,
+        queue_base: u32,
+        queue_slots: u32,
+    ) -> Result<u32, JbsqControlError> {
+        self.leaf.move_buffer(pool, queue_base, queue_slots)
+    }
+
     /// [`JbsqLeaf::remove_node`]: the pass sends nothing.
     pub fn remove_node(&mut self, pool: u16, node: u16) -> Result<(), JbsqControlError> {
         self.leaf.remove_node(pool, node)

@@ -146,6 +146,8 @@ pub enum JbsqControlError {
     BadNode,
     /// The pool's region of node slots is full.
     PoolFull,
+    /// A buffer region that overlaps another configured pool's (a move, decision 37).
+    RegionOverlap,
 }
 
 /// A JBSQ leaf.
@@ -311,7 +313,7 @@ impl JbsqLeaf {
             q.ring_head[j] = wrap_inc16(at, cfg.ring_slots);
             q.ring_count[j] -= 1;
             Way::Pop { level: j, at }
-        } else if holdable && q.depth < cfg.queue_slots {
+        } else if holdable && pc.holds && q.depth < cfg.queue_slots {
             let at = wrap_add32(q.queue_head, q.depth, cfg.queue_slots);
             q.depth += 1;
             q.max_depth = q.max_depth.max(q.depth);

@@ -125,5 +125,8 @@ fn refused(e: JbsqControlError) -> String {
         JbsqControlError::BadConfig => "the pool's regions or keys do not fit the leaf".into(),
         JbsqControlError::BadNode => "the node is in another pool already".into(),
         JbsqControlError::PoolFull => "the pool's node slots are full".into(),
+        JbsqControlError::RegionOverlap => {
+            "the pool's buffer region overlaps another pool's".into()
+        }
     }
 }

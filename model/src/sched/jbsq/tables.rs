@@ -153,13 +153,16 @@ pub struct JbsqPool {
 }
 
 /// What a pool's settings pass changes live (decision 36): its bound for the workers added
-/// later, its hold and its signal parameters. Its regions, fallback, what it advertises and its
-/// spine are its configuration's.
+/// later, its hold and its signal parameters, and whether it holds tasks (decision 37). Its
+/// regions, fallback, what it advertises and its spine are its configuration's (its region of
+/// the buffer moves by [`JbsqLeaf::move_buffer`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolSettings {
     pub k: u8,
     pub hold_us: u16,
     pub params: Params,
+    /// Whether the pool holds tasks (decision 37: off while its buffer region moves).
+    pub holds: bool,
 }
 
 impl PoolSettings {
@@ -169,6 +172,7 @@ impl PoolSettings {
             k: cfg.k,
             hold_us: cfg.hold_us,
             params: cfg.params,
+            holds: true,
         }
     }
 }
@@ -230,6 +234,10 @@ pub struct PoolCfgEntry {
     pub cfg: JbsqPool,
     /// Members.
     pub n: u16,
+    /// The pool holds a task that finds no place while its region has room (decision 37: not
+    /// while the host moves its region, so that its queue drains; such a task is counted
+    /// `buffer_full` and takes the fallback).
+    pub holds: bool,
 }
 
 /// `nodeCfg` entry.
