@@ -116,6 +116,7 @@ pub(crate) fn check_jbsq(
 }
 
 /// `set-pool` on a JBSQ leaf: what changes.
+#[derive(Default)]
 pub(crate) struct JbsqPoolChange {
     pub k: Option<u8>,
     pub node: Option<u16>,
@@ -391,16 +392,7 @@ mod tests {
             PoolSettings::of(&d.mirror().tables().pool_cfg[usize::from(pool)].unwrap().cfg)
         };
         let before = settings(&d);
-        let none = || JbsqPoolChange {
-            k: None,
-            node: None,
-            hold_us: None,
-            link_at: None,
-            unlink_at: None,
-            report_delta: None,
-            repair_gap_us: None,
-            buffer: None,
-        };
+        let none = JbsqPoolChange::default;
         let mut out = String::new();
         let change = JbsqPoolChange {
             hold_us: Some(before.hold_us + 7),
@@ -460,18 +452,12 @@ mod tests {
         };
         assert_eq!((region(&d, 1), region(&d, 2)), ((0, 1024), (1024, 3072)));
         let share = |slots: u32, base: Option<u32>| JbsqPoolChange {
-            k: None,
-            node: None,
-            hold_us: None,
-            link_at: None,
-            unlink_at: None,
-            report_delta: None,
-            repair_gap_us: None,
             buffer: Some(BufferChange {
                 slots,
                 base,
                 drain: std::time::Duration::from_millis(10),
             }),
+            ..Default::default()
         };
         let mut out = String::new();
         set_jbsq_pool(&mut d, 1, share(512, None), &mut out).unwrap();
