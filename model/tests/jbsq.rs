@@ -1229,6 +1229,14 @@ fn a_buffer_move_discards_and_counts_what_is_still_held_and_bad_regions_are_refu
         );
     }
     assert_eq!(l.move_buffer(3, 0, 4), Err(JbsqControlError::UnknownPool));
+    // A configuration over another pool's region: refused too.
+    let mut third = pool_cfg(1, 8, 4, Fallback::Random);
+    (third.base, third.ring_base) = (24, 256);
+    assert_eq!(
+        l.configure_pool(3, third),
+        Err(JbsqControlError::RegionOverlap)
+    );
+    assert!(l.tables().pool_cfg[3].is_none());
     assert_eq!(l.move_buffer(1, 0, 16), Ok(3));
     let c = *l.counters();
     assert_eq!((c.discarded, l.held_depth(1)), (3, 0));

@@ -157,7 +157,12 @@ impl Run {
 /// back late, now and then a frame that is not Horus's, and every 400 operations a control
 /// pass's message.
 fn traffic(seed: u64, ops: usize) -> (Config, Vec<Pass>) {
-    let cfg = Config::from_toml_str(CONFIG).unwrap();
+    let mut cfg = Config::from_toml_str(CONFIG).unwrap();
+    // The last pool leaves the buffer's last 16 slots to pool 3 (`pool3`): regions do not
+    // overlap.
+    let last = cfg.pools.len() - 1;
+    let others: u32 = cfg.buffer_regions()[..last].iter().map(|r| r.1).sum();
+    cfg.pools[last].buffer_slots = Some(4096 - others - 16);
     let (sw, _) = JbsqFrameSwitch::from_config(&cfg, 3).unwrap();
     let leaf = Endpoint {
         mac: cfg.switch.mac,

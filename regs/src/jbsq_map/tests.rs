@@ -36,7 +36,8 @@ fn staged_passes_decode_to_what_made_them() {
         },
         spine: Some(SpineRef { id: 9, node: 11 }),
     };
-    let p = configure_pool(&mut m, 7, odd).unwrap();
+    // (On a copy: its buffer region overlaps the laid-out pools' below.)
+    let p = configure_pool(&mut m.clone(), 7, odd).unwrap();
     assert_eq!(
         staged_pass(&p).unwrap(),
         StagedPass::Configure { pool: 7, cfg: odd }

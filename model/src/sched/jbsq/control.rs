@@ -11,7 +11,8 @@ impl JbsqLeaf {
     /// `k`, the fallback, the signal parameters and the spine. The pool starts empty; a spine
     /// pool starts unlinked (its first node's add links it). A pool has no node when it is
     /// configured again; the tasks it still holds (no worker was left to release them) are
-    /// discarded and counted (`discarded`, decision 30).
+    /// discarded and counted (`discarded`, decision 30). Refused, changing nothing, for a region
+    /// outside the tables or a buffer region overlapping another configured pool's.
     pub fn configure_pool(&mut self, pool: u16, cfg: JbsqPool) -> Result<(), JbsqControlError> {
         let p = usize::from(pool);
         if p >= self.t.pool_cfg.len() {
@@ -34,6 +35,9 @@ impl JbsqLeaf {
         }
         if self.t.pool_cfg[p].is_some_and(|pc| pc.n > 0) {
             return Err(JbsqControlError::BadConfig);
+        }
+        if self.overlaps(p, cfg.queue_base, cfg.queue_slots) {
+            return Err(JbsqControlError::RegionOverlap);
         }
         self.guard.begin();
         self.touch(JbsqStage::PoolCfg);
@@ -223,6 +227,18 @@ impl JbsqLeaf {
             .ok_or(JbsqControlError::UnknownPool)
     }
 
+    /// The buffer region `[base, base + slots)` overlaps a configured pool's other than `p`'s
+    /// (the regions partition what the pools hold: decision 37).
+    fn overlaps(&self, p: usize, base: u32, slots: u32) -> bool {
+        let end = u64::from(base) + u64::from(slots);
+        self.t.pool_cfg.iter().enumerate().any(|(i, o)| {
+            o.is_some_and(|o| {
+                let o_end = u64::from(o.cfg.queue_base) + u64::from(o.cfg.queue_slots);
+                i != p && u64::from(o.cfg.queue_base) < end && u64::from(base) < o_end
+            })
+        })
+    }
+
     /// Pool `pool`'s entry and node `node`'s, which must be an active member of it (what a
     /// removal and a new bound ask of the host's operation).
     fn member(
@@ -289,15 +305,7 @@ impl JbsqLeaf {
         {
             return Err(JbsqControlError::BadConfig);
         }
-        let overlaps = self.t.pool_cfg.iter().enumerate().any(|(i, o)| {
-            o.is_some_and(|o| {
-                i != p
-                    && u64::from(o.cfg.queue_base) < end
-                    && u64::from(queue_base)
-                        < u64::from(o.cfg.queue_base) + u64::from(o.cfg.queue_slots)
-            })
-        });
-        if overlaps {
+        if self.overlaps(p, queue_base, queue_slots) {
             return Err(JbsqControlError::RegionOverlap);
         }
         self.guard.begin();
